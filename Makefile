@@ -1,0 +1,38 @@
+# Top-level wrapper around CMake.
+#   make        optimised build into build/ (cohortd at build/cohortd)
+#   make run    build and start cohortd with its defaults (127.0.0.1:9092, ./data)
+#   make test   install what tests need, sanitizer build into build-asan/, run every test
+#   make gen    regenerate src/proto/generated from ../shared/kafka-protocol
+JOBS ?= $(shell nproc)
+PROTO_DIR ?= ../shared/kafka-protocol
+
+.PHONY: all build run test test-deps asan gen bench clean
+
+all: build
+
+build:
+	cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build build -j $(JOBS)
+
+run: build
+	./build/cohortd
+
+test-deps:
+	./tools/install-test-deps.sh
+
+asan:
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCOHORT_SANITIZE=ON \
+	      -DCMAKE_C_COMPILER=clang >/dev/null
+	cmake --build build-asan -j $(JOBS)
+
+test: test-deps asan
+	cd build-asan && ctest --output-on-failure -j $(JOBS) --timeout 600
+
+gen:
+	python3 tools/gen_proto.py $(PROTO_DIR) src/proto/generated
+
+bench: build
+	./bench/run.sh
+
+clean:
+	rm -rf build build-asan

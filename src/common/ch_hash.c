@@ -1,0 +1,129 @@
+#include "common/ch_hash.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+/* Decode one UTF-8 sequence; invalid bytes count as U+FFFD as Java's decoder
+ * does, so any byte string gets a deterministic hash. */
+static uint32_t
+utf8_next(const unsigned char **pp, const unsigned char *end)
+{
+	const unsigned char *p = *pp;
+	unsigned c = *p++;
+	uint32_t cp;
+	int more;
+	if (c < 0x80) {
+		*pp = p;
+		return c;
+	} else if ((c & 0xe0) == 0xc0) {
+		cp = c & 0x1f;
+		more = 1;
+	} else if ((c & 0xf0) == 0xe0) {
+		cp = c & 0x0f;
+		more = 2;
+	} else if ((c & 0xf8) == 0xf0) {
+		cp = c & 0x07;
+		more = 3;
+	} else {
+		*pp = p;
+		return 0xfffd;
+	}
+	for (int i = 0; i < more; i++) {
+		if (p >= end || (*p & 0xc0) != 0x80) {
+			*pp = p;
+			return 0xfffd;
+		}
+		cp = (cp << 6) | (*p++ & 0x3f);
+	}
+	*pp = p;
+	if (cp > 0x10ffff)
+		return 0xfffd;
+	return cp;
+}
+
+int32_t
+ch_java_string_hash(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+	uint32_t h = 0;
+	while (p < end) {
+		uint32_t cp = utf8_next(&p, end);
+		if (cp >= 0x10000) { /* surrogate pair */
+			cp -= 0x10000;
+			h = h * 31 + (0xd800 + (cp >> 10));
+			h = h * 31 + (0xdc00 + (cp & 0x3ff));
+		} else {
+			h = h * 31 + cp;
+		}
+	}
+	return (int32_t)h;
+}
+
+int32_t
+ch_group_partition(const char *group, size_t len, int32_t n)
+{
+	int32_t h = ch_java_string_hash(group, len);
+	/* Kafka's Utils.abs: h & 0x7fffffff (so INT_MIN maps to 0). */
+	return (int32_t)((uint32_t)h & 0x7fffffffu) % n;
+}
+
+static uint32_t crc32c_table[8][256];
+static bool crc32c_ready;
+
+static void
+crc32c_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+		crc32c_table[0][i] = c;
+	}
+	for (uint32_t i = 0; i < 256; i++)
+		for (int t = 1; t < 8; t++)
+			crc32c_table[t][i] = (crc32c_table[t - 1][i] >> 8) ^
+					     crc32c_table[0][crc32c_table[t - 1][i] & 0xff];
+	crc32c_ready = true;
+}
+
+uint32_t
+ch_crc32c(uint32_t crc, const void *data, size_t len)
+{
+	if (!crc32c_ready)
+		crc32c_init();
+	const unsigned char *p = data;
+	crc = ~crc;
+	while (len >= 8) { /* slicing-by-8 */
+		uint32_t lo, hi;
+		memcpy(&lo, p, 4);
+		memcpy(&hi, p + 4, 4);
+		lo ^= crc;
+		crc = crc32c_table[7][lo & 0xff] ^ crc32c_table[6][(lo >> 8) & 0xff] ^
+		      crc32c_table[5][(lo >> 16) & 0xff] ^ crc32c_table[4][lo >> 24] ^
+		      crc32c_table[3][hi & 0xff] ^ crc32c_table[2][(hi >> 8) & 0xff] ^
+		      crc32c_table[1][(hi >> 16) & 0xff] ^ crc32c_table[0][hi >> 24];
+		p += 8;
+		len -= 8;
+	}
+	while (len--)
+		crc = (crc >> 8) ^ crc32c_table[0][(crc ^ *p++) & 0xff];
+	return ~crc;
+}
+
+uint64_t
+ch_hash_bytes(const void *data, size_t len)
+{
+	/* FNV-1a, 64-bit, with a final avalanche (splitmix64 finaliser). */
+	const unsigned char *p = data;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebull;
+	h ^= h >> 31;
+	return h;
+}
