@@ -81,6 +81,9 @@ ch_str_eq_c(ch_str a, const char *s)
 static inline void
 ch_rd_init(ch_rd *r, const void *p, size_t len)
 {
+	static const uint8_t empty[1];
+	if (!p) /* NULL + 0 is undefined behaviour in C */
+		p = empty, len = 0;
 	r->p = p;
 	r->end = (const uint8_t *)p + len;
 	r->err = CH_RD_OK;
