@@ -1,0 +1,1473 @@
+/*
+ * ch_config.c: the config tables, the properties parser and DescribeConfigs.
+ *
+ * Every key keeps its value as a normalised string (NULL for an unset
+ * optional key) plus an "explicitly set" flag: the strings are what
+ * DescribeConfigs reports, the flag gives the source. ch_config_set validates
+ * a value by parsing it (so errors carry FILE:LINE); ch_config_finish parses
+ * the strings into the typed fields and resolves synonyms. Topic configs have
+ * their own table whose defaults are copied from typed broker fields.
+ */
+#include "config/ch_config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Value kinds. The typed field each one writes is noted. */
+enum {
+	T_BOOL,      /* bool */
+	T_INT,       /* int32_t */
+	T_SHORT,     /* int16_t */
+	T_LONG,      /* int64_t */
+	T_DOUBLE,    /* double */
+	T_STRING,    /* char *, points at the stored string */
+	T_ENUM,      /* int-sized enum, from choices (case-sensitive, as Kafka) */
+	T_ENUM_CI,   /* same, case-insensitive (cohort's log.level) */
+	T_BITS,      /* unsigned: OR of a comma-separated list of choices */
+	T_LISTENERS, /* ch_listener, resolved by finish */
+	T_DIRS,      /* char *, exactly one directory; resolved by finish */
+};
+
+#define F_NULLABLE 0x1 /* default is null */
+#define F_COHORT 0x2   /* cohort-specific key or default (doc says so) */
+
+#define NOFIELD SIZE_MAX
+
+typedef struct choice {
+	const char *name;
+	int value;
+} choice;
+
+/* How to parse and check one value: shared by broker and topic tables. */
+typedef struct vspec {
+	uint8_t type;
+	int64_t min, max;      /* numbers: inclusive range (doubles too) */
+	const choice *choices; /* NULL-terminated, for T_ENUM*, T_BITS */
+} vspec;
+
+typedef struct cdef {
+	const char *name;
+	vspec v;
+	unsigned flags;
+	const char *dflt; /* as a string; NULL = null */
+	size_t off;       /* typed field in struct ch_config, or NOFIELD */
+	const char *doc;
+} cdef;
+
+typedef struct tdef {
+	const char *name;
+	vspec v;
+	size_t off;          /* field in ch_topic_config */
+	size_t boff;         /* broker field with the default, same type */
+	const char *syn[4];  /* broker keys that feed the default */
+	const char *doc;
+} tdef;
+
+static const choice compression_choices[] = {
+	{"uncompressed", CH_COMPRESSION_NONE}, {"zstd", CH_COMPRESSION_ZSTD},
+	{"lz4", CH_COMPRESSION_LZ4},           {"snappy", CH_COMPRESSION_SNAPPY},
+	{"gzip", CH_COMPRESSION_GZIP},         {"producer", CH_COMPRESSION_PRODUCER},
+	{NULL, 0},
+};
+static const choice timestamp_choices[] = {
+	{"CreateTime", CH_TIMESTAMP_CREATE_TIME},
+	{"LogAppendTime", CH_TIMESTAMP_LOG_APPEND_TIME},
+	{NULL, 0},
+};
+static const choice cleanup_choices[] = {
+	{"delete", CH_CLEANUP_DELETE}, {"compact", CH_CLEANUP_COMPACT}, {NULL, 0},
+};
+static const choice loglevel_choices[] = {
+	{"error", CH_LOG_ERROR}, {"warn", CH_LOG_WARN},   {"info", CH_LOG_INFO},
+	{"debug", CH_LOG_DEBUG}, {"trace", CH_LOG_TRACE}, {NULL, 0},
+};
+
+#define V_BOOL {T_BOOL, 0, 0, NULL}
+#define V_INT(lo, hi) {T_INT, lo, hi, NULL}
+#define V_SHORT(lo, hi) {T_SHORT, lo, hi, NULL}
+#define V_LONG(lo, hi) {T_LONG, lo, hi, NULL}
+#define V_STR {T_STRING, 0, 0, NULL}
+#define V_ENUM(c) {T_ENUM, 0, 0, c}
+#define OFF(f) offsetof(struct ch_config, f)
+#define TOFF(f) offsetof(ch_topic_config, f)
+
+#define LONG_MAX_STR "9223372036854775807"
+#define INT_MAX_STR "2147483647"
+
+/* Broker configs. Kafka's defaults unless the doc says "cohort:". */
+static const cdef cdefs[] = {
+	/* broker */
+	{"node.id", V_INT(0, INT32_MAX), F_COHORT, "1", OFF(node_id),
+	 "The node id of this server. cohort: defaults to 1; must match meta.properties in the data directory."},
+	{"broker.id", V_INT(0, INT32_MAX), F_NULLABLE, NULL, NOFIELD,
+	 "Synonym of node.id. If both are set they must be equal."},
+	{"broker.rack", V_STR, F_NULLABLE, NULL, OFF(broker_rack),
+	 "Rack of the broker, reported in Metadata responses."},
+	{"listeners", {T_LISTENERS, 0, 0, NULL}, F_COHORT, "PLAINTEXT://127.0.0.1:9092", NOFIELD,
+	 "Listener to bind, as PLAINTEXT://host:port. An empty host binds all interfaces; port 0 picks a free port. cohort: only PLAINTEXT is supported; default PLAINTEXT://127.0.0.1:9092."},
+	{"advertised.listeners", {T_LISTENERS, 0, 0, NULL}, F_NULLABLE, NULL, NOFIELD,
+	 "Listener published to clients in Metadata, if different from listeners. May not use 0.0.0.0."},
+	{"log.dirs", {T_DIRS, 0, 0, NULL}, F_COHORT, "./data", NOFIELD,
+	 "The directory where log data and metadata are kept. If not set, log.dir is used. cohort: exactly one directory; default ./data."},
+	{"log.dir", {T_DIRS, 0, 0, NULL}, F_NULLABLE | F_COHORT, NULL, NOFIELD,
+	 "The data directory, used if log.dirs is not set. cohort: no default of its own."},
+	{"log.level", {T_ENUM_CI, 0, 0, loglevel_choices}, F_COHORT, "info", OFF(log_level),
+	 "cohort: log verbosity: error, warn, info, debug or trace."},
+
+	/* network */
+	{"socket.request.max.bytes", V_INT(1, INT32_MAX), 0, "104857600", OFF(socket_request_max_bytes),
+	 "The maximum number of bytes in a socket request."},
+	{"socket.send.buffer.bytes", V_INT(-1, INT32_MAX), 0, "102400", OFF(socket_send_buffer_bytes),
+	 "SO_SNDBUF of sockets; -1 uses the OS default."},
+	{"socket.receive.buffer.bytes", V_INT(-1, INT32_MAX), 0, "102400", OFF(socket_receive_buffer_bytes),
+	 "SO_RCVBUF of sockets; -1 uses the OS default."},
+	{"connections.max.idle.ms", V_LONG(INT64_MIN, INT64_MAX), 0, "600000", OFF(connections_max_idle_ms),
+	 "Idle connections are closed after this many milliseconds."},
+	{"max.connections", V_INT(0, INT32_MAX), 0, INT_MAX_STR, OFF(max_connections),
+	 "The maximum number of connections allowed at any time."},
+	{"num.network.threads", V_INT(1, INT32_MAX), 0, "3", OFF(num_network_threads),
+	 "Accepted for compatibility. cohort: the network runs on one event-loop thread."},
+	{"num.io.threads", V_INT(1, INT32_MAX), 0, "8", OFF(num_io_threads),
+	 "Accepted for compatibility. cohort: requests run on one event-loop thread."},
+	{"fetch.max.bytes", V_INT(1024, INT32_MAX), 0, "57671680", OFF(fetch_max_bytes),
+	 "The maximum number of bytes returned for a fetch request."},
+
+	/* topics */
+	{"num.partitions", V_INT(1, INT32_MAX), 0, "1", OFF(num_partitions),
+	 "The default number of partitions per topic."},
+	{"default.replication.factor", V_INT(1, INT32_MAX), 0, "1", OFF(default_replication_factor),
+	 "The default replication factor of new topics. cohort is one node: only 1 can be satisfied."},
+	{"min.insync.replicas", V_INT(1, INT32_MAX), 0, "1", OFF(min_insync_replicas),
+	 "The minimum number of in-sync replicas for acks=all produce requests."},
+	{"auto.create.topics.enable", V_BOOL, 0, "true", OFF(auto_create_topics_enable),
+	 "Create a topic when a client asks for an unknown one in Metadata."},
+	{"delete.topic.enable", V_BOOL, 0, "true", OFF(delete_topic_enable),
+	 "Allow DeleteTopics; when false it fails with TOPIC_DELETION_DISABLED."},
+	{"message.max.bytes", V_INT(0, INT32_MAX), 0, "1048588", OFF(message_max_bytes),
+	 "The largest record batch size allowed (topic config max.message.bytes)."},
+	{"compression.type", V_ENUM(compression_choices), 0, "producer", OFF(compression_type),
+	 "Final compression of topic data: uncompressed, zstd, lz4, snappy, gzip, or producer (keep the producer's codec)."},
+
+	/* log */
+	{"log.segment.bytes", V_INT(14, INT32_MAX), 0, "1073741824", OFF(log_segment_bytes),
+	 "The maximum size of a single log segment file."},
+	{"log.roll.ms", V_LONG(1, INT64_MAX), F_NULLABLE, NULL, OFF(log_roll_ms),
+	 "Roll a new segment after this many milliseconds; if not set, log.roll.hours is used."},
+	{"log.roll.hours", V_INT(1, INT32_MAX), 0, "168", NOFIELD,
+	 "Roll a new segment after this many hours (secondary to log.roll.ms)."},
+	{"log.roll.jitter.ms", V_LONG(0, INT64_MAX), F_NULLABLE, NULL, OFF(log_roll_jitter_ms),
+	 "Maximum random jitter subtracted from the roll time; if not set, log.roll.jitter.hours is used."},
+	{"log.roll.jitter.hours", V_INT(0, INT32_MAX), 0, "0", NOFIELD,
+	 "Maximum jitter in hours (secondary to log.roll.jitter.ms)."},
+	{"log.retention.ms", V_LONG(-1, INT64_MAX), F_NULLABLE, NULL, OFF(log_retention_ms),
+	 "Delete a segment once its data is older than this; -1 keeps it forever. If not set, log.retention.minutes is used."},
+	{"log.retention.minutes", V_INT(-1, INT32_MAX), F_NULLABLE, NULL, NOFIELD,
+	 "Retention in minutes (secondary to log.retention.ms); if not set, log.retention.hours is used."},
+	{"log.retention.hours", V_INT(-1, INT32_MAX), 0, "168", NOFIELD,
+	 "Retention in hours (tertiary to log.retention.ms)."},
+	{"log.retention.bytes", V_LONG(INT64_MIN, INT64_MAX), 0, "-1", OFF(log_retention_bytes),
+	 "Delete old segments once a partition is larger than this; -1 means no size limit."},
+	{"log.retention.check.interval.ms", V_LONG(1, INT64_MAX), 0, "300000", OFF(log_retention_check_interval_ms),
+	 "How often the cleaner checks for segments eligible for deletion."},
+	{"log.segment.delete.delay.ms", V_LONG(0, INT64_MAX), 0, "60000", OFF(log_segment_delete_delay_ms),
+	 "How long to wait before deleting a file from the file system."},
+	{"log.flush.interval.messages", V_LONG(1, INT64_MAX), 0, LONG_MAX_STR, OFF(log_flush_interval_messages),
+	 "Messages accumulated on a partition before an fsync is forced."},
+	{"log.flush.interval.ms", V_LONG(0, INT64_MAX), F_NULLABLE, NULL, OFF(log_flush_interval_ms),
+	 "Maximum time data sits unflushed; if not set, no time-based flush (Long.MAX_VALUE)."},
+	{"log.index.size.max.bytes", V_INT(4, INT32_MAX), 0, "10485760", OFF(log_index_size_max_bytes),
+	 "The maximum size of an offset index file."},
+	{"log.index.interval.bytes", V_INT(0, INT32_MAX), 0, "4096", OFF(log_index_interval_bytes),
+	 "Bytes between entries of the offset index."},
+	{"log.preallocate", V_BOOL, 0, "false", OFF(log_preallocate),
+	 "Preallocate segment files when creating them."},
+	{"log.cleanup.policy", {T_BITS, 0, 0, cleanup_choices}, 0, "delete", OFF(log_cleanup_policy),
+	 "Default cleanup policy of segments beyond retention: a list of delete and/or compact."},
+	{"log.cleaner.enable", V_BOOL, 0, "true", OFF(log_cleaner_enable),
+	 "Run log compaction for topics with cleanup.policy=compact."},
+	{"log.cleaner.threads", V_INT(0, INT32_MAX), 0, "1", OFF(log_cleaner_threads),
+	 "The number of log-cleaner threads."},
+	{"log.cleaner.backoff.ms", V_LONG(0, INT64_MAX), 0, "15000", OFF(log_cleaner_backoff_ms),
+	 "Sleep time of the cleaner when there is nothing to clean."},
+	{"log.cleaner.dedupe.buffer.size", V_LONG(INT64_MIN, INT64_MAX), 0, "134217728", OFF(log_cleaner_dedupe_buffer_size),
+	 "Memory used for log deduplication across all cleaner threads."},
+	{"log.cleaner.min.cleanable.ratio", {T_DOUBLE, 0, 1, NULL}, 0, "0.5", OFF(log_cleaner_min_cleanable_ratio),
+	 "Minimum ratio of dirty log to total log for a log to be eligible for cleaning."},
+	{"log.cleaner.min.compaction.lag.ms", V_LONG(0, INT64_MAX), 0, "0", OFF(log_cleaner_min_compaction_lag_ms),
+	 "Minimum time a message remains uncompacted."},
+	{"log.cleaner.max.compaction.lag.ms", V_LONG(1, INT64_MAX), 0, LONG_MAX_STR, OFF(log_cleaner_max_compaction_lag_ms),
+	 "Maximum time a message remains ineligible for compaction."},
+	{"log.cleaner.delete.retention.ms", V_LONG(0, INT64_MAX), 0, "86400000", OFF(log_cleaner_delete_retention_ms),
+	 "How long tombstones are retained in compacted topics."},
+	{"log.message.timestamp.type", V_ENUM(timestamp_choices), 0, "CreateTime", OFF(log_message_timestamp_type),
+	 "Record timestamps: CreateTime (producer's) or LogAppendTime (broker's)."},
+	{"num.recovery.threads.per.data.dir", V_INT(1, INT32_MAX), 0, "1", OFF(num_recovery_threads_per_data_dir),
+	 "Threads used for log recovery at startup."},
+
+	/* group coordinator and __consumer_offsets */
+	{"offsets.topic.num.partitions", V_INT(1, INT32_MAX), 0, "50", OFF(offsets_topic_num_partitions),
+	 "The number of partitions of __consumer_offsets (do not change after deployment)."},
+	{"offsets.topic.replication.factor", V_SHORT(1, INT16_MAX), F_COHORT, "1", OFF(offsets_topic_replication_factor),
+	 "Replication factor of __consumer_offsets. cohort: one node, default 1 (Kafka's is 3)."},
+	{"offsets.topic.segment.bytes", V_INT(1, INT32_MAX), 0, "104857600", OFF(offsets_topic_segment_bytes),
+	 "Segment size of __consumer_offsets, kept small for fast compaction and loading."},
+	{"offsets.load.buffer.size", V_INT(1, INT32_MAX), 0, "5242880", OFF(offsets_load_buffer_size),
+	 "Batch size for reading __consumer_offsets when loading groups."},
+	{"offsets.retention.minutes", V_INT(1, INT32_MAX), 0, "10080", OFF(offsets_retention_minutes),
+	 "Committed offsets of a group are kept this long after the group becomes empty."},
+	{"offsets.retention.check.interval.ms", V_LONG(1, INT64_MAX), 0, "600000", OFF(offsets_retention_check_interval_ms),
+	 "How often to check for stale offsets."},
+	{"offset.metadata.max.bytes", V_INT(INT32_MIN, INT32_MAX), 0, "4096", OFF(offset_metadata_max_bytes),
+	 "The maximum size of the metadata string of an offset commit."},
+	{"offsets.commit.timeout.ms", V_INT(1, INT32_MAX), 0, "5000", OFF(offsets_commit_timeout_ms),
+	 "An offset commit waits at most this long for its write to be durable."},
+	{"group.min.session.timeout.ms", V_INT(INT32_MIN, INT32_MAX), 0, "6000", OFF(group_min_session_timeout_ms),
+	 "The minimum session timeout a consumer may register."},
+	{"group.max.session.timeout.ms", V_INT(INT32_MIN, INT32_MAX), 0, "1800000", OFF(group_max_session_timeout_ms),
+	 "The maximum session timeout a consumer may register."},
+	{"group.initial.rebalance.delay.ms", V_INT(INT32_MIN, INT32_MAX), 0, "3000", OFF(group_initial_rebalance_delay_ms),
+	 "How long the coordinator waits for more members before the first rebalance of a new group."},
+	{"group.max.size", V_INT(1, INT32_MAX), 0, INT_MAX_STR, OFF(group_max_size),
+	 "The maximum number of members in a single consumer group."},
+};
+
+#define NDEFS CH_ARRAY_LEN(cdefs)
+
+/* Topic configs (Kafka's LogConfig), sorted by name. */
+static const tdef tdefs[] = {
+	{"cleanup.policy", {T_BITS, 0, 0, cleanup_choices}, TOFF(cleanup_policy), OFF(log_cleanup_policy),
+	 {"log.cleanup.policy"},
+	 "Retention policy for old segments: a list of delete and/or compact."},
+	{"compression.type", V_ENUM(compression_choices), TOFF(compression_type), OFF(compression_type),
+	 {"compression.type"},
+	 "Final compression of the topic's data: uncompressed, zstd, lz4, snappy, gzip or producer."},
+	{"delete.retention.ms", V_LONG(0, INT64_MAX), TOFF(delete_retention_ms), OFF(log_cleaner_delete_retention_ms),
+	 {"log.cleaner.delete.retention.ms"},
+	 "How long tombstones are retained in a compacted topic."},
+	{"file.delete.delay.ms", V_LONG(0, INT64_MAX), TOFF(file_delete_delay_ms), OFF(log_segment_delete_delay_ms),
+	 {"log.segment.delete.delay.ms"},
+	 "Time to wait before deleting a file from the file system."},
+	{"flush.messages", V_LONG(1, INT64_MAX), TOFF(flush_messages), OFF(log_flush_interval_messages),
+	 {"log.flush.interval.messages"},
+	 "Force an fsync after this many messages."},
+	{"flush.ms", V_LONG(0, INT64_MAX), TOFF(flush_ms), OFF(log_flush_interval_ms),
+	 {"log.flush.interval.ms"},
+	 "Force an fsync after this many milliseconds."},
+	{"index.interval.bytes", V_INT(0, INT32_MAX), TOFF(index_interval_bytes), OFF(log_index_interval_bytes),
+	 {"log.index.interval.bytes"},
+	 "Bytes between entries of the offset index."},
+	{"max.compaction.lag.ms", V_LONG(1, INT64_MAX), TOFF(max_compaction_lag_ms), OFF(log_cleaner_max_compaction_lag_ms),
+	 {"log.cleaner.max.compaction.lag.ms"},
+	 "Maximum time a message remains ineligible for compaction."},
+	{"max.message.bytes", V_INT(0, INT32_MAX), TOFF(max_message_bytes), OFF(message_max_bytes),
+	 {"message.max.bytes"},
+	 "The largest record batch size allowed for this topic."},
+	{"message.timestamp.type", V_ENUM(timestamp_choices), TOFF(message_timestamp_type), OFF(log_message_timestamp_type),
+	 {"log.message.timestamp.type"},
+	 "CreateTime or LogAppendTime."},
+	{"min.cleanable.dirty.ratio", {T_DOUBLE, 0, 1, NULL}, TOFF(min_cleanable_dirty_ratio), OFF(log_cleaner_min_cleanable_ratio),
+	 {"log.cleaner.min.cleanable.ratio"},
+	 "Minimum dirty ratio for the log to be compacted."},
+	{"min.compaction.lag.ms", V_LONG(0, INT64_MAX), TOFF(min_compaction_lag_ms), OFF(log_cleaner_min_compaction_lag_ms),
+	 {"log.cleaner.min.compaction.lag.ms"},
+	 "Minimum time a message remains uncompacted."},
+	{"min.insync.replicas", V_INT(1, INT32_MAX), TOFF(min_insync_replicas), OFF(min_insync_replicas),
+	 {"min.insync.replicas"},
+	 "Minimum in-sync replicas for acks=all produce requests."},
+	{"preallocate", V_BOOL, TOFF(preallocate), OFF(log_preallocate),
+	 {"log.preallocate"},
+	 "Preallocate segment files."},
+	{"retention.bytes", V_LONG(INT64_MIN, INT64_MAX), TOFF(retention_bytes), OFF(log_retention_bytes),
+	 {"log.retention.bytes"},
+	 "Maximum size of a partition before old segments are deleted; -1: no limit."},
+	{"retention.ms", V_LONG(-1, INT64_MAX), TOFF(retention_ms), OFF(log_retention_ms),
+	 {"log.retention.ms", "log.retention.minutes", "log.retention.hours"},
+	 "Maximum age of data before old segments are deleted; -1: no limit."},
+	{"segment.bytes", V_INT(14, INT32_MAX), TOFF(segment_bytes), OFF(log_segment_bytes),
+	 {"log.segment.bytes"},
+	 "Segment file size."},
+	{"segment.index.bytes", V_INT(4, INT32_MAX), TOFF(segment_index_bytes), OFF(log_index_size_max_bytes),
+	 {"log.index.size.max.bytes"},
+	 "Size of the offset index of a segment."},
+	{"segment.jitter.ms", V_LONG(0, INT64_MAX), TOFF(segment_jitter_ms), OFF(log_roll_jitter_ms),
+	 {"log.roll.jitter.ms", "log.roll.jitter.hours"},
+	 "Maximum random jitter subtracted from segment.ms."},
+	{"segment.ms", V_LONG(1, INT64_MAX), TOFF(segment_ms), OFF(log_roll_ms),
+	 {"log.roll.ms", "log.roll.hours"},
+	 "Roll a new segment after this many milliseconds even if it is not full."},
+};
+
+#define NTDEFS CH_ARRAY_LEN(tdefs)
+
+struct ch_config_state {
+	char *val[NDEFS];      /* normalised value; NULL = null */
+	bool expl[NDEFS];      /* set by the file or --set */
+	char *tval[NTDEFS];    /* topic defaults, formatted from broker fields */
+	int8_t tsrc[NTDEFS];   /* their source */
+};
+
+/* Parsed value of any kind. */
+typedef union pval {
+	bool b;
+	int32_t i;
+	int16_t s;
+	int64_t l;
+	double d;
+	int e;
+	unsigned bits;
+} pval;
+
+static void
+errf(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void
+errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (!err || errlen == 0)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static int
+def_index(const char *name)
+{
+	for (size_t i = 0; i < NDEFS; i++)
+		if (strcmp(cdefs[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static int
+tdef_index(const char *name)
+{
+	for (size_t i = 0; i < NTDEFS; i++)
+		if (strcmp(tdefs[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static bool
+is_space(int c)
+{
+	return c == ' ' || c == '\t' || c == '\f' || c == '\r' || c == '\n' || c == '\v';
+}
+
+/* Trimmed copy of [s, s+n). */
+static char *
+trim_dup(const char *s, size_t n)
+{
+	while (n > 0 && is_space((unsigned char)*s)) {
+		s++;
+		n--;
+	}
+	while (n > 0 && is_space((unsigned char)s[n - 1]))
+		n--;
+	return ch_xstrndup(s, n);
+}
+
+static int8_t
+kafka_type(uint8_t t)
+{
+	switch (t) {
+	case T_BOOL: return CH_CONFIG_TYPE_BOOLEAN;
+	case T_INT: return CH_CONFIG_TYPE_INT;
+	case T_SHORT: return CH_CONFIG_TYPE_SHORT;
+	case T_LONG: return CH_CONFIG_TYPE_LONG;
+	case T_DOUBLE: return CH_CONFIG_TYPE_DOUBLE;
+	case T_BITS: return CH_CONFIG_TYPE_LIST;
+	default: return CH_CONFIG_TYPE_STRING;
+	}
+}
+
+/* "expected ..." text for a numeric range. */
+static void
+range_text(const char *what, int64_t min, int64_t max, int64_t tmin, int64_t tmax,
+	   char *buf, size_t len)
+{
+	if (min == tmin && max == tmax)
+		snprintf(buf, len, "expected %s", what);
+	else if (max == tmax)
+		snprintf(buf, len, "expected %s >= %" PRId64, what, min);
+	else if (min == tmin)
+		snprintf(buf, len, "expected %s <= %" PRId64, what, max);
+	else
+		snprintf(buf, len, "expected %s between %" PRId64 " and %" PRId64, what, min, max);
+}
+
+static void
+choices_text(const char *lead, const choice *c, char *buf, size_t len)
+{
+	size_t o = (size_t)snprintf(buf, len, "%s", lead);
+	for (size_t i = 0; c[i].name && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "", c[i].name);
+}
+
+static int
+parse_i64(const char *s, int64_t *out)
+{
+	if (*s == '\0')
+		return -1;
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0' || is_space((unsigned char)*s))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int
+choice_lookup(const choice *c, const char *s, size_t n, bool ci, int *out)
+{
+	for (size_t i = 0; c[i].name; i++) {
+		if (strlen(c[i].name) != n)
+			continue;
+		if (ci ? strncasecmp(c[i].name, s, n) == 0 : strncmp(c[i].name, s, n) == 0) {
+			*out = c[i].value;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Java's Double.toString for the values we meet: shortest round-trip digits,
+ * and at least one fractional digit ("1.0"). */
+static void
+fmt_double(double d, char *buf, size_t len)
+{
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	if (!strpbrk(buf, ".eEn"))
+		strncat(buf, ".0", len - strlen(buf) - 1);
+}
+
+/* Items of a comma-separated list, trimmed, empty items dropped. Calls fn for
+ * each; stops at the first nonzero return. */
+static int
+list_each(const char *s, int (*fn)(const char *item, size_t n, void *arg), void *arg)
+{
+	const char *p = s;
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		const char *q = p;
+		while (n > 0 && is_space((unsigned char)*q)) {
+			q++;
+			n--;
+		}
+		while (n > 0 && is_space((unsigned char)q[n - 1]))
+			n--;
+		if (n > 0) {
+			int rc = fn(q, n, arg);
+			if (rc)
+				return rc;
+		}
+		if (!comma)
+			return 0;
+		p = comma + 1;
+	}
+}
+
+struct bits_arg {
+	const choice *choices;
+	unsigned bits;
+	char bad[64];
+};
+
+static int
+bits_item(const char *item, size_t n, void *arg)
+{
+	struct bits_arg *a = arg;
+	int v;
+	if (choice_lookup(a->choices, item, n, false, &v) != 0) {
+		snprintf(a->bad, sizeof(a->bad), "%.*s", (int)CH_MIN(n, 40), item);
+		return -1;
+	}
+	a->bits |= (unsigned)v;
+	return 0;
+}
+
+struct join_arg {
+	char *out;
+	size_t len;
+};
+
+static int
+join_item(const char *item, size_t n, void *arg)
+{
+	struct join_arg *a = arg;
+	if (a->len)
+		a->out[a->len++] = ',';
+	memcpy(a->out + a->len, item, n);
+	a->len += n;
+	return 0;
+}
+
+/* "a , b,,c" -> "a,b,c" (caller frees). */
+static char *
+list_normalise(const char *s)
+{
+	struct join_arg a = {ch_xmalloc(strlen(s) + 1), 0};
+	list_each(s, join_item, &a);
+	a.out[a.len] = '\0';
+	return a.out;
+}
+
+static int
+list_count_item(const char *item, size_t n, void *arg)
+{
+	CH_UNUSED(item);
+	CH_UNUSED(n);
+	(*(size_t *)arg)++;
+	return 0;
+}
+
+/*
+ * Parses a trimmed value. On failure writes the reason ("expected ...") to
+ * why. For T_STRING/T_LISTENERS/T_DIRS only validates.
+ */
+static int
+parse_value(const vspec *v, const char *s, pval *out, char *why, size_t whylen)
+{
+	int64_t l;
+	switch (v->type) {
+	case T_BOOL:
+		if (strcasecmp(s, "true") == 0)
+			out->b = true;
+		else if (strcasecmp(s, "false") == 0)
+			out->b = false;
+		else
+			return errf(why, whylen, "expected true or false"), -1;
+		return 0;
+	case T_INT:
+	case T_SHORT:
+	case T_LONG: {
+		int64_t tmin = v->type == T_INT ? INT32_MIN : v->type == T_SHORT ? INT16_MIN : INT64_MIN;
+		int64_t tmax = v->type == T_INT ? INT32_MAX : v->type == T_SHORT ? INT16_MAX : INT64_MAX;
+		if (parse_i64(s, &l) != 0 || l < v->min || l > v->max) {
+			range_text("an integer",
+				   v->min, v->max, tmin, tmax, why, whylen);
+			return -1;
+		}
+		if (v->type == T_INT)
+			out->i = (int32_t)l;
+		else if (v->type == T_SHORT)
+			out->s = (int16_t)l;
+		else
+			out->l = l;
+		return 0;
+	}
+	case T_DOUBLE: {
+		char *end;
+		errno = 0;
+		double d = strtod(s, &end);
+		if (*s == '\0' || *end != '\0' || errno != 0 || !isfinite(d) ||
+		    d < (double)v->min || d > (double)v->max) {
+			errf(why, whylen, "expected a number between %" PRId64 " and %" PRId64,
+			     v->min, v->max);
+			return -1;
+		}
+		out->d = d;
+		return 0;
+	}
+	case T_STRING:
+		return 0;
+	case T_ENUM:
+	case T_ENUM_CI:
+		if (choice_lookup(v->choices, s, strlen(s), v->type == T_ENUM_CI, &out->e) != 0) {
+			choices_text("expected one of: ", v->choices, why, whylen);
+			return -1;
+		}
+		return 0;
+	case T_BITS: {
+		struct bits_arg a = {v->choices, 0, ""};
+		if (list_each(s, bits_item, &a) != 0) {
+			char list[128];
+			choices_text("", v->choices, list, sizeof(list));
+			errf(why, whylen, "'%s' is not one of: %s (a comma-separated list)", a.bad, list);
+			return -1;
+		}
+		out->bits = a.bits;
+		return 0;
+	}
+	case T_DIRS: {
+		size_t n = 0;
+		list_each(s, list_count_item, &n);
+		if (n != 1) {
+			errf(why, whylen, "cohort supports exactly one log directory");
+			return -1;
+		}
+		return 0;
+	}
+	case T_LISTENERS:
+		return 0; /* see listeners_parse */
+	}
+	return -1;
+}
+
+static void
+store_value(const vspec *v, void *field, const pval *pv)
+{
+	switch (v->type) {
+	case T_BOOL: *(bool *)field = pv->b; break;
+	case T_INT: *(int32_t *)field = pv->i; break;
+	case T_SHORT: *(int16_t *)field = pv->s; break;
+	case T_LONG: *(int64_t *)field = pv->l; break;
+	case T_DOUBLE: *(double *)field = pv->d; break;
+	case T_ENUM:
+	case T_ENUM_CI: *(int *)field = pv->e; break;
+	case T_BITS: *(unsigned *)field = pv->bits; break;
+	default: break;
+	}
+}
+
+/* Value string of a typed field (for topic defaults). */
+static void
+format_field(const vspec *v, const void *field, char *buf, size_t len)
+{
+	switch (v->type) {
+	case T_BOOL: snprintf(buf, len, "%s", *(const bool *)field ? "true" : "false"); break;
+	case T_INT: snprintf(buf, len, "%" PRId32, *(const int32_t *)field); break;
+	case T_SHORT: snprintf(buf, len, "%" PRId16, *(const int16_t *)field); break;
+	case T_LONG: snprintf(buf, len, "%" PRId64, *(const int64_t *)field); break;
+	case T_DOUBLE: fmt_double(*(const double *)field, buf, len); break;
+	case T_ENUM:
+	case T_ENUM_CI: {
+		int e = *(const int *)field;
+		buf[0] = '\0';
+		for (size_t i = 0; v->choices[i].name; i++)
+			if (v->choices[i].value == e)
+				snprintf(buf, len, "%s", v->choices[i].name);
+		break;
+	}
+	case T_BITS: {
+		unsigned bits = *(const unsigned *)field;
+		size_t o = 0;
+		buf[0] = '\0';
+		for (size_t i = 0; v->choices[i].name && o < len; i++)
+			if (bits & (unsigned)v->choices[i].value)
+				o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "," : "",
+						      v->choices[i].name);
+		break;
+	}
+	default: buf[0] = '\0'; break;
+	}
+}
+
+/* Normalised string of a valid value: numbers and booleans re-printed, lists
+ * joined with bare commas, the rest trimmed. Caller frees. */
+static char *
+normalise(const vspec *v, const char *s, const pval *pv)
+{
+	char buf[64];
+	switch (v->type) {
+	case T_BOOL:
+	case T_INT:
+	case T_SHORT:
+	case T_LONG:
+	case T_DOUBLE:
+		format_field(v, pv, buf, sizeof(buf));
+		return ch_xstrdup(buf);
+	case T_BITS:
+	case T_DIRS:
+	case T_LISTENERS:
+		return list_normalise(s);
+	default:
+		return ch_xstrdup(s);
+	}
+}
+
+/* ---- listeners ---- */
+
+static bool
+host_char(int c, bool v6)
+{
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+		return true;
+	if (c == '-' || c == '.' || c == '_')
+		return true;
+	return v6 && (c == ':' || c == '%');
+}
+
+static int
+listener_parse_n(const char *s, size_t n, ch_listener *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	const char *end = s + n;
+	const char *sep = NULL;
+	for (const char *p = s; p + 3 <= end; p++) {
+		if (memcmp(p, "://", 3) == 0) {
+			sep = p;
+			break;
+		}
+	}
+	if (!sep) {
+		errf(err, errlen, "'%.*s' is not of the form PLAINTEXT://host:port", (int)n, s);
+		return CH_ERR;
+	}
+	size_t nlen = (size_t)(sep - s);
+	if (nlen == 0 || nlen >= sizeof(out->name)) {
+		errf(err, errlen, "'%.*s' has no valid listener name", (int)n, s);
+		return CH_ERR;
+	}
+	for (size_t i = 0; i < nlen; i++)
+		out->name[i] = (char)(s[i] >= 'a' && s[i] <= 'z' ? s[i] - 32 : s[i]);
+	if (strcmp(out->name, "PLAINTEXT") != 0) {
+		if (strcmp(out->name, "SSL") == 0 || strcmp(out->name, "SASL_PLAINTEXT") == 0 ||
+		    strcmp(out->name, "SASL_SSL") == 0)
+			errf(err, errlen, "'%.*s': only PLAINTEXT listeners are supported, not %s",
+			     (int)n, s, out->name);
+		else
+			errf(err, errlen, "'%.*s': only PLAINTEXT listeners are supported "
+			     "(listener names other than security protocols need "
+			     "listener.security.protocol.map, which cohort does not have)", (int)n, s);
+		return CH_ERR;
+	}
+	const char *h = sep + 3, *hend, *colon;
+	bool v6 = h < end && *h == '[';
+	if (v6) {
+		hend = memchr(h, ']', (size_t)(end - h));
+		if (!hend || hend + 1 >= end || hend[1] != ':') {
+			errf(err, errlen, "'%.*s': expected [IPv6 address]:port", (int)n, s);
+			return CH_ERR;
+		}
+		colon = hend + 1;
+		h++;
+	} else {
+		colon = NULL;
+		for (const char *p = h; p < end; p++)
+			if (*p == ':')
+				colon = p;
+		if (!colon) {
+			errf(err, errlen, "'%.*s' has no port (expected PLAINTEXT://host:port)", (int)n, s);
+			return CH_ERR;
+		}
+		hend = colon;
+	}
+	size_t hlen = (size_t)(hend - h);
+	if (hlen > CH_LISTENER_HOST_MAX || (v6 && hlen == 0)) {
+		errf(err, errlen, "'%.*s': invalid host", (int)n, s);
+		return CH_ERR;
+	}
+	for (size_t i = 0; i < hlen; i++) {
+		if (!host_char((unsigned char)h[i], v6)) {
+			errf(err, errlen, "'%.*s': invalid character '%c' in host%s", (int)n, s, h[i],
+			     !v6 && h[i] == ':' ? " (write IPv6 addresses as [addr]:port)" : "");
+			return CH_ERR;
+		}
+	}
+	memcpy(out->host, h, hlen);
+	out->host[hlen] = '\0';
+	const char *ps = colon + 1;
+	size_t plen = (size_t)(end - ps);
+	int64_t port = -1;
+	if (plen == 0 || plen > 5) {
+		port = -1;
+	} else {
+		char pb[8];
+		memcpy(pb, ps, plen);
+		pb[plen] = '\0';
+		for (size_t i = 0; i < plen; i++)
+			if (pb[i] < '0' || pb[i] > '9')
+				port = -2;
+		if (port != -2 && parse_i64(pb, &port) != 0)
+			port = -1;
+	}
+	if (port < 0 || port > 65535) {
+		errf(err, errlen, "'%.*s': port must be a number between 0 and 65535", (int)n, s);
+		return CH_ERR;
+	}
+	out->port = (uint16_t)port;
+	return CH_OK;
+}
+
+int
+ch_listener_parse(const char *s, ch_listener *out, char *err, size_t errlen)
+{
+	return listener_parse_n(s, strlen(s), out, err, errlen);
+}
+
+struct lsn_arg {
+	ch_listener first;
+	size_t n;
+	char *err;
+	size_t errlen;
+};
+
+static int
+lsn_item(const char *item, size_t n, void *arg)
+{
+	struct lsn_arg *a = arg;
+	ch_listener l;
+	if (listener_parse_n(item, n, &l, a->err, a->errlen) != CH_OK)
+		return -1;
+	if (a->n > 0) {
+		/* Kafka requires distinct names; only PLAINTEXT exists here. */
+		errf(a->err, a->errlen, "each listener must have a different name, "
+		     "and cohort supports only one (PLAINTEXT)");
+		return -1;
+	}
+	a->first = l;
+	a->n++;
+	return 0;
+}
+
+static int
+listeners_parse(const char *s, ch_listener *out, char *err, size_t errlen)
+{
+	struct lsn_arg a = {.n = 0, .err = err, .errlen = errlen};
+	if (list_each(s, lsn_item, &a) != 0)
+		return CH_ERR;
+	if (a.n == 0) {
+		errf(err, errlen, "expected a listener such as PLAINTEXT://127.0.0.1:9092");
+		return CH_ERR;
+	}
+	*out = a.first;
+	return CH_OK;
+}
+
+static bool
+nonroutable(const ch_listener *l)
+{
+	return strcmp(l->host, "0.0.0.0") == 0 || strcmp(l->host, "::") == 0;
+}
+
+/* ---- setting values ---- */
+
+static void
+set_raw(struct ch_config_state *st, size_t i, char *val, bool expl)
+{
+	free(st->val[i]);
+	st->val[i] = val;
+	st->expl[i] = expl;
+}
+
+int
+ch_config_set(struct ch_config *cfg, const char *key, const char *value,
+	      const char *origin, char *err, size_t errlen)
+{
+	char where[300] = "";
+	if (origin)
+		snprintf(where, sizeof(where), " (%s)", origin);
+	int i = def_index(key);
+	if (i < 0) {
+		int t = tdef_index(key);
+		if (t >= 0 && def_index(tdefs[t].syn[0]) >= 0 && strcmp(tdefs[t].syn[0], key) != 0)
+			errf(err, errlen, "unknown configuration key '%s'%s; '%s' is a topic "
+			     "config, the broker default is %s", key, where, key, tdefs[t].syn[0]);
+		else
+			errf(err, errlen, "unknown configuration key '%s'%s", key, where);
+		return CH_ERR;
+	}
+	const cdef *d = &cdefs[i];
+	char *v = trim_dup(value, strlen(value));
+	pval pv;
+	char why[256] = "";
+	int rc = parse_value(&d->v, v, &pv, why, sizeof(why));
+	if (rc == 0 && d->v.type == T_LISTENERS) {
+		ch_listener l;
+		rc = listeners_parse(v, &l, why, sizeof(why)) == CH_OK ? 0 : -1;
+	}
+	if (rc == 0 && d->v.type == T_DIRS && strlen(v) > 4000) {
+		errf(why, sizeof(why), "path too long");
+		rc = -1;
+	}
+	if (rc != 0) {
+		errf(err, errlen, "invalid value '%s' for %s: %s%s", v, key, why, where);
+		free(v);
+		return CH_ERR;
+	}
+	char *norm = normalise(&d->v, v, &pv);
+	free(v);
+	set_raw(cfg->st_, (size_t)i, norm, true);
+	return CH_OK;
+}
+
+int
+ch_config_set_arg(struct ch_config *cfg, const char *arg, char *err, size_t errlen)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq) {
+		errf(err, errlen, "--set expects key=value, got '%s'", arg);
+		return CH_ERR;
+	}
+	char *key = trim_dup(arg, (size_t)(eq - arg));
+	int rc = ch_config_set(cfg, key, eq + 1, "--set", err, errlen);
+	free(key);
+	return rc;
+}
+
+/* ---- properties file ---- */
+
+static void
+utf8_put(char *out, size_t *o, unsigned cp)
+{
+	if (cp < 0x80) {
+		out[(*o)++] = (char)cp;
+	} else if (cp < 0x800) {
+		out[(*o)++] = (char)(0xc0 | (cp >> 6));
+		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
+	} else {
+		out[(*o)++] = (char)(0xe0 | (cp >> 12));
+		out[(*o)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
+	}
+}
+
+/* Java properties escapes in [s, s+n) into a new string; -1 on a malformed
+ * \uXXXX. An escaped char never needs more room than its escape. */
+static int
+unescape(const char *s, size_t n, char **out)
+{
+	char *r = ch_xmalloc(n + 1);
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] != '\\' || i + 1 >= n) {
+			if (s[i] != '\\')
+				r[o++] = s[i];
+			continue;
+		}
+		char c = s[++i];
+		switch (c) {
+		case 't': r[o++] = '\t'; break;
+		case 'n': r[o++] = '\n'; break;
+		case 'r': r[o++] = '\r'; break;
+		case 'f': r[o++] = '\f'; break;
+		case 'u': {
+			unsigned cp = 0;
+			if (i + 4 >= n) {
+				free(r);
+				return -1;
+			}
+			for (int k = 1; k <= 4; k++) {
+				char h = s[i + (size_t)k];
+				int d = h >= '0' && h <= '9' ? h - '0'
+					: h >= 'a' && h <= 'f' ? h - 'a' + 10
+					: h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+				if (d < 0) {
+					free(r);
+					return -1;
+				}
+				cp = cp << 4 | (unsigned)d;
+			}
+			i += 4;
+			utf8_put(r, &o, cp);
+			break;
+		}
+		default: r[o++] = c; break;
+		}
+	}
+	r[o] = '\0';
+	*out = r;
+	return 0;
+}
+
+static bool
+hspace(int c)
+{
+	return c == ' ' || c == '\t' || c == '\f';
+}
+
+/* One logical line from [*pos, len): continuation joined, escapes kept.
+ * Returns the line (caller frees) and advances *lineno over natural lines. */
+static char *
+logical_line(const char *buf, size_t len, size_t *pos, int *lineno)
+{
+	size_t p = *pos, cap = 128, o = 0;
+	char *out = ch_xmalloc(cap);
+	while (p < len && buf[p] != '\n' && buf[p] != '\r') {
+		if (o + 3 > cap)
+			out = ch_xrealloc(out, cap *= 2);
+		if (buf[p] == '\\') {
+			if (p + 1 >= len) {
+				p++; /* Java drops a trailing backslash at EOF */
+				break;
+			}
+			if (buf[p + 1] == '\n' || buf[p + 1] == '\r') {
+				p++;
+				if (buf[p] == '\r' && p + 1 < len && buf[p + 1] == '\n')
+					p++;
+				p++;
+				(*lineno)++;
+				while (p < len && hspace((unsigned char)buf[p]))
+					p++;
+				continue;
+			}
+			out[o++] = buf[p++];
+			out[o++] = buf[p++];
+			continue;
+		}
+		out[o++] = buf[p++];
+	}
+	if (p < len && buf[p] == '\r' && p + 1 < len && buf[p + 1] == '\n')
+		p++;
+	if (p < len)
+		p++;
+	out[o] = '\0';
+	*pos = p;
+	return out;
+}
+
+static int
+apply_line(struct ch_config *cfg, const char *line, const char *where, char *err,
+	   size_t errlen)
+{
+	size_t n = strlen(line), k = 0;
+	while (k < n && !(line[k] == '=' || line[k] == ':' || hspace((unsigned char)line[k])))
+		k += line[k] == '\\' && k + 1 < n ? 2 : 1;
+	size_t v = k;
+	while (v < n && hspace((unsigned char)line[v]))
+		v++;
+	if (v < n && (line[v] == '=' || line[v] == ':'))
+		v++;
+	while (v < n && hspace((unsigned char)line[v]))
+		v++;
+	char *key, *val;
+	if (unescape(line, k, &key) != 0) {
+		errf(err, errlen, "malformed \\uXXXX escape (%s)", where);
+		return CH_ERR;
+	}
+	if (unescape(line + v, n - v, &val) != 0) {
+		errf(err, errlen, "malformed \\uXXXX escape in the value of '%s' (%s)", key, where);
+		free(key);
+		return CH_ERR;
+	}
+	int rc = ch_config_set(cfg, key, val, where, err, errlen);
+	free(key);
+	free(val);
+	return rc;
+}
+
+#define CH_CONFIG_FILE_MAX (16u << 20)
+
+int
+ch_config_load_file(struct ch_config *cfg, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		errf(err, errlen, "cannot open config file %s: %s", path, strerror(errno));
+		return CH_ERR;
+	}
+	size_t cap = 4096, len = 0;
+	char *buf = ch_xmalloc(cap);
+	for (;;) {
+		if (len == cap)
+			buf = ch_xrealloc(buf, cap *= 2);
+		size_t r = fread(buf + len, 1, cap - len, f);
+		len += r;
+		if (r == 0)
+			break;
+		if (len > CH_CONFIG_FILE_MAX)
+			break;
+	}
+	int rderr = ferror(f);
+	fclose(f);
+	if (rderr || len > CH_CONFIG_FILE_MAX) {
+		errf(err, errlen, "cannot read config file %s: %s", path,
+		     rderr ? "read error" : "larger than 16 MiB");
+		free(buf);
+		return CH_ERR;
+	}
+	size_t pos = 0;
+	int lineno = 1, rc = CH_OK;
+	while (pos < len && rc == CH_OK) {
+		int start = lineno;
+		while (pos < len && hspace((unsigned char)buf[pos]))
+			pos++;
+		if (pos >= len)
+			break;
+		if (buf[pos] == '\n' || buf[pos] == '\r') {
+			if (buf[pos] == '\r' && pos + 1 < len && buf[pos + 1] == '\n')
+				pos++;
+			pos++;
+			lineno++;
+			continue;
+		}
+		if (buf[pos] == '#' || buf[pos] == '!') {
+			while (pos < len && buf[pos] != '\n' && buf[pos] != '\r')
+				pos++;
+			continue;
+		}
+		char *line = logical_line(buf, len, &pos, &lineno);
+		lineno++;
+		char where[300];
+		snprintf(where, sizeof(where), "%s:%d", path, start);
+		rc = apply_line(cfg, line, where, err, errlen);
+		free(line);
+	}
+	free(buf);
+	return rc;
+}
+
+/* ---- lifecycle and resolution ---- */
+
+void
+ch_config_init(struct ch_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->st_ = ch_xcalloc(1, sizeof(*cfg->st_));
+	for (size_t i = 0; i < NDEFS; i++)
+		cfg->st_->val[i] = cdefs[i].dflt ? ch_xstrdup(cdefs[i].dflt) : NULL;
+	char err[256];
+	if (ch_config_finish(cfg, err, sizeof(err)) != CH_OK) {
+		/* The defaults are constants: this is a bug in the table. */
+		fprintf(stderr, "ch_config: bad built-in default: %s\n", err);
+		abort();
+	}
+}
+
+void
+ch_config_free(struct ch_config *cfg)
+{
+	if (cfg->st_) {
+		for (size_t i = 0; i < NDEFS; i++)
+			free(cfg->st_->val[i]);
+		for (size_t i = 0; i < NTDEFS; i++)
+			free(cfg->st_->tval[i]);
+		free(cfg->st_);
+	}
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+static const char *
+val_of(const struct ch_config *cfg, const char *name)
+{
+	int i = def_index(name);
+	return i >= 0 ? cfg->st_->val[i] : NULL;
+}
+
+static bool
+expl_of(const struct ch_config *cfg, const char *name)
+{
+	int i = def_index(name);
+	return i >= 0 && cfg->st_->expl[i];
+}
+
+static int64_t
+int_of(const struct ch_config *cfg, const char *name)
+{
+	int64_t v = 0;
+	const char *s = val_of(cfg, name);
+	if (s)
+		parse_i64(s, &v);
+	return v;
+}
+
+int
+ch_config_finish(struct ch_config *cfg, char *err, size_t errlen)
+{
+	struct ch_config_state *st = cfg->st_;
+	char why[256];
+	for (size_t i = 0; i < NDEFS; i++) {
+		const cdef *d = &cdefs[i];
+		if (d->off == NOFIELD)
+			continue;
+		void *field = (char *)cfg + d->off;
+		if (!st->val[i]) {
+			if (d->v.type == T_STRING)
+				*(char **)field = NULL;
+			continue;
+		}
+		if (d->v.type == T_STRING) {
+			*(char **)field = st->val[i];
+			continue;
+		}
+		pval pv;
+		if (parse_value(&d->v, st->val[i], &pv, why, sizeof(why)) != 0) {
+			errf(err, errlen, "invalid value '%s' for %s: %s", st->val[i], d->name, why);
+			return CH_ERR;
+		}
+		store_value(&d->v, field, &pv);
+	}
+
+	/* node.id / broker.id */
+	if (val_of(cfg, "broker.id")) {
+		int32_t bid = (int32_t)int_of(cfg, "broker.id");
+		if (expl_of(cfg, "node.id") && bid != cfg->node_id) {
+			errf(err, errlen, "broker.id %d and node.id %d must be equal if both are set",
+			     bid, cfg->node_id);
+			return CH_ERR;
+		}
+		cfg->node_id = bid;
+	}
+
+	/* The data directory: log.dirs, else log.dir, else log.dirs' default. */
+	const char *dirs = val_of(cfg, "log.dirs"), *dir = val_of(cfg, "log.dir");
+	cfg->log_dir = (char *)(expl_of(cfg, "log.dirs") || !dir ? dirs : dir);
+
+	/* Kafka: ms > minutes > hours; any negative retention is unlimited. */
+	if (!val_of(cfg, "log.retention.ms")) {
+		if (val_of(cfg, "log.retention.minutes"))
+			cfg->log_retention_ms = int_of(cfg, "log.retention.minutes") * 60000;
+		else
+			cfg->log_retention_ms = int_of(cfg, "log.retention.hours") * 3600000;
+	}
+	if (cfg->log_retention_ms < 0)
+		cfg->log_retention_ms = -1;
+	if (!val_of(cfg, "log.roll.ms"))
+		cfg->log_roll_ms = int_of(cfg, "log.roll.hours") * 3600000;
+	if (!val_of(cfg, "log.roll.jitter.ms"))
+		cfg->log_roll_jitter_ms = int_of(cfg, "log.roll.jitter.hours") * 3600000;
+	if (!val_of(cfg, "log.flush.interval.ms"))
+		cfg->log_flush_interval_ms = INT64_MAX;
+
+	/* listeners */
+	if (listeners_parse(val_of(cfg, "listeners"), &cfg->listener, why, sizeof(why)) != CH_OK) {
+		errf(err, errlen, "invalid value '%s' for listeners: %s", val_of(cfg, "listeners"), why);
+		return CH_ERR;
+	}
+	const char *adv = val_of(cfg, "advertised.listeners");
+	if (adv) {
+		if (listeners_parse(adv, &cfg->advertised, why, sizeof(why)) != CH_OK) {
+			errf(err, errlen, "invalid value '%s' for advertised.listeners: %s", adv, why);
+			return CH_ERR;
+		}
+	} else {
+		cfg->advertised = cfg->listener;
+	}
+	if (nonroutable(&cfg->advertised)) {
+		errf(err, errlen, "advertised.listeners cannot use the nonroutable meta-address "
+		     "%s%s; set advertised.listeners to a routable address", cfg->advertised.host,
+		     adv ? "" : " (inherited from listeners)");
+		return CH_ERR;
+	}
+
+	/* Topic defaults, as strings for DescribeConfigs. */
+	for (size_t t = 0; t < NTDEFS; t++) {
+		char buf[128];
+		format_field(&tdefs[t].v, (const char *)cfg + tdefs[t].boff, buf, sizeof(buf));
+		free(st->tval[t]);
+		st->tval[t] = ch_xstrdup(buf);
+		st->tsrc[t] = CH_CONFIG_SOURCE_DEFAULT_CONFIG;
+		for (size_t k = 0; k < CH_ARRAY_LEN(tdefs[t].syn) && tdefs[t].syn[k]; k++)
+			if (expl_of(cfg, tdefs[t].syn[k]))
+				st->tsrc[t] = CH_CONFIG_SOURCE_STATIC_BROKER_CONFIG;
+	}
+	return CH_OK;
+}
+
+int
+ch_config_load(struct ch_config *cfg, const char *path, const char *const *sets,
+	       size_t nsets, char *err, size_t errlen)
+{
+	ch_config_init(cfg);
+	if (path && ch_config_load_file(cfg, path, err, errlen) != CH_OK)
+		return CH_ERR;
+	for (size_t i = 0; i < nsets; i++)
+		if (ch_config_set_arg(cfg, sets[i], err, errlen) != CH_OK)
+			return CH_ERR;
+	return ch_config_finish(cfg, err, errlen);
+}
+
+/* ---- DescribeConfigs ---- */
+
+size_t
+ch_config_count(void)
+{
+	return NDEFS;
+}
+
+static void
+broker_entry(const struct ch_config *cfg, size_t i, ch_config_entry *e)
+{
+	const cdef *d = &cdefs[i];
+	e->name = d->name;
+	e->value = cfg->st_->val[i];
+	e->doc = d->doc;
+	e->source = cfg->st_->expl[i] ? CH_CONFIG_SOURCE_STATIC_BROKER_CONFIG
+				      : CH_CONFIG_SOURCE_DEFAULT_CONFIG;
+	e->type = kafka_type(d->v.type);
+	e->is_default = !cfg->st_->expl[i];
+	e->read_only = true;
+	e->sensitive = false;
+}
+
+bool
+ch_config_next(const struct ch_config *cfg, size_t *it, ch_config_entry *e)
+{
+	if (*it >= NDEFS)
+		return false;
+	broker_entry(cfg, (*it)++, e);
+	return true;
+}
+
+int
+ch_config_describe(const struct ch_config *cfg, const char *name, ch_config_entry *e)
+{
+	int i = def_index(name);
+	if (i < 0)
+		return CH_ERR;
+	broker_entry(cfg, (size_t)i, e);
+	return CH_OK;
+}
+
+/* ---- topic configs ---- */
+
+size_t
+ch_topic_config_count(void)
+{
+	return NTDEFS;
+}
+
+bool
+ch_topic_config_is_known(const char *name)
+{
+	return tdef_index(name) >= 0;
+}
+
+int
+ch_topic_config_validate(const char *name, const char *value, char *err, size_t errlen)
+{
+	int t = tdef_index(name);
+	if (t < 0) {
+		errf(err, errlen, "Unknown topic config name: %s", name);
+		return CH_ERR;
+	}
+	if (!value) {
+		errf(err, errlen, "Null value not supported for topic configs: %s", name);
+		return CH_ERR;
+	}
+	char *v = trim_dup(value, strlen(value));
+	pval pv;
+	char why[256];
+	int rc = parse_value(&tdefs[t].v, v, &pv, why, sizeof(why));
+	if (rc != 0)
+		errf(err, errlen, "invalid value '%s' for %s: %s", v, name, why);
+	free(v);
+	return rc == 0 ? CH_OK : CH_ERR;
+}
+
+static int
+topic_parse(size_t t, const char *value, pval *pv)
+{
+	char *v = trim_dup(value, strlen(value));
+	char why[256];
+	int rc = parse_value(&tdefs[t].v, v, pv, why, sizeof(why));
+	free(v);
+	return rc;
+}
+
+int
+ch_topic_configs_validate(const ch_topic_kv *kv, size_t n, char *err, size_t errlen)
+{
+	int64_t minlag = 0, maxlag = INT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		if (ch_topic_config_validate(kv[i].key, kv[i].value, err, errlen) != CH_OK)
+			return CH_ERR;
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(kv[i].key, kv[j].key) == 0) {
+				errf(err, errlen, "duplicate topic config: %s", kv[i].key);
+				return CH_ERR;
+			}
+		}
+		pval pv;
+		if (strcmp(kv[i].key, "min.compaction.lag.ms") == 0 &&
+		    topic_parse((size_t)tdef_index(kv[i].key), kv[i].value, &pv) == 0)
+			minlag = pv.l;
+		if (strcmp(kv[i].key, "max.compaction.lag.ms") == 0 &&
+		    topic_parse((size_t)tdef_index(kv[i].key), kv[i].value, &pv) == 0)
+			maxlag = pv.l;
+	}
+	if (minlag > maxlag) {
+		errf(err, errlen, "conflict topic config setting: min.compaction.lag.ms "
+		     "(%" PRId64 ") > max.compaction.lag.ms (%" PRId64 ")", minlag, maxlag);
+		return CH_ERR;
+	}
+	return CH_OK;
+}
+
+static const ch_topic_kv *
+kv_find(const ch_topic_kv *kv, size_t n, const char *key)
+{
+	/* The last one wins, like a map filled in order. */
+	for (size_t i = n; i-- > 0;)
+		if (strcmp(kv[i].key, key) == 0)
+			return &kv[i];
+	return NULL;
+}
+
+void
+ch_topic_config_resolve(const struct ch_config *cfg, const ch_topic_kv *kv, size_t n,
+			ch_topic_config *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t t = 0; t < NTDEFS; t++) {
+		const tdef *d = &tdefs[t];
+		void *field = (char *)out + d->off;
+		const void *bfield = (const char *)cfg + d->boff;
+		pval pv;
+		const ch_topic_kv *o = kv_find(kv, n, d->name);
+		if (o && o->value && topic_parse(t, o->value, &pv) == 0) {
+			store_value(&d->v, field, &pv);
+			continue;
+		}
+		switch (d->v.type) {
+		case T_BOOL: memcpy(field, bfield, sizeof(bool)); break;
+		case T_INT: memcpy(field, bfield, sizeof(int32_t)); break;
+		case T_SHORT: memcpy(field, bfield, sizeof(int16_t)); break;
+		case T_LONG: memcpy(field, bfield, sizeof(int64_t)); break;
+		case T_DOUBLE: memcpy(field, bfield, sizeof(double)); break;
+		case T_ENUM: memcpy(field, bfield, sizeof(int)); break;
+		case T_BITS: memcpy(field, bfield, sizeof(unsigned)); break;
+		default: break;
+		}
+	}
+	if (out->retention_ms < 0)
+		out->retention_ms = -1;
+}
+
+static void
+topic_entry(const struct ch_config *cfg, const ch_topic_kv *kv, size_t n, size_t t,
+	    ch_config_entry *e)
+{
+	const tdef *d = &tdefs[t];
+	const ch_topic_kv *o = kv_find(kv, n, d->name);
+	e->name = d->name;
+	e->doc = d->doc;
+	e->type = kafka_type(d->v.type);
+	e->read_only = false;
+	e->sensitive = false;
+	if (o) {
+		e->value = o->value;
+		e->source = CH_CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG;
+	} else {
+		e->value = cfg->st_->tval[t];
+		e->source = cfg->st_->tsrc[t];
+	}
+	e->is_default = e->source == CH_CONFIG_SOURCE_DEFAULT_CONFIG;
+}
+
+bool
+ch_topic_config_next(const struct ch_config *cfg, const ch_topic_kv *kv, size_t n,
+		     size_t *it, ch_config_entry *e)
+{
+	if (*it >= NTDEFS)
+		return false;
+	topic_entry(cfg, kv, n, (*it)++, e);
+	return true;
+}
+
+int
+ch_topic_config_describe(const struct ch_config *cfg, const ch_topic_kv *kv, size_t n,
+			 const char *name, ch_config_entry *e)
+{
+	int t = tdef_index(name);
+	if (t < 0)
+		return CH_ERR;
+	topic_entry(cfg, kv, n, (size_t)t, e);
+	return CH_OK;
+}

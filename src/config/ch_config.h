@@ -1,0 +1,296 @@
+/*
+ * ch_config: cohortd's configuration, with Apache Kafka's key names and
+ * defaults, and the topic-level configs of CreateTopics/DescribeConfigs.
+ *
+ * Sources, applied in order (later wins):
+ *   1. built-in defaults (Kafka's, except where marked "cohort:" below)
+ *   2. a server.properties-style file (cohortd -c FILE)
+ *   3. --set key=value overrides
+ *
+ * File syntax is the java.util.Properties subset Kafka users write: '#' or '!'
+ * comment lines, "key=value", "key: value" or "key value", whitespace
+ * trimmed, a trailing backslash continues the line, \t \n \r \f \uXXXX and
+ * \<char> escapes. A key repeated later wins.
+ *
+ * Use:
+ *   struct ch_config cfg;
+ *   if (ch_config_load(&cfg, path, sets, nsets, err, sizeof(err)) != CH_OK)
+ *           { fprintf(stderr, "cohortd: %s\n", err); exit(1); }
+ *   ... cfg.num_partitions, cfg.log_dir, cfg.listener.port ...
+ *   ch_config_free(&cfg);
+ * or the pieces: ch_config_init, ch_config_load_file / ch_config_set*,
+ * then ch_config_finish (which must run before the typed fields are read).
+ *
+ * Every function returns CH_OK or CH_ERR with a message in err naming the key,
+ * e.g. "unknown configuration key 'foo' (server.properties:3)" or
+ * "invalid value 'abc' for num.partitions: expected an integer >= 1
+ * (--set)". Nothing here exits the process or logs.
+ *
+ * Synonyms, resolved by ch_config_finish as Kafka does:
+ *   node_id        node.id, or broker.id (both set and different: error)
+ *   log_dir        log.dirs, else log.dir, else log.dirs' default ./data;
+ *                  cohort supports exactly one directory
+ *   log_retention_ms  log.retention.ms > log.retention.minutes > .hours
+ *                  (any negative value means unlimited and becomes -1)
+ *   log_roll_ms    log.roll.ms > log.roll.hours
+ *   log_roll_jitter_ms  log.roll.jitter.ms > log.roll.jitter.hours
+ *   log_flush_interval_ms  log.flush.interval.ms, unset = INT64_MAX
+ *   advertised     advertised.listeners, else listeners
+ *
+ * Listeners: "PLAINTEXT://host:port". Only PLAINTEXT is supported (Kafka
+ * requires distinct listener names, so there is exactly one). host may be
+ * empty (all interfaces), a name, an IPv4 address or [IPv6]; port 0 asks for
+ * an ephemeral port. An empty advertised host means "this machine's name" and
+ * advertised port 0 means "the bound port": net/ fills those in. As in Kafka,
+ * advertised listeners may not use 0.0.0.0 / [::].
+ *
+ * Not thread-safe; after ch_config_finish the struct is read-only and may be
+ * shared by readers.
+ */
+#ifndef CH_CONFIG_H
+#define CH_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/ch_common.h"
+#include "common/ch_log.h"
+
+/* DescribeConfigs ConfigSource (Kafka's DescribeConfigsResponse, v1+). */
+#define CH_CONFIG_SOURCE_UNKNOWN 0
+#define CH_CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG 1
+#define CH_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG 2
+#define CH_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG 3
+#define CH_CONFIG_SOURCE_STATIC_BROKER_CONFIG 4
+#define CH_CONFIG_SOURCE_DEFAULT_CONFIG 5
+
+/* DescribeConfigs ConfigType (v3+). */
+#define CH_CONFIG_TYPE_UNKNOWN 0
+#define CH_CONFIG_TYPE_BOOLEAN 1
+#define CH_CONFIG_TYPE_STRING 2
+#define CH_CONFIG_TYPE_INT 3
+#define CH_CONFIG_TYPE_SHORT 4
+#define CH_CONFIG_TYPE_LONG 5
+#define CH_CONFIG_TYPE_DOUBLE 6
+#define CH_CONFIG_TYPE_LIST 7
+#define CH_CONFIG_TYPE_CLASS 8
+#define CH_CONFIG_TYPE_PASSWORD 9
+
+/* cleanup.policy bits. */
+#define CH_CLEANUP_DELETE 0x1
+#define CH_CLEANUP_COMPACT 0x2
+
+/* compression.type: values are Kafka's record-batch codec ids; PRODUCER keeps
+ * whatever codec the producer used. */
+typedef enum ch_compression {
+	CH_COMPRESSION_PRODUCER = -1,
+	CH_COMPRESSION_NONE = 0, /* "uncompressed" */
+	CH_COMPRESSION_GZIP = 1,
+	CH_COMPRESSION_SNAPPY = 2,
+	CH_COMPRESSION_LZ4 = 3,
+	CH_COMPRESSION_ZSTD = 4,
+} ch_compression;
+
+/* message.timestamp.type; values match the record-batch attribute bit. */
+typedef enum ch_timestamp_type {
+	CH_TIMESTAMP_CREATE_TIME = 0,
+	CH_TIMESTAMP_LOG_APPEND_TIME = 1,
+} ch_timestamp_type;
+
+#define CH_LISTENER_HOST_MAX 255
+
+typedef struct ch_listener {
+	char name[16];                      /* "PLAINTEXT" */
+	char host[CH_LISTENER_HOST_MAX + 1]; /* "" = any / this host; no brackets */
+	uint16_t port;                      /* 0 = ephemeral / the bound port */
+} ch_listener;
+
+/* One explicit topic config (CreateTopics, the registry). Owned strings. */
+typedef struct ch_topic_kv {
+	char *key;
+	char *value;
+} ch_topic_kv;
+
+struct ch_config_state;
+
+/* Typed, resolved values. Field names follow the key with '.' -> '_'. */
+struct ch_config {
+	/* broker */
+	int32_t node_id;          /* node.id / broker.id */
+	char *broker_rack;        /* broker.rack; NULL if unset */
+	ch_listener listener;     /* listeners */
+	ch_listener advertised;   /* advertised.listeners, else listeners */
+	char *log_dir;            /* log.dirs / log.dir: the data directory */
+	ch_log_level log_level;   /* log.level (cohort) */
+
+	/* network */
+	int32_t socket_request_max_bytes;
+	int32_t socket_send_buffer_bytes;    /* -1: OS default */
+	int32_t socket_receive_buffer_bytes; /* -1: OS default */
+	int64_t connections_max_idle_ms;
+	int32_t max_connections;
+	int32_t num_network_threads;         /* accepted; cohort: one loop */
+	int32_t num_io_threads;              /* accepted; cohort: one loop */
+	int32_t fetch_max_bytes;
+
+	/* topics */
+	int32_t num_partitions;
+	int32_t default_replication_factor;
+	int32_t min_insync_replicas;
+	bool auto_create_topics_enable;
+	bool delete_topic_enable;
+	int32_t message_max_bytes;
+	ch_compression compression_type;
+
+	/* log */
+	int32_t log_segment_bytes;
+	int64_t log_roll_ms;
+	int64_t log_roll_jitter_ms;
+	int64_t log_retention_ms;            /* -1: unlimited */
+	int64_t log_retention_bytes;         /* -1: unlimited */
+	int64_t log_retention_check_interval_ms;
+	int64_t log_segment_delete_delay_ms;
+	int64_t log_flush_interval_messages;
+	int64_t log_flush_interval_ms;
+	int32_t log_index_size_max_bytes;
+	int32_t log_index_interval_bytes;
+	bool log_preallocate;
+	unsigned log_cleanup_policy;         /* CH_CLEANUP_* bits */
+	bool log_cleaner_enable;
+	int32_t log_cleaner_threads;
+	int64_t log_cleaner_backoff_ms;
+	int64_t log_cleaner_dedupe_buffer_size;
+	double log_cleaner_min_cleanable_ratio;
+	int64_t log_cleaner_min_compaction_lag_ms;
+	int64_t log_cleaner_max_compaction_lag_ms;
+	int64_t log_cleaner_delete_retention_ms;
+	ch_timestamp_type log_message_timestamp_type;
+	int32_t num_recovery_threads_per_data_dir;
+
+	/* group coordinator and __consumer_offsets */
+	int32_t offsets_topic_num_partitions;
+	int16_t offsets_topic_replication_factor;
+	int32_t offsets_topic_segment_bytes;
+	int32_t offsets_load_buffer_size;
+	int32_t offsets_retention_minutes;
+	int64_t offsets_retention_check_interval_ms;
+	int32_t offset_metadata_max_bytes;
+	int32_t offsets_commit_timeout_ms;
+	int32_t group_min_session_timeout_ms;
+	int32_t group_max_session_timeout_ms;
+	int32_t group_initial_rebalance_delay_ms;
+	int32_t group_max_size;
+
+	struct ch_config_state *st_; /* private: per-key strings and sources */
+};
+
+/* Lifecycle. init sets every default (and runs finish); free releases. */
+void ch_config_init(struct ch_config *cfg);
+void ch_config_free(struct ch_config *cfg);
+
+/* init + optional file (NULL: none) + "key=value" overrides + finish. cfg
+ * must not be initialised yet. On error cfg is still initialised and must be
+ * freed. */
+int ch_config_load(struct ch_config *cfg, const char *path,
+		   const char *const *sets, size_t nsets, char *err, size_t errlen);
+
+/* Reads a properties file. A missing or unreadable file is an error. */
+int ch_config_load_file(struct ch_config *cfg, const char *path, char *err,
+			size_t errlen);
+
+/* Sets one key after validating its value. origin names the source for
+ * messages ("server.properties:12", "--set"); may be NULL. */
+int ch_config_set(struct ch_config *cfg, const char *key, const char *value,
+		  const char *origin, char *err, size_t errlen);
+
+/* One --set argument: "key=value" (split at the first '='). */
+int ch_config_set_arg(struct ch_config *cfg, const char *arg, char *err,
+		      size_t errlen);
+
+/* Parses every value into the typed fields, resolves synonyms and checks
+ * cross-key rules (listeners). Call after the last set. */
+int ch_config_finish(struct ch_config *cfg, char *err, size_t errlen);
+
+/*
+ * DescribeConfigs. An entry's strings stay valid while cfg (and, for topic
+ * entries, the override list) is alive and unchanged.
+ */
+typedef struct ch_config_entry {
+	const char *name;
+	const char *value; /* NULL: an unset optional config */
+	const char *doc;
+	int8_t source;     /* CH_CONFIG_SOURCE_* */
+	int8_t type;       /* CH_CONFIG_TYPE_* */
+	bool is_default;   /* source == DEFAULT_CONFIG (v0's IsDefault) */
+	bool read_only;    /* broker configs: all static, true; topics: false */
+	bool sensitive;    /* always false: cohort has no secrets */
+} ch_config_entry;
+
+/* Iterates all broker configs in table order. Start with *it = 0; returns
+ * false at the end. */
+bool ch_config_next(const struct ch_config *cfg, size_t *it, ch_config_entry *e);
+/* One broker config by name; CH_ERR if there is no such key. */
+int ch_config_describe(const struct ch_config *cfg, const char *name,
+		       ch_config_entry *e);
+size_t ch_config_count(void);
+
+/*
+ * Topic-level configs. Defaults come from the broker config (retention.ms
+ * from log.retention.*, segment.bytes from log.segment.bytes, ...).
+ */
+typedef struct ch_topic_config {
+	unsigned cleanup_policy;            /* CH_CLEANUP_* bits */
+	ch_compression compression_type;
+	int64_t delete_retention_ms;
+	int64_t file_delete_delay_ms;
+	int64_t flush_messages;
+	int64_t flush_ms;
+	int32_t index_interval_bytes;
+	int64_t max_compaction_lag_ms;
+	int32_t max_message_bytes;
+	ch_timestamp_type message_timestamp_type;
+	double min_cleanable_dirty_ratio;
+	int64_t min_compaction_lag_ms;
+	int32_t min_insync_replicas;
+	bool preallocate;
+	int64_t retention_bytes;            /* -1: unlimited */
+	int64_t retention_ms;               /* -1: unlimited */
+	int32_t segment_bytes;
+	int32_t segment_index_bytes;
+	int64_t segment_jitter_ms;
+	int64_t segment_ms;
+} ch_topic_config;
+
+bool ch_topic_config_is_known(const char *name);
+
+/* Validates one topic config. Unknown key or bad value (NULL counts as bad):
+ * CH_ERR and a message for CreateTopics' INVALID_CONFIG. */
+int ch_topic_config_validate(const char *name, const char *value, char *err,
+			     size_t errlen);
+
+/* Validates a whole override set: each pair, no duplicate keys, and cross-key
+ * rules (min.compaction.lag.ms <= max.compaction.lag.ms). */
+int ch_topic_configs_validate(const ch_topic_kv *kv, size_t n, char *err,
+			      size_t errlen);
+
+/* Effective topic config: broker-derived defaults, then the overrides (which
+ * were validated when stored; an invalid one is ignored). */
+void ch_topic_config_resolve(const struct ch_config *cfg, const ch_topic_kv *kv,
+			     size_t n, ch_topic_config *out);
+
+/* DescribeConfigs of a topic with the given overrides: overrides report
+ * DYNAMIC_TOPIC_CONFIG; the rest report the broker-derived value as
+ * STATIC_BROKER_CONFIG if a broker synonym was set explicitly, else
+ * DEFAULT_CONFIG. */
+bool ch_topic_config_next(const struct ch_config *cfg, const ch_topic_kv *kv,
+			  size_t n, size_t *it, ch_config_entry *e);
+int ch_topic_config_describe(const struct ch_config *cfg, const ch_topic_kv *kv,
+			     size_t n, const char *name, ch_config_entry *e);
+size_t ch_topic_config_count(void);
+
+/* Parses one "NAME://host:port" listener; used by finish, exposed for the
+ * CLI and tests. */
+int ch_listener_parse(const char *s, ch_listener *out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,456 @@
+/*
+ * test_config.c: broker config (file, --set, synonyms, listeners, errors,
+ * DescribeConfigs) and topic configs (validation, defaults, describe).
+ */
+#include "common/ch_test.h"
+#include "config/ch_config.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+static char tmpdir[256];
+
+static void
+cleanup(void)
+{
+	if (!tmpdir[0])
+		return;
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cleanup failed: %s\n", tmpdir);
+}
+
+static const char *
+write_file(const char *name, const char *text)
+{
+	static char path[512];
+	if (!tmpdir[0]) {
+		const char *base = getenv("TMPDIR");
+		snprintf(tmpdir, sizeof(tmpdir), "%s/ch_config_XXXXXX", base ? base : "/tmp");
+		if (!mkdtemp(tmpdir))
+			abort();
+		atexit(cleanup);
+	}
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	FILE *f = fopen(path, "wb");
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static const char *
+desc(const struct ch_config *cfg, const char *name, ch_config_entry *e)
+{
+	if (ch_config_describe(cfg, name, e) != CH_OK)
+		return "(no such key)";
+	return e->value ? e->value : "(null)";
+}
+
+static void
+t_defaults(void)
+{
+	struct ch_config c;
+	ch_config_init(&c);
+	CH_CHECK_EQ_INT(c.node_id, 1);
+	CH_CHECK_EQ_STR(c.listener.name, "PLAINTEXT");
+	CH_CHECK_EQ_STR(c.listener.host, "127.0.0.1");
+	CH_CHECK_EQ_INT(c.listener.port, 9092);
+	CH_CHECK_EQ_STR(c.advertised.host, "127.0.0.1");
+	CH_CHECK_EQ_STR(c.log_dir, "./data");
+	CH_CHECK(c.broker_rack == NULL);
+	CH_CHECK_EQ_INT(c.log_level, CH_LOG_INFO);
+	CH_CHECK_EQ_INT(c.num_partitions, 1);
+	CH_CHECK_EQ_INT(c.default_replication_factor, 1);
+	CH_CHECK(c.auto_create_topics_enable);
+	CH_CHECK(c.delete_topic_enable);
+	CH_CHECK_EQ_INT(c.socket_request_max_bytes, 104857600);
+	CH_CHECK_EQ_INT(c.connections_max_idle_ms, 600000);
+	CH_CHECK_EQ_INT(c.message_max_bytes, 1048588);
+	CH_CHECK_EQ_INT(c.log_segment_bytes, 1073741824);
+	CH_CHECK_EQ_INT(c.log_roll_ms, 168LL * 3600000);
+	CH_CHECK_EQ_INT(c.log_roll_jitter_ms, 0);
+	CH_CHECK_EQ_INT(c.log_retention_ms, 604800000);
+	CH_CHECK_EQ_INT(c.log_retention_bytes, -1);
+	CH_CHECK_EQ_INT(c.log_retention_check_interval_ms, 300000);
+	CH_CHECK(c.log_flush_interval_messages == INT64_MAX);
+	CH_CHECK(c.log_flush_interval_ms == INT64_MAX);
+	CH_CHECK_EQ_INT(c.log_cleanup_policy, CH_CLEANUP_DELETE);
+	CH_CHECK_EQ_INT(c.log_cleaner_delete_retention_ms, 86400000);
+	CH_CHECK(c.log_cleaner_min_cleanable_ratio == 0.5);
+	CH_CHECK_EQ_INT(c.log_message_timestamp_type, CH_TIMESTAMP_CREATE_TIME);
+	CH_CHECK_EQ_INT(c.compression_type, CH_COMPRESSION_PRODUCER);
+	CH_CHECK_EQ_INT(c.offsets_topic_num_partitions, 50);
+	CH_CHECK_EQ_INT(c.offsets_topic_replication_factor, 1);
+	CH_CHECK_EQ_INT(c.offsets_retention_minutes, 10080);
+	CH_CHECK_EQ_INT(c.offsets_retention_check_interval_ms, 600000);
+	CH_CHECK_EQ_INT(c.offset_metadata_max_bytes, 4096);
+	CH_CHECK_EQ_INT(c.offsets_commit_timeout_ms, 5000);
+	CH_CHECK_EQ_INT(c.group_min_session_timeout_ms, 6000);
+	CH_CHECK_EQ_INT(c.group_max_session_timeout_ms, 1800000);
+	CH_CHECK_EQ_INT(c.group_initial_rebalance_delay_ms, 3000);
+	CH_CHECK_EQ_INT(c.group_max_size, 2147483647);
+	ch_config_free(&c);
+}
+
+static void
+t_file_syntax(void)
+{
+	const char *path = write_file("syntax.properties",
+		"# a comment\n"
+		"   ! another comment \\\n"
+		"num.partitions=3\n"
+		"\n"
+		"  default.replication.factor : 1  \r\n"
+		"log.retention.bytes\t 12345\n"
+		"auto.create.topics.enable = FALSE\n"
+		"log.cleanup.policy = delete, \\\n"
+		"       compact\n"
+		"broker.rack = rack\\u0041\\ 1\n"
+		"log.dirs=/var/lib/cohort\n"
+		"num.partitions=4\n"
+		"message.max.bytes");
+	struct ch_config c;
+	char err[512] = "";
+	ch_config_init(&c);
+	/* message.max.bytes with no value is an empty value: an error at line 13 */
+	CH_CHECK(ch_config_load_file(&c, path, err, sizeof(err)) == CH_ERR);
+	char want[600];
+	snprintf(want, sizeof(want),
+		 "invalid value '' for message.max.bytes: expected an integer >= 0 (%s:13)", path);
+	CH_CHECK_EQ_STR(err, want);
+	CH_CHECK(ch_config_finish(&c, err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_INT(c.num_partitions, 4);
+	CH_CHECK_EQ_INT(c.log_retention_bytes, 12345);
+	CH_CHECK(!c.auto_create_topics_enable);
+	CH_CHECK_EQ_INT(c.log_cleanup_policy, CH_CLEANUP_DELETE | CH_CLEANUP_COMPACT);
+	CH_CHECK_EQ_STR(c.broker_rack, "rackA 1");
+	CH_CHECK_EQ_STR(c.log_dir, "/var/lib/cohort");
+	ch_config_entry e;
+	CH_CHECK_EQ_STR(desc(&c, "log.cleanup.policy", &e), "delete,compact");
+	CH_CHECK_EQ_INT(e.type, CH_CONFIG_TYPE_LIST);
+	CH_CHECK_EQ_STR(desc(&c, "auto.create.topics.enable", &e), "false");
+	CH_CHECK_EQ_INT(e.source, CH_CONFIG_SOURCE_STATIC_BROKER_CONFIG);
+	CH_CHECK(!e.is_default);
+	ch_config_free(&c);
+}
+
+static void
+t_errors(void)
+{
+	struct ch_config c;
+	char err[512] = "", want[600];
+	const char *path = write_file("unknown.properties", "num.partitions=2\n\nfoo=bar\n");
+	CH_CHECK(ch_config_load(&c, path, NULL, 0, err, sizeof(err)) == CH_ERR);
+	snprintf(want, sizeof(want), "unknown configuration key 'foo' (%s:3)", path);
+	CH_CHECK_EQ_STR(err, want);
+	ch_config_free(&c);
+
+	/* continuation lines count toward the next key's line number */
+	path = write_file("cont.properties", "listeners=PLAINTEXT://\\\n  :9092\nbar=1\n");
+	CH_CHECK(ch_config_load(&c, path, NULL, 0, err, sizeof(err)) == CH_ERR);
+	snprintf(want, sizeof(want), "unknown configuration key 'bar' (%s:3)", path);
+	CH_CHECK_EQ_STR(err, want);
+	CH_CHECK_EQ_STR(c.listener.host, "127.0.0.1"); /* finish did not run */
+	ch_config_free(&c);
+
+	ch_config_init(&c);
+	CH_CHECK(ch_config_set(&c, "num.partitions", "abc", NULL, err, sizeof(err)) == CH_ERR);
+	CH_CHECK_EQ_STR(err, "invalid value 'abc' for num.partitions: expected an integer >= 1");
+	CH_CHECK(ch_config_set(&c, "num.partitions", "0", NULL, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_config_set(&c, "num.partitions", "99999999999", NULL, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_config_set(&c, "num.partitions", "1.5", NULL, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_config_set_arg(&c, "delete.topic.enable=yes", err, sizeof(err)) == CH_ERR);
+	CH_CHECK_EQ_STR(err, "invalid value 'yes' for delete.topic.enable: expected true or false (--set)");
+	CH_CHECK(ch_config_set_arg(&c, "compression.type=LZ4", err, sizeof(err)) == CH_ERR);
+	CH_CHECK_EQ_STR(err, "invalid value 'LZ4' for compression.type: expected one of: "
+			"uncompressed, zstd, lz4, snappy, gzip, producer (--set)");
+	CH_CHECK(ch_config_set_arg(&c, "log.cleanup.policy=delete,shred", err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_config_set_arg(&c, "log.cleaner.min.cleanable.ratio=1.5", err, sizeof(err)) == CH_ERR);
+	CH_CHECK_EQ_STR(err, "invalid value '1.5' for log.cleaner.min.cleanable.ratio: "
+			"expected a number between 0 and 1 (--set)");
+	CH_CHECK(ch_config_set_arg(&c, "log.dirs=/a,/b", err, sizeof(err)) == CH_ERR);
+	CH_CHECK_EQ_STR(err, "invalid value '/a,/b' for log.dirs: cohort supports exactly one log directory (--set)");
+	CH_CHECK(ch_config_set_arg(&c, "num.partitions", err, sizeof(err)) == CH_ERR);
+	CH_CHECK_EQ_STR(err, "--set expects key=value, got 'num.partitions'");
+	CH_CHECK(ch_config_set_arg(&c, "retention.ms=5", err, sizeof(err)) == CH_ERR);
+	CH_CHECK(strstr(err, "unknown configuration key 'retention.ms' (--set)") == err);
+	CH_CHECK(strstr(err, "log.retention.ms") != NULL);
+	CH_CHECK(ch_config_set_arg(&c, "log.level=DEBUG", err, sizeof(err)) == CH_OK);
+	CH_CHECK(ch_config_set_arg(&c, "log.level=loud", err, sizeof(err)) == CH_ERR);
+	/* failed sets leave the old values */
+	CH_CHECK(ch_config_finish(&c, err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_INT(c.num_partitions, 1);
+	CH_CHECK_EQ_INT(c.log_level, CH_LOG_DEBUG);
+	ch_config_free(&c);
+
+	snprintf(want, sizeof(want), "%s/does-not-exist.properties", tmpdir);
+	CH_CHECK(ch_config_load(&c, want, NULL, 0, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(strstr(err, "cannot open config file") == err);
+	CH_CHECK(strstr(err, "does-not-exist.properties") != NULL);
+	ch_config_free(&c);
+}
+
+static void
+t_set_overrides_file(void)
+{
+	const char *path = write_file("ov.properties", "num.partitions=3\nnode.id=7\n");
+	const char *sets[] = {"num.partitions=5", " log.level = trace "};
+	struct ch_config c;
+	char err[512];
+	CH_CHECK(ch_config_load(&c, path, sets, 2, err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_INT(c.num_partitions, 5);
+	CH_CHECK_EQ_INT(c.node_id, 7);
+	CH_CHECK_EQ_INT(c.log_level, CH_LOG_TRACE);
+	ch_config_entry e;
+	CH_CHECK_EQ_STR(desc(&c, "num.partitions", &e), "5");
+	CH_CHECK_EQ_INT(e.source, CH_CONFIG_SOURCE_STATIC_BROKER_CONFIG);
+	ch_config_free(&c);
+}
+
+static void
+t_synonyms(void)
+{
+	struct ch_config c;
+	char err[512];
+	const char *s1[] = {"broker.id=4"};
+	CH_CHECK(ch_config_load(&c, NULL, s1, 1, err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_INT(c.node_id, 4);
+	ch_config_free(&c);
+	const char *s2[] = {"broker.id=4", "node.id=5"};
+	CH_CHECK(ch_config_load(&c, NULL, s2, 2, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(strstr(err, "broker.id") && strstr(err, "node.id"));
+	ch_config_free(&c);
+
+	const char *s3[] = {"log.dir=/x"};
+	CH_CHECK(ch_config_load(&c, NULL, s3, 1, err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_STR(c.log_dir, "/x");
+	ch_config_free(&c);
+	const char *s4[] = {"log.dir=/x", "log.dirs=/y"};
+	CH_CHECK(ch_config_load(&c, NULL, s4, 2, err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_STR(c.log_dir, "/y");
+	ch_config_free(&c);
+
+	const char *s5[] = {"log.retention.hours=1", "log.retention.minutes=2"};
+	CH_CHECK(ch_config_load(&c, NULL, s5, 2, err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_INT(c.log_retention_ms, 120000);
+	ch_config_free(&c);
+	const char *s6[] = {"log.retention.ms=5", "log.retention.minutes=2"};
+	CH_CHECK(ch_config_load(&c, NULL, s6, 2, err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_INT(c.log_retention_ms, 5);
+	ch_config_free(&c);
+	const char *s7[] = {"log.retention.hours=-1", "log.roll.hours=2",
+			    "log.flush.interval.ms=1000", "log.roll.jitter.hours=1"};
+	CH_CHECK(ch_config_load(&c, NULL, s7, 4, err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_INT(c.log_retention_ms, -1);
+	CH_CHECK_EQ_INT(c.log_roll_ms, 7200000);
+	CH_CHECK_EQ_INT(c.log_roll_jitter_ms, 3600000);
+	CH_CHECK_EQ_INT(c.log_flush_interval_ms, 1000);
+	ch_config_free(&c);
+	const char *s8[] = {"log.roll.ms=10", "log.roll.hours=2"};
+	CH_CHECK(ch_config_load(&c, NULL, s8, 2, err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_INT(c.log_roll_ms, 10);
+	ch_config_free(&c);
+}
+
+static void
+t_listeners(void)
+{
+	ch_listener l;
+	char err[512];
+	CH_CHECK(ch_listener_parse("PLAINTEXT://:9093", &l, err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_STR(l.host, "");
+	CH_CHECK_EQ_INT(l.port, 9093);
+	CH_CHECK(ch_listener_parse("plaintext://[::1]:0", &l, err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_STR(l.name, "PLAINTEXT");
+	CH_CHECK_EQ_STR(l.host, "::1");
+	CH_CHECK_EQ_INT(l.port, 0);
+	CH_CHECK(ch_listener_parse("PLAINTEXT://[fe80::1%eth0]:9092", &l, err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_STR(l.host, "fe80::1%eth0");
+	CH_CHECK(ch_listener_parse("PLAINTEXT://my-host.example.com:19092", &l, err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_STR(l.host, "my-host.example.com");
+	CH_CHECK(ch_listener_parse("SSL://:9093", &l, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(strstr(err, "only PLAINTEXT listeners are supported") != NULL);
+	CH_CHECK(ch_listener_parse("CLIENT://:9093", &l, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_listener_parse("PLAINTEXT://host", &l, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_listener_parse("PLAINTEXT://host:65536", &l, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_listener_parse("PLAINTEXT://host:-1", &l, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_listener_parse("PLAINTEXT://host:x1", &l, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_listener_parse("PLAINTEXT://::1:9092", &l, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_listener_parse("PLAINTEXT://[::1:9092", &l, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_listener_parse("127.0.0.1:9092", &l, err, sizeof(err)) == CH_ERR);
+
+	struct ch_config c;
+	const char *s1[] = {"listeners=PLAINTEXT://0.0.0.0:9092"};
+	CH_CHECK(ch_config_load(&c, NULL, s1, 1, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(strstr(err, "nonroutable meta-address 0.0.0.0") != NULL);
+	ch_config_free(&c);
+	const char *s2[] = {"listeners=PLAINTEXT://0.0.0.0:9092",
+			    "advertised.listeners=PLAINTEXT://broker1:19092"};
+	CH_CHECK(ch_config_load(&c, NULL, s2, 2, err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_STR(c.listener.host, "0.0.0.0");
+	CH_CHECK_EQ_STR(c.advertised.host, "broker1");
+	CH_CHECK_EQ_INT(c.advertised.port, 19092);
+	ch_config_free(&c);
+	const char *s3[] = {"listeners=PLAINTEXT://:1,PLAINTEXT://:2"};
+	CH_CHECK(ch_config_load(&c, NULL, s3, 1, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(strstr(err, "invalid value 'PLAINTEXT://:1,PLAINTEXT://:2' for listeners") == err);
+	ch_config_free(&c);
+	const char *s4[] = {"listeners=SSL://:9093"};
+	CH_CHECK(ch_config_load(&c, NULL, s4, 1, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(strstr(err, "for listeners") && strstr(err, "only PLAINTEXT"));
+	ch_config_free(&c);
+	const char *s5[] = {"listeners="};
+	CH_CHECK(ch_config_load(&c, NULL, s5, 1, err, sizeof(err)) == CH_ERR);
+	ch_config_free(&c);
+	const char *s6[] = {"listeners= PLAINTEXT://[::]:9092 ", "advertised.listeners=PLAINTEXT://:9092"};
+	CH_CHECK(ch_config_load(&c, NULL, s6, 2, err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_STR(c.listener.host, "::");
+	ch_config_entry e;
+	CH_CHECK_EQ_STR(desc(&c, "listeners", &e), "PLAINTEXT://[::]:9092");
+	ch_config_free(&c);
+}
+
+static void
+t_describe(void)
+{
+	struct ch_config c;
+	char err[512];
+	const char *s[] = {"log.retention.hours=24", "log.cleaner.min.cleanable.ratio=1"};
+	CH_CHECK(ch_config_load(&c, NULL, s, 2, err, sizeof(err)) == CH_OK);
+	ch_config_entry e;
+	size_t it = 0, n = 0;
+	bool seen_node = false;
+	while (ch_config_next(&c, &it, &e)) {
+		n++;
+		CH_CHECK(e.name && e.doc && e.doc[0]);
+		CH_CHECK(e.read_only);
+		CH_CHECK(!e.sensitive);
+		CH_CHECK(e.type >= CH_CONFIG_TYPE_BOOLEAN && e.type <= CH_CONFIG_TYPE_LIST);
+		CH_CHECK(e.is_default == (e.source == CH_CONFIG_SOURCE_DEFAULT_CONFIG));
+		if (strcmp(e.name, "node.id") == 0) {
+			seen_node = true;
+			CH_CHECK_EQ_STR(e.value, "1");
+			CH_CHECK_EQ_INT(e.type, CH_CONFIG_TYPE_INT);
+		}
+	}
+	CH_CHECK_EQ_INT(n, ch_config_count());
+	CH_CHECK(seen_node);
+	CH_CHECK(ch_config_describe(&c, "nope", &e) == CH_ERR);
+	CH_CHECK(ch_config_describe(&c, "log.retention.ms", &e) == CH_OK);
+	CH_CHECK(e.value == NULL);
+	CH_CHECK_EQ_INT(e.source, CH_CONFIG_SOURCE_DEFAULT_CONFIG);
+	CH_CHECK_EQ_INT(e.type, CH_CONFIG_TYPE_LONG);
+	CH_CHECK_EQ_STR(desc(&c, "log.retention.hours", &e), "24");
+	CH_CHECK_EQ_INT(e.source, CH_CONFIG_SOURCE_STATIC_BROKER_CONFIG);
+	CH_CHECK_EQ_STR(desc(&c, "log.cleaner.min.cleanable.ratio", &e), "1.0");
+	CH_CHECK_EQ_INT(e.type, CH_CONFIG_TYPE_DOUBLE);
+	CH_CHECK_EQ_STR(desc(&c, "offsets.topic.replication.factor", &e), "1");
+	CH_CHECK_EQ_INT(e.type, CH_CONFIG_TYPE_SHORT);
+	CH_CHECK_EQ_STR(desc(&c, "log.flush.interval.messages", &e), "9223372036854775807");
+	CH_CHECK_EQ_STR(desc(&c, "log.message.timestamp.type", &e), "CreateTime");
+	CH_CHECK_EQ_INT(e.type, CH_CONFIG_TYPE_STRING);
+	CH_CHECK_EQ_STR(desc(&c, "delete.topic.enable", &e), "true");
+	CH_CHECK_EQ_INT(e.type, CH_CONFIG_TYPE_BOOLEAN);
+	CH_CHECK_EQ_INT(c.log_retention_ms, 86400000);
+	ch_config_free(&c);
+}
+
+static void
+t_topic_validate(void)
+{
+	char err[512];
+	CH_CHECK(ch_topic_config_validate("retention.ms", "1000", err, sizeof(err)) == CH_OK);
+	CH_CHECK(ch_topic_config_validate("retention.ms", "-1", err, sizeof(err)) == CH_OK);
+	CH_CHECK(ch_topic_config_validate("retention.ms", "-2", err, sizeof(err)) == CH_ERR);
+	CH_CHECK_EQ_STR(err, "invalid value '-2' for retention.ms: expected an integer >= -1");
+	CH_CHECK(ch_topic_config_validate("retention.ms", "abc", err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_topic_config_validate("foo.bar", "1", err, sizeof(err)) == CH_ERR);
+	CH_CHECK_EQ_STR(err, "Unknown topic config name: foo.bar");
+	CH_CHECK(ch_topic_config_validate("cleanup.policy", NULL, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_topic_config_validate("cleanup.policy", "compact,delete", err, sizeof(err)) == CH_OK);
+	CH_CHECK(ch_topic_config_validate("cleanup.policy", "compacted", err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_topic_config_validate("segment.bytes", "13", err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_topic_config_validate("segment.bytes", "2147483648", err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_topic_config_validate("message.timestamp.type", "LogAppendTime", err, sizeof(err)) == CH_OK);
+	CH_CHECK(ch_topic_config_validate("message.timestamp.type", "logappendtime", err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_topic_config_validate("min.cleanable.dirty.ratio", "0.1", err, sizeof(err)) == CH_OK);
+	CH_CHECK(ch_topic_config_validate("preallocate", "maybe", err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_topic_config_validate("log.retention.ms", "1", err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_topic_config_is_known("segment.ms"));
+	CH_CHECK(!ch_topic_config_is_known("segment.hours"));
+
+	ch_topic_kv dup[] = {{"retention.ms", "1"}, {"retention.ms", "2"}};
+	CH_CHECK(ch_topic_configs_validate(dup, 2, err, sizeof(err)) == CH_ERR);
+	ch_topic_kv lag[] = {{"min.compaction.lag.ms", "100"}, {"max.compaction.lag.ms", "10"}};
+	CH_CHECK(ch_topic_configs_validate(lag, 2, err, sizeof(err)) == CH_ERR);
+	ch_topic_kv ok[] = {{"min.compaction.lag.ms", "1"}, {"max.compaction.lag.ms", "10"},
+			    {"cleanup.policy", "compact"}};
+	CH_CHECK(ch_topic_configs_validate(ok, 3, err, sizeof(err)) == CH_OK);
+}
+
+static void
+t_topic_defaults(void)
+{
+	struct ch_config c;
+	char err[512];
+	const char *s[] = {"log.retention.minutes=10", "log.segment.bytes=1048576",
+			   "compression.type=zstd"};
+	CH_CHECK(ch_config_load(&c, NULL, s, 3, err, sizeof(err)) == CH_OK);
+	ch_topic_config tc;
+	ch_topic_config_resolve(&c, NULL, 0, &tc);
+	CH_CHECK_EQ_INT(tc.retention_ms, 600000);
+	CH_CHECK_EQ_INT(tc.segment_bytes, 1048576);
+	CH_CHECK_EQ_INT(tc.max_message_bytes, 1048588);
+	CH_CHECK_EQ_INT(tc.compression_type, CH_COMPRESSION_ZSTD);
+	CH_CHECK_EQ_INT(tc.cleanup_policy, CH_CLEANUP_DELETE);
+	CH_CHECK_EQ_INT(tc.segment_ms, 604800000);
+	CH_CHECK(tc.flush_ms == INT64_MAX);
+	CH_CHECK(tc.min_cleanable_dirty_ratio == 0.5);
+
+	ch_topic_kv ov[] = {{"retention.ms", "5000"}, {"cleanup.policy", "compact"},
+			    {"max.message.bytes", " 100 "}};
+	ch_topic_config_resolve(&c, ov, 3, &tc);
+	CH_CHECK_EQ_INT(tc.retention_ms, 5000);
+	CH_CHECK_EQ_INT(tc.cleanup_policy, CH_CLEANUP_COMPACT);
+	CH_CHECK_EQ_INT(tc.max_message_bytes, 100);
+	CH_CHECK_EQ_INT(tc.segment_bytes, 1048576);
+
+	ch_config_entry e;
+	CH_CHECK(ch_topic_config_describe(&c, ov, 3, "retention.ms", &e) == CH_OK);
+	CH_CHECK_EQ_STR(e.value, "5000");
+	CH_CHECK_EQ_INT(e.source, CH_CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG);
+	CH_CHECK(!e.is_default && !e.read_only);
+	CH_CHECK(ch_topic_config_describe(&c, NULL, 0, "retention.ms", &e) == CH_OK);
+	CH_CHECK_EQ_STR(e.value, "600000");
+	CH_CHECK_EQ_INT(e.source, CH_CONFIG_SOURCE_STATIC_BROKER_CONFIG);
+	CH_CHECK(ch_topic_config_describe(&c, NULL, 0, "segment.ms", &e) == CH_OK);
+	CH_CHECK_EQ_STR(e.value, "604800000");
+	CH_CHECK_EQ_INT(e.source, CH_CONFIG_SOURCE_DEFAULT_CONFIG);
+	CH_CHECK(e.is_default);
+	CH_CHECK(ch_topic_config_describe(&c, NULL, 0, "cleanup.policy", &e) == CH_OK);
+	CH_CHECK_EQ_STR(e.value, "delete");
+	CH_CHECK_EQ_INT(e.type, CH_CONFIG_TYPE_LIST);
+	CH_CHECK(ch_topic_config_describe(&c, NULL, 0, "compression.type", &e) == CH_OK);
+	CH_CHECK_EQ_STR(e.value, "zstd");
+	CH_CHECK_EQ_INT(e.source, CH_CONFIG_SOURCE_STATIC_BROKER_CONFIG);
+	CH_CHECK(ch_topic_config_describe(&c, NULL, 0, "min.cleanable.dirty.ratio", &e) == CH_OK);
+	CH_CHECK_EQ_STR(e.value, "0.5");
+	CH_CHECK(ch_topic_config_describe(&c, NULL, 0, "flush.ms", &e) == CH_OK);
+	CH_CHECK_EQ_STR(e.value, "9223372036854775807");
+	CH_CHECK(ch_topic_config_describe(&c, NULL, 0, "log.retention.ms", &e) == CH_ERR);
+
+	size_t it = 0, n = 0, dyn = 0;
+	while (ch_topic_config_next(&c, ov, 3, &it, &e)) {
+		n++;
+		dyn += e.source == CH_CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG;
+		CH_CHECK(e.value != NULL);
+	}
+	CH_CHECK_EQ_INT(n, ch_topic_config_count());
+	CH_CHECK_EQ_INT(dyn, 3);
+	ch_config_free(&c);
+}
+
+CH_TEST_MAIN(CH_TEST(t_defaults), CH_TEST(t_file_syntax), CH_TEST(t_errors),
+	     CH_TEST(t_set_overrides_file), CH_TEST(t_synonyms), CH_TEST(t_listeners),
+	     CH_TEST(t_describe), CH_TEST(t_topic_validate), CH_TEST(t_topic_defaults))

@@ -1,0 +1,157 @@
+/*
+ * ch_topics: the topic registry. Each topic has a name, a Kafka topic id,
+ * a partition count, its explicit config overrides and an internal flag
+ * (__consumer_offsets, __transaction_state). Lookup by name and by id is
+ * O(1); iteration is in name order (Metadata, ListTopics).
+ *
+ * Operations return Kafka error codes (int16, CH_TOPIC_ERR_* below, the same
+ * values as proto's CH_KERR_*) and fill msg with a human message for the
+ * response's ErrorMessage. Topic names arrive as (pointer, length) because
+ * wire strings are not NUL-terminated.
+ *
+ * Pointers to topics stay valid until that topic is deleted or the registry
+ * closed; indexes for ch_topics_at are invalidated by any change.
+ *
+ * Durability. The registry lives in the data directory (cfg->log_dir) and is
+ * rewritten whole on every change: write cohort-topics.meta.tmp, fsync it,
+ * rename it over cohort-topics.meta, fsync the directory; only then does the
+ * call return success. The write is synchronous (topic admin is rare and
+ * small). If it fails the in-memory change is rolled back and the call
+ * returns KAFKA_STORAGE_ERROR. A leftover .tmp from an interrupted write is
+ * removed at open; the previous registry is intact. At open, a registry file
+ * that is missing although meta.properties exists, truncated or corrupt is a
+ * startup error, never an empty registry.
+ *
+ * File format (text, one record per line, '\n' terminated):
+ *   cohort-topics 1                       magic and version
+ *   topics <count>
+ *   topic <id> <partitions> <internal 0|1> <nconfigs> <name>
+ *   config <key> <value>                  nconfigs lines after their topic
+ *   ...
+ *   end <crc>                             CRC-32C, 8 lowercase hex digits,
+ *                                         of every byte before this line
+ * id is the 22-char URL-safe base64 Kafka UUID. key and value are
+ * %-escaped: bytes outside '!'..'~' and '%' itself become %XX, so a value
+ * has no spaces and may be empty.
+ *
+ * meta.properties (as Kafka's, KRaft version 1) sits next to it:
+ *   version=1  node.id=<n>  cluster.id=<base64 uuid>  directory.id=<uuid>
+ * cluster.id is random on first start and kept after; a node.id that does not
+ * match the configuration is a startup error, as in Kafka.
+ *
+ * DIR/.lock is held with flock() while the registry is open, so two brokers
+ * cannot share a data directory.
+ *
+ * Single-threaded: call from the event-loop thread only.
+ */
+#ifndef CH_TOPICS_H
+#define CH_TOPICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/ch_uuid.h"
+#include "config/ch_config.h"
+
+/* Kafka error codes used here (errors.tsv). */
+#define CH_TOPIC_ERR_NONE 0
+#define CH_TOPIC_ERR_UNKNOWN_TOPIC_OR_PARTITION 3
+#define CH_TOPIC_ERR_INVALID_TOPIC_EXCEPTION 17
+#define CH_TOPIC_ERR_TOPIC_ALREADY_EXISTS 36
+#define CH_TOPIC_ERR_INVALID_PARTITIONS 37
+#define CH_TOPIC_ERR_INVALID_CONFIG 40
+#define CH_TOPIC_ERR_KAFKA_STORAGE_ERROR 56
+#define CH_TOPIC_ERR_TOPIC_DELETION_DISABLED 73
+#define CH_TOPIC_ERR_UNKNOWN_TOPIC_ID 100
+
+#define CH_TOPIC_NAME_MAX 249
+/* cohort's cap per topic (Kafka has none): a CreateTopics asking for 2^31
+ * partitions would otherwise have log/ create that many directories. */
+#define CH_TOPIC_PARTITIONS_MAX 100000
+
+#define CH_CONSUMER_OFFSETS_TOPIC "__consumer_offsets"
+#define CH_TRANSACTION_STATE_TOPIC "__transaction_state"
+
+#define CH_TOPICS_FILE "cohort-topics.meta"
+#define CH_META_PROPERTIES_FILE "meta.properties"
+
+typedef struct ch_topic {
+	char *name;            /* NUL-terminated */
+	size_t name_len;
+	ch_uuid id;
+	int32_t partitions;
+	bool internal;
+	ch_topic_kv *configs;  /* explicit overrides, sorted by key */
+	size_t n_configs;
+
+	/* registry-private */
+	struct ch_topic *next_[3]; /* hash chains: by name, by id, by collision name */
+	uint64_t hash_[3];
+} ch_topic;
+
+struct ch_topics;
+
+/* Opens (creating if needed) the data directory cfg->log_dir: takes the lock,
+ * checks or creates meta.properties, loads the registry. cfg must outlive the
+ * registry. CH_ERR with a message naming the file on any problem. */
+int ch_topics_open(struct ch_topics **out, const struct ch_config *cfg, char *err,
+		   size_t errlen);
+void ch_topics_close(struct ch_topics *reg);
+
+const char *ch_topics_cluster_id(const struct ch_topics *reg); /* base64 */
+const char *ch_topics_dir(const struct ch_topics *reg);
+
+/* Lookup. NULL if absent. */
+const ch_topic *ch_topics_find(const struct ch_topics *reg, const char *name, size_t len);
+const ch_topic *ch_topics_find_id(const struct ch_topics *reg, const ch_uuid *id);
+
+/* Iteration in name order: for (i = 0; i < count; i++) ch_topics_at(reg, i). */
+size_t ch_topics_count(const struct ch_topics *reg);
+const ch_topic *ch_topics_at(const struct ch_topics *reg, size_t i);
+
+/* Kafka's Topic.validate: 1..249 chars of [a-zA-Z0-9._-], not "." or "..".
+ * Returns 0 or INVALID_TOPIC_EXCEPTION. */
+int16_t ch_topic_name_validate(const char *name, size_t len, char *msg, size_t msglen);
+bool ch_topic_name_is_internal(const char *name, size_t len);
+
+/*
+ * Creates a topic with a fresh random id. partitions -1 means num.partitions
+ * (KIP-464). Checks, in Kafka's order: name (INVALID_TOPIC_EXCEPTION), exists
+ * (TOPIC_ALREADY_EXISTS), '.'/'_' collision (INVALID_TOPIC_EXCEPTION),
+ * partitions (INVALID_PARTITIONS), configs (INVALID_CONFIG). With
+ * validate_only nothing changes. *out (may be NULL) gets the new topic.
+ */
+int16_t ch_topics_create(struct ch_topics *reg, const char *name, size_t len,
+			 int32_t partitions, const ch_topic_kv *configs, size_t n_configs,
+			 bool validate_only, const ch_topic **out, char *msg, size_t msglen);
+
+/* Creates __consumer_offsets if absent, with offsets.topic.num.partitions
+ * partitions and Kafka's configs for it (cleanup.policy=compact,
+ * segment.bytes=offsets.topic.segment.bytes, compression.type=producer). */
+int16_t ch_topics_ensure_offsets_topic(struct ch_topics *reg, const ch_topic **out,
+				       char *msg, size_t msglen);
+
+/* Deletes a topic (TOPIC_DELETION_DISABLED if delete.topic.enable=false).
+ * The caller removes the partition logs. */
+int16_t ch_topics_delete(struct ch_topics *reg, const char *name, size_t len, char *msg,
+			 size_t msglen);
+int16_t ch_topics_delete_id(struct ch_topics *reg, const ch_uuid *id, char *msg,
+			    size_t msglen);
+
+/* CreatePartitions: grow to total partitions (increase only). */
+int16_t ch_topics_add_partitions(struct ch_topics *reg, const char *name, size_t len,
+				 int32_t total, bool validate_only, char *msg, size_t msglen);
+
+/* AlterConfigs: replace the topic's overrides with this set (validated as in
+ * create). IncrementalAlterConfigs computes the new set and calls this. */
+int16_t ch_topics_alter_configs(struct ch_topics *reg, const char *name, size_t len,
+				const ch_topic_kv *configs, size_t n_configs,
+				bool validate_only, char *msg, size_t msglen);
+
+/* Checks or creates DIR/meta.properties. On success copies the cluster id
+ * (22 chars + NUL) into cluster_id. */
+int ch_meta_properties_ensure(const char *dir, int32_t node_id, char *cluster_id,
+			      size_t cluster_id_len, char *err, size_t errlen);
+
+#endif
