@@ -1,0 +1,586 @@
+/*
+ * ch_loop.c: epoll backend, timer heap, cross-thread post queue, signalfd.
+ * The contracts are in ch_loop.h.
+ */
+#include "net/ch_loop.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "common/ch_common.h"
+#include "common/ch_log.h"
+
+#define CH_LOOP_MAX_EVENTS 256
+#define CH_LOOP_NSIG 65 /* signal numbers 1..64 */
+
+/* A heap entry carries the sort key so comparisons don't chase pointers. */
+typedef struct ch_heap_ent {
+	int64_t deadline;
+	uint64_t seq; /* arm order: FIFO among equal deadlines */
+	ch_timer *t;
+} ch_heap_ent;
+
+typedef struct ch_post {
+	struct ch_post *next;
+	ch_loop_fn fn;
+	void *ud;
+} ch_post;
+
+struct ch_hook {
+	struct ch_hook *next;
+	ch_hook_fn fn;
+	void *ud;
+	bool dead; /* removed while hooks were running; freed after the pass */
+};
+
+struct ch_loop {
+	int epfd;
+	int64_t now;
+	atomic_bool stop;
+
+	/* the batch being dispatched; ch_io_remove clears entries in it */
+	struct epoll_event events[CH_LOOP_MAX_EVENTS];
+	int nevents;
+	int cur;
+	bool dispatching;
+
+	/* timer heap, 1-based: heap[1] is the earliest */
+	ch_heap_ent *heap;
+	size_t nheap;
+	size_t capheap;
+	uint64_t timer_seq;
+
+	/* ch_loop_post queue and its wake-up eventfd */
+	pthread_mutex_t post_mu;
+	ch_post *post_head;
+	ch_post *post_tail;
+	int efd;
+	ch_io eio;
+
+	/* signals */
+	int sigfd;
+	ch_io sigio;
+	sigset_t sigmask;
+	struct {
+		ch_signal_fn cb;
+		void *ud;
+	} sig[CH_LOOP_NSIG];
+
+	/* before-sleep hooks */
+	ch_hook *hooks;
+	bool in_hooks;
+	bool hooks_dead;
+};
+
+/* ---- fd watchers ------------------------------------------------------- */
+
+static uint32_t
+epoll_mask(unsigned events)
+{
+	uint32_t m = EPOLLRDHUP; /* always: a paused reader must see hang-ups */
+	if (events & CH_IO_READ)
+		m |= EPOLLIN;
+	if (events & CH_IO_WRITE)
+		m |= EPOLLOUT;
+	return m;
+}
+
+void
+ch_io_init(ch_io *io, int fd, ch_io_fn on_read, ch_io_fn on_write, void *ud)
+{
+	memset(io, 0, sizeof(*io));
+	io->fd = fd;
+	io->on_read = on_read;
+	io->on_write = on_write;
+	io->ud = ud;
+}
+
+int
+ch_io_add(ch_loop *loop, ch_io *io, unsigned events)
+{
+	struct epoll_event ev = {.events = epoll_mask(events), .data.ptr = io};
+	if (io->added)
+		return ch_io_modify(loop, io, events);
+	if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, io->fd, &ev) < 0)
+		return CH_ERR;
+	io->added = true;
+	io->events = events & (CH_IO_READ | CH_IO_WRITE);
+	return CH_OK;
+}
+
+int
+ch_io_modify(ch_loop *loop, ch_io *io, unsigned events)
+{
+	events &= CH_IO_READ | CH_IO_WRITE;
+	if (!io->added)
+		return ch_io_add(loop, io, events);
+	if (events == io->events)
+		return CH_OK;
+	struct epoll_event ev = {.events = epoll_mask(events), .data.ptr = io};
+	if (epoll_ctl(loop->epfd, EPOLL_CTL_MOD, io->fd, &ev) < 0)
+		return CH_ERR;
+	io->events = events;
+	return CH_OK;
+}
+
+void
+ch_io_remove(ch_loop *loop, ch_io *io)
+{
+	if (!io->added)
+		return;
+	/* ENOENT/EBADF only mean the fd is already gone; nothing to undo. */
+	(void)epoll_ctl(loop->epfd, EPOLL_CTL_DEL, io->fd, NULL);
+	io->added = false;
+	io->events = 0;
+	/* The owner may free io right after this: forget its queued events,
+	 * including the one being dispatched (the dispatcher re-checks it). */
+	if (loop->dispatching) {
+		for (int i = loop->cur; i < loop->nevents; i++)
+			if (loop->events[i].data.ptr == io)
+				loop->events[i].data.ptr = NULL;
+	}
+}
+
+static void
+dispatch_events(ch_loop *loop)
+{
+	loop->dispatching = true;
+	for (loop->cur = 0; loop->cur < loop->nevents; loop->cur++) {
+		struct epoll_event *ev = &loop->events[loop->cur];
+		ch_io *io = ev->data.ptr;
+		if (!io)
+			continue;
+		uint32_t e = ev->events;
+		unsigned rev = 0;
+		if (e & EPOLLIN)
+			rev |= CH_IO_READ;
+		if (e & EPOLLOUT)
+			rev |= CH_IO_WRITE;
+		if (e & (EPOLLRDHUP | EPOLLHUP))
+			rev |= CH_IO_HUP;
+		if (e & EPOLLERR)
+			rev |= CH_IO_ERR;
+		if (io->on_read && (rev & (CH_IO_READ | CH_IO_HUP | CH_IO_ERR))) {
+			io->on_read(loop, io, rev);
+			if (ev->data.ptr == NULL) /* removed (maybe freed) meanwhile */
+				continue;
+		}
+		if (io->on_write && io->added &&
+		    ((rev & CH_IO_WRITE) ||
+		     ((rev & (CH_IO_HUP | CH_IO_ERR)) && (io->events & CH_IO_WRITE))))
+			io->on_write(loop, io, rev);
+	}
+	loop->dispatching = false;
+	loop->nevents = 0;
+}
+
+/* ---- timers ------------------------------------------------------------ */
+
+static inline bool
+ent_less(const ch_heap_ent *a, const ch_heap_ent *b)
+{
+	return a->deadline < b->deadline || (a->deadline == b->deadline && a->seq < b->seq);
+}
+
+static void
+sift_up(ch_loop *loop, size_t i)
+{
+	ch_heap_ent *h = loop->heap;
+	ch_heap_ent ent = h[i];
+	while (i > 1) {
+		size_t p = i / 2;
+		if (!ent_less(&ent, &h[p]))
+			break;
+		h[i] = h[p];
+		h[i].t->slot = i;
+		i = p;
+	}
+	h[i] = ent;
+	ent.t->slot = i;
+}
+
+static void
+sift_down(ch_loop *loop, size_t i)
+{
+	ch_heap_ent *h = loop->heap;
+	size_t n = loop->nheap;
+	ch_heap_ent ent = h[i];
+	for (;;) {
+		size_t c = 2 * i;
+		if (c > n)
+			break;
+		if (c + 1 <= n && ent_less(&h[c + 1], &h[c]))
+			c++;
+		if (!ent_less(&h[c], &ent))
+			break;
+		h[i] = h[c];
+		h[i].t->slot = i;
+		i = c;
+	}
+	h[i] = ent;
+	ent.t->slot = i;
+}
+
+void
+ch_timer_init(ch_timer *t, ch_timer_fn cb, void *ud)
+{
+	memset(t, 0, sizeof(*t));
+	t->cb = cb;
+	t->ud = ud;
+}
+
+void
+ch_timer_arm(ch_loop *loop, ch_timer *t, int64_t deadline_ms)
+{
+	t->deadline = deadline_ms;
+	if (t->slot) {
+		size_t i = t->slot;
+		loop->heap[i].deadline = deadline_ms;
+		loop->heap[i].seq = ++loop->timer_seq;
+		sift_up(loop, i);
+		sift_down(loop, t->slot);
+		return;
+	}
+	if (loop->nheap + 1 >= loop->capheap) {
+		size_t cap = loop->capheap ? loop->capheap * 2 : 64;
+		loop->heap = ch_xrealloc(loop->heap, cap * sizeof(*loop->heap));
+		loop->capheap = cap;
+	}
+	size_t i = ++loop->nheap;
+	loop->heap[i] = (ch_heap_ent){deadline_ms, ++loop->timer_seq, t};
+	sift_up(loop, i);
+}
+
+void
+ch_timer_cancel(ch_loop *loop, ch_timer *t)
+{
+	size_t i = t->slot;
+	if (!i)
+		return;
+	t->slot = 0;
+	ch_heap_ent last = loop->heap[loop->nheap--];
+	if (i > loop->nheap) /* it was the last entry */
+		return;
+	loop->heap[i] = last;
+	last.t->slot = i;
+	sift_up(loop, i);
+	sift_down(loop, last.t->slot);
+}
+
+size_t
+ch_loop_timer_count(const ch_loop *loop)
+{
+	return loop->nheap;
+}
+
+static void
+run_timers(ch_loop *loop)
+{
+	/* Timers armed from here on get a larger seq and wait for the next
+	 * iteration, so a callback re-arming "now" cannot spin this pass. */
+	uint64_t limit = loop->timer_seq;
+	while (loop->nheap > 0 && loop->heap[1].deadline <= loop->now &&
+	       loop->heap[1].seq <= limit) {
+		ch_timer *t = loop->heap[1].t;
+		ch_timer_cancel(loop, t);
+		t->cb(loop, t, t->ud);
+	}
+}
+
+/* ---- posted callbacks -------------------------------------------------- */
+
+static void
+wake(ch_loop *loop)
+{
+	uint64_t one = 1;
+	/* EAGAIN means the counter is already non-zero: awake anyway. */
+	ssize_t n = write(loop->efd, &one, sizeof(one));
+	(void)n;
+}
+
+static void
+on_eventfd(ch_loop *loop, ch_io *io, unsigned revents)
+{
+	CH_UNUSED(io);
+	CH_UNUSED(revents);
+	uint64_t v;
+	/* Reset the counter before taking the queue: a post racing with us
+	 * then either lands in what we take or writes the eventfd again. */
+	ssize_t n = read(loop->efd, &v, sizeof(v));
+	(void)n;
+	pthread_mutex_lock(&loop->post_mu);
+	ch_post *p = loop->post_head;
+	loop->post_head = loop->post_tail = NULL;
+	pthread_mutex_unlock(&loop->post_mu);
+	while (p) {
+		ch_post *next = p->next;
+		p->fn(loop, p->ud);
+		free(p);
+		p = next;
+	}
+}
+
+void
+ch_loop_post(ch_loop *loop, ch_loop_fn fn, void *ud)
+{
+	ch_post *p = ch_xmalloc(sizeof(*p));
+	p->next = NULL;
+	p->fn = fn;
+	p->ud = ud;
+	pthread_mutex_lock(&loop->post_mu);
+	bool was_empty = loop->post_head == NULL;
+	if (loop->post_tail)
+		loop->post_tail->next = p;
+	else
+		loop->post_head = p;
+	loop->post_tail = p;
+	pthread_mutex_unlock(&loop->post_mu);
+	if (was_empty) /* otherwise a wake-up is already pending */
+		wake(loop);
+}
+
+/* ---- signals ----------------------------------------------------------- */
+
+static void
+on_signalfd(ch_loop *loop, ch_io *io, unsigned revents)
+{
+	CH_UNUSED(io);
+	CH_UNUSED(revents);
+	struct signalfd_siginfo si;
+	while (read(loop->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		int signo = (int)si.ssi_signo;
+		if (signo > 0 && signo < CH_LOOP_NSIG && loop->sig[signo].cb)
+			loop->sig[signo].cb(loop, signo, loop->sig[signo].ud);
+	}
+}
+
+int
+ch_loop_on_signal(ch_loop *loop, int signo, ch_signal_fn cb, void *ud)
+{
+	if (signo <= 0 || signo >= CH_LOOP_NSIG)
+		return CH_ERR;
+	loop->sig[signo].cb = cb;
+	loop->sig[signo].ud = ud;
+	if (!cb || sigismember(&loop->sigmask, signo) == 1)
+		return CH_OK;
+	sigaddset(&loop->sigmask, signo);
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, signo);
+	if (pthread_sigmask(SIG_BLOCK, &one, NULL) != 0)
+		return CH_ERR;
+	int fd = signalfd(loop->sigfd, &loop->sigmask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (fd < 0) {
+		CH_LOGE("net", "signalfd: %s", strerror(errno));
+		return CH_ERR;
+	}
+	if (loop->sigfd < 0) {
+		loop->sigfd = fd;
+		ch_io_init(&loop->sigio, fd, on_signalfd, NULL, NULL);
+		if (ch_io_add(loop, &loop->sigio, CH_IO_READ) != CH_OK) {
+			CH_LOGE("net", "epoll add signalfd: %s", strerror(errno));
+			return CH_ERR;
+		}
+	}
+	return CH_OK;
+}
+
+/* ---- hooks ------------------------------------------------------------- */
+
+ch_hook *
+ch_loop_add_before_sleep(ch_loop *loop, ch_hook_fn fn, void *ud)
+{
+	ch_hook *h = ch_xcalloc(1, sizeof(*h));
+	h->fn = fn;
+	h->ud = ud;
+	ch_hook **pp = &loop->hooks;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = h;
+	return h;
+}
+
+static void
+unlink_hook(ch_loop *loop, ch_hook *h)
+{
+	for (ch_hook **pp = &loop->hooks; *pp; pp = &(*pp)->next) {
+		if (*pp == h) {
+			*pp = h->next;
+			free(h);
+			return;
+		}
+	}
+}
+
+void
+ch_loop_remove_before_sleep(ch_loop *loop, ch_hook *h)
+{
+	if (!h)
+		return;
+	if (loop->in_hooks) { /* the pass holds a pointer to it */
+		h->dead = true;
+		loop->hooks_dead = true;
+		return;
+	}
+	unlink_hook(loop, h);
+}
+
+static bool
+run_hooks(ch_loop *loop)
+{
+	bool more = false;
+	loop->in_hooks = true;
+	for (ch_hook *h = loop->hooks; h; h = h->next)
+		if (!h->dead && h->fn(loop, h->ud))
+			more = true;
+	loop->in_hooks = false;
+	if (loop->hooks_dead) {
+		loop->hooks_dead = false;
+		ch_hook **pp = &loop->hooks;
+		while (*pp) {
+			ch_hook *h = *pp;
+			if (h->dead) {
+				*pp = h->next;
+				free(h);
+			} else {
+				pp = &h->next;
+			}
+		}
+	}
+	return more;
+}
+
+/* ---- the loop ---------------------------------------------------------- */
+
+ch_loop *
+ch_loop_new(void)
+{
+	ch_loop *loop = ch_xcalloc(1, sizeof(*loop));
+	loop->sigfd = -1;
+	loop->efd = -1;
+	sigemptyset(&loop->sigmask);
+	atomic_init(&loop->stop, false);
+	pthread_mutex_init(&loop->post_mu, NULL);
+	loop->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (loop->epfd < 0) {
+		CH_LOGE("net", "epoll_create1: %s", strerror(errno));
+		goto fail;
+	}
+	loop->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (loop->efd < 0) {
+		CH_LOGE("net", "eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	ch_io_init(&loop->eio, loop->efd, on_eventfd, NULL, NULL);
+	if (ch_io_add(loop, &loop->eio, CH_IO_READ) != CH_OK) {
+		CH_LOGE("net", "epoll add eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	loop->now = ch_now_mono_ms();
+	return loop;
+fail:
+	ch_loop_free(loop);
+	return NULL;
+}
+
+void
+ch_loop_free(ch_loop *loop)
+{
+	if (!loop)
+		return;
+	if (loop->efd >= 0)
+		close(loop->efd);
+	if (loop->sigfd >= 0)
+		close(loop->sigfd);
+	if (loop->epfd >= 0)
+		close(loop->epfd);
+	ch_post *p = loop->post_head;
+	while (p) {
+		ch_post *next = p->next;
+		free(p);
+		p = next;
+	}
+	while (loop->hooks) {
+		ch_hook *h = loop->hooks;
+		loop->hooks = h->next;
+		free(h);
+	}
+	/* Timers still armed belong to their owners; just forget them. */
+	for (size_t i = 1; i <= loop->nheap; i++)
+		loop->heap[i].t->slot = 0;
+	free(loop->heap);
+	pthread_mutex_destroy(&loop->post_mu);
+	free(loop);
+}
+
+int64_t
+ch_loop_now(const ch_loop *loop)
+{
+	return loop->now;
+}
+
+int64_t
+ch_loop_update_now(ch_loop *loop)
+{
+	loop->now = ch_now_mono_ms();
+	return loop->now;
+}
+
+void
+ch_loop_stop(ch_loop *loop)
+{
+	atomic_store(&loop->stop, true);
+	wake(loop);
+}
+
+static int
+compute_timeout(ch_loop *loop, bool more, int max_wait_ms)
+{
+	if (more || atomic_load(&loop->stop))
+		return 0;
+	int timeout = -1;
+	if (loop->nheap > 0) {
+		int64_t d = loop->heap[1].deadline - ch_now_mono_ms();
+		timeout = d <= 0 ? 0 : d > INT_MAX ? INT_MAX : (int)d;
+	}
+	if (max_wait_ms >= 0 && (timeout < 0 || timeout > max_wait_ms))
+		timeout = max_wait_ms;
+	return timeout;
+}
+
+void
+ch_loop_run_once(ch_loop *loop, int max_wait_ms)
+{
+	bool more = run_hooks(loop);
+	int timeout = compute_timeout(loop, more, max_wait_ms);
+	int n = epoll_wait(loop->epfd, loop->events, CH_LOOP_MAX_EVENTS, timeout);
+	if (n < 0) {
+		if (errno != EINTR)
+			CH_LOGE("net", "epoll_wait: %s", strerror(errno));
+		n = 0;
+	}
+	loop->now = ch_now_mono_ms();
+	loop->nevents = n;
+	dispatch_events(loop);
+	run_timers(loop);
+}
+
+void
+ch_loop_run(ch_loop *loop)
+{
+	while (!atomic_load(&loop->stop))
+		ch_loop_run_once(loop, -1);
+	(void)run_hooks(loop); /* flush what the last iteration queued */
+	/* Cleared on the way out, not on entry: a stop requested by another
+	 * thread before run started must not be lost. */
+	atomic_store(&loop->stop, false);
+}

@@ -1,0 +1,127 @@
+/*
+ * ch_resp.c: building responses. Contracts in ch_resp.h; layout in
+ * ch_resp_int.h.
+ */
+#include "net/ch_resp_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/ch_common.h"
+
+ch_resp *
+ch_resp_new(void)
+{
+	return ch_xcalloc(1, sizeof(ch_resp));
+}
+
+ch_resp *
+ch_resp_from_buf(ch_buf *b)
+{
+	ch_resp *r = ch_resp_new();
+	ch_resp_add_buf(r, b);
+	return r;
+}
+
+void
+ch_chunk_free(ch_chunk *ck)
+{
+	if (ck->is_file) {
+		if (ck->release)
+			ck->release(ck->ud);
+	} else {
+		ch_buf_free(&ck->mem);
+	}
+	free(ck);
+}
+
+void
+ch_resp_free(ch_resp *r)
+{
+	if (!r)
+		return;
+	ch_chunk *ck = r->head;
+	while (ck) {
+		ch_chunk *next = ck->next;
+		ch_chunk_free(ck);
+		ck = next;
+	}
+	free(r);
+}
+
+static void
+link_chunk(ch_resp *r, ch_chunk *ck)
+{
+	if (r->tail)
+		r->tail->next = ck;
+	else
+		r->head = ck;
+	r->tail = ck;
+	r->total += ck->len;
+}
+
+void
+ch_resp_add_buf(ch_resp *r, ch_buf *b)
+{
+	if (!ch_buf_ok(b))
+		r->bad = true;
+	if (b->len == 0) {
+		ch_buf_free(b);
+		return;
+	}
+	ch_chunk *ck = ch_xcalloc(1, sizeof(*ck));
+	ck->mem = *b;
+	ck->len = b->len;
+	ch_buf_init(b);
+	link_chunk(r, ck);
+}
+
+void
+ch_resp_append(ch_resp *r, const void *p, size_t n)
+{
+	if (n == 0)
+		return;
+	ch_chunk *ck = r->tail;
+	if (!ck || ck->is_file) {
+		ck = ch_xcalloc(1, sizeof(*ck));
+		ch_buf_init(&ck->mem);
+		link_chunk(r, ck);
+	}
+	ch_buf_append(&ck->mem, p, n);
+	if (!ch_buf_ok(&ck->mem)) {
+		r->bad = true;
+		return;
+	}
+	ck->len += n;
+	r->total += n;
+}
+
+void
+ch_resp_add_file(ch_resp *r, int fd, off_t off, size_t len, ch_release_fn release, void *ud)
+{
+	if (len == 0) {
+		if (release)
+			release(ud);
+		return;
+	}
+	ch_chunk *ck = ch_xcalloc(1, sizeof(*ck));
+	ck->is_file = true;
+	ck->fd = fd;
+	ck->off = off;
+	ck->len = len;
+	ck->release = release;
+	ck->ud = ud;
+	link_chunk(r, ck);
+}
+
+size_t
+ch_resp_len(const ch_resp *r)
+{
+	return r->total;
+}
+
+bool
+ch_resp_ok(const ch_resp *r)
+{
+	return !r->bad;
+}

@@ -1,0 +1,61 @@
+/*
+ * ch_resp: one response on its way to a client, as a chain of chunks.
+ *
+ * A chunk is either memory (bytes the response owns) or a file range
+ * (fd, offset, length) that the server sends with sendfile(), so the Fetch
+ * API can ship log segments without copying them through user space. The
+ * server writes the 4-byte size prefix itself: the sum of all chunk lengths
+ * (Kafka frames are at most INT32_MAX bytes; a longer response closes the
+ * connection with an ERROR log, as it cannot be framed).
+ *
+ * Ownership:
+ *   - ch_resp_add_buf() takes the bytes of a ch_buf (the ch_buf is left
+ *     empty and may be reused); ch_resp_append() copies.
+ *   - a file chunk does not own its fd: `release(ud)` is called exactly once,
+ *     when the chunk has been sent or the response is dropped (connection
+ *     gone), so the log can unpin the segment. The file must hold
+ *     `len` bytes at `off` until then; a file that turns out shorter closes
+ *     the connection (the frame size was already promised).
+ *   - ch_conn_respond() takes the whole response; so does ch_resp_free().
+ *
+ * A ch_buf that ran out of memory (ch_buf_ok() false) poisons the response:
+ * the server closes the connection instead of sending a truncated frame.
+ *
+ * Loop thread only, like everything attached to a connection. A response
+ * may be built on a worker thread as long as it is handed over (posted)
+ * before the loop thread submits it.
+ */
+#ifndef CH_RESP_H
+#define CH_RESP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/ch_buf.h"
+
+typedef struct ch_resp ch_resp;
+typedef void (*ch_release_fn)(void *ud);
+
+ch_resp *ch_resp_new(void);
+/* Convenience: a response made of one memory chunk taken from b. */
+ch_resp *ch_resp_from_buf(ch_buf *b);
+/* Free the response and all its chunks (file chunks are released). */
+void ch_resp_free(ch_resp *r);
+
+/* Append b's bytes as a memory chunk, taking ownership (b is left empty). */
+void ch_resp_add_buf(ch_resp *r, ch_buf *b);
+/* Copy n bytes; they extend the last chunk when it is memory. */
+void ch_resp_append(ch_resp *r, const void *p, size_t n);
+/* Append the file range [off, off+len) of fd; release(ud) when done with it
+ * (release may be NULL). A zero-length range is released at once. */
+void ch_resp_add_file(ch_resp *r, int fd, off_t off, size_t len, ch_release_fn release,
+		      void *ud);
+
+/* Total bytes, not counting the 4-byte size prefix. */
+size_t ch_resp_len(const ch_resp *r);
+/* False if a chunk's buffer had run out of memory. */
+bool ch_resp_ok(const ch_resp *r);
+
+#endif

@@ -1,0 +1,41 @@
+/*
+ * ch_resp_int.h: the inside of a ch_resp, shared by ch_resp.c (building) and
+ * ch_server.c (sending). Not for the API layer: use ch_resp.h.
+ *
+ * Once submitted, a response sits in its connection's send queue (`next`)
+ * and the cursor (hdr_sent, cur, cur_off) says how far it has been written.
+ */
+#ifndef CH_RESP_INT_H
+#define CH_RESP_INT_H
+
+#include "net/ch_resp.h"
+
+typedef struct ch_chunk {
+	struct ch_chunk *next;
+	bool is_file;
+	ch_buf mem;            /* memory chunk: owned bytes (mem.len of them) */
+	int fd;                /* file chunk: not owned */
+	off_t off;
+	size_t len;            /* bytes in this chunk (both kinds) */
+	ch_release_fn release; /* file chunk: called once when done */
+	void *ud;
+} ch_chunk;
+
+struct ch_resp {
+	ch_chunk *head;
+	ch_chunk *tail;
+	size_t total;          /* sum of chunk lengths */
+	bool bad;              /* a buffer had hit out-of-memory */
+
+	/* send state, owned by the server after ch_conn_respond */
+	struct ch_resp *next;  /* send queue link */
+	uint8_t hdr[4];        /* big-endian total */
+	uint8_t hdr_sent;      /* 0..4 */
+	ch_chunk *cur;         /* chunk being sent; NULL when all sent */
+	size_t cur_off;        /* bytes of cur already sent */
+};
+
+/* Release and free one chunk. */
+void ch_chunk_free(ch_chunk *ck);
+
+#endif

@@ -1,0 +1,963 @@
+/*
+ * ch_server.c: listener, connections, framing, ordered responses.
+ * Contracts in ch_server.h.
+ *
+ * Reading: one 64 KiB read buffer is shared by every connection (there is
+ * one loop thread); complete frames are copied out into their own
+ * allocations, which the pending request owns. A frame whose remainder is
+ * larger than that buffer is read straight into its own allocation instead
+ * (ch_framer_direct), so big Produce requests are copied once.
+ *
+ * Per-connection order queue: a ring of slots indexed by seq. head_seq is
+ * the oldest request whose response has not yet moved to the send queue;
+ * next_seq the next to be assigned. A response moves to the send queue when
+ * every earlier one has. Ring size (next_seq - head_seq) is what
+ * max_inflight bounds.
+ *
+ * Deferred work: responses, stashed input and failures found inside an API
+ * call are not acted on in place. The connection goes on the server's
+ * pending list, which the before-sleep hook works off: run the stash, write
+ * queued responses (one sendmsg for many), close doomed connections. That
+ * keeps on_request and on_close from ever being re-entered from inside
+ * ch_conn_respond, and batches writes.
+ *
+ * References: the socket holds one, each pending request one, the pending
+ * list one per queued connection, and every callback path takes a
+ * temporary one (hold/release) around code that may close the connection.
+ * The struct is freed when the count reaches zero, never earlier.
+ */
+#include "net/ch_server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "common/ch_common.h"
+#include "common/ch_log.h"
+#include "net/ch_frame.h"
+#include "net/ch_resp_int.h"
+
+#define CH_RBUF_SIZE (64 * 1024)      /* shared read buffer */
+#define CH_READ_BUDGET (1u << 20)     /* bytes read per readable event */
+#define CH_WRITE_BUDGET (4u << 20)    /* bytes written per flush */
+#define CH_SENDFILE_MAX (1u << 30)    /* bytes per sendfile call */
+#define CH_IOV_MAX 64
+#define CH_ACCEPT_BATCH 128           /* accepts per readable event */
+#define CH_ACCEPT_PAUSE_MS 100        /* back-off after EMFILE and friends */
+#define CH_LISTEN_BACKLOG 4096
+
+typedef struct ch_slot {
+	uint8_t *frame; /* owned until answered */
+	ch_resp *resp;  /* answered, waiting for earlier requests */
+	bool done;      /* answered */
+} ch_slot;
+
+struct ch_conn {
+	ch_server *srv;      /* NULL once closed */
+	ch_loop *loop;
+	ch_io io;
+	int fd;              /* -1 once closed */
+	uint64_t id;
+	char peer[64];
+	int refs;
+	bool closed;         /* socket gone; on_close has run */
+	bool doomed;         /* close at the next safe point */
+	bool write_blocked;  /* the socket said EAGAIN: wait for EPOLLOUT */
+	bool queued;         /* on srv->pending */
+	void *ud;            /* API layer's */
+
+	ch_framer fr;
+	ch_buf stash;        /* read but not yet framed (paused mid-buffer) */
+	size_t stash_off;
+
+	ch_slot *ring;       /* order queue, ring_cap slots (power of two) */
+	size_t ring_cap;
+	uint64_t head_seq;
+	uint64_t next_seq;
+	size_t npending;     /* not yet answered */
+
+	ch_resp *sq_head;    /* send queue */
+	ch_resp *sq_tail;
+	size_t out_bytes;    /* unsent bytes in the send queue, prefixes included */
+
+	ch_timer idle;
+	int64_t last_active;
+
+	ch_conn *prev;       /* srv->conns */
+	ch_conn *next;
+	ch_conn *pnext;      /* srv->pending */
+};
+
+struct ch_server {
+	ch_loop *loop;
+	ch_server_opts opts;
+	char *host;
+	int lfd;
+	ch_io lio;
+	int port;
+	bool stopped;
+	ch_timer accept_timer; /* resumes accepting after EMFILE */
+	ch_conn *conns;
+	size_t nconns;
+	ch_conn *pending;
+	ch_hook *hook;
+	uint8_t *rbuf;
+};
+
+static atomic_uint_fast64_t conn_ids;
+
+static void conn_teardown(ch_conn *c);
+static void update_interest(ch_conn *c);
+
+/* ---- references -------------------------------------------------------- */
+
+static void
+conn_free(ch_conn *c)
+{
+	for (size_t i = 0; i < c->ring_cap; i++) {
+		free(c->ring[i].frame);
+		ch_resp_free(c->ring[i].resp);
+	}
+	free(c->ring);
+	ch_framer_free(&c->fr);
+	ch_buf_free(&c->stash);
+	free(c);
+}
+
+void
+ch_conn_keep(ch_conn *c)
+{
+	c->refs++;
+}
+
+void
+ch_conn_release(ch_conn *c)
+{
+	if (--c->refs == 0)
+		conn_free(c);
+}
+
+static void
+queue_pending(ch_conn *c)
+{
+	if (c->queued || c->closed)
+		return;
+	c->queued = true;
+	c->refs++;
+	c->pnext = c->srv->pending;
+	c->srv->pending = c;
+}
+
+/* ---- order queue and send queue ---------------------------------------- */
+
+static inline ch_slot *
+slot_of(ch_conn *c, uint64_t seq)
+{
+	return &c->ring[seq & (c->ring_cap - 1)];
+}
+
+static void
+ring_grow(ch_conn *c)
+{
+	size_t cap = c->ring_cap ? c->ring_cap * 2 : 4;
+	ch_slot *ring = ch_xcalloc(cap, sizeof(*ring));
+	for (uint64_t s = c->head_seq; s < c->next_seq; s++)
+		ring[s & (cap - 1)] = *slot_of(c, s);
+	free(c->ring);
+	c->ring = ring;
+	c->ring_cap = cap;
+}
+
+static bool
+can_dispatch(const ch_conn *c)
+{
+	if (c->closed || c->doomed)
+		return false;
+	const ch_server_opts *o = &c->srv->opts;
+	return c->next_seq - c->head_seq < (uint64_t)o->max_inflight &&
+	       c->out_bytes <= o->max_queued_bytes;
+}
+
+/* Log now, close at the next safe point (we may be inside an API call). */
+static void
+conn_doom(ch_conn *c)
+{
+	c->doomed = true;
+	queue_pending(c);
+}
+
+static void
+send_queue_push(ch_conn *c, ch_resp *r)
+{
+	if (r->bad) {
+		CH_LOGE("net", "closing connection from %s: response ran out of memory", c->peer);
+		ch_resp_free(r);
+		conn_doom(c);
+		return;
+	}
+	if (r->total > INT32_MAX) {
+		CH_LOGE("net", "closing connection from %s: response of %zu bytes cannot be framed",
+			c->peer, r->total);
+		ch_resp_free(r);
+		conn_doom(c);
+		return;
+	}
+	uint32_t n = (uint32_t)r->total;
+	r->hdr[0] = (uint8_t)(n >> 24);
+	r->hdr[1] = (uint8_t)(n >> 16);
+	r->hdr[2] = (uint8_t)(n >> 8);
+	r->hdr[3] = (uint8_t)n;
+	r->hdr_sent = 0;
+	r->cur = r->head;
+	r->cur_off = 0;
+	r->next = NULL;
+	if (c->sq_tail)
+		c->sq_tail->next = r;
+	else
+		c->sq_head = r;
+	c->sq_tail = r;
+	c->out_bytes += 4 + r->total;
+	/* Activity: the idle timer may fire before the flush this iteration. */
+	c->last_active = ch_loop_now(c->loop);
+}
+
+static void
+send_queue_clear(ch_conn *c)
+{
+	while (c->sq_head) {
+		ch_resp *r = c->sq_head;
+		c->sq_head = r->next;
+		ch_resp_free(r);
+	}
+	c->sq_tail = NULL;
+	c->out_bytes = 0;
+}
+
+/* Account n bytes written from the head of the send queue. */
+static void
+send_queue_advance(ch_conn *c, size_t n)
+{
+	c->out_bytes -= n;
+	while (c->sq_head) {
+		ch_resp *r = c->sq_head;
+		if (r->hdr_sent < 4) {
+			size_t k = CH_MIN((size_t)(4 - r->hdr_sent), n);
+			r->hdr_sent += (uint8_t)k;
+			n -= k;
+		}
+		while (r->hdr_sent == 4 && r->cur && n > 0) {
+			size_t k = CH_MIN(r->cur->len - r->cur_off, n);
+			r->cur_off += k;
+			n -= k;
+			if (r->cur_off == r->cur->len) {
+				r->cur = r->cur->next;
+				r->cur_off = 0;
+			}
+		}
+		if (r->hdr_sent < 4 || r->cur)
+			break; /* head response not finished */
+		c->sq_head = r->next;
+		if (!c->sq_head)
+			c->sq_tail = NULL;
+		ch_resp_free(r); /* releases file chunks */
+	}
+}
+
+/*
+ * Write as much of the send queue as the socket takes, up to a budget.
+ * Returns CH_OK (queue empty), CH_AGAIN (more to write; write_blocked set)
+ * or CH_ERR (connection torn down).
+ */
+static int
+flush(ch_conn *c)
+{
+	size_t total = 0;
+	c->write_blocked = false;
+	while (c->sq_head) {
+		if (total >= CH_WRITE_BUDGET) {
+			/* Fairness: let others run; EPOLLOUT brings us back at once. */
+			c->write_blocked = true;
+			return CH_AGAIN;
+		}
+		struct iovec iov[CH_IOV_MAX];
+		int niov = 0;
+		size_t want = 0;
+		ch_chunk *file = NULL;
+		for (ch_resp *r = c->sq_head; r && niov < CH_IOV_MAX; r = r->next) {
+			if (r->hdr_sent < 4) {
+				iov[niov].iov_base = r->hdr + r->hdr_sent;
+				iov[niov].iov_len = 4u - r->hdr_sent;
+				want += iov[niov++].iov_len;
+			}
+			ch_chunk *ck = r->cur;
+			size_t off = r->cur_off;
+			for (; ck && niov < CH_IOV_MAX; ck = ck->next, off = 0) {
+				if (ck->is_file)
+					break;
+				iov[niov].iov_base = ck->mem.data + off;
+				iov[niov].iov_len = ck->len - off;
+				want += iov[niov++].iov_len;
+			}
+			if (ck) { /* a file chunk, or out of iovecs */
+				if (niov == 0)
+					file = ck;
+				break;
+			}
+		}
+		ssize_t n;
+		if (niov > 0) {
+			struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)niov};
+			n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		} else {
+			ch_resp *r = c->sq_head;
+			off_t off = file->off + (off_t)r->cur_off;
+			want = CH_MIN(file->len - r->cur_off, (size_t)CH_SENDFILE_MAX);
+			n = sendfile(c->fd, file->fd, &off, want);
+			if (n == 0) {
+				CH_LOGE("net", "closing connection from %s: file chunk is shorter "
+					"than promised (%zu bytes missing)", c->peer,
+					file->len - r->cur_off);
+				conn_teardown(c);
+				return CH_ERR;
+			}
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				c->write_blocked = true;
+				return CH_AGAIN;
+			}
+			CH_LOGD("net", "write to %s: %s", c->peer, strerror(errno));
+			conn_teardown(c);
+			return CH_ERR;
+		}
+		send_queue_advance(c, (size_t)n);
+		total += (size_t)n;
+		c->last_active = ch_loop_now(c->loop);
+		if (niov > 0 && (size_t)n < want) {
+			/* The socket buffer is full; don't spend a syscall on EAGAIN. */
+			c->write_blocked = true;
+			return CH_AGAIN;
+		}
+	}
+	return CH_OK;
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+static void
+dispatch(ch_conn *c, uint8_t *frame, size_t len)
+{
+	if (c->next_seq - c->head_seq == c->ring_cap)
+		ring_grow(c);
+	uint64_t seq = c->next_seq++;
+	ch_slot *sl = slot_of(c, seq);
+	sl->frame = frame;
+	sl->resp = NULL;
+	sl->done = false;
+	c->npending++;
+	c->refs++; /* the request's reference */
+	c->srv->opts.on_request(c->srv->opts.ud, c, seq, frame, len);
+}
+
+/* Frame and dispatch bytes while the connection may take requests. Returns
+ * the bytes consumed. Never touches p after a callback closed c. */
+static size_t
+feed(ch_conn *c, const uint8_t *p, size_t n)
+{
+	size_t off = 0;
+	while (off < n && can_dispatch(c)) {
+		size_t used;
+		int rc = ch_framer_feed(&c->fr, p + off, n - off, &used);
+		off += used;
+		if (rc == CH_ERR) {
+			CH_LOGW("net", "closing connection from %s: %s", c->peer, c->fr.err);
+			conn_teardown(c);
+			break;
+		}
+		if (rc == CH_OK) {
+			size_t len;
+			uint8_t *frame = ch_framer_take(&c->fr, &len);
+			dispatch(c, frame, len);
+		}
+	}
+	return off;
+}
+
+static void
+process_stash(ch_conn *c)
+{
+	if (c->stash.len == c->stash_off || !can_dispatch(c))
+		return;
+	size_t used = feed(c, c->stash.data + c->stash_off, c->stash.len - c->stash_off);
+	if (c->closed)
+		return;
+	c->stash_off += used;
+	if (c->stash_off == c->stash.len) {
+		ch_buf_free(&c->stash); /* don't keep 64 KiB on an idle conn */
+		c->stash_off = 0;
+	}
+}
+
+static void
+conn_on_read(ch_loop *loop, ch_io *io, unsigned revents)
+{
+	ch_conn *c = io->ud;
+	ch_conn_keep(c);
+	if (!(c->io.events & CH_IO_READ)) {
+		/* Paused: only a hang-up or error brings us here. */
+		if (revents & (CH_IO_HUP | CH_IO_ERR)) {
+			CH_LOGD("net", "%s hung up with reading paused", c->peer);
+			conn_teardown(c);
+		}
+		goto out;
+	}
+	size_t total = 0;
+	while (!c->closed && total < CH_READ_BUDGET) {
+		size_t room;
+		uint8_t *dst = ch_framer_direct(&c->fr, CH_RBUF_SIZE, &room);
+		bool direct = dst != NULL;
+		if (!direct) {
+			dst = c->srv->rbuf;
+			room = CH_RBUF_SIZE;
+		}
+		ssize_t n = recv(c->fd, dst, room, 0);
+		if (n == 0) {
+			CH_LOGD("net", "%s closed the connection", c->peer);
+			conn_teardown(c);
+			break;
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK) {
+				CH_LOGD("net", "read from %s: %s", c->peer, strerror(errno));
+				conn_teardown(c);
+			}
+			break;
+		}
+		total += (size_t)n;
+		c->last_active = ch_loop_now(loop);
+		if (direct) {
+			if (ch_framer_advance(&c->fr, (size_t)n) == CH_OK) {
+				size_t len;
+				uint8_t *frame = ch_framer_take(&c->fr, &len);
+				dispatch(c, frame, len);
+			}
+		} else {
+			size_t used = feed(c, dst, (size_t)n);
+			if (!c->closed && used < (size_t)n) {
+				/* Paused mid-buffer: keep the rest for later. */
+				ch_buf_append(&c->stash, dst + used, (size_t)n - used);
+				break;
+			}
+		}
+		if (c->closed || !can_dispatch(c) || (size_t)n < room)
+			break;
+	}
+	if (!c->closed)
+		update_interest(c);
+out:
+	ch_conn_release(c);
+}
+
+static void
+conn_on_write(ch_loop *loop, ch_io *io, unsigned revents)
+{
+	CH_UNUSED(loop);
+	CH_UNUSED(revents);
+	ch_conn *c = io->ud;
+	ch_conn_keep(c);
+	if (flush(c) != CH_ERR)
+		update_interest(c);
+	ch_conn_release(c);
+}
+
+/* Recompute what to wait for: read while requests may be taken (stash
+ * first), write while the socket pushed back. */
+static void
+update_interest(ch_conn *c)
+{
+	if (c->closed)
+		return;
+	unsigned ev = 0;
+	if (can_dispatch(c)) {
+		if (c->stash.len > c->stash_off)
+			queue_pending(c);
+		else
+			ev |= CH_IO_READ;
+	}
+	if (c->write_blocked)
+		ev |= CH_IO_WRITE;
+	if (ch_io_modify(c->loop, &c->io, ev) != CH_OK) {
+		CH_LOGE("net", "epoll_ctl for %s: %s", c->peer, strerror(errno));
+		conn_doom(c);
+	}
+}
+
+/* ---- connection lifetime ----------------------------------------------- */
+
+static void
+conn_on_idle(ch_loop *loop, ch_timer *t, void *ud)
+{
+	ch_conn *c = ud;
+	int64_t now = ch_loop_now(loop);
+	int64_t idle = c->srv->opts.idle_ms;
+	if (c->next_seq != c->head_seq) {
+		ch_timer_arm(loop, t, now + idle); /* waiting on us, not idle */
+		return;
+	}
+	if (now - c->last_active < idle) {
+		ch_timer_arm(loop, t, c->last_active + idle);
+		return;
+	}
+	CH_LOGI("net", "closing idle connection from %s (no activity for %lld ms)", c->peer,
+		(long long)(now - c->last_active));
+	conn_teardown(c);
+}
+
+/* Close the socket, drop what can't be sent, tell the API layer, and drop
+ * the socket's reference. Pending requests keep c alive. */
+static void
+conn_teardown(ch_conn *c)
+{
+	if (c->closed)
+		return;
+	ch_server *s = c->srv;
+	c->closed = true;
+	ch_io_remove(c->loop, &c->io);
+	close(c->fd);
+	c->fd = -1;
+	ch_timer_cancel(c->loop, &c->idle);
+	send_queue_clear(c);
+	for (uint64_t seq = c->head_seq; seq < c->next_seq; seq++) {
+		ch_slot *sl = slot_of(c, seq);
+		ch_resp_free(sl->resp);
+		sl->resp = NULL;
+	}
+	ch_framer_free(&c->fr);
+	ch_buf_free(&c->stash);
+	c->stash_off = 0;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	c->prev = c->next = NULL;
+	s->nconns--;
+	CH_LOGD("net", "connection %llu from %s closed (%zu requests pending)",
+		(unsigned long long)c->id, c->peer, c->npending);
+	if (s->opts.on_close)
+		s->opts.on_close(s->opts.ud, c);
+	c->srv = NULL;
+	ch_conn_release(c);
+}
+
+static void
+format_peer(char *out, size_t n, const struct sockaddr_storage *ss)
+{
+	char ip[INET6_ADDRSTRLEN];
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
+		inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
+		snprintf(out, n, "%s:%u", ip, ntohs(sin->sin_port));
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)ss;
+		if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) { /* dual-stack listener */
+			inet_ntop(AF_INET, &sin6->sin6_addr.s6_addr[12], ip, sizeof(ip));
+			snprintf(out, n, "%s:%u", ip, ntohs(sin6->sin6_port));
+		} else {
+			inet_ntop(AF_INET6, &sin6->sin6_addr, ip, sizeof(ip));
+			snprintf(out, n, "[%s]:%u", ip, ntohs(sin6->sin6_port));
+		}
+	} else {
+		snprintf(out, n, "?");
+	}
+}
+
+static void
+conn_new(ch_server *s, int fd, const struct sockaddr_storage *ss)
+{
+	int one = 1;
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	ch_conn *c = ch_xcalloc(1, sizeof(*c));
+	c->srv = s;
+	c->loop = s->loop;
+	c->fd = fd;
+	c->id = atomic_fetch_add(&conn_ids, 1) + 1;
+	c->refs = 1; /* the socket's */
+	format_peer(c->peer, sizeof(c->peer), ss);
+	ch_framer_init(&c->fr, s->opts.max_request_bytes);
+	ch_buf_init(&c->stash);
+	ch_io_init(&c->io, fd, conn_on_read, conn_on_write, c);
+	if (ch_io_add(s->loop, &c->io, CH_IO_READ) != CH_OK) {
+		CH_LOGE("net", "epoll_ctl for %s: %s", c->peer, strerror(errno));
+		close(fd);
+		conn_free(c);
+		return;
+	}
+	c->next = s->conns;
+	if (s->conns)
+		s->conns->prev = c;
+	s->conns = c;
+	s->nconns++;
+	c->last_active = ch_loop_now(s->loop);
+	ch_timer_init(&c->idle, conn_on_idle, c);
+	if (s->opts.idle_ms > 0)
+		ch_timer_arm(s->loop, &c->idle, c->last_active + s->opts.idle_ms);
+	CH_LOGD("net", "accepted connection %llu from %s", (unsigned long long)c->id, c->peer);
+	if (s->opts.on_open) {
+		ch_conn_keep(c);
+		s->opts.on_open(s->opts.ud, c);
+		ch_conn_release(c);
+	}
+}
+
+/* ---- accepting --------------------------------------------------------- */
+
+static void
+on_accept(ch_loop *loop, ch_io *io, unsigned revents)
+{
+	CH_UNUSED(revents);
+	ch_server *s = io->ud;
+	for (int i = 0; i < CH_ACCEPT_BATCH && !s->stopped; i++) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		int fd = accept4(s->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0) {
+			conn_new(s, fd, &ss);
+			continue;
+		}
+		if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return;
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+			/* Level-triggered epoll would report the backlog again at
+			 * once: stop listening for a moment instead of spinning. */
+			CH_LOGW("net", "accept: %s; pausing new connections for %d ms",
+				strerror(errno), CH_ACCEPT_PAUSE_MS);
+			ch_io_remove(loop, &s->lio);
+			ch_timer_arm(loop, &s->accept_timer, ch_loop_now(loop) + CH_ACCEPT_PAUSE_MS);
+			return;
+		}
+		CH_LOGE("net", "accept: %s", strerror(errno));
+		return;
+	}
+}
+
+static void
+on_accept_resume(ch_loop *loop, ch_timer *t, void *ud)
+{
+	CH_UNUSED(t);
+	ch_server *s = ud;
+	if (!s->stopped && ch_io_add(loop, &s->lio, CH_IO_READ) != CH_OK)
+		CH_LOGE("net", "epoll_ctl for listener: %s", strerror(errno));
+}
+
+/* ---- the before-sleep hook --------------------------------------------- */
+
+static bool
+before_sleep(ch_loop *loop, void *ud)
+{
+	CH_UNUSED(loop);
+	ch_server *s = ud;
+	for (int round = 0; round < 4 && s->pending; round++) {
+		ch_conn *list = s->pending;
+		s->pending = NULL;
+		while (list) {
+			ch_conn *c = list;
+			list = c->pnext;
+			c->pnext = NULL;
+			c->queued = false;
+			if (!c->closed && c->doomed)
+				conn_teardown(c);
+			if (!c->closed)
+				process_stash(c);
+			if (!c->closed && c->sq_head && !c->write_blocked)
+				(void)flush(c);
+			if (!c->closed)
+				update_interest(c);
+			ch_conn_release(c); /* the list's reference */
+		}
+	}
+	return s->pending != NULL;
+}
+
+/* ---- listening --------------------------------------------------------- */
+
+static int
+try_listen(ch_server *s, const struct sockaddr *sa, socklen_t salen, bool dual_stack)
+{
+	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	int one = 1, zero = 0;
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (sa->sa_family == AF_INET6 && dual_stack)
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, sa, salen) < 0 || listen(fd, CH_LISTEN_BACKLOG) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+		s->port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+						   : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	return fd;
+}
+
+static int
+open_listener(ch_server *s)
+{
+	const char *host = s->host;
+	char buf[256];
+	size_t hl = strlen(host);
+	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']' && hl - 2 < sizeof(buf)) {
+		memcpy(buf, host + 1, hl - 2); /* "[::1]" -> "::1" */
+		buf[hl - 2] = '\0';
+		host = buf;
+	}
+	if (s->opts.port < 0 || s->opts.port > 65535) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (host[0] == '\0') {
+		/* All interfaces: one dual-stack socket if IPv6 exists. */
+		struct sockaddr_in6 sin6 = {.sin6_family = AF_INET6,
+					    .sin6_port = htons((uint16_t)s->opts.port),
+					    .sin6_addr = IN6ADDR_ANY_INIT};
+		int fd = try_listen(s, (struct sockaddr *)&sin6, sizeof(sin6), true);
+		if (fd >= 0)
+			return fd;
+		host = "0.0.0.0";
+	}
+	char port[16];
+	snprintf(port, sizeof(port), "%d", s->opts.port);
+	struct addrinfo hints = {.ai_family = AF_UNSPEC,
+				 .ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+	struct addrinfo *res = NULL;
+	int rc = getaddrinfo(host, port, &hints, &res);
+	if (rc != 0) {
+		CH_LOGE("net", "cannot listen on %s:%d: %s", s->host, s->opts.port,
+			gai_strerror(rc));
+		return -2; /* logged */
+	}
+	int fd = -1, err = EADDRNOTAVAIL;
+	for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+		fd = try_listen(s, ai->ai_addr, ai->ai_addrlen, false);
+		if (fd < 0)
+			err = errno;
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		errno = err;
+	return fd;
+}
+
+/* ---- public ------------------------------------------------------------ */
+
+void
+ch_server_opts_init(ch_server_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->host = "127.0.0.1";
+	o->port = 9092;
+	o->max_request_bytes = CH_SERVER_DEFAULT_MAX_REQUEST_BYTES;
+	o->idle_ms = CH_SERVER_DEFAULT_IDLE_MS;
+	o->max_inflight = CH_SERVER_DEFAULT_MAX_INFLIGHT;
+	o->max_queued_bytes = CH_SERVER_DEFAULT_MAX_QUEUED_BYTES;
+}
+
+ch_server *
+ch_server_new(ch_loop *loop, const ch_server_opts *opts)
+{
+	if (!opts->on_request) {
+		CH_LOGE("net", "ch_server_new: on_request is required");
+		return NULL;
+	}
+	ch_server *s = ch_xcalloc(1, sizeof(*s));
+	s->loop = loop;
+	s->opts = *opts;
+	s->host = ch_xstrdup(opts->host ? opts->host : "");
+	s->opts.host = s->host;
+	if (s->opts.max_request_bytes <= 0)
+		s->opts.max_request_bytes = CH_SERVER_DEFAULT_MAX_REQUEST_BYTES;
+	if (s->opts.idle_ms == 0)
+		s->opts.idle_ms = CH_SERVER_DEFAULT_IDLE_MS;
+	if (s->opts.max_inflight <= 0)
+		s->opts.max_inflight = CH_SERVER_DEFAULT_MAX_INFLIGHT;
+	if (s->opts.max_queued_bytes == 0)
+		s->opts.max_queued_bytes = CH_SERVER_DEFAULT_MAX_QUEUED_BYTES;
+	signal(SIGPIPE, SIG_IGN);
+
+	s->lfd = open_listener(s);
+	if (s->lfd < 0) {
+		if (s->lfd == -1)
+			CH_LOGE("net", "cannot listen on %s:%d: %s", s->host, opts->port,
+				strerror(errno));
+		free(s->host);
+		free(s);
+		return NULL;
+	}
+	ch_io_init(&s->lio, s->lfd, on_accept, NULL, s);
+	if (ch_io_add(loop, &s->lio, CH_IO_READ) != CH_OK) {
+		CH_LOGE("net", "epoll_ctl for listener: %s", strerror(errno));
+		close(s->lfd);
+		free(s->host);
+		free(s);
+		return NULL;
+	}
+	ch_timer_init(&s->accept_timer, on_accept_resume, s);
+	s->rbuf = ch_xmalloc(CH_RBUF_SIZE);
+	s->hook = ch_loop_add_before_sleep(loop, before_sleep, s);
+	CH_LOGI("net", "listening on %s:%d", s->host[0] ? s->host : "*", s->port);
+	return s;
+}
+
+int
+ch_server_port(const ch_server *s)
+{
+	return s->port;
+}
+
+size_t
+ch_server_conn_count(const ch_server *s)
+{
+	return s->nconns;
+}
+
+void
+ch_server_stop(ch_server *s)
+{
+	if (s->stopped)
+		return;
+	s->stopped = true;
+	ch_io_remove(s->loop, &s->lio);
+	ch_timer_cancel(s->loop, &s->accept_timer);
+	close(s->lfd);
+	s->lfd = -1;
+}
+
+void
+ch_server_free(ch_server *s)
+{
+	if (!s)
+		return;
+	ch_server_stop(s);
+	while (s->conns)
+		conn_teardown(s->conns);
+	while (s->pending) {
+		ch_conn *c = s->pending;
+		s->pending = c->pnext;
+		c->pnext = NULL;
+		c->queued = false;
+		ch_conn_release(c);
+	}
+	ch_loop_remove_before_sleep(s->loop, s->hook);
+	free(s->rbuf);
+	free(s->host);
+	free(s);
+}
+
+void
+ch_conn_respond(ch_conn *c, uint64_t seq, ch_resp *resp)
+{
+	if (seq < c->head_seq || seq >= c->next_seq || slot_of(c, seq)->done) {
+		CH_LOGE("net", "%s: response to unknown or answered request #%llu", c->peer,
+			(unsigned long long)seq);
+		ch_resp_free(resp);
+		return;
+	}
+	ch_slot *sl = slot_of(c, seq);
+	free(sl->frame);
+	sl->frame = NULL;
+	sl->done = true;
+	c->npending--;
+	if (c->closed) {
+		ch_resp_free(resp);
+		ch_conn_release(c); /* the request's reference; may free c */
+		return;
+	}
+	sl->resp = resp;
+	/* Move the answered prefix of the order queue to the send queue. */
+	while (c->head_seq < c->next_seq && !c->doomed) {
+		ch_slot *h = slot_of(c, c->head_seq);
+		if (!h->done)
+			break;
+		ch_resp *r = h->resp;
+		h->resp = NULL;
+		h->done = false;
+		c->head_seq++;
+		if (r)
+			send_queue_push(c, r);
+	}
+	if (c->sq_head)
+		queue_pending(c);
+	update_interest(c);
+	ch_conn_release(c);
+}
+
+void
+ch_conn_close(ch_conn *c)
+{
+	if (c->closed)
+		return;
+	ch_conn_keep(c);
+	conn_teardown(c);
+	ch_conn_release(c);
+}
+
+bool
+ch_conn_is_closed(const ch_conn *c)
+{
+	return c->closed;
+}
+
+const char *
+ch_conn_peer(const ch_conn *c)
+{
+	return c->peer;
+}
+
+uint64_t
+ch_conn_id(const ch_conn *c)
+{
+	return c->id;
+}
+
+void
+ch_conn_set_ud(ch_conn *c, void *ud)
+{
+	c->ud = ud;
+}
+
+void *
+ch_conn_get_ud(const ch_conn *c)
+{
+	return c->ud;
+}
+
+size_t
+ch_conn_pending(const ch_conn *c)
+{
+	return c->npending;
+}
