@@ -1,0 +1,246 @@
+/*
+ * ch_api.c: request header parsing, version checks, dispatch through the
+ * handler table, response header encoding. See ch_api.h.
+ */
+#include "api/ch_api.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/ch_broker.h"
+#include "common/ch_common.h"
+#include "common/ch_log.h"
+#include "proto/ch_wr.h"
+#include "proto/generated/ch_errors.h"
+
+/* Decoded requests may not take more memory than this many times the frame
+ * (plus a floor): bounds what a hostile frame can make us allocate. */
+#define ARENA_FACTOR 16
+#define ARENA_FLOOR (1u << 20)
+
+/* [ApiKey] = { key, MinVersion, MaxVersion, handler }: what this build serves.
+ * Ranges are those of the generated codec unless an API is served only in
+ * part. ApiVersions is answered from this table. */
+static const ch_api_handler handlers[] = {
+	{3, 0, 12, ch_api_Metadata},
+	{18, 0, 4, ch_api_ApiVersions},
+	{19, 0, 7, ch_api_CreateTopics},
+	{20, 0, 6, ch_api_DeleteTopics},
+	{32, 0, 4, ch_api_DescribeConfigs},
+	{37, 0, 3, ch_api_CreatePartitions},
+	{60, 0, 1, ch_api_DescribeCluster},
+};
+
+const ch_api_handler *
+ch_api_handler_find(int16_t key)
+{
+	for (size_t i = 0; i < CH_ARRAY_LEN(handlers); i++)
+		if (handlers[i].key == key)
+			return &handlers[i];
+	return NULL;
+}
+
+void
+ch_api_foreach_handler(void (*fn)(const ch_api_handler *h, void *ud), void *ud)
+{
+	for (size_t i = 0; i < CH_ARRAY_LEN(handlers); i++)
+		fn(&handlers[i], ud);
+}
+
+static bool
+is_flexible(const ch_api_codec *c, int16_t v)
+{
+	return c && c->flex_version >= 0 && v >= c->flex_version;
+}
+
+void *
+ch_req_alloc(ch_req *req, size_t n)
+{
+	size_t limit = req->arena.limit;
+	req->arena.limit = 0; /* responses are ours, not the client's to bound */
+	void *p = ch_arena_alloc(&req->arena, n);
+	req->arena.limit = limit;
+	if (!p)
+		abort();
+	return p;
+}
+
+char *
+ch_req_strdup(ch_req *req, ch_str s)
+{
+	size_t n = s.len > 0 ? (size_t)s.len : 0;
+	char *p = ch_req_alloc(req, n + 1);
+	if (n)
+		memcpy(p, s.p, n);
+	p[n] = '\0';
+	return p;
+}
+
+static void
+req_free(ch_req *req)
+{
+	ch_arena_reset(&req->arena);
+	free(req);
+}
+
+static void
+log_reject(const char *peer, int16_t key, int16_t version, int32_t corr, const char *why)
+{
+	const ch_api_codec *c = ch_api_codec_find(key);
+	CH_LOGW("api", "rejected request from %s: api_key=%d (%s) api_version=%d correlation_id=%d: %s",
+		peer, key, c ? c->name : "unknown", version, corr, why);
+}
+
+/* ApiVersions at an unsupported version: Kafka answers with a v0 response
+ * carrying UNSUPPORTED_VERSION and the supported ranges, so that the client
+ * can retry with a version both sides know. */
+static void
+send_api_versions_fallback(ch_broker *bk, void *conn, uint64_t seq, int32_t corr)
+{
+	ch_req tmp;
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.bk = bk;
+	tmp.conn = conn;
+	tmp.seq = seq;
+	tmp.key = 18;
+	tmp.version = 0;
+	tmp.corr = corr;
+	tmp.codec = ch_api_codec_find(18);
+	ch_arena_init(&tmp.arena);
+	ch_req *req = malloc(sizeof(*req));
+	if (!req)
+		abort();
+	*req = tmp;
+	ch_ApiVersionsResponse resp;
+	ch_ApiVersionsResponse_init(&resp);
+	ch_api_versions_fill(req, &resp);
+	resp.ErrorCode = CH_KERR_UNSUPPORTED_VERSION;
+	ch_api_send(req, &resp);
+}
+
+void
+ch_api_on_frame(ch_broker *bk, void *conn, uint64_t seq, const char *peer, const uint8_t *frame,
+		size_t len, int64_t now_ms)
+{
+	bk->n_requests++;
+	ch_rd r;
+	ch_rd_init(&r, frame, len);
+	int16_t key = ch_rd_i16(&r);
+	int16_t version = ch_rd_i16(&r);
+	int32_t corr = ch_rd_i32(&r);
+	if (!ch_rd_ok(&r)) {
+		bk->n_rejected++;
+		log_reject(peer, key, version, corr, "frame shorter than a request header");
+		bk->close(bk->shell, conn, seq);
+		return;
+	}
+	const ch_api_codec *codec = ch_api_codec_find(key);
+	const ch_api_handler *h = ch_api_handler_find(key);
+	if (!codec || !h) {
+		bk->n_rejected++;
+		log_reject(peer, key, version, corr, "unsupported api key");
+		bk->close(bk->shell, conn, seq);
+		return;
+	}
+	if (version < h->min_version || version > h->max_version) {
+		bk->n_rejected++;
+		if (key == 18) {
+			log_reject(peer, key, version, corr,
+				   "unsupported version; answering v0 UNSUPPORTED_VERSION");
+			send_api_versions_fallback(bk, conn, seq, corr);
+		} else {
+			log_reject(peer, key, version, corr, "unsupported version");
+			bk->close(bk->shell, conn, seq);
+		}
+		return;
+	}
+	/* Header v1 has the client id; v2 (flexible requests) adds tagged fields. */
+	ch_rd_init(&r, frame, len);
+	ch_RequestHeader hdr;
+	ch_arena ha;
+	ch_arena_init(&ha);
+	int hv = is_flexible(codec, version) ? 2 : 1;
+	if (ch_RequestHeader_decode(&r, &ha, (int16_t)hv, &hdr) != 0) {
+		ch_arena_reset(&ha);
+		bk->n_rejected++;
+		log_reject(peer, key, version, corr, "malformed request header");
+		bk->close(bk->shell, conn, seq);
+		return;
+	}
+	ch_arena_reset(&ha); /* the header has no arrays: nothing lives there */
+
+	ch_req *req = calloc(1, sizeof(*req));
+	if (!req)
+		abort();
+	req->bk = bk;
+	req->conn = conn;
+	req->seq = seq;
+	req->peer = peer;
+	req->key = key;
+	req->version = version;
+	req->corr = corr;
+	req->client_id = hdr.ClientId;
+	req->codec = codec;
+	req->received_ms = now_ms;
+	ch_arena_init(&req->arena);
+	req->arena.limit = len * ARENA_FACTOR + ARENA_FLOOR;
+	req->body = ch_arena_alloc(&req->arena, codec->req_size);
+	if (!req->body || codec->req_decode(&r, &req->arena, version, req->body) != 0) {
+		static const char *const why[] = {"ok", "truncated body", "malformed body",
+						  "body needs too much memory"};
+		bk->n_rejected++;
+		log_reject(peer, key, version, corr, why[r.err & 3]);
+		ch_api_close(req, NULL);
+		return;
+	}
+	if (ch_rd_left(&r) != 0) {
+		/* Kafka ignores trailing bytes only for ApiVersions (clients send
+		 * newer bodies to older brokers); elsewhere they mean a bug. */
+		if (key != 18) {
+			bk->n_rejected++;
+			log_reject(peer, key, version, corr, "trailing bytes after the body");
+			ch_api_close(req, NULL);
+			return;
+		}
+	}
+	req->arena.limit = 0;
+	CH_LOGT("api", "%s: %s v%d corr=%d", peer, codec->name, version, corr);
+	h->fn(req);
+}
+
+void
+ch_api_send(ch_req *req, const void *resp)
+{
+	ch_broker *bk = req->bk;
+	ch_buf *b = malloc(sizeof(*b));
+	if (!b)
+		abort();
+	ch_buf_init(b);
+	ch_wr_i32(b, req->corr);
+	/* Response header v1 (tagged fields) for flexible versions, except
+	 * ApiVersions, whose response header is always v0 so that a client can
+	 * read it before it knows what the broker supports. */
+	if (req->key != 18 && is_flexible(req->codec, req->version))
+		ch_wr_uvarint(b, 0);
+	req->codec->resp_encode(b, req->version, resp);
+	if (!ch_buf_ok(b))
+		abort();
+	bk->reply(bk->shell, req->conn, req->seq, b);
+	req_free(req);
+}
+
+void
+ch_api_send_none(ch_req *req)
+{
+	req->bk->reply(req->bk->shell, req->conn, req->seq, NULL);
+	req_free(req);
+}
+
+void
+ch_api_close(ch_req *req, const char *why)
+{
+	if (why)
+		log_reject(req->peer, req->key, req->version, req->corr, why);
+	req->bk->close(req->bk->shell, req->conn, req->seq);
+	req_free(req);
+}

@@ -1,0 +1,94 @@
+/*
+ * ch_api: from a request frame to a response frame.
+ *
+ *   net  --frame-->  ch_api_on_frame()  --decode-->  handler(req)
+ *   handler --ch_api_send(req, resp)-->  encode header + body  --reply-->  net
+ *
+ * The api layer knows nothing of sockets: the shell (cohortd) gives it a
+ * reply function and an opaque connection pointer. A handler answers at once
+ * or keeps the request and answers later (JoinGroup waits for the rebalance,
+ * Produce acks=all waits for the fsync); either way it ends the request with
+ * exactly one ch_api_send / ch_api_send_none / ch_api_close.
+ *
+ * Protocol errors follow Kafka's broker: an unknown api key, an unsupported
+ * version (except ApiVersions, which answers v0 with UNSUPPORTED_VERSION and
+ * the supported ranges) or a body that does not decode closes the
+ * connection, with one log line naming the client, api key and version.
+ */
+#ifndef CH_API_H
+#define CH_API_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/ch_arena.h"
+#include "proto/ch_rd.h"
+#include "proto/generated/ch_msgs.h"
+
+typedef struct ch_broker ch_broker;
+
+/* One request in flight. Owned by the api layer; freed by the ch_api_send*
+ * call that ends it. */
+typedef struct ch_req {
+	ch_broker *bk;
+	void *conn;          /* opaque connection handle of the shell */
+	uint64_t seq;        /* request sequence on that connection */
+	const char *peer;    /* "ip:port" of the client, for logs */
+	int16_t key;         /* ApiKey */
+	int16_t version;     /* request api version */
+	int32_t corr;        /* correlation id */
+	ch_str client_id;    /* header client id (may be null) */
+	const ch_api_codec *codec;
+	void *body;          /* decoded request, codec->req_size bytes, in arena */
+	ch_arena arena;      /* decoded request and response scratch */
+	int64_t received_ms; /* monotonic time of arrival */
+} ch_req;
+
+/* Called by the shell for every complete frame. The frame bytes stay valid
+ * until the request is answered. */
+void ch_api_on_frame(ch_broker *bk, void *conn, uint64_t seq, const char *peer,
+		     const uint8_t *frame, size_t len, int64_t now_ms);
+
+/* Encode `resp` (the codec's response struct for req->key) with the right
+ * response header and hand it to the shell; frees req. */
+void ch_api_send(ch_req *req, const void *resp);
+/* No response for this request (Produce acks=0); frees req. */
+void ch_api_send_none(ch_req *req);
+/* Close the connection (protocol error); frees req. */
+void ch_api_close(ch_req *req, const char *why);
+
+/* Allocation in the request's arena that never fails (aborts on OOM: this
+ * is the broker). Zeroed. */
+void *ch_req_alloc(ch_req *req, size_t n);
+#define CH_REQ_NEW_ARRAY(req, type, n) ((type *)ch_req_alloc((req), sizeof(type) * (size_t)(n)))
+/* A NUL-terminated copy of a wire string in the request arena. */
+char *ch_req_strdup(ch_req *req, ch_str s);
+
+/* ---- the handler table -------------------------------------------------- */
+
+typedef void (*ch_api_handler_fn)(ch_req *req);
+
+typedef struct ch_api_handler {
+	int16_t key;
+	int16_t min_version, max_version; /* served (and advertised) range */
+	ch_api_handler_fn fn;
+} ch_api_handler;
+
+/* The handlers this build serves, indexed by api key (NULL fn = not served).
+ * ApiVersions is built from this table, so it advertises exactly what works. */
+const ch_api_handler *ch_api_handler_find(int16_t key);
+void ch_api_foreach_handler(void (*fn)(const ch_api_handler *h, void *ud), void *ud);
+
+/* Handlers, by family (one file each). */
+void ch_api_ApiVersions(ch_req *req);
+void ch_api_Metadata(ch_req *req);
+void ch_api_DescribeCluster(ch_req *req);
+void ch_api_CreateTopics(ch_req *req);
+void ch_api_DeleteTopics(ch_req *req);
+void ch_api_CreatePartitions(ch_req *req);
+void ch_api_DescribeConfigs(ch_req *req);
+
+/* The ApiKeys list of an ApiVersions response, from the handler table. */
+void ch_api_versions_fill(ch_req *req, ch_ApiVersionsResponse *resp);
+
+#endif

@@ -1,0 +1,145 @@
+/*
+ * ch_api_configs.c: DescribeConfigs v0-v4 for the broker (resource type 4,
+ * name = this node id, or "" for the cluster-wide defaults) and for topics
+ * (resource type 2). Configs are static: nothing here changes them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/ch_api.h"
+#include "api/ch_broker.h"
+#include "proto/generated/ch_errors.h"
+
+#define RESOURCE_TOPIC 2
+#define RESOURCE_BROKER 4
+
+typedef ch_DescribeConfigsResponse_DescribeConfigsResourceResult cfg_res;
+typedef ch_DescribeConfigsRequest_DescribeConfigsResource cfg_req;
+
+static bool
+wanted(const cfg_req *q, const char *name)
+{
+	if (q->ConfigurationKeys_n < 0)
+		return true;
+	for (int32_t i = 0; i < q->ConfigurationKeys_n; i++)
+		if (ch_str_eq_c(q->ConfigurationKeys[i], name))
+			return true;
+	return false;
+}
+
+static void
+add_entry(ch_req *req, const ch_DescribeConfigsRequest *rq, cfg_res *c, const ch_config_entry *e)
+{
+	c->Name = ch_str_c(ch_req_strdup(req, ch_str_c(e->name)));
+	c->Value = e->value ? ch_str_c(ch_req_strdup(req, ch_str_c(e->value))) : CH_STR_NULL;
+	c->ReadOnly = e->read_only;
+	c->IsDefault = e->is_default;
+	c->ConfigSource = e->source;
+	c->IsSensitive = e->sensitive;
+	c->ConfigType = e->type;
+	c->Documentation = rq->IncludeDocumentation && e->doc ? ch_str_c(e->doc) : CH_STR_NULL;
+	if (rq->IncludeSynonyms) {
+		/* Kafka lists the config itself first among its synonyms. */
+		c->Synonyms = CH_REQ_NEW_ARRAY(req, ch_DescribeConfigsResponse_DescribeConfigsSynonym, 1);
+		c->Synonyms_n = 1;
+		c->Synonyms[0].Name = c->Name;
+		c->Synonyms[0].Value = c->Value;
+		c->Synonyms[0].Source = e->source;
+	} else {
+		c->Synonyms = NULL;
+		c->Synonyms_n = 0;
+	}
+}
+
+static void
+describe_broker(ch_req *req, const ch_DescribeConfigsRequest *rq, const cfg_req *q,
+		ch_DescribeConfigsResponse_DescribeConfigsResult *r)
+{
+	const ch_config *cfg = req->bk->cfg;
+	size_t cap = ch_config_count();
+	r->Configs = CH_REQ_NEW_ARRAY(req, cfg_res, cap);
+	r->Configs_n = 0;
+	size_t it = 0;
+	ch_config_entry e;
+	while (ch_config_next(cfg, &it, &e) && (size_t)r->Configs_n < cap)
+		if (wanted(q, e.name))
+			add_entry(req, rq, &r->Configs[r->Configs_n++], &e);
+}
+
+static void
+describe_topic(ch_req *req, const ch_DescribeConfigsRequest *rq, const cfg_req *q,
+	       const ch_topic *tp, ch_DescribeConfigsResponse_DescribeConfigsResult *r)
+{
+	const ch_config *cfg = req->bk->cfg;
+	size_t cap = ch_topic_config_count();
+	r->Configs = CH_REQ_NEW_ARRAY(req, cfg_res, cap);
+	r->Configs_n = 0;
+	size_t it = 0;
+	ch_config_entry e;
+	while (ch_topic_config_next(cfg, tp->configs, tp->n_configs, &it, &e) &&
+	       (size_t)r->Configs_n < cap)
+		if (wanted(q, e.name))
+			add_entry(req, rq, &r->Configs[r->Configs_n++], &e);
+}
+
+static void
+fail(ch_req *req, ch_DescribeConfigsResponse_DescribeConfigsResult *r, int16_t err, const char *msg)
+{
+	r->ErrorCode = err;
+	r->ErrorMessage = ch_str_c(ch_req_strdup(req, ch_str_c(msg)));
+	r->Configs = NULL;
+	r->Configs_n = 0;
+}
+
+void
+ch_api_DescribeConfigs(ch_req *req)
+{
+	const ch_DescribeConfigsRequest *rq = req->body;
+	ch_broker *bk = req->bk;
+	ch_DescribeConfigsResponse resp;
+	ch_DescribeConfigsResponse_init(&resp);
+	int32_t n = rq->Resources_n > 0 ? rq->Resources_n : 0;
+	resp.Results = CH_REQ_NEW_ARRAY(req, ch_DescribeConfigsResponse_DescribeConfigsResult, n);
+	resp.Results_n = n;
+	for (int32_t i = 0; i < n; i++) {
+		const cfg_req *q = &rq->Resources[i];
+		ch_DescribeConfigsResponse_DescribeConfigsResult *r = &resp.Results[i];
+		char msg[300];
+		r->ResourceType = q->ResourceType;
+		r->ResourceName = q->ResourceName;
+		r->ErrorCode = CH_KERR_NONE;
+		r->ErrorMessage = CH_STR_NULL;
+		if (q->ResourceType == RESOURCE_BROKER) {
+			char self[16];
+			snprintf(self, sizeof(self), "%d", bk->node_id);
+			if (q->ResourceName.len > 0 && !ch_str_eq_c(q->ResourceName, self)) {
+				snprintf(msg, sizeof(msg),
+					 "Unexpected broker id, expected %s or empty string, but "
+					 "received %.*s",
+					 self, q->ResourceName.len, q->ResourceName.p);
+				fail(req, r, CH_KERR_INVALID_REQUEST, msg);
+				continue;
+			}
+			describe_broker(req, rq, q, r);
+		} else if (q->ResourceType == RESOURCE_TOPIC) {
+			const ch_topic *tp =
+				q->ResourceName.len > 0
+					? ch_topics_find(bk->topics, q->ResourceName.p,
+							 (size_t)q->ResourceName.len)
+					: NULL;
+			if (!tp) {
+				snprintf(msg, sizeof(msg), "Topic '%.*s' does not exist.",
+					 q->ResourceName.len > 0 ? q->ResourceName.len : 0,
+					 q->ResourceName.p);
+				fail(req, r, CH_KERR_UNKNOWN_TOPIC_OR_PARTITION, msg);
+				continue;
+			}
+			describe_topic(req, rq, q, tp, r);
+		} else {
+			snprintf(msg, sizeof(msg), "Unsupported resource type %d", q->ResourceType);
+			fail(req, r, CH_KERR_INVALID_REQUEST, msg);
+		}
+	}
+	ch_api_send(req, &resp);
+}

@@ -1,0 +1,293 @@
+/*
+ * ch_api_topics.c: CreateTopics, DeleteTopics, CreatePartitions.
+ *
+ * cohortd is a one-broker cluster: a replication factor of 1 (or -1, "the
+ * broker default") is all it can honour; anything else is
+ * INVALID_REPLICATION_FACTOR, as Kafka answers when there are fewer brokers
+ * than replicas. Manual replica assignments are accepted when every replica
+ * list is exactly [this node].
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/ch_api.h"
+#include "api/ch_broker.h"
+#include "common/ch_log.h"
+#include "proto/generated/ch_errors.h"
+
+typedef ch_CreateTopicsRequest_CreatableTopic ct_req;
+typedef ch_CreateTopicsResponse_CreatableTopicResult ct_res;
+
+static bool
+duplicated(const ch_str *names, int32_t n, int32_t i)
+{
+	/* O(n^2) over one request's topics: admin requests name few topics. */
+	for (int32_t j = 0; j < n; j++)
+		if (j != i && ch_str_eq(names[j], names[i]))
+			return true;
+	return false;
+}
+
+static char *
+arena_msg(ch_req *req, const char *msg)
+{
+	return ch_req_strdup(req, ch_str_c(msg));
+}
+
+static void
+set_error(ch_req *req, ct_res *r, int16_t err, const char *msg)
+{
+	r->ErrorCode = err;
+	r->ErrorMessage = ch_str_c(arena_msg(req, msg ? msg : ch_kerr_message(err)));
+	r->NumPartitions = -1;
+	r->ReplicationFactor = -1;
+	r->Configs = NULL;
+	r->Configs_n = -1;
+}
+
+/* Partition count from the request's manual assignment, or an error. */
+static int16_t
+check_assignments(ch_req *req, const ct_req *t, int32_t *partitions, char *msg, size_t msglen)
+{
+	if (t->NumPartitions != -1 || t->ReplicationFactor != -1) {
+		snprintf(msg, msglen,
+			 "Both numPartitions or replicationFactor and replicasAssignments were set. "
+			 "Both cannot be used at the same time.");
+		return CH_KERR_INVALID_REQUEST;
+	}
+	for (int32_t i = 0; i < t->Assignments_n; i++) {
+		const ch_CreateTopicsRequest_CreatableReplicaAssignment *a = &t->Assignments[i];
+		bool seen = false;
+		for (int32_t j = 0; j < i; j++)
+			seen |= t->Assignments[j].PartitionIndex == a->PartitionIndex;
+		if (a->PartitionIndex < 0 || a->PartitionIndex >= t->Assignments_n || seen) {
+			snprintf(msg, msglen,
+				 "Partitions should be consecutive and start from 0; got partition %d",
+				 a->PartitionIndex);
+			return CH_KERR_INVALID_REPLICA_ASSIGNMENT;
+		}
+		if (a->BrokerIds_n != 1 || a->BrokerIds[0] != req->bk->node_id) {
+			snprintf(msg, msglen,
+				 "Replica assignment for partition %d must be [%d]: cohortd is a "
+				 "single-broker cluster",
+				 a->PartitionIndex, req->bk->node_id);
+			return CH_KERR_INVALID_REPLICA_ASSIGNMENT;
+		}
+	}
+	*partitions = t->Assignments_n;
+	return CH_KERR_NONE;
+}
+
+static void
+describe_created(ch_req *req, ct_res *r, const ch_topic_kv *kv, size_t n)
+{
+	const ch_config *cfg = req->bk->cfg;
+	size_t count = ch_topic_config_count();
+	r->Configs = CH_REQ_NEW_ARRAY(req, ch_CreateTopicsResponse_CreatableTopicConfigs, count);
+	r->Configs_n = 0;
+	size_t it = 0;
+	ch_config_entry e;
+	while (ch_topic_config_next(cfg, kv, n, &it, &e) && (size_t)r->Configs_n < count) {
+		ch_CreateTopicsResponse_CreatableTopicConfigs *c = &r->Configs[r->Configs_n++];
+		c->Name = ch_str_c(arena_msg(req, e.name));
+		c->Value = e.value ? ch_str_c(arena_msg(req, e.value)) : CH_STR_NULL;
+		c->ReadOnly = e.read_only;
+		c->ConfigSource = e.source;
+		c->IsSensitive = e.sensitive;
+	}
+}
+
+void
+ch_api_CreateTopics(ch_req *req)
+{
+	const ch_CreateTopicsRequest *rq = req->body;
+	ch_broker *bk = req->bk;
+	ch_CreateTopicsResponse resp;
+	ch_CreateTopicsResponse_init(&resp);
+	int32_t n = rq->Topics_n > 0 ? rq->Topics_n : 0;
+	resp.Topics = CH_REQ_NEW_ARRAY(req, ct_res, n);
+	resp.Topics_n = n;
+	ch_str *names = CH_REQ_NEW_ARRAY(req, ch_str, n);
+	for (int32_t i = 0; i < n; i++)
+		names[i] = rq->Topics[i].Name;
+
+	for (int32_t i = 0; i < n; i++) {
+		const ct_req *t = &rq->Topics[i];
+		ct_res *r = &resp.Topics[i];
+		char msg[512] = "";
+		r->Name = t->Name;
+		if (duplicated(names, n, i)) {
+			set_error(req, r, CH_KERR_INVALID_REQUEST,
+				  "Create topics request contains multiple entries for this topic.");
+			continue;
+		}
+		int32_t partitions = t->NumPartitions == -1 ? bk->cfg->num_partitions
+							    : t->NumPartitions;
+		int16_t rf = t->ReplicationFactor == -1 ? (int16_t)bk->cfg->default_replication_factor
+							: t->ReplicationFactor;
+		int16_t err = CH_KERR_NONE;
+		if (t->Assignments_n > 0) {
+			err = check_assignments(req, t, &partitions, msg, sizeof(msg));
+			rf = 1;
+		} else if (partitions <= 0) {
+			err = CH_KERR_INVALID_PARTITIONS;
+			snprintf(msg, sizeof(msg),
+				 "Number of partitions was set to an invalid non-positive value.");
+		} else if (rf <= 0) {
+			err = CH_KERR_INVALID_REPLICATION_FACTOR;
+			snprintf(msg, sizeof(msg),
+				 "Replication factor must be larger than 0, or -1 to use the default "
+				 "value.");
+		} else if (rf > 1) {
+			err = CH_KERR_INVALID_REPLICATION_FACTOR;
+			snprintf(msg, sizeof(msg),
+				 "Unable to replicate the partition %d time(s): The target "
+				 "replication factor of %d cannot be reached because only 1 "
+				 "broker(s) are registered.",
+				 rf, rf);
+		}
+		if (err) {
+			set_error(req, r, err, msg);
+			continue;
+		}
+		int32_t nkv = t->Configs_n > 0 ? t->Configs_n : 0;
+		ch_topic_kv *kv = CH_REQ_NEW_ARRAY(req, ch_topic_kv, nkv);
+		for (int32_t k = 0; k < nkv && !err; k++) {
+			const ch_CreateTopicsRequest_CreatableTopicConfig *c = &t->Configs[k];
+			if (ch_str_is_null(c->Value)) {
+				err = CH_KERR_INVALID_CONFIG;
+				snprintf(msg, sizeof(msg), "Null value not supported for topic configs: %.*s",
+					 c->Name.len > 0 ? c->Name.len : 0, c->Name.p);
+			}
+			kv[k].key = ch_req_strdup(req, c->Name);
+			kv[k].value = ch_req_strdup(req, c->Value);
+		}
+		if (err) {
+			set_error(req, r, err, msg);
+			continue;
+		}
+		const ch_topic *tp = NULL;
+		err = ch_topics_create(bk->topics, t->Name.p, (size_t)(t->Name.len > 0 ? t->Name.len : 0),
+				       partitions, kv, (size_t)nkv, rq->validateOnly, &tp, msg,
+				       sizeof(msg));
+		if (err) {
+			set_error(req, r, err, msg[0] ? msg : NULL);
+			continue;
+		}
+		r->ErrorCode = CH_KERR_NONE;
+		r->ErrorMessage = CH_STR_NULL;
+		if (tp)
+			r->TopicId = tp->id;
+		r->NumPartitions = partitions;
+		r->ReplicationFactor = rf;
+		describe_created(req, r, kv, (size_t)nkv);
+		if (!rq->validateOnly)
+			CH_LOGI("api", "created topic '%.*s' (%d partitions) for %s", t->Name.len,
+				t->Name.p, partitions, req->peer);
+	}
+	ch_api_send(req, &resp);
+}
+
+void
+ch_api_DeleteTopics(ch_req *req)
+{
+	const ch_DeleteTopicsRequest *rq = req->body;
+	ch_broker *bk = req->bk;
+	ch_DeleteTopicsResponse resp;
+	ch_DeleteTopicsResponse_init(&resp);
+	/* v0-5 name topics; v6 names or ids. Normalise to (name, id) pairs. */
+	int32_t n = req->version >= 6 ? rq->Topics_n : rq->TopicNames_n;
+	if (n < 0)
+		n = 0;
+	resp.Responses = CH_REQ_NEW_ARRAY(req, ch_DeleteTopicsResponse_DeletableTopicResult, n);
+	resp.Responses_n = n;
+	for (int32_t i = 0; i < n; i++) {
+		ch_DeleteTopicsResponse_DeletableTopicResult *r = &resp.Responses[i];
+		ch_str name = req->version >= 6 ? rq->Topics[i].Name : rq->TopicNames[i];
+		ch_uuid id = req->version >= 6 ? rq->Topics[i].TopicId : (ch_uuid){{0}};
+		char msg[512] = "";
+		int16_t err;
+		r->Name = name;
+		r->TopicId = id;
+		if (!bk->cfg->delete_topic_enable) {
+			err = CH_KERR_TOPIC_DELETION_DISABLED;
+		} else if (!ch_str_is_null(name)) {
+			const ch_topic *tp = ch_topics_find(bk->topics, name.p, (size_t)name.len);
+			if (tp)
+				r->TopicId = tp->id;
+			err = ch_topics_delete(bk->topics, name.p, (size_t)name.len, msg, sizeof(msg));
+		} else if (!ch_uuid_is_zero(&id)) {
+			const ch_topic *tp = ch_topics_find_id(bk->topics, &id);
+			if (tp) /* the name is gone after deletion: copy it first */
+				r->Name = ch_str_c(ch_req_strdup(req, (ch_str){tp->name, (int32_t)tp->name_len}));
+			err = ch_topics_delete_id(bk->topics, &id, msg, sizeof(msg));
+		} else {
+			err = CH_KERR_INVALID_REQUEST;
+			snprintf(msg, sizeof(msg), "Neither topic name nor id were specified.");
+		}
+		r->ErrorCode = err;
+		r->ErrorMessage = err ? ch_str_c(arena_msg(req, msg[0] ? msg : ch_kerr_message(err)))
+				      : CH_STR_NULL;
+		if (!err)
+			CH_LOGI("api", "deleted topic '%.*s' for %s", r->Name.len, r->Name.p,
+				req->peer);
+	}
+	ch_api_send(req, &resp);
+}
+
+void
+ch_api_CreatePartitions(ch_req *req)
+{
+	const ch_CreatePartitionsRequest *rq = req->body;
+	ch_broker *bk = req->bk;
+	ch_CreatePartitionsResponse resp;
+	ch_CreatePartitionsResponse_init(&resp);
+	int32_t n = rq->Topics_n > 0 ? rq->Topics_n : 0;
+	resp.Results = CH_REQ_NEW_ARRAY(req, ch_CreatePartitionsResponse_CreatePartitionsTopicResult, n);
+	resp.Results_n = n;
+	ch_str *names = CH_REQ_NEW_ARRAY(req, ch_str, n);
+	for (int32_t i = 0; i < n; i++)
+		names[i] = rq->Topics[i].Name;
+	for (int32_t i = 0; i < n; i++) {
+		const ch_CreatePartitionsRequest_CreatePartitionsTopic *t = &rq->Topics[i];
+		ch_CreatePartitionsResponse_CreatePartitionsTopicResult *r = &resp.Results[i];
+		char msg[512] = "";
+		int16_t err = CH_KERR_NONE;
+		r->Name = t->Name;
+		if (duplicated(names, n, i)) {
+			err = CH_KERR_INVALID_REQUEST;
+			snprintf(msg, sizeof(msg), "Duplicate topic in request.");
+		} else if (t->Assignments_n > 0) {
+			/* New partitions' replicas must be [this node]. */
+			for (int32_t a = 0; a < t->Assignments_n && !err; a++) {
+				const ch_CreatePartitionsRequest_CreatePartitionsAssignment *as =
+					&t->Assignments[a];
+				if (as->BrokerIds_n != 1 || as->BrokerIds[0] != bk->node_id) {
+					err = CH_KERR_INVALID_REPLICA_ASSIGNMENT;
+					snprintf(msg, sizeof(msg),
+						 "Replica assignments must be [%d]: cohortd is a "
+						 "single-broker cluster",
+						 bk->node_id);
+				}
+			}
+			const ch_topic *tp = ch_topics_find(bk->topics, t->Name.p, (size_t)t->Name.len);
+			if (!err && tp && t->Assignments_n != t->Count - tp->partitions) {
+				err = CH_KERR_INVALID_REPLICA_ASSIGNMENT;
+				snprintf(msg, sizeof(msg),
+					 "Increasing the number of partitions by %d but %d assignments "
+					 "provided.",
+					 t->Count - tp->partitions, t->Assignments_n);
+			}
+		}
+		if (!err)
+			err = ch_topics_add_partitions(bk->topics, t->Name.p, (size_t)t->Name.len,
+						       t->Count, rq->ValidateOnly, msg, sizeof(msg));
+		r->ErrorCode = err;
+		r->ErrorMessage = err ? ch_str_c(arena_msg(req, msg[0] ? msg : ch_kerr_message(err)))
+				      : CH_STR_NULL;
+		if (!err && !rq->ValidateOnly)
+			CH_LOGI("api", "topic '%.*s' now has %d partitions (for %s)", t->Name.len,
+				t->Name.p, t->Count, req->peer);
+	}
+	ch_api_send(req, &resp);
+}

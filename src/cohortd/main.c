@@ -1,0 +1,202 @@
+/*
+ * cohortd: the broker process. The shell around the pure layers: reads the
+ * configuration, opens the data directory, wires the network server to the
+ * api layer, runs the event loop, and shuts down cleanly on SIGTERM/SIGINT.
+ *
+ *   cohortd [-c FILE] [--set key=value ...]
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/ch_api.h"
+#include "api/ch_broker.h"
+#include "common/ch_common.h"
+#include "common/ch_log.h"
+#include "config/ch_config.h"
+#include "meta/ch_topics.h"
+#include "net/ch_loop.h"
+#include "net/ch_server.h"
+
+#define COHORT_VERSION "0.1.0"
+
+typedef struct cohortd {
+	ch_loop *loop;
+	ch_server *server;
+	ch_broker bk;
+	int signals;
+} cohortd;
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"usage: cohortd [-c FILE] [--set key=value ...]\n"
+		"  -c, --config FILE     read a server.properties-style file\n"
+		"  --set key=value       override one setting (after the file)\n"
+		"  --version             print the version\n"
+		"  -h, --help            this text\n"
+		"Settings use Apache Kafka's names (listeners, log.dirs, num.partitions, ...);\n"
+		"see README.md for the table. Defaults: listeners=PLAINTEXT://127.0.0.1:9092,\n"
+		"log.dirs=./data.\n");
+}
+
+/* ---- the shell's side of the api layer ------------------------------------ */
+
+static void
+shell_reply(void *shell, void *conn, uint64_t seq, ch_buf *resp)
+{
+	(void)shell;
+	ch_resp *r = NULL;
+	if (resp) {
+		r = ch_resp_from_buf(resp);
+		ch_buf_free(resp);
+		free(resp);
+	}
+	ch_conn_respond(conn, seq, r);
+}
+
+static void
+shell_close(void *shell, void *conn, uint64_t seq)
+{
+	(void)shell;
+	ch_conn_close(conn);
+	ch_conn_respond(conn, seq, NULL);
+}
+
+static int64_t
+shell_now(void *shell)
+{
+	return ch_loop_now(((cohortd *)shell)->loop);
+}
+
+static void
+on_request(void *ud, ch_conn *c, uint64_t seq, const uint8_t *frame, size_t len)
+{
+	cohortd *d = ud;
+	ch_api_on_frame(&d->bk, c, seq, ch_conn_peer(c), frame, len, ch_loop_now(d->loop));
+}
+
+static void
+on_signal(ch_loop *loop, int signo, void *ud)
+{
+	cohortd *d = ud;
+	if (d->signals++ == 0)
+		CH_LOGI("cohortd", "received %s, shutting down", strsignal(signo));
+	ch_loop_stop(loop);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *config_path = NULL;
+	const char **sets = calloc((size_t)argc, sizeof(*sets));
+	size_t nsets = 0;
+	if (!sets)
+		return 1;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-c") || !strcmp(a, "--config")) {
+			if (++i >= argc) {
+				fprintf(stderr, "cohortd: %s needs a file name\n", a);
+				return 2;
+			}
+			config_path = argv[i];
+		} else if (!strncmp(a, "--config=", 9)) {
+			config_path = a + 9;
+		} else if (!strcmp(a, "--set")) {
+			if (++i >= argc) {
+				fprintf(stderr, "cohortd: --set needs key=value\n");
+				return 2;
+			}
+			sets[nsets++] = argv[i];
+		} else if (!strncmp(a, "--set=", 6)) {
+			sets[nsets++] = a + 6;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--version")) {
+			printf("cohortd %s\n", COHORT_VERSION);
+			return 0;
+		} else {
+			fprintf(stderr, "cohortd: unknown argument '%s'\n", a);
+			usage(stderr);
+			return 2;
+		}
+	}
+
+	char err[512];
+	static struct ch_config cfg;
+	if (ch_config_load(&cfg, config_path, sets, nsets, err, sizeof(err)) != CH_OK) {
+		fprintf(stderr, "cohortd: configuration error: %s\n", err);
+		ch_config_free(&cfg);
+		free(sets);
+		return 2;
+	}
+	free(sets);
+	ch_log_threshold = cfg.log_level;
+	signal(SIGPIPE, SIG_IGN);
+
+	struct ch_topics *topics = NULL;
+	if (ch_topics_open(&topics, &cfg, err, sizeof(err)) != CH_OK) {
+		fprintf(stderr, "cohortd: cannot open data directory: %s\n", err);
+		ch_config_free(&cfg);
+		return 1;
+	}
+
+	static cohortd d;
+	d.loop = ch_loop_new();
+	if (!d.loop) {
+		ch_topics_close(topics);
+		ch_config_free(&cfg);
+		return 1;
+	}
+	d.bk.cfg = &cfg;
+	d.bk.topics = topics;
+	d.bk.node_id = cfg.node_id;
+	d.bk.cluster_id = ch_topics_cluster_id(topics);
+	d.bk.shell = &d;
+	d.bk.reply = shell_reply;
+	d.bk.close = shell_close;
+	d.bk.now_ms = shell_now;
+
+	ch_server_opts o;
+	ch_server_opts_init(&o);
+	o.host = cfg.listener.host;
+	o.port = cfg.listener.port;
+	o.max_request_bytes = cfg.socket_request_max_bytes;
+	o.idle_ms = cfg.connections_max_idle_ms;
+	o.on_request = on_request;
+	o.ud = &d;
+	d.server = ch_server_new(d.loop, &o);
+	if (!d.server) {
+		fprintf(stderr, "cohortd: cannot listen on %s:%d: %s\n", cfg.listener.host,
+			cfg.listener.port, strerror(errno));
+		ch_loop_free(d.loop);
+		ch_topics_close(topics);
+		ch_config_free(&cfg);
+		return 1;
+	}
+	/* The advertised address; port 0 (ephemeral) advertises the bound port. */
+	d.bk.adv_host = cfg.advertised.host[0] ? cfg.advertised.host : "127.0.0.1";
+	d.bk.adv_port = cfg.advertised.port ? cfg.advertised.port : ch_server_port(d.server);
+	ch_loop_on_signal(d.loop, SIGTERM, on_signal, &d);
+	ch_loop_on_signal(d.loop, SIGINT, on_signal, &d);
+
+	CH_LOGI("cohortd", "cohortd %s listening on %s:%d (node.id %d, cluster.id %s, log.dirs %s, "
+		"%zu topics)",
+		COHORT_VERSION, cfg.listener.host, ch_server_port(d.server), cfg.node_id,
+		d.bk.cluster_id, cfg.log_dir, ch_topics_count(topics));
+	ch_loop_run(d.loop);
+
+	ch_server_stop(d.server);
+	ch_server_free(d.server);
+	ch_loop_free(d.loop);
+	ch_topics_close(topics);
+	CH_LOGI("cohortd", "stopped after %llu requests (%llu rejected)",
+		(unsigned long long)d.bk.n_requests, (unsigned long long)d.bk.n_rejected);
+	ch_config_free(&cfg);
+	return 0;
+}
