@@ -1,5 +1,6 @@
 #include "common/ch_hash.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -68,7 +69,7 @@ ch_group_partition(const char *group, size_t len, int32_t n)
 }
 
 static uint32_t crc32c_table[8][256];
-static bool crc32c_ready;
+static pthread_once_t crc32c_once = PTHREAD_ONCE_INIT;
 
 static void
 crc32c_init(void)
@@ -83,14 +84,13 @@ crc32c_init(void)
 		for (int t = 1; t < 8; t++)
 			crc32c_table[t][i] = (crc32c_table[t - 1][i] >> 8) ^
 					     crc32c_table[0][crc32c_table[t - 1][i] & 0xff];
-	crc32c_ready = true;
 }
 
 uint32_t
 ch_crc32c(uint32_t crc, const void *data, size_t len)
 {
-	if (!crc32c_ready)
-		crc32c_init();
+	/* Thread-safe lazy init: fsync and compaction workers checksum too. */
+	pthread_once(&crc32c_once, crc32c_init);
 	const unsigned char *p = data;
 	crc = ~crc;
 	while (len >= 8) { /* slicing-by-8 */

@@ -1,0 +1,342 @@
+/*
+ * ch_batch.c: record batch v2 validation, in-place rewrites, record
+ * iteration and a builder. See ch_batch.h for the format.
+ */
+#include "log/ch_batch.h"
+
+#include <string.h>
+
+#include "common/ch_common.h"
+#include "common/ch_hash.h"
+#include "log/ch_codec.h"
+#include "proto/ch_wr.h"
+
+static const char *const batch_err_names[] = {
+	"ok", "truncated batch", "bad batch length", "unsupported magic",
+	"CRC mismatch", "inconsistent batch header", "malformed records",
+};
+
+const char *
+ch_batch_err_str(int err)
+{
+	return (unsigned)err < CH_ARRAY_LEN(batch_err_names) ? batch_err_names[err] : "?";
+}
+
+static inline uint64_t
+get_u64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static inline uint32_t
+get_u32(const uint8_t *p)
+{
+	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+static inline void
+put_u64(uint8_t *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--) {
+		p[i] = (uint8_t)v;
+		v >>= 8;
+	}
+}
+
+static inline void
+put_u32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+int
+ch_batch_parse_hdr(const uint8_t *p, size_t len, int64_t max_size, ch_batch_hdr *h)
+{
+	/* Magic first: an old-format message set must say "magic", not "short". */
+	if (len < 17)
+		return CH_BATCH_ESHORT;
+	h->base_offset = (int64_t)get_u64(p);
+	h->batch_length = (int32_t)get_u32(p + 8);
+	h->partition_leader_epoch = (int32_t)get_u32(p + 12);
+	h->magic = (int8_t)p[16];
+	if (h->magic != CH_BATCH_MAGIC)
+		return CH_BATCH_EMAGIC;
+	if (h->batch_length < CH_BATCH_HDR_SIZE - CH_BATCH_LOG_OVERHEAD)
+		return CH_BATCH_ELENGTH;
+	if (max_size > 0 && (int64_t)h->batch_length > max_size - CH_BATCH_LOG_OVERHEAD)
+		return CH_BATCH_ELENGTH;
+	if (len < CH_BATCH_HDR_SIZE)
+		return CH_BATCH_ESHORT;
+	h->crc = get_u32(p + 17);
+	h->attributes = (int16_t)((p[21] << 8) | p[22]);
+	h->last_offset_delta = (int32_t)get_u32(p + 23);
+	h->base_timestamp = (int64_t)get_u64(p + 27);
+	h->max_timestamp = (int64_t)get_u64(p + 35);
+	h->producer_id = (int64_t)get_u64(p + 43);
+	h->producer_epoch = (int16_t)((p[51] << 8) | p[52]);
+	h->base_sequence = (int32_t)get_u32(p + 53);
+	h->records_count = (int32_t)get_u32(p + 57);
+	return CH_BATCH_OK;
+}
+
+uint32_t
+ch_batch_compute_crc(const uint8_t *p, size_t size)
+{
+	return ch_crc32c(0, p + CH_BATCH_CRC_START, size - CH_BATCH_CRC_START);
+}
+
+void
+ch_record_iter_init(ch_record_iter *it, const uint8_t *records, size_t len, int32_t count)
+{
+	ch_rd_init(&it->rd, records, len);
+	it->left = count;
+	it->err = CH_BATCH_OK;
+}
+
+int
+ch_record_next(ch_record_iter *it, ch_record *rec)
+{
+	if (it->err)
+		return -1;
+	if (it->left <= 0) {
+		if (ch_rd_left(&it->rd) != 0)
+			it->err = CH_BATCH_ERECORDS; /* trailing garbage */
+		return 0;
+	}
+	int32_t len = ch_rd_varint(&it->rd);
+	if (!ch_rd_ok(&it->rd) || len < 0 || (size_t)len > ch_rd_left(&it->rd))
+		goto bad;
+	ch_rd r;
+	ch_rd_init(&r, it->rd.p, (size_t)len);
+	it->rd.p += len;
+	rec->attributes = ch_rd_i8(&r);
+	rec->timestamp_delta = ch_rd_varlong(&r);
+	rec->offset_delta = ch_rd_varint(&r);
+	int32_t klen = ch_rd_varint(&r);
+	if (klen < -1)
+		goto bad;
+	rec->key = klen < 0 ? CH_BYTES_NULL : (ch_bytes){ch_rd_take(&r, (size_t)klen), klen};
+	int32_t vlen = ch_rd_varint(&r);
+	if (vlen < -1)
+		goto bad;
+	rec->value = vlen < 0 ? CH_BYTES_NULL : (ch_bytes){ch_rd_take(&r, (size_t)vlen), vlen};
+	rec->headers_count = ch_rd_varint(&r);
+	if (!ch_rd_ok(&r) || rec->headers_count < 0)
+		goto bad;
+	rec->headers = r.p;
+	for (int32_t i = 0; i < rec->headers_count; i++) {
+		int32_t hk = ch_rd_varint(&r);
+		if (hk < 0)
+			goto bad;
+		ch_rd_take(&r, (size_t)hk);
+		int32_t hv = ch_rd_varint(&r);
+		if (hv < -1)
+			goto bad;
+		if (hv > 0)
+			ch_rd_take(&r, (size_t)hv);
+		if (!ch_rd_ok(&r))
+			goto bad;
+	}
+	if (!ch_rd_ok(&r) || ch_rd_left(&r) != 0)
+		goto bad;
+	rec->headers_len = (size_t)(r.p - rec->headers);
+	it->left--;
+	return 1;
+bad:
+	it->err = CH_BATCH_ERECORDS;
+	return -1;
+}
+
+int
+ch_batch_check(const uint8_t *p, size_t len, int64_t max_size, bool strict_producer,
+	       ch_batch_hdr *h)
+{
+	int rc = ch_batch_parse_hdr(p, len, max_size, h);
+	if (rc != CH_BATCH_OK)
+		return rc;
+	size_t size = (size_t)ch_batch_size(h);
+	if (len < size)
+		return CH_BATCH_ESHORT;
+	if (ch_batch_compute_crc(p, size) != h->crc)
+		return CH_BATCH_ECRC;
+	if ((h->attributes & ~CH_BATCH_ATTR_KNOWN) != 0 ||
+	    ch_batch_compression(h) > CH_COMPRESSION_ZSTD)
+		return CH_BATCH_EINVALID;
+	if (h->last_offset_delta < 0 || h->records_count < 0)
+		return CH_BATCH_EINVALID;
+	/* A producer's batch has one record per offset (Kafka's LogValidator);
+	 * a cleaned batch may have fewer, never more. */
+	if (strict_producer) {
+		if (h->records_count == 0 || h->records_count - 1 != h->last_offset_delta)
+			return CH_BATCH_EINVALID;
+	} else if (h->records_count > (int64_t)h->last_offset_delta + 1) {
+		return CH_BATCH_EINVALID;
+	}
+	if (ch_batch_compression(h) != CH_COMPRESSION_NONE)
+		return CH_BATCH_OK; /* records are checked when decompressed */
+	/* Each record takes at least 7 bytes: cap the count before looping. */
+	if ((size_t)h->records_count > (size - CH_BATCH_HDR_SIZE) / 7 + 1)
+		return CH_BATCH_ERECORDS;
+	ch_record_iter it;
+	ch_record rec;
+	ch_record_iter_init(&it, p + CH_BATCH_HDR_SIZE, size - CH_BATCH_HDR_SIZE, h->records_count);
+	int64_t prev = -1;
+	int32_t i = 0;
+	int more;
+	while ((more = ch_record_next(&it, &rec)) == 1) {
+		if (strict_producer ? rec.offset_delta != i
+				    : (rec.offset_delta <= prev || rec.offset_delta > h->last_offset_delta))
+			return CH_BATCH_ERECORDS;
+		prev = rec.offset_delta;
+		i++;
+	}
+	if (more < 0 || it.err)
+		return CH_BATCH_ERECORDS;
+	return CH_BATCH_OK;
+}
+
+void
+ch_batch_set_base_offset(uint8_t *p, int64_t base_offset)
+{
+	put_u64(p, (uint64_t)base_offset);
+}
+
+void
+ch_batch_set_leader_epoch(uint8_t *p, int32_t epoch)
+{
+	put_u32(p + 12, (uint32_t)epoch);
+}
+
+void
+ch_batch_set_log_append_time(uint8_t *p, size_t size, int64_t ts)
+{
+	uint16_t attr = (uint16_t)((p[21] << 8) | p[22]);
+	attr |= CH_BATCH_ATTR_LOG_APPEND_TIME;
+	p[21] = (uint8_t)(attr >> 8);
+	p[22] = (uint8_t)attr;
+	put_u64(p + 35, (uint64_t)ts);
+	put_u32(p + 17, ch_batch_compute_crc(p, size));
+}
+
+
+int
+ch_batch_records(const uint8_t *batch, const ch_batch_hdr *h, ch_buf *scratch,
+		 size_t max_out, const uint8_t **out, size_t *out_len)
+{
+	const uint8_t *rec = batch + CH_BATCH_HDR_SIZE;
+	size_t rec_len = (size_t)ch_batch_size(h) - CH_BATCH_HDR_SIZE;
+	if (ch_batch_compression(h) == CH_COMPRESSION_NONE) {
+		*out = rec;
+		*out_len = rec_len;
+		return CH_OK;
+	}
+	ch_buf_reset(scratch);
+	if (ch_codec_decompress(ch_batch_compression(h), rec, rec_len, scratch, max_out) != CH_OK)
+		return CH_ERR;
+	static const uint8_t empty[1];
+	*out = scratch->len ? scratch->data : empty;
+	*out_len = scratch->len;
+	return CH_OK;
+}
+
+void
+ch_batch_builder_begin(ch_batch_builder *bb, ch_buf *out, int64_t base_offset,
+		       int16_t attributes, int64_t base_timestamp, int64_t producer_id,
+		       int16_t producer_epoch, int32_t base_sequence)
+{
+	bb->b = out;
+	bb->start = out->len;
+	bb->base_timestamp = base_timestamp;
+	bb->max_timestamp = -1;
+	bb->count = 0;
+	bb->last_offset_delta = -1;
+	ch_wr_i64(out, base_offset);
+	ch_wr_i32(out, 0);  /* batchLength, filled by end */
+	ch_wr_i32(out, 0);  /* partitionLeaderEpoch */
+	ch_wr_i8(out, CH_BATCH_MAGIC);
+	ch_wr_u32(out, 0);  /* crc */
+	ch_wr_i16(out, (int16_t)(attributes & ~CH_BATCH_ATTR_COMPRESSION));
+	ch_wr_i32(out, 0);  /* lastOffsetDelta */
+	ch_wr_i64(out, base_timestamp);
+	ch_wr_i64(out, -1); /* maxTimestamp */
+	ch_wr_i64(out, producer_id);
+	ch_wr_i16(out, producer_epoch);
+	ch_wr_i32(out, base_sequence);
+	ch_wr_i32(out, 0);  /* recordsCount */
+}
+
+void
+ch_batch_builder_add(ch_batch_builder *bb, int32_t offset_delta, int64_t timestamp,
+		     ch_bytes key, ch_bytes value, int32_t headers_count,
+		     const uint8_t *headers, size_t headers_len)
+{
+	ch_buf body;
+	ch_buf_init(&body);
+	ch_wr_i8(&body, 0);
+	ch_wr_varlong(&body, timestamp - bb->base_timestamp);
+	ch_wr_varint(&body, offset_delta);
+	ch_wr_varint(&body, key.len < 0 ? -1 : key.len);
+	if (key.len > 0)
+		ch_buf_append(&body, key.p, (size_t)key.len);
+	ch_wr_varint(&body, value.len < 0 ? -1 : value.len);
+	if (value.len > 0)
+		ch_buf_append(&body, value.p, (size_t)value.len);
+	ch_wr_varint(&body, headers_count);
+	if (headers_len)
+		ch_buf_append(&body, headers, headers_len);
+	ch_wr_varint(bb->b, (int32_t)body.len);
+	ch_buf_append(bb->b, body.data, body.len);
+	if (body.oom)
+		bb->b->oom = true;
+	ch_buf_free(&body);
+	if (timestamp > bb->max_timestamp)
+		bb->max_timestamp = timestamp;
+	bb->count++;
+	bb->last_offset_delta = offset_delta;
+}
+
+int
+ch_batch_builder_end_codec(ch_batch_builder *bb, int32_t last_offset_delta, int codec)
+{
+	if (!ch_buf_ok(bb->b) || bb->count == 0)
+		return CH_ERR;
+	if (codec != CH_COMPRESSION_NONE) {
+		size_t rec_off = bb->start + CH_BATCH_HDR_SIZE;
+		ch_buf z;
+		ch_buf_init(&z);
+		if (ch_codec_compress(codec, bb->b->data + rec_off, bb->b->len - rec_off, &z) !=
+		    CH_OK) {
+			ch_buf_free(&z);
+			return CH_ERR;
+		}
+		bb->b->len = rec_off;
+		ch_buf_append(bb->b, z.data, z.len);
+		ch_buf_free(&z);
+		if (!ch_buf_ok(bb->b))
+			return CH_ERR;
+		uint8_t *a = bb->b->data + bb->start + 21;
+		a[1] = (uint8_t)((a[1] & ~CH_BATCH_ATTR_COMPRESSION) | codec);
+	}
+	uint8_t *p = bb->b->data + bb->start;
+	size_t size = bb->b->len - bb->start;
+	if (last_offset_delta < 0)
+		last_offset_delta = bb->last_offset_delta;
+	put_u32(p + 8, (uint32_t)(size - CH_BATCH_LOG_OVERHEAD));
+	put_u32(p + 23, (uint32_t)last_offset_delta);
+	put_u64(p + 35, (uint64_t)bb->max_timestamp);
+	put_u32(p + 57, (uint32_t)bb->count);
+	put_u32(p + 17, ch_batch_compute_crc(p, size));
+	return CH_OK;
+}
+
+int
+ch_batch_builder_end(ch_batch_builder *bb, int32_t last_offset_delta)
+{
+	return ch_batch_builder_end_codec(bb, last_offset_delta, CH_COMPRESSION_NONE);
+}

@@ -1,0 +1,232 @@
+/*
+ * ch_codec.c: gzip, snappy, lz4 and zstd for record batches (see ch_codec.h).
+ */
+#include "log/ch_codec.h"
+
+#include <lz4frame.h>
+#include <snappy-c.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "common/ch_common.h"
+#include "log/ch_batch.h"
+
+#define CHUNK 65536
+
+static int
+gzip_decompress(const uint8_t *in, size_t in_len, ch_buf *out, size_t max_out)
+{
+	z_stream zs;
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit2(&zs, 15 + 32) != Z_OK) /* +32: gzip or zlib header */
+		return CH_ERR;
+	zs.next_in = (Bytef *)(uintptr_t)in;
+	zs.avail_in = (uInt)in_len;
+	int zrc = Z_OK;
+	size_t start = out->len;
+	while (zrc != Z_STREAM_END) {
+		if (out->len - start >= max_out || !ch_buf_reserve(out, CHUNK))
+			break;
+		zs.next_out = out->data + out->len;
+		zs.avail_out = CHUNK;
+		zrc = inflate(&zs, Z_NO_FLUSH);
+		out->len += CHUNK - zs.avail_out;
+		if (zrc != Z_OK && zrc != Z_STREAM_END)
+			break;
+		if (zrc == Z_OK && zs.avail_in == 0 && zs.avail_out != 0)
+			break; /* input ended inside the stream */
+	}
+	inflateEnd(&zs);
+	return zrc == Z_STREAM_END && out->len - start <= max_out ? CH_OK : CH_ERR;
+}
+
+static int
+gzip_compress(const uint8_t *in, size_t in_len, ch_buf *out)
+{
+	z_stream zs;
+	memset(&zs, 0, sizeof(zs));
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return CH_ERR;
+	size_t bound = deflateBound(&zs, (uLong)in_len);
+	if (!ch_buf_reserve(out, bound)) {
+		deflateEnd(&zs);
+		return CH_ERR;
+	}
+	zs.next_in = (Bytef *)(uintptr_t)in;
+	zs.avail_in = (uInt)in_len;
+	zs.next_out = out->data + out->len;
+	zs.avail_out = (uInt)bound;
+	int zrc = deflate(&zs, Z_FINISH);
+	out->len += bound - zs.avail_out;
+	deflateEnd(&zs);
+	return zrc == Z_STREAM_END ? CH_OK : CH_ERR;
+}
+
+static int
+snappy_raw(const uint8_t *in, size_t in_len, ch_buf *out, size_t max_out, size_t start)
+{
+	size_t n;
+	if (snappy_uncompressed_length((const char *)in, in_len, &n) != SNAPPY_OK)
+		return CH_ERR;
+	if (n == 0)
+		return CH_OK;
+	if (out->len - start + n > max_out || !ch_buf_reserve(out, n))
+		return CH_ERR;
+	if (snappy_uncompress((const char *)in, in_len, (char *)out->data + out->len, &n) !=
+	    SNAPPY_OK)
+		return CH_ERR;
+	out->len += n;
+	return CH_OK;
+}
+
+static const uint8_t xerial_magic[8] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0};
+
+static int
+snappy_decompress(const uint8_t *in, size_t in_len, ch_buf *out, size_t max_out)
+{
+	size_t start = out->len;
+	if (in_len < 16 || memcmp(in, xerial_magic, 8) != 0)
+		return snappy_raw(in, in_len, out, max_out, start);
+	size_t pos = 16;
+	while (pos < in_len) {
+		if (in_len - pos < 4)
+			return CH_ERR;
+		uint32_t blen = ((uint32_t)in[pos] << 24) | ((uint32_t)in[pos + 1] << 16) |
+				((uint32_t)in[pos + 2] << 8) | in[pos + 3];
+		pos += 4;
+		if (blen > in_len - pos)
+			return CH_ERR;
+		if (snappy_raw(in + pos, blen, out, max_out, start) != CH_OK)
+			return CH_ERR;
+		pos += blen;
+	}
+	return CH_OK;
+}
+
+static int
+snappy_compress_buf(const uint8_t *in, size_t in_len, ch_buf *out)
+{
+	size_t n = snappy_max_compressed_length(in_len);
+	if (!ch_buf_reserve(out, n))
+		return CH_ERR;
+	if (snappy_compress((const char *)in, in_len, (char *)out->data + out->len, &n) !=
+	    SNAPPY_OK)
+		return CH_ERR;
+	out->len += n;
+	return CH_OK;
+}
+
+static int
+lz4_decompress(const uint8_t *in, size_t in_len, ch_buf *out, size_t max_out)
+{
+	LZ4F_dctx *dctx;
+	if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)))
+		return CH_ERR;
+	size_t start = out->len, pos = 0, hint = 1;
+	int rc = CH_ERR;
+	while (hint != 0) {
+		if (out->len - start >= max_out || !ch_buf_reserve(out, CHUNK))
+			goto done;
+		size_t dst = CHUNK, src = in_len - pos;
+		hint = LZ4F_decompress(dctx, out->data + out->len, &dst, in + pos, &src, NULL);
+		if (LZ4F_isError(hint))
+			goto done;
+		pos += src;
+		out->len += dst;
+		if (hint != 0 && src == 0 && dst == 0)
+			goto done; /* input ended inside the frame */
+	}
+	rc = out->len - start <= max_out ? CH_OK : CH_ERR;
+done:
+	LZ4F_freeDecompressionContext(dctx);
+	return rc;
+}
+
+static int
+lz4_compress(const uint8_t *in, size_t in_len, ch_buf *out)
+{
+	size_t bound = LZ4F_compressFrameBound(in_len, NULL);
+	if (!ch_buf_reserve(out, bound))
+		return CH_ERR;
+	size_t n = LZ4F_compressFrame(out->data + out->len, bound, in, in_len, NULL);
+	if (LZ4F_isError(n))
+		return CH_ERR;
+	out->len += n;
+	return CH_OK;
+}
+
+static int
+zstd_decompress(const uint8_t *in, size_t in_len, ch_buf *out, size_t max_out)
+{
+	ZSTD_DStream *ds = ZSTD_createDStream();
+	if (!ds)
+		return CH_ERR;
+	ZSTD_inBuffer ib = {in, in_len, 0};
+	size_t start = out->len, zrc = 1;
+	int rc = CH_ERR;
+	while (zrc != 0) {
+		if (out->len - start >= max_out || !ch_buf_reserve(out, CHUNK))
+			goto done;
+		ZSTD_outBuffer ob = {out->data + out->len, CHUNK, 0};
+		size_t before = ib.pos;
+		zrc = ZSTD_decompressStream(ds, &ob, &ib);
+		if (ZSTD_isError(zrc))
+			goto done;
+		out->len += ob.pos;
+		if (zrc != 0 && ib.pos == before && ob.pos == 0)
+			goto done; /* input ended inside the frame */
+	}
+	rc = ib.pos == in_len && out->len - start <= max_out ? CH_OK : CH_ERR;
+done:
+	ZSTD_freeDStream(ds);
+	return rc;
+}
+
+static int
+zstd_compress(const uint8_t *in, size_t in_len, ch_buf *out)
+{
+	size_t bound = ZSTD_compressBound(in_len);
+	if (!ch_buf_reserve(out, bound))
+		return CH_ERR;
+	size_t n = ZSTD_compress(out->data + out->len, bound, in, in_len, 3);
+	if (ZSTD_isError(n))
+		return CH_ERR;
+	out->len += n;
+	return CH_OK;
+}
+
+int
+ch_codec_decompress(int codec, const void *in, size_t in_len, ch_buf *out, size_t max_out)
+{
+	switch (codec) {
+	case CH_COMPRESSION_GZIP:
+		return gzip_decompress(in, in_len, out, max_out);
+	case CH_COMPRESSION_SNAPPY:
+		return snappy_decompress(in, in_len, out, max_out);
+	case CH_COMPRESSION_LZ4:
+		return lz4_decompress(in, in_len, out, max_out);
+	case CH_COMPRESSION_ZSTD:
+		return zstd_decompress(in, in_len, out, max_out);
+	default:
+		return CH_ERR;
+	}
+}
+
+int
+ch_codec_compress(int codec, const void *in, size_t in_len, ch_buf *out)
+{
+	switch (codec) {
+	case CH_COMPRESSION_GZIP:
+		return gzip_compress(in, in_len, out);
+	case CH_COMPRESSION_SNAPPY:
+		return snappy_compress_buf(in, in_len, out);
+	case CH_COMPRESSION_LZ4:
+		return lz4_compress(in, in_len, out);
+	case CH_COMPRESSION_ZSTD:
+		return zstd_compress(in, in_len, out);
+	default:
+		return CH_ERR;
+	}
+}

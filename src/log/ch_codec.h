@@ -1,0 +1,28 @@
+/*
+ * ch_codec: the record-batch compression codecs, on Debian's libraries.
+ *
+ *   1 gzip    zlib, gzip wrapper (inflate accepts zlib and gzip headers)
+ *   2 snappy  raw snappy, or the xerial framing Java clients write:
+ *             magic 82 'SNAPPY' 00, version i32, compat i32, then blocks of
+ *             [i32 BE length][raw snappy block]
+ *   3 lz4     LZ4 frame format (magic v2 batches use a correct header
+ *             checksum, so the stock frame decoder accepts them)
+ *   4 zstd    zstd frames, content size optional
+ *
+ * Every decompressor stops at max_out bytes and reports CH_ERR: a batch that
+ * inflates past the limit is treated as corrupt (zip-bomb guard).
+ * @locality any thread; no shared state.
+ */
+#ifndef CH_CODEC_H
+#define CH_CODEC_H
+
+#include <stddef.h>
+
+#include "common/ch_buf.h"
+
+/* Appends the decompressed bytes of `in` to out. @returns CH_OK / CH_ERR. */
+int ch_codec_decompress(int codec, const void *in, size_t in_len, ch_buf *out, size_t max_out);
+/* Appends the compressed form of `in` to out. @returns CH_OK / CH_ERR. */
+int ch_codec_compress(int codec, const void *in, size_t in_len, ch_buf *out);
+
+#endif

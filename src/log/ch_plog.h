@@ -1,0 +1,281 @@
+/*
+ * ch_plog: a partition log. Segments of Kafka v2 record batches stored as
+ * received (the broker assigns offsets; compressed batches stay compressed),
+ * sparse offset and time indexes, recovery, group-commit durability,
+ * retention and compaction. File formats are in ch_seg.h and ch_batch.h.
+ *
+ * DIRECTORY  <data>/<topic>-<partition>/
+ *
+ *   <20-digit base>.log / .index / .timeindex   one segment (ch_seg.h)
+ *   recovery-point                              see RECOVERY below
+ *   log-start-offset                            optional, see below
+ *   *.cleaned, *.tmp                            work in progress; removed
+ *                                               on open
+ *
+ * Both small files hold one offset as text, written to "<name>.tmp",
+ * fdatasynced and renamed over (a torn or missing one reads as absent):
+ *
+ *   OFFSET  SIZE  FIELD
+ *   0       *     decimal offset, then "\n"
+ *
+ * log-start-offset is written only when DeleteRecords moves the start
+ * offset inside the first segment (otherwise the start is the first
+ * segment's base).
+ *
+ * RECOVERY. recovery-point is an offset below which everything (batches and
+ * the indexes of closed segments) has been fdatasynced; ch_plog_sync writes
+ * it at most once a second, ch_plog_close after a final sync. On open, each
+ * segment wholly below it gets the cheap check of ch_seg.h (tail from the
+ * last index entry); the segment holding it and every later one get the full
+ * check with rebuilt indexes, since after a power cut unsynced bytes can be
+ * anything. No file: everything is checked. Corrupt or torn batches and all
+ * after them in their segment are truncated (WARN with file and position).
+ * A stray empty segment that a half-done roll left inside the previous one's
+ * offsets, or an empty last segment after a gap, is removed. Offsets below
+ * the recovery point count as synced; the rest become synced at the first
+ * ch_plog_sync.
+ *
+ * OFFSETS
+ *
+ *   log start offset   first offset a fetch may ask for (ListOffsets -2)
+ *   log end offset     next offset to assign = high watermark (one replica)
+ *                      = last stable offset (no transactions)
+ *   synced offset      offsets below it are on disk (fdatasync done); an
+ *                      acks=all response may be sent once its last offset is
+ *                      below it
+ *
+ * THREADS (@locality in each function's comment)
+ *
+ *   loop thread    everything not marked otherwise: open, append, read,
+ *                  lookups, retention, roll, the start and finish of a
+ *                  compaction, close. One thread at a time per partition;
+ *                  the log takes no lock for its own reads.
+ *   any thread     ch_plog_sync, ch_plog_synced_offset, ch_plog_clean_run.
+ *
+ * A mutex (pl->lock) guards what the sync worker looks at: the segment
+ * array and each segment's synced_size, and the log end offset. The loop
+ * thread takes it only to change those (a roll, a deletion, the end of an
+ * append, a compaction swap), never while doing I/O, so an fdatasync on the
+ * worker never stalls an append. The worker takes references on the dirty
+ * segments under the lock, syncs them without it, then publishes the synced
+ * offset. Segment refcounts and the synced offset are atomics.
+ *
+ * GROUP COMMIT (acks=all): the loop appends, parks the response with the
+ * batch's last offset, and asks a worker to run ch_plog_sync if none is
+ * running; when it returns, every parked response with last offset <
+ * ch_plog_synced_offset() is released. Appends made while a sync runs are
+ * picked up by the next one, so one fdatasync covers many producers.
+ * For acks=0/1, ch_plog_flush_due() applies flush.messages / flush.ms.
+ *
+ * ERRORS: functions return CH_OK / CH_ERR and put a Kafka error code in
+ * *kerr. An I/O error or a full disk during an append is
+ * KAFKA_STORAGE_ERROR (56): the partial write is truncated away and the log
+ * is as before the call. If even that truncation fails, or an fdatasync
+ * fails (the kernel may have dropped the dirty pages), the log is marked
+ * failed: appends fail with KAFKA_STORAGE_ERROR until it is reopened, and
+ * recovery on reopen sorts out the tail. Reads keep working.
+ *
+ * COMPACTION (cleanup.policy=compact), three steps so the heavy part runs off
+ * the loop thread:
+ *   1. ch_plog_clean_begin (loop): picks the closed segments, refs them and
+ *      marks them `cleaning` (retention leaves them alone meanwhile).
+ *   2. ch_plog_clean_run (worker): builds key -> last offset over them,
+ *      writes for each source S a new <S>.log.cleaned (+ .index.cleaned,
+ *      .timeindex.cleaned) keeping, per key, only its latest record, and
+ *      dropping tombstones whose segment's largest timestamp is older than
+ *      now - delete.retention.ms; fdatasyncs them. Reads only immutable
+ *      closed segments and writes only its own files: no lock.
+ *   3. ch_plog_clean_finish (loop): per segment, unlink the old indexes,
+ *      rename .log.cleaned over .log, rename the new indexes, then swap the
+ *      segment object in the array under the lock. A crash at any point
+ *      leaves each segment either old or cleaned (both valid, same offsets
+ *      kept) with indexes missing at worst, rebuilt on open; leftover
+ *      *.cleaned files are removed on open. Readers holding the old segment
+ *      keep reading the old file through its open fd.
+ */
+#ifndef CH_PLOG_H
+#define CH_PLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log/ch_batch.h"
+#include "log/ch_logfs.h"
+#include "log/ch_seg.h"
+
+/* Kafka error codes returned through *kerr. */
+#define CH_PLOG_NONE 0
+#define CH_PLOG_OFFSET_OUT_OF_RANGE 1
+#define CH_PLOG_CORRUPT_MESSAGE 2
+#define CH_PLOG_MESSAGE_TOO_LARGE 10
+#define CH_PLOG_RECORD_LIST_TOO_LARGE 18
+#define CH_PLOG_KAFKA_STORAGE_ERROR 56
+#define CH_PLOG_INVALID_RECORD 87
+
+/* Topic/broker configs, Kafka's names and defaults. */
+typedef struct ch_plog_config {
+	int64_t segment_bytes;        /* segment.bytes / log.segment.bytes: 1 GiB */
+	int64_t segment_ms;           /* segment.ms / log.roll.ms: 7 days */
+	int32_t index_interval_bytes; /* index.interval.bytes: 4096 */
+	int64_t retention_ms;         /* retention.ms: 7 days; -1 = forever */
+	int64_t retention_bytes;      /* retention.bytes: -1 = no limit */
+	int64_t flush_messages;       /* flush.messages: INT64_MAX (never) */
+	int64_t flush_ms;             /* flush.ms: INT64_MAX (never) */
+	bool cleanup_delete;          /* cleanup.policy contains "delete" (default) */
+	bool cleanup_compact;         /* cleanup.policy contains "compact" */
+	int64_t delete_retention_ms;  /* delete.retention.ms: 1 day */
+	bool log_append_time;         /* message.timestamp.type=LogAppendTime */
+	int32_t max_message_bytes;    /* max.message.bytes: 1048588 */
+	int32_t leader_epoch;         /* written into partitionLeaderEpoch */
+} ch_plog_config;
+
+void ch_plog_config_default(ch_plog_config *c);
+
+typedef struct ch_plog ch_plog;
+
+/*
+ * Opens (creating if needed) <data_dir>/<topic>-<partition>/, recovering as
+ * ch_seg.h describes. fs NULL: the real file system.
+ * @returns CH_OK, or CH_ERR (I/O error, logged) with *out NULL.
+ * @locality loop thread
+ */
+int ch_plog_open(const char *data_dir, const char *topic, int32_t partition,
+		 const ch_plog_config *cfg, ch_logfs *fs, int64_t now_ms, ch_plog **out);
+
+/* Closes the files (no sync: call ch_plog_sync first for a clean stop). No
+ * sync or clean may be running. @locality loop thread */
+void ch_plog_close(ch_plog *pl);
+
+/* Replaces the config (topic config change). @locality loop thread */
+void ch_plog_set_config(ch_plog *pl, const ch_plog_config *cfg);
+
+typedef struct ch_plog_append_info {
+	int64_t base_offset;     /* offset assigned to the first record */
+	int64_t last_offset;     /* offset of the last record */
+	int64_t log_append_time; /* -1 unless LogAppendTime */
+	int64_t log_start_offset;
+	int32_t batches;
+	int64_t records;         /* offsets assigned */
+} ch_plog_append_info;
+
+/*
+ * Validates and appends the record batches in data[0..len) (one or more, as
+ * a Produce request carries them). Rewrites in place: baseOffset,
+ * partitionLeaderEpoch, and for LogAppendTime the timestamp (and CRC).
+ * Rolls a new segment first when segment.bytes or segment.ms says so.
+ * Errors: CORRUPT_MESSAGE (bad CRC, framing, magic), INVALID_RECORD (bad
+ * header fields or records; a record without key on a compacted topic),
+ * MESSAGE_TOO_LARGE (a batch over
+ * max.message.bytes), RECORD_LIST_TOO_LARGE (more than a segment),
+ * KAFKA_STORAGE_ERROR (I/O; the log is unchanged).
+ * @locality loop thread
+ */
+int ch_plog_append(ch_plog *pl, uint8_t *data, size_t len, int64_t now_ms,
+		   ch_plog_append_info *info, int16_t *kerr);
+
+/*
+ * A range of one segment file for a fetch response, to send with sendfile
+ * (or pread). Holds a segment reference: release it when the bytes are sent.
+ */
+typedef struct ch_plog_slice {
+	ch_seg *seg;          /* NULL when len == 0 */
+	int fd;               /* the segment's .log */
+	int64_t pos;          /* file position of the first batch */
+	int64_t len;          /* bytes; 0 = nothing at this offset yet */
+	int64_t first_offset; /* baseOffset of the first batch */
+} ch_plog_slice;
+
+/*
+ * Reads from `offset`: the slice starts at the batch containing it and runs
+ * for up to max_bytes within that segment (the last batch may be cut short,
+ * as Kafka does; clients drop a partial trailing batch); if the first batch
+ * alone is larger than max_bytes, the slice is that whole batch. offset ==
+ * log end offset gives len 0. OFFSET_OUT_OF_RANGE outside [start, end].
+ * @locality loop thread
+ */
+int ch_plog_read(ch_plog *pl, int64_t offset, int64_t max_bytes, ch_plog_slice *out,
+		 int16_t *kerr);
+void ch_plog_slice_release(ch_plog_slice *s);
+
+/* Convenience: ch_plog_read and pread into out (appended). For tests and
+ * for replaying __consumer_offsets. @locality loop thread */
+int ch_plog_read_copy(ch_plog *pl, int64_t offset, int64_t max_bytes, ch_buf *out,
+		      int16_t *kerr);
+
+/* @locality loop thread */
+int64_t ch_plog_start_offset(const ch_plog *pl);
+int64_t ch_plog_end_offset(const ch_plog *pl);     /* = high watermark */
+int64_t ch_plog_size_bytes(const ch_plog *pl);
+size_t ch_plog_segment_count(const ch_plog *pl);
+int64_t ch_plog_active_base(const ch_plog *pl);
+
+/*
+ * ListOffsets by timestamp: the first offset whose record timestamp is >=
+ * ts, and that record's timestamp. *offset = -1 when none. Record-level
+ * within the batch found (compressed batches are decompressed for it); with
+ * LogAppendTime every record has the batch's time, so its first offset.
+ * @locality loop thread
+ */
+int ch_plog_offset_for_time(ch_plog *pl, int64_t ts, int64_t *offset, int64_t *found_ts,
+			    int16_t *kerr);
+
+/* ListOffsets -3 (KIP-734): offset and timestamp of the record with the
+ * largest timestamp (first such); -1/-1 when the log is empty.
+ * @locality loop thread */
+int ch_plog_max_timestamp(ch_plog *pl, int64_t *offset, int64_t *ts, int16_t *kerr);
+
+/*
+ * Durability: fdatasync every segment with unsynced bytes (and the directory
+ * after a roll), then raise the synced offset to the log end offset seen at
+ * the start. Concurrent with appends and reads. At most one ch_plog_sync per
+ * partition at a time. On failure the log is marked failed (see ERRORS).
+ * @returns CH_OK / CH_ERR.
+ * @locality any thread (meant for a worker)
+ */
+int ch_plog_sync(ch_plog *pl);
+
+/* Offsets below this are durable. @locality any thread */
+int64_t ch_plog_synced_offset(ch_plog *pl);
+
+/* True when flush.messages or flush.ms say a sync is due; the caller then
+ * schedules ch_plog_sync. Resets the flush.ms timer. @locality loop thread */
+bool ch_plog_flush_due(ch_plog *pl, int64_t now_ms);
+
+/* True after an unrecoverable storage error. @locality any thread */
+bool ch_plog_failed(ch_plog *pl);
+
+/*
+ * Retention (cleanup.policy=delete): deletes whole closed segments, oldest
+ * first, whose largest timestamp is older than now - retention.ms, or while
+ * the log is larger than retention.bytes by at least the segment's size.
+ * Never the active segment, never one being cleaned. Advances the log start
+ * offset. *deleted: segments removed.
+ * @locality loop thread
+ */
+int ch_plog_retention(ch_plog *pl, int64_t now_ms, int *deleted, int16_t *kerr);
+
+/*
+ * DeleteRecords: moves the log start offset to before_offset (-1 = end),
+ * deleting segments wholly below it, persisting the new start.
+ * OFFSET_OUT_OF_RANGE if before_offset > end.
+ * @locality loop thread
+ */
+int ch_plog_delete_records(ch_plog *pl, int64_t before_offset, int64_t *low_watermark,
+			   int16_t *kerr);
+
+/* Compaction (see COMPACTION above). */
+typedef struct ch_plog_clean ch_plog_clean;
+
+/* NULL when there is nothing to clean (fewer than one closed segment, or a
+ * clean already running). @locality loop thread */
+ch_plog_clean *ch_plog_clean_begin(ch_plog *pl, int64_t now_ms);
+/* The heavy part. @returns CH_OK / CH_ERR. @locality any thread */
+int ch_plog_clean_run(ch_plog_clean *c);
+/* Swaps in the result of a successful run (or discards a failed one); frees
+ * c. @returns CH_OK / CH_ERR. @locality loop thread */
+int ch_plog_clean_finish(ch_plog *pl, ch_plog_clean *c);
+/* All three in a row, on the calling thread: tests and small logs. */
+int ch_plog_compact(ch_plog *pl, int64_t now_ms);
+
+#endif

@@ -1,0 +1,168 @@
+/* test_batch.c: record batch v2 parsing, validation, rewrites, codecs. */
+#include "log/tests/log_util.h"
+
+#include "common/ch_hash.h"
+#include "common/ch_test.h"
+#include "log/ch_codec.h"
+
+static void
+t_roundtrip(void)
+{
+	ch_buf b;
+	ch_buf_init(&b);
+	tu_batch(&b, 5, 1000, 0, 0, false, 0);
+	ch_batch_hdr h;
+	CH_CHECK_EQ_INT(ch_batch_check(b.data, b.len, 0, true, &h), CH_BATCH_OK);
+	CH_CHECK_EQ_INT(h.records_count, 5);
+	CH_CHECK_EQ_INT(h.last_offset_delta, 4);
+	CH_CHECK_EQ_INT(h.base_timestamp, 1000);
+	CH_CHECK_EQ_INT(h.max_timestamp, 1004);
+	CH_CHECK_EQ_INT(ch_batch_size(&h), (int64_t)b.len);
+	CH_CHECK_EQ_INT(h.producer_id, -1);
+	ch_record_iter it;
+	ch_record rec;
+	ch_record_iter_init(&it, b.data + CH_BATCH_HDR_SIZE, b.len - CH_BATCH_HDR_SIZE, 5);
+	int i = 0;
+	while (ch_record_next(&it, &rec) == 1) {
+		CH_CHECK_EQ_INT(rec.offset_delta, i);
+		CH_CHECK_EQ_INT(rec.timestamp_delta, i);
+		CH_CHECK(rec.key.len == 2 && memcmp(rec.key.p, "k", 1) == 0);
+		i++;
+	}
+	CH_CHECK_EQ_INT(i, 5);
+	CH_CHECK_EQ_INT(it.err, 0);
+
+	/* Offset rewrite leaves the CRC valid; epoch too. */
+	ch_batch_set_base_offset(b.data, 123456789);
+	ch_batch_set_leader_epoch(b.data, 7);
+	CH_CHECK_EQ_INT(ch_batch_check(b.data, b.len, 0, true, &h), CH_BATCH_OK);
+	CH_CHECK_EQ_INT(h.base_offset, 123456789);
+	CH_CHECK_EQ_INT(h.partition_leader_epoch, 7);
+	/* LogAppendTime recomputes it. */
+	ch_batch_set_log_append_time(b.data, b.len, 99999);
+	CH_CHECK_EQ_INT(ch_batch_check(b.data, b.len, 0, true, &h), CH_BATCH_OK);
+	CH_CHECK_EQ_INT(h.max_timestamp, 99999);
+	CH_CHECK(h.attributes & CH_BATCH_ATTR_LOG_APPEND_TIME);
+	ch_buf_free(&b);
+}
+
+static void
+t_reject(void)
+{
+	ch_buf b;
+	ch_buf_init(&b);
+	tu_batch(&b, 3, 1, 0, 0, false, 0);
+	ch_batch_hdr h;
+	/* Every truncation is "short", never a crash. */
+	for (size_t n = 0; n < b.len; n++)
+		CH_CHECK_EQ_INT(ch_batch_check(b.data, n, 0, true, &h),
+				n < 17 || n < b.len ? CH_BATCH_ESHORT : 0);
+	/* Every single-byte corruption past the CRC field is caught. */
+	for (size_t i = CH_BATCH_CRC_START; i < b.len; i++) {
+		b.data[i] ^= 0x40;
+		CH_CHECK(ch_batch_check(b.data, b.len, 0, true, &h) == CH_BATCH_ECRC);
+		b.data[i] ^= 0x40;
+	}
+	b.data[16] = 1;
+	CH_CHECK_EQ_INT(ch_batch_check(b.data, b.len, 0, true, &h), CH_BATCH_EMAGIC);
+	b.data[16] = 2;
+	/* batchLength lies. */
+	uint8_t save = b.data[11];
+	b.data[11] = 10;
+	CH_CHECK_EQ_INT(ch_batch_check(b.data, b.len, 0, true, &h), CH_BATCH_ELENGTH);
+	b.data[11] = save;
+	CH_CHECK_EQ_INT(ch_batch_check(b.data, b.len, 20, true, &h), CH_BATCH_ELENGTH);
+	/* recordsCount != lastOffsetDelta + 1, with a valid CRC. */
+	b.data[60] = 4;
+	b.data[17] = b.data[18] = b.data[19] = b.data[20] = 0;
+	uint32_t crc = ch_batch_compute_crc(b.data, b.len);
+	b.data[17] = (uint8_t)(crc >> 24);
+	b.data[18] = (uint8_t)(crc >> 16);
+	b.data[19] = (uint8_t)(crc >> 8);
+	b.data[20] = (uint8_t)crc;
+	CH_CHECK_EQ_INT(ch_batch_check(b.data, b.len, 0, true, &h), CH_BATCH_EINVALID);
+	ch_buf_free(&b);
+}
+
+/* Random bytes with a correct CRC must not crash the record parser. */
+static void
+t_fuzz_records(void)
+{
+	uint32_t seed = 12345;
+	for (int iter = 0; iter < 20000; iter++) {
+		uint8_t buf[200];
+		size_t n = CH_BATCH_HDR_SIZE + (size_t)(iter % 120);
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			buf[i] = (uint8_t)(seed >> 16);
+		}
+		uint32_t bl = (uint32_t)(n - 12);
+		buf[8] = 0; buf[9] = 0; buf[10] = (uint8_t)(bl >> 8); buf[11] = (uint8_t)bl;
+		buf[16] = 2;
+		buf[21] = 0; buf[22] = (uint8_t)(buf[22] & 0x08);
+		buf[57] = buf[58] = 0;
+		buf[23] = buf[24] = 0;
+		buf[59] = 0;
+		buf[25] = buf[60] == 0 ? 0 : 0;
+		buf[26] = (uint8_t)(buf[60] ? buf[60] - 1 : 0);
+		uint32_t crc = ch_batch_compute_crc(buf, n);
+		buf[17] = (uint8_t)(crc >> 24);
+		buf[18] = (uint8_t)(crc >> 16);
+		buf[19] = (uint8_t)(crc >> 8);
+		buf[20] = (uint8_t)crc;
+		ch_batch_hdr h;
+		int e = ch_batch_check(buf, n, 0, false, &h);
+		CH_CHECK(e == CH_BATCH_OK || e == CH_BATCH_ERECORDS || e == CH_BATCH_EINVALID);
+	}
+}
+
+static void
+t_codecs(void)
+{
+	for (int codec = 1; codec <= 4; codec++) {
+		ch_buf b, plain, out;
+		ch_buf_init(&b);
+		ch_buf_init(&plain);
+		ch_buf_init(&out);
+		tu_batch(&b, 50, 1000, 0, 0, false, codec);
+		tu_batch(&plain, 50, 1000, 0, 0, false, 0);
+		ch_batch_hdr h;
+		CH_CHECK_EQ_INT(ch_batch_check(b.data, b.len, 0, true, &h), CH_BATCH_OK);
+		CH_CHECK_EQ_INT(ch_batch_compression(&h), codec);
+		const uint8_t *recs;
+		size_t rlen;
+		CH_CHECK_EQ_INT(ch_batch_records(b.data, &h, &out, 1 << 20, &recs, &rlen), CH_OK);
+		CH_CHECK_EQ_INT(rlen, plain.len - CH_BATCH_HDR_SIZE);
+		CH_CHECK(rlen == plain.len - CH_BATCH_HDR_SIZE &&
+			 memcmp(recs, plain.data + CH_BATCH_HDR_SIZE, rlen) == 0);
+		/* The bomb guard. */
+		CH_CHECK_EQ_INT(ch_batch_records(b.data, &h, &out, 100, &recs, &rlen), CH_ERR);
+		/* Truncated compressed data is an error, not a crash. */
+		ch_buf_reset(&out);
+		CH_CHECK_EQ_INT(ch_codec_decompress(codec, b.data + CH_BATCH_HDR_SIZE,
+						    (b.len - CH_BATCH_HDR_SIZE) / 2, &out, 1 << 20),
+				CH_ERR);
+		ch_buf_free(&b);
+		ch_buf_free(&plain);
+		ch_buf_free(&out);
+	}
+	/* Xerial-framed snappy, as Java clients write it. */
+	const char *msg = "hello hello hello hello xerial";
+	ch_buf raw, fr, out;
+	ch_buf_init(&raw);
+	ch_buf_init(&fr);
+	ch_buf_init(&out);
+	CH_CHECK_EQ_INT(ch_codec_compress(CH_COMPRESSION_SNAPPY, msg, strlen(msg), &raw), CH_OK);
+	static const uint8_t hdr[16] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0, 0, 0, 0, 1, 0, 0, 0, 1};
+	ch_buf_append(&fr, hdr, 16);
+	uint8_t l[4] = {0, 0, (uint8_t)(raw.len >> 8), (uint8_t)raw.len};
+	ch_buf_append(&fr, l, 4);
+	ch_buf_append(&fr, raw.data, raw.len);
+	CH_CHECK_EQ_INT(ch_codec_decompress(CH_COMPRESSION_SNAPPY, fr.data, fr.len, &out, 1000), CH_OK);
+	CH_CHECK(out.len == strlen(msg) && memcmp(out.data, msg, out.len) == 0);
+	ch_buf_free(&raw);
+	ch_buf_free(&fr);
+	ch_buf_free(&out);
+}
+
+CH_TEST_MAIN(CH_TEST(t_roundtrip), CH_TEST(t_reject), CH_TEST(t_fuzz_records), CH_TEST(t_codecs))
