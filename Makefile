@@ -6,7 +6,7 @@
 JOBS ?= $(shell nproc)
 PROTO_DIR ?= ../shared/kafka-protocol
 
-.PHONY: all build run test test-deps asan gen bench clean
+.PHONY: all build run test test-deps asan gen bench bench-assign clean
 
 all: build
 
@@ -33,6 +33,10 @@ gen:
 
 bench: build
 	./bench/run.sh
+
+# Assignor timings at Kafka's published sizes (Release build in build-assign-rel/).
+bench-assign:
+	./bench/assign/run.sh
 
 clean:
 	rm -rf build build-asan
