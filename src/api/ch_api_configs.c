@@ -9,6 +9,7 @@
 
 #include "api/ch_api.h"
 #include "api/ch_broker.h"
+#include "common/ch_common.h"
 #include "proto/generated/ch_errors.h"
 
 #define RESOURCE_TOPIC 2
@@ -128,6 +129,13 @@ ch_api_DescribeConfigs(ch_req *req)
 					? ch_topics_find(bk->topics, q->ResourceName.p,
 							 (size_t)q->ResourceName.len)
 					: NULL;
+			if (!tp && ch_topic_name_validate(q->ResourceName.p ? q->ResourceName.p : "",
+							  (size_t)CH_MAX(q->ResourceName.len, 0),
+							  msg, sizeof(msg)) != 0) {
+				/* Kafka validates the name first (Topic.validate). */
+				fail(req, r, CH_KERR_INVALID_TOPIC_EXCEPTION, msg);
+				continue;
+			}
 			if (!tp) {
 				snprintf(msg, sizeof(msg), "Topic '%.*s' does not exist.",
 					 q->ResourceName.len > 0 ? q->ResourceName.len : 0,

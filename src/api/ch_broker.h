@@ -10,6 +10,7 @@
 
 #include "common/ch_buf.h"
 #include "config/ch_config.h"
+#include "group/ch_group.h"
 #include "meta/ch_topics.h"
 
 typedef struct ch_config ch_config;
@@ -22,6 +23,7 @@ struct ch_broker {
 	const char *adv_host; /* advertised listener host */
 	int32_t adv_port;     /* advertised listener port */
 	const char *cluster_id;
+	ch_coord *coord; /* the group coordinator (group/) */
 
 	/* The shell: hand a finished response frame body (header + body,
 	 * without the size prefix; ownership passes) or NULL for "no response";
@@ -29,7 +31,8 @@ struct ch_broker {
 	void *shell;
 	void (*reply)(void *shell, void *conn, uint64_t seq, ch_buf *resp);
 	void (*close)(void *shell, void *conn, uint64_t seq);
-	int64_t (*now_ms)(void *shell);
+	int64_t (*now_ms)(void *shell);  /* monotonic */
+	int64_t (*wall_ms)(void *shell); /* wall clock, for the coordinator */
 
 	/* Counters for logs and tests. */
 	uint64_t n_requests, n_rejected;

@@ -1,0 +1,192 @@
+/*
+ * ch_api_group.c: the group coordinator's APIs: FindCoordinator, and the
+ * glue from decoded requests to the pure coordinator core (group/) and back.
+ *
+ * The request itself is the core's token: the core answers through
+ * ch_api_group_respond (at once, or later for JoinGroup, SyncGroup and
+ * anything that waits for a __consumer_offsets append), which encodes the
+ * response at the request's version and frees the request.
+ */
+#include <string.h>
+
+#include "api/ch_api.h"
+#include "api/ch_broker.h"
+#include "common/ch_log.h"
+#include "group/ch_group.h"
+#include "proto/generated/ch_errors.h"
+
+#define KEY_TYPE_GROUP 0
+#define KEY_TYPE_TRANSACTION 1
+
+void
+ch_api_group_respond(void *ud, void *token, const void *resp)
+{
+	(void)ud;
+	ch_api_send(token, resp);
+}
+
+int16_t
+ch_api_group_check_partition(void *ud, ch_str topic, int32_t partition)
+{
+	ch_broker *bk = ud;
+	const ch_topic *t = topic.len > 0 ? ch_topics_find(bk->topics, topic.p, (size_t)topic.len)
+					  : NULL;
+	if (!t || partition < 0 || partition >= t->partitions)
+		return CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+	return CH_KERR_NONE;
+}
+
+/* The coordinator's clock: wall-clock ms (commit timestamps are stored). */
+static int64_t
+now_wall(ch_req *req)
+{
+	return req->bk->wall_ms(req->bk->shell);
+}
+
+/* Kafka creates __consumer_offsets when a coordinator is first looked up. */
+static int16_t
+ensure_offsets_topic(ch_req *req)
+{
+	char msg[256];
+	const ch_topic *t = NULL;
+	int16_t err = ch_topics_ensure_offsets_topic(req->bk->topics, &t, msg, sizeof(msg));
+	if (err)
+		CH_LOGW("api", "cannot create __consumer_offsets: %s", msg);
+	return err ? CH_KERR_COORDINATOR_NOT_AVAILABLE : CH_KERR_NONE;
+}
+
+static int16_t
+coordinator_error(ch_req *req, int8_t key_type, const char **msg)
+{
+	if (key_type == KEY_TYPE_TRANSACTION) {
+		*msg = "cohortd has no transaction coordinator";
+		return CH_KERR_COORDINATOR_NOT_AVAILABLE;
+	}
+	if (key_type != KEY_TYPE_GROUP) {
+		*msg = "unknown coordinator key type";
+		return CH_KERR_INVALID_REQUEST;
+	}
+	*msg = NULL;
+	int16_t err = ensure_offsets_topic(req);
+	if (err)
+		*msg = "__consumer_offsets cannot be created";
+	return err;
+}
+
+void
+ch_api_FindCoordinator(ch_req *req)
+{
+	const ch_FindCoordinatorRequest *rq = req->body;
+	ch_broker *bk = req->bk;
+	ch_FindCoordinatorResponse resp;
+	ch_FindCoordinatorResponse_init(&resp);
+	int8_t key_type = req->version >= 1 ? rq->KeyType : KEY_TYPE_GROUP;
+	const char *msg;
+	if (req->version < 4) {
+		resp.ErrorCode = coordinator_error(req, key_type, &msg);
+		resp.ErrorMessage = ch_str_c(msg);
+		resp.NodeId = resp.ErrorCode ? -1 : bk->node_id;
+		resp.Host = ch_str_c(resp.ErrorCode ? "" : bk->adv_host);
+		resp.Port = resp.ErrorCode ? -1 : bk->adv_port;
+		ch_api_send(req, &resp);
+		return;
+	}
+	int32_t n = rq->CoordinatorKeys_n > 0 ? rq->CoordinatorKeys_n : 0;
+	resp.Coordinators = CH_REQ_NEW_ARRAY(req, ch_FindCoordinatorResponse_Coordinator, n);
+	resp.Coordinators_n = n;
+	int16_t err = n ? coordinator_error(req, key_type, &msg) : CH_KERR_NONE;
+	for (int32_t i = 0; i < n; i++) {
+		ch_FindCoordinatorResponse_Coordinator *c = &resp.Coordinators[i];
+		c->Key = rq->CoordinatorKeys[i];
+		c->ErrorCode = err;
+		c->ErrorMessage = err ? ch_str_c(msg) : CH_STR_NULL;
+		c->NodeId = err ? -1 : bk->node_id;
+		c->Host = ch_str_c(err ? "" : bk->adv_host);
+		c->Port = err ? -1 : bk->adv_port;
+	}
+	ch_api_send(req, &resp);
+}
+
+/* Peer host without the port, for DescribeGroups' client host ("/1.2.3.4"
+ * in Kafka, which prints an InetAddress). */
+static void
+client_host(const char *peer, char *out, size_t cap)
+{
+	const char *colon = strrchr(peer, ':');
+	size_t n = colon ? (size_t)(colon - peer) : strlen(peer);
+	if (n + 2 > cap)
+		n = cap - 2;
+	out[0] = '/';
+	memcpy(out + 1, peer, n);
+	out[n + 1] = '\0';
+	/* "[::1]" -> "/::1" */
+	if (out[1] == '[') {
+		memmove(out + 1, out + 2, n);
+		char *b = strchr(out, ']');
+		if (b)
+			*b = '\0';
+	}
+}
+
+void
+ch_api_JoinGroup(ch_req *req)
+{
+	char host[80];
+	client_host(req->peer, host, sizeof(host));
+	ch_coord_join(req->bk->coord, now_wall(req), req, req->version, req->body, req->client_id,
+		      host);
+}
+
+void
+ch_api_SyncGroup(ch_req *req)
+{
+	ch_coord_sync(req->bk->coord, now_wall(req), req, req->version, req->body);
+}
+
+void
+ch_api_Heartbeat(ch_req *req)
+{
+	ch_coord_heartbeat(req->bk->coord, now_wall(req), req, req->version, req->body);
+}
+
+void
+ch_api_LeaveGroup(ch_req *req)
+{
+	ch_coord_leave(req->bk->coord, now_wall(req), req, req->version, req->body);
+}
+
+void
+ch_api_OffsetCommit(ch_req *req)
+{
+	ch_coord_commit(req->bk->coord, now_wall(req), req, req->version, req->body);
+}
+
+void
+ch_api_OffsetFetch(ch_req *req)
+{
+	ch_coord_fetch(req->bk->coord, now_wall(req), req, req->version, req->body);
+}
+
+void
+ch_api_ListGroups(ch_req *req)
+{
+	ch_coord_list(req->bk->coord, now_wall(req), req, req->version, req->body);
+}
+
+void
+ch_api_DescribeGroups(ch_req *req)
+{
+	ch_coord_describe(req->bk->coord, now_wall(req), req, req->version, req->body);
+}
+
+void
+ch_api_DeleteGroups(ch_req *req)
+{
+	ch_coord_delete_groups(req->bk->coord, now_wall(req), req, req->version, req->body);
+}
+
+void
+ch_api_OffsetDelete(ch_req *req)
+{
+	ch_coord_offset_delete(req->bk->coord, now_wall(req), req, req->version, req->body);
+}

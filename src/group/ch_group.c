@@ -1,0 +1,1636 @@
+/*
+ * ch_group.c: membership: JoinGroup, SyncGroup, Heartbeat, LeaveGroup, the
+ * group state machine and its timers. Offsets are in ch_group_offsets.c,
+ * admin requests in ch_group_admin.c, records in ch_group_store.c.
+ *
+ * The behaviour follows Apache Kafka's classic GroupCoordinator; comments
+ * name the Kafka function a piece mirrors where that helps reading both.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/ch_common.h"
+#include "common/ch_hash.h"
+#include "common/ch_log.h"
+#include "group/ch_group_int.h"
+#include "proto/generated/ch_errors.h"
+
+#define LOGSUB "group"
+
+static const char *const state_names[] = {"Empty", "PreparingRebalance", "CompletingRebalance",
+					  "Stable", "Dead"};
+
+const char *
+ch_group_state_name(ch_group_state s)
+{
+	return (unsigned)s < CH_ARRAY_LEN(state_names) ? state_names[s] : "Unknown";
+}
+
+void
+ch_coord_config_defaults(ch_coord_config *c)
+{
+	c->min_session_timeout_ms = 6000;
+	c->max_session_timeout_ms = 1800000;
+	c->initial_rebalance_delay_ms = 3000;
+	c->max_size = INT32_MAX;
+	c->offset_metadata_max_bytes = 4096;
+	c->offsets_retention_ms = 10080LL * 60 * 1000;
+	c->offsets_retention_check_ms = 600000;
+	c->offsets_partitions = 50;
+	c->new_member_join_timeout_ms = 300000;
+}
+
+/* ---- small helpers -------------------------------------------------------- */
+
+char *
+str_dup(ch_str s)
+{
+	return s.len < 0 ? NULL : ch_xstrndup(s.p ? s.p : "", (size_t)s.len);
+}
+
+static bool
+str_is_empty(ch_str s)
+{
+	return s.len <= 0;
+}
+
+static ch_str
+cstr(const char *s)
+{
+	return ch_str_c(s);
+}
+
+void
+timer_set(ch_coord *c, coord_timer *t, int64_t deadline)
+{
+	ch_heap_set(&c->timers, &t->node, deadline);
+}
+
+void
+timer_cancel(ch_coord *c, coord_timer *t)
+{
+	ch_heap_remove(&c->timers, &t->node);
+}
+
+static void
+uuid_for(ch_coord *c, char *out /* 37 bytes */)
+{
+	ch_uuid u;
+	if (c->ops.random_uuid)
+		c->ops.random_uuid(c->ops.ud, &u);
+	else
+		u = ch_uuid_random();
+	ch_uuid_to_hex(&u, out);
+}
+
+/* Kafka: clientId-UUID for dynamic members, groupInstanceId-UUID for static. */
+static char *
+new_member_id(ch_coord *c, ch_str prefix)
+{
+	char uuid[37];
+	uuid_for(c, uuid);
+	size_t n = prefix.len > 0 ? (size_t)prefix.len : 0;
+	char *id = ch_xmalloc(n + 1 + 36 + 1);
+	if (n)
+		memcpy(id, prefix.p, n);
+	id[n] = '-';
+	memcpy(id + n + 1, uuid, 37);
+	return id;
+}
+
+/* ---- groups ----------------------------------------------------------------- */
+
+ch_group *
+group_find(const ch_coord *c, ch_str id)
+{
+	if (id.len < 0)
+		return NULL;
+	return ch_map_get(&c->groups, id.p, (size_t)id.len);
+}
+
+int32_t
+ch_coord_partition_for(const ch_coord *c, ch_str group_id)
+{
+	return ch_group_partition(group_id.p ? group_id.p : "",
+				  group_id.len > 0 ? (size_t)group_id.len : 0,
+				  c->cfg.offsets_partitions);
+}
+
+ch_group *
+group_get_or_create(ch_coord *c, ch_str id, int64_t now)
+{
+	ch_group *g = group_find(c, id);
+	if (g)
+		return g;
+	g = ch_xcalloc(1, sizeof(*g));
+	g->coord = c;
+	ch_map_entry *e = ch_map_put(&c->groups, id.p ? id.p : "", (size_t)CH_MAX(id.len, 0), g);
+	g->group_id = e->key;
+	g->state = CH_GROUP_EMPTY;
+	g->state_ts = now;
+	ch_map_init(&g->members);
+	ch_map_init(&g->static_members);
+	ch_map_init(&g->pending);
+	ch_map_init(&g->protocol_votes);
+	ch_map_init(&g->offsets);
+	g->join_timer.kind = T_GROUP_JOIN;
+	g->join_timer.owner = g;
+	g->sync_timer.kind = T_GROUP_SYNC;
+	g->sync_timer.owner = g;
+	g->partition = ch_coord_partition_for(c, id);
+	return g;
+}
+
+void
+group_set_state(ch_group *g, ch_group_state s, int64_t now)
+{
+	if (g->state == s)
+		return;
+	CH_LOGD(LOGSUB, "group %s: %s -> %s (generation %d)", g->group_id,
+		ch_group_state_name(g->state), ch_group_state_name(s), g->generation);
+	g->state = s;
+	g->state_ts = now;
+}
+
+bool
+group_is_static_fenced(const ch_group *g, ch_str instance_id, ch_str member_id)
+{
+	if (instance_id.len < 0)
+		return false;
+	ch_member *m = ch_map_get(&g->static_members, instance_id.p, (size_t)instance_id.len);
+	return m && !ch_str_eq_c(member_id, m->member_id);
+}
+
+ch_member *
+member_find(const ch_group *g, ch_str member_id)
+{
+	if (member_id.len < 0)
+		return NULL;
+	return ch_map_get(&g->members, member_id.p, (size_t)member_id.len);
+}
+
+/* Kafka's validateCurrentMember. */
+int16_t
+validate_member(const ch_group *g, ch_str member_id, ch_str instance_id, int32_t generation)
+{
+	if (group_is_static_fenced(g, instance_id, member_id))
+		return CH_KERR_FENCED_INSTANCE_ID;
+	if (!member_find(g, member_id))
+		return CH_KERR_UNKNOWN_MEMBER_ID;
+	if (generation != g->generation)
+		return CH_KERR_ILLEGAL_GENERATION;
+	return CH_KERR_NONE;
+}
+
+static int32_t
+group_rebalance_timeout(const ch_group *g)
+{
+	int32_t t = 0;
+	for (ch_member *m = g->first; m; m = m->next)
+		t = CH_MAX(t, m->rebalance_timeout_ms);
+	return t;
+}
+
+/* ---- protocols ------------------------------------------------------------ */
+
+static void
+votes_add(ch_group *g, const ch_member *m, int delta)
+{
+	for (int32_t i = 0; i < m->n_protocols; i++) {
+		const char *name = m->protocols[i].name;
+		size_t len = strlen(name);
+		ch_map_entry *e = ch_map_find(&g->protocol_votes, name, len);
+		if (!e)
+			e = ch_map_put(&g->protocol_votes, name, len, (void *)(intptr_t)0);
+		intptr_t v = (intptr_t)e->value + delta;
+		if (v == 0)
+			ch_map_remove_entry(&g->protocol_votes, e);
+		else
+			e->value = (void *)v;
+	}
+}
+
+static intptr_t
+votes_for(const ch_group *g, ch_str name)
+{
+	return (intptr_t)ch_map_get(&g->protocol_votes, name.p, (size_t)CH_MAX(name.len, 0));
+}
+
+/* Kafka's supportsProtocols: a member may join if the group is empty (and
+ * it names a type and protocols), or if it has the group's protocol type
+ * and at least one protocol every current member supports. */
+static bool
+supports_protocols(const ch_group *g, const ch_JoinGroupRequest *rq)
+{
+	if (g->members.n == 0)
+		return !str_is_empty(rq->ProtocolType) && rq->Protocols_n > 0;
+	if (!g->protocol_type || !ch_str_eq_c(rq->ProtocolType, g->protocol_type))
+		return false;
+	for (int32_t i = 0; i < rq->Protocols_n; i++)
+		if (votes_for(g, rq->Protocols[i].Name) == (intptr_t)g->members.n)
+			return true;
+	return false;
+}
+
+/* Kafka's selectProtocol: candidates are the protocols every member
+ * supports; each member votes for its most preferred candidate; most votes
+ * wins. Ties go to the candidate the earliest member prefers (Kafka leaves
+ * ties to hash order; we make them deterministic). */
+static const char *
+select_protocol(const ch_group *g)
+{
+	size_t n = g->members.n;
+	if (!n || !g->first)
+		return NULL;
+	const ch_member *first = g->first;
+	int32_t best = -1;
+	intptr_t best_votes = -1;
+	for (int32_t i = 0; i < first->n_protocols; i++) {
+		const char *cand = first->protocols[i].name;
+		if (votes_for(g, cstr(cand)) != (intptr_t)n)
+			continue;
+		intptr_t votes = 0;
+		for (const ch_member *m = g->first; m; m = m->next) {
+			for (int32_t j = 0; j < m->n_protocols; j++) {
+				const char *p = m->protocols[j].name;
+				if (votes_for(g, cstr(p)) == (intptr_t)n) {
+					votes += strcmp(p, cand) == 0;
+					break;
+				}
+			}
+		}
+		if (votes > best_votes) {
+			best_votes = votes;
+			best = i;
+		}
+	}
+	return best >= 0 ? first->protocols[best].name : NULL;
+}
+
+static const member_protocol *
+member_protocol_find(const ch_member *m, const char *name)
+{
+	if (!name)
+		return NULL;
+	for (int32_t i = 0; i < m->n_protocols; i++)
+		if (strcmp(m->protocols[i].name, name) == 0)
+			return &m->protocols[i];
+	return NULL;
+}
+
+static void
+protocols_free(member_protocol *p, int32_t n)
+{
+	for (int32_t i = 0; i < n; i++) {
+		free(p[i].name);
+		free(p[i].metadata);
+	}
+	free(p);
+}
+
+static member_protocol *
+protocols_copy(const ch_JoinGroupRequest *rq, int32_t *n)
+{
+	*n = CH_MAX(rq->Protocols_n, 0);
+	member_protocol *p = ch_xcalloc((size_t)*n, sizeof(*p));
+	for (int32_t i = 0; i < *n; i++) {
+		const ch_JoinGroupRequest_JoinGroupRequestProtocol *q = &rq->Protocols[i];
+		p[i].name = ch_xstrndup(q->Name.p ? q->Name.p : "", (size_t)CH_MAX(q->Name.len, 0));
+		p[i].metadata_len = CH_MAX(q->Metadata.len, 0);
+		p[i].metadata = ch_xmalloc((size_t)p[i].metadata_len);
+		if (p[i].metadata_len)
+			memcpy(p[i].metadata, q->Metadata.p, (size_t)p[i].metadata_len);
+	}
+	return p;
+}
+
+/* Kafka's MemberMetadata.matches: same protocols, same metadata, same order. */
+static bool
+member_matches(const ch_member *m, const ch_JoinGroupRequest *rq)
+{
+	if (m->n_protocols != CH_MAX(rq->Protocols_n, 0))
+		return false;
+	for (int32_t i = 0; i < m->n_protocols; i++) {
+		const ch_JoinGroupRequest_JoinGroupRequestProtocol *q = &rq->Protocols[i];
+		if (!ch_str_eq_c(q->Name, m->protocols[i].name) ||
+		    CH_MAX(q->Metadata.len, 0) != m->protocols[i].metadata_len ||
+		    (m->protocols[i].metadata_len &&
+		     memcmp(q->Metadata.p, m->protocols[i].metadata,
+			    (size_t)m->protocols[i].metadata_len) != 0))
+			return false;
+	}
+	return true;
+}
+
+/* ---- responses ------------------------------------------------------------- */
+
+static void
+respond(ch_coord *c, void *token, const void *resp)
+{
+	c->ops.respond(c->ops.ud, token, resp);
+}
+
+static void
+join_error(ch_coord *c, void *token, int16_t err, const char *member_id, int32_t generation)
+{
+	ch_JoinGroupResponse r;
+	ch_JoinGroupResponse_init(&r);
+	r.ErrorCode = err;
+	r.GenerationId = generation;
+	r.MemberId = cstr(member_id ? member_id : "");
+	r.Leader = cstr("");
+	r.ProtocolName = CH_STR_NULL;
+	r.Members_n = 0;
+	respond(c, token, &r);
+}
+
+/* A JoinGroup response for the current generation; the leader (when
+ * `as_leader`) gets every member's metadata for the selected protocol. */
+static void
+join_respond(ch_coord *c, ch_group *g, ch_member *m, void *token, int16_t version, bool as_leader,
+	     const char *leader_id, bool skip_assignment)
+{
+	ch_JoinGroupResponse r;
+	ch_JoinGroupResponse_init(&r);
+	r.ErrorCode = CH_KERR_NONE;
+	r.GenerationId = g->generation;
+	r.ProtocolType = cstr(g->protocol_type);
+	r.ProtocolName = cstr(g->protocol_name);
+	/* Before v7 the protocol name is not nullable. */
+	if (version < 7 && !g->protocol_name)
+		r.ProtocolName = cstr("");
+	r.Leader = cstr(leader_id ? leader_id : "");
+	r.MemberId = cstr(m->member_id);
+	r.SkipAssignment = skip_assignment;
+	ch_JoinGroupResponse_JoinGroupResponseMember *members = NULL;
+	int32_t n = 0;
+	if (as_leader) {
+		members = ch_xcalloc(g->members.n, sizeof(*members));
+		for (ch_member *x = g->first; x; x = x->next) {
+			const member_protocol *p = member_protocol_find(x, g->protocol_name);
+			members[n].MemberId = cstr(x->member_id);
+			members[n].GroupInstanceId = cstr(x->instance_id);
+			members[n].Metadata = p ? (ch_bytes){p->metadata, p->metadata_len}
+						: (ch_bytes){(const uint8_t *)"", 0};
+			n++;
+		}
+	}
+	r.Members = members;
+	r.Members_n = n;
+	respond(c, token, &r);
+	free(members);
+}
+
+static void
+sync_respond(ch_coord *c, ch_group *g, void *token, int16_t err, const uint8_t *assignment,
+	     int32_t len)
+{
+	ch_SyncGroupResponse r;
+	ch_SyncGroupResponse_init(&r);
+	r.ErrorCode = err;
+	r.ProtocolType = g ? cstr(g->protocol_type) : CH_STR_NULL;
+	r.ProtocolName = g ? cstr(g->protocol_name) : CH_STR_NULL;
+	/* An empty assignment is a zero-length byte string, never null. */
+	r.Assignment = (ch_bytes){assignment ? assignment : (const uint8_t *)"", assignment ? len : 0};
+	respond(c, token, &r);
+}
+
+/* ---- members ----------------------------------------------------------------- */
+
+void
+member_touch_session(ch_member *m, int64_t now)
+{
+	ch_coord *c = m->group->coord;
+	timer_set(c, &m->session, now + m->session_timeout_ms);
+}
+
+static void
+member_unpark_join(ch_group *g, ch_member *m)
+{
+	if (m->join_token) {
+		m->join_token = NULL;
+		g->awaiting_join--;
+	}
+}
+
+static void
+member_clear_pending_sync(ch_group *g, ch_member *m)
+{
+	if (m->pending_sync) {
+		m->pending_sync = false;
+		g->pending_sync--;
+	}
+}
+
+static ch_member *
+member_add(ch_group *g, char *member_id, ch_str instance_id, ch_str client_id,
+	   const char *client_host, const ch_JoinGroupRequest *rq, int32_t rebalance_timeout)
+{
+	ch_member *m = ch_xcalloc(1, sizeof(*m));
+	m->group = g;
+	ch_map_entry *e = ch_map_put(&g->members, member_id, strlen(member_id), m);
+	free(member_id);
+	m->member_id = e->key;
+	m->instance_id = str_dup(instance_id);
+	m->client_id = str_dup(client_id.len < 0 ? cstr("") : client_id);
+	m->client_host = ch_xstrdup(client_host ? client_host : "");
+	m->session_timeout_ms = rq->SessionTimeoutMs;
+	m->rebalance_timeout_ms = rebalance_timeout;
+	m->protocols = protocols_copy(rq, &m->n_protocols);
+	m->session.kind = T_MEMBER;
+	m->session.owner = m;
+	votes_add(g, m, +1);
+	if (m->instance_id)
+		ch_map_put(&g->static_members, m->instance_id, strlen(m->instance_id), m);
+	m->prev = g->last;
+	if (g->last)
+		g->last->next = m;
+	else
+		g->first = m;
+	g->last = m;
+	if (!g->leader)
+		g->leader = m;
+	if (!g->protocol_type)
+		g->protocol_type = str_dup(rq->ProtocolType);
+	return m;
+}
+
+/* Unlink and free a member. Parked requests are answered first: a parked
+ * JoinGroup gets UNKNOWN_MEMBER_ID (Kafka does this so a still-live client
+ * rejoins); a parked SyncGroup too (Kafka leaves it to time out). */
+static void
+member_remove(ch_group *g, ch_member *m)
+{
+	ch_coord *c = g->coord;
+	if (m->join_token) {
+		void *t = m->join_token;
+		member_unpark_join(g, m);
+		join_error(c, t, CH_KERR_UNKNOWN_MEMBER_ID, "", -1);
+	}
+	if (m->sync_token) {
+		void *t = m->sync_token;
+		m->sync_token = NULL;
+		sync_respond(c, g, t, CH_KERR_UNKNOWN_MEMBER_ID, NULL, 0);
+	}
+	member_clear_pending_sync(g, m);
+	timer_cancel(c, &m->session);
+	votes_add(g, m, -1);
+	if (m->instance_id) {
+		ch_member *s = ch_map_get(&g->static_members, m->instance_id, strlen(m->instance_id));
+		if (s == m)
+			ch_map_remove(&g->static_members, m->instance_id, strlen(m->instance_id));
+	}
+	if (m->prev)
+		m->prev->next = m->next;
+	else
+		g->first = m->next;
+	if (m->next)
+		m->next->prev = m->prev;
+	else
+		g->last = m->prev;
+	if (g->leader == m)
+		g->leader = g->first; /* Kafka: the next member in order leads */
+	free(m->instance_id);
+	free(m->client_id);
+	free(m->client_host);
+	protocols_free(m->protocols, m->n_protocols);
+	free(m->assignment);
+	ch_map_remove(&g->members, m->member_id, strlen(m->member_id));
+	free(m);
+	if (g->members.n == 0) {
+		free(g->protocol_type);
+		g->protocol_type = NULL;
+	}
+}
+
+static void
+pending_remove(ch_group *g, pending_member *p)
+{
+	timer_cancel(g->coord, &p->timer);
+	ch_map_remove(&g->pending, p->member_id, strlen(p->member_id));
+	free(p);
+}
+
+void
+group_member_drop(ch_group *g, ch_member *m)
+{
+	if (m->join_token) {
+		m->join_token = NULL;
+		g->awaiting_join--;
+	}
+	m->sync_token = NULL;
+	member_remove(g, m);
+}
+
+ch_member *
+group_member_restore(ch_group *g, ch_str member_id, ch_str instance_id, ch_str client_id,
+		     ch_str client_host, int32_t session_timeout, int32_t rebalance_timeout,
+		     ch_bytes subscription, ch_bytes assignment)
+{
+	ch_JoinGroupRequest rq;
+	ch_JoinGroupRequest_init(&rq);
+	ch_JoinGroupRequest_JoinGroupRequestProtocol proto;
+	proto.Name = cstr(g->protocol_name ? g->protocol_name : "");
+	proto.Metadata = subscription;
+	rq.Protocols = &proto;
+	rq.Protocols_n = g->protocol_name ? 1 : 0;
+	rq.SessionTimeoutMs = session_timeout;
+	rq.ProtocolType = cstr(g->protocol_type ? g->protocol_type : "");
+	char *host = str_dup(client_host.len < 0 ? cstr("") : client_host);
+	ch_member *m = member_add(g, str_dup(member_id), instance_id, client_id, host, &rq,
+				  rebalance_timeout);
+	free(host);
+	m->assignment_len = CH_MAX(assignment.len, 0);
+	m->assignment = ch_xmalloc((size_t)m->assignment_len + 1);
+	if (m->assignment_len)
+		memcpy(m->assignment, assignment.p, (size_t)m->assignment_len);
+	return m;
+}
+
+/* ---- the state machine ------------------------------------------------------- */
+
+static void prepare_rebalance(ch_group *g, int64_t now, const char *reason);
+static void try_complete_join(ch_group *g, int64_t now);
+
+/* Kafka's maybePrepareRebalance. */
+static void
+maybe_prepare_rebalance(ch_group *g, int64_t now, const char *reason)
+{
+	if (g->state == CH_GROUP_STABLE || g->state == CH_GROUP_COMPLETING_REBALANCE ||
+	    g->state == CH_GROUP_EMPTY)
+		prepare_rebalance(g, now, reason);
+	else if (g->state == CH_GROUP_PREPARING_REBALANCE)
+		try_complete_join(g, now);
+}
+
+/* Kafka's resetAndPropagateAssignmentError: members waiting for their
+ * assignment learn that a new rebalance started. */
+static void
+reset_assignments(ch_group *g, int16_t err)
+{
+	for (ch_member *m = g->first; m; m = m->next) {
+		free(m->assignment);
+		m->assignment = NULL;
+		m->assignment_len = 0;
+		if (m->sync_token) {
+			void *t = m->sync_token;
+			m->sync_token = NULL;
+			sync_respond(g->coord, g, t, err, NULL, 0);
+		}
+	}
+}
+
+static void
+prepare_rebalance(ch_group *g, int64_t now, const char *reason)
+{
+	ch_coord *c = g->coord;
+	if (g->state == CH_GROUP_COMPLETING_REBALANCE)
+		reset_assignments(g, CH_KERR_REBALANCE_IN_PROGRESS);
+	timer_cancel(c, &g->sync_timer);
+	for (ch_member *m = g->first; m; m = m->next)
+		member_clear_pending_sync(g, m);
+	if (g->state == CH_GROUP_STABLE || g->state == CH_GROUP_EMPTY)
+		g->rebalance_started = now;
+	CH_LOGI(LOGSUB,
+		"preparing to rebalance group %s in state %s with old generation %d (reason: %s)",
+		g->group_id, ch_group_state_name(g->state), g->generation, reason);
+	g->rebalance_reason = reason;
+	int32_t timeout = group_rebalance_timeout(g);
+	if (g->state == CH_GROUP_EMPTY) {
+		/* Kafka's InitialDelayedJoin: an Empty group waits the initial
+		 * delay for more members, re-armed while new ones keep coming,
+		 * within the rebalance timeout; it never completes early. */
+		int32_t delay = c->cfg.initial_rebalance_delay_ms;
+		g->initial_mode = true;
+		g->new_member_added = false;
+		g->initial_remaining_ms = CH_MAX(timeout - delay, 0);
+		group_set_state(g, CH_GROUP_PREPARING_REBALANCE, now);
+		timer_set(c, &g->join_timer, now + delay);
+		return;
+	}
+	g->initial_mode = false;
+	group_set_state(g, CH_GROUP_PREPARING_REBALANCE, now);
+	timer_set(c, &g->join_timer, now + timeout);
+	try_complete_join(g, now);
+}
+
+/* Kafka's hasAllMembersJoined: every member has a parked JoinGroup and no
+ * member id handed out with MEMBER_ID_REQUIRED is still outstanding. */
+static bool
+all_joined(const ch_group *g)
+{
+	return (size_t)g->awaiting_join == g->members.n && g->pending.n == 0;
+}
+
+static void complete_join(ch_group *g, int64_t now);
+
+static void
+try_complete_join(ch_group *g, int64_t now)
+{
+	if (g->state == CH_GROUP_PREPARING_REBALANCE && !g->initial_mode && all_joined(g))
+		complete_join(g, now);
+}
+
+/* Kafka's onCompleteJoin: drop members that did not rejoin, start the next
+ * generation, answer every parked JoinGroup (the leader with all members'
+ * metadata), and start waiting for SyncGroups. */
+static void
+complete_join(ch_group *g, int64_t now)
+{
+	ch_coord *c = g->coord;
+	timer_cancel(c, &g->join_timer);
+	g->initial_mode = false;
+	int removed = 0;
+	for (ch_member *m = g->first, *next; m; m = next) {
+		next = m->next;
+		if (!m->join_token) {
+			CH_LOGI(LOGSUB, "group %s: removing member %s, which did not rejoin before the "
+				"join phase ended", g->group_id, m->member_id);
+			member_remove(g, m);
+			removed++;
+		}
+	}
+	g->generation++;
+	free(g->protocol_name);
+	g->protocol_name = NULL;
+	if (g->members.n == 0) {
+		group_set_state(g, CH_GROUP_EMPTY, now);
+		CH_LOGI(LOGSUB, "group %s with generation %d is now empty (reason: %s)", g->group_id,
+			g->generation, g->rebalance_reason ? g->rebalance_reason : "-");
+		group_store(g, A_FIRE, NULL, 0, now, NULL);
+		return;
+	}
+	const char *proto = select_protocol(g);
+	g->protocol_name = proto ? ch_xstrdup(proto) : NULL;
+	group_set_state(g, CH_GROUP_COMPLETING_REBALANCE, now);
+	CH_LOGI(LOGSUB, "group %s: generation %d with %zu members, leader %s, protocol %s "
+		"(reason: %s; %d removed; %" PRId64 " ms since the rebalance began)",
+		g->group_id, g->generation, g->members.n, g->leader->member_id,
+		g->protocol_name ? g->protocol_name : "-",
+		g->rebalance_reason ? g->rebalance_reason : "-", removed, now - g->rebalance_started);
+	for (ch_member *m = g->first; m; m = m->next) {
+		void *t = m->join_token;
+		int16_t v = m->join_version;
+		member_unpark_join(g, m);
+		m->is_new = false;
+		m->pending_sync = true;
+		g->pending_sync++;
+		member_touch_session(m, now);
+		bool leader = m == g->leader;
+		join_respond(c, g, m, t, v, leader, g->leader->member_id, false);
+	}
+	/* Members that never send SyncGroup are removed after the rebalance
+	 * timeout (Kafka's pending-sync expiration). */
+	timer_set(c, &g->sync_timer, now + group_rebalance_timeout(g));
+}
+
+/* Kafka's removeMemberAndUpdateGroup. */
+static void
+remove_member_and_update(ch_group *g, ch_member *m, int64_t now, const char *reason)
+{
+	member_remove(g, m);
+	switch (g->state) {
+	case CH_GROUP_STABLE:
+	case CH_GROUP_COMPLETING_REBALANCE:
+		prepare_rebalance(g, now, reason);
+		break;
+	case CH_GROUP_PREPARING_REBALANCE:
+		try_complete_join(g, now);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Kafka's addMemberAndRebalance. */
+static void
+add_member_and_rebalance(ch_group *g, int64_t now, void *token, int16_t version, char *member_id,
+			 const ch_JoinGroupRequest *rq, ch_str client_id, const char *host,
+			 int32_t rebalance_timeout)
+{
+	ch_coord *c = g->coord;
+	ch_member *m = member_add(g, member_id, rq->GroupInstanceId, client_id, host, rq,
+				  rebalance_timeout);
+	m->is_new = true;
+	m->joined_at = now;
+	m->join_token = token;
+	m->join_version = version;
+	g->awaiting_join++;
+	if (g->state == CH_GROUP_PREPARING_REBALANCE && g->initial_mode)
+		g->new_member_added = true;
+	/* A new member that never completes a join is dropped after Kafka's
+	 * fixed new-member join timeout (5 minutes). */
+	timer_set(c, &m->session, now + c->cfg.new_member_join_timeout_ms);
+	char *reason = NULL;
+	if (ch_log_enabled(CH_LOG_INFO)) {
+		size_t n = strlen(m->member_id) + 64;
+		reason = ch_xmalloc(n);
+		snprintf(reason, n, "adding new member %s", m->member_id);
+	}
+	maybe_prepare_rebalance(g, now, reason ? reason : "adding new member");
+	if (g->rebalance_reason == reason)
+		g->rebalance_reason = "new member joined";
+	free(reason);
+}
+
+/* Kafka's updateMember (with a parked JoinGroup). */
+static void
+member_update(ch_group *g, ch_member *m, const ch_JoinGroupRequest *rq, int32_t rebalance_timeout,
+	      void *token, int16_t version)
+{
+	votes_add(g, m, -1);
+	protocols_free(m->protocols, m->n_protocols);
+	m->protocols = protocols_copy(rq, &m->n_protocols);
+	votes_add(g, m, +1);
+	m->rebalance_timeout_ms = rebalance_timeout;
+	m->session_timeout_ms = rq->SessionTimeoutMs;
+	if (m->join_token) {
+		/* A second JoinGroup while one is parked (a client retry):
+		 * the newer request takes the place of the older one. */
+		join_error(g->coord, m->join_token, CH_KERR_REBALANCE_IN_PROGRESS, m->member_id,
+			   g->generation);
+		m->join_token = NULL;
+		g->awaiting_join--;
+	}
+	if (token) {
+		m->join_token = token;
+		m->join_version = version;
+		g->awaiting_join++;
+	}
+}
+
+static void
+update_member_and_rebalance(ch_group *g, ch_member *m, int64_t now, const ch_JoinGroupRequest *rq,
+			    int32_t rebalance_timeout, void *token, int16_t version,
+			    const char *reason)
+{
+	member_update(g, m, rq, rebalance_timeout, token, version);
+	maybe_prepare_rebalance(g, now, reason);
+}
+
+/* Rename a member (static replacement); returns the member. */
+static ch_member *
+member_rename(ch_group *g, ch_member *m, char *new_id)
+{
+	ch_map_remove(&g->members, m->member_id, strlen(m->member_id));
+	ch_map_entry *e = ch_map_put(&g->members, new_id, strlen(new_id), m);
+	free(new_id);
+	m->member_id = e->key;
+	return m;
+}
+
+/* Data kept while a static member's replacement is being stored. */
+typedef struct static_store {
+	char *old_member_id;
+	char *old_leader_id;
+	member_protocol *old_protocols;
+	int32_t n_old_protocols;
+	int32_t old_session_timeout, old_rebalance_timeout;
+	char *instance_id;
+	char *new_member_id;
+} static_store;
+
+static void
+static_store_free(static_store *st)
+{
+	protocols_free(st->old_protocols, st->n_old_protocols);
+	free(st->old_member_id);
+	free(st->old_leader_id);
+	free(st->instance_id);
+	free(st->new_member_id);
+	free(st);
+}
+
+/* Kafka's updateStaticMemberAndRebalance: a known group.instance.id joined
+ * with an empty member id. */
+static void
+static_member_rejoin(ch_group *g, ch_member *m, int64_t now, void *token, int16_t version,
+		     const ch_JoinGroupRequest *rq, int32_t rebalance_timeout)
+{
+	ch_coord *c = g->coord;
+	char *old_leader = g->leader ? ch_xstrdup(g->leader->member_id) : NULL;
+	char *old_id = ch_xstrdup(m->member_id);
+	/* The old incarnation's parked requests are fenced. */
+	if (m->join_token) {
+		void *t = m->join_token;
+		member_unpark_join(g, m);
+		join_error(c, t, CH_KERR_FENCED_INSTANCE_ID, old_id, -1);
+	}
+	if (m->sync_token) {
+		void *t = m->sync_token;
+		m->sync_token = NULL;
+		sync_respond(c, g, t, CH_KERR_FENCED_INSTANCE_ID, NULL, 0);
+	}
+	static_store *st = ch_xcalloc(1, sizeof(*st));
+	st->old_member_id = old_id;
+	st->old_leader_id = old_leader;
+	st->n_old_protocols = m->n_protocols;
+	st->old_protocols = m->protocols;
+	st->old_session_timeout = m->session_timeout_ms;
+	st->old_rebalance_timeout = m->rebalance_timeout_ms;
+	/* Detach the old protocol list so member_update does not free it. */
+	votes_add(g, m, -1);
+	m->protocols = NULL;
+	m->n_protocols = 0;
+	member_rename(g, m, new_member_id(c, rq->GroupInstanceId));
+	CH_LOGI(LOGSUB, "group %s: static member %s (instance %.*s) rejoined in state %s; "
+		"replacing member id %s",
+		g->group_id, m->member_id, rq->GroupInstanceId.len, rq->GroupInstanceId.p,
+		ch_group_state_name(g->state), old_id);
+	member_touch_session(m, now);
+	member_update(g, m, rq, rebalance_timeout, token, version);
+
+	switch (g->state) {
+	case CH_GROUP_STABLE: {
+		const char *next = select_protocol(g);
+		if (next && g->protocol_name && strcmp(next, g->protocol_name) == 0) {
+			/* No rebalance: persist the new member id, then answer
+			 * (the JoinGroup waits on the append, not in the member). */
+			void *t = m->join_token;
+			member_unpark_join(g, m);
+			st->instance_id = ch_xstrdup(m->instance_id);
+			st->new_member_id = ch_xstrdup(m->member_id);
+			group_store(g, A_STATIC_STORE, t, version, now, st);
+			return;
+		}
+		prepare_rebalance(g, now, "static member rejoined with a change of protocol");
+		break;
+	}
+	case CH_GROUP_COMPLETING_REBALANCE:
+		/* The leader may already have assigned to the old id. */
+		prepare_rebalance(g, now, "static member rejoined during CompletingRebalance");
+		break;
+	default: /* PreparingRebalance: carry on with the new id */
+		try_complete_join(g, now);
+		break;
+	}
+	static_store_free(st);
+}
+
+void
+static_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
+{
+	static_store *st = a->data;
+	ch_group *g = group_find(c, cstr(a->group_id));
+	ch_member *m = g ? ch_map_get(&g->static_members, st->instance_id, strlen(st->instance_id))
+			 : NULL;
+	if (m && strcmp(m->member_id, st->new_member_id) != 0)
+		m = NULL; /* replaced again, or gone, while storing */
+	if (!m) {
+		join_error(c, a->token, g ? CH_KERR_FENCED_INSTANCE_ID : CH_KERR_UNKNOWN_MEMBER_ID, "",
+			   -1);
+	} else if (error) {
+		/* Kafka reverts the replacement and reports the error. */
+		CH_LOGW(LOGSUB, "group %s: failed to store static member %s: %s", g->group_id,
+			m->member_id, ch_kerr_name(error));
+		votes_add(g, m, -1);
+		protocols_free(m->protocols, m->n_protocols);
+		m->protocols = st->old_protocols;
+		m->n_protocols = st->n_old_protocols;
+		st->old_protocols = NULL;
+		st->n_old_protocols = 0;
+		votes_add(g, m, +1);
+		m->session_timeout_ms = st->old_session_timeout;
+		m->rebalance_timeout_ms = st->old_rebalance_timeout;
+		member_rename(g, m, ch_xstrdup(st->old_member_id));
+		member_touch_session(m, now);
+		join_error(c, a->token, error, "", g->generation);
+	} else if (a->version >= 9) {
+		/* KIP-814: a returning static leader is told it leads but skips
+		 * the assignment; followers just get the generation. */
+		bool leader = m == g->leader;
+		join_respond(c, g, m, a->token, a->version, leader, g->leader->member_id, leader);
+	} else {
+		/* Before v9, return the old leader id so that a returning leader
+		 * does not think it leads and compute an assignment that a Stable
+		 * group would never hand out. */
+		join_respond(c, g, m, a->token, a->version, false,
+			     st->old_leader_id ? st->old_leader_id : "", false);
+	}
+	static_store_free(st);
+}
+
+void
+ch_coord_join(ch_coord *c, int64_t now, void *token, int16_t version, const ch_JoinGroupRequest *rq,
+	      ch_str client_id, const char *client_host)
+{
+	if (str_is_empty(rq->GroupId)) {
+		join_error(c, token, CH_KERR_INVALID_GROUP_ID, "", -1);
+		return;
+	}
+	if (rq->SessionTimeoutMs < c->cfg.min_session_timeout_ms ||
+	    rq->SessionTimeoutMs > c->cfg.max_session_timeout_ms) {
+		join_error(c, token, CH_KERR_INVALID_SESSION_TIMEOUT, "", -1);
+		return;
+	}
+	/* v0 has no rebalance timeout: it is the session timeout. */
+	int32_t rebalance_timeout = version >= 1 && rq->RebalanceTimeoutMs > 0 ? rq->RebalanceTimeoutMs
+									       : rq->SessionTimeoutMs;
+	bool unknown = str_is_empty(rq->MemberId);
+	ch_group *g = group_find(c, rq->GroupId);
+	if (!g) {
+		if (!unknown) {
+			join_error(c, token, CH_KERR_UNKNOWN_MEMBER_ID, "", -1);
+			return;
+		}
+		g = group_get_or_create(c, rq->GroupId, now);
+	}
+	if (g->state == CH_GROUP_DEAD) {
+		join_error(c, token, CH_KERR_COORDINATOR_NOT_AVAILABLE, "", -1);
+		return;
+	}
+	ch_member *m = unknown ? NULL : member_find(g, rq->MemberId);
+	pending_member *pm = unknown ? NULL
+				     : ch_map_get(&g->pending, rq->MemberId.p, (size_t)rq->MemberId.len);
+	/* group.max.size: Kafka's acceptJoiningMember. */
+	bool joining_new = !m;
+	if (joining_new && g->members.n >= (size_t)c->cfg.max_size) {
+		if (pm)
+			pending_remove(g, pm);
+		join_error(c, token, CH_KERR_GROUP_MAX_SIZE_REACHED, "", -1);
+		if (g->members.n == 0 && g->offsets.n == 0 && g->state == CH_GROUP_EMPTY)
+			group_delete(g, now);
+		return;
+	}
+	if (!supports_protocols(g, rq)) {
+		join_error(c, token, CH_KERR_INCONSISTENT_GROUP_PROTOCOL, "", -1);
+		if (g->members.n == 0 && g->offsets.n == 0 && g->state == CH_GROUP_EMPTY &&
+		    g->generation == 0)
+			group_delete(g, now);
+		return;
+	}
+
+	if (unknown) {
+		if (rq->GroupInstanceId.len >= 0) {
+			ch_member *old = ch_map_get(&g->static_members, rq->GroupInstanceId.p,
+						    (size_t)rq->GroupInstanceId.len);
+			if (old) {
+				static_member_rejoin(g, old, now, token, version, rq, rebalance_timeout);
+			} else {
+				CH_LOGI(LOGSUB, "group %s: new static member (instance %.*s) joins in "
+					"state %s",
+					g->group_id, rq->GroupInstanceId.len, rq->GroupInstanceId.p,
+					ch_group_state_name(g->state));
+				add_member_and_rebalance(g, now, token, version,
+							 new_member_id(c, rq->GroupInstanceId), rq,
+							 client_id, client_host, rebalance_timeout);
+			}
+			return;
+		}
+		char *id = new_member_id(c, client_id.len >= 0 ? client_id : cstr(""));
+		if (version >= 4) {
+			/* KIP-394: hand out the id and wait for the member to come
+			 * back with it, so ids are not leaked by retries. */
+			pending_member *p = ch_xcalloc(1, sizeof(*p));
+			p->group = g;
+			ch_map_entry *e = ch_map_put(&g->pending, id, strlen(id), p);
+			p->member_id = e->key;
+			p->timer.kind = T_PENDING;
+			p->timer.owner = p;
+			timer_set(c, &p->timer, now + rq->SessionTimeoutMs);
+			join_error(c, token, CH_KERR_MEMBER_ID_REQUIRED, id, -1);
+			free(id);
+			return;
+		}
+		add_member_and_rebalance(g, now, token, version, id, rq, client_id, client_host,
+					 rebalance_timeout);
+		return;
+	}
+
+	if (pm) {
+		/* A pending member comes back with its id. */
+		char *id = ch_xstrdup(pm->member_id);
+		pending_remove(g, pm);
+		add_member_and_rebalance(g, now, token, version, id, rq, client_id, client_host,
+					 rebalance_timeout);
+		return;
+	}
+	if (group_is_static_fenced(g, rq->GroupInstanceId, rq->MemberId)) {
+		join_error(c, token, CH_KERR_FENCED_INSTANCE_ID, "", -1);
+		return;
+	}
+	if (!m || (rq->GroupInstanceId.len >= 0 &&
+		   !ch_map_get(&g->static_members, rq->GroupInstanceId.p,
+			       (size_t)rq->GroupInstanceId.len))) {
+		join_error(c, token, CH_KERR_UNKNOWN_MEMBER_ID, "", -1);
+		return;
+	}
+	/* Kafka's doCurrentMemberJoinGroup. */
+	switch (g->state) {
+	case CH_GROUP_PREPARING_REBALANCE:
+		update_member_and_rebalance(g, m, now, rq, rebalance_timeout, token, version,
+					    "member rejoined");
+		break;
+	case CH_GROUP_COMPLETING_REBALANCE:
+		if (member_matches(m, rq)) {
+			/* Lost JoinGroup response: send it again. */
+			bool leader = m == g->leader;
+			join_respond(c, g, m, token, version, leader, g->leader->member_id, false);
+		} else {
+			update_member_and_rebalance(g, m, now, rq, rebalance_timeout, token, version,
+						    "member metadata changed");
+		}
+		break;
+	case CH_GROUP_STABLE:
+		if (m == g->leader || !member_matches(m, rq)) {
+			/* The leader rejoining means it wants a new assignment
+			 * (e.g. topic metadata changed). */
+			update_member_and_rebalance(g, m, now, rq, rebalance_timeout, token, version,
+						    m == g->leader ? "leader rejoined"
+								   : "member metadata changed");
+		} else {
+			member_touch_session(m, now);
+			join_respond(c, g, m, token, version, false, g->leader->member_id, false);
+		}
+		break;
+	default:
+		join_error(c, token, CH_KERR_UNKNOWN_MEMBER_ID, "", -1);
+		break;
+	}
+}
+
+/* ---- SyncGroup ---------------------------------------------------------------- */
+
+typedef struct sync_store {
+	int32_t n;
+	char **member_ids;
+	uint8_t **assignments;
+	int32_t *lens;
+} sync_store;
+
+static void
+sync_store_free(sync_store *s)
+{
+	for (int32_t i = 0; i < s->n; i++) {
+		free(s->member_ids[i]);
+		free(s->assignments[i]);
+	}
+	free(s->member_ids);
+	free(s->assignments);
+	free(s->lens);
+	free(s);
+}
+
+void
+ch_coord_sync(ch_coord *c, int64_t now, void *token, int16_t version, const ch_SyncGroupRequest *rq)
+{
+	(void)version;
+	if (str_is_empty(rq->GroupId)) {
+		sync_respond(c, NULL, token, CH_KERR_INVALID_GROUP_ID, NULL, 0);
+		return;
+	}
+	ch_group *g = group_find(c, rq->GroupId);
+	if (!g) {
+		sync_respond(c, NULL, token, CH_KERR_UNKNOWN_MEMBER_ID, NULL, 0);
+		return;
+	}
+	if (g->state == CH_GROUP_DEAD) {
+		sync_respond(c, g, token, CH_KERR_COORDINATOR_NOT_AVAILABLE, NULL, 0);
+		return;
+	}
+	int16_t err = validate_member(g, rq->MemberId, rq->GroupInstanceId, rq->GenerationId);
+	if (!err && rq->ProtocolType.len >= 0 &&
+	    (!g->protocol_type || !ch_str_eq_c(rq->ProtocolType, g->protocol_type)))
+		err = CH_KERR_INCONSISTENT_GROUP_PROTOCOL;
+	if (!err && rq->ProtocolName.len >= 0 &&
+	    (!g->protocol_name || !ch_str_eq_c(rq->ProtocolName, g->protocol_name)))
+		err = CH_KERR_INCONSISTENT_GROUP_PROTOCOL;
+	if (err) {
+		sync_respond(c, g, token, err, NULL, 0);
+		return;
+	}
+	ch_member *m = member_find(g, rq->MemberId);
+	switch (g->state) {
+	case CH_GROUP_EMPTY:
+		sync_respond(c, g, token, CH_KERR_UNKNOWN_MEMBER_ID, NULL, 0);
+		return;
+	case CH_GROUP_PREPARING_REBALANCE:
+		sync_respond(c, g, token, CH_KERR_REBALANCE_IN_PROGRESS, NULL, 0);
+		return;
+	case CH_GROUP_STABLE:
+		/* A late follower (or a retry): the assignment is already there. */
+		member_clear_pending_sync(g, m);
+		member_touch_session(m, now);
+		sync_respond(c, g, token, CH_KERR_NONE, m->assignment, m->assignment_len);
+		return;
+	case CH_GROUP_COMPLETING_REBALANCE:
+		break;
+	default:
+		sync_respond(c, g, token, CH_KERR_COORDINATOR_NOT_AVAILABLE, NULL, 0);
+		return;
+	}
+	if (m->sync_token) /* a retry replaces the parked request */
+		sync_respond(c, g, m->sync_token, CH_KERR_REBALANCE_IN_PROGRESS, NULL, 0);
+	m->sync_token = token;
+	m->sync_version = version;
+	member_clear_pending_sync(g, m);
+	member_touch_session(m, now);
+	if (m != g->leader || g->store_id)
+		return;
+	/* The leader's assignment: store it durably, then answer everyone.
+	 * Members the leader left out get an empty assignment. */
+	sync_store *st = ch_xcalloc(1, sizeof(*st));
+	st->n = CH_MAX(rq->Assignments_n, 0);
+	st->member_ids = ch_xcalloc((size_t)st->n, sizeof(char *));
+	st->assignments = ch_xcalloc((size_t)st->n, sizeof(uint8_t *));
+	st->lens = ch_xcalloc((size_t)st->n, sizeof(int32_t));
+	for (int32_t i = 0; i < st->n; i++) {
+		const ch_SyncGroupRequest_SyncGroupRequestAssignment *a = &rq->Assignments[i];
+		st->member_ids[i] = str_dup(a->MemberId.len < 0 ? cstr("") : a->MemberId);
+		st->lens[i] = CH_MAX(a->Assignment.len, 0);
+		st->assignments[i] = ch_xmalloc((size_t)st->lens[i]);
+		if (st->lens[i])
+			memcpy(st->assignments[i], a->Assignment.p, (size_t)st->lens[i]);
+	}
+	/* The stored record carries the new assignment: set it now, undo on
+	 * failure. */
+	for (ch_member *x = g->first; x; x = x->next) {
+		free(x->assignment);
+		x->assignment = NULL;
+		x->assignment_len = 0;
+	}
+	for (int32_t i = 0; i < st->n; i++) {
+		ch_member *x = member_find(g, cstr(st->member_ids[i]));
+		if (x && !x->assignment) {
+			x->assignment = st->assignments[i];
+			x->assignment_len = st->lens[i];
+			st->assignments[i] = NULL;
+		}
+	}
+	for (ch_member *x = g->first; x; x = x->next)
+		if (!x->assignment)
+			x->assignment = ch_xcalloc(1, 1); /* zero-length, not null */
+	group_store(g, A_SYNC_STORE, NULL, version, now, st);
+}
+
+void
+sync_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
+{
+	sync_store_free(a->data);
+	ch_group *g = group_find(c, cstr(a->group_id));
+	if (!g || g->store_id != a->id)
+		return;
+	g->store_id = 0;
+	if (g->state != CH_GROUP_COMPLETING_REBALANCE || g->generation != a->generation)
+		return; /* a newer rebalance already started */
+	if (error) {
+		CH_LOGW(LOGSUB, "group %s: storing the assignment of generation %d failed: %s",
+			g->group_id, g->generation, ch_kerr_name(error));
+		reset_assignments(g, error);
+		maybe_prepare_rebalance(g, now, "error storing the group assignment");
+		return;
+	}
+	for (ch_member *m = g->first; m; m = m->next) {
+		if (m->sync_token) {
+			void *t = m->sync_token;
+			m->sync_token = NULL;
+			sync_respond(c, g, t, CH_KERR_NONE, m->assignment, m->assignment_len);
+		}
+	}
+	group_set_state(g, CH_GROUP_STABLE, now);
+	CH_LOGI(LOGSUB, "group %s: stable at generation %d with %zu members, %" PRId64
+		" ms after the rebalance began",
+		g->group_id, g->generation, g->members.n, now - g->rebalance_started);
+}
+
+/* ---- Heartbeat, LeaveGroup ------------------------------------------------------- */
+
+void
+ch_coord_heartbeat(ch_coord *c, int64_t now, void *token, int16_t version,
+		   const ch_HeartbeatRequest *rq)
+{
+	(void)version;
+	ch_HeartbeatResponse r;
+	ch_HeartbeatResponse_init(&r);
+	ch_group *g = str_is_empty(rq->GroupId) ? NULL : group_find(c, rq->GroupId);
+	if (str_is_empty(rq->GroupId)) {
+		r.ErrorCode = CH_KERR_INVALID_GROUP_ID;
+	} else if (!g) {
+		r.ErrorCode = CH_KERR_UNKNOWN_MEMBER_ID;
+	} else if (g->state == CH_GROUP_DEAD) {
+		r.ErrorCode = CH_KERR_COORDINATOR_NOT_AVAILABLE;
+	} else if (g->state == CH_GROUP_EMPTY) {
+		r.ErrorCode = CH_KERR_UNKNOWN_MEMBER_ID;
+	} else {
+		r.ErrorCode = validate_member(g, rq->MemberId, rq->GroupInstanceId, rq->GenerationId);
+		if (!r.ErrorCode) {
+			member_touch_session(member_find(g, rq->MemberId), now);
+			if (g->state == CH_GROUP_PREPARING_REBALANCE)
+				r.ErrorCode = CH_KERR_REBALANCE_IN_PROGRESS;
+		}
+	}
+	respond(c, token, &r);
+}
+
+static int16_t
+leave_one(ch_group *g, int64_t now, ch_str member_id, ch_str instance_id, ch_str reason,
+	  const char *peer_note)
+{
+	char why[256];
+	if (str_is_empty(member_id) && instance_id.len >= 0) {
+		ch_member *m = ch_map_get(&g->static_members, instance_id.p, (size_t)instance_id.len);
+		if (!m)
+			return CH_KERR_UNKNOWN_MEMBER_ID;
+		snprintf(why, sizeof(why), "static member %s (instance %.*s) left%s%.*s", m->member_id,
+			 instance_id.len, instance_id.p, reason.len > 0 ? ": " : "",
+			 CH_MAX(reason.len, 0), reason.p ? reason.p : "");
+		CH_LOGI(LOGSUB, "group %s: %s%s", g->group_id, why, peer_note);
+		remove_member_and_update(g, m, now, "static member left");
+		return CH_KERR_NONE;
+	}
+	pending_member *p = member_id.len > 0 ? ch_map_get(&g->pending, member_id.p, (size_t)member_id.len)
+					     : NULL;
+	if (p) {
+		pending_remove(g, p);
+		try_complete_join(g, now);
+		return CH_KERR_NONE;
+	}
+	if (group_is_static_fenced(g, instance_id, member_id))
+		return CH_KERR_FENCED_INSTANCE_ID;
+	ch_member *m = member_find(g, member_id);
+	if (!m)
+		return CH_KERR_UNKNOWN_MEMBER_ID;
+	snprintf(why, sizeof(why), "member %s left%s%.*s", m->member_id, reason.len > 0 ? ": " : "",
+		 CH_MAX(reason.len, 0), reason.p ? reason.p : "");
+	CH_LOGI(LOGSUB, "group %s: %s%s", g->group_id, why, peer_note);
+	remove_member_and_update(g, m, now, "member left the group");
+	return CH_KERR_NONE;
+}
+
+void
+ch_coord_leave(ch_coord *c, int64_t now, void *token, int16_t version, const ch_LeaveGroupRequest *rq)
+{
+	ch_LeaveGroupResponse r;
+	ch_LeaveGroupResponse_init(&r);
+	/* v0-v2 name one member; v3+ a batch. Normalise to identities. */
+	ch_LeaveGroupRequest_MemberIdentity single;
+	const ch_LeaveGroupRequest_MemberIdentity *ids = rq->Members;
+	int32_t n = CH_MAX(rq->Members_n, 0);
+	if (version < 3) {
+		memset(&single, 0, sizeof(single));
+		single.MemberId = rq->MemberId;
+		single.GroupInstanceId = CH_STR_NULL;
+		single.Reason = CH_STR_NULL;
+		ids = &single;
+		n = 1;
+	}
+	ch_LeaveGroupResponse_MemberResponse *out = ch_xcalloc((size_t)n, sizeof(*out));
+	ch_group *g = str_is_empty(rq->GroupId) ? NULL : group_find(c, rq->GroupId);
+	if (str_is_empty(rq->GroupId))
+		r.ErrorCode = CH_KERR_INVALID_GROUP_ID;
+	else if (g && g->state == CH_GROUP_DEAD)
+		r.ErrorCode = CH_KERR_COORDINATOR_NOT_AVAILABLE;
+	for (int32_t i = 0; i < n && !r.ErrorCode; i++) {
+		out[i].MemberId = ids[i].MemberId;
+		out[i].GroupInstanceId = ids[i].GroupInstanceId;
+		out[i].ErrorCode = g ? leave_one(g, now, ids[i].MemberId, ids[i].GroupInstanceId,
+						 ids[i].Reason, "")
+				     : CH_KERR_UNKNOWN_MEMBER_ID;
+	}
+	if (version < 3) {
+		/* One member, one top-level error (Kafka's LeaveGroupResponse). */
+		if (!r.ErrorCode)
+			r.ErrorCode = out[0].ErrorCode;
+		r.Members = NULL;
+		r.Members_n = 0;
+	} else {
+		r.Members = r.ErrorCode ? NULL : out;
+		r.Members_n = r.ErrorCode ? 0 : n;
+	}
+	respond(c, token, &r);
+	free(out);
+}
+
+/* ---- timers -------------------------------------------------------------------- */
+
+static void
+join_timer_fired(ch_group *g, int64_t now)
+{
+	ch_coord *c = g->coord;
+	if (g->state != CH_GROUP_PREPARING_REBALANCE)
+		return;
+	if (g->initial_mode && g->new_member_added && g->initial_remaining_ms > 0) {
+		/* More members arrived during the delay: wait a little longer,
+		 * within what is left of the rebalance timeout. */
+		int32_t delay = CH_MIN(c->cfg.initial_rebalance_delay_ms, g->initial_remaining_ms);
+		g->initial_remaining_ms = CH_MAX(g->initial_remaining_ms - delay, 0);
+		g->new_member_added = false;
+		timer_set(c, &g->join_timer, now + delay);
+		return;
+	}
+	complete_join(g, now);
+}
+
+static void
+sync_timer_fired(ch_group *g, int64_t now)
+{
+	if ((g->state != CH_GROUP_COMPLETING_REBALANCE && g->state != CH_GROUP_STABLE) ||
+	    g->pending_sync == 0)
+		return;
+	for (ch_member *m = g->first, *next; m; m = next) {
+		next = m->next;
+		if (m->pending_sync) {
+			CH_LOGI(LOGSUB, "group %s: removing member %s, which did not send SyncGroup "
+				"for generation %d in time",
+				g->group_id, m->member_id, g->generation);
+			member_remove(g, m);
+		}
+	}
+	prepare_rebalance(g, now, "members did not sync in time");
+}
+
+static void
+session_expired(ch_member *m, int64_t now)
+{
+	ch_group *g = m->group;
+	ch_coord *c = g->coord;
+	if (m->join_token && m->is_new) {
+		if (now - m->joined_at < c->cfg.new_member_join_timeout_ms) {
+			timer_set(c, &m->session, m->joined_at + c->cfg.new_member_join_timeout_ms);
+			return;
+		}
+	} else if (m->join_token || m->sync_token) {
+		/* Kafka's hasSatisfiedHeartbeat: a member with a parked request
+		 * is alive; the join/sync phase's own timeout covers it. */
+		return;
+	}
+	CH_LOGI(LOGSUB, "group %s: member %s%s%s session timed out after %d ms", g->group_id,
+		m->member_id, m->instance_id ? " (instance " : "", m->instance_id ? m->instance_id : "",
+		m->session_timeout_ms);
+	remove_member_and_update(g, m, now, "member session timed out");
+}
+
+int64_t
+ch_coord_next_deadline(const ch_coord *c)
+{
+	const ch_heap_node *n = ch_heap_top(&c->timers);
+	return n ? n->deadline : INT64_MAX;
+}
+
+void
+ch_coord_tick(ch_coord *c, int64_t now)
+{
+	for (;;) {
+		ch_heap_node *n = ch_heap_top(&c->timers);
+		if (!n || n->deadline > now)
+			break;
+		coord_timer *t = (coord_timer *)n;
+		ch_heap_remove(&c->timers, n);
+		switch (t->kind) {
+		case T_GROUP_JOIN:
+			join_timer_fired(t->owner, now);
+			break;
+		case T_GROUP_SYNC:
+			sync_timer_fired(t->owner, now);
+			break;
+		case T_MEMBER:
+			session_expired(t->owner, now);
+			break;
+		case T_PENDING: {
+			pending_member *p = t->owner;
+			ch_group *g = p->group;
+			CH_LOGI(LOGSUB, "group %s: pending member %s never rejoined; dropping it",
+				g->group_id, p->member_id);
+			pending_remove(g, p);
+			try_complete_join(g, now);
+			break;
+		}
+		case T_RETENTION:
+			retention_run(c, now);
+			timer_set(c, &c->retention, now + c->cfg.offsets_retention_check_ms);
+			break;
+		}
+	}
+}
+
+/* ---- lifecycle ------------------------------------------------------------------- */
+
+ch_coord *
+ch_coord_new(const ch_coord_config *cfg, const ch_coord_ops *ops, int64_t now)
+{
+	ch_coord *c = ch_xcalloc(1, sizeof(*c));
+	c->cfg = *cfg;
+	if (c->cfg.offsets_partitions <= 0)
+		c->cfg.offsets_partitions = 50;
+	c->ops = *ops;
+	ch_map_init(&c->groups);
+	ch_heap_init(&c->timers);
+	c->retention.kind = T_RETENTION;
+	c->retention.owner = c;
+	timer_set(c, &c->retention, now + c->cfg.offsets_retention_check_ms);
+	c->next_append_id = 1;
+	return c;
+}
+
+static void
+group_free(ch_group *g)
+{
+	ch_coord *c = g->coord;
+	while (g->first) {
+		ch_member *m = g->first;
+		/* Free without answering: the coordinator is going away. */
+		m->join_token = NULL;
+		m->sync_token = NULL;
+		g->awaiting_join = 0;
+		member_remove(g, m);
+	}
+	ch_map_foreach_safe(&g->pending, e, tmp)
+	{
+		pending_remove(g, e->value);
+	}
+	timer_cancel(c, &g->join_timer);
+	timer_cancel(c, &g->sync_timer);
+	offsets_free(g);
+	ch_map_free(&g->members);
+	ch_map_free(&g->static_members);
+	ch_map_free(&g->pending);
+	ch_map_free(&g->protocol_votes);
+	free(g->protocol_type);
+	free(g->protocol_name);
+	free(g);
+}
+
+void
+group_delete(ch_group *g, int64_t now)
+{
+	ch_coord *c = g->coord;
+	group_set_state(g, CH_GROUP_DEAD, now);
+	ch_map_remove(&c->groups, g->group_id, strlen(g->group_id));
+	group_free(g);
+}
+
+void
+ch_coord_free(ch_coord *c)
+{
+	ch_map_foreach_safe(&c->groups, e, tmp)
+	{
+		ch_group *g = e->value;
+		ch_map_remove_entry(&c->groups, e);
+		group_free(g);
+	}
+	ch_map_free(&c->groups);
+	pending_append *a = c->appends;
+	while (a) {
+		pending_append *next = a->next;
+		if (a->kind == A_SYNC_STORE)
+			sync_store_free(a->data);
+		else if (a->kind == A_STATIC_STORE)
+			static_store_free(a->data);
+		else if (a->kind == A_DEFERRED) {
+			deferred *d = a->data; /* shared by its appends */
+			if (--d->outstanding == 0) {
+				ch_arena_reset(&d->arena);
+				free(d);
+			}
+		}
+		free(a->group_id);
+		free(a);
+		a = next;
+	}
+	ch_heap_free(&c->timers);
+	free(c);
+}
+
+/* ---- introspection --------------------------------------------------------------- */
+
+ch_group_info
+ch_coord_group_info(const ch_coord *c, const char *group_id)
+{
+	ch_group_info i;
+	memset(&i, 0, sizeof(i));
+	ch_group *g = group_find(c, cstr(group_id));
+	if (!g) {
+		i.state = CH_GROUP_DEAD;
+		return i;
+	}
+	i.exists = true;
+	i.state = g->state;
+	i.generation = g->generation;
+	i.members = (int32_t)g->members.n;
+	i.pending_members = (int32_t)g->pending.n;
+	i.leader = g->leader ? g->leader->member_id : NULL;
+	i.protocol = g->protocol_name;
+	i.offsets = (int32_t)g->offsets.n;
+	return i;
+}
+
+size_t
+ch_coord_group_count(const ch_coord *c)
+{
+	return c->groups.n;
+}
+
+size_t
+ch_coord_memory(const ch_coord *c)
+{
+	size_t b = sizeof(*c) + c->timers.cap * sizeof(void *) +
+		   c->groups.nbuckets * sizeof(void *);
+	ch_map_foreach(&c->groups, e)
+	{
+		const ch_group *g = e->value;
+		b += sizeof(*g) + sizeof(ch_map_entry) + e->klen + 1;
+		b += (g->members.nbuckets + g->static_members.nbuckets + g->offsets.nbuckets) *
+		     sizeof(void *);
+		for (const ch_member *m = g->first; m; m = m->next) {
+			b += sizeof(*m) + sizeof(ch_map_entry) + strlen(m->member_id) + 1;
+			b += strlen(m->client_id) + 1 + strlen(m->client_host) + 1;
+			if (m->instance_id)
+				b += strlen(m->instance_id) + 1 + sizeof(ch_map_entry) +
+				     strlen(m->instance_id) + 1;
+			b += (size_t)m->n_protocols * sizeof(member_protocol);
+			for (int32_t i = 0; i < m->n_protocols; i++)
+				b += strlen(m->protocols[i].name) + 1 +
+				     (size_t)m->protocols[i].metadata_len;
+			b += (size_t)m->assignment_len;
+		}
+		ch_map_foreach(&g->offsets, o)
+		{
+			const offset_entry *oe = o->value;
+			b += sizeof(*oe) + sizeof(ch_map_entry) + o->klen + 1 +
+			     (oe->metadata ? strlen(oe->metadata) + 1 : 0);
+		}
+	}
+	return b;
+}
+
+const char *
+ch_coord_check(const ch_coord *c)
+{
+	static char msg[512];
+	ch_map_foreach(&c->groups, e)
+	{
+		const ch_group *g = e->value;
+		size_t n = 0;
+		int32_t awaiting = 0, pending_sync = 0;
+		bool leader_found = false;
+		for (const ch_member *m = g->first; m; m = m->next) {
+			n++;
+			if (m->group != g)
+				return "member points to another group";
+			if (member_find(g, cstr(m->member_id)) != m)
+				return "member list and member map disagree";
+			awaiting += m->join_token != NULL;
+			pending_sync += m->pending_sync;
+			leader_found |= m == g->leader;
+			if (m->instance_id &&
+			    ch_map_get(&g->static_members, m->instance_id, strlen(m->instance_id)) != m)
+				return "static member map out of date";
+			if (m->sync_token && g->state != CH_GROUP_COMPLETING_REBALANCE) {
+				snprintf(msg, sizeof(msg), "group %s: parked SyncGroup in state %s",
+					 g->group_id, ch_group_state_name(g->state));
+				return msg;
+			}
+			if (!m->join_token && !m->sync_token && !ch_heap_armed(&m->session.node)) {
+				snprintf(msg, sizeof(msg), "group %s: member %s has no session timer",
+					 g->group_id, m->member_id);
+				return msg;
+			}
+		}
+		if (n != g->members.n)
+			return "member count mismatch";
+		if (awaiting != g->awaiting_join)
+			return "awaiting-join count mismatch";
+		if (pending_sync != g->pending_sync)
+			return "pending-sync count mismatch";
+		if (n && !leader_found)
+			return "group with members has no leader in them";
+		if (!n && g->leader)
+			return "empty group has a leader";
+		if (g->static_members.n > n)
+			return "more static members than members";
+		switch (g->state) {
+		case CH_GROUP_EMPTY:
+			if (n) {
+				snprintf(msg, sizeof(msg), "group %s: Empty with %zu members", g->group_id, n);
+				return msg;
+			}
+			break;
+		case CH_GROUP_PREPARING_REBALANCE:
+			if (!ch_heap_armed(&g->join_timer.node))
+				return "PreparingRebalance without a join timer";
+			break;
+		case CH_GROUP_COMPLETING_REBALANCE:
+		case CH_GROUP_STABLE:
+			if (!n) {
+				snprintf(msg, sizeof(msg), "group %s: %s with no members", g->group_id,
+					 ch_group_state_name(g->state));
+				return msg;
+			}
+			if (awaiting && g->state == CH_GROUP_COMPLETING_REBALANCE)
+				return "CompletingRebalance with a parked JoinGroup";
+			if (!g->protocol_name)
+				return "no protocol selected in a completed generation";
+			break;
+		case CH_GROUP_DEAD:
+			return "a Dead group is still registered";
+		}
+		/* Every member supports the selected protocol. */
+		if (g->protocol_name && g->state != CH_GROUP_PREPARING_REBALANCE)
+			for (const ch_member *m = g->first; m; m = m->next)
+				if (!member_protocol_find(m, g->protocol_name))
+					return "member does not support the selected protocol";
+	}
+	return NULL;
+}

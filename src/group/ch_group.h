@@ -1,0 +1,177 @@
+/*
+ * ch_group: the classic group coordinator, as a pure state machine.
+ *
+ * No sockets, files or clock in here. Everything comes in as a call with the
+ * current time (`now`, wall-clock milliseconds, virtual in the simulator):
+ * a decoded request with an opaque `token`, a timer tick, the completion of
+ * a durable append, a record replayed from __consumer_offsets. Everything
+ * goes out through ch_coord_ops: a response for a token, records to append,
+ * and the next deadline (ch_coord_next_deadline) for the shell to wake at.
+ *
+ * Each request call ends with exactly one ops->respond(token, resp) — at
+ * once, or later (a JoinGroup waits for the rebalance, a SyncGroup for the
+ * leader's assignment, an OffsetCommit for its durable append). `resp`
+ * points to the response struct of the request's API (the codec's type,
+ * e.g. ch_JoinGroupResponse), with every field for the request's version
+ * filled; it and what it points to are valid only during the callback.
+ *
+ * Group states (Kafka's names; GroupState in ListGroups/DescribeGroups):
+ *
+ *              +------------------------------------------------+
+ *              v                                                |
+ *   Empty --join--> PreparingRebalance --join done--> CompletingRebalance
+ *     ^               ^   |    ^                          |      |
+ *     |               |   |    +--member change/timeout---+      |
+ *     |  all left/    |   |                                      | leader's
+ *     +--expired------+---+                                      | SyncGroup
+ *                     ^                                          v
+ *                     +----join/leave/expiry/metadata change-- Stable
+ *
+ *   Dead: deleted (DeleteGroups, offsets expired, tombstone replayed).
+ *
+ * Transitions, with the function that performs them (ch_group.c):
+ *   Empty|Stable|CompletingRebalance -> PreparingRebalance   prepare_rebalance
+ *   PreparingRebalance -> CompletingRebalance|Empty          complete_join
+ *   CompletingRebalance -> Stable                            sync_stored (leader's
+ *                                                            assignment durable)
+ *   any -> Dead                                              group_delete
+ *
+ * Timers (one heap, O(log n) per re-arm; no scan of members per tick):
+ *   group join timer     initial rebalance delay / rebalance timeout
+ *   group sync timer     members that never send SyncGroup after a join
+ *   member session       session.timeout.ms since the last heartbeat
+ *   pending member       a v4+ first join that never came back
+ *   offsets retention    every offsets.retention.check.interval.ms
+ */
+#ifndef CH_GROUP_H
+#define CH_GROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/ch_buf.h"
+#include "common/ch_uuid.h"
+#include "proto/generated/ch_msgs.h"
+
+typedef struct ch_coord ch_coord;
+
+typedef struct ch_coord_config {
+	int32_t min_session_timeout_ms;       /* group.min.session.timeout.ms (6000) */
+	int32_t max_session_timeout_ms;       /* group.max.session.timeout.ms (1800000) */
+	int32_t initial_rebalance_delay_ms;   /* group.initial.rebalance.delay.ms (3000) */
+	int32_t max_size;                     /* group.max.size (INT32_MAX) */
+	int32_t offset_metadata_max_bytes;    /* offset.metadata.max.bytes (4096) */
+	int64_t offsets_retention_ms;         /* offsets.retention.minutes * 60000 */
+	int64_t offsets_retention_check_ms;   /* offsets.retention.check.interval.ms */
+	int32_t offsets_partitions;           /* offsets.topic.num.partitions (50) */
+	int32_t new_member_join_timeout_ms;   /* Kafka's fixed 300000 */
+} ch_coord_config;
+
+/* Sensible defaults (Kafka's). */
+void ch_coord_config_defaults(ch_coord_config *c);
+
+/* One record for __consumer_offsets: Kafka's key and value encodings
+ * (version-prefixed GroupMetadata* / OffsetCommit* schemas). */
+typedef struct ch_coord_record {
+	ch_buf key;
+	ch_buf value;   /* ignored when tombstone */
+	bool tombstone; /* null value: delete the key */
+} ch_coord_record;
+
+typedef struct ch_coord_ops {
+	void *ud;
+	/* A response for a request token (see above). */
+	void (*respond)(void *ud, void *token, const void *resp);
+	/* Append records durably to __consumer_offsets partition `partition`;
+	 * the shell calls ch_coord_append_done(coord, id, error) once they are
+	 * on disk (error = a Kafka error code, 0 on success). The records are
+	 * valid only during the call. */
+	void (*append)(void *ud, int32_t partition, const ch_coord_record *recs, size_t n,
+		       uint64_t id);
+	/* Kafka error code for committing to topic/partition: 0 if it exists,
+	 * UNKNOWN_TOPIC_OR_PARTITION otherwise. NULL: every partition exists. */
+	int16_t (*check_partition)(void *ud, ch_str topic, int32_t partition);
+	/* 16 random bytes for member ids; NULL: ch_uuid_random(). */
+	void (*random_uuid)(void *ud, ch_uuid *out);
+} ch_coord_ops;
+
+ch_coord *ch_coord_new(const ch_coord_config *cfg, const ch_coord_ops *ops, int64_t now);
+void ch_coord_free(ch_coord *c);
+
+/* ---- requests ----------------------------------------------------------- */
+
+/* client_id and client_host (for DescribeGroups and member ids) are copied. */
+void ch_coord_join(ch_coord *c, int64_t now, void *token, int16_t version,
+		   const ch_JoinGroupRequest *rq, ch_str client_id, const char *client_host);
+void ch_coord_sync(ch_coord *c, int64_t now, void *token, int16_t version,
+		   const ch_SyncGroupRequest *rq);
+void ch_coord_heartbeat(ch_coord *c, int64_t now, void *token, int16_t version,
+			const ch_HeartbeatRequest *rq);
+void ch_coord_leave(ch_coord *c, int64_t now, void *token, int16_t version,
+		    const ch_LeaveGroupRequest *rq);
+void ch_coord_commit(ch_coord *c, int64_t now, void *token, int16_t version,
+		     const ch_OffsetCommitRequest *rq);
+void ch_coord_fetch(ch_coord *c, int64_t now, void *token, int16_t version,
+		    const ch_OffsetFetchRequest *rq);
+void ch_coord_list(ch_coord *c, int64_t now, void *token, int16_t version,
+		   const ch_ListGroupsRequest *rq);
+void ch_coord_describe(ch_coord *c, int64_t now, void *token, int16_t version,
+		       const ch_DescribeGroupsRequest *rq);
+void ch_coord_delete_groups(ch_coord *c, int64_t now, void *token, int16_t version,
+			    const ch_DeleteGroupsRequest *rq);
+void ch_coord_offset_delete(ch_coord *c, int64_t now, void *token, int16_t version,
+			    const ch_OffsetDeleteRequest *rq);
+
+/* ---- time, durability, recovery ----------------------------------------- */
+
+/* When the shell must next call ch_coord_tick; INT64_MAX if never. */
+int64_t ch_coord_next_deadline(const ch_coord *c);
+/* Fire every timer due at `now`. */
+void ch_coord_tick(ch_coord *c, int64_t now);
+/* An append issued through ops->append is durable (error 0) or failed. */
+void ch_coord_append_done(ch_coord *c, int64_t now, uint64_t id, int16_t error);
+
+/* Replay one record of __consumer_offsets at startup (val NULL: tombstone).
+ * Unknown or malformed records are skipped and counted; returns 0 if the
+ * record was understood. */
+int ch_coord_load_record(ch_coord *c, const uint8_t *key, size_t klen, const uint8_t *val,
+			 size_t vlen, bool tombstone);
+/* Replay finished: loaded groups with members become Stable and their
+ * members get a fresh session timeout, as Kafka does on coordinator load. */
+void ch_coord_load_done(ch_coord *c, int64_t now);
+
+/* ---- introspection (tests, simulator, metrics) -------------------------- */
+
+typedef enum ch_group_state {
+	CH_GROUP_EMPTY = 0,
+	CH_GROUP_PREPARING_REBALANCE,
+	CH_GROUP_COMPLETING_REBALANCE,
+	CH_GROUP_STABLE,
+	CH_GROUP_DEAD,
+} ch_group_state;
+
+const char *ch_group_state_name(ch_group_state s);
+
+typedef struct ch_group_info {
+	bool exists;
+	ch_group_state state;
+	int32_t generation;
+	int32_t members;
+	int32_t pending_members;
+	const char *leader;   /* NULL if none */
+	const char *protocol; /* NULL if none */
+	int32_t offsets;      /* committed partitions */
+} ch_group_info;
+
+ch_group_info ch_coord_group_info(const ch_coord *c, const char *group_id);
+size_t ch_coord_group_count(const ch_coord *c);
+/* Approximate heap bytes held (for the memory-per-member benchmark). */
+size_t ch_coord_memory(const ch_coord *c);
+/* Check every internal invariant; returns NULL or a description of the
+ * first violation (tests and the simulator call it after every step). */
+const char *ch_coord_check(const ch_coord *c);
+
+/* __consumer_offsets partition of a group (Kafka: Utils.abs(hashCode) % n). */
+int32_t ch_coord_partition_for(const ch_coord *c, ch_str group_id);
+
+#endif

@@ -1,0 +1,201 @@
+/*
+ * ch_group_admin.c: ListGroups, DescribeGroups, DeleteGroups: the
+ * operator's view of groups.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/ch_common.h"
+#include "common/ch_log.h"
+#include "group/ch_group_int.h"
+#include "proto/generated/ch_errors.h"
+
+/* Group operations (KIP-430 bits) without an authorizer: READ 3, DELETE 6,
+ * DESCRIBE 8. */
+#define GROUP_AUTHORIZED_OPS ((1 << 3) | (1 << 6) | (1 << 8))
+
+static bool
+str_in_ci(const ch_str *list, int32_t n, const char *s)
+{
+	size_t len = strlen(s);
+	for (int32_t i = 0; i < n; i++)
+		if (list[i].len >= 0 && (size_t)list[i].len == len &&
+		    strncasecmp(list[i].p, s, len) == 0)
+			return true;
+	return false;
+}
+
+void
+ch_coord_list(ch_coord *c, int64_t now, void *token, int16_t version, const ch_ListGroupsRequest *rq)
+{
+	(void)now;
+	ch_ListGroupsResponse r;
+	ch_ListGroupsResponse_init(&r);
+	r.Groups = ch_xcalloc(c->groups.n ? c->groups.n : 1, sizeof(*r.Groups));
+	r.Groups_n = 0;
+	bool by_state = version >= 4 && rq->StatesFilter_n > 0;
+	bool by_type = version >= 5 && rq->TypesFilter_n > 0;
+	ch_map_foreach(&c->groups, e)
+	{
+		const ch_group *g = e->value;
+		const char *state = ch_group_state_name(g->state);
+		if (by_state && !str_in_ci(rq->StatesFilter, rq->StatesFilter_n, state))
+			continue;
+		if (by_type && !str_in_ci(rq->TypesFilter, rq->TypesFilter_n, "classic"))
+			continue;
+		ch_ListGroupsResponse_ListedGroup *o = &r.Groups[r.Groups_n++];
+		o->GroupId = ch_str_c(g->group_id);
+		o->ProtocolType = ch_str_c(g->protocol_type ? g->protocol_type : "");
+		o->GroupState = ch_str_c(state);
+		o->GroupType = ch_str_c("classic");
+	}
+	c->ops.respond(c->ops.ud, token, &r);
+	free(r.Groups);
+}
+
+void
+ch_coord_describe(ch_coord *c, int64_t now, void *token, int16_t version,
+		  const ch_DescribeGroupsRequest *rq)
+{
+	(void)now, (void)version;
+	ch_DescribeGroupsResponse r;
+	ch_DescribeGroupsResponse_init(&r);
+	int32_t n = CH_MAX(rq->Groups_n, 0);
+	r.Groups = ch_xcalloc((size_t)(n ? n : 1), sizeof(*r.Groups));
+	r.Groups_n = n;
+	size_t nmembers = 0;
+	for (int32_t i = 0; i < n; i++) {
+		const ch_group *g = group_find(c, rq->Groups[i]);
+		nmembers += g ? g->members.n : 0;
+	}
+	ch_DescribeGroupsResponse_DescribedGroupMember *pool =
+		ch_xcalloc(nmembers ? nmembers : 1, sizeof(*pool));
+	size_t used = 0;
+	for (int32_t i = 0; i < n; i++) {
+		ch_DescribeGroupsResponse_DescribedGroup *o = &r.Groups[i];
+		const ch_group *g = group_find(c, rq->Groups[i]);
+		o->GroupId = rq->Groups[i];
+		o->AuthorizedOperations =
+			rq->IncludeAuthorizedOperations ? GROUP_AUTHORIZED_OPS : INT32_MIN;
+		if (rq->Groups[i].len < 0) {
+			o->ErrorCode = CH_KERR_INVALID_GROUP_ID;
+			o->GroupState = ch_str_c("");
+			o->ProtocolType = ch_str_c("");
+			o->ProtocolData = ch_str_c("");
+			continue;
+		}
+		if (!g) {
+			/* Kafka (v0-v5) describes an unknown group as Dead, no error. */
+			o->ErrorCode = CH_KERR_NONE;
+			o->GroupState = ch_str_c("Dead");
+			o->ProtocolType = ch_str_c("");
+			o->ProtocolData = ch_str_c("");
+			o->Members_n = 0;
+			continue;
+		}
+		bool stable = g->state == CH_GROUP_STABLE;
+		o->ErrorCode = CH_KERR_NONE;
+		o->GroupState = ch_str_c(ch_group_state_name(g->state));
+		o->ProtocolType = ch_str_c(g->protocol_type ? g->protocol_type : "");
+		/* Protocol, metadata and assignments only when Stable (Kafka's
+		 * GroupMetadata.summary). */
+		o->ProtocolData = ch_str_c(stable && g->protocol_name ? g->protocol_name : "");
+		o->Members = pool + used;
+		o->Members_n = 0;
+		for (const ch_member *m = g->first; m; m = m->next) {
+			ch_DescribeGroupsResponse_DescribedGroupMember *x = &o->Members[o->Members_n++];
+			used++;
+			x->MemberId = ch_str_c(m->member_id);
+			x->GroupInstanceId = ch_str_c(m->instance_id);
+			x->ClientId = ch_str_c(m->client_id);
+			x->ClientHost = ch_str_c(m->client_host);
+			x->MemberMetadata = (ch_bytes){(const uint8_t *)"", 0};
+			x->MemberAssignment = (ch_bytes){(const uint8_t *)"", 0};
+			if (!stable)
+				continue;
+			for (int32_t p = 0; p < m->n_protocols; p++)
+				if (g->protocol_name && strcmp(m->protocols[p].name, g->protocol_name) == 0)
+					x->MemberMetadata = (ch_bytes){m->protocols[p].metadata,
+								       m->protocols[p].metadata_len};
+			if (m->assignment)
+				x->MemberAssignment = (ch_bytes){m->assignment, m->assignment_len};
+		}
+	}
+	c->ops.respond(c->ops.ud, token, &r);
+	free(pool);
+	free(r.Groups);
+}
+
+/* ---- DeleteGroups ---------------------------------------------------------- */
+
+typedef struct del_ctx {
+	ch_DeleteGroupsResponse_DeletableGroupResult **deleted;
+	int32_t n;
+} del_ctx;
+
+static void
+delete_finish(ch_coord *c, deferred *d, int64_t now)
+{
+	(void)c, (void)now;
+	del_ctx *x = d->ctx;
+	if (d->error)
+		for (int32_t i = 0; i < x->n; i++)
+			x->deleted[i]->ErrorCode = d->error == CH_KERR_KAFKA_STORAGE_ERROR
+							   ? CH_KERR_NOT_COORDINATOR
+							   : d->error;
+}
+
+void
+ch_coord_delete_groups(ch_coord *c, int64_t now, void *token, int16_t version,
+		       const ch_DeleteGroupsRequest *rq)
+{
+	deferred *d = deferred_new(token, version);
+	ch_DeleteGroupsResponse *r = ch_arena_alloc(&d->arena, sizeof(*r));
+	ch_DeleteGroupsResponse_init(r);
+	d->resp = r;
+	d->finish = delete_finish;
+	int32_t n = CH_MAX(rq->GroupsNames_n, 0);
+	r->Results = ch_arena_alloc(&d->arena, sizeof(*r->Results) * (size_t)(n ? n : 1));
+	r->Results_n = n;
+	del_ctx *x = ch_arena_alloc(&d->arena, sizeof(*x));
+	x->deleted = ch_arena_alloc(&d->arena, sizeof(*x->deleted) * (size_t)(n ? n : 1));
+	d->ctx = x;
+	if (!r->Results || !x || !x->deleted)
+		abort();
+	for (int32_t i = 0; i < n; i++) {
+		ch_DeleteGroupsResponse_DeletableGroupResult *o = &r->Results[i];
+		ch_str id = rq->GroupsNames[i];
+		char *copy = ch_arena_alloc(&d->arena, (size_t)CH_MAX(id.len, 0) + 1);
+		if (id.len > 0)
+			memcpy(copy, id.p, (size_t)id.len);
+		o->GroupId = id.len < 0 ? CH_STR_NULL : (ch_str){copy, id.len};
+		ch_group *g = id.len <= 0 ? NULL : group_find(c, id);
+		if (id.len <= 0) {
+			o->ErrorCode = CH_KERR_INVALID_GROUP_ID;
+		} else if (!g || g->state == CH_GROUP_DEAD) {
+			o->ErrorCode = CH_KERR_GROUP_ID_NOT_FOUND;
+		} else if (g->state != CH_GROUP_EMPTY || g->members.n > 0) {
+			o->ErrorCode = CH_KERR_NON_EMPTY_GROUP;
+		} else {
+			/* Tombstones for every offset and the group itself. */
+			size_t nrec = g->offsets.n + 1, k = 0;
+			ch_coord_record *recs = ch_xcalloc(nrec, sizeof(*recs));
+			ch_map_foreach(&g->offsets, oe)
+			{
+				const offset_entry *e = oe->value;
+				record_offset_tombstone(&recs[k++], g->group_id, e->topic, e->partition);
+			}
+			record_group_tombstone(&recs[k++], g);
+			deferred_add_append(c, d, g, recs, k);
+			for (size_t j = 0; j < k; j++)
+				record_free(&recs[j]);
+			free(recs);
+			CH_LOGI("group", "deleted group %s (%zu offsets)", g->group_id, g->offsets.n);
+			group_delete(g, now);
+			o->ErrorCode = CH_KERR_NONE;
+			x->deleted[x->n++] = o;
+		}
+	}
+	deferred_start(c, d, now);
+}

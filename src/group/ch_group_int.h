@@ -1,0 +1,214 @@
+/*
+ * ch_group_int.h: the coordinator's private structures, shared by the files
+ * of src/group/ (membership, offsets, admin, storage). Not for other layers.
+ */
+#ifndef CH_GROUP_INT_H
+#define CH_GROUP_INT_H
+
+#include "common/ch_arena.h"
+#include "common/ch_heap.h"
+#include "common/ch_map.h"
+#include "group/ch_group.h"
+
+typedef struct ch_group ch_group;
+typedef struct ch_member ch_member;
+
+/* What a heap node belongs to; the node is the first field of its owner's
+ * timer struct so the owner can be found from the node. */
+typedef enum timer_kind {
+	T_GROUP_JOIN,    /* owner: ch_group (initial delay / rebalance timeout) */
+	T_GROUP_SYNC,    /* owner: ch_group (pending sync) */
+	T_MEMBER,        /* owner: ch_member (session expiry) */
+	T_PENDING,       /* owner: pending member (MEMBER_ID_REQUIRED, not yet back) */
+	T_RETENTION,     /* owner: the coordinator */
+} timer_kind;
+
+typedef struct coord_timer {
+	ch_heap_node node; /* must be first */
+	timer_kind kind;
+	void *owner;
+} coord_timer;
+
+typedef struct member_protocol {
+	char *name;
+	uint8_t *metadata;
+	int32_t metadata_len;
+} member_protocol;
+
+struct ch_member {
+	ch_group *group;
+	char *member_id;   /* key in group->members */
+	char *instance_id; /* group.instance.id, NULL for dynamic members */
+	char *client_id;
+	char *client_host;
+	int32_t session_timeout_ms;
+	int32_t rebalance_timeout_ms;
+	member_protocol *protocols; /* in the member's order of preference */
+	int32_t n_protocols;
+	uint8_t *assignment; /* from the leader's SyncGroup; NULL = none */
+	int32_t assignment_len;
+
+	/* Parked requests: a JoinGroup waiting for the join phase to end, a
+	 * SyncGroup waiting for the leader's assignment. */
+	void *join_token;
+	int16_t join_version;
+	void *sync_token;
+	int16_t sync_version;
+
+	bool is_new;          /* joined during this rebalance, never completed one */
+	bool pending_sync;    /* must send SyncGroup for the current generation */
+	int64_t joined_at;    /* when is_new was set (new-member join timeout) */
+	coord_timer session;  /* session (or new-member) expiry */
+	ch_member *prev, *next; /* group order: first joined first (leader choice) */
+};
+
+/* A v4+ member that was given an id with MEMBER_ID_REQUIRED and has not
+ * joined with it yet. */
+typedef struct pending_member {
+	ch_group *group;
+	char *member_id;
+	coord_timer timer;
+} pending_member;
+
+typedef struct offset_entry {
+	char *topic; /* points into the map key */
+	int32_t partition;
+	int64_t offset;
+	int32_t leader_epoch;
+	char *metadata; /* NULL = null */
+	int64_t commit_ts;
+	int64_t expire_ts; /* -1: default retention */
+} offset_entry;
+
+struct ch_group {
+	ch_coord *coord;
+	char *group_id; /* key in coord->groups */
+	ch_group_state state;
+	int64_t state_ts; /* when the current state was entered (wall ms) */
+	int32_t generation;
+	char *protocol_type; /* NULL until the first member */
+	char *protocol_name; /* selected protocol of the current generation */
+	ch_member *leader;
+	ch_map members;         /* member id -> ch_member */
+	ch_member *first, *last;
+	ch_map static_members;  /* instance id -> ch_member */
+	ch_map pending;         /* member id -> pending_member */
+	ch_map protocol_votes;  /* protocol name -> (intptr) members supporting it */
+	int32_t awaiting_join;  /* members with a parked JoinGroup */
+	int32_t pending_sync;   /* members that owe a SyncGroup */
+	bool initial_mode;      /* join waits for the initial delay timer */
+	bool new_member_added;  /* initial delay may be extended */
+	int32_t initial_remaining_ms; /* initial delay budget left */
+	int64_t rebalance_started; /* when the group last left Stable (for logs) */
+	const char *rebalance_reason;
+	coord_timer join_timer;
+	coord_timer sync_timer;
+	ch_map offsets;         /* "topic\0partition" -> offset_entry */
+	int32_t partition;      /* __consumer_offsets partition */
+	uint64_t store_id;      /* in-flight group metadata append (0 = none) */
+};
+
+/* An append in flight and what to do when it completes. */
+typedef enum append_kind {
+	A_SYNC_STORE,   /* leader's assignment: then answer the syncs */
+	A_STATIC_STORE, /* static member replaced in Stable: then answer its join */
+	A_DEFERRED,     /* commit, group or offset deletion: then finish and answer */
+	A_FIRE,         /* tombstones, empty-group stores: nothing to answer */
+} append_kind;
+
+typedef struct pending_append {
+	uint64_t id;
+	append_kind kind;
+	char *group_id;
+	int32_t generation;
+	void *token;
+	int16_t version;
+	void *data; /* kind-specific */
+	struct pending_append *next;
+} pending_append;
+
+struct ch_coord {
+	ch_coord_config cfg;
+	ch_coord_ops ops;
+	ch_map groups; /* group id -> ch_group */
+	ch_heap timers;
+	coord_timer retention;
+	pending_append *appends;
+	uint64_t next_append_id;
+	size_t load_skipped;
+	size_t bytes; /* approximate heap use */
+};
+
+/* ---- shared helpers (ch_group.c) ---------------------------------------- */
+ch_group *group_find(const ch_coord *c, ch_str id);
+ch_group *group_get_or_create(ch_coord *c, ch_str id, int64_t now);
+void group_set_state(ch_group *g, ch_group_state s, int64_t now);
+void group_delete(ch_group *g, int64_t now);
+bool group_is_static_fenced(const ch_group *g, ch_str instance_id, ch_str member_id);
+ch_member *member_find(const ch_group *g, ch_str member_id);
+void member_touch_session(ch_member *m, int64_t now);
+/* Validate member/instance/generation as Kafka's validateCurrentMember;
+ * 0 when fine. */
+int16_t validate_member(const ch_group *g, ch_str member_id, ch_str instance_id,
+			int32_t generation);
+void timer_set(ch_coord *c, coord_timer *t, int64_t deadline);
+void timer_cancel(ch_coord *c, coord_timer *t);
+char *str_dup(ch_str s); /* NULL for a null string */
+
+/* ---- appends (ch_group_store.c) ----------------------------------------- */
+pending_append *append_new(ch_coord *c, append_kind kind, ch_group *g, void *token,
+			   int16_t version);
+void append_issue(ch_coord *c, pending_append *a, const ch_coord_record *recs, size_t n,
+		  int32_t partition);
+void record_init(ch_coord_record *r);
+void record_free(ch_coord_record *r);
+void record_group_metadata(ch_coord_record *r, const ch_group *g, int64_t now);
+void record_group_tombstone(ch_coord_record *r, const ch_group *g);
+void record_offset(ch_coord_record *r, const char *group, const char *topic, int32_t partition,
+		   int64_t offset, int32_t leader_epoch, const char *metadata, int64_t commit_ts,
+		   int64_t expire_ts);
+void record_offset_tombstone(ch_coord_record *r, const char *group, const char *topic,
+			     int32_t partition);
+/* Store the group's metadata (after a sync or a static replacement). */
+void group_store(ch_group *g, append_kind kind, void *token, int16_t version, int64_t now,
+		 void *data);
+
+/* ---- offsets (ch_group_offsets.c) --------------------------------------- */
+offset_entry *offset_find(const ch_group *g, const char *topic, size_t tlen, int32_t partition);
+void offset_put(ch_group *g, const char *topic, size_t tlen, int32_t partition, int64_t offset,
+		int32_t leader_epoch, const char *metadata, size_t mlen, bool meta_null,
+		int64_t commit_ts, int64_t expire_ts);
+void offset_remove(ch_group *g, offset_entry *e);
+void offsets_free(ch_group *g);
+void deferred_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now);
+/* A response that waits for one or more appends (ch_group_offsets.c). */
+typedef struct deferred deferred;
+struct deferred {
+	void *token;
+	int16_t version;
+	ch_arena arena;  /* the response and everything it points to */
+	void *resp;
+	int outstanding; /* appends not yet done */
+	int16_t error;   /* first append error */
+	void (*finish)(ch_coord *c, deferred *d, int64_t now); /* apply, then answer */
+	void *ctx;
+};
+deferred *deferred_new(void *token, int16_t version);
+void deferred_add_append(ch_coord *c, deferred *d, ch_group *g, const ch_coord_record *recs,
+			 size_t n);
+/* Answer at once if no append was issued. */
+void deferred_start(ch_coord *c, deferred *d, int64_t now);
+void retention_run(ch_coord *c, int64_t now);
+
+/* ---- membership (ch_group.c) -------------------------------------------- */
+/* Replay: drop a member without answering anything; restore a stored one
+ * (its only protocol is the group's selected one, with its subscription). */
+void group_member_drop(ch_group *g, ch_member *m);
+ch_member *group_member_restore(ch_group *g, ch_str member_id, ch_str instance_id,
+				ch_str client_id, ch_str client_host, int32_t session_timeout,
+				int32_t rebalance_timeout, ch_bytes subscription,
+				ch_bytes assignment);
+void sync_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now);
+void static_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now);
+
+#endif

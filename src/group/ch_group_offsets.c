@@ -1,0 +1,656 @@
+/*
+ * ch_group_offsets.c: committed offsets: OffsetCommit, OffsetFetch,
+ * OffsetDelete, offsets retention, and the deferred responses that wait for
+ * __consumer_offsets appends.
+ *
+ * An OffsetCommit is answered only after its records are durable; the
+ * offsets become visible to OffsetFetch at that moment too (Kafka keeps
+ * them "pending" until then).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/ch_common.h"
+#include "common/ch_log.h"
+#include "group/ch_group_int.h"
+#include "proto/generated/ch_errors.h"
+
+#define LOGSUB "group"
+
+/* ---- the offsets map ------------------------------------------------------ */
+
+/* Key: topic bytes, a NUL, then the partition as 4 bytes. */
+static size_t
+offset_key(char *buf, size_t cap, const char *topic, size_t tlen, int32_t partition)
+{
+	if (tlen + 5 > cap)
+		return 0;
+	memcpy(buf, topic, tlen);
+	buf[tlen] = '\0';
+	memcpy(buf + tlen + 1, &partition, 4);
+	return tlen + 5;
+}
+
+offset_entry *
+offset_find(const ch_group *g, const char *topic, size_t tlen, int32_t partition)
+{
+	char stack[512];
+	char *buf = tlen + 5 <= sizeof(stack) ? stack : ch_xmalloc(tlen + 5);
+	size_t klen = offset_key(buf, tlen + 5, topic, tlen, partition);
+	offset_entry *e = ch_map_get(&g->offsets, buf, klen);
+	if (buf != stack)
+		free(buf);
+	return e;
+}
+
+void
+offset_put(ch_group *g, const char *topic, size_t tlen, int32_t partition, int64_t offset,
+	   int32_t leader_epoch, const char *metadata, size_t mlen, bool meta_null, int64_t commit_ts,
+	   int64_t expire_ts)
+{
+	(void)meta_null; /* Kafka stores a null metadata as "" */
+	offset_entry *e = offset_find(g, topic, tlen, partition);
+	if (!e) {
+		e = ch_xcalloc(1, sizeof(*e));
+		char *buf = ch_xmalloc(tlen + 5);
+		size_t klen = offset_key(buf, tlen + 5, topic, tlen, partition);
+		ch_map_entry *me = ch_map_put(&g->offsets, buf, klen, e);
+		free(buf);
+		e->topic = me->key; /* NUL-terminated at tlen */
+		e->partition = partition;
+	}
+	free(e->metadata);
+	e->metadata = ch_xstrndup(metadata ? metadata : "", metadata ? mlen : 0);
+	e->offset = offset;
+	e->leader_epoch = leader_epoch;
+	e->commit_ts = commit_ts;
+	e->expire_ts = expire_ts;
+}
+
+void
+offset_remove(ch_group *g, offset_entry *e)
+{
+	ch_map_remove(&g->offsets, e->topic, strlen(e->topic) + 5);
+	free(e->metadata);
+	free(e);
+}
+
+void
+offsets_free(ch_group *g)
+{
+	ch_map_foreach_safe(&g->offsets, me, tmp)
+	{
+		offset_entry *e = me->value;
+		ch_map_remove_entry(&g->offsets, me);
+		free(e->metadata);
+		free(e);
+	}
+	ch_map_free(&g->offsets);
+}
+
+/* ---- deferred responses ------------------------------------------------------ */
+
+deferred *
+deferred_new(void *token, int16_t version)
+{
+	deferred *d = ch_xcalloc(1, sizeof(*d));
+	d->token = token;
+	d->version = version;
+	ch_arena_init(&d->arena);
+	return d;
+}
+
+static void *
+darena(deferred *d, size_t n)
+{
+	void *p = ch_arena_alloc(&d->arena, n);
+	if (!p)
+		abort();
+	return p;
+}
+
+static char *
+dstrdup(deferred *d, const char *s, size_t n)
+{
+	char *p = darena(d, n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+static ch_str
+dstr(deferred *d, ch_str s)
+{
+	if (s.len < 0)
+		return CH_STR_NULL;
+	return (ch_str){dstrdup(d, s.p ? s.p : "", (size_t)s.len), s.len};
+}
+
+void
+deferred_add_append(ch_coord *c, deferred *d, ch_group *g, const ch_coord_record *recs, size_t n)
+{
+	pending_append *a = append_new(c, A_DEFERRED, g, d->token, d->version);
+	a->data = d;
+	d->outstanding++;
+	append_issue(c, a, recs, n, g->partition);
+}
+
+static void
+deferred_finish(ch_coord *c, deferred *d, int64_t now)
+{
+	d->finish(c, d, now);
+	c->ops.respond(c->ops.ud, d->token, d->resp);
+	ch_arena_reset(&d->arena);
+	free(d);
+}
+
+void
+deferred_start(ch_coord *c, deferred *d, int64_t now)
+{
+	if (d->outstanding == 0)
+		deferred_finish(c, d, now);
+}
+
+void
+deferred_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
+{
+	deferred *d = a->data;
+	if (error && !d->error)
+		d->error = error;
+	if (--d->outstanding == 0)
+		deferred_finish(c, d, now);
+}
+
+/* Kafka maps append failures to what a committing client understands. */
+static int16_t
+commit_error(int16_t append_error)
+{
+	switch (append_error) {
+	case CH_KERR_UNKNOWN_TOPIC_OR_PARTITION:
+	case CH_KERR_NOT_ENOUGH_REPLICAS:
+	case CH_KERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+	case CH_KERR_REQUEST_TIMED_OUT:
+		return CH_KERR_COORDINATOR_NOT_AVAILABLE;
+	case CH_KERR_NOT_LEADER_OR_FOLLOWER:
+	case CH_KERR_KAFKA_STORAGE_ERROR:
+		return CH_KERR_NOT_COORDINATOR;
+	case CH_KERR_MESSAGE_TOO_LARGE:
+	case CH_KERR_RECORD_LIST_TOO_LARGE:
+	case CH_KERR_INVALID_FETCH_SIZE:
+		return CH_KERR_INVALID_COMMIT_OFFSET_SIZE;
+	default:
+		return append_error;
+	}
+}
+
+/* ---- OffsetCommit ------------------------------------------------------------- */
+
+typedef struct commit_item {
+	ch_OffsetCommitResponse_OffsetCommitResponsePartition *out;
+	const char *topic;
+	size_t tlen;
+	int32_t partition;
+	int64_t offset;
+	int32_t leader_epoch;
+	const char *metadata;
+	size_t mlen;
+	int64_t commit_ts, expire_ts;
+} commit_item;
+
+typedef struct commit_ctx {
+	char *group_id;
+	commit_item *items;
+	int32_t n;
+} commit_ctx;
+
+static void
+commit_finish(ch_coord *c, deferred *d, int64_t now)
+{
+	(void)now;
+	commit_ctx *x = d->ctx;
+	ch_group *g = group_find(c, ch_str_c(x->group_id));
+	for (int32_t i = 0; i < x->n; i++) {
+		commit_item *it = &x->items[i];
+		if (d->error) {
+			it->out->ErrorCode = commit_error(d->error);
+			continue;
+		}
+		if (g)
+			offset_put(g, it->topic, it->tlen, it->partition, it->offset, it->leader_epoch,
+				   it->metadata, it->mlen, false, it->commit_ts, it->expire_ts);
+	}
+}
+
+/* Kafka's validateOffsetCommit. */
+static int16_t
+commit_validate(ch_group *g, int32_t generation, ch_str member_id, ch_str instance_id)
+{
+	if (g->state == CH_GROUP_DEAD)
+		return CH_KERR_COORDINATOR_NOT_AVAILABLE;
+	if (generation >= 0 || member_id.len > 0 || instance_id.len >= 0) {
+		int16_t err = validate_member(g, member_id, instance_id, generation);
+		if (err)
+			return err;
+	} else if (g->members.n > 0) {
+		/* A simple (generation -1) commit into a group with members. */
+		return CH_KERR_UNKNOWN_MEMBER_ID;
+	}
+	if (g->state == CH_GROUP_COMPLETING_REBALANCE)
+		return CH_KERR_REBALANCE_IN_PROGRESS;
+	return CH_KERR_NONE;
+}
+
+void
+ch_coord_commit(ch_coord *c, int64_t now, void *token, int16_t version,
+		const ch_OffsetCommitRequest *rq)
+{
+	deferred *d = deferred_new(token, version);
+	ch_OffsetCommitResponse *resp = darena(d, sizeof(*resp));
+	ch_OffsetCommitResponse_init(resp);
+	d->resp = resp;
+	d->finish = commit_finish;
+	int32_t nt = CH_MAX(rq->Topics_n, 0);
+	resp->Topics = darena(d, sizeof(*resp->Topics) * (size_t)(nt ? nt : 1));
+	resp->Topics_n = nt;
+	int32_t total = 0;
+	for (int32_t t = 0; t < nt; t++) {
+		const ch_OffsetCommitRequest_OffsetCommitRequestTopic *tq = &rq->Topics[t];
+		ch_OffsetCommitResponse_OffsetCommitResponseTopic *to = &resp->Topics[t];
+		int32_t np = CH_MAX(tq->Partitions_n, 0);
+		to->Name = dstr(d, tq->Name.len < 0 ? ch_str_c("") : tq->Name);
+		to->Partitions = darena(d, sizeof(*to->Partitions) * (size_t)(np ? np : 1));
+		to->Partitions_n = np;
+		for (int32_t p = 0; p < np; p++)
+			to->Partitions[p].PartitionIndex = tq->Partitions[p].PartitionIndex;
+		total += np;
+	}
+	int32_t generation = version >= 1 ? rq->GenerationIdOrMemberEpoch : -1;
+	ch_str member_id = version >= 1 ? rq->MemberId : ch_str_c("");
+	ch_str instance_id = version >= 7 ? rq->GroupInstanceId : CH_STR_NULL;
+
+	int16_t err = CH_KERR_NONE;
+	ch_group *g = NULL;
+	if (rq->GroupId.len < 0) {
+		err = CH_KERR_INVALID_GROUP_ID;
+	} else {
+		g = group_find(c, rq->GroupId);
+		if (!g) {
+			/* No group: only a simple commit (generation -1) creates one. */
+			if (generation < 0)
+				g = group_get_or_create(c, rq->GroupId, now);
+			else
+				err = CH_KERR_ILLEGAL_GENERATION;
+		}
+		if (g && !err)
+			err = commit_validate(g, generation, member_id, instance_id);
+	}
+	if (err) {
+		for (int32_t t = 0; t < nt; t++)
+			for (int32_t p = 0; p < resp->Topics[t].Partitions_n; p++)
+				resp->Topics[t].Partitions[p].ErrorCode = err;
+		deferred_start(c, d, now);
+		return;
+	}
+	ch_member *m = member_find(g, member_id);
+	if (m)
+		member_touch_session(m, now);
+
+	commit_ctx *x = darena(d, sizeof(*x));
+	x->group_id = dstrdup(d, g->group_id, strlen(g->group_id));
+	x->items = darena(d, sizeof(*x->items) * (size_t)(total ? total : 1));
+	d->ctx = x;
+	ch_coord_record *recs = ch_xcalloc((size_t)(total ? total : 1), sizeof(*recs));
+	int32_t nrec = 0;
+	int64_t expire = version >= 2 && version <= 4 && rq->RetentionTimeMs >= 0
+				 ? now + rq->RetentionTimeMs
+				 : -1;
+	for (int32_t t = 0; t < nt; t++) {
+		const ch_OffsetCommitRequest_OffsetCommitRequestTopic *tq = &rq->Topics[t];
+		ch_OffsetCommitResponse_OffsetCommitResponseTopic *to = &resp->Topics[t];
+		for (int32_t p = 0; p < to->Partitions_n; p++) {
+			const ch_OffsetCommitRequest_OffsetCommitRequestPartition *pq =
+				&tq->Partitions[p];
+			ch_OffsetCommitResponse_OffsetCommitResponsePartition *po = &to->Partitions[p];
+			if (c->ops.check_partition) {
+				po->ErrorCode = c->ops.check_partition(c->ops.ud, tq->Name,
+								       pq->PartitionIndex);
+				if (po->ErrorCode)
+					continue;
+			}
+			int32_t mlen = CH_MAX(pq->CommittedMetadata.len, 0);
+			if (mlen > c->cfg.offset_metadata_max_bytes) {
+				po->ErrorCode = CH_KERR_OFFSET_METADATA_TOO_LARGE;
+				continue;
+			}
+			commit_item *it = &x->items[x->n++];
+			it->out = po;
+			it->topic = to->Name.p;
+			it->tlen = (size_t)to->Name.len;
+			it->partition = pq->PartitionIndex;
+			it->offset = pq->CommittedOffset;
+			it->leader_epoch = version >= 6 ? pq->CommittedLeaderEpoch : -1;
+			it->metadata = dstrdup(d, mlen ? pq->CommittedMetadata.p : "", (size_t)mlen);
+			it->mlen = (size_t)mlen;
+			it->commit_ts = version == 1 && pq->CommitTimestamp >= 0 ? pq->CommitTimestamp : now;
+			it->expire_ts = expire;
+			record_offset(&recs[nrec++], g->group_id, it->topic, it->partition, it->offset,
+				      it->leader_epoch, it->metadata, it->commit_ts, it->expire_ts);
+		}
+	}
+	if (nrec)
+		deferred_add_append(c, d, g, recs, (size_t)nrec);
+	for (int32_t i = 0; i < nrec; i++)
+		record_free(&recs[i]);
+	free(recs);
+	deferred_start(c, d, now);
+}
+
+/* ---- OffsetFetch ----------------------------------------------------------------- */
+
+typedef ch_OffsetFetchResponse_OffsetFetchResponsePartitions fetch_part; /* v8+ shape */
+typedef ch_OffsetFetchResponse_OffsetFetchResponseTopics fetch_topic;
+
+static void
+fill_part(fetch_part *o, const ch_group *g, const char *topic, size_t tlen, int32_t partition)
+{
+	const offset_entry *e = g ? offset_find(g, topic, tlen, partition) : NULL;
+	o->PartitionIndex = partition;
+	o->CommittedOffset = e ? e->offset : -1;
+	o->CommittedLeaderEpoch = e ? e->leader_epoch : -1;
+	o->Metadata = ch_str_c(e ? e->metadata : "");
+	o->ErrorCode = CH_KERR_NONE;
+}
+
+/* One group's offsets, in the v8+ shape (converted for older versions). */
+static void
+fetch_group(deferred *d, const ch_group *g, const ch_OffsetFetchRequest_OffsetFetchRequestTopics *topics,
+	    int32_t ntopics, fetch_topic **out, int32_t *nout)
+{
+	if (ntopics >= 0) {
+		*out = darena(d, sizeof(**out) * (size_t)(ntopics ? ntopics : 1));
+		*nout = ntopics;
+		for (int32_t t = 0; t < ntopics; t++) {
+			const ch_OffsetFetchRequest_OffsetFetchRequestTopics *tq = &topics[t];
+			fetch_topic *to = &(*out)[t];
+			int32_t np = CH_MAX(tq->PartitionIndexes_n, 0);
+			to->Name = tq->Name;
+			to->Partitions = darena(d, sizeof(fetch_part) * (size_t)(np ? np : 1));
+			to->Partitions_n = np;
+			for (int32_t p = 0; p < np; p++)
+				fill_part(&to->Partitions[p], g, tq->Name.p ? tq->Name.p : "",
+					  (size_t)CH_MAX(tq->Name.len, 0), tq->PartitionIndexes[p]);
+		}
+		return;
+	}
+	/* All committed partitions, grouped by topic in first-commit order. */
+	*out = NULL;
+	*nout = 0;
+	if (!g || g->offsets.n == 0)
+		return;
+	*out = darena(d, sizeof(**out) * g->offsets.n);
+	ch_map topic_idx;
+	ch_map_init(&topic_idx);
+	ch_map_foreach(&g->offsets, me)
+	{
+		const offset_entry *e = me->value;
+		size_t tlen = strlen(e->topic);
+		intptr_t idx = (intptr_t)ch_map_get(&topic_idx, e->topic, tlen);
+		if (!idx) {
+			idx = ++*nout;
+			ch_map_put(&topic_idx, e->topic, tlen, (void *)idx);
+			fetch_topic *to = &(*out)[idx - 1];
+			to->Name = ch_str_c(e->topic);
+			to->Partitions = darena(d, sizeof(fetch_part) * g->offsets.n);
+			to->Partitions_n = 0;
+		}
+		fetch_topic *to = &(*out)[idx - 1];
+		fill_part(&to->Partitions[to->Partitions_n++], g, e->topic, tlen, e->partition);
+	}
+	ch_map_free(&topic_idx);
+}
+
+static void
+fetch_finish(ch_coord *c, deferred *d, int64_t now)
+{
+	(void)c, (void)d, (void)now;
+}
+
+void
+ch_coord_fetch(ch_coord *c, int64_t now, void *token, int16_t version, const ch_OffsetFetchRequest *rq)
+{
+	deferred *d = deferred_new(token, version);
+	ch_OffsetFetchResponse *resp = darena(d, sizeof(*resp));
+	ch_OffsetFetchResponse_init(resp);
+	d->resp = resp;
+	d->finish = fetch_finish;
+	if (version >= 8) {
+		int32_t ng = CH_MAX(rq->Groups_n, 0);
+		resp->Groups = darena(d, sizeof(*resp->Groups) * (size_t)(ng ? ng : 1));
+		resp->Groups_n = ng;
+		for (int32_t i = 0; i < ng; i++) {
+			const ch_OffsetFetchRequest_OffsetFetchRequestGroup *gq = &rq->Groups[i];
+			ch_OffsetFetchResponse_OffsetFetchResponseGroup *go = &resp->Groups[i];
+			go->GroupId = gq->GroupId;
+			const ch_group *g = group_find(c, gq->GroupId);
+			fetch_group(d, g, gq->Topics, gq->Topics_n, &go->Topics, &go->Topics_n);
+		}
+		deferred_start(c, d, now);
+		return;
+	}
+	/* v0-v7: one group; the same data in the older field set. */
+	const ch_group *g = rq->GroupId.len < 0 ? NULL : group_find(c, rq->GroupId);
+	int32_t nq = rq->Topics_n;
+	ch_OffsetFetchRequest_OffsetFetchRequestTopics *tq = NULL;
+	if (nq > 0) {
+		tq = darena(d, sizeof(*tq) * (size_t)nq);
+		for (int32_t t = 0; t < nq; t++) {
+			tq[t].Name = rq->Topics[t].Name;
+			tq[t].PartitionIndexes = rq->Topics[t].PartitionIndexes;
+			tq[t].PartitionIndexes_n = rq->Topics[t].PartitionIndexes_n;
+		}
+	}
+	fetch_topic *topics;
+	int32_t n;
+	fetch_group(d, g, tq, nq, &topics, &n);
+	resp->Topics = darena(d, sizeof(*resp->Topics) * (size_t)(n ? n : 1));
+	resp->Topics_n = n;
+	for (int32_t t = 0; t < n; t++) {
+		resp->Topics[t].Name = topics[t].Name;
+		int32_t np = topics[t].Partitions_n;
+		resp->Topics[t].Partitions_n = np;
+		resp->Topics[t].Partitions =
+			darena(d, sizeof(*resp->Topics[t].Partitions) * (size_t)(np ? np : 1));
+		for (int32_t p = 0; p < np; p++) {
+			ch_OffsetFetchResponse_OffsetFetchResponsePartition *o =
+				&resp->Topics[t].Partitions[p];
+			const fetch_part *s = &topics[t].Partitions[p];
+			o->PartitionIndex = s->PartitionIndex;
+			o->CommittedOffset = s->CommittedOffset;
+			o->CommittedLeaderEpoch = s->CommittedLeaderEpoch;
+			o->Metadata = s->Metadata;
+			o->ErrorCode = s->ErrorCode;
+		}
+	}
+	if (rq->GroupId.len < 0)
+		resp->ErrorCode = CH_KERR_INVALID_GROUP_ID;
+	deferred_start(c, d, now);
+}
+
+/* ---- OffsetDelete ------------------------------------------------------------------ */
+
+/* Topics the group's members subscribe to (consumer protocol). */
+static bool
+group_subscribes(const ch_group *g, ch_str topic)
+{
+	if (!g->protocol_type || strcmp(g->protocol_type, "consumer") != 0 || !g->protocol_name)
+		return false;
+	for (const ch_member *m = g->first; m; m = m->next) {
+		for (int32_t i = 0; i < m->n_protocols; i++) {
+			if (strcmp(m->protocols[i].name, g->protocol_name) != 0)
+				continue;
+			ch_rd r;
+			ch_rd_init(&r, m->protocols[i].metadata, (size_t)m->protocols[i].metadata_len);
+			int16_t v = ch_rd_i16(&r);
+			ch_arena a;
+			ch_arena_init(&a);
+			ch_ConsumerProtocolSubscription s;
+			/* Newer versions parse as the newest we know (Kafka's rule). */
+			if (v > 3)
+				v = 3;
+			bool found = false;
+			if (ch_rd_ok(&r) && v >= 0 &&
+			    ch_ConsumerProtocolSubscription_decode(&r, &a, v, &s) == 0)
+				for (int32_t t = 0; t < s.Topics_n && !found; t++)
+					found = ch_str_eq(s.Topics[t], topic);
+			ch_arena_reset(&a);
+			if (found)
+				return true;
+		}
+	}
+	return false;
+}
+
+typedef struct odel_ctx {
+	ch_OffsetDeleteResponse_OffsetDeleteResponsePartition **deleted;
+	int32_t n;
+} odel_ctx;
+
+static void
+odel_finish(ch_coord *c, deferred *d, int64_t now)
+{
+	(void)c, (void)now;
+	odel_ctx *x = d->ctx;
+	if (d->error && x)
+		for (int32_t i = 0; i < x->n; i++)
+			x->deleted[i]->ErrorCode = commit_error(d->error);
+}
+
+void
+ch_coord_offset_delete(ch_coord *c, int64_t now, void *token, int16_t version,
+		       const ch_OffsetDeleteRequest *rq)
+{
+	deferred *d = deferred_new(token, version);
+	ch_OffsetDeleteResponse *resp = darena(d, sizeof(*resp));
+	ch_OffsetDeleteResponse_init(resp);
+	d->resp = resp;
+	d->finish = odel_finish;
+	ch_group *g = rq->GroupId.len < 0 ? NULL : group_find(c, rq->GroupId);
+	if (rq->GroupId.len < 0) {
+		resp->ErrorCode = CH_KERR_INVALID_GROUP_ID;
+	} else if (!g || g->state == CH_GROUP_DEAD) {
+		resp->ErrorCode = CH_KERR_GROUP_ID_NOT_FOUND;
+	} else if (g->members.n > 0 &&
+		   (!g->protocol_type || strcmp(g->protocol_type, "consumer") != 0)) {
+		resp->ErrorCode = CH_KERR_NON_EMPTY_GROUP;
+	}
+	if (resp->ErrorCode) {
+		deferred_start(c, d, now);
+		return;
+	}
+	int32_t nt = CH_MAX(rq->Topics_n, 0), total = 0;
+	for (int32_t t = 0; t < nt; t++)
+		total += CH_MAX(rq->Topics[t].Partitions_n, 0);
+	odel_ctx *x = darena(d, sizeof(*x));
+	x->deleted = darena(d, sizeof(*x->deleted) * (size_t)(total ? total : 1));
+	d->ctx = x;
+	ch_coord_record *recs = ch_xcalloc((size_t)(total ? total : 1), sizeof(*recs));
+	int32_t nrec = 0;
+	resp->Topics = darena(d, sizeof(*resp->Topics) * (size_t)(nt ? nt : 1));
+	resp->Topics_n = nt;
+	for (int32_t t = 0; t < nt; t++) {
+		const ch_OffsetDeleteRequest_OffsetDeleteRequestTopic *tq = &rq->Topics[t];
+		ch_OffsetDeleteResponse_OffsetDeleteResponseTopic *to = &resp->Topics[t];
+		int32_t np = CH_MAX(tq->Partitions_n, 0);
+		to->Name = dstr(d, tq->Name);
+		to->Partitions = darena(d, sizeof(*to->Partitions) * (size_t)(np ? np : 1));
+		to->Partitions_n = np;
+		bool subscribed = g->members.n > 0 && group_subscribes(g, tq->Name);
+		for (int32_t p = 0; p < np; p++) {
+			int32_t part = tq->Partitions[p].PartitionIndex;
+			to->Partitions[p].PartitionIndex = part;
+			if (subscribed) {
+				to->Partitions[p].ErrorCode = CH_KERR_GROUP_SUBSCRIBED_TO_TOPIC;
+				continue;
+			}
+			if (c->ops.check_partition &&
+			    c->ops.check_partition(c->ops.ud, tq->Name, part) != 0) {
+				to->Partitions[p].ErrorCode = CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+				continue;
+			}
+			offset_entry *e = tq->Name.len >= 0 ? offset_find(g, tq->Name.p,
+									  (size_t)tq->Name.len, part)
+							    : NULL;
+			if (!e)
+				continue; /* nothing to delete: success */
+			record_offset_tombstone(&recs[nrec++], g->group_id, e->topic, part);
+			x->deleted[x->n++] = &to->Partitions[p];
+			offset_remove(g, e);
+		}
+	}
+	if (nrec)
+		deferred_add_append(c, d, g, recs, (size_t)nrec);
+	for (int32_t i = 0; i < nrec; i++)
+		record_free(&recs[i]);
+	free(recs);
+	deferred_start(c, d, now);
+}
+
+/* ---- retention ------------------------------------------------------------------------ */
+
+/* Kafka's cleanupGroupMetadata: expire offsets (KIP-211: for an Empty
+ * group, offsets.retention after it became Empty; for a Stable consumer
+ * group, offsets of topics nobody subscribes to, by commit time; explicit
+ * expire timestamps from OffsetCommit v1-v4 always), then drop Empty groups
+ * that have no offsets left. */
+void
+retention_run(ch_coord *c, int64_t now)
+{
+	int64_t ret = c->cfg.offsets_retention_ms;
+	size_t expired_total = 0, groups_removed = 0;
+	ch_map_foreach_safe(&c->groups, ge, gtmp)
+	{
+		ch_group *g = ge->value;
+		if (g->store_id)
+			continue; /* a store in flight: look again next time */
+		bool empty = g->state == CH_GROUP_EMPTY;
+		bool stable_consumer = g->state == CH_GROUP_STABLE;
+		size_t n = 0;
+		ch_coord_record *recs = NULL;
+		ch_map_foreach_safe(&g->offsets, oe, otmp)
+		{
+			offset_entry *e = oe->value;
+			bool expire = e->expire_ts >= 0 && e->expire_ts <= now;
+			if (!expire && empty)
+				expire = g->state_ts + ret <= now;
+			else if (!expire && stable_consumer && e->expire_ts < 0)
+				expire = e->commit_ts + ret <= now &&
+					 !group_subscribes(g, ch_str_c(e->topic));
+			if (!expire)
+				continue;
+			recs = ch_xrealloc(recs, (n + 1) * sizeof(*recs));
+			record_offset_tombstone(&recs[n++], g->group_id, e->topic, e->partition);
+			offset_remove(g, e);
+		}
+		bool drop = empty && g->offsets.n == 0;
+		if (drop) {
+			recs = ch_xrealloc(recs, (n + 1) * sizeof(*recs));
+			record_group_tombstone(&recs[n++], g);
+		}
+		if (n) {
+			pending_append *a = append_new(c, A_FIRE, g, NULL, 0);
+			append_issue(c, a, recs, n, g->partition);
+		}
+		expired_total += drop ? n - 1 : n;
+		for (size_t i = 0; i < n; i++)
+			record_free(&recs[i]);
+		free(recs);
+		if (drop) {
+			group_delete(g, now);
+			groups_removed++;
+		}
+	}
+	if (expired_total || groups_removed)
+		CH_LOGI(LOGSUB, "offsets retention: expired %zu offsets, removed %zu empty groups",
+			expired_total, groups_removed);
+}

@@ -1,0 +1,330 @@
+/*
+ * ch_group_store.c: the coordinator's durable state in __consumer_offsets.
+ *
+ * Records use Kafka's own schemas (../shared/kafka-protocol/coordinator-records), so Kafka's
+ * tools can read the topic:
+ *
+ *   key   = int16 key version + key struct
+ *   value = int16 value version + value struct, or null (tombstone)
+ *
+ *   key version 0/1  OffsetCommitKey {group, topic, partition}
+ *       value v1     OffsetCommitValue with expireTimestamp (commits that
+ *                    asked for a retention time, OffsetCommit v1-v4)
+ *       value v3     OffsetCommitValue with leaderEpoch (all others)
+ *   key version 2    GroupMetadataKey {group}
+ *       value v3     GroupMetadataValue {protocolType, generation, protocol,
+ *                    leader, currentStateTimestamp, members[...]}
+ *   key version 3+   KIP-848 consumer-group records: skipped on load.
+ *
+ * The writer is this coordinator: appends go out through ops->append and
+ * come back through ch_coord_append_done; the shell puts them in record
+ * batches of the group's partition and fsyncs before reporting success.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/ch_common.h"
+#include "common/ch_log.h"
+#include "group/ch_group_int.h"
+#include "proto/ch_wr.h"
+#include "proto/generated/ch_errors.h"
+
+#define KEY_OFFSET_V 1
+#define KEY_GROUP_V 2
+#define VALUE_OFFSET_V 3
+#define VALUE_OFFSET_EXPIRE_V 1
+#define VALUE_GROUP_V 3
+
+void
+record_init(ch_coord_record *r)
+{
+	ch_buf_init(&r->key);
+	ch_buf_init(&r->value);
+	r->tombstone = false;
+}
+
+void
+record_free(ch_coord_record *r)
+{
+	ch_buf_free(&r->key);
+	ch_buf_free(&r->value);
+}
+
+static void
+group_key(ch_coord_record *r, const char *group)
+{
+	ch_GroupMetadataKey k;
+	ch_GroupMetadataKey_init(&k);
+	k.group = ch_str_c(group);
+	ch_wr_i16(&r->key, KEY_GROUP_V);
+	ch_GroupMetadataKey_encode(&r->key, KEY_GROUP_V, &k);
+}
+
+void
+record_group_metadata(ch_coord_record *r, const ch_group *g, int64_t now)
+{
+	(void)now;
+	record_init(r);
+	group_key(r, g->group_id);
+	ch_GroupMetadataValue v;
+	ch_GroupMetadataValue_init(&v);
+	v.protocolType = ch_str_c(g->protocol_type ? g->protocol_type : "");
+	v.generation = g->generation;
+	v.protocol = ch_str_c(g->protocol_name);
+	v.leader = g->leader ? ch_str_c(g->leader->member_id) : CH_STR_NULL;
+	v.currentStateTimestamp = g->state_ts;
+	v.members_n = (int32_t)g->members.n;
+	v.members = ch_xcalloc(g->members.n, sizeof(*v.members));
+	int32_t i = 0;
+	for (const ch_member *m = g->first; m; m = m->next, i++) {
+		ch_GroupMetadataValue_MemberMetadata *x = &v.members[i];
+		x->memberId = ch_str_c(m->member_id);
+		x->groupInstanceId = ch_str_c(m->instance_id);
+		x->clientId = ch_str_c(m->client_id);
+		x->clientHost = ch_str_c(m->client_host);
+		x->rebalanceTimeout = m->rebalance_timeout_ms;
+		x->sessionTimeout = m->session_timeout_ms;
+		x->subscription = (ch_bytes){(const uint8_t *)"", 0};
+		for (int32_t p = 0; p < m->n_protocols; p++)
+			if (g->protocol_name && strcmp(m->protocols[p].name, g->protocol_name) == 0)
+				x->subscription = (ch_bytes){m->protocols[p].metadata,
+							     m->protocols[p].metadata_len};
+		x->assignment = (ch_bytes){m->assignment ? m->assignment : (const uint8_t *)"",
+					   m->assignment ? m->assignment_len : 0};
+	}
+	ch_wr_i16(&r->value, VALUE_GROUP_V);
+	ch_GroupMetadataValue_encode(&r->value, VALUE_GROUP_V, &v);
+	free(v.members);
+}
+
+void
+record_group_tombstone(ch_coord_record *r, const ch_group *g)
+{
+	record_init(r);
+	group_key(r, g->group_id);
+	r->tombstone = true;
+}
+
+static void
+offset_key(ch_coord_record *r, const char *group, const char *topic, int32_t partition)
+{
+	ch_OffsetCommitKey k;
+	ch_OffsetCommitKey_init(&k);
+	k.group = ch_str_c(group);
+	k.topic = ch_str_c(topic);
+	k.partition = partition;
+	ch_wr_i16(&r->key, KEY_OFFSET_V);
+	ch_OffsetCommitKey_encode(&r->key, KEY_OFFSET_V, &k);
+}
+
+void
+record_offset(ch_coord_record *r, const char *group, const char *topic, int32_t partition,
+	      int64_t offset, int32_t leader_epoch, const char *metadata, int64_t commit_ts,
+	      int64_t expire_ts)
+{
+	record_init(r);
+	offset_key(r, group, topic, partition);
+	ch_OffsetCommitValue v;
+	ch_OffsetCommitValue_init(&v);
+	v.offset = offset;
+	v.leaderEpoch = leader_epoch;
+	v.metadata = ch_str_c(metadata ? metadata : "");
+	v.commitTimestamp = commit_ts;
+	v.expireTimestamp = expire_ts;
+	int16_t ver = expire_ts >= 0 ? VALUE_OFFSET_EXPIRE_V : VALUE_OFFSET_V;
+	ch_wr_i16(&r->value, ver);
+	ch_OffsetCommitValue_encode(&r->value, ver, &v);
+}
+
+void
+record_offset_tombstone(ch_coord_record *r, const char *group, const char *topic, int32_t partition)
+{
+	record_init(r);
+	offset_key(r, group, topic, partition);
+	r->tombstone = true;
+}
+
+/* ---- appends -------------------------------------------------------------- */
+
+pending_append *
+append_new(ch_coord *c, append_kind kind, ch_group *g, void *token, int16_t version)
+{
+	pending_append *a = ch_xcalloc(1, sizeof(*a));
+	a->id = c->next_append_id++;
+	a->kind = kind;
+	a->group_id = ch_xstrdup(g->group_id);
+	a->generation = g->generation;
+	a->token = token;
+	a->version = version;
+	return a;
+}
+
+void
+append_issue(ch_coord *c, pending_append *a, const ch_coord_record *recs, size_t n,
+	     int32_t partition)
+{
+	a->next = c->appends;
+	c->appends = a;
+	c->ops.append(c->ops.ud, partition, recs, n, a->id);
+}
+
+void
+group_store(ch_group *g, append_kind kind, void *token, int16_t version, int64_t now, void *data)
+{
+	ch_coord *c = g->coord;
+	pending_append *a = append_new(c, kind, g, token, version);
+	a->data = data;
+	if (kind == A_SYNC_STORE)
+		g->store_id = a->id;
+	ch_coord_record r;
+	record_group_metadata(&r, g, now);
+	append_issue(c, a, &r, 1, g->partition);
+	record_free(&r);
+}
+
+void
+ch_coord_append_done(ch_coord *c, int64_t now, uint64_t id, int16_t error)
+{
+	pending_append **pp = &c->appends;
+	while (*pp && (*pp)->id != id)
+		pp = &(*pp)->next;
+	pending_append *a = *pp;
+	if (!a)
+		return;
+	*pp = a->next;
+	switch (a->kind) {
+	case A_SYNC_STORE:
+		sync_append_done(c, a, error, now);
+		break;
+	case A_STATIC_STORE:
+		static_append_done(c, a, error, now);
+		break;
+	case A_DEFERRED:
+		deferred_append_done(c, a, error, now);
+		break;
+	case A_FIRE:
+		if (error)
+			CH_LOGW("group", "group %s: writing to __consumer_offsets failed: %s",
+				a->group_id, ch_kerr_name(error));
+		break;
+	}
+	free(a->group_id);
+	free(a);
+}
+
+/* ---- replay ------------------------------------------------------------------ */
+
+static int
+load_group(ch_coord *c, ch_str group, const uint8_t *val, size_t vlen, bool tombstone)
+{
+	ch_group *g = group_find(c, group);
+	if (tombstone) {
+		if (g)
+			group_delete(g, 0);
+		return 0;
+	}
+	ch_rd r;
+	ch_rd_init(&r, val, vlen);
+	int16_t ver = ch_rd_i16(&r);
+	ch_arena a;
+	ch_arena_init(&a);
+	ch_GroupMetadataValue v;
+	if (!ch_rd_ok(&r) || ver < 0 || ver > 4 ||
+	    ch_GroupMetadataValue_decode(&r, &a, ver, &v) != 0) {
+		ch_arena_reset(&a);
+		return -1;
+	}
+	if (!g)
+		g = group_get_or_create(c, group, v.currentStateTimestamp);
+	/* Replace the members with the stored ones. */
+	while (g->first)
+		group_member_drop(g, g->first);
+	g->generation = v.generation;
+	free(g->protocol_type);
+	g->protocol_type = v.protocolType.len > 0 ? str_dup(v.protocolType) : NULL;
+	free(g->protocol_name);
+	g->protocol_name = str_dup(v.protocol);
+	g->state_ts = v.currentStateTimestamp >= 0 ? v.currentStateTimestamp : 0;
+	for (int32_t i = 0; i < v.members_n; i++) {
+		const ch_GroupMetadataValue_MemberMetadata *x = &v.members[i];
+		ch_member *m = group_member_restore(g, x->memberId, x->groupInstanceId, x->clientId,
+						    x->clientHost, x->sessionTimeout,
+						    x->rebalanceTimeout > 0 ? x->rebalanceTimeout
+									    : x->sessionTimeout,
+						    x->subscription, x->assignment);
+		if (ch_str_eq(x->memberId, v.leader))
+			g->leader = m;
+	}
+	g->state = g->members.n ? CH_GROUP_STABLE : CH_GROUP_EMPTY;
+	ch_arena_reset(&a);
+	return 0;
+}
+
+int
+ch_coord_load_record(ch_coord *c, const uint8_t *key, size_t klen, const uint8_t *val, size_t vlen,
+		     bool tombstone)
+{
+	ch_rd r;
+	ch_rd_init(&r, key, klen);
+	int16_t kver = ch_rd_i16(&r);
+	ch_arena a;
+	ch_arena_init(&a);
+	int rc = -1;
+	if (ch_rd_ok(&r) && (kver == 0 || kver == 1)) {
+		ch_OffsetCommitKey k;
+		if (ch_OffsetCommitKey_decode(&r, &a, kver, &k) == 0 && k.group.len >= 0 &&
+		    k.topic.len >= 0) {
+			ch_group *g = group_find(c, k.group);
+			if (tombstone) {
+				offset_entry *e = g ? offset_find(g, k.topic.p, (size_t)k.topic.len,
+								  k.partition)
+						    : NULL;
+				if (e)
+					offset_remove(g, e);
+				rc = 0;
+			} else {
+				ch_rd vr;
+				ch_rd_init(&vr, val, vlen);
+				int16_t vver = ch_rd_i16(&vr);
+				ch_OffsetCommitValue v;
+				if (ch_rd_ok(&vr) && vver >= 0 && vver <= 4 &&
+				    ch_OffsetCommitValue_decode(&vr, &a, vver, &v) == 0) {
+					if (!g)
+						g = group_get_or_create(c, k.group, v.commitTimestamp);
+					offset_put(g, k.topic.p, (size_t)k.topic.len, k.partition,
+						   v.offset, vver >= 3 ? v.leaderEpoch : -1,
+						   v.metadata.p ? v.metadata.p : "",
+						   (size_t)CH_MAX(v.metadata.len, 0), false,
+						   v.commitTimestamp, vver == 1 ? v.expireTimestamp : -1);
+					rc = 0;
+				}
+			}
+		}
+	} else if (ch_rd_ok(&r) && kver == 2) {
+		ch_GroupMetadataKey k;
+		if (ch_GroupMetadataKey_decode(&r, &a, kver, &k) == 0 && k.group.len >= 0)
+			rc = load_group(c, k.group, val, vlen, tombstone);
+	}
+	ch_arena_reset(&a);
+	if (rc != 0)
+		c->load_skipped++;
+	return rc;
+}
+
+void
+ch_coord_load_done(ch_coord *c, int64_t now)
+{
+	/* Members of loaded groups must heartbeat within their session. */
+	ch_map_foreach(&c->groups, e)
+	{
+		ch_group *g = e->value;
+		for (ch_member *m = g->first; m; m = m->next)
+			member_touch_session(m, now);
+		if (g->members.n == 0 && g->state != CH_GROUP_EMPTY)
+			g->state = CH_GROUP_EMPTY;
+	}
+	if (c->load_skipped)
+		CH_LOGW("group", "skipped %zu unreadable records of __consumer_offsets",
+			c->load_skipped);
+	CH_LOGI("group", "loaded %zu groups from __consumer_offsets", c->groups.n);
+}
