@@ -6,11 +6,14 @@
 JOBS ?= $(shell nproc)
 PROTO_DIR ?= ../shared/kafka-protocol
 
-.PHONY: all build run test test-deps asan gen bench bench-assign clean
+.PHONY: all deps build run test test-deps asan gen bench bench-assign clean
 
 all: build
 
-build:
+deps:
+	./tools/install-deps.sh build
+
+build: deps
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build build -j $(JOBS)
 
@@ -18,7 +21,7 @@ run: build
 	./build/cohortd
 
 test-deps:
-	./tools/install-test-deps.sh
+	./tools/install-deps.sh test
 
 asan:
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCOHORT_SANITIZE=ON \

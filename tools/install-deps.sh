@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# install-deps.sh build|test
+# Installs what is missing on a Debian machine:
+#   build  the compiler, CMake and the compression libraries cohortd links
+#   test   the above, plus clang (sanitizers, libFuzzer) and the real Kafka
+#          clients the tests drive: kcat, librdkafka, kafka-python,
+#          confluent-kafka-python (for /usr/bin/python3), Node.js and kafkajs
+#          (npm, into tests/integration/node_modules).
+# Idempotent; silent when everything is there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-build}
+
+DEBS=(gcc make cmake pkg-config zlib1g-dev libzstd-dev liblz4-dev libsnappy-dev)
+if [[ $what == test ]]; then
+	DEBS+=(clang libclang-rt-14-dev python3 kcat librdkafka-dev python3-confluent-kafka
+	       python3-kafka)
+	command -v node >/dev/null && command -v npm >/dev/null || DEBS+=(nodejs npm)
+fi
+
+missing=()
+for p in "${DEBS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	echo "install-deps: apt-get install ${missing[*]}"
+	SUDO=""
+	[[ $(id -u) == 0 ]] || SUDO=sudo
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [[ $what == test && ! -d tests/integration/node_modules/kafkajs ]]; then
+	echo "install-deps: npm install (tests/integration, kafkajs pinned in package.json)"
+	(cd tests/integration && npm install --no-audit --no-fund --silent)
+fi
