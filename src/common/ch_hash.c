@@ -64,8 +64,10 @@ int32_t
 ch_group_partition(const char *group, size_t len, int32_t n)
 {
 	int32_t h = ch_java_string_hash(group, len);
-	/* Kafka's Utils.abs: h & 0x7fffffff (so INT_MIN maps to 0). */
-	return (int32_t)((uint32_t)h & 0x7fffffffu) % n;
+	/* Kafka's Utils.abs: Math.abs, except INT_MIN maps to 0 (not to
+	 * h & 0x7fffffff, which is Utils.toPositive, used elsewhere). */
+	int32_t a = h == INT32_MIN ? 0 : (h < 0 ? -h : h);
+	return a % n;
 }
 
 static uint32_t crc32c_table[8][256];

@@ -2,7 +2,7 @@
  * ch_hash: hashes and checksums.
  *   ch_java_string_hash: Java's String.hashCode over UTF-16 code units of a
  *     UTF-8 string (Kafka places a group on __consumer_offsets partition
- *     Utils.abs(hash) % N, where Utils.abs(INT_MIN) is 0).
+ *     Utils.abs(hash) % N: Math.abs, with Utils.abs(INT_MIN) = 0).
  *   ch_crc32c: CRC-32C (Castagnoli), as in Kafka record batches v2.
  *   ch_hash_bytes: a fast non-cryptographic hash for in-memory tables.
  */

@@ -452,8 +452,12 @@ member_add(ch_group *g, char *member_id, ch_str instance_id, ch_str client_id,
 	g->last = m;
 	if (!g->leader)
 		g->leader = m;
-	if (!g->protocol_type)
-		g->protocol_type = str_dup(rq->ProtocolType);
+	if (g->members.n == 1) {
+		/* The first member of an empty group sets its protocol type. */
+		char *type = str_dup(rq->ProtocolType); /* may alias the old one */
+		free(g->protocol_type);
+		g->protocol_type = type;
+	}
 	return m;
 }
 
@@ -499,10 +503,8 @@ member_remove(ch_group *g, ch_member *m)
 	free(m->assignment);
 	ch_map_remove(&g->members, m->member_id, strlen(m->member_id));
 	free(m);
-	if (g->members.n == 0) {
-		free(g->protocol_type);
-		g->protocol_type = NULL;
-	}
+	/* The protocol type stays after the last member leaves: Kafka keeps it,
+	 * and offsets retention tells consumer groups from simple ones by it. */
 }
 
 static void
@@ -552,6 +554,7 @@ group_member_restore(ch_group *g, ch_str member_id, ch_str instance_id, ch_str c
 /* ---- the state machine ------------------------------------------------------- */
 
 static void prepare_rebalance(ch_group *g, int64_t now, const char *reason);
+static int16_t store_error(int16_t e);
 static void try_complete_join(ch_group *g, int64_t now);
 
 /* Kafka's maybePrepareRebalance. */
@@ -645,7 +648,10 @@ complete_join(ch_group *g, int64_t now)
 	int removed = 0;
 	for (ch_member *m = g->first, *next; m; m = next) {
 		next = m->next;
-		if (!m->join_token) {
+		/* Kafka removes only dynamic members here: a static member that
+		 * has not rejoined keeps its place until its session expires (or
+		 * it fails to sync, below). */
+		if (!m->join_token && !m->instance_id) {
 			CH_LOGI(LOGSUB, "group %s: removing member %s, which did not rejoin before the "
 				"join phase ended", g->group_id, m->member_id);
 			member_remove(g, m);
@@ -678,8 +684,8 @@ complete_join(ch_group *g, int64_t now)
 		m->pending_sync = true;
 		g->pending_sync++;
 		member_touch_session(m, now);
-		bool leader = m == g->leader;
-		join_respond(c, g, m, t, v, leader, g->leader->member_id, false);
+		if (t)
+			join_respond(c, g, m, t, v, m == g->leader, g->leader->member_id, false);
 	}
 	/* Members that never send SyncGroup are removed after the rebalance
 	 * timeout (Kafka's pending-sync expiration). */
@@ -896,7 +902,7 @@ static_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
 		m->rebalance_timeout_ms = st->old_rebalance_timeout;
 		member_rename(g, m, ch_xstrdup(st->old_member_id));
 		member_touch_session(m, now);
-		join_error(c, a->token, error, "", g->generation);
+		join_error(c, a->token, store_error(error), "", g->generation);
 	} else if (a->version >= 9) {
 		/* KIP-814: a returning static leader is told it leads but skips
 		 * the assignment; followers just get the generation. */
@@ -1165,6 +1171,29 @@ ch_coord_sync(ch_coord *c, int64_t now, void *token, int16_t version, const ch_S
 	group_store(g, A_SYNC_STORE, NULL, version, now, st);
 }
 
+/* Kafka's storeGroup maps append failures for the members waiting on it. */
+static int16_t
+store_error(int16_t e)
+{
+	switch (e) {
+	case CH_KERR_UNKNOWN_TOPIC_OR_PARTITION:
+	case CH_KERR_NOT_ENOUGH_REPLICAS:
+	case CH_KERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+		return CH_KERR_COORDINATOR_NOT_AVAILABLE;
+	case CH_KERR_NOT_LEADER_OR_FOLLOWER:
+	case CH_KERR_KAFKA_STORAGE_ERROR:
+		return CH_KERR_NOT_COORDINATOR;
+	case CH_KERR_REQUEST_TIMED_OUT:
+		return CH_KERR_REBALANCE_IN_PROGRESS;
+	case CH_KERR_MESSAGE_TOO_LARGE:
+	case CH_KERR_RECORD_LIST_TOO_LARGE:
+	case CH_KERR_INVALID_FETCH_SIZE:
+		return CH_KERR_UNKNOWN_SERVER_ERROR;
+	default:
+		return e;
+	}
+}
+
 void
 sync_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
 {
@@ -1178,7 +1207,7 @@ sync_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
 	if (error) {
 		CH_LOGW(LOGSUB, "group %s: storing the assignment of generation %d failed: %s",
 			g->group_id, g->generation, ch_kerr_name(error));
-		reset_assignments(g, error);
+		reset_assignments(g, store_error(error));
 		maybe_prepare_rebalance(g, now, "error storing the group assignment");
 		return;
 	}

@@ -209,6 +209,8 @@ commit_finish(ch_coord *c, deferred *d, int64_t now)
 {
 	(void)now;
 	commit_ctx *x = d->ctx;
+	if (!x)
+		return; /* rejected before anything was appended */
 	ch_group *g = group_find(c, ch_str_c(x->group_id));
 	for (int32_t i = 0; i < x->n; i++) {
 		commit_item *it = &x->items[i];
@@ -614,14 +616,20 @@ retention_run(ch_coord *c, int64_t now)
 		if (g->store_id)
 			continue; /* a store in flight: look again next time */
 		bool empty = g->state == CH_GROUP_EMPTY;
-		bool stable_consumer = g->state == CH_GROUP_STABLE;
+		/* A group that never had a protocol type is a simple (standalone)
+		 * consumer's: its offsets expire by commit time. */
+		bool simple = empty && !g->protocol_type;
+		bool stable_consumer = g->state == CH_GROUP_STABLE && g->protocol_type &&
+				       strcmp(g->protocol_type, "consumer") == 0;
 		size_t n = 0;
 		ch_coord_record *recs = NULL;
 		ch_map_foreach_safe(&g->offsets, oe, otmp)
 		{
 			offset_entry *e = oe->value;
 			bool expire = e->expire_ts >= 0 && e->expire_ts <= now;
-			if (!expire && empty)
+			if (!expire && simple)
+				expire = e->commit_ts + ret <= now;
+			else if (!expire && empty)
 				expire = g->state_ts + ret <= now;
 			else if (!expire && stable_consumer && e->expire_ts < 0)
 				expire = e->commit_ts + ret <= now &&
