@@ -1133,7 +1133,10 @@ ch_coord_sync(ch_coord *c, int64_t now, void *token, int16_t version, const ch_S
 	m->sync_version = version;
 	member_clear_pending_sync(g, m);
 	member_touch_session(m, now);
-	if (m != g->leader || g->store_id)
+	/* Only the leader's first SyncGroup of this generation stores; an
+	 * older generation's store still in flight does not block it (its
+	 * completion is ignored: store_id moves on). */
+	if (m != g->leader || (g->store_id && g->store_generation == g->generation))
 		return;
 	/* The leader's assignment: store it durably, then answer everyone.
 	 * Members the leader left out get an empty assignment. */
@@ -1382,7 +1385,9 @@ session_expired(ch_member *m, int64_t now)
 		}
 	} else if (m->join_token || m->sync_token) {
 		/* Kafka's hasSatisfiedHeartbeat: a member with a parked request
-		 * is alive; the join/sync phase's own timeout covers it. */
+		 * is alive. Keep watching it: if the request is answered with an
+		 * error and the member then goes silent, it must still expire. */
+		timer_set(c, &m->session, now + m->session_timeout_ms);
 		return;
 	}
 	CH_LOGI(LOGSUB, "group %s: member %s%s%s session timed out after %d ms", g->group_id,
@@ -1520,6 +1525,27 @@ ch_coord_free(ch_coord *c)
 	}
 	ch_heap_free(&c->timers);
 	free(c);
+}
+
+void
+ch_coord_shutdown(ch_coord *c)
+{
+	ch_map_foreach(&c->groups, e)
+	{
+		ch_group *g = e->value;
+		for (ch_member *m = g->first; m; m = m->next) {
+			if (m->join_token) {
+				void *t = m->join_token;
+				member_unpark_join(g, m);
+				join_error(c, t, CH_KERR_NOT_COORDINATOR, m->member_id, -1);
+			}
+			if (m->sync_token) {
+				void *t = m->sync_token;
+				m->sync_token = NULL;
+				sync_respond(c, g, t, CH_KERR_NOT_COORDINATOR, NULL, 0);
+			}
+		}
+	}
 }
 
 /* ---- introspection --------------------------------------------------------------- */

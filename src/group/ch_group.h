@@ -131,6 +131,12 @@ void ch_coord_tick(ch_coord *c, int64_t now);
 /* An append issued through ops->append is durable (error 0) or failed. */
 void ch_coord_append_done(ch_coord *c, int64_t now, uint64_t id, int16_t error);
 
+/* The coordinator is going away (shutdown): every parked JoinGroup and
+ * SyncGroup is answered with NOT_COORDINATOR, as Kafka does when it
+ * unloads a group, so no request is left without an answer. Appends in
+ * flight are still completed through ch_coord_append_done. */
+void ch_coord_shutdown(ch_coord *c);
+
 /* Replay one record of __consumer_offsets at startup (val NULL: tombstone).
  * Unknown or malformed records are skipped and counted; returns 0 if the
  * record was understood. */

@@ -105,7 +105,8 @@ struct ch_group {
 	coord_timer sync_timer;
 	ch_map offsets;         /* "topic\0partition" -> offset_entry */
 	int32_t partition;      /* __consumer_offsets partition */
-	uint64_t store_id;      /* in-flight group metadata append (0 = none) */
+	uint64_t store_id;      /* in-flight assignment store (0 = none) */
+	int32_t store_generation; /* the generation that store is for */
 };
 
 /* An append in flight and what to do when it completes. */

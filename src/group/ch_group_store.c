@@ -174,8 +174,10 @@ group_store(ch_group *g, append_kind kind, void *token, int16_t version, int64_t
 	ch_coord *c = g->coord;
 	pending_append *a = append_new(c, kind, g, token, version);
 	a->data = data;
-	if (kind == A_SYNC_STORE)
+	if (kind == A_SYNC_STORE) {
 		g->store_id = a->id;
+		g->store_generation = g->generation;
+	}
 	ch_coord_record r;
 	record_group_metadata(&r, g, now);
 	append_issue(c, a, &r, 1, g->partition);
