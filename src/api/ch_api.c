@@ -22,12 +22,27 @@
  * Ranges are those of the generated codec unless an API is served only in
  * part. ApiVersions is answered from this table. */
 static const ch_api_handler handlers[] = {
+	{0, 3, 11, ch_api_Produce},       /* v3+: record batch v2 only */
+	{1, 4, 17, ch_api_Fetch},
+	{2, 1, 10, ch_api_ListOffsets},
 	{3, 0, 12, ch_api_Metadata},
+	{8, 0, 9, ch_api_OffsetCommit},
+	{9, 0, 9, ch_api_OffsetFetch},
+	{10, 0, 6, ch_api_FindCoordinator},
+	{11, 0, 9, ch_api_JoinGroup},
+	{12, 0, 4, ch_api_Heartbeat},
+	{13, 0, 5, ch_api_LeaveGroup},
+	{14, 0, 5, ch_api_SyncGroup},
+	{15, 0, 5, ch_api_DescribeGroups},
+	{16, 0, 5, ch_api_ListGroups},
 	{18, 0, 4, ch_api_ApiVersions},
 	{19, 0, 7, ch_api_CreateTopics},
 	{20, 0, 6, ch_api_DeleteTopics},
+	{22, 0, 5, ch_api_InitProducerId},
 	{32, 0, 4, ch_api_DescribeConfigs},
 	{37, 0, 3, ch_api_CreatePartitions},
+	{42, 0, 2, ch_api_DeleteGroups},
+	{47, 0, 0, ch_api_OffsetDelete},
 	{60, 0, 1, ch_api_DescribeCluster},
 };
 
@@ -226,6 +241,21 @@ ch_api_send(ch_req *req, const void *resp)
 	if (!ch_buf_ok(b))
 		abort();
 	bk->reply(bk->shell, req->conn, req->seq, b);
+	req_free(req);
+}
+
+void
+ch_api_resp_header(const ch_req *req, ch_buf *b)
+{
+	ch_wr_i32(b, req->corr);
+	if (req->key != 18 && is_flexible(req->codec, req->version))
+		ch_wr_uvarint(b, 0);
+}
+
+void
+ch_api_send_resp(ch_req *req, struct ch_resp *resp)
+{
+	req->bk->reply_resp(req->bk->shell, req->conn, req->seq, resp);
 	req_free(req);
 }
 

@@ -52,6 +52,13 @@ void ch_api_on_frame(ch_broker *bk, void *conn, uint64_t seq, const char *peer,
 /* Encode `resp` (the codec's response struct for req->key) with the right
  * response header and hand it to the shell; frees req. */
 void ch_api_send(ch_req *req, const void *resp);
+/* For responses built by hand (Fetch with file chunks): writes req's
+ * response header (correlation id, and tagged fields when flexible) to b. */
+void ch_api_resp_header(const ch_req *req, ch_buf *b);
+/* Hand a finished response (header included, see ch_api_resp_header) made
+ * of chunks to the shell through bk->reply_resp; frees req. */
+struct ch_resp;
+void ch_api_send_resp(ch_req *req, struct ch_resp *resp);
 /* No response for this request (Produce acks=0); frees req. */
 void ch_api_send_none(ch_req *req);
 /* Close the connection (protocol error); frees req. */
@@ -87,6 +94,11 @@ void ch_api_CreateTopics(ch_req *req);
 void ch_api_DeleteTopics(ch_req *req);
 void ch_api_CreatePartitions(ch_req *req);
 void ch_api_DescribeConfigs(ch_req *req);
+/* The data path (issue 3). */
+void ch_api_Produce(ch_req *req);
+void ch_api_Fetch(ch_req *req);
+void ch_api_ListOffsets(ch_req *req);
+void ch_api_InitProducerId(ch_req *req);
 void ch_api_FindCoordinator(ch_req *req);
 void ch_api_JoinGroup(ch_req *req);
 void ch_api_SyncGroup(ch_req *req);

@@ -12,6 +12,7 @@
 
 #include "api/ch_api.h"
 #include "api/ch_broker.h"
+#include "broker/ch_parts.h"
 #include "common/ch_log.h"
 #include "proto/generated/ch_errors.h"
 
@@ -231,6 +232,8 @@ ch_api_DeleteTopics(ch_req *req)
 		if (!err)
 			CH_LOGI("api", "deleted topic '%.*s' for %s", r->Name.len, r->Name.p,
 				req->peer);
+		if (!err && bk->parts && r->Name.len > 0) /* issue 3: drop the logs */
+			ch_parts_topic_deleted(bk->parts, r->Name.p, (size_t)r->Name.len);
 	}
 	ch_api_send(req, &resp);
 }

@@ -15,6 +15,9 @@
 
 typedef struct ch_config ch_config;
 typedef struct ch_topics ch_topics;
+struct ch_parts;
+struct ch_loop;
+struct ch_resp;
 
 struct ch_broker {
 	const ch_config *cfg;
@@ -33,6 +36,14 @@ struct ch_broker {
 	void (*close)(void *shell, void *conn, uint64_t seq);
 	int64_t (*now_ms)(void *shell);  /* monotonic */
 	int64_t (*wall_ms)(void *shell); /* wall clock, for the coordinator */
+	/* Hand a response made of chunks (memory and file ranges, ch_resp.h):
+	 * header + body, ownership passes. Fetch sends log data this way. */
+	void (*reply_resp)(void *shell, void *conn, uint64_t seq, struct ch_resp *resp);
+
+	/* The data path (issue 3): the partition manager (src/broker) and the
+	 * loop, for timers of parked requests (Fetch long polling). */
+	struct ch_parts *parts;
+	struct ch_loop *loop;
 
 	/* Counters for logs and tests. */
 	uint64_t n_requests, n_rejected;

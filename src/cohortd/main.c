@@ -13,6 +13,8 @@
 
 #include "api/ch_api.h"
 #include "api/ch_broker.h"
+#include "broker/ch_parts.h"
+#include "cohortd/coord_shell.h"
 #include "common/ch_common.h"
 #include "common/ch_log.h"
 #include "config/ch_config.h"
@@ -59,6 +61,13 @@ shell_reply(void *shell, void *conn, uint64_t seq, ch_buf *resp)
 }
 
 static void
+shell_reply_resp(void *shell, void *conn, uint64_t seq, ch_resp *resp)
+{
+	(void)shell;
+	ch_conn_respond(conn, seq, resp);
+}
+
+static void
 shell_close(void *shell, void *conn, uint64_t seq)
 {
 	(void)shell;
@@ -70,6 +79,13 @@ static int64_t
 shell_now(void *shell)
 {
 	return ch_loop_now(((cohortd *)shell)->loop);
+}
+
+static int64_t
+shell_wall(void *shell)
+{
+	(void)shell;
+	return ch_now_wall_ms();
 }
 
 static void
@@ -161,6 +177,9 @@ main(int argc, char **argv)
 	d.bk.reply = shell_reply;
 	d.bk.close = shell_close;
 	d.bk.now_ms = shell_now;
+	d.bk.wall_ms = shell_wall;
+	d.bk.reply_resp = shell_reply_resp;
+	d.bk.loop = d.loop;
 
 	ch_server_opts o;
 	ch_server_opts_init(&o);
@@ -189,9 +208,31 @@ main(int argc, char **argv)
 		"%zu topics)",
 		COHORT_VERSION, cfg.listener.host, ch_server_port(d.server), cfg.node_id,
 		d.bk.cluster_id, cfg.log_dir, ch_topics_count(topics));
+	/* The partition logs (after the signal setup: it starts threads). */
+	d.bk.parts = ch_parts_new(d.loop, &cfg, topics);
+	int failed = ch_parts_open_all(d.bk.parts);
+	if (failed)
+		CH_LOGE("cohortd", "%d partition log(s) could not be opened", failed);
+	/* The group coordinator: replays __consumer_offsets before serving. */
+	coord_shell *coord = coord_shell_start(d.loop, &d.bk, d.bk.parts);
+	if (!coord) {
+		fprintf(stderr, "cohortd: cannot load the group coordinator's state\n");
+		ch_server_free(d.server);
+		ch_parts_free(d.bk.parts);
+		ch_loop_free(d.loop);
+		ch_topics_close(topics);
+		ch_config_free(&cfg);
+		return 1;
+	}
 	ch_loop_run(d.loop);
 
+	/* Shutdown order: stop accepting; answer parked group requests; let
+	 * the partition manager finish or fail pending appends (their
+	 * callbacks still reach the coordinator); then free the rest. */
 	ch_server_stop(d.server);
+	ch_coord_shutdown(d.bk.coord);
+	ch_parts_free(d.bk.parts);
+	coord_shell_stop(coord);
 	ch_server_free(d.server);
 	ch_loop_free(d.loop);
 	ch_topics_close(topics);

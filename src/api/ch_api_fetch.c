@@ -1,0 +1,315 @@
+/*
+ * ch_api_fetch.c: Fetch v4-v17 for consumers (v13+ name topics by id).
+ *
+ * FLOW. A fetch is first scanned: for each partition, the log slice at the
+ * fetch offset (ch_plog_read), bounded by PartitionMaxBytes and, after the
+ * first non-empty partition, by what is left of MaxBytes (the first batch is
+ * always returned whole, as Kafka does, so a consumer cannot stall on a
+ * batch larger than its limits). If the slices add up to MinBytes, or
+ * MaxWaitMs is 0, or a partition has an error, the response goes out at
+ * once. Otherwise the fetch parks: a ch_part_watch on each partition adds the
+ * bytes appended there, and once they reach MinBytes (or at MaxWaitMs, or
+ * when a partition goes away) a zero-delay timer answers it with a fresh
+ * scan. The timer keeps watch callbacks from answering inside an append.
+ *
+ * ZERO COPY. The response is encoded here rather than by the generated
+ * codec: the records field of a partition is a length-prefixed byte string,
+ * and its bytes are a file range of a segment. The encoder writes the
+ * fields up to and including the length prefix into a memory chunk, adds
+ * the file range as a file chunk (sent with sendfile, holding a segment
+ * reference until sent), and goes on in a new memory chunk. The layout is
+ * the generated encoder's (ch_msg_FetchResponse.c); a unit test decodes our
+ * output with the generated decoder.
+ *
+ * SESSIONS (KIP-227): cohort creates none. Every request is a full fetch
+ * and the response's SessionId is 0, which tells clients asking for a
+ * session (epoch 0) that they did not get one; an incremental request
+ * (SessionId != 0 or epoch > 0) gets FETCH_SESSION_ID_NOT_FOUND.
+ * IsolationLevel is accepted: without transactions, last stable offset =
+ * high watermark = log end offset, and no aborted transactions.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/ch_api.h"
+#include "api/ch_broker.h"
+#include "broker/ch_parts.h"
+#include "common/ch_common.h"
+#include "common/ch_log.h"
+#include "meta/ch_topics.h"
+#include "net/ch_loop.h"
+#include "net/ch_resp.h"
+#include "proto/ch_wr.h"
+#include "proto/generated/ch_errors.h"
+
+typedef struct fetch fetch;
+
+typedef struct fpart {
+	fetch *f;
+	int32_t topic_ix;       /* index into the request's Topics */
+	const ch_FetchRequest_FetchPartition *q;
+	ch_str name;            /* resolved topic name (NULL str if unknown) */
+	ch_uuid id;
+	ch_part_watch watch;
+	uint64_t seen;          /* ch_part_appended_bytes at the last look */
+	/* scan results */
+	int16_t err;
+	int64_t hw, lso, start;
+	ch_plog_slice sl;
+} fpart;
+
+struct fetch {
+	ch_req *req;
+	ch_timer timer;
+	fpart *parts;
+	int32_t n;
+	int64_t have;           /* bytes available (scan + appended since) */
+	int64_t need;           /* MinBytes */
+	bool parked;
+};
+
+static void
+slice_release_cb(void *ud)
+{
+	ch_plog_slice *s = ud;
+	ch_plog_slice_release(s);
+	free(s);
+}
+
+/* Reads every partition; returns the bytes found; *any_err if a partition
+ * has an error. */
+static int64_t
+scan(fetch *f, bool *any_err)
+{
+	ch_req *req = f->req;
+	const ch_FetchRequest *rq = req->body;
+	ch_broker *bk = req->bk;
+	int64_t total = 0;
+	int64_t max_bytes = rq->MaxBytes > 0 ? rq->MaxBytes : INT32_MAX;
+	*any_err = false;
+	for (int32_t i = 0; i < f->n; i++) {
+		fpart *fp = &f->parts[i];
+		memset(&fp->sl, 0, sizeof(fp->sl));
+		fp->hw = fp->lso = fp->start = -1;
+		fp->err = 0;
+		ch_part *p = NULL;
+		if (fp->name.len <= 0) {
+			fp->err = req->version >= 13 ? CH_KERR_UNKNOWN_TOPIC_ID
+						     : CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+		} else {
+			p = ch_parts_get(bk->parts, fp->name.p, (size_t)fp->name.len,
+					 fp->q->Partition, &fp->err);
+		}
+		if (!p) {
+			*any_err = true;
+			continue;
+		}
+		ch_plog *pl = ch_part_log(p);
+		fp->hw = fp->lso = ch_plog_end_offset(pl);
+		fp->start = ch_plog_start_offset(pl);
+		int64_t lim = fp->q->PartitionMaxBytes;
+		if (total > 0)
+			lim = CH_MIN(lim, max_bytes - total);
+		if (lim <= 0 && total > 0)
+			continue;
+		if (lim <= 0)
+			lim = 1;
+		int16_t kerr = 0;
+		if (ch_plog_read(pl, fp->q->FetchOffset, lim, &fp->sl, &kerr) != CH_OK) {
+			fp->err = kerr;
+			memset(&fp->sl, 0, sizeof(fp->sl));
+			*any_err = true;
+			continue;
+		}
+		if (fp->sl.len > lim && total > 0) {
+			ch_plog_slice_release(&fp->sl);
+			memset(&fp->sl, 0, sizeof(fp->sl));
+		}
+		total += fp->sl.len;
+	}
+	return total;
+}
+
+static void
+release_slices(fetch *f)
+{
+	for (int32_t i = 0; i < f->n; i++) {
+		if (f->parts[i].sl.len > 0)
+			ch_plog_slice_release(&f->parts[i].sl);
+		memset(&f->parts[i].sl, 0, sizeof(f->parts[i].sl));
+	}
+}
+
+/* Encodes the response around the slices (which pass to the response). */
+static ch_resp *
+encode(fetch *f, int16_t top_err)
+{
+	ch_req *req = f->req;
+	const ch_FetchRequest *rq = req->body;
+	int16_t v = req->version;
+	bool flex = v >= 12;
+	ch_resp *r = ch_resp_new();
+	ch_buf b;
+	ch_buf_init(&b);
+	ch_api_resp_header(req, &b);
+	ch_wr_i32(&b, 0);         /* ThrottleTimeMs */
+	if (v >= 7) {
+		ch_wr_i16(&b, top_err);
+		ch_wr_i32(&b, 0); /* SessionId: no sessions */
+	}
+	int32_t nt = top_err ? 0 : (rq->Topics_n > 0 ? rq->Topics_n : 0);
+	ch_wr_array_len(&b, nt, flex);
+	int32_t j = 0;
+	for (int32_t t = 0; t < nt; t++) {
+		const ch_FetchRequest_FetchTopic *tq = &rq->Topics[t];
+		if (v <= 12)
+			ch_wr_str(&b, tq->Topic, flex);
+		else
+			ch_wr_uuid(&b, tq->TopicId);
+		int32_t np = tq->Partitions_n > 0 ? tq->Partitions_n : 0;
+		ch_wr_array_len(&b, np, flex);
+		for (int32_t k = 0; k < np; k++, j++) {
+			fpart *fp = &f->parts[j];
+			ch_wr_i32(&b, fp->q->Partition);
+			ch_wr_i16(&b, fp->err);
+			ch_wr_i64(&b, fp->hw);
+			ch_wr_i64(&b, fp->lso);
+			if (v >= 5)
+				ch_wr_i64(&b, fp->start);
+			ch_wr_array_len(&b, -1, flex); /* AbortedTransactions: null */
+			if (v >= 11)
+				ch_wr_i32(&b, -1);     /* PreferredReadReplica */
+			int64_t len = fp->sl.len;
+			if (flex)
+				ch_wr_uvarint(&b, (uint32_t)len + 1);
+			else
+				ch_wr_i32(&b, (int32_t)len);
+			if (len > 0) {
+				ch_resp_add_buf(r, &b);
+				ch_plog_slice *s = ch_xmalloc(sizeof(*s));
+				*s = fp->sl;
+				memset(&fp->sl, 0, sizeof(fp->sl));
+				ch_resp_add_file(r, s->fd, (off_t)s->pos, (size_t)s->len,
+						 slice_release_cb, s);
+			}
+			if (flex)
+				ch_wr_uvarint(&b, 0); /* partition tagged fields */
+		}
+		if (flex)
+			ch_wr_uvarint(&b, 0); /* topic tagged fields */
+	}
+	if (flex)
+		ch_wr_uvarint(&b, 0); /* top-level tagged fields */
+	ch_resp_add_buf(r, &b);
+	ch_buf_free(&b);
+	return r;
+}
+
+static void
+unwatch(fetch *f)
+{
+	for (int32_t i = 0; i < f->n; i++)
+		ch_part_watch_remove(&f->parts[i].watch);
+}
+
+static void
+answer(fetch *f, int16_t top_err)
+{
+	ch_req *req = f->req;
+	ch_resp *r = encode(f, top_err);
+	release_slices(f); /* none left unless encode skipped them */
+	ch_api_send_resp(req, r); /* frees req and f (in its arena) */
+}
+
+static void
+on_timer(ch_loop *loop, ch_timer *t, void *ud)
+{
+	(void)loop;
+	(void)t;
+	fetch *f = ud;
+	unwatch(f);
+	bool any_err;
+	scan(f, &any_err);
+	answer(f, 0);
+}
+
+static void
+on_watch(ch_part_watch *w, int ev)
+{
+	fpart *fp = w->ud;
+	fetch *f = fp->f;
+	ch_loop *loop = f->req->bk->loop;
+	if (ev == CH_PART_EV_GONE) {
+		ch_timer_arm(loop, &f->timer, ch_loop_now(loop));
+		return;
+	}
+	uint64_t now = ch_part_appended_bytes(w->part);
+	f->have += (int64_t)(now - fp->seen);
+	fp->seen = now;
+	if (f->have >= f->need)
+		ch_timer_arm(loop, &f->timer, ch_loop_now(loop));
+}
+
+void
+ch_api_Fetch(ch_req *req)
+{
+	const ch_FetchRequest *rq = req->body;
+	ch_broker *bk = req->bk;
+	fetch *f = ch_req_alloc(req, sizeof(*f));
+	f->req = req;
+	ch_timer_init(&f->timer, on_timer, f);
+	if (req->version >= 7 && (rq->SessionId != 0 || rq->SessionEpoch > 0)) {
+		answer(f, CH_KERR_FETCH_SESSION_ID_NOT_FOUND);
+		return;
+	}
+	int32_t nt = rq->Topics_n > 0 ? rq->Topics_n : 0;
+	int32_t n = 0;
+	for (int32_t t = 0; t < nt; t++)
+		n += rq->Topics[t].Partitions_n > 0 ? rq->Topics[t].Partitions_n : 0;
+	f->parts = CH_REQ_NEW_ARRAY(req, fpart, n);
+	f->n = n;
+	int32_t j = 0;
+	for (int32_t t = 0; t < nt; t++) {
+		const ch_FetchRequest_FetchTopic *tq = &rq->Topics[t];
+		ch_str name = CH_STR_NULL;
+		const ch_topic *tp = req->version >= 13 ? ch_topics_find_id(bk->topics, &tq->TopicId)
+			: (tq->Topic.len > 0 ? ch_topics_find(bk->topics, tq->Topic.p,
+							      (size_t)tq->Topic.len)
+					     : NULL);
+		if (tp)
+			name = ch_str_c(ch_req_strdup(req, (ch_str){tp->name, (int32_t)tp->name_len}));
+		int32_t np = tq->Partitions_n > 0 ? tq->Partitions_n : 0;
+		for (int32_t k = 0; k < np; k++, j++) {
+			fpart *fp = &f->parts[j];
+			fp->f = f;
+			fp->topic_ix = t;
+			fp->q = &tq->Partitions[k];
+			fp->name = name;
+			fp->id = tq->TopicId;
+			fp->watch.ud = fp;
+			fp->watch.fn = on_watch;
+		}
+	}
+	bool any_err;
+	int64_t have = scan(f, &any_err);
+	f->need = rq->MinBytes > 0 ? rq->MinBytes : 1;
+	if (have >= f->need || rq->MaxWaitMs <= 0 || any_err || n == 0) {
+		answer(f, 0);
+		return;
+	}
+	/* Park: nothing to send yet. */
+	release_slices(f);
+	f->have = have;
+	f->parked = true;
+	for (int32_t i = 0; i < n; i++) {
+		fpart *fp = &f->parts[i];
+		int16_t kerr;
+		ch_part *p = ch_parts_get(bk->parts, fp->name.p, (size_t)fp->name.len,
+					  fp->q->Partition, &kerr);
+		if (!p)
+			continue;
+		fp->seen = ch_part_appended_bytes(p);
+		ch_part_watch_add(p, &fp->watch);
+	}
+	ch_timer_arm(bk->loop, &f->timer, ch_loop_now(bk->loop) + rq->MaxWaitMs);
+}

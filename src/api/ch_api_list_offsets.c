@@ -1,0 +1,86 @@
+/*
+ * ch_api_list_offsets.c: ListOffsets v1-v10 and InitProducerId.
+ *
+ * Timestamps (KIP-79, KIP-734, KIP-1005): -1 latest (the log end offset),
+ * -2 earliest (the log start offset), -3 the record with the largest
+ * timestamp, -4 earliest local (= earliest: every segment is local), -5
+ * earliest pending upload (none: -1). Otherwise the first offset whose
+ * timestamp is >= the one asked, via the time index; -1/-1 when none.
+ */
+#include <string.h>
+
+#include "api/ch_api.h"
+#include "api/ch_broker.h"
+#include "broker/ch_parts.h"
+#include "meta/ch_topics.h"
+#include "proto/generated/ch_errors.h"
+
+static void
+list_one(ch_broker *bk, const ch_ListOffsetsRequest_ListOffsetsTopic *tq,
+	 const ch_ListOffsetsRequest_ListOffsetsPartition *q,
+	 ch_ListOffsetsResponse_ListOffsetsPartitionResponse *r)
+{
+	r->PartitionIndex = q->PartitionIndex;
+	r->Timestamp = -1;
+	r->Offset = -1;
+	r->LeaderEpoch = 0;
+	int16_t kerr = CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+	ch_part *p = tq->Name.len > 0 ? ch_parts_get(bk->parts, tq->Name.p, (size_t)tq->Name.len,
+						     q->PartitionIndex, &kerr)
+				      : NULL;
+	if (!p) {
+		r->ErrorCode = kerr;
+		r->LeaderEpoch = -1;
+		return;
+	}
+	ch_plog *pl = ch_part_log(p);
+	kerr = 0;
+	switch (q->Timestamp) {
+	case -1:
+		r->Offset = ch_plog_end_offset(pl);
+		break;
+	case -2:
+	case -4:
+		r->Offset = ch_plog_start_offset(pl);
+		break;
+	case -3:
+		ch_plog_max_timestamp(pl, &r->Offset, &r->Timestamp, &kerr);
+		break;
+	case -5:
+		break;
+	default:
+		if (q->Timestamp < 0)
+			kerr = CH_KERR_INVALID_REQUEST;
+		else
+			ch_plog_offset_for_time(pl, q->Timestamp, &r->Offset, &r->Timestamp, &kerr);
+		break;
+	}
+	if (kerr) {
+		r->Offset = -1;
+		r->Timestamp = -1;
+	}
+	r->ErrorCode = kerr;
+}
+
+void
+ch_api_ListOffsets(ch_req *req)
+{
+	const ch_ListOffsetsRequest *rq = req->body;
+	ch_ListOffsetsResponse resp;
+	ch_ListOffsetsResponse_init(&resp);
+	int32_t nt = rq->Topics_n > 0 ? rq->Topics_n : 0;
+	resp.Topics = CH_REQ_NEW_ARRAY(req, ch_ListOffsetsResponse_ListOffsetsTopicResponse, nt);
+	resp.Topics_n = nt;
+	for (int32_t i = 0; i < nt; i++) {
+		const ch_ListOffsetsRequest_ListOffsetsTopic *tq = &rq->Topics[i];
+		ch_ListOffsetsResponse_ListOffsetsTopicResponse *tr = &resp.Topics[i];
+		int32_t np = tq->Partitions_n > 0 ? tq->Partitions_n : 0;
+		tr->Name = tq->Name;
+		tr->Partitions =
+			CH_REQ_NEW_ARRAY(req, ch_ListOffsetsResponse_ListOffsetsPartitionResponse, np);
+		tr->Partitions_n = np;
+		for (int32_t k = 0; k < np; k++)
+			list_one(req->bk, tq, &tq->Partitions[k], &tr->Partitions[k]);
+	}
+	ch_api_send(req, &resp);
+}

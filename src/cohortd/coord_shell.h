@@ -1,0 +1,24 @@
+/*
+ * coord_shell: cohortd's side of the group coordinator. The core (group/)
+ * is pure; this file gives it what it asks for:
+ *   - appends to __consumer_offsets, as record batches through the
+ *     partition manager's durable path (answered after fsync);
+ *   - a wall clock, and one loop timer kept at the core's next deadline;
+ *   - at startup, a replay of every __consumer_offsets partition.
+ */
+#ifndef COHORTD_COORD_SHELL_H
+#define COHORTD_COORD_SHELL_H
+
+#include "api/ch_api.h"
+#include "api/ch_broker.h"
+#include "broker/ch_parts.h"
+#include "net/ch_loop.h"
+
+typedef struct coord_shell coord_shell;
+
+/* Creates the coordinator, replays its state and sets bk->coord.
+ * Returns NULL (and logs) on failure. */
+coord_shell *coord_shell_start(ch_loop *loop, ch_broker *bk, ch_parts *parts);
+void coord_shell_stop(coord_shell *s);
+
+#endif

@@ -1,0 +1,136 @@
+"""Configuration: an unknown key or a bad value stops startup with a non-zero
+exit and a message naming the key; -c FILE works and --set overrides it;
+SIGINT stops cleanly like SIGTERM."""
+import os
+import signal
+import subprocess
+import tempfile
+import unittest
+
+import kwire
+from harness import Broker, BrokerTestCase, cohortd_path, free_port, main, run, can_connect
+
+
+class ConfigErrors(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="cohort-it-cfg-")
+        self.addCleanup(self.tmp.cleanup)
+        self.port = free_port()
+
+    def base_args(self):
+        return ["--set", "listeners=PLAINTEXT://127.0.0.1:%d" % self.port,
+                "--set", "log.dirs=%s" % os.path.join(self.tmp.name, "data")]
+
+    def assert_rejected(self, args, key):
+        try:
+            p = run([cohortd_path()] + args, timeout=30, cwd=self.tmp.name)
+        except subprocess.TimeoutExpired:
+            self.fail("cohortd %s did not exit within 30s (it should refuse to start)"
+                      % " ".join(args))
+        self.assertNotEqual(p.returncode, 0,
+                            "cohortd %s exited 0; stderr:\n%s" % (" ".join(args), p.stderr))
+        self.assertGreater(p.returncode, 0, "killed by a signal? stderr:\n%s" % p.stderr)
+        self.assertIn(key, p.stderr, "stderr does not name the key %r:\n%s" % (key, p.stderr))
+        self.assertNotIn("AddressSanitizer", p.stderr)
+        self.assertNotIn("runtime error:", p.stderr)
+        self.assertFalse(can_connect(self.port), "it listened anyway")
+
+    def test_unknown_key(self):
+        self.assert_rejected(self.base_args() + ["--set", "no.such.setting=1"], "no.such.setting")
+
+    def test_bad_values(self):
+        cases = [("num.partitions", "abc"), ("num.partitions", "0"), ("num.partitions", "-3"),
+                 ("num.partitions", "12abc"), ("auto.create.topics.enable", "maybe"),
+                 ("node.id", "x"), ("socket.request.max.bytes", "-1"),
+                 ("connections.max.idle.ms", "soon"), ("listeners", "not-a-listener"),
+                 ("listeners", "PLAINTEXT://127.0.0.1:99999"), ("log.level", "loudest")]
+        for key, value in cases:
+            with self.subTest(key=key, value=value):
+                args = self.base_args() + ["--set", "%s=%s" % (key, value)]
+                self.assert_rejected(args, key)
+
+    def test_set_without_equals(self):
+        p = run([cohortd_path()] + self.base_args() + ["--set", "num.partitions"], timeout=30)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("num.partitions", p.stderr)
+
+    def test_unknown_key_in_file(self):
+        path = os.path.join(self.tmp.name, "server.properties")
+        with open(path, "w") as f:
+            f.write("# comment\nnum.partitions=2\nbogus.key.in.file=yes\n")
+        self.assert_rejected(["-c", path] + self.base_args(), "bogus.key.in.file")
+
+    def test_bad_value_in_file(self):
+        path = os.path.join(self.tmp.name, "server.properties")
+        with open(path, "w") as f:
+            f.write("auto.create.topics.enable=perhaps\n")
+        self.assert_rejected(["-c", path] + self.base_args(), "auto.create.topics.enable")
+
+    def test_missing_config_file(self):
+        p = run([cohortd_path(), "-c", os.path.join(self.tmp.name, "nope.properties")]
+                + self.base_args(), timeout=30)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("nope.properties", p.stderr)
+
+    def test_log_dirs_is_a_file(self):
+        path = os.path.join(self.tmp.name, "not-a-dir")
+        with open(path, "w") as f:
+            f.write("x")
+        args = ["--set", "listeners=PLAINTEXT://127.0.0.1:%d" % self.port,
+                "--set", "log.dirs=%s" % path]
+        try:
+            p = run([cohortd_path()] + args, timeout=30)
+        except subprocess.TimeoutExpired:
+            self.fail("cohortd started with log.dirs pointing at a regular file")
+        self.assertGreater(p.returncode, 0, p.stderr)
+        self.assertIn("not-a-dir", p.stderr)
+
+
+class ConfigFile(unittest.TestCase):
+    def test_file_and_overrides(self):
+        tmp = tempfile.TemporaryDirectory(prefix="cohort-it-cfg-")
+        self.addCleanup(tmp.cleanup)
+        port = free_port()
+        path = os.path.join(tmp.name, "server.properties")
+        with open(path, "w") as f:
+            f.write("# a server.properties file\n"
+                    "listeners=PLAINTEXT://127.0.0.1:%d\n"
+                    "log.dirs=%s\n"
+                    "node.id=5\n"
+                    "num.partitions=2\n"
+                    "auto.create.topics.enable=true\n" % (port, os.path.join(tmp.name, "data")))
+        # listeners and log.dirs come from the file only; --set num.partitions wins
+        b = Broker(port=port, data_dir=os.path.join(tmp.name, "data"), config_file=path,
+                   settings={"num.partitions": "4"}, name="cfgfile", defaults=False)
+        self.addCleanup(b.cleanup)
+        b.start()
+        with kwire.Conn(port) as c:
+            md = kwire.metadata(c, 4, ["cfg-auto"], allow_auto=True)
+            md = kwire.metadata(c, 4, ["cfg-auto"], allow_auto=False)
+            self.assertEqual(md["brokers"][0]["node_id"], 5, "node.id from the file")
+            self.assertEqual(len(md["topics"]["cfg-auto"]["partitions"]), 4,
+                             "--set num.partitions=4 should override the file's 2")
+        b.stop()
+
+    def test_default_data_dir_is_dot_data(self):
+        b = Broker(name="default-dir", defaults=False)
+        self.addCleanup(b.cleanup)
+        b.settings = {"listeners": "PLAINTEXT://127.0.0.1:%d" % b.port}
+        b.start()  # cwd is b.workdir
+        with kwire.Conn(b.port) as c:
+            self.assertEqual(kwire.create_topics(c, [("dflt", 1, 1)])["topics"]["dflt"]["error_code"], 0)
+        b.stop()
+        data = os.path.join(b.workdir, "data")
+        self.assertTrue(os.path.isdir(data) and os.listdir(data),
+                        "no ./data written in the working directory")
+
+    def test_sigint_is_a_clean_stop(self):
+        b = Broker(name="sigint")
+        self.addCleanup(b.cleanup)
+        b.start()
+        b.assert_alive()
+        b.stop(sig=signal.SIGINT)
+
+
+if __name__ == "__main__":
+    main()
