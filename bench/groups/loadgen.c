@@ -1,0 +1,650 @@
+/*
+ * loadgen.c: coordinator throughput from raw Kafka protocol. Many group
+ * members, one TCP connection each, speaking JoinGroup v5, SyncGroup v3,
+ * Heartbeat v3 and OffsetCommit v7 directly (no client library), so the
+ * figures are the coordinator's and not a client's.
+ *
+ *   loadgen -b HOST:PORT -m MEMBERS -g GROUPS -t TOPIC -P PARTITIONS
+ *           [-d SECONDS per phase] [-p COHORTD_PID] [-x NAME]
+ *
+ * Phases: join (every member joins one of GROUPS groups, MEMBER_ID_REQUIRED
+ * round included, the leader syncs with an empty assignment for everyone,
+ * members rejoin on REBALANCE_IN_PROGRESS until every group is Stable),
+ * then heartbeats for SECONDS with one heartbeat in flight per member, then
+ * offset commits (one partition per member; each acknowledged only when
+ * fsynced) for SECONDS the same way. Prints one result line:
+ *   RESULT name members groups join_s hb_per_s commit_per_s rss_before_kb rss_after_kb errors
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { K_OFFSET_COMMIT = 8, K_JOIN = 11, K_HEARTBEAT = 12, K_SYNC = 14 };
+enum { E_NONE = 0, E_ILLEGAL_GENERATION = 22, E_UNKNOWN_MEMBER = 25, E_REBALANCING = 27,
+       E_MEMBER_ID_REQUIRED = 79 };
+enum { ST_IDLE, ST_JOIN, ST_SYNC, ST_STABLE, ST_HB, ST_COMMIT };
+enum { PH_JOIN, PH_HB, PH_COMMIT, PH_DONE };
+
+typedef struct {
+	int fd, group, idx, state, inflight, is_leader;
+	int32_t gen, corr;
+	char member_id[128];
+	int64_t next_hb_ms, offset;
+	unsigned char *rbuf;
+	size_t rlen, rcap;
+	unsigned char wbuf[512];
+	size_t wlen, woff;
+	/* leader: members to name in the sync (empty assignments) */
+	char (*peers)[128];
+	int npeers;
+} member;
+
+static member *M;
+static int nmembers, ngroups, nparts, phase;
+static const char *topic;
+static long n_ok, n_err, n_rebal;
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static long
+rss_kb(int pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmRSS:", 6))
+			kb = atol(line + 6);
+	fclose(f);
+	return kb;
+}
+
+/* ---- encoding */
+typedef struct {
+	unsigned char *p;
+	size_t n, cap;
+} wb;
+static void
+put(wb *w, const void *d, size_t n)
+{
+	if (w->n + n > w->cap) {
+		fprintf(stderr, "loadgen: request too large\n");
+		exit(1);
+	}
+	memcpy(w->p + w->n, d, n);
+	w->n += n;
+}
+static void
+i16(wb *w, int16_t v)
+{
+	uint16_t b = htons((uint16_t)v);
+	put(w, &b, 2);
+}
+static void
+i32(wb *w, int32_t v)
+{
+	uint32_t b = htonl((uint32_t)v);
+	put(w, &b, 4);
+}
+static void
+i64(wb *w, int64_t v)
+{
+	i32(w, (int32_t)((uint64_t)v >> 32));
+	i32(w, (int32_t)(v & 0xffffffff));
+}
+static void
+str(wb *w, const char *s)
+{
+	if (!s) {
+		i16(w, -1);
+		return;
+	}
+	i16(w, (int16_t)strlen(s));
+	put(w, s, strlen(s));
+}
+
+static char group_names[100000][24];
+
+static void
+begin(wb *w, member *m, int16_t key, int16_t ver)
+{
+	w->n = 4;
+	i16(w, key);
+	i16(w, ver);
+	i32(w, ++m->corr);
+	str(w, "loadgen");
+}
+static void
+finish(wb *w)
+{
+	uint32_t len = htonl((uint32_t)(w->n - 4));
+	memcpy(w->p, &len, 4);
+}
+
+static unsigned char *bigbuf; /* leader's SyncGroup */
+static size_t bigcap;
+
+static void
+send_buf(member *m, unsigned char *p, size_t n)
+{
+	size_t off = 0;
+	while (off < n) { /* local socket: a short blocking loop is fine */
+		ssize_t k = write(m->fd, p + off, n - off);
+		if (k < 0) {
+			if (errno == EAGAIN || errno == EINTR) {
+				struct timespec d = {0, 100000};
+				nanosleep(&d, NULL);
+				continue;
+			}
+			perror("loadgen: write");
+			exit(1);
+		}
+		off += (size_t)k;
+	}
+	m->inflight = 1;
+}
+
+static void
+send_join(member *m)
+{
+	wb w = {m->wbuf, 0, sizeof(m->wbuf)};
+	begin(&w, m, K_JOIN, 5);
+	str(&w, group_names[m->group]);
+	i32(&w, 30000); /* session */
+	i32(&w, 60000); /* rebalance */
+	str(&w, m->member_id);
+	str(&w, NULL);
+	str(&w, "consumer");
+	i32(&w, 1);
+	str(&w, "range");
+	/* ConsumerProtocolSubscription v0: topics [topic], user_data null */
+	int32_t ml = 2 + 4 + 2 + (int32_t)strlen(topic) + 4;
+	i32(&w, ml);
+	i16(&w, 0);
+	i32(&w, 1);
+	str(&w, topic);
+	i32(&w, -1);
+	finish(&w);
+	m->state = ST_JOIN;
+	send_buf(m, w.p, w.n);
+}
+
+static void
+send_sync(member *m)
+{
+	if (m->is_leader) {
+		size_t need = 256 + (size_t)m->npeers * 140;
+		if (need > bigcap) {
+			bigcap = need;
+			bigbuf = realloc(bigbuf, bigcap);
+		}
+		wb w = {bigbuf, 0, bigcap};
+		begin(&w, m, K_SYNC, 3);
+		str(&w, group_names[m->group]);
+		i32(&w, m->gen);
+		str(&w, m->member_id);
+		str(&w, NULL);
+		i32(&w, m->npeers);
+		for (int i = 0; i < m->npeers; i++) {
+			str(&w, m->peers[i]);
+			i32(&w, 0); /* empty assignment */
+		}
+		finish(&w);
+		m->state = ST_SYNC;
+		send_buf(m, w.p, w.n);
+		return;
+	}
+	wb w = {m->wbuf, 0, sizeof(m->wbuf)};
+	begin(&w, m, K_SYNC, 3);
+	str(&w, group_names[m->group]);
+	i32(&w, m->gen);
+	str(&w, m->member_id);
+	str(&w, NULL);
+	i32(&w, 0);
+	finish(&w);
+	m->state = ST_SYNC;
+	send_buf(m, w.p, w.n);
+}
+
+static void
+send_hb(member *m)
+{
+	wb w = {m->wbuf, 0, sizeof(m->wbuf)};
+	begin(&w, m, K_HEARTBEAT, 3);
+	str(&w, group_names[m->group]);
+	i32(&w, m->gen);
+	str(&w, m->member_id);
+	str(&w, NULL);
+	finish(&w);
+	m->state = ST_HB;
+	send_buf(m, w.p, w.n);
+}
+
+static void
+send_commit(member *m)
+{
+	wb w = {m->wbuf, 0, sizeof(m->wbuf)};
+	begin(&w, m, K_OFFSET_COMMIT, 7);
+	str(&w, group_names[m->group]);
+	i32(&w, m->gen);
+	str(&w, m->member_id);
+	str(&w, NULL);
+	i32(&w, 1);
+	str(&w, topic);
+	i32(&w, 1);
+	i32(&w, m->idx % nparts);
+	i64(&w, ++m->offset);
+	i32(&w, -1);
+	str(&w, "");
+	finish(&w);
+	m->state = ST_COMMIT;
+	send_buf(m, w.p, w.n);
+}
+
+/* ---- decoding */
+typedef struct {
+	const unsigned char *p, *end;
+	int bad;
+} rd;
+static int16_t
+r16(rd *r)
+{
+	if (r->end - r->p < 2) {
+		r->bad = 1;
+		return 0;
+	}
+	int16_t v = (int16_t)((r->p[0] << 8) | r->p[1]);
+	r->p += 2;
+	return v;
+}
+static int32_t
+r32(rd *r)
+{
+	if (r->end - r->p < 4) {
+		r->bad = 1;
+		return 0;
+	}
+	uint32_t v = ((uint32_t)r->p[0] << 24) | ((uint32_t)r->p[1] << 16) | ((uint32_t)r->p[2] << 8) | r->p[3];
+	r->p += 4;
+	return (int32_t)v;
+}
+static void
+rstr(rd *r, char *out, size_t cap)
+{
+	int16_t n = r16(r);
+	if (out)
+		out[0] = 0;
+	if (n < 0)
+		return;
+	if (r->end - r->p < n) {
+		r->bad = 1;
+		return;
+	}
+	if (out) {
+		size_t k = (size_t)n < cap - 1 ? (size_t)n : cap - 1;
+		memcpy(out, r->p, k);
+		out[k] = 0;
+	}
+	r->p += n;
+}
+static void
+rbytes_skip(rd *r)
+{
+	int32_t n = r32(r);
+	if (n > 0) {
+		if (r->end - r->p < n) {
+			r->bad = 1;
+			return;
+		}
+		r->p += n;
+	}
+}
+
+static void
+schedule_hb(member *m)
+{
+	m->state = ST_STABLE;
+	m->next_hb_ms = now_ms() + 1000;
+}
+
+static void
+on_response(member *m, const unsigned char *p, size_t n)
+{
+	rd r = {p, p + n, 0};
+	int32_t corr = r32(&r);
+	m->inflight = 0;
+	if (corr != m->corr) {
+		fprintf(stderr, "loadgen: member %d: correlation %d != %d\n", m->idx, corr, m->corr);
+		exit(1);
+	}
+	switch (m->state) {
+	case ST_JOIN: {
+		r32(&r);
+		int16_t err = r16(&r);
+		int32_t gen = r32(&r);
+		char leader[128], mid[128];
+		rstr(&r, NULL, 0);
+		rstr(&r, leader, sizeof(leader));
+		rstr(&r, mid, sizeof(mid));
+		if (err == E_MEMBER_ID_REQUIRED) {
+			snprintf(m->member_id, sizeof(m->member_id), "%s", mid);
+			send_join(m);
+			return;
+		}
+		if (err == E_UNKNOWN_MEMBER) {
+			m->member_id[0] = 0;
+			send_join(m);
+			return;
+		}
+		if (err) {
+			n_err++;
+			send_join(m);
+			return;
+		}
+		m->gen = gen;
+		snprintf(m->member_id, sizeof(m->member_id), "%s", mid);
+		m->is_leader = !strcmp(leader, mid);
+		if (m->is_leader) {
+			int32_t cnt = r32(&r);
+			free(m->peers);
+			m->peers = calloc(cnt > 0 ? (size_t)cnt : 1, sizeof(*m->peers));
+			m->npeers = 0;
+			for (int32_t i = 0; i < cnt && !r.bad; i++) {
+				rstr(&r, m->peers[m->npeers++], 128);
+				rstr(&r, NULL, 0);
+				rbytes_skip(&r);
+			}
+		}
+		send_sync(m);
+		return;
+	}
+	case ST_SYNC: {
+		r32(&r);
+		int16_t err = r16(&r);
+		if (err == E_NONE) {
+			schedule_hb(m);
+		} else {
+			if (err != E_REBALANCING) {
+				if (!n_err)
+					fprintf(stderr, "loadgen: first SyncGroup error %d\n", err);
+				n_err++;
+			}
+			if (err == E_UNKNOWN_MEMBER)
+				m->member_id[0] = 0;
+			send_join(m);
+		}
+		return;
+	}
+	case ST_HB:
+	case ST_COMMIT: {
+		int16_t err;
+		if (m->state == ST_HB) {
+			r32(&r);
+			err = r16(&r);
+		} else {
+			r32(&r);
+			r32(&r); /* topics */
+			rstr(&r, NULL, 0);
+			r32(&r);
+			r32(&r);
+			err = r16(&r);
+		}
+		if (err == E_NONE) {
+			if (phase != PH_JOIN)
+				n_ok++;
+		} else if (err == E_REBALANCING || err == E_ILLEGAL_GENERATION ||
+			   err == E_UNKNOWN_MEMBER) {
+			if (phase != PH_JOIN)
+				n_rebal++;
+			if (err == E_UNKNOWN_MEMBER)
+				m->member_id[0] = 0;
+			send_join(m);
+			return;
+		} else {
+			n_err++;
+		}
+		if (phase == PH_HB)
+			send_hb(m);
+		else if (phase == PH_COMMIT)
+			send_commit(m);
+		else
+			schedule_hb(m);
+		return;
+	}
+	default:
+		fprintf(stderr, "loadgen: unexpected response in state %d\n", m->state);
+		exit(1);
+	}
+}
+
+static void
+on_readable(member *m)
+{
+	for (;;) {
+		if (m->rcap - m->rlen < 65536) {
+			m->rcap = m->rcap * 2 + 65536;
+			m->rbuf = realloc(m->rbuf, m->rcap);
+		}
+		ssize_t k = read(m->fd, m->rbuf + m->rlen, m->rcap - m->rlen);
+		if (k == 0) {
+			fprintf(stderr, "loadgen: member %d: connection closed by the broker\n", m->idx);
+			exit(1);
+		}
+		if (k < 0) {
+			if (errno == EAGAIN)
+				break;
+			if (errno == EINTR)
+				continue;
+			perror("loadgen: read");
+			exit(1);
+		}
+		m->rlen += (size_t)k;
+	}
+	size_t off = 0;
+	while (m->rlen - off >= 4) {
+		uint32_t len = ((uint32_t)m->rbuf[off] << 24) | ((uint32_t)m->rbuf[off + 1] << 16) |
+			       ((uint32_t)m->rbuf[off + 2] << 8) | m->rbuf[off + 3];
+		if (m->rlen - off - 4 < len)
+			break;
+		on_response(m, m->rbuf + off + 4, len);
+		off += 4 + len;
+	}
+	memmove(m->rbuf, m->rbuf + off, m->rlen - off);
+	m->rlen -= off;
+}
+
+static int
+all_stable(void)
+{
+	/* every member stable, and within each group one generation */
+	static int32_t *gen;
+	if (!gen)
+		gen = calloc((size_t)ngroups, sizeof(*gen));
+	memset(gen, 0, (size_t)ngroups * sizeof(*gen));
+	for (int i = 0; i < nmembers; i++) {
+		if (M[i].state != ST_STABLE)
+			return 0;
+		if (!gen[M[i].group])
+			gen[M[i].group] = M[i].gen;
+		else if (gen[M[i].group] != M[i].gen)
+			return 0;
+	}
+	return 1;
+}
+
+/* FindCoordinator v1 for every group, as clients do first (Kafka creates
+ * __consumer_offsets on the first lookup). Blocking, on one connection. */
+static void
+find_coordinators(struct sockaddr_in *sa)
+{
+	member tmp = {0};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)sa, sizeof(*sa)) < 0) {
+		perror("loadgen: connect");
+		exit(1);
+	}
+	for (int g = 0; g < ngroups; g++) {
+		for (int attempt = 0; attempt < 100; attempt++) {
+			unsigned char buf[256], resp[512];
+			wb w = {buf, 0, sizeof(buf)};
+			begin(&w, &tmp, 10, 1);
+			str(&w, group_names[g]);
+			put(&w, "\0", 1); /* key_type GROUP */
+			finish(&w);
+			if (write(fd, buf, w.n) != (ssize_t)w.n)
+				exit(1);
+			size_t got = 0, need = 4;
+			while (got < need) {
+				ssize_t k = read(fd, resp + got, need - got);
+				if (k <= 0)
+					exit(1);
+				got += (size_t)k;
+				if (got == 4) {
+					need = 4 + (((size_t)resp[0] << 24) | ((size_t)resp[1] << 16) |
+						    ((size_t)resp[2] << 8) | resp[3]);
+					if (need > sizeof(resp))
+						exit(1);
+				}
+			}
+			int16_t err = (int16_t)((resp[12] << 8) | resp[13]); /* size corr throttle err */
+			if (!err)
+				break;
+			struct timespec d = {0, 100000000};
+			nanosleep(&d, NULL);
+		}
+	}
+	close(fd);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *bootstrap = NULL, *name = "cohortd";
+	int secs = 3, pid = 0, c;
+	nmembers = 1000;
+	ngroups = 10;
+	nparts = 10;
+	topic = "loadgen";
+	while ((c = getopt(argc, argv, "b:m:g:t:P:d:p:x:")) != -1) {
+		switch (c) {
+		case 'b': bootstrap = optarg; break;
+		case 'm': nmembers = atoi(optarg); break;
+		case 'g': ngroups = atoi(optarg); break;
+		case 't': topic = optarg; break;
+		case 'P': nparts = atoi(optarg); break;
+		case 'd': secs = atoi(optarg); break;
+		case 'p': pid = atoi(optarg); break;
+		case 'x': name = optarg; break;
+		default: return 2;
+		}
+	}
+	if (!bootstrap || ngroups < 1 || ngroups > 100000 || nmembers < 1 || nparts < 1) {
+		fprintf(stderr, "usage: loadgen -b HOST:PORT -m MEMBERS -g GROUPS [-t TOPIC -P PARTS -d SECS -p PID]\n");
+		return 2;
+	}
+	char host[64];
+	snprintf(host, sizeof(host), "%s", bootstrap);
+	char *colon = strrchr(host, ':');
+	if (!colon)
+		return 2;
+	*colon = 0;
+	int port = atoi(colon + 1);
+	for (int g = 0; g < ngroups; g++)
+		snprintf(group_names[g], sizeof(group_names[g]), "lg-%d-%d", nmembers, g);
+
+	long rss0 = pid ? rss_kb(pid) : -1;
+	int ep = epoll_create1(0);
+	M = calloc((size_t)nmembers, sizeof(*M));
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	inet_pton(AF_INET, host, &sa.sin_addr);
+	if (!getenv("LOADGEN_NO_FIND"))
+		find_coordinators(&sa);
+	int64_t t0 = now_ms();
+	for (int i = 0; i < nmembers; i++) {
+		member *m = &M[i];
+		m->idx = i;
+		m->group = i % ngroups;
+		m->fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (m->fd < 0 || connect(m->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+			perror("loadgen: connect");
+			return 1;
+		}
+		int one = 1;
+		setsockopt(m->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		fcntl(m->fd, F_SETFL, O_NONBLOCK);
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = m};
+		epoll_ctl(ep, EPOLL_CTL_ADD, m->fd, &ev);
+		send_join(m);
+	}
+
+	struct epoll_event evs[256];
+	int64_t phase_start = 0, join_ms = 0;
+	long long hb_rate = 0, commit_rate = 0;
+	long rss1 = -1;
+	int64_t deadline = t0 + 300000;
+	phase = PH_JOIN;
+	while (phase != PH_DONE) {
+		int n = epoll_wait(ep, evs, 256, 5);
+		for (int i = 0; i < n; i++)
+			on_readable(evs[i].data.ptr);
+		int64_t now = now_ms();
+		if (now > deadline) {
+			fprintf(stderr, "loadgen: no stable groups within 300 s\n");
+			return 1;
+		}
+		if (phase == PH_JOIN) {
+			for (int i = 0; i < nmembers; i++)
+				if (M[i].state == ST_STABLE && !M[i].inflight && now >= M[i].next_hb_ms)
+					send_hb(&M[i]);
+			if (all_stable()) {
+				join_ms = now - t0;
+				rss1 = pid ? rss_kb(pid) : -1;
+				phase = PH_HB;
+				n_ok = n_rebal = 0;
+				phase_start = now_ms();
+				for (int i = 0; i < nmembers; i++)
+					if (!M[i].inflight)
+						send_hb(&M[i]);
+			}
+		} else if (now - phase_start >= secs * 1000) {
+			long long rate = n_ok * 1000LL / (now - phase_start);
+			if (phase == PH_HB) {
+				hb_rate = rate;
+				phase = PH_COMMIT;
+				fprintf(stderr, "loadgen: heartbeats: %lld/s (%ld rebalance errors)\n", rate, n_rebal);
+				/* let in-flight heartbeats drain into commits */
+				n_ok = n_rebal = 0;
+				phase_start = now;
+				for (int i = 0; i < nmembers; i++)
+					if (!M[i].inflight && M[i].state == ST_STABLE)
+						send_commit(&M[i]);
+			} else {
+				commit_rate = rate;
+				fprintf(stderr, "loadgen: commits: %lld/s (%ld rebalance errors)\n", rate, n_rebal);
+				phase = PH_DONE;
+			}
+		}
+	}
+	printf("RESULT %s %d %d %.2f %lld %lld %ld %ld %ld\n", name, nmembers, ngroups,
+	       join_ms / 1000.0, hb_rate, commit_rate, rss0, rss1, n_err);
+	return 0;
+}

@@ -1,0 +1,179 @@
+/*
+ * pf_bench: produce and fetch throughput against cohortd, side by side with
+ * librdkafka's in-process mock cluster (rdkafka_mock.h), in the same run.
+ *
+ *   pf_bench BOOTSTRAP [N [SIZE]]     N messages (default 1000000) of SIZE
+ *                                     bytes (default 100) per scenario
+ *
+ * Scenarios, each on a fresh topic with one partition (auto-created):
+ *   produce acks=1, produce acks=all (one librdkafka producer, linger 5 ms,
+ *   up to 5 requests in flight), fetch (one consumer from offset 0 to N).
+ * Prints msgs/s and MB/s for cohortd, for the mock, and cohortd/mock.
+ */
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+set(rd_kafka_conf_t *c, const char *k, const char *v)
+{
+	char err[256];
+	if (rd_kafka_conf_set(c, k, v, err, sizeof(err)) != RD_KAFKA_CONF_OK) {
+		fprintf(stderr, "%s: %s\n", k, err);
+		exit(2);
+	}
+}
+
+static long delivered, failed;
+static void
+dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *op)
+{
+	(void)rk;
+	(void)op;
+	if (m->err)
+		failed++;
+	else
+		delivered++;
+}
+
+/* Seconds to produce n messages of size sz with acks. */
+static double
+produce(const char *bs, const char *topic, const char *acks, long n, int sz)
+{
+	rd_kafka_conf_t *c = rd_kafka_conf_new();
+	char err[256];
+	set(c, "bootstrap.servers", bs);
+	set(c, "acks", acks);
+	set(c, "linger.ms", "5");
+	set(c, "batch.size", "1000000");
+	set(c, "queue.buffering.max.messages", "1000000");
+	set(c, "queue.buffering.max.kbytes", "1048576");
+	rd_kafka_conf_set_dr_msg_cb(c, dr);
+	rd_kafka_t *p = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof(err));
+	char *val = malloc((size_t)sz);
+	memset(val, 'x', (size_t)sz);
+	/* warm up: metadata and topic creation */
+	rd_kafka_producev(p, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(0), RD_KAFKA_V_VALUE(val, 1),
+			  RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+	rd_kafka_flush(p, 30000);
+	delivered = failed = 0;
+	double t0 = now_s();
+	for (long i = 0; i < n; i++) {
+		while (rd_kafka_producev(p, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(0),
+					 RD_KAFKA_V_VALUE(val, (size_t)sz),
+					 RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+					 RD_KAFKA_V_END) == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+			rd_kafka_poll(p, 1);
+	}
+	rd_kafka_flush(p, 120000);
+	double dt = now_s() - t0;
+	if (delivered != n || failed)
+		fprintf(stderr, "warning: %s: delivered %ld of %ld (%ld failed)\n", topic, delivered,
+			n, failed);
+	rd_kafka_destroy(p);
+	free(val);
+	return dt;
+}
+
+/* Seconds to fetch the n messages of partition 0 (plus the warm-up one). */
+static double
+fetch(const char *bs, const char *topic, long n)
+{
+	rd_kafka_conf_t *c = rd_kafka_conf_new();
+	char err[256];
+	set(c, "bootstrap.servers", bs);
+	set(c, "group.id", "pf-bench");
+	set(c, "enable.auto.commit", "false");
+	set(c, "fetch.max.bytes", "52428800");
+	set(c, "max.partition.fetch.bytes", "10485760");
+	set(c, "queued.max.messages.kbytes", "1048576");
+	rd_kafka_t *k = rd_kafka_new(RD_KAFKA_CONSUMER, c, err, sizeof(err));
+	rd_kafka_poll_set_consumer(k);
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_topic_partition_list_add(l, topic, 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
+	double t0 = now_s();
+	rd_kafka_assign(k, l);
+	long got = 0;
+	n++; /* the warm-up message at offset 0 too */
+	while (got < n && now_s() - t0 < 20) {
+		rd_kafka_message_t *m = rd_kafka_consumer_poll(k, 100);
+		if (!m)
+			continue;
+		if (!m->err)
+			got++;
+		rd_kafka_message_destroy(m);
+	}
+	double dt = now_s() - t0;
+	if (got != n)
+		fprintf(stderr, "warning: fetched %ld of %ld\n", got, n);
+	rd_kafka_topic_partition_list_destroy(l);
+	rd_kafka_consumer_close(k);
+	rd_kafka_destroy(k);
+	return dt;
+}
+
+typedef struct result {
+	double produce1, produce_all, fetch;
+} result;
+
+static result
+run(const char *bs, const char *tag, long n, int sz)
+{
+	char t1[64], ta[64];
+	snprintf(t1, sizeof(t1), "pf-%s-acks1-%d", tag, (int)getpid());
+	snprintf(ta, sizeof(ta), "pf-%s-acksall-%d", tag, (int)getpid());
+	result r;
+	r.produce1 = produce(bs, t1, "1", n, sz);
+	r.produce_all = produce(bs, ta, "all", n, sz);
+	r.fetch = fetch(bs, t1, n);
+	return r;
+}
+
+static void
+row(const char *what, long n, int sz, double a, double b)
+{
+	double mb = (double)n * sz / 1e6;
+	printf("%-20s %12.0f %9.1f %12.0f %9.1f %8.2f\n", what, n / a, mb / a, n / b, mb / b, b / a);
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: pf_bench BOOTSTRAP [N [SIZE]]\n");
+		return 2;
+	}
+	long n = argc > 2 ? atol(argv[2]) : 1000000;
+	int sz = argc > 3 ? atoi(argv[3]) : 100;
+	result co = run(argv[1], "cohort", n, sz);
+
+	/* librdkafka's mock cluster, one broker, in this process. */
+	rd_kafka_conf_t *c = rd_kafka_conf_new();
+	char err[256];
+	rd_kafka_t *h = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof(err));
+	rd_kafka_mock_cluster_t *mc = rd_kafka_mock_cluster_new(h, 1);
+	result mo = run(rd_kafka_mock_cluster_bootstraps(mc), "mock", n, sz);
+	rd_kafka_mock_cluster_destroy(mc);
+	rd_kafka_destroy(h);
+
+	printf("%ld messages of %d bytes, one partition, one client\n", n, sz);
+	printf("%-20s %12s %9s %12s %9s %8s\n", "", "cohortd", "", "rdk mock", "", "");
+	printf("%-20s %12s %9s %12s %9s %8s\n", "scenario", "msgs/s", "MB/s", "msgs/s", "MB/s",
+	       "ratio");
+	row("produce acks=1", n, sz, co.produce1, mo.produce1);
+	row("produce acks=all", n, sz, co.produce_all, mo.produce_all);
+	row("fetch", n, sz, co.fetch, mo.fetch);
+	return 0;
+}

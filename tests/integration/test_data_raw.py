@@ -1,0 +1,130 @@
+"""Fetch and ListOffsets over raw sockets (kwire, independent of cohort's
+codec), for the versions no installed client speaks: Fetch v12 (flexible),
+v13+ (topic ids) up to v17. Checks the whole response parses with no byte
+left over, the records are the batches produced, long polling waits for
+max_wait_ms when nothing comes and OFFSET_OUT_OF_RANGE past the end."""
+import struct
+import subprocess
+import time
+
+import kwire
+from harness import BrokerTestCase, main
+
+T = "raw-data"
+OFFSET_OUT_OF_RANGE = 1
+
+
+def fetch_body(v, topic, topic_id, part, offset, max_wait=0, min_bytes=1):
+    w = kwire.Writer(v >= 12)
+    if v <= 14:
+        w.int32(-1)                        # ReplicaId
+    w.int32(max_wait).int32(min_bytes).int32(1 << 20).int8(0)
+    if v >= 7:
+        w.int32(0).int32(-1)               # SessionId, SessionEpoch
+    w.array_len(1)
+    if v <= 12:
+        w.string(topic)
+    else:
+        w.uuid(topic_id)
+    w.array_len(1)
+    w.int32(part)
+    if v >= 9:
+        w.int32(-1)                        # CurrentLeaderEpoch
+    w.int64(offset)
+    if v >= 12:
+        w.int32(-1)                        # LastFetchedEpoch
+    if v >= 5:
+        w.int64(-1)                        # LogStartOffset
+    w.int32(1 << 20)                       # PartitionMaxBytes
+    if v >= 12:
+        w.tags()
+        w.tags()
+    if v >= 7:
+        w.array_len(0)                     # ForgottenTopicsData
+    if v >= 11:
+        w.string("")                       # RackId
+    if v >= 12:
+        w.tags()
+    return w.bytes()
+
+
+def parse_fetch(r, v):
+    r.int32()  # throttle
+    top = r.int16() if v >= 7 else 0
+    if v >= 7:
+        r.int32()  # session id
+    out = []
+    for _ in range(r.array_len()):
+        t = r.string() if v <= 12 else r.uuid()
+        for _ in range(r.array_len()):
+            p = {"topic": t, "partition": r.int32(), "error": r.int16(), "hw": r.int64(),
+                 "lso": r.int64(), "start": r.int64() if v >= 5 else None}
+            r.array_len(nullable=True)  # aborted transactions: null
+            if v >= 11:
+                r.int32()  # preferred read replica
+            n = (r.uvarint() - 1) if r.flexible else r.int32()
+            p["records"] = r._take(n) if n > 0 else b""
+            if r.flexible:
+                r.tags()
+            out.append(p)
+        if r.flexible:
+            r.tags()
+    if r.flexible:
+        r.tags()
+    return top, out
+
+
+class RawData(BrokerTestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        with kwire.Conn(cls.broker.port) as c:
+            kwire.create_topics(c, [(T, 1, 1)], 4)
+            md = kwire.metadata(c, 12, [T])
+            cls.topic_id = md["topics"][T]["topic_id"]
+        p = subprocess.run(["kcat", "-b", cls.broker.bootstrap, "-P", "-t", T],
+                           input="".join("m%d\n" % i for i in range(10)), text=True,
+                           capture_output=True, timeout=30)
+        assert p.returncode == 0, p.stderr
+
+    def call_fetch(self, c, v, offset, max_wait=0):
+        corr = c.next_corr()
+        c.send(kwire.request(1, v, corr, fetch_body(v, T, self.topic_id, 0, offset, max_wait),
+                             header_version=2 if v >= 12 else 1))
+        r = c.recv_response(corr, flexible_header=v >= 12, flexible_body=v >= 12)
+        res = parse_fetch(r, v)
+        self.assertEqual(r.remaining(), 0, "trailing bytes in Fetch v%d" % v)
+        return res
+
+    def test_versions(self):
+        with kwire.Conn(self.broker.port) as c:
+            for v in (4, 7, 11, 12, 13, 15, 16, 17):
+                top, parts = self.call_fetch(c, v, 0)
+                self.assertEqual(top, 0, v)
+                self.assertEqual(len(parts), 1)
+                pd = parts[0]
+                self.assertEqual(pd["error"], 0, v)
+                self.assertEqual(pd["hw"], pd["lso"])
+                self.assertEqual(pd["hw"], 10)
+                if True:
+                    base, blen = struct.unpack(">qi", pd["records"][:12])
+                    self.assertEqual(base, 0)
+                    self.assertEqual(pd["records"][16], 2)  # magic
+            top, parts = self.call_fetch(c, 12, 10 ** 9)
+            self.assertEqual(parts[0]["error"], OFFSET_OUT_OF_RANGE)
+
+    def test_long_poll_timeout(self):
+        with kwire.Conn(self.broker.port) as c:
+            _, parts = self.call_fetch(c, 11, 0)
+            hw = parts[0]["hw"]
+            t0 = time.time()
+            _, parts = self.call_fetch(c, 13, hw, max_wait=400)
+            dt = time.time() - t0
+            self.assertEqual(parts[0]["error"], 0)
+            self.assertEqual(parts[0]["records"], b"")
+            self.assertGreater(dt, 0.35)
+            self.assertLess(dt, 3)
+
+
+if __name__ == "__main__":
+    main(requires_tools=("kcat",))
