@@ -2,6 +2,7 @@
  * ch_batch.c: record batch v2 validation, in-place rewrites, record
  * iteration and a builder. See ch_batch.h for the format.
  */
+#include "common/ch_endian.h"
 #include "log/ch_batch.h"
 
 #include <string.h>
@@ -22,48 +23,15 @@ ch_batch_err_str(int err)
 	return (unsigned)err < CH_ARRAY_LEN(batch_err_names) ? batch_err_names[err] : "?";
 }
 
-static inline uint64_t
-get_u64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static inline uint32_t
-get_u32(const uint8_t *p)
-{
-	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-}
-
-static inline void
-put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 7; i >= 0; i--) {
-		p[i] = (uint8_t)v;
-		v >>= 8;
-	}
-}
-
-static inline void
-put_u32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
 int
 ch_batch_parse_hdr(const uint8_t *p, size_t len, int64_t max_size, ch_batch_hdr *h)
 {
 	/* Magic first: an old-format message set must say "magic", not "short". */
 	if (len < 17)
 		return CH_BATCH_ESHORT;
-	h->base_offset = (int64_t)get_u64(p);
-	h->batch_length = (int32_t)get_u32(p + 8);
-	h->partition_leader_epoch = (int32_t)get_u32(p + 12);
+	h->base_offset = (int64_t)ch_be_get64(p);
+	h->batch_length = (int32_t)ch_be_get32(p + 8);
+	h->partition_leader_epoch = (int32_t)ch_be_get32(p + 12);
 	h->magic = (int8_t)p[16];
 	if (h->magic != CH_BATCH_MAGIC)
 		return CH_BATCH_EMAGIC;
@@ -73,15 +41,15 @@ ch_batch_parse_hdr(const uint8_t *p, size_t len, int64_t max_size, ch_batch_hdr 
 		return CH_BATCH_ELENGTH;
 	if (len < CH_BATCH_HDR_SIZE)
 		return CH_BATCH_ESHORT;
-	h->crc = get_u32(p + 17);
+	h->crc = ch_be_get32(p + 17);
 	h->attributes = (int16_t)((p[21] << 8) | p[22]);
-	h->last_offset_delta = (int32_t)get_u32(p + 23);
-	h->base_timestamp = (int64_t)get_u64(p + 27);
-	h->max_timestamp = (int64_t)get_u64(p + 35);
-	h->producer_id = (int64_t)get_u64(p + 43);
+	h->last_offset_delta = (int32_t)ch_be_get32(p + 23);
+	h->base_timestamp = (int64_t)ch_be_get64(p + 27);
+	h->max_timestamp = (int64_t)ch_be_get64(p + 35);
+	h->producer_id = (int64_t)ch_be_get64(p + 43);
 	h->producer_epoch = (int16_t)((p[51] << 8) | p[52]);
-	h->base_sequence = (int32_t)get_u32(p + 53);
-	h->records_count = (int32_t)get_u32(p + 57);
+	h->base_sequence = (int32_t)ch_be_get32(p + 53);
+	h->records_count = (int32_t)ch_be_get32(p + 57);
 	return CH_BATCH_OK;
 }
 
@@ -204,13 +172,13 @@ ch_batch_check(const uint8_t *p, size_t len, int64_t max_size, bool strict_produ
 void
 ch_batch_set_base_offset(uint8_t *p, int64_t base_offset)
 {
-	put_u64(p, (uint64_t)base_offset);
+	ch_be_put64(p, (uint64_t)base_offset);
 }
 
 void
 ch_batch_set_leader_epoch(uint8_t *p, int32_t epoch)
 {
-	put_u32(p + 12, (uint32_t)epoch);
+	ch_be_put32(p + 12, (uint32_t)epoch);
 }
 
 void
@@ -220,8 +188,8 @@ ch_batch_set_log_append_time(uint8_t *p, size_t size, int64_t ts)
 	attr |= CH_BATCH_ATTR_LOG_APPEND_TIME;
 	p[21] = (uint8_t)(attr >> 8);
 	p[22] = (uint8_t)attr;
-	put_u64(p + 35, (uint64_t)ts);
-	put_u32(p + 17, ch_batch_compute_crc(p, size));
+	ch_be_put64(p + 35, (uint64_t)ts);
+	ch_be_put32(p + 17, ch_batch_compute_crc(p, size));
 }
 
 
@@ -327,11 +295,11 @@ ch_batch_builder_end_codec(ch_batch_builder *bb, int32_t last_offset_delta, int 
 	size_t size = bb->b->len - bb->start;
 	if (last_offset_delta < 0)
 		last_offset_delta = bb->last_offset_delta;
-	put_u32(p + 8, (uint32_t)(size - CH_BATCH_LOG_OVERHEAD));
-	put_u32(p + 23, (uint32_t)last_offset_delta);
-	put_u64(p + 35, (uint64_t)bb->max_timestamp);
-	put_u32(p + 57, (uint32_t)bb->count);
-	put_u32(p + 17, ch_batch_compute_crc(p, size));
+	ch_be_put32(p + 8, (uint32_t)(size - CH_BATCH_LOG_OVERHEAD));
+	ch_be_put32(p + 23, (uint32_t)last_offset_delta);
+	ch_be_put64(p + 35, (uint64_t)bb->max_timestamp);
+	ch_be_put32(p + 57, (uint32_t)bb->count);
+	ch_be_put32(p + 17, ch_batch_compute_crc(p, size));
 	return CH_OK;
 }
 

@@ -1,6 +1,7 @@
 /*
  * ch_seg.c: segment files, sparse indexes, recovery. Format in ch_seg.h.
  */
+#include "common/ch_endian.h"
 #include "log/ch_seg.h"
 
 #include <errno.h>
@@ -14,34 +15,6 @@
 #include "common/ch_log.h"
 
 #define SUB "log"
-
-static inline uint32_t
-get_u32(const uint8_t *p)
-{
-	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-}
-
-static inline uint64_t
-get_u64(const uint8_t *p)
-{
-	return ((uint64_t)get_u32(p) << 32) | get_u32(p + 4);
-}
-
-static inline void
-put_u32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static inline void
-put_u64(uint8_t *p, uint64_t v)
-{
-	put_u32(p, (uint32_t)(v >> 32));
-	put_u32(p + 4, (uint32_t)v);
-}
 
 char *
 ch_seg_path(const ch_seg *s, const char *ext, bool with_suffix)
@@ -178,8 +151,8 @@ idx_read(ch_seg *s, uint32_t i, uint32_t *rel, uint32_t *pos)
 	int r = ch_logfs_read_full(s->fs, s->fd_idx, e, sizeof(e), (int64_t)i * CH_SEG_IDX_ENTRY);
 	if (r < 0)
 		return r;
-	*rel = get_u32(e);
-	*pos = get_u32(e + 4);
+	*rel = ch_be_get32(e);
+	*pos = ch_be_get32(e + 4);
 	return 0;
 }
 
@@ -190,8 +163,8 @@ tix_read(ch_seg *s, uint32_t i, int64_t *ts, uint32_t *rel)
 	int r = ch_logfs_read_full(s->fs, s->fd_tix, e, sizeof(e), (int64_t)i * CH_SEG_TIX_ENTRY);
 	if (r < 0)
 		return r;
-	*ts = (int64_t)get_u64(e);
-	*rel = get_u32(e + 8);
+	*ts = (int64_t)ch_be_get64(e);
+	*rel = ch_be_get32(e + 8);
 	return 0;
 }
 
@@ -361,10 +334,10 @@ index_step(ch_seg *s, const ch_batch_hdr *h, int64_t pos, int32_t interval, int6
 		*max_off = h->base_offset;
 	}
 	if (*counter > interval) {
-		put_u32(ie, (uint32_t)(h->base_offset - s->base));
-		put_u32(ie + 4, (uint32_t)pos);
-		put_u64(te, (uint64_t)*max_ts);
-		put_u32(te + 8, (uint32_t)(*max_off - s->base));
+		ch_be_put32(ie, (uint32_t)(h->base_offset - s->base));
+		ch_be_put32(ie + 4, (uint32_t)pos);
+		ch_be_put64(te, (uint64_t)*max_ts);
+		ch_be_put32(te + 8, (uint32_t)(*max_off - s->base));
 		*counter = 0;
 		entry = true;
 	}

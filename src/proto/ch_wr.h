@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/ch_buf.h"
+#include "common/ch_endian.h"
 #include "common/ch_uuid.h"
 #include "proto/ch_rd.h"
 
@@ -44,20 +45,11 @@ ch_wr_i16(ch_buf *b, int16_t v)
 }
 
 static inline void
-ch_put_u32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static inline void
 ch_wr_u32(ch_buf *b, uint32_t v)
 {
 	uint8_t *p = ch_buf_extend(b, 4);
 	if (p)
-		ch_put_u32(p, v);
+		ch_be_put32(p, v);
 }
 
 static inline void
