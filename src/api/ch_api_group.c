@@ -128,10 +128,23 @@ client_host(const char *peer, char *out, size_t cap)
 	}
 }
 
+/* The group APIs need __consumer_offsets: real clients look up the
+ * coordinator first (which creates it), but a client that goes straight to
+ * JoinGroup or OffsetCommit must not form a group whose state cannot be
+ * stored. One hash lookup once the topic exists. */
+static void
+need_offsets_topic(ch_req *req)
+{
+	if (!ch_topics_find(req->bk->topics, CH_CONSUMER_OFFSETS_TOPIC,
+			    sizeof(CH_CONSUMER_OFFSETS_TOPIC) - 1))
+		(void)ensure_offsets_topic(req);
+}
+
 void
 ch_api_JoinGroup(ch_req *req)
 {
 	char host[80];
+	need_offsets_topic(req);
 	client_host(req->peer, host, sizeof(host));
 	ch_coord_join(req->bk->coord, now_wall(req), req, req->version, req->body, req->client_id,
 		      host);
@@ -140,6 +153,7 @@ ch_api_JoinGroup(ch_req *req)
 void
 ch_api_SyncGroup(ch_req *req)
 {
+	need_offsets_topic(req);
 	ch_coord_sync(req->bk->coord, now_wall(req), req, req->version, req->body);
 }
 
@@ -158,6 +172,7 @@ ch_api_LeaveGroup(ch_req *req)
 void
 ch_api_OffsetCommit(ch_req *req)
 {
+	need_offsets_topic(req);
 	ch_coord_commit(req->bk->coord, now_wall(req), req, req->version, req->body);
 }
 
@@ -182,11 +197,13 @@ ch_api_DescribeGroups(ch_req *req)
 void
 ch_api_DeleteGroups(ch_req *req)
 {
+	need_offsets_topic(req);
 	ch_coord_delete_groups(req->bk->coord, now_wall(req), req, req->version, req->body);
 }
 
 void
 ch_api_OffsetDelete(ch_req *req)
 {
+	need_offsets_topic(req);
 	ch_coord_offset_delete(req->bk->coord, now_wall(req), req, req->version, req->body);
 }
