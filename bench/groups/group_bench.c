@@ -164,6 +164,31 @@ consumer_drop(consumer *c)
 	free(c);
 }
 
+static void *
+drop_thread(void *arg)
+{
+	consumer *c = arg;
+	if (!c->closing)
+		rd_kafka_consumer_close(c->rk);
+	rd_kafka_destroy(c->rk);
+	c->rk = NULL;
+	return NULL;
+}
+
+/* Close (LeaveGroup) and destroy n consumers in parallel: each close serves
+ * its own rebalance callbacks, so none waits on a consumer no one polls. */
+static void
+drop_all(consumer **cs, int n)
+{
+	pthread_t th[MAXC];
+	for (int i = 0; i < n; i++)
+		pthread_create(&th[i], NULL, drop_thread, cs[i]);
+	for (int i = 0; i < n; i++) {
+		pthread_join(th[i], NULL);
+		consumer_drop(cs[i]);
+	}
+}
+
 static void
 poll_all(consumer **cs, int n)
 {
@@ -297,8 +322,7 @@ run_target(target *tg, int ti, int seq)
 	pthread_create(&th, NULL, close_thread, cs[0]);
 	results[ti][R_MINUS1] = wait_covered(cs, 11, t0);
 	pthread_join(th, NULL);
-	for (int i = 0; i < 11; i++)
-		consumer_drop(cs[i]);
+	drop_all(cs, 11);
 
 	/* cooperative-sticky: 10, then +1 */
 	snprintf(topic, sizeof(topic), "gb-%d-coop", seq);
@@ -312,8 +336,7 @@ run_target(target *tg, int ti, int seq)
 	cs[10] = consumer_new(tg, group, topic, "cooperative-sticky", NULL);
 	results[ti][R_PLUS1_COOP] = wait_covered(cs, 11, t0);
 	unowned_stats(cs, 10, &results[ti][R_UNOWNED_COOP_MEAN], &results[ti][R_UNOWNED_COOP_MAX]);
-	for (int i = 0; i < 11; i++)
-		consumer_drop(cs[i]);
+	drop_all(cs, 11);
 
 	/* static membership: 10 static members, one restarts */
 	snprintf(topic, sizeof(topic), "gb-%d-static", seq);
@@ -344,8 +367,7 @@ run_target(target *tg, int ti, int seq)
 	for (int i = 1; i < 10; i++)
 		reb_after += cs[i]->revokes + cs[i]->assigns;
 	results[ti][R_STATIC_REB] = reb_after - reb_before;
-	for (int i = 0; i < 10; i++)
-		consumer_drop(cs[i]);
+	drop_all(cs, 10);
 
 	/* BIG at once */
 	snprintf(topic, sizeof(topic), "gb-%d-big", seq);
@@ -356,8 +378,7 @@ run_target(target *tg, int ti, int seq)
 	for (int i = 0; i < big; i++)
 		cs[i] = consumer_new(tg, group, topic, "range", NULL);
 	results[ti][R_JOINBIG] = wait_covered(cs, big, t0);
-	for (int i = 0; i < big; i++)
-		consumer_drop(cs[i]);
+	drop_all(cs, big);
 }
 
 int
@@ -400,11 +421,11 @@ main(int argc, char **argv)
 	       rd_kafka_version_str(), session_ms, heartbeat_ms, SCEN_TIMEOUT_MS / 1000);
 	printf("%-58s %10s %10s %8s\n", "scenario", "cohortd", "mock", "mock/co");
 	for (int r = 0; r < R_N; r++) {
-		char name[96];
+		char name[128];
 		snprintf(name, sizeof(name), "%s", row_names[r]);
 		char *b = strstr(name, "BIG");
 		if (b) {
-			char tmp[96];
+			char tmp[128];
 			*b = 0;
 			snprintf(tmp, sizeof(tmp), "%s%d%s", name, big, b + 3);
 			snprintf(name, sizeof(name), "%s", tmp);
