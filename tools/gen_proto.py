@@ -419,8 +419,16 @@ extern const size_t ch_msg_fillers_n;
     def encode_field(self, m, f, src, buf, ind):
         o = []
         flex = self.flex_expr(m, f)
+        # A null where this version cannot carry one is written as empty
+        # (Kafka would refuse to serialise it; a peer must never see -1).
+        notnull = None
+        if f.nullable is None or f.nullable != f.versions:
+            notnull = f"!({vcond(f.nullable)})" if f.nullable else "1"
         if f.is_array:
-            o.append(f"{ind}ch_wr_array_len({buf}, {src}_n, {flex});")
+            cnt = f"{src}_n"
+            if notnull:
+                cnt = f"({notnull} && {src}_n < 0 ? 0 : {src}_n)"
+            o.append(f"{ind}ch_wr_array_len({buf}, {cnt}, {flex});")
             o.append(f"{ind}for (int32_t i_ = 0; i_ < {src}_n; i_++)")
             if f.is_struct:
                 o.append(f"{ind}\tenc_{m.cname(f.struct)}({buf}, v, &{src}[i_]);")
@@ -438,7 +446,12 @@ extern const size_t ch_msg_fillers_n;
             else:
                 o.append(f"{ind}enc_{sn}({buf}, v, &{src});")
         else:
-            o.append(f"{ind}{self.write_scalar(f, buf, src, flex)};")
+            val = src
+            if notnull and f.elem == "string":
+                val = f"({notnull} && {src}.len < 0 ? (ch_str){{\"\", 0}} : {src})"
+            elif notnull and f.elem in ("bytes", "records"):
+                val = f"({notnull} && {src}.len < 0 ? (ch_bytes){{(const uint8_t *)\"\", 0}} : {src})"
+            o.append(f"{ind}{self.write_scalar(f, buf, val, flex)};")
         return o
 
     def write_scalar(self, f, buf, src, flex):

@@ -73,10 +73,10 @@ enc_ch_ApiVersionsRequest(ch_buf *b, int16_t v, const ch_ApiVersionsRequest *m)
 	(void)v;
 	(void)m;
 	if (v >= 3) {
-		ch_wr_str(b, m->ClientSoftwareName, (v >= 3));
+		ch_wr_str(b, (1 && m->ClientSoftwareName.len < 0 ? (ch_str){"", 0} : m->ClientSoftwareName), (v >= 3));
 	}
 	if (v >= 3) {
-		ch_wr_str(b, m->ClientSoftwareVersion, (v >= 3));
+		ch_wr_str(b, (1 && m->ClientSoftwareVersion.len < 0 ? (ch_str){"", 0} : m->ClientSoftwareVersion), (v >= 3));
 	}
 	if (v >= 3) {
 		ch_wr_uvarint(b, 0);

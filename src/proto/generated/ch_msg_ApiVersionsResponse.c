@@ -168,7 +168,7 @@ enc_ch_ApiVersionsResponse_SupportedFeatureKey(ch_buf *b, int16_t v, const ch_Ap
 	(void)v;
 	(void)m;
 	if (v >= 3) {
-		ch_wr_str(b, m->Name, (v >= 3));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 3));
 	}
 	if (v >= 3) {
 		ch_wr_i16(b, m->MinVersion);
@@ -248,7 +248,7 @@ enc_ch_ApiVersionsResponse_FinalizedFeatureKey(ch_buf *b, int16_t v, const ch_Ap
 	(void)v;
 	(void)m;
 	if (v >= 3) {
-		ch_wr_str(b, m->Name, (v >= 3));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 3));
 	}
 	if (v >= 3) {
 		ch_wr_i16(b, m->MaxVersionLevel);
@@ -409,7 +409,7 @@ enc_ch_ApiVersionsResponse(ch_buf *b, int16_t v, const ch_ApiVersionsResponse *m
 		ch_wr_i16(b, m->ErrorCode);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->ApiKeys_n, (v >= 3));
+		ch_wr_array_len(b, (1 && m->ApiKeys_n < 0 ? 0 : m->ApiKeys_n), (v >= 3));
 		for (int32_t i_ = 0; i_ < m->ApiKeys_n; i_++)
 			enc_ch_ApiVersionsResponse_ApiVersion(b, v, &m->ApiKeys[i_]);
 	}
@@ -430,7 +430,7 @@ enc_ch_ApiVersionsResponse(ch_buf *b, int16_t v, const ch_ApiVersionsResponse *m
 		if (has0_) {
 			ch_buf tb_;
 			ch_buf_init(&tb_);
-			ch_wr_array_len(&tb_, m->SupportedFeatures_n, (v >= 3));
+			ch_wr_array_len(&tb_, (1 && m->SupportedFeatures_n < 0 ? 0 : m->SupportedFeatures_n), (v >= 3));
 			for (int32_t i_ = 0; i_ < m->SupportedFeatures_n; i_++)
 				enc_ch_ApiVersionsResponse_SupportedFeatureKey(&tb_, v, &m->SupportedFeatures[i_]);
 			ch_wr_uvarint(b, 0);
@@ -454,7 +454,7 @@ enc_ch_ApiVersionsResponse(ch_buf *b, int16_t v, const ch_ApiVersionsResponse *m
 		if (has2_) {
 			ch_buf tb_;
 			ch_buf_init(&tb_);
-			ch_wr_array_len(&tb_, m->FinalizedFeatures_n, (v >= 3));
+			ch_wr_array_len(&tb_, (1 && m->FinalizedFeatures_n < 0 ? 0 : m->FinalizedFeatures_n), (v >= 3));
 			for (int32_t i_ = 0; i_ < m->FinalizedFeatures_n; i_++)
 				enc_ch_ApiVersionsResponse_FinalizedFeatureKey(&tb_, v, &m->FinalizedFeatures[i_]);
 			ch_wr_uvarint(b, 2);

@@ -85,7 +85,7 @@ enc_ch_ConsumerGroupDescribeRequest(ch_buf *b, int16_t v, const ch_ConsumerGroup
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_array_len(b, m->GroupIds_n, (1));
+		ch_wr_array_len(b, (1 && m->GroupIds_n < 0 ? 0 : m->GroupIds_n), (1));
 		for (int32_t i_ = 0; i_ < m->GroupIds_n; i_++)
 			ch_wr_str(b, m->GroupIds[i_], (1));
 	}

@@ -114,10 +114,10 @@ enc_ch_ConsumerGroupDescribeResponse_TopicPartitions(ch_buf *b, int16_t v, const
 		ch_wr_uuid(b, m->TopicId);
 	}
 	if (1) {
-		ch_wr_str(b, m->TopicName, (1));
+		ch_wr_str(b, (1 && m->TopicName.len < 0 ? (ch_str){"", 0} : m->TopicName), (1));
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Partitions_n, (1));
+		ch_wr_array_len(b, (1 && m->Partitions_n < 0 ? 0 : m->Partitions_n), (1));
 		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
 			ch_wr_i32(b, m->Partitions[i_]);
 	}
@@ -199,7 +199,7 @@ enc_ch_ConsumerGroupDescribeResponse_Assignment(ch_buf *b, int16_t v, const ch_C
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_array_len(b, m->TopicPartitions_n, (1));
+		ch_wr_array_len(b, (1 && m->TopicPartitions_n < 0 ? 0 : m->TopicPartitions_n), (1));
 		for (int32_t i_ = 0; i_ < m->TopicPartitions_n; i_++)
 			enc_ch_ConsumerGroupDescribeResponse_TopicPartitions(b, v, &m->TopicPartitions[i_]);
 	}
@@ -323,7 +323,7 @@ enc_ch_ConsumerGroupDescribeResponse_Member(ch_buf *b, int16_t v, const ch_Consu
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->MemberId, (1));
+		ch_wr_str(b, (1 && m->MemberId.len < 0 ? (ch_str){"", 0} : m->MemberId), (1));
 	}
 	if (1) {
 		ch_wr_str(b, m->InstanceId, (1));
@@ -335,13 +335,13 @@ enc_ch_ConsumerGroupDescribeResponse_Member(ch_buf *b, int16_t v, const ch_Consu
 		ch_wr_i32(b, m->MemberEpoch);
 	}
 	if (1) {
-		ch_wr_str(b, m->ClientId, (1));
+		ch_wr_str(b, (1 && m->ClientId.len < 0 ? (ch_str){"", 0} : m->ClientId), (1));
 	}
 	if (1) {
-		ch_wr_str(b, m->ClientHost, (1));
+		ch_wr_str(b, (1 && m->ClientHost.len < 0 ? (ch_str){"", 0} : m->ClientHost), (1));
 	}
 	if (1) {
-		ch_wr_array_len(b, m->SubscribedTopicNames_n, (1));
+		ch_wr_array_len(b, (1 && m->SubscribedTopicNames_n < 0 ? 0 : m->SubscribedTopicNames_n), (1));
 		for (int32_t i_ = 0; i_ < m->SubscribedTopicNames_n; i_++)
 			ch_wr_str(b, m->SubscribedTopicNames[i_], (1));
 	}
@@ -476,10 +476,10 @@ enc_ch_ConsumerGroupDescribeResponse_DescribedGroup(ch_buf *b, int16_t v, const 
 		ch_wr_str(b, m->ErrorMessage, (1));
 	}
 	if (1) {
-		ch_wr_str(b, m->GroupId, (1));
+		ch_wr_str(b, (1 && m->GroupId.len < 0 ? (ch_str){"", 0} : m->GroupId), (1));
 	}
 	if (1) {
-		ch_wr_str(b, m->GroupState, (1));
+		ch_wr_str(b, (1 && m->GroupState.len < 0 ? (ch_str){"", 0} : m->GroupState), (1));
 	}
 	if (1) {
 		ch_wr_i32(b, m->GroupEpoch);
@@ -488,10 +488,10 @@ enc_ch_ConsumerGroupDescribeResponse_DescribedGroup(ch_buf *b, int16_t v, const 
 		ch_wr_i32(b, m->AssignmentEpoch);
 	}
 	if (1) {
-		ch_wr_str(b, m->AssignorName, (1));
+		ch_wr_str(b, (1 && m->AssignorName.len < 0 ? (ch_str){"", 0} : m->AssignorName), (1));
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Members_n, (1));
+		ch_wr_array_len(b, (1 && m->Members_n < 0 ? 0 : m->Members_n), (1));
 		for (int32_t i_ = 0; i_ < m->Members_n; i_++)
 			enc_ch_ConsumerGroupDescribeResponse_Member(b, v, &m->Members[i_]);
 	}
@@ -583,7 +583,7 @@ enc_ch_ConsumerGroupDescribeResponse(ch_buf *b, int16_t v, const ch_ConsumerGrou
 		ch_wr_i32(b, m->ThrottleTimeMs);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Groups_n, (1));
+		ch_wr_array_len(b, (1 && m->Groups_n < 0 ? 0 : m->Groups_n), (1));
 		for (int32_t i_ = 0; i_ < m->Groups_n; i_++)
 			enc_ch_ConsumerGroupDescribeResponse_DescribedGroup(b, v, &m->Groups[i_]);
 	}

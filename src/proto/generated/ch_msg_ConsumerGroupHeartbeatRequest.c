@@ -93,7 +93,7 @@ enc_ch_ConsumerGroupHeartbeatRequest_TopicPartitions(ch_buf *b, int16_t v, const
 		ch_wr_uuid(b, m->TopicId);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Partitions_n, (1));
+		ch_wr_array_len(b, (1 && m->Partitions_n < 0 ? 0 : m->Partitions_n), (1));
 		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
 			ch_wr_i32(b, m->Partitions[i_]);
 	}
@@ -227,10 +227,10 @@ enc_ch_ConsumerGroupHeartbeatRequest(ch_buf *b, int16_t v, const ch_ConsumerGrou
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->GroupId, (1));
+		ch_wr_str(b, (1 && m->GroupId.len < 0 ? (ch_str){"", 0} : m->GroupId), (1));
 	}
 	if (1) {
-		ch_wr_str(b, m->MemberId, (1));
+		ch_wr_str(b, (1 && m->MemberId.len < 0 ? (ch_str){"", 0} : m->MemberId), (1));
 	}
 	if (1) {
 		ch_wr_i32(b, m->MemberEpoch);

@@ -98,7 +98,7 @@ enc_ch_ConsumerGroupHeartbeatResponse_TopicPartitions(ch_buf *b, int16_t v, cons
 		ch_wr_uuid(b, m->TopicId);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Partitions_n, (1));
+		ch_wr_array_len(b, (1 && m->Partitions_n < 0 ? 0 : m->Partitions_n), (1));
 		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
 			ch_wr_i32(b, m->Partitions[i_]);
 	}
@@ -180,7 +180,7 @@ enc_ch_ConsumerGroupHeartbeatResponse_Assignment(ch_buf *b, int16_t v, const ch_
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_array_len(b, m->TopicPartitions_n, (1));
+		ch_wr_array_len(b, (1 && m->TopicPartitions_n < 0 ? 0 : m->TopicPartitions_n), (1));
 		for (int32_t i_ = 0; i_ < m->TopicPartitions_n; i_++)
 			enc_ch_ConsumerGroupHeartbeatResponse_TopicPartitions(b, v, &m->TopicPartitions[i_]);
 	}

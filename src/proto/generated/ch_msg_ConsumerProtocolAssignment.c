@@ -74,10 +74,10 @@ enc_ch_ConsumerProtocolAssignment_TopicPartition(ch_buf *b, int16_t v, const ch_
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->Topic, false);
+		ch_wr_str(b, (1 && m->Topic.len < 0 ? (ch_str){"", 0} : m->Topic), false);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Partitions_n, false);
+		ch_wr_array_len(b, (1 && m->Partitions_n < 0 ? 0 : m->Partitions_n), false);
 		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
 			ch_wr_i32(b, m->Partitions[i_]);
 	}
@@ -142,7 +142,7 @@ enc_ch_ConsumerProtocolAssignment(ch_buf *b, int16_t v, const ch_ConsumerProtoco
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_array_len(b, m->AssignedPartitions_n, false);
+		ch_wr_array_len(b, (1 && m->AssignedPartitions_n < 0 ? 0 : m->AssignedPartitions_n), false);
 		for (int32_t i_ = 0; i_ < m->AssignedPartitions_n; i_++)
 			enc_ch_ConsumerProtocolAssignment_TopicPartition(b, v, &m->AssignedPartitions[i_]);
 	}

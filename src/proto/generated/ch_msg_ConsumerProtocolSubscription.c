@@ -74,10 +74,10 @@ enc_ch_ConsumerProtocolSubscription_TopicPartition(ch_buf *b, int16_t v, const c
 	(void)v;
 	(void)m;
 	if (v >= 1) {
-		ch_wr_str(b, m->Topic, false);
+		ch_wr_str(b, (1 && m->Topic.len < 0 ? (ch_str){"", 0} : m->Topic), false);
 	}
 	if (v >= 1) {
-		ch_wr_array_len(b, m->Partitions_n, false);
+		ch_wr_array_len(b, (1 && m->Partitions_n < 0 ? 0 : m->Partitions_n), false);
 		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
 			ch_wr_i32(b, m->Partitions[i_]);
 	}
@@ -170,7 +170,7 @@ enc_ch_ConsumerProtocolSubscription(ch_buf *b, int16_t v, const ch_ConsumerProto
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_array_len(b, m->Topics_n, false);
+		ch_wr_array_len(b, (1 && m->Topics_n < 0 ? 0 : m->Topics_n), false);
 		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
 			ch_wr_str(b, m->Topics[i_], false);
 	}
@@ -178,7 +178,7 @@ enc_ch_ConsumerProtocolSubscription(ch_buf *b, int16_t v, const ch_ConsumerProto
 		ch_wr_bytes(b, m->UserData, false);
 	}
 	if (v >= 1) {
-		ch_wr_array_len(b, m->OwnedPartitions_n, false);
+		ch_wr_array_len(b, (1 && m->OwnedPartitions_n < 0 ? 0 : m->OwnedPartitions_n), false);
 		for (int32_t i_ = 0; i_ < m->OwnedPartitions_n; i_++)
 			enc_ch_ConsumerProtocolSubscription_TopicPartition(b, v, &m->OwnedPartitions[i_]);
 	}

@@ -91,7 +91,7 @@ enc_ch_CreatePartitionsRequest_CreatePartitionsAssignment(ch_buf *b, int16_t v, 
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_array_len(b, m->BrokerIds_n, (v >= 2));
+		ch_wr_array_len(b, (1 && m->BrokerIds_n < 0 ? 0 : m->BrokerIds_n), (v >= 2));
 		for (int32_t i_ = 0; i_ < m->BrokerIds_n; i_++)
 			ch_wr_i32(b, m->BrokerIds[i_]);
 	}
@@ -181,7 +181,7 @@ enc_ch_CreatePartitionsRequest_CreatePartitionsTopic(ch_buf *b, int16_t v, const
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->Name, (v >= 2));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 2));
 	}
 	if (1) {
 		ch_wr_i32(b, m->Count);
@@ -277,7 +277,7 @@ enc_ch_CreatePartitionsRequest(ch_buf *b, int16_t v, const ch_CreatePartitionsRe
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_array_len(b, m->Topics_n, (v >= 2));
+		ch_wr_array_len(b, (1 && m->Topics_n < 0 ? 0 : m->Topics_n), (v >= 2));
 		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
 			enc_ch_CreatePartitionsRequest_CreatePartitionsTopic(b, v, &m->Topics[i_]);
 	}

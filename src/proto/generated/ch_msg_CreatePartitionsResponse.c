@@ -80,7 +80,7 @@ enc_ch_CreatePartitionsResponse_CreatePartitionsTopicResult(ch_buf *b, int16_t v
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->Name, (v >= 2));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 2));
 	}
 	if (1) {
 		ch_wr_i16(b, m->ErrorCode);
@@ -173,7 +173,7 @@ enc_ch_CreatePartitionsResponse(ch_buf *b, int16_t v, const ch_CreatePartitionsR
 		ch_wr_i32(b, m->ThrottleTimeMs);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Results_n, (v >= 2));
+		ch_wr_array_len(b, (1 && m->Results_n < 0 ? 0 : m->Results_n), (v >= 2));
 		for (int32_t i_ = 0; i_ < m->Results_n; i_++)
 			enc_ch_CreatePartitionsResponse_CreatePartitionsTopicResult(b, v, &m->Results[i_]);
 	}

@@ -103,7 +103,7 @@ enc_ch_CreateTopicsRequest_CreatableReplicaAssignment(ch_buf *b, int16_t v, cons
 		ch_wr_i32(b, m->PartitionIndex);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->BrokerIds_n, (v >= 5));
+		ch_wr_array_len(b, (1 && m->BrokerIds_n < 0 ? 0 : m->BrokerIds_n), (v >= 5));
 		for (int32_t i_ = 0; i_ < m->BrokerIds_n; i_++)
 			ch_wr_i32(b, m->BrokerIds[i_]);
 	}
@@ -175,7 +175,7 @@ enc_ch_CreateTopicsRequest_CreatableTopicConfig(ch_buf *b, int16_t v, const ch_C
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->Name, (v >= 5));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 5));
 	}
 	if (1) {
 		ch_wr_str(b, m->Value, (v >= 5));
@@ -292,7 +292,7 @@ enc_ch_CreateTopicsRequest_CreatableTopic(ch_buf *b, int16_t v, const ch_CreateT
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->Name, (v >= 5));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 5));
 	}
 	if (1) {
 		ch_wr_i32(b, m->NumPartitions);
@@ -301,12 +301,12 @@ enc_ch_CreateTopicsRequest_CreatableTopic(ch_buf *b, int16_t v, const ch_CreateT
 		ch_wr_i16(b, m->ReplicationFactor);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Assignments_n, (v >= 5));
+		ch_wr_array_len(b, (1 && m->Assignments_n < 0 ? 0 : m->Assignments_n), (v >= 5));
 		for (int32_t i_ = 0; i_ < m->Assignments_n; i_++)
 			enc_ch_CreateTopicsRequest_CreatableReplicaAssignment(b, v, &m->Assignments[i_]);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Configs_n, (v >= 5));
+		ch_wr_array_len(b, (1 && m->Configs_n < 0 ? 0 : m->Configs_n), (v >= 5));
 		for (int32_t i_ = 0; i_ < m->Configs_n; i_++)
 			enc_ch_CreateTopicsRequest_CreatableTopicConfig(b, v, &m->Configs[i_]);
 	}
@@ -396,7 +396,7 @@ enc_ch_CreateTopicsRequest(ch_buf *b, int16_t v, const ch_CreateTopicsRequest *m
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_array_len(b, m->Topics_n, (v >= 5));
+		ch_wr_array_len(b, (1 && m->Topics_n < 0 ? 0 : m->Topics_n), (v >= 5));
 		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
 			enc_ch_CreateTopicsRequest_CreatableTopic(b, v, &m->Topics[i_]);
 	}

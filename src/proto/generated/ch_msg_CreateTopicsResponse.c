@@ -93,7 +93,7 @@ enc_ch_CreateTopicsResponse_CreatableTopicConfigs(ch_buf *b, int16_t v, const ch
 	(void)v;
 	(void)m;
 	if (v >= 5) {
-		ch_wr_str(b, m->Name, (v >= 5));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 5));
 	}
 	if (v >= 5) {
 		ch_wr_str(b, m->Value, (v >= 5));
@@ -219,7 +219,7 @@ enc_ch_CreateTopicsResponse_CreatableTopicResult(ch_buf *b, int16_t v, const ch_
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->Name, (v >= 5));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 5));
 	}
 	if (v >= 7) {
 		ch_wr_uuid(b, m->TopicId);
@@ -228,7 +228,7 @@ enc_ch_CreateTopicsResponse_CreatableTopicResult(ch_buf *b, int16_t v, const ch_
 		ch_wr_i16(b, m->ErrorCode);
 	}
 	if (v >= 1) {
-		ch_wr_str(b, m->ErrorMessage, (v >= 5));
+		ch_wr_str(b, (!(1) && m->ErrorMessage.len < 0 ? (ch_str){"", 0} : m->ErrorMessage), (v >= 5));
 	}
 	if (v >= 5) {
 		ch_wr_i32(b, m->NumPartitions);
@@ -340,7 +340,7 @@ enc_ch_CreateTopicsResponse(ch_buf *b, int16_t v, const ch_CreateTopicsResponse 
 		ch_wr_i32(b, m->ThrottleTimeMs);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Topics_n, (v >= 5));
+		ch_wr_array_len(b, (1 && m->Topics_n < 0 ? 0 : m->Topics_n), (v >= 5));
 		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
 			enc_ch_CreateTopicsResponse_CreatableTopicResult(b, v, &m->Topics[i_]);
 	}

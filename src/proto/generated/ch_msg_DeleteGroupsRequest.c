@@ -81,7 +81,7 @@ enc_ch_DeleteGroupsRequest(ch_buf *b, int16_t v, const ch_DeleteGroupsRequest *m
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_array_len(b, m->GroupsNames_n, (v >= 2));
+		ch_wr_array_len(b, (1 && m->GroupsNames_n < 0 ? 0 : m->GroupsNames_n), (v >= 2));
 		for (int32_t i_ = 0; i_ < m->GroupsNames_n; i_++)
 			ch_wr_str(b, m->GroupsNames[i_], (v >= 2));
 	}

@@ -76,7 +76,7 @@ enc_ch_DeleteGroupsResponse_DeletableGroupResult(ch_buf *b, int16_t v, const ch_
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->GroupId, (v >= 2));
+		ch_wr_str(b, (1 && m->GroupId.len < 0 ? (ch_str){"", 0} : m->GroupId), (v >= 2));
 	}
 	if (1) {
 		ch_wr_i16(b, m->ErrorCode);
@@ -166,7 +166,7 @@ enc_ch_DeleteGroupsResponse(ch_buf *b, int16_t v, const ch_DeleteGroupsResponse 
 		ch_wr_i32(b, m->ThrottleTimeMs);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Results_n, (v >= 2));
+		ch_wr_array_len(b, (1 && m->Results_n < 0 ? 0 : m->Results_n), (v >= 2));
 		for (int32_t i_ = 0; i_ < m->Results_n; i_++)
 			enc_ch_DeleteGroupsResponse_DeletableGroupResult(b, v, &m->Results[i_]);
 	}

@@ -181,12 +181,12 @@ enc_ch_DeleteTopicsRequest(ch_buf *b, int16_t v, const ch_DeleteTopicsRequest *m
 	(void)v;
 	(void)m;
 	if (v >= 6) {
-		ch_wr_array_len(b, m->Topics_n, (v >= 4));
+		ch_wr_array_len(b, (1 && m->Topics_n < 0 ? 0 : m->Topics_n), (v >= 4));
 		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
 			enc_ch_DeleteTopicsRequest_DeleteTopicState(b, v, &m->Topics[i_]);
 	}
 	if (v <= 5) {
-		ch_wr_array_len(b, m->TopicNames_n, (v >= 4));
+		ch_wr_array_len(b, (1 && m->TopicNames_n < 0 ? 0 : m->TopicNames_n), (v >= 4));
 		for (int32_t i_ = 0; i_ < m->TopicNames_n; i_++)
 			ch_wr_str(b, m->TopicNames[i_], (v >= 4));
 	}

@@ -84,7 +84,7 @@ enc_ch_DeleteTopicsResponse_DeletableTopicResult(ch_buf *b, int16_t v, const ch_
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->Name, (v >= 4));
+		ch_wr_str(b, (!(v >= 6) && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 4));
 	}
 	if (v >= 6) {
 		ch_wr_uuid(b, m->TopicId);
@@ -180,7 +180,7 @@ enc_ch_DeleteTopicsResponse(ch_buf *b, int16_t v, const ch_DeleteTopicsResponse 
 		ch_wr_i32(b, m->ThrottleTimeMs);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Responses_n, (v >= 4));
+		ch_wr_array_len(b, (1 && m->Responses_n < 0 ? 0 : m->Responses_n), (v >= 4));
 		for (int32_t i_ = 0; i_ < m->Responses_n; i_++)
 			enc_ch_DeleteTopicsResponse_DeletableTopicResult(b, v, &m->Responses[i_]);
 	}

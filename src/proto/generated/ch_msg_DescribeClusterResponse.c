@@ -87,7 +87,7 @@ enc_ch_DescribeClusterResponse_DescribeClusterBroker(ch_buf *b, int16_t v, const
 		ch_wr_i32(b, m->BrokerId);
 	}
 	if (1) {
-		ch_wr_str(b, m->Host, (1));
+		ch_wr_str(b, (1 && m->Host.len < 0 ? (ch_str){"", 0} : m->Host), (1));
 	}
 	if (1) {
 		ch_wr_i32(b, m->Port);
@@ -215,13 +215,13 @@ enc_ch_DescribeClusterResponse(ch_buf *b, int16_t v, const ch_DescribeClusterRes
 		ch_wr_i8(b, m->EndpointType);
 	}
 	if (1) {
-		ch_wr_str(b, m->ClusterId, (1));
+		ch_wr_str(b, (1 && m->ClusterId.len < 0 ? (ch_str){"", 0} : m->ClusterId), (1));
 	}
 	if (1) {
 		ch_wr_i32(b, m->ControllerId);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Brokers_n, (1));
+		ch_wr_array_len(b, (1 && m->Brokers_n < 0 ? 0 : m->Brokers_n), (1));
 		for (int32_t i_ = 0; i_ < m->Brokers_n; i_++)
 			enc_ch_DescribeClusterResponse_DescribeClusterBroker(b, v, &m->Brokers[i_]);
 	}

@@ -97,7 +97,7 @@ enc_ch_DescribeConfigsRequest_DescribeConfigsResource(ch_buf *b, int16_t v, cons
 		ch_wr_i8(b, m->ResourceType);
 	}
 	if (1) {
-		ch_wr_str(b, m->ResourceName, (v >= 4));
+		ch_wr_str(b, (1 && m->ResourceName.len < 0 ? (ch_str){"", 0} : m->ResourceName), (v >= 4));
 	}
 	if (1) {
 		ch_wr_array_len(b, m->ConfigurationKeys_n, (v >= 4));
@@ -190,7 +190,7 @@ enc_ch_DescribeConfigsRequest(ch_buf *b, int16_t v, const ch_DescribeConfigsRequ
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_array_len(b, m->Resources_n, (v >= 4));
+		ch_wr_array_len(b, (1 && m->Resources_n < 0 ? 0 : m->Resources_n), (v >= 4));
 		for (int32_t i_ = 0; i_ < m->Resources_n; i_++)
 			enc_ch_DescribeConfigsRequest_DescribeConfigsResource(b, v, &m->Resources[i_]);
 	}

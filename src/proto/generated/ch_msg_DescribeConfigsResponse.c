@@ -92,10 +92,10 @@ enc_ch_DescribeConfigsResponse_DescribeConfigsSynonym(ch_buf *b, int16_t v, cons
 	(void)v;
 	(void)m;
 	if (v >= 1) {
-		ch_wr_str(b, m->Name, (v >= 4));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 4));
 	}
 	if (v >= 1) {
-		ch_wr_str(b, m->Value, (v >= 4));
+		ch_wr_str(b, (!(1) && m->Value.len < 0 ? (ch_str){"", 0} : m->Value), (v >= 4));
 	}
 	if (v >= 1) {
 		ch_wr_i8(b, m->Source);
@@ -214,7 +214,7 @@ enc_ch_DescribeConfigsResponse_DescribeConfigsResourceResult(ch_buf *b, int16_t 
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->Name, (v >= 4));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 4));
 	}
 	if (1) {
 		ch_wr_str(b, m->Value, (v >= 4));
@@ -232,7 +232,7 @@ enc_ch_DescribeConfigsResponse_DescribeConfigsResourceResult(ch_buf *b, int16_t 
 		ch_wr_bool(b, m->IsSensitive);
 	}
 	if (v >= 1) {
-		ch_wr_array_len(b, m->Synonyms_n, (v >= 4));
+		ch_wr_array_len(b, (1 && m->Synonyms_n < 0 ? 0 : m->Synonyms_n), (v >= 4));
 		for (int32_t i_ = 0; i_ < m->Synonyms_n; i_++)
 			enc_ch_DescribeConfigsResponse_DescribeConfigsSynonym(b, v, &m->Synonyms[i_]);
 	}
@@ -240,7 +240,7 @@ enc_ch_DescribeConfigsResponse_DescribeConfigsResourceResult(ch_buf *b, int16_t 
 		ch_wr_i8(b, m->ConfigType);
 	}
 	if (v >= 3) {
-		ch_wr_str(b, m->Documentation, (v >= 4));
+		ch_wr_str(b, (!(1) && m->Documentation.len < 0 ? (ch_str){"", 0} : m->Documentation), (v >= 4));
 	}
 	if (v >= 4) {
 		ch_wr_uvarint(b, 0);
@@ -347,10 +347,10 @@ enc_ch_DescribeConfigsResponse_DescribeConfigsResult(ch_buf *b, int16_t v, const
 		ch_wr_i8(b, m->ResourceType);
 	}
 	if (1) {
-		ch_wr_str(b, m->ResourceName, (v >= 4));
+		ch_wr_str(b, (1 && m->ResourceName.len < 0 ? (ch_str){"", 0} : m->ResourceName), (v >= 4));
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Configs_n, (v >= 4));
+		ch_wr_array_len(b, (1 && m->Configs_n < 0 ? 0 : m->Configs_n), (v >= 4));
 		for (int32_t i_ = 0; i_ < m->Configs_n; i_++)
 			enc_ch_DescribeConfigsResponse_DescribeConfigsResourceResult(b, v, &m->Configs[i_]);
 	}
@@ -439,7 +439,7 @@ enc_ch_DescribeConfigsResponse(ch_buf *b, int16_t v, const ch_DescribeConfigsRes
 		ch_wr_i32(b, m->ThrottleTimeMs);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Results_n, (v >= 4));
+		ch_wr_array_len(b, (1 && m->Results_n < 0 ? 0 : m->Results_n), (v >= 4));
 		for (int32_t i_ = 0; i_ < m->Results_n; i_++)
 			enc_ch_DescribeConfigsResponse_DescribeConfigsResult(b, v, &m->Results[i_]);
 	}

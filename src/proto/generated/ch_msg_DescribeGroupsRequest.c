@@ -85,7 +85,7 @@ enc_ch_DescribeGroupsRequest(ch_buf *b, int16_t v, const ch_DescribeGroupsReques
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_array_len(b, m->Groups_n, (v >= 5));
+		ch_wr_array_len(b, (1 && m->Groups_n < 0 ? 0 : m->Groups_n), (v >= 5));
 		for (int32_t i_ = 0; i_ < m->Groups_n; i_++)
 			ch_wr_str(b, m->Groups[i_], (v >= 5));
 	}

@@ -105,22 +105,22 @@ enc_ch_DescribeGroupsResponse_DescribedGroupMember(ch_buf *b, int16_t v, const c
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->MemberId, (v >= 5));
+		ch_wr_str(b, (1 && m->MemberId.len < 0 ? (ch_str){"", 0} : m->MemberId), (v >= 5));
 	}
 	if (v >= 4) {
 		ch_wr_str(b, m->GroupInstanceId, (v >= 5));
 	}
 	if (1) {
-		ch_wr_str(b, m->ClientId, (v >= 5));
+		ch_wr_str(b, (1 && m->ClientId.len < 0 ? (ch_str){"", 0} : m->ClientId), (v >= 5));
 	}
 	if (1) {
-		ch_wr_str(b, m->ClientHost, (v >= 5));
+		ch_wr_str(b, (1 && m->ClientHost.len < 0 ? (ch_str){"", 0} : m->ClientHost), (v >= 5));
 	}
 	if (1) {
-		ch_wr_bytes(b, m->MemberMetadata, (v >= 5));
+		ch_wr_bytes(b, (1 && m->MemberMetadata.len < 0 ? (ch_bytes){(const uint8_t *)"", 0} : m->MemberMetadata), (v >= 5));
 	}
 	if (1) {
-		ch_wr_bytes(b, m->MemberAssignment, (v >= 5));
+		ch_wr_bytes(b, (1 && m->MemberAssignment.len < 0 ? (ch_bytes){(const uint8_t *)"", 0} : m->MemberAssignment), (v >= 5));
 	}
 	if (v >= 5) {
 		ch_wr_uvarint(b, 0);
@@ -235,19 +235,19 @@ enc_ch_DescribeGroupsResponse_DescribedGroup(ch_buf *b, int16_t v, const ch_Desc
 		ch_wr_i16(b, m->ErrorCode);
 	}
 	if (1) {
-		ch_wr_str(b, m->GroupId, (v >= 5));
+		ch_wr_str(b, (1 && m->GroupId.len < 0 ? (ch_str){"", 0} : m->GroupId), (v >= 5));
 	}
 	if (1) {
-		ch_wr_str(b, m->GroupState, (v >= 5));
+		ch_wr_str(b, (1 && m->GroupState.len < 0 ? (ch_str){"", 0} : m->GroupState), (v >= 5));
 	}
 	if (1) {
-		ch_wr_str(b, m->ProtocolType, (v >= 5));
+		ch_wr_str(b, (1 && m->ProtocolType.len < 0 ? (ch_str){"", 0} : m->ProtocolType), (v >= 5));
 	}
 	if (1) {
-		ch_wr_str(b, m->ProtocolData, (v >= 5));
+		ch_wr_str(b, (1 && m->ProtocolData.len < 0 ? (ch_str){"", 0} : m->ProtocolData), (v >= 5));
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Members_n, (v >= 5));
+		ch_wr_array_len(b, (1 && m->Members_n < 0 ? 0 : m->Members_n), (v >= 5));
 		for (int32_t i_ = 0; i_ < m->Members_n; i_++)
 			enc_ch_DescribeGroupsResponse_DescribedGroupMember(b, v, &m->Members[i_]);
 	}
@@ -339,7 +339,7 @@ enc_ch_DescribeGroupsResponse(ch_buf *b, int16_t v, const ch_DescribeGroupsRespo
 		ch_wr_i32(b, m->ThrottleTimeMs);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Groups_n, (v >= 5));
+		ch_wr_array_len(b, (1 && m->Groups_n < 0 ? 0 : m->Groups_n), (v >= 5));
 		for (int32_t i_ = 0; i_ < m->Groups_n; i_++)
 			enc_ch_DescribeGroupsResponse_DescribedGroup(b, v, &m->Groups[i_]);
 	}

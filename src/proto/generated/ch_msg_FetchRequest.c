@@ -303,13 +303,13 @@ enc_ch_FetchRequest_FetchTopic(ch_buf *b, int16_t v, const ch_FetchRequest_Fetch
 	(void)v;
 	(void)m;
 	if (v <= 12) {
-		ch_wr_str(b, m->Topic, (v >= 12));
+		ch_wr_str(b, (1 && m->Topic.len < 0 ? (ch_str){"", 0} : m->Topic), (v >= 12));
 	}
 	if (v >= 13) {
 		ch_wr_uuid(b, m->TopicId);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Partitions_n, (v >= 12));
+		ch_wr_array_len(b, (1 && m->Partitions_n < 0 ? 0 : m->Partitions_n), (v >= 12));
 		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
 			enc_ch_FetchRequest_FetchPartition(b, v, &m->Partitions[i_]);
 	}
@@ -401,13 +401,13 @@ enc_ch_FetchRequest_ForgottenTopic(ch_buf *b, int16_t v, const ch_FetchRequest_F
 	(void)v;
 	(void)m;
 	if (v >= 7 && v <= 12) {
-		ch_wr_str(b, m->Topic, (v >= 12));
+		ch_wr_str(b, (1 && m->Topic.len < 0 ? (ch_str){"", 0} : m->Topic), (v >= 12));
 	}
 	if (v >= 13) {
 		ch_wr_uuid(b, m->TopicId);
 	}
 	if (v >= 7) {
-		ch_wr_array_len(b, m->Partitions_n, (v >= 12));
+		ch_wr_array_len(b, (1 && m->Partitions_n < 0 ? 0 : m->Partitions_n), (v >= 12));
 		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
 			ch_wr_i32(b, m->Partitions[i_]);
 	}
@@ -580,17 +580,17 @@ enc_ch_FetchRequest(ch_buf *b, int16_t v, const ch_FetchRequest *m)
 		ch_wr_i32(b, m->SessionEpoch);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Topics_n, (v >= 12));
+		ch_wr_array_len(b, (1 && m->Topics_n < 0 ? 0 : m->Topics_n), (v >= 12));
 		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
 			enc_ch_FetchRequest_FetchTopic(b, v, &m->Topics[i_]);
 	}
 	if (v >= 7) {
-		ch_wr_array_len(b, m->ForgottenTopicsData_n, (v >= 12));
+		ch_wr_array_len(b, (1 && m->ForgottenTopicsData_n < 0 ? 0 : m->ForgottenTopicsData_n), (v >= 12));
 		for (int32_t i_ = 0; i_ < m->ForgottenTopicsData_n; i_++)
 			enc_ch_FetchRequest_ForgottenTopic(b, v, &m->ForgottenTopicsData[i_]);
 	}
 	if (v >= 11) {
-		ch_wr_str(b, m->RackId, (v >= 12));
+		ch_wr_str(b, (1 && m->RackId.len < 0 ? (ch_str){"", 0} : m->RackId), (v >= 12));
 	}
 	if (v >= 12) {
 		uint32_t ntags_ = 0;

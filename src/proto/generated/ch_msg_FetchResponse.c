@@ -603,13 +603,13 @@ enc_ch_FetchResponse_FetchableTopicResponse(ch_buf *b, int16_t v, const ch_Fetch
 	(void)v;
 	(void)m;
 	if (v <= 12) {
-		ch_wr_str(b, m->Topic, (v >= 12));
+		ch_wr_str(b, (1 && m->Topic.len < 0 ? (ch_str){"", 0} : m->Topic), (v >= 12));
 	}
 	if (v >= 13) {
 		ch_wr_uuid(b, m->TopicId);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Partitions_n, (v >= 12));
+		ch_wr_array_len(b, (1 && m->Partitions_n < 0 ? 0 : m->Partitions_n), (v >= 12));
 		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
 			enc_ch_FetchResponse_PartitionData(b, v, &m->Partitions[i_]);
 	}
@@ -692,7 +692,7 @@ enc_ch_FetchResponse_NodeEndpoint(ch_buf *b, int16_t v, const ch_FetchResponse_N
 		ch_wr_i32(b, m->NodeId);
 	}
 	if (v >= 16) {
-		ch_wr_str(b, m->Host, (v >= 12));
+		ch_wr_str(b, (1 && m->Host.len < 0 ? (ch_str){"", 0} : m->Host), (v >= 12));
 	}
 	if (v >= 16) {
 		ch_wr_i32(b, m->Port);
@@ -823,7 +823,7 @@ enc_ch_FetchResponse(ch_buf *b, int16_t v, const ch_FetchResponse *m)
 		ch_wr_i32(b, m->SessionId);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Responses_n, (v >= 12));
+		ch_wr_array_len(b, (1 && m->Responses_n < 0 ? 0 : m->Responses_n), (v >= 12));
 		for (int32_t i_ = 0; i_ < m->Responses_n; i_++)
 			enc_ch_FetchResponse_FetchableTopicResponse(b, v, &m->Responses[i_]);
 	}
@@ -835,7 +835,7 @@ enc_ch_FetchResponse(ch_buf *b, int16_t v, const ch_FetchResponse *m)
 		if (has0_) {
 			ch_buf tb_;
 			ch_buf_init(&tb_);
-			ch_wr_array_len(&tb_, m->NodeEndpoints_n, (v >= 12));
+			ch_wr_array_len(&tb_, (1 && m->NodeEndpoints_n < 0 ? 0 : m->NodeEndpoints_n), (v >= 12));
 			for (int32_t i_ = 0; i_ < m->NodeEndpoints_n; i_++)
 				enc_ch_FetchResponse_NodeEndpoint(&tb_, v, &m->NodeEndpoints[i_]);
 			ch_wr_uvarint(b, 0);

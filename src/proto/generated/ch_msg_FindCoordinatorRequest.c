@@ -91,13 +91,13 @@ enc_ch_FindCoordinatorRequest(ch_buf *b, int16_t v, const ch_FindCoordinatorRequ
 	(void)v;
 	(void)m;
 	if (v <= 3) {
-		ch_wr_str(b, m->Key, (v >= 3));
+		ch_wr_str(b, (1 && m->Key.len < 0 ? (ch_str){"", 0} : m->Key), (v >= 3));
 	}
 	if (v >= 1) {
 		ch_wr_i8(b, m->KeyType);
 	}
 	if (v >= 4) {
-		ch_wr_array_len(b, m->CoordinatorKeys_n, (v >= 3));
+		ch_wr_array_len(b, (1 && m->CoordinatorKeys_n < 0 ? 0 : m->CoordinatorKeys_n), (v >= 3));
 		for (int32_t i_ = 0; i_ < m->CoordinatorKeys_n; i_++)
 			ch_wr_str(b, m->CoordinatorKeys[i_], (v >= 3));
 	}

@@ -94,13 +94,13 @@ enc_ch_FindCoordinatorResponse_Coordinator(ch_buf *b, int16_t v, const ch_FindCo
 	(void)v;
 	(void)m;
 	if (v >= 4) {
-		ch_wr_str(b, m->Key, (v >= 3));
+		ch_wr_str(b, (1 && m->Key.len < 0 ? (ch_str){"", 0} : m->Key), (v >= 3));
 	}
 	if (v >= 4) {
 		ch_wr_i32(b, m->NodeId);
 	}
 	if (v >= 4) {
-		ch_wr_str(b, m->Host, (v >= 3));
+		ch_wr_str(b, (1 && m->Host.len < 0 ? (ch_str){"", 0} : m->Host), (v >= 3));
 	}
 	if (v >= 4) {
 		ch_wr_i32(b, m->Port);
@@ -227,13 +227,13 @@ enc_ch_FindCoordinatorResponse(ch_buf *b, int16_t v, const ch_FindCoordinatorRes
 		ch_wr_i32(b, m->NodeId);
 	}
 	if (v <= 3) {
-		ch_wr_str(b, m->Host, (v >= 3));
+		ch_wr_str(b, (1 && m->Host.len < 0 ? (ch_str){"", 0} : m->Host), (v >= 3));
 	}
 	if (v <= 3) {
 		ch_wr_i32(b, m->Port);
 	}
 	if (v >= 4) {
-		ch_wr_array_len(b, m->Coordinators_n, (v >= 3));
+		ch_wr_array_len(b, (1 && m->Coordinators_n < 0 ? 0 : m->Coordinators_n), (v >= 3));
 		for (int32_t i_ = 0; i_ < m->Coordinators_n; i_++)
 			enc_ch_FindCoordinatorResponse_Coordinator(b, v, &m->Coordinators[i_]);
 	}

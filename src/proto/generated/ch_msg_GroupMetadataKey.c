@@ -49,7 +49,7 @@ enc_ch_GroupMetadataKey(ch_buf *b, int16_t v, const ch_GroupMetadataKey *m)
 	(void)v;
 	(void)m;
 	if (v >= 2 && v <= 2) {
-		ch_wr_str(b, m->group, false);
+		ch_wr_str(b, (1 && m->group.len < 0 ? (ch_str){"", 0} : m->group), false);
 	}
 }
 

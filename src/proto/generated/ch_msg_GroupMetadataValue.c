@@ -108,16 +108,16 @@ enc_ch_GroupMetadataValue_MemberMetadata(ch_buf *b, int16_t v, const ch_GroupMet
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->memberId, (v >= 4));
+		ch_wr_str(b, (1 && m->memberId.len < 0 ? (ch_str){"", 0} : m->memberId), (v >= 4));
 	}
 	if (v >= 3) {
 		ch_wr_str(b, m->groupInstanceId, (v >= 4));
 	}
 	if (1) {
-		ch_wr_str(b, m->clientId, (v >= 4));
+		ch_wr_str(b, (1 && m->clientId.len < 0 ? (ch_str){"", 0} : m->clientId), (v >= 4));
 	}
 	if (1) {
-		ch_wr_str(b, m->clientHost, (v >= 4));
+		ch_wr_str(b, (1 && m->clientHost.len < 0 ? (ch_str){"", 0} : m->clientHost), (v >= 4));
 	}
 	if (v >= 1) {
 		ch_wr_i32(b, m->rebalanceTimeout);
@@ -126,10 +126,10 @@ enc_ch_GroupMetadataValue_MemberMetadata(ch_buf *b, int16_t v, const ch_GroupMet
 		ch_wr_i32(b, m->sessionTimeout);
 	}
 	if (1) {
-		ch_wr_bytes(b, m->subscription, (v >= 4));
+		ch_wr_bytes(b, (1 && m->subscription.len < 0 ? (ch_bytes){(const uint8_t *)"", 0} : m->subscription), (v >= 4));
 	}
 	if (1) {
-		ch_wr_bytes(b, m->assignment, (v >= 4));
+		ch_wr_bytes(b, (1 && m->assignment.len < 0 ? (ch_bytes){(const uint8_t *)"", 0} : m->assignment), (v >= 4));
 	}
 	if (v >= 4) {
 		ch_wr_uvarint(b, 0);
@@ -231,7 +231,7 @@ enc_ch_GroupMetadataValue(ch_buf *b, int16_t v, const ch_GroupMetadataValue *m)
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->protocolType, (v >= 4));
+		ch_wr_str(b, (1 && m->protocolType.len < 0 ? (ch_str){"", 0} : m->protocolType), (v >= 4));
 	}
 	if (1) {
 		ch_wr_i32(b, m->generation);
@@ -246,7 +246,7 @@ enc_ch_GroupMetadataValue(ch_buf *b, int16_t v, const ch_GroupMetadataValue *m)
 		ch_wr_i64(b, m->currentStateTimestamp);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->members_n, (v >= 4));
+		ch_wr_array_len(b, (1 && m->members_n < 0 ? 0 : m->members_n), (v >= 4));
 		for (int32_t i_ = 0; i_ < m->members_n; i_++)
 			enc_ch_GroupMetadataValue_MemberMetadata(b, v, &m->members[i_]);
 	}

@@ -81,13 +81,13 @@ enc_ch_HeartbeatRequest(ch_buf *b, int16_t v, const ch_HeartbeatRequest *m)
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->GroupId, (v >= 4));
+		ch_wr_str(b, (1 && m->GroupId.len < 0 ? (ch_str){"", 0} : m->GroupId), (v >= 4));
 	}
 	if (1) {
 		ch_wr_i32(b, m->GenerationId);
 	}
 	if (1) {
-		ch_wr_str(b, m->MemberId, (v >= 4));
+		ch_wr_str(b, (1 && m->MemberId.len < 0 ? (ch_str){"", 0} : m->MemberId), (v >= 4));
 	}
 	if (v >= 3) {
 		ch_wr_str(b, m->GroupInstanceId, (v >= 4));

@@ -78,10 +78,10 @@ enc_ch_JoinGroupRequest_JoinGroupRequestProtocol(ch_buf *b, int16_t v, const ch_
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->Name, (v >= 6));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 6));
 	}
 	if (1) {
-		ch_wr_bytes(b, m->Metadata, (v >= 6));
+		ch_wr_bytes(b, (1 && m->Metadata.len < 0 ? (ch_bytes){(const uint8_t *)"", 0} : m->Metadata), (v >= 6));
 	}
 	if (v >= 6) {
 		ch_wr_uvarint(b, 0);
@@ -195,7 +195,7 @@ enc_ch_JoinGroupRequest(ch_buf *b, int16_t v, const ch_JoinGroupRequest *m)
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->GroupId, (v >= 6));
+		ch_wr_str(b, (1 && m->GroupId.len < 0 ? (ch_str){"", 0} : m->GroupId), (v >= 6));
 	}
 	if (1) {
 		ch_wr_i32(b, m->SessionTimeoutMs);
@@ -204,16 +204,16 @@ enc_ch_JoinGroupRequest(ch_buf *b, int16_t v, const ch_JoinGroupRequest *m)
 		ch_wr_i32(b, m->RebalanceTimeoutMs);
 	}
 	if (1) {
-		ch_wr_str(b, m->MemberId, (v >= 6));
+		ch_wr_str(b, (1 && m->MemberId.len < 0 ? (ch_str){"", 0} : m->MemberId), (v >= 6));
 	}
 	if (v >= 5) {
 		ch_wr_str(b, m->GroupInstanceId, (v >= 6));
 	}
 	if (1) {
-		ch_wr_str(b, m->ProtocolType, (v >= 6));
+		ch_wr_str(b, (1 && m->ProtocolType.len < 0 ? (ch_str){"", 0} : m->ProtocolType), (v >= 6));
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Protocols_n, (v >= 6));
+		ch_wr_array_len(b, (1 && m->Protocols_n < 0 ? 0 : m->Protocols_n), (v >= 6));
 		for (int32_t i_ = 0; i_ < m->Protocols_n; i_++)
 			enc_ch_JoinGroupRequest_JoinGroupRequestProtocol(b, v, &m->Protocols[i_]);
 	}

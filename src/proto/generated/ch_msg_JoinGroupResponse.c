@@ -82,13 +82,13 @@ enc_ch_JoinGroupResponse_JoinGroupResponseMember(ch_buf *b, int16_t v, const ch_
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->MemberId, (v >= 6));
+		ch_wr_str(b, (1 && m->MemberId.len < 0 ? (ch_str){"", 0} : m->MemberId), (v >= 6));
 	}
 	if (v >= 5) {
 		ch_wr_str(b, m->GroupInstanceId, (v >= 6));
 	}
 	if (1) {
-		ch_wr_bytes(b, m->Metadata, (v >= 6));
+		ch_wr_bytes(b, (1 && m->Metadata.len < 0 ? (ch_bytes){(const uint8_t *)"", 0} : m->Metadata), (v >= 6));
 	}
 	if (v >= 6) {
 		ch_wr_uvarint(b, 0);
@@ -218,19 +218,19 @@ enc_ch_JoinGroupResponse(ch_buf *b, int16_t v, const ch_JoinGroupResponse *m)
 		ch_wr_str(b, m->ProtocolType, (v >= 6));
 	}
 	if (1) {
-		ch_wr_str(b, m->ProtocolName, (v >= 6));
+		ch_wr_str(b, (!(v >= 7) && m->ProtocolName.len < 0 ? (ch_str){"", 0} : m->ProtocolName), (v >= 6));
 	}
 	if (1) {
-		ch_wr_str(b, m->Leader, (v >= 6));
+		ch_wr_str(b, (1 && m->Leader.len < 0 ? (ch_str){"", 0} : m->Leader), (v >= 6));
 	}
 	if (v >= 9) {
 		ch_wr_bool(b, m->SkipAssignment);
 	}
 	if (1) {
-		ch_wr_str(b, m->MemberId, (v >= 6));
+		ch_wr_str(b, (1 && m->MemberId.len < 0 ? (ch_str){"", 0} : m->MemberId), (v >= 6));
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Members_n, (v >= 6));
+		ch_wr_array_len(b, (1 && m->Members_n < 0 ? 0 : m->Members_n), (v >= 6));
 		for (int32_t i_ = 0; i_ < m->Members_n; i_++)
 			enc_ch_JoinGroupResponse_JoinGroupResponseMember(b, v, &m->Members[i_]);
 	}

@@ -80,7 +80,7 @@ enc_ch_LeaveGroupRequest_MemberIdentity(ch_buf *b, int16_t v, const ch_LeaveGrou
 	(void)v;
 	(void)m;
 	if (v >= 3) {
-		ch_wr_str(b, m->MemberId, (v >= 4));
+		ch_wr_str(b, (1 && m->MemberId.len < 0 ? (ch_str){"", 0} : m->MemberId), (v >= 4));
 	}
 	if (v >= 3) {
 		ch_wr_str(b, m->GroupInstanceId, (v >= 4));
@@ -178,13 +178,13 @@ enc_ch_LeaveGroupRequest(ch_buf *b, int16_t v, const ch_LeaveGroupRequest *m)
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->GroupId, (v >= 4));
+		ch_wr_str(b, (1 && m->GroupId.len < 0 ? (ch_str){"", 0} : m->GroupId), (v >= 4));
 	}
 	if (v <= 2) {
-		ch_wr_str(b, m->MemberId, (v >= 4));
+		ch_wr_str(b, (1 && m->MemberId.len < 0 ? (ch_str){"", 0} : m->MemberId), (v >= 4));
 	}
 	if (v >= 3) {
-		ch_wr_array_len(b, m->Members_n, (v >= 4));
+		ch_wr_array_len(b, (1 && m->Members_n < 0 ? 0 : m->Members_n), (v >= 4));
 		for (int32_t i_ = 0; i_ < m->Members_n; i_++)
 			enc_ch_LeaveGroupRequest_MemberIdentity(b, v, &m->Members[i_]);
 	}

@@ -101,12 +101,12 @@ enc_ch_ListGroupsRequest(ch_buf *b, int16_t v, const ch_ListGroupsRequest *m)
 	(void)v;
 	(void)m;
 	if (v >= 4) {
-		ch_wr_array_len(b, m->StatesFilter_n, (v >= 3));
+		ch_wr_array_len(b, (1 && m->StatesFilter_n < 0 ? 0 : m->StatesFilter_n), (v >= 3));
 		for (int32_t i_ = 0; i_ < m->StatesFilter_n; i_++)
 			ch_wr_str(b, m->StatesFilter[i_], (v >= 3));
 	}
 	if (v >= 5) {
-		ch_wr_array_len(b, m->TypesFilter_n, (v >= 3));
+		ch_wr_array_len(b, (1 && m->TypesFilter_n < 0 ? 0 : m->TypesFilter_n), (v >= 3));
 		for (int32_t i_ = 0; i_ < m->TypesFilter_n; i_++)
 			ch_wr_str(b, m->TypesFilter[i_], (v >= 3));
 	}

@@ -90,16 +90,16 @@ enc_ch_ListGroupsResponse_ListedGroup(ch_buf *b, int16_t v, const ch_ListGroupsR
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->GroupId, (v >= 3));
+		ch_wr_str(b, (1 && m->GroupId.len < 0 ? (ch_str){"", 0} : m->GroupId), (v >= 3));
 	}
 	if (1) {
-		ch_wr_str(b, m->ProtocolType, (v >= 3));
+		ch_wr_str(b, (1 && m->ProtocolType.len < 0 ? (ch_str){"", 0} : m->ProtocolType), (v >= 3));
 	}
 	if (v >= 4) {
-		ch_wr_str(b, m->GroupState, (v >= 3));
+		ch_wr_str(b, (1 && m->GroupState.len < 0 ? (ch_str){"", 0} : m->GroupState), (v >= 3));
 	}
 	if (v >= 5) {
-		ch_wr_str(b, m->GroupType, (v >= 3));
+		ch_wr_str(b, (1 && m->GroupType.len < 0 ? (ch_str){"", 0} : m->GroupType), (v >= 3));
 	}
 	if (v >= 3) {
 		ch_wr_uvarint(b, 0);
@@ -193,7 +193,7 @@ enc_ch_ListGroupsResponse(ch_buf *b, int16_t v, const ch_ListGroupsResponse *m)
 		ch_wr_i16(b, m->ErrorCode);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Groups_n, (v >= 3));
+		ch_wr_array_len(b, (1 && m->Groups_n < 0 ? 0 : m->Groups_n), (v >= 3));
 		for (int32_t i_ = 0; i_ < m->Groups_n; i_++)
 			enc_ch_ListGroupsResponse_ListedGroup(b, v, &m->Groups[i_]);
 	}

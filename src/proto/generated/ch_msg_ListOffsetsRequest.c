@@ -182,10 +182,10 @@ enc_ch_ListOffsetsRequest_ListOffsetsTopic(ch_buf *b, int16_t v, const ch_ListOf
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->Name, (v >= 6));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 6));
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Partitions_n, (v >= 6));
+		ch_wr_array_len(b, (1 && m->Partitions_n < 0 ? 0 : m->Partitions_n), (v >= 6));
 		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
 			enc_ch_ListOffsetsRequest_ListOffsetsPartition(b, v, &m->Partitions[i_]);
 	}
@@ -285,7 +285,7 @@ enc_ch_ListOffsetsRequest(ch_buf *b, int16_t v, const ch_ListOffsetsRequest *m)
 		ch_wr_i8(b, m->IsolationLevel);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Topics_n, (v >= 6));
+		ch_wr_array_len(b, (1 && m->Topics_n < 0 ? 0 : m->Topics_n), (v >= 6));
 		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
 			enc_ch_ListOffsetsRequest_ListOffsetsTopic(b, v, &m->Topics[i_]);
 	}

@@ -117,7 +117,7 @@ enc_ch_ListOffsetsResponse_ListOffsetsPartitionResponse(ch_buf *b, int16_t v, co
 		ch_wr_i16(b, m->ErrorCode);
 	}
 	if (v <= 0) {
-		ch_wr_array_len(b, m->OldStyleOffsets_n, (v >= 6));
+		ch_wr_array_len(b, (1 && m->OldStyleOffsets_n < 0 ? 0 : m->OldStyleOffsets_n), (v >= 6));
 		for (int32_t i_ = 0; i_ < m->OldStyleOffsets_n; i_++)
 			ch_wr_i64(b, m->OldStyleOffsets[i_]);
 	}
@@ -214,10 +214,10 @@ enc_ch_ListOffsetsResponse_ListOffsetsTopicResponse(ch_buf *b, int16_t v, const 
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->Name, (v >= 6));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 6));
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Partitions_n, (v >= 6));
+		ch_wr_array_len(b, (1 && m->Partitions_n < 0 ? 0 : m->Partitions_n), (v >= 6));
 		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
 			enc_ch_ListOffsetsResponse_ListOffsetsPartitionResponse(b, v, &m->Partitions[i_]);
 	}
@@ -306,7 +306,7 @@ enc_ch_ListOffsetsResponse(ch_buf *b, int16_t v, const ch_ListOffsetsResponse *m
 		ch_wr_i32(b, m->ThrottleTimeMs);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Topics_n, (v >= 6));
+		ch_wr_array_len(b, (1 && m->Topics_n < 0 ? 0 : m->Topics_n), (v >= 6));
 		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
 			enc_ch_ListOffsetsResponse_ListOffsetsTopicResponse(b, v, &m->Topics[i_]);
 	}

@@ -79,7 +79,7 @@ enc_ch_MetadataRequest_MetadataRequestTopic(ch_buf *b, int16_t v, const ch_Metad
 		ch_wr_uuid(b, m->TopicId);
 	}
 	if (1) {
-		ch_wr_str(b, m->Name, (v >= 9));
+		ch_wr_str(b, (!(v >= 10) && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 9));
 	}
 	if (v >= 9) {
 		ch_wr_uvarint(b, 0);
@@ -171,7 +171,7 @@ enc_ch_MetadataRequest(ch_buf *b, int16_t v, const ch_MetadataRequest *m)
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_array_len(b, m->Topics_n, (v >= 9));
+		ch_wr_array_len(b, (!(v >= 1) && m->Topics_n < 0 ? 0 : m->Topics_n), (v >= 9));
 		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
 			enc_ch_MetadataRequest_MetadataRequestTopic(b, v, &m->Topics[i_]);
 	}

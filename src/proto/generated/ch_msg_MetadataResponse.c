@@ -97,7 +97,7 @@ enc_ch_MetadataResponse_MetadataResponseBroker(ch_buf *b, int16_t v, const ch_Me
 		ch_wr_i32(b, m->NodeId);
 	}
 	if (1) {
-		ch_wr_str(b, m->Host, (v >= 9));
+		ch_wr_str(b, (1 && m->Host.len < 0 ? (ch_str){"", 0} : m->Host), (v >= 9));
 	}
 	if (1) {
 		ch_wr_i32(b, m->Port);
@@ -251,17 +251,17 @@ enc_ch_MetadataResponse_MetadataResponsePartition(ch_buf *b, int16_t v, const ch
 		ch_wr_i32(b, m->LeaderEpoch);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->ReplicaNodes_n, (v >= 9));
+		ch_wr_array_len(b, (1 && m->ReplicaNodes_n < 0 ? 0 : m->ReplicaNodes_n), (v >= 9));
 		for (int32_t i_ = 0; i_ < m->ReplicaNodes_n; i_++)
 			ch_wr_i32(b, m->ReplicaNodes[i_]);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->IsrNodes_n, (v >= 9));
+		ch_wr_array_len(b, (1 && m->IsrNodes_n < 0 ? 0 : m->IsrNodes_n), (v >= 9));
 		for (int32_t i_ = 0; i_ < m->IsrNodes_n; i_++)
 			ch_wr_i32(b, m->IsrNodes[i_]);
 	}
 	if (v >= 5) {
-		ch_wr_array_len(b, m->OfflineReplicas_n, (v >= 9));
+		ch_wr_array_len(b, (1 && m->OfflineReplicas_n < 0 ? 0 : m->OfflineReplicas_n), (v >= 9));
 		for (int32_t i_ = 0; i_ < m->OfflineReplicas_n; i_++)
 			ch_wr_i32(b, m->OfflineReplicas[i_]);
 	}
@@ -368,7 +368,7 @@ enc_ch_MetadataResponse_MetadataResponseTopic(ch_buf *b, int16_t v, const ch_Met
 		ch_wr_i16(b, m->ErrorCode);
 	}
 	if (1) {
-		ch_wr_str(b, m->Name, (v >= 9));
+		ch_wr_str(b, (!(v >= 12) && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 9));
 	}
 	if (v >= 10) {
 		ch_wr_uuid(b, m->TopicId);
@@ -377,7 +377,7 @@ enc_ch_MetadataResponse_MetadataResponseTopic(ch_buf *b, int16_t v, const ch_Met
 		ch_wr_bool(b, m->IsInternal);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Partitions_n, (v >= 9));
+		ch_wr_array_len(b, (1 && m->Partitions_n < 0 ? 0 : m->Partitions_n), (v >= 9));
 		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
 			enc_ch_MetadataResponse_MetadataResponsePartition(b, v, &m->Partitions[i_]);
 	}
@@ -501,7 +501,7 @@ enc_ch_MetadataResponse(ch_buf *b, int16_t v, const ch_MetadataResponse *m)
 		ch_wr_i32(b, m->ThrottleTimeMs);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Brokers_n, (v >= 9));
+		ch_wr_array_len(b, (1 && m->Brokers_n < 0 ? 0 : m->Brokers_n), (v >= 9));
 		for (int32_t i_ = 0; i_ < m->Brokers_n; i_++)
 			enc_ch_MetadataResponse_MetadataResponseBroker(b, v, &m->Brokers[i_]);
 	}
@@ -512,7 +512,7 @@ enc_ch_MetadataResponse(ch_buf *b, int16_t v, const ch_MetadataResponse *m)
 		ch_wr_i32(b, m->ControllerId);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Topics_n, (v >= 9));
+		ch_wr_array_len(b, (1 && m->Topics_n < 0 ? 0 : m->Topics_n), (v >= 9));
 		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
 			enc_ch_MetadataResponse_MetadataResponseTopic(b, v, &m->Topics[i_]);
 	}

@@ -59,10 +59,10 @@ enc_ch_OffsetCommitKey(ch_buf *b, int16_t v, const ch_OffsetCommitKey *m)
 	(void)v;
 	(void)m;
 	if (v <= 1) {
-		ch_wr_str(b, m->group, false);
+		ch_wr_str(b, (1 && m->group.len < 0 ? (ch_str){"", 0} : m->group), false);
 	}
 	if (v <= 1) {
-		ch_wr_str(b, m->topic, false);
+		ch_wr_str(b, (1 && m->topic.len < 0 ? (ch_str){"", 0} : m->topic), false);
 	}
 	if (v <= 1) {
 		ch_wr_i32(b, m->partition);

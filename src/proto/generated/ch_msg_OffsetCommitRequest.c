@@ -189,10 +189,10 @@ enc_ch_OffsetCommitRequest_OffsetCommitRequestTopic(ch_buf *b, int16_t v, const 
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->Name, (v >= 8));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 8));
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Partitions_n, (v >= 8));
+		ch_wr_array_len(b, (1 && m->Partitions_n < 0 ? 0 : m->Partitions_n), (v >= 8));
 		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
 			enc_ch_OffsetCommitRequest_OffsetCommitRequestPartition(b, v, &m->Partitions[i_]);
 	}
@@ -298,13 +298,13 @@ enc_ch_OffsetCommitRequest(ch_buf *b, int16_t v, const ch_OffsetCommitRequest *m
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->GroupId, (v >= 8));
+		ch_wr_str(b, (1 && m->GroupId.len < 0 ? (ch_str){"", 0} : m->GroupId), (v >= 8));
 	}
 	if (v >= 1) {
 		ch_wr_i32(b, m->GenerationIdOrMemberEpoch);
 	}
 	if (v >= 1) {
-		ch_wr_str(b, m->MemberId, (v >= 8));
+		ch_wr_str(b, (1 && m->MemberId.len < 0 ? (ch_str){"", 0} : m->MemberId), (v >= 8));
 	}
 	if (v >= 7) {
 		ch_wr_str(b, m->GroupInstanceId, (v >= 8));
@@ -313,7 +313,7 @@ enc_ch_OffsetCommitRequest(ch_buf *b, int16_t v, const ch_OffsetCommitRequest *m
 		ch_wr_i64(b, m->RetentionTimeMs);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Topics_n, (v >= 8));
+		ch_wr_array_len(b, (1 && m->Topics_n < 0 ? 0 : m->Topics_n), (v >= 8));
 		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
 			enc_ch_OffsetCommitRequest_OffsetCommitRequestTopic(b, v, &m->Topics[i_]);
 	}

@@ -168,10 +168,10 @@ enc_ch_OffsetCommitResponse_OffsetCommitResponseTopic(ch_buf *b, int16_t v, cons
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->Name, (v >= 8));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 8));
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Partitions_n, (v >= 8));
+		ch_wr_array_len(b, (1 && m->Partitions_n < 0 ? 0 : m->Partitions_n), (v >= 8));
 		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
 			enc_ch_OffsetCommitResponse_OffsetCommitResponsePartition(b, v, &m->Partitions[i_]);
 	}
@@ -260,7 +260,7 @@ enc_ch_OffsetCommitResponse(ch_buf *b, int16_t v, const ch_OffsetCommitResponse 
 		ch_wr_i32(b, m->ThrottleTimeMs);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Topics_n, (v >= 8));
+		ch_wr_array_len(b, (1 && m->Topics_n < 0 ? 0 : m->Topics_n), (v >= 8));
 		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
 			enc_ch_OffsetCommitResponse_OffsetCommitResponseTopic(b, v, &m->Topics[i_]);
 	}

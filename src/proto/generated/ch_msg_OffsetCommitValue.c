@@ -89,7 +89,7 @@ enc_ch_OffsetCommitValue(ch_buf *b, int16_t v, const ch_OffsetCommitValue *m)
 		ch_wr_i32(b, m->leaderEpoch);
 	}
 	if (1) {
-		ch_wr_str(b, m->metadata, (v >= 4));
+		ch_wr_str(b, (1 && m->metadata.len < 0 ? (ch_str){"", 0} : m->metadata), (v >= 4));
 	}
 	if (1) {
 		ch_wr_i64(b, m->commitTimestamp);

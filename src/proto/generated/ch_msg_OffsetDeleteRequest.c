@@ -122,10 +122,10 @@ enc_ch_OffsetDeleteRequest_OffsetDeleteRequestTopic(ch_buf *b, int16_t v, const 
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->Name, false);
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), false);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Partitions_n, false);
+		ch_wr_array_len(b, (1 && m->Partitions_n < 0 ? 0 : m->Partitions_n), false);
 		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
 			enc_ch_OffsetDeleteRequest_OffsetDeleteRequestPartition(b, v, &m->Partitions[i_]);
 	}
@@ -192,10 +192,10 @@ enc_ch_OffsetDeleteRequest(ch_buf *b, int16_t v, const ch_OffsetDeleteRequest *m
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->GroupId, false);
+		ch_wr_str(b, (1 && m->GroupId.len < 0 ? (ch_str){"", 0} : m->GroupId), false);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Topics_n, false);
+		ch_wr_array_len(b, (1 && m->Topics_n < 0 ? 0 : m->Topics_n), false);
 		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
 			enc_ch_OffsetDeleteRequest_OffsetDeleteRequestTopic(b, v, &m->Topics[i_]);
 	}

@@ -129,10 +129,10 @@ enc_ch_OffsetDeleteResponse_OffsetDeleteResponseTopic(ch_buf *b, int16_t v, cons
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->Name, false);
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), false);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Partitions_n, false);
+		ch_wr_array_len(b, (1 && m->Partitions_n < 0 ? 0 : m->Partitions_n), false);
 		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
 			enc_ch_OffsetDeleteResponse_OffsetDeleteResponsePartition(b, v, &m->Partitions[i_]);
 	}
@@ -207,7 +207,7 @@ enc_ch_OffsetDeleteResponse(ch_buf *b, int16_t v, const ch_OffsetDeleteResponse 
 		ch_wr_i32(b, m->ThrottleTimeMs);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Topics_n, false);
+		ch_wr_array_len(b, (1 && m->Topics_n < 0 ? 0 : m->Topics_n), false);
 		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
 			enc_ch_OffsetDeleteResponse_OffsetDeleteResponseTopic(b, v, &m->Topics[i_]);
 	}

@@ -102,10 +102,10 @@ enc_ch_OffsetFetchRequest_OffsetFetchRequestTopic(ch_buf *b, int16_t v, const ch
 	(void)v;
 	(void)m;
 	if (v <= 7) {
-		ch_wr_str(b, m->Name, (v >= 6));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 6));
 	}
 	if (v <= 7) {
-		ch_wr_array_len(b, m->PartitionIndexes_n, (v >= 6));
+		ch_wr_array_len(b, (1 && m->PartitionIndexes_n < 0 ? 0 : m->PartitionIndexes_n), (v >= 6));
 		for (int32_t i_ = 0; i_ < m->PartitionIndexes_n; i_++)
 			ch_wr_i32(b, m->PartitionIndexes[i_]);
 	}
@@ -193,10 +193,10 @@ enc_ch_OffsetFetchRequest_OffsetFetchRequestTopics(ch_buf *b, int16_t v, const c
 	(void)v;
 	(void)m;
 	if (v >= 8) {
-		ch_wr_str(b, m->Name, (v >= 6));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 6));
 	}
 	if (v >= 8) {
-		ch_wr_array_len(b, m->PartitionIndexes_n, (v >= 6));
+		ch_wr_array_len(b, (1 && m->PartitionIndexes_n < 0 ? 0 : m->PartitionIndexes_n), (v >= 6));
 		for (int32_t i_ = 0; i_ < m->PartitionIndexes_n; i_++)
 			ch_wr_i32(b, m->PartitionIndexes[i_]);
 	}
@@ -290,7 +290,7 @@ enc_ch_OffsetFetchRequest_OffsetFetchRequestGroup(ch_buf *b, int16_t v, const ch
 	(void)v;
 	(void)m;
 	if (v >= 8) {
-		ch_wr_str(b, m->GroupId, (v >= 6));
+		ch_wr_str(b, (1 && m->GroupId.len < 0 ? (ch_str){"", 0} : m->GroupId), (v >= 6));
 	}
 	if (v >= 9) {
 		ch_wr_str(b, m->MemberId, (v >= 6));
@@ -411,15 +411,15 @@ enc_ch_OffsetFetchRequest(ch_buf *b, int16_t v, const ch_OffsetFetchRequest *m)
 	(void)v;
 	(void)m;
 	if (v <= 7) {
-		ch_wr_str(b, m->GroupId, (v >= 6));
+		ch_wr_str(b, (1 && m->GroupId.len < 0 ? (ch_str){"", 0} : m->GroupId), (v >= 6));
 	}
 	if (v <= 7) {
-		ch_wr_array_len(b, m->Topics_n, (v >= 6));
+		ch_wr_array_len(b, (!(v >= 2 && v <= 7) && m->Topics_n < 0 ? 0 : m->Topics_n), (v >= 6));
 		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
 			enc_ch_OffsetFetchRequest_OffsetFetchRequestTopic(b, v, &m->Topics[i_]);
 	}
 	if (v >= 8) {
-		ch_wr_array_len(b, m->Groups_n, (v >= 6));
+		ch_wr_array_len(b, (1 && m->Groups_n < 0 ? 0 : m->Groups_n), (v >= 6));
 		for (int32_t i_ = 0; i_ < m->Groups_n; i_++)
 			enc_ch_OffsetFetchRequest_OffsetFetchRequestGroup(b, v, &m->Groups[i_]);
 	}

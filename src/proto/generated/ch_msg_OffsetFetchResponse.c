@@ -204,10 +204,10 @@ enc_ch_OffsetFetchResponse_OffsetFetchResponseTopic(ch_buf *b, int16_t v, const 
 	(void)v;
 	(void)m;
 	if (v <= 7) {
-		ch_wr_str(b, m->Name, (v >= 6));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 6));
 	}
 	if (v <= 7) {
-		ch_wr_array_len(b, m->Partitions_n, (v >= 6));
+		ch_wr_array_len(b, (1 && m->Partitions_n < 0 ? 0 : m->Partitions_n), (v >= 6));
 		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
 			enc_ch_OffsetFetchResponse_OffsetFetchResponsePartition(b, v, &m->Partitions[i_]);
 	}
@@ -387,10 +387,10 @@ enc_ch_OffsetFetchResponse_OffsetFetchResponseTopics(ch_buf *b, int16_t v, const
 	(void)v;
 	(void)m;
 	if (v >= 8) {
-		ch_wr_str(b, m->Name, (v >= 6));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 6));
 	}
 	if (v >= 8) {
-		ch_wr_array_len(b, m->Partitions_n, (v >= 6));
+		ch_wr_array_len(b, (1 && m->Partitions_n < 0 ? 0 : m->Partitions_n), (v >= 6));
 		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
 			enc_ch_OffsetFetchResponse_OffsetFetchResponsePartitions(b, v, &m->Partitions[i_]);
 	}
@@ -482,10 +482,10 @@ enc_ch_OffsetFetchResponse_OffsetFetchResponseGroup(ch_buf *b, int16_t v, const 
 	(void)v;
 	(void)m;
 	if (v >= 8) {
-		ch_wr_str(b, m->GroupId, (v >= 6));
+		ch_wr_str(b, (1 && m->GroupId.len < 0 ? (ch_str){"", 0} : m->GroupId), (v >= 6));
 	}
 	if (v >= 8) {
-		ch_wr_array_len(b, m->Topics_n, (v >= 6));
+		ch_wr_array_len(b, (1 && m->Topics_n < 0 ? 0 : m->Topics_n), (v >= 6));
 		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
 			enc_ch_OffsetFetchResponse_OffsetFetchResponseTopics(b, v, &m->Topics[i_]);
 	}
@@ -601,7 +601,7 @@ enc_ch_OffsetFetchResponse(ch_buf *b, int16_t v, const ch_OffsetFetchResponse *m
 		ch_wr_i32(b, m->ThrottleTimeMs);
 	}
 	if (v <= 7) {
-		ch_wr_array_len(b, m->Topics_n, (v >= 6));
+		ch_wr_array_len(b, (1 && m->Topics_n < 0 ? 0 : m->Topics_n), (v >= 6));
 		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
 			enc_ch_OffsetFetchResponse_OffsetFetchResponseTopic(b, v, &m->Topics[i_]);
 	}
@@ -609,7 +609,7 @@ enc_ch_OffsetFetchResponse(ch_buf *b, int16_t v, const ch_OffsetFetchResponse *m
 		ch_wr_i16(b, m->ErrorCode);
 	}
 	if (v >= 8) {
-		ch_wr_array_len(b, m->Groups_n, (v >= 6));
+		ch_wr_array_len(b, (1 && m->Groups_n < 0 ? 0 : m->Groups_n), (v >= 6));
 		for (int32_t i_ = 0; i_ < m->Groups_n; i_++)
 			enc_ch_OffsetFetchResponse_OffsetFetchResponseGroup(b, v, &m->Groups[i_]);
 	}

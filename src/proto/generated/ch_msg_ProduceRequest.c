@@ -168,10 +168,10 @@ enc_ch_ProduceRequest_TopicProduceData(ch_buf *b, int16_t v, const ch_ProduceReq
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->Name, (v >= 9));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 9));
 	}
 	if (1) {
-		ch_wr_array_len(b, m->PartitionData_n, (v >= 9));
+		ch_wr_array_len(b, (1 && m->PartitionData_n < 0 ? 0 : m->PartitionData_n), (v >= 9));
 		for (int32_t i_ = 0; i_ < m->PartitionData_n; i_++)
 			enc_ch_ProduceRequest_PartitionProduceData(b, v, &m->PartitionData[i_]);
 	}
@@ -274,7 +274,7 @@ enc_ch_ProduceRequest(ch_buf *b, int16_t v, const ch_ProduceRequest *m)
 		ch_wr_i32(b, m->TimeoutMs);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->TopicData_n, (v >= 9));
+		ch_wr_array_len(b, (1 && m->TopicData_n < 0 ? 0 : m->TopicData_n), (v >= 9));
 		for (int32_t i_ = 0; i_ < m->TopicData_n; i_++)
 			enc_ch_ProduceRequest_TopicProduceData(b, v, &m->TopicData[i_]);
 	}

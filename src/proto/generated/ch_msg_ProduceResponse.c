@@ -295,7 +295,7 @@ enc_ch_ProduceResponse_PartitionProduceResponse(ch_buf *b, int16_t v, const ch_P
 		ch_wr_i64(b, m->LogStartOffset);
 	}
 	if (v >= 8) {
-		ch_wr_array_len(b, m->RecordErrors_n, (v >= 9));
+		ch_wr_array_len(b, (1 && m->RecordErrors_n < 0 ? 0 : m->RecordErrors_n), (v >= 9));
 		for (int32_t i_ = 0; i_ < m->RecordErrors_n; i_++)
 			enc_ch_ProduceResponse_BatchIndexAndErrorMessage(b, v, &m->RecordErrors[i_]);
 	}
@@ -400,10 +400,10 @@ enc_ch_ProduceResponse_TopicProduceResponse(ch_buf *b, int16_t v, const ch_Produ
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->Name, (v >= 9));
+		ch_wr_str(b, (1 && m->Name.len < 0 ? (ch_str){"", 0} : m->Name), (v >= 9));
 	}
 	if (1) {
-		ch_wr_array_len(b, m->PartitionResponses_n, (v >= 9));
+		ch_wr_array_len(b, (1 && m->PartitionResponses_n < 0 ? 0 : m->PartitionResponses_n), (v >= 9));
 		for (int32_t i_ = 0; i_ < m->PartitionResponses_n; i_++)
 			enc_ch_ProduceResponse_PartitionProduceResponse(b, v, &m->PartitionResponses[i_]);
 	}
@@ -486,7 +486,7 @@ enc_ch_ProduceResponse_NodeEndpoint(ch_buf *b, int16_t v, const ch_ProduceRespon
 		ch_wr_i32(b, m->NodeId);
 	}
 	if (v >= 10) {
-		ch_wr_str(b, m->Host, (v >= 9));
+		ch_wr_str(b, (1 && m->Host.len < 0 ? (ch_str){"", 0} : m->Host), (v >= 9));
 	}
 	if (v >= 10) {
 		ch_wr_i32(b, m->Port);
@@ -600,7 +600,7 @@ enc_ch_ProduceResponse(ch_buf *b, int16_t v, const ch_ProduceResponse *m)
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_array_len(b, m->Responses_n, (v >= 9));
+		ch_wr_array_len(b, (1 && m->Responses_n < 0 ? 0 : m->Responses_n), (v >= 9));
 		for (int32_t i_ = 0; i_ < m->Responses_n; i_++)
 			enc_ch_ProduceResponse_TopicProduceResponse(b, v, &m->Responses[i_]);
 	}
@@ -615,7 +615,7 @@ enc_ch_ProduceResponse(ch_buf *b, int16_t v, const ch_ProduceResponse *m)
 		if (has0_) {
 			ch_buf tb_;
 			ch_buf_init(&tb_);
-			ch_wr_array_len(&tb_, m->NodeEndpoints_n, (v >= 9));
+			ch_wr_array_len(&tb_, (1 && m->NodeEndpoints_n < 0 ? 0 : m->NodeEndpoints_n), (v >= 9));
 			for (int32_t i_ = 0; i_ < m->NodeEndpoints_n; i_++)
 				enc_ch_ProduceResponse_NodeEndpoint(&tb_, v, &m->NodeEndpoints[i_]);
 			ch_wr_uvarint(b, 0);

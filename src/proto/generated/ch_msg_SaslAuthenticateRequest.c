@@ -67,7 +67,7 @@ enc_ch_SaslAuthenticateRequest(ch_buf *b, int16_t v, const ch_SaslAuthenticateRe
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_bytes(b, m->AuthBytes, (v >= 2));
+		ch_wr_bytes(b, (1 && m->AuthBytes.len < 0 ? (ch_bytes){(const uint8_t *)"", 0} : m->AuthBytes), (v >= 2));
 	}
 	if (v >= 2) {
 		ch_wr_uvarint(b, 0);

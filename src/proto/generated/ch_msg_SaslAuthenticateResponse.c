@@ -85,7 +85,7 @@ enc_ch_SaslAuthenticateResponse(ch_buf *b, int16_t v, const ch_SaslAuthenticateR
 		ch_wr_str(b, m->ErrorMessage, (v >= 2));
 	}
 	if (1) {
-		ch_wr_bytes(b, m->AuthBytes, (v >= 2));
+		ch_wr_bytes(b, (1 && m->AuthBytes.len < 0 ? (ch_bytes){(const uint8_t *)"", 0} : m->AuthBytes), (v >= 2));
 	}
 	if (v >= 1) {
 		ch_wr_i64(b, m->SessionLifetimeMs);

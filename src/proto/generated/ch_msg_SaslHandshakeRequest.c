@@ -49,7 +49,7 @@ enc_ch_SaslHandshakeRequest(ch_buf *b, int16_t v, const ch_SaslHandshakeRequest 
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->Mechanism, false);
+		ch_wr_str(b, (1 && m->Mechanism.len < 0 ? (ch_str){"", 0} : m->Mechanism), false);
 	}
 }
 

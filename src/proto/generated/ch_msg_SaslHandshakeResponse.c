@@ -70,7 +70,7 @@ enc_ch_SaslHandshakeResponse(ch_buf *b, int16_t v, const ch_SaslHandshakeRespons
 		ch_wr_i16(b, m->ErrorCode);
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Mechanisms_n, false);
+		ch_wr_array_len(b, (1 && m->Mechanisms_n < 0 ? 0 : m->Mechanisms_n), false);
 		for (int32_t i_ = 0; i_ < m->Mechanisms_n; i_++)
 			ch_wr_str(b, m->Mechanisms[i_], false);
 	}

@@ -78,10 +78,10 @@ enc_ch_SyncGroupRequest_SyncGroupRequestAssignment(ch_buf *b, int16_t v, const c
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->MemberId, (v >= 4));
+		ch_wr_str(b, (1 && m->MemberId.len < 0 ? (ch_str){"", 0} : m->MemberId), (v >= 4));
 	}
 	if (1) {
-		ch_wr_bytes(b, m->Assignment, (v >= 4));
+		ch_wr_bytes(b, (1 && m->Assignment.len < 0 ? (ch_bytes){(const uint8_t *)"", 0} : m->Assignment), (v >= 4));
 	}
 	if (v >= 4) {
 		ch_wr_uvarint(b, 0);
@@ -189,13 +189,13 @@ enc_ch_SyncGroupRequest(ch_buf *b, int16_t v, const ch_SyncGroupRequest *m)
 	(void)v;
 	(void)m;
 	if (1) {
-		ch_wr_str(b, m->GroupId, (v >= 4));
+		ch_wr_str(b, (1 && m->GroupId.len < 0 ? (ch_str){"", 0} : m->GroupId), (v >= 4));
 	}
 	if (1) {
 		ch_wr_i32(b, m->GenerationId);
 	}
 	if (1) {
-		ch_wr_str(b, m->MemberId, (v >= 4));
+		ch_wr_str(b, (1 && m->MemberId.len < 0 ? (ch_str){"", 0} : m->MemberId), (v >= 4));
 	}
 	if (v >= 3) {
 		ch_wr_str(b, m->GroupInstanceId, (v >= 4));
@@ -207,7 +207,7 @@ enc_ch_SyncGroupRequest(ch_buf *b, int16_t v, const ch_SyncGroupRequest *m)
 		ch_wr_str(b, m->ProtocolName, (v >= 4));
 	}
 	if (1) {
-		ch_wr_array_len(b, m->Assignments_n, (v >= 4));
+		ch_wr_array_len(b, (1 && m->Assignments_n < 0 ? 0 : m->Assignments_n), (v >= 4));
 		for (int32_t i_ = 0; i_ < m->Assignments_n; i_++)
 			enc_ch_SyncGroupRequest_SyncGroupRequestAssignment(b, v, &m->Assignments[i_]);
 	}

@@ -95,7 +95,7 @@ enc_ch_SyncGroupResponse(ch_buf *b, int16_t v, const ch_SyncGroupResponse *m)
 		ch_wr_str(b, m->ProtocolName, (v >= 4));
 	}
 	if (1) {
-		ch_wr_bytes(b, m->Assignment, (v >= 4));
+		ch_wr_bytes(b, (1 && m->Assignment.len < 0 ? (ch_bytes){(const uint8_t *)"", 0} : m->Assignment), (v >= 4));
 	}
 	if (v >= 4) {
 		ch_wr_uvarint(b, 0);
