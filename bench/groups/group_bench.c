@@ -425,7 +425,7 @@ main(int argc, char **argv)
 		snprintf(name, sizeof(name), "%s", row_names[r]);
 		char *b = strstr(name, "BIG");
 		if (b) {
-			char tmp[128];
+			char tmp[sizeof(name) + 16];
 			*b = 0;
 			snprintf(tmp, sizeof(tmp), "%s%d%s", name, big, b + 3);
 			snprintf(name, sizeof(name), "%s", tmp);
