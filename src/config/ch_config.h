@@ -54,6 +54,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/ch_compression.h"
 #include "common/ch_common.h"
 #include "common/ch_log.h"
 
@@ -83,14 +84,7 @@
 
 /* compression.type: values are Kafka's record-batch codec ids; PRODUCER keeps
  * whatever codec the producer used. */
-typedef enum ch_compression {
-	CH_COMPRESSION_PRODUCER = -1,
-	CH_COMPRESSION_NONE = 0, /* "uncompressed" */
-	CH_COMPRESSION_GZIP = 1,
-	CH_COMPRESSION_SNAPPY = 2,
-	CH_COMPRESSION_LZ4 = 3,
-	CH_COMPRESSION_ZSTD = 4,
-} ch_compression;
+
 
 /* message.timestamp.type; values match the record-batch attribute bit. */
 typedef enum ch_timestamp_type {

@@ -54,6 +54,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/ch_compression.h"
 #include "common/ch_buf.h"
 #include "proto/ch_rd.h"
 
@@ -69,17 +70,7 @@
 #define CH_BATCH_ATTR_DELETE_HORIZON 0x40
 #define CH_BATCH_ATTR_KNOWN 0x7f
 
-/* config/ch_config.h's ch_compression has the same names and values: when
- * it came first, use it (include it before this header if you need both). */
-#ifndef CH_CONFIG_H
-enum {
-	CH_COMPRESSION_NONE = 0,
-	CH_COMPRESSION_GZIP = 1,
-	CH_COMPRESSION_SNAPPY = 2,
-	CH_COMPRESSION_LZ4 = 3,
-	CH_COMPRESSION_ZSTD = 4,
-};
-#endif
+/* Codec numbers (attributes bits 0-2): common/ch_compression.h. */
 
 /* Why a batch was rejected. ESHORT alone means "could be a torn write": the
  * bytes end inside the batch; the others mean the bytes are wrong. */
