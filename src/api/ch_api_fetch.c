@@ -121,6 +121,12 @@ scan(fetch *f, bool *any_err)
 			*any_err = true;
 			continue;
 		}
+		/* Kafka (ReplicaManager.readFromLog): minOneMessage holds only
+		 * until a partition has returned data; after that a first batch
+		 * larger than what is left (firstEntryIncomplete) becomes an
+		 * empty record set, no error, and later partitions are still
+		 * read with the remaining bytes. A partial trailing batch within
+		 * the limit is sent as Kafka sends it. */
 		if (fp->sl.len > lim && total > 0) {
 			ch_plog_slice_release(&fp->sl);
 			memset(&fp->sl, 0, sizeof(fp->sl));

@@ -25,6 +25,9 @@
 #define PSTATE_BATCHES 5 /* Kafka keeps the last five batches per producer */
 #define REPLAY_CHUNK (1 << 20)
 #define REPLAY_MAX_DECOMPRESSED (256u << 20)
+/* Producer state is rebuilt at open from the batches in the last
+ * PSTATE_TAIL_BYTES of the log (see pstate_rebuild). */
+#define PSTATE_TAIL_BYTES (8 << 20)
 
 /* ---- the worker pool ------------------------------------------------------- */
 
@@ -84,6 +87,7 @@ struct ch_part {
 
 	bool retired;              /* deleted (or shutting down): free when idle */
 	bool remove_dir;           /* and delete its directory then */
+	int16_t retire_kerr;       /* for waiters a sync left behind after that */
 
 	uint64_t appended_bytes;
 	ch_part_watch watch_head;  /* sentinel of a circular list */
@@ -121,6 +125,7 @@ struct ch_parts {
 	int64_t next_pid;
 	ch_parts_stats stats;
 	bool closing;
+	ch_logfs *fs;              /* NULL: the real file system (tests set one) */
 };
 
 static void
@@ -320,6 +325,9 @@ sync_done(ch_job *j)
 	else
 		waiters_release(p, 0, ch_plog_synced_offset(p->pl));
 	if (p->retired) {
+		/* Appended while this sync ran, then the partition went away:
+		 * no more syncs for them. */
+		waiters_release(p, p->retire_kerr, 0);
 		part_maybe_free(p);
 		return;
 	}
@@ -386,13 +394,15 @@ clean_start(ch_part *p, int64_t now_mono)
 
 /* ---- partition life -------------------------------------------------------------- */
 
+static void pstate_rebuild(ch_part *p);
+
 static ch_part *
 part_open(ch_parts *ps, const ch_topic *t, int32_t index, int16_t *kerr)
 {
 	ch_plog_config pc;
 	plog_config_for(ps, t, &pc);
 	ch_plog *pl = NULL;
-	if (ch_plog_open(ps->cfg->log_dir, t->name, index, &pc, NULL, ch_now_wall_ms(), &pl) !=
+	if (ch_plog_open(ps->cfg->log_dir, t->name, index, &pc, ps->fs, ch_now_wall_ms(), &pl) !=
 	    CH_OK) {
 		CH_LOGE(SUB, "cannot open the log of %s-%d", t->name, index);
 		*kerr = CH_PLOG_KAFKA_STORAGE_ERROR;
@@ -406,8 +416,9 @@ part_open(ch_parts *ps, const ch_topic *t, int32_t index, int16_t *kerr)
 	p->pl = pl;
 	p->cfg = pc;
 	p->watch_head.next = p->watch_head.prev = &p->watch_head;
-	CH_LOGD(SUB, "opened %s-%d: offsets [%" PRId64 ", %" PRId64 ")", t->name, index,
-		ch_plog_start_offset(pl), ch_plog_end_offset(pl));
+	pstate_rebuild(p);
+	CH_LOGD(SUB, "opened %s-%d: offsets [%" PRId64 ", %" PRId64 "), %zu producer(s)", t->name,
+		index, ch_plog_start_offset(pl), ch_plog_end_offset(pl), p->n_prod);
 	return p;
 }
 
@@ -441,6 +452,7 @@ part_retire(ch_part *p, int16_t kerr, bool remove_dir)
 {
 	p->retired = true;
 	p->remove_dir = remove_dir;
+	p->retire_kerr = kerr;
 	while (p->watch_head.next != &p->watch_head) {
 		ch_part_watch *w = p->watch_head.next;
 		ch_part_watch_remove(w);
@@ -646,6 +658,100 @@ pstate_update(ch_part *p, const ch_batch_hdr *h)
 	st->head = slot;
 	if (st->n < PSTATE_BATCHES)
 		st->n++;
+}
+
+/*
+ * The offset from which the last `budget` bytes of the log start (at a batch
+ * boundary): walks back whole segments while they fit, then binary-searches
+ * the segment where the budget runs out for the first batch at or after
+ * (segment size - what is left of the budget). ch_plog_read finds a batch by
+ * offset through the sparse index, so this costs O(log n) small reads.
+ */
+static int64_t
+tail_start(ch_plog *pl, int64_t budget)
+{
+	int64_t start = ch_plog_start_offset(pl);
+	int64_t hi = ch_plog_end_offset(pl);
+	while (hi > start && budget > 0) {
+		ch_plog_slice sl;
+		int16_t kerr;
+		if (ch_plog_read(pl, hi - 1, 1, &sl, &kerr) != CH_OK || sl.len == 0)
+			return hi;
+		ch_seg *seg = sl.seg;
+		int64_t base = CH_MAX(seg->base, start);
+		int64_t size = seg->size;
+		ch_plog_slice_release(&sl);
+		if (size <= budget) {
+			budget -= size;
+			hi = base;
+			continue;
+		}
+		int64_t want = size - budget; /* first batch at or after this position */
+		int64_t lo = base, up = hi - 1;
+		while (lo < up) {
+			int64_t mid = lo + (up - lo) / 2;
+			if (ch_plog_read(pl, mid, 1, &sl, &kerr) != CH_OK)
+				return hi;
+			bool after = sl.len == 0 || sl.seg != seg || sl.pos >= want;
+			ch_plog_slice_release(&sl);
+			if (after)
+				up = mid;
+			else
+				lo = mid + 1;
+		}
+		return lo;
+	}
+	return hi;
+}
+
+/*
+ * Producer state after a restart (Kafka rebuilds it from its snapshots and
+ * the log): the headers of the batches in the last PSTATE_TAIL_BYTES of the
+ * log are replayed through pstate_update, oldest first, so each producer
+ * whose last batches are there gets back its epoch and last five batches'
+ * sequence ranges and offsets. A retried batch is then a duplicate answered
+ * with its original offsets, and a gap is OUT_OF_ORDER_SEQUENCE_NUMBER, as
+ * before the restart. Producers seen only further back are unknown again
+ * (accepted at any sequence). Bounded work: at most that many bytes read,
+ * headers parsed, no decompression.
+ */
+static void
+pstate_rebuild(ch_part *p)
+{
+	ch_plog *pl = p->pl;
+	int64_t off = tail_start(pl, PSTATE_TAIL_BYTES);
+	int64_t end = ch_plog_end_offset(pl);
+	ch_buf buf;
+	ch_buf_init(&buf);
+	int64_t batches = 0;
+	while (off < end) {
+		int16_t kerr;
+		ch_buf_reset(&buf);
+		if (ch_plog_read_copy(pl, off, REPLAY_CHUNK, &buf, &kerr) != CH_OK || buf.len == 0)
+			break;
+		size_t pos = 0;
+		int64_t next = off;
+		while (pos < buf.len) {
+			ch_batch_hdr h;
+			if (ch_batch_parse_hdr(buf.data + pos, buf.len - pos, 0, &h) != CH_BATCH_OK ||
+			    ch_batch_size(&h) > (int64_t)(buf.len - pos))
+				break; /* cut short by the chunk: read on from there */
+			pos += (size_t)ch_batch_size(&h);
+			next = ch_batch_last_offset(&h) + 1;
+			batches++;
+			if (h.producer_id >= 0 && !(h.attributes & CH_BATCH_ATTR_CONTROL) &&
+			    ch_batch_last_offset(&h) >= off)
+				pstate_update(p, &h);
+		}
+		if (next <= off)
+			break; /* no whole batch: recovery left a valid log, so never */
+		off = next;
+	}
+	ch_buf_free(&buf);
+	if (p->n_prod)
+		CH_LOGI(SUB, "%s-%d: producer state of %zu producer(s) rebuilt from %" PRId64
+			     " batch(es) at the log's tail",
+			p->topic, p->index, p->n_prod, batches);
 }
 
 /* ---- append ----------------------------------------------------------------------- */
@@ -984,6 +1090,12 @@ ch_parts_free(ch_parts *ps)
 	pthread_mutex_destroy(&ps->qlock);
 	pthread_cond_destroy(&ps->qcond);
 	free(ps);
+}
+
+void
+ch_parts_set_logfs(ch_parts *ps, ch_logfs *fs)
+{
+	ps->fs = fs;
 }
 
 int64_t

@@ -71,6 +71,10 @@ typedef struct ch_part ch_part;
  * threads and the housekeeping timer. */
 ch_parts *ch_parts_new(struct ch_loop *loop, const struct ch_config *cfg,
 		       struct ch_topics *topics);
+/* Tests: the file layer that logs opened from now on use (fault injection,
+ * ch_logfs.h). NULL: the real file system, the default. fs must outlive
+ * the logs. */
+void ch_parts_set_logfs(ch_parts *ps, ch_logfs *fs);
 /* Opens every partition of every topic (recovery at startup). Partitions
  * that fail to open are logged and retried at their next lookup.
  * @returns how many failed. */
@@ -118,8 +122,11 @@ typedef void (*ch_part_durable_fn)(void *ud, int16_t kerr, int64_t base_offset,
  * in *info (Kafka's answer since 2.x) and `durable` is still called once the
  * original is durable. An older epoch is INVALID_PRODUCER_EPOCH, a gap in the
  * sequence (or a new epoch not starting at 0) OUT_OF_ORDER_SEQUENCE_NUMBER.
- * A producer unknown to the partition (new, or state lost at restart:
- * the state is not persisted) is accepted at any sequence.
+ * A producer unknown to the partition (new, or last seen too far back) is
+ * accepted at any sequence. The state is not written to disk: when a
+ * partition is opened it is rebuilt from the batch headers in the last
+ * 8 MiB of its log (Kafka rebuilds it from snapshots and the log), so a
+ * batch retried across a restart is still recognised as a duplicate.
  *
  * @returns 0 with *info filled, or a Kafka error code (durable not called).
  */

@@ -1,6 +1,7 @@
 """kcat (librdkafka) produces 1,000,000 keyed messages with headers into a
-4-partition topic uncompressed, and 200,000 with each codec (gzip, snappy,
-lz4, zstd; COHORT_IT_N / COHORT_IT_NC change the counts), with acks=all, and consumes them back: the same multiset of
+4-partition topic uncompressed, and 1,000,000 compressed, 250,000 with each
+codec (gzip, snappy, lz4, zstd; COHORT_IT_N / COHORT_IT_NC change the
+counts), with acks=all, and consumes them back: the same multiset of
 key/value/header lines, and within each partition offsets 0.. in order
 with the producer's order preserved. Also: a consumer started first is
 woken by the produce (Fetch long polling), and ListOffsets by time via
@@ -21,7 +22,7 @@ def run_in(argv, data, timeout=60):
                           text=True, timeout=timeout)
 
 N = int(os.environ.get("COHORT_IT_N", "1000000"))      # uncompressed
-NC = int(os.environ.get("COHORT_IT_NC", "200000"))    # per compression codec
+NC = int(os.environ.get("COHORT_IT_NC", "250000"))    # per compression codec
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 PARTS = 4
 

@@ -8,6 +8,7 @@ import subprocess
 import time
 
 import kwire
+import test_data_idempotent as idem
 from harness import BrokerTestCase, main
 
 T = "raw-data"
@@ -74,6 +75,20 @@ def parse_fetch(r, v):
     return top, out
 
 
+def fetch_multi_body(max_bytes, parts, part_max=1 << 20):
+    """Fetch v11 (non-flexible) for [(topic, partition, offset)], in order."""
+    w = kwire.Writer(False)
+    w.int32(-1).int32(0).int32(1).int32(max_bytes).int8(0)
+    w.int32(0).int32(-1)                   # SessionId, SessionEpoch
+    w.array_len(len(parts))
+    for topic, part, offset in parts:
+        w.string(topic).array_len(1)
+        w.int32(part).int32(-1).int64(offset).int64(-1).int32(part_max)
+    w.array_len(0)
+    w.string("")
+    return w.bytes()
+
+
 class RawData(BrokerTestCase):
     @classmethod
     def setUpClass(cls):
@@ -124,6 +139,46 @@ class RawData(BrokerTestCase):
             self.assertEqual(parts[0]["records"], b"")
             self.assertGreater(dt, 0.35)
             self.assertLess(dt, 3)
+
+    def test_max_bytes_after_first_partition(self):
+        """Kafka's ReplicaManager.readFromLog: only until some partition has
+        returned data is a first batch larger than the limits sent whole
+        (minOneMessage); after that, a partition whose first batch exceeds
+        what is left of MaxBytes gets no records (firstEntryIncomplete is
+        replaced by an empty set), no error, its watermarks, and the
+        partitions after it are still read with what is left."""
+        t = "raw-maxbytes"
+        with kwire.Conn(self.broker.port) as c:
+            kwire.create_topics(c, [(t, 3, 1)], 4)
+            small = idem.batch(-1, -1, -1, [b"s%d" % i for i in range(3)])
+            big = idem.batch(-1, -1, -1, [b"B" * 1000 for _ in range(4)])
+            tiny = idem.batch(-1, -1, -1, [b"t"])
+            self.assertEqual(idem.produce(c, t, 0, small), (0, 0))
+            self.assertEqual(idem.produce(c, t, 1, big), (0, 0))
+            self.assertEqual(idem.produce(c, t, 2, tiny), (0, 0))
+
+            def fetch(max_bytes, parts):
+                r = c.call(1, 11, fetch_multi_body(max_bytes, parts))
+                top, out = parse_fetch(r, 11)
+                self.assertEqual(r.remaining(), 0)
+                self.assertEqual(top, 0)
+                return out
+
+            limit = len(small) + len(tiny) + 100  # room for small and tiny, not big
+            out = fetch(limit, [(t, 0, 0), (t, 1, 0), (t, 2, 0)])
+            self.assertEqual([p["error"] for p in out], [0, 0, 0])
+            self.assertEqual([p["hw"] for p in out], [3, 4, 1])
+            self.assertEqual(out[0]["records"][16:], small[16:])
+            self.assertEqual(out[1]["records"], b"")
+            self.assertEqual(out[2]["records"][16:], tiny[16:])
+            # the big batch first: sent whole though it exceeds MaxBytes
+            out = fetch(limit, [(t, 1, 0), (t, 0, 0)])
+            self.assertEqual(out[0]["records"][16:], big[16:])
+            self.assertEqual(out[1]["records"], b"")  # nothing left
+            # an empty partition before it does not count as data
+            out = fetch(limit, [(t, 0, 3), (t, 1, 0)])
+            self.assertEqual(out[0]["records"], b"")
+            self.assertEqual(out[1]["records"][16:], big[16:])
 
 
 if __name__ == "__main__":
