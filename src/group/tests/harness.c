@@ -304,6 +304,13 @@ op_respond(void *ud, void *token, const void *resp)
 	h_env *h = ud;
 	h_req *r = token;
 	h->responses++;
+	if (h->crashing) {
+		if (!h->quiet)
+			fprintf(stderr, "harness: a crashed coordinator answered api %d\n", r->api);
+		h->violations++;
+		h->last_violation = "a coordinator answered while being freed after a crash";
+		return;
+	}
 	r->nresp++;
 	if (r->nresp > 1) {
 		if (!h->quiet)
@@ -325,6 +332,9 @@ op_respond(void *ud, void *token, const void *resp)
 	case H_OFFSET_DELETE: copy_offset_delete(r, resp); break;
 	default: abort();
 	}
+	r->resp_seq = ++h->resp_seq;
+	if (h->on_respond)
+		h->on_respond(h, r);
 }
 
 static void
@@ -342,6 +352,11 @@ op_append(void *ud, int32_t partition, const ch_coord_record *recs, size_t n, ui
 	a->first_rec = h->nrecs;
 	a->nrec = n;
 	a->complete_at = h->now + h->append_delay;
+	if (h->fifo_appends) {
+		if (a->complete_at < h->fifo_tail)
+			a->complete_at = h->fifo_tail;
+		h->fifo_tail = a->complete_at;
+	}
 	if (h->fail_count > 0) {
 		a->error = h->fail_next;
 		h->fail_count--;
@@ -355,6 +370,7 @@ op_append(void *ud, int32_t partition, const ch_coord_record *recs, size_t n, ui
 		memset(r, 0, sizeof(*r));
 		r->partition = partition;
 		r->append_id = id;
+		r->append_idx = h->nappends - 1;
 		r->klen = recs[i].key.len;
 		r->key = xcalloc(r->klen + 1, 1);
 		memcpy(r->key, recs[i].key.data, r->klen);
@@ -455,6 +471,8 @@ h_free(h_env *h)
 void
 h_check(h_env *h, const char *where)
 {
+	if (h->check_stride > 1 && h->check_n++ % (unsigned)h->check_stride != 0)
+		return;
 	const char *e = ch_coord_check(h->c);
 	if (e) {
 		h->violations++;
@@ -471,7 +489,7 @@ next_append(const h_env *h)
 	h_append *best = NULL;
 	if (h->hold_appends)
 		return NULL;
-	for (size_t i = 0; i < h->nappends; i++) {
+	for (size_t i = h->open_from; i < h->nappends; i++) {
 		h_append *a = &h->appends[i];
 		if (a->done)
 			continue;
@@ -495,6 +513,8 @@ static void
 complete_append(h_env *h, h_append *a)
 {
 	a->done = true;
+	while (h->open_from < h->nappends && h->appends[h->open_from].done)
+		h->open_from++;
 	h->in_call = true;
 	ch_coord_append_done(h->c, h->now, a->id, a->error);
 	h->in_call = false;
@@ -747,12 +767,15 @@ h_sync(h_env *h, const h_sync_args *a)
 	rq.GroupInstanceId = a->instance ? cstr(a->instance) : CH_STR_NULL;
 	rq.ProtocolType = v >= 5 && a->ptype ? cstr(a->ptype) : CH_STR_NULL;
 	rq.ProtocolName = v >= 5 && a->pname ? cstr(a->pname) : CH_STR_NULL;
-	ch_SyncGroupRequest_SyncGroupRequestAssignment as[128];
+	ch_SyncGroupRequest_SyncGroupRequestAssignment as_local[128];
+	ch_SyncGroupRequest_SyncGroupRequestAssignment *as = as_local;
+	const h_assign *src = a->assign_ext ? a->assign_ext : a->assign;
+	if (a->nassign > 128)
+		as = xcalloc((size_t)a->nassign, sizeof(*as));
 	for (int i = 0; i < a->nassign; i++) {
-		as[i].MemberId = cstr(a->assign[i].member);
-		as[i].Assignment = (ch_bytes){a->assign[i].data ? a->assign[i].data
-								 : (const uint8_t *)"",
-					      a->assign[i].len};
+		as[i].MemberId = cstr(src[i].member);
+		as[i].Assignment = (ch_bytes){src[i].data ? src[i].data : (const uint8_t *)"",
+					      src[i].len};
 	}
 	rq.Assignments = as;
 	rq.Assignments_n = a->nassign;
@@ -762,6 +785,8 @@ h_sync(h_env *h, const h_sync_args *a)
 	h->in_call = true;
 	ch_coord_sync(h->c, h->now, r, v, &rq);
 	after_call(h, "sync");
+	if (as != as_local)
+		free(as);
 	return r;
 }
 
@@ -1121,16 +1146,70 @@ h_count_records(const h_env *h, const char *group, int key_kind, bool tombstones
 	return n;
 }
 
-static int16_t
-append_error(const h_env *h, uint64_t id, bool *found)
+/* Is the record durable: its append completed successfully? */
+static bool
+record_durable(const h_env *h, const h_record *r)
 {
-	for (size_t i = 0; i < h->nappends; i++)
-		if (h->appends[i].id == id) {
-			*found = h->appends[i].done;
-			return h->appends[i].error;
+	if (r->append_idx >= h->nappends)
+		return false;
+	const h_append *a = &h->appends[r->append_idx];
+	return a->done && !a->lost && a->error == 0;
+}
+
+static void
+load_record(h_env *h, const h_record *r, size_t i)
+{
+	h->in_call = true;
+	int rc = ch_coord_load_record(h->c, r->key, r->klen, r->tombstone ? NULL : r->val, r->vlen,
+				      r->tombstone);
+	h->in_call = false;
+	if (rc != 0) {
+		fprintf(stderr, "harness: replay: record %zu (key v%d) not understood\n", i,
+			h_record_key_version(r));
+		h->violations++;
+	}
+}
+
+void
+h_restart(h_env *h)
+{
+	/* appends still in flight never reach the log */
+	for (size_t i = h->open_from; i < h->nappends; i++)
+		if (!h->appends[i].done) {
+			h->appends[i].done = true;
+			h->appends[i].lost = true;
 		}
-	*found = false;
-	return -1;
+	h->open_from = h->nappends;
+	h->fifo_tail = h->now;
+	/* requests the old coordinator never answered are gone */
+	for (h_req *r = h->reqs; r; r = r->next_alloc)
+		if (r->nresp == 0 && !r->lost) {
+			r->lost = true;
+			r->lost_at = h->now;
+		}
+	h->crashing = true;
+	h->in_call = true;
+	ch_coord_free(h->c);
+	h->crashing = false;
+	ch_coord_config cfg = h->cfg;
+	ch_coord_ops ops = {
+	    .ud = h,
+	    .respond = op_respond,
+	    .append = op_append,
+	    .check_partition = op_check_partition,
+	    .random_uuid = op_uuid,
+	};
+	h->c = ch_coord_new(&cfg, &ops, h->now);
+	h->in_call = false;
+	for (size_t i = 0; i < h->nrecs; i++)
+		if (record_durable(h, &h->recs[i]))
+			load_record(h, &h->recs[i], i);
+	h->in_call = true;
+	ch_coord_load_done(h->c, h->now);
+	h->in_call = false;
+	h->restarts++;
+	h_check(h, "restart");
+	settle(h);
 }
 
 h_env *
@@ -1140,8 +1219,7 @@ h_replay(h_env *h)
 	n->uuid_seq = h->uuid_seq + 1000000;
 	for (size_t i = 0; i < h->nrecs; i++) {
 		const h_record *r = &h->recs[i];
-		bool done;
-		if (append_error(h, r->append_id, &done) != 0 || !done)
+		if (!record_durable(h, r))
 			continue;
 		/* keep the log in the new env too, so it can be replayed again */
 		if (n->nrecs == n->cap_recs) {
@@ -1159,15 +1237,8 @@ h_replay(h_env *h)
 				memcpy(c->val, r->val, r->vlen);
 		}
 		c->append_id = 0; /* marker: loaded */
-		n->in_call = true;
-		int rc = ch_coord_load_record(n->c, r->key, r->klen, r->tombstone ? NULL : r->val,
-					      r->vlen, r->tombstone);
-		n->in_call = false;
-		if (rc != 0) {
-			fprintf(stderr, "harness: replay: record %zu (key v%d) not understood\n", i,
-				h_record_key_version(r));
-			n->violations++;
-		}
+		c->append_idx = 0;
+		load_record(n, r, i);
 	}
 	/* loaded records count as durable in the new env */
 	if (n->nappends == n->cap_appends) {

@@ -85,6 +85,12 @@ typedef struct h_req {
 	char req_member[H_STR];
 	int32_t req_generation;
 	void *user;
+	int tag; /* the test's own use (the simulator: consumer index + 1) */
+	/* the coordinator crashed (h_restart) before answering: no response
+	 * will ever come; the client sees a broken connection at lost_at */
+	bool lost;
+	int64_t lost_at;
+	uint64_t resp_seq; /* order of the (first) response, env-wide */
 	struct h_req *next_alloc;
 } h_req;
 
@@ -97,6 +103,7 @@ typedef struct h_record {
 	size_t vlen;
 	bool tombstone;
 	uint64_t append_id;
+	size_t append_idx; /* in h_env.appends (ids repeat across restarts) */
 } h_record;
 
 typedef struct h_append {
@@ -106,6 +113,7 @@ typedef struct h_append {
 	int64_t complete_at;
 	int16_t error; /* to complete with */
 	bool done;
+	bool lost; /* the coordinator crashed before it completed: not durable */
 } h_append;
 
 typedef struct h_env {
@@ -134,6 +142,20 @@ typedef struct h_env {
 	bool in_call;  /* inside a coordinator call (reentrancy check) */
 	int reentrant; /* ops called back into the coordinator (bug) */
 	bool quiet;
+	/* appends complete in the order issued (as a log's appends do) */
+	bool fifo_appends;
+	int64_t fifo_tail;
+	size_t open_from; /* appends before this index are all done */
+	/* called after every response is copied (inside the coordinator's
+	 * callback: only read the coordinator through const introspection) */
+	void (*on_respond)(struct h_env *h, h_req *r);
+	uint64_t resp_seq;
+	int restarts;
+	/* run ch_coord_check on every check_stride-th step only (0/1: every
+	 * step; the simulator's large groups, where it is O(members)) */
+	int check_stride;
+	unsigned check_n;
+	bool crashing; /* inside ch_coord_free of a crashed coordinator */
 } h_env;
 
 /* A fresh coordinator at virtual time `start` (ms); cfg NULL: defaults. */
@@ -195,6 +217,7 @@ typedef struct h_sync_args {
 	const char *pname; /* v5: NULL = null */
 	h_assign assign[128];
 	int nassign;
+	const h_assign *assign_ext; /* if set: nassign entries from here */
 } h_sync_args;
 h_req *h_sync(h_env *h, const h_sync_args *a);
 #define H_SYNC(h, ...) h_sync((h), &(h_sync_args){__VA_ARGS__})
@@ -311,6 +334,11 @@ size_t h_count_records(const h_env *h, const char *group, int key_kind, bool tom
 /* A new env whose coordinator was rebuilt from this env's durable records
  * (those whose append succeeded), at the same virtual time. */
 h_env *h_replay(h_env *h);
+/* The coordinator crashes and a fresh one is rebuilt in the same env from
+ * the durable records (every append that completed successfully, in log
+ * order; then ch_coord_load_done). Appends not completed are lost; requests
+ * not yet answered are marked lost (they never get a response). */
+void h_restart(h_env *h);
 
 /* ---- convenience flows --------------------------------------------------- */
 
