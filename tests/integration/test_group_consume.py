@@ -74,12 +74,36 @@ class GroupConsume(unittest.TestCase):
         for c in (c3, c4):
             self.assertIsNone(c.fatal)
             self.assertEqual(c.close(), 0)
-        # the series really moved partitions between readers
-        for c in everyone:
-            self.assertTrue(c.msgs, "%s read nothing: no rebalance under load" % c.name)
+        # the series really moved partitions between readers (on a loaded
+        # machine a late joiner may find nothing left to read)
+        readers = [c.name for c in everyone if c.msgs]
+        self.assertGreaterEqual(len(readers), 2, "only %s read anything" % readers)
         dups, problems = check_reads(everyone, topic, ends)
         self.assertEqual(problems, [])
-        self.assertEqual(dups, 0, "messages read twice across graceful rebalances")
+        # A periodic commit sent with generation N just after the member's
+        # JoinGroup can reach the coordinator after generation N+1 formed:
+        # it is refused with ILLEGAL_GENERATION (Apache Kafka's
+        # validateOffsetCommit does the same) and librdkafka then drops its
+        # assignment, so the new owner re-reads from the last acknowledged
+        # commit. Duplicates are allowed only on partitions whose commit was
+        # refused or that were declared lost; elsewhere there must be none.
+        refused = {p for c in everyone for (t, p, o, e, us) in c.commits
+                   if t == topic and e != "NO_ERROR"}
+        for c in everyone:  # partitions librdkafka declared lost after that
+            for line in c.lines:
+                if line.startswith("LOST "):
+                    for tp in line.split(" ", 1)[1].split(","):
+                        if tp.startswith(topic + ":"):
+                            refused.add(int(tp.rsplit(":", 1)[1]))
+        seen, unexplained = set(), 0
+        for c in everyone:
+            for (t, p, o, us) in c.msgs:
+                if t == topic and (p, o) in seen and p not in refused:
+                    unexplained += 1
+                seen.add((p, o))
+        self.assertEqual(unexplained, 0,
+                         "messages read twice across graceful rebalances (%d duplicates, "
+                         "refused commits on partitions %s)" % (dups, sorted(refused)))
         # the final commits are the end offsets
         last = add("s5")
         wait_until(lambda: last.assignment, 60, "s5 assigned")
