@@ -202,6 +202,59 @@ on_signal(int sig)
 	stop_flag = 1;
 }
 
+/* Print (and optionally commit) one consumed message or error event. */
+static void
+handle_message(rd_kafka_t *rk, rd_kafka_message_t *m)
+{
+	if (!m->err) {
+		if (!opt_quiet)
+			printf("MSG %s %d %lld %lld\n", rd_kafka_topic_name(m->rkt),
+			       (int)m->partition, (long long)m->offset, now_us());
+		if (opt_delay_ms > 0) {
+			struct timespec d = {opt_delay_ms / 1000, (opt_delay_ms % 1000) * 1000000L};
+			nanosleep(&d, NULL);
+		}
+		if (opt_commit_every > 0 && ++consumed_since_commit >= opt_commit_every)
+			commit_positions(rk, NULL);
+	} else if (m->err == RD_KAFKA_RESP_ERR__FATAL) {
+		char buf[512];
+		rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, buf, sizeof(buf));
+		printf("FATAL %s %s\n", rd_kafka_err2name(orig), buf);
+	} else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+		printf("ERROR %s %s\n", rd_kafka_err2name(m->err), rd_kafka_message_errstr(m));
+	}
+	rd_kafka_message_destroy(m);
+}
+
+/*
+ * librdkafka 2.0.2 can hang for ever in rd_kafka_assign() called from the
+ * revoke callback inside rd_kafka_consumer_close() (librdkafka issues
+ * #4884 and #4527, seen here on a loaded machine). The workaround upstream
+ * suggests: unsubscribe, keep polling (messages still count, so positions
+ * and commits stay right) until the assignment is empty, then close.
+ */
+static void
+drain_before_close(rd_kafka_t *rk)
+{
+	if (rd_kafka_unsubscribe(rk))
+		return;
+	long long deadline = now_us() + 15LL * 1000 * 1000;
+	while (now_us() < deadline) {
+		rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 50);
+		if (m) {
+			handle_message(rk, m);
+			fflush(stdout);
+		}
+		rd_kafka_topic_partition_list_t *a = NULL;
+		if (rd_kafka_assignment(rk, &a) == RD_KAFKA_RESP_ERR_NO_ERROR && a) {
+			int empty = a->cnt == 0;
+			rd_kafka_topic_partition_list_destroy(a);
+			if (empty)
+				return;
+		}
+	}
+}
+
 static int
 handle_command(rd_kafka_t *rk, char *line)
 {
@@ -331,24 +384,7 @@ main(int argc, char **argv)
 	while (!stop_flag) {
 		rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 50);
 		if (m) {
-			if (!m->err) {
-				if (!opt_quiet)
-					printf("MSG %s %d %lld %lld\n", rd_kafka_topic_name(m->rkt),
-					       (int)m->partition, (long long)m->offset, now_us());
-				if (opt_delay_ms > 0) {
-					struct timespec d = {opt_delay_ms / 1000, (opt_delay_ms % 1000) * 1000000L};
-					nanosleep(&d, NULL);
-				}
-				if (opt_commit_every > 0 && ++consumed_since_commit >= opt_commit_every)
-					commit_positions(rk, NULL);
-			} else if (m->err == RD_KAFKA_RESP_ERR__FATAL) {
-				char buf[512];
-				rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, buf, sizeof(buf));
-				printf("FATAL %s %s\n", rd_kafka_err2name(orig), buf);
-			} else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-				printf("ERROR %s %s\n", rd_kafka_err2name(m->err), rd_kafka_message_errstr(m));
-			}
-			rd_kafka_message_destroy(m);
+			handle_message(rk, m);
 			fflush(stdout);
 		}
 		if (!stdin_open)
@@ -383,6 +419,8 @@ main(int argc, char **argv)
 		if (quit)
 			break;
 	}
+	if (!stop_flag)
+		drain_before_close(rk);
 	rd_kafka_consumer_close(rk);
 	rd_kafka_destroy(rk);
 	printf("CLOSED\n");
