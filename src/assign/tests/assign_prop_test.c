@@ -114,10 +114,10 @@ t_random_large_equal(void)
 {
 	uint64_t s = 3;
 	for (uint64_t seed = 2000; seed < 2006; seed++) {
-		int32_t members = 500 + (int32_t)(ac_rand(&s) % 1500);
-		int32_t topics = 1 + (int32_t)(ac_rand(&s) % 300);
+		int32_t members = 500 + (int32_t)(ac_rand(&s) % 1501);
+		int32_t topics = 1 + (int32_t)(ac_rand(&s) % 500);
 		ac_group g;
-		ac_random(&g, seed, members, topics, 1 + (int32_t)(100000 / topics / 4), 100, true);
+		ac_random(&g, seed, members, topics, 1 + (int32_t)(100000 / topics), 100, true);
 		const ch_assign_kind k3[] = {CH_ASSIGN_STICKY, CH_ASSIGN_SERVER_UNIFORM,
 					     CH_ASSIGN_RANGE, CH_ASSIGN_ROUNDROBIN};
 		for (size_t k = 0; k < CH_ARRAY_LEN(k3); k++) {
