@@ -200,7 +200,7 @@ main(int argc, char **argv)
 	after = owners(&g, &r, base);
 	leave.moved = moved(&g, before, after, base, gone);
 	ch_assign_result_free(&r);
-	char jm[32], lm[32];
+	char jm[48], lm[48];
 	if (join_min >= 0)
 		snprintf(jm, sizeof(jm), "%lld/%lld", (long long)join.moved, (long long)join_min);
 	else

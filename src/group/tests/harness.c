@@ -1298,7 +1298,7 @@ h_wait(h_env *h, h_req *const *rs, int n, int64_t cap)
 int32_t
 h_form_group(h_env *h, const char *group, int n, char ids[][H_STR])
 {
-	h_req *joins[64];
+	h_req *joins[64] = {0};
 	char cid[32];
 	for (int i = 0; i < n; i++) {
 		snprintf(cid, sizeof(cid), "c%d", i);
