@@ -88,12 +88,11 @@ crc32c_init(void)
 					     crc32c_table[0][crc32c_table[t - 1][i] & 0xff];
 }
 
-uint32_t
-ch_crc32c(uint32_t crc, const void *data, size_t len)
+static uint32_t
+crc32c_sw(uint32_t crc, const unsigned char *p, size_t len)
 {
 	/* Thread-safe lazy init: fsync and compaction workers checksum too. */
 	pthread_once(&crc32c_once, crc32c_init);
-	const unsigned char *p = data;
 	crc = ~crc;
 	while (len >= 8) { /* slicing-by-8 */
 		uint32_t lo, hi;
@@ -110,6 +109,55 @@ ch_crc32c(uint32_t crc, const void *data, size_t len)
 	while (len--)
 		crc = (crc >> 8) ^ crc32c_table[0][(crc ^ *p++) & 0xff];
 	return ~crc;
+}
+
+#if defined(__x86_64__)
+/* SSE4.2 has a CRC-32C instruction: every produced batch is checksummed, so
+ * this is on the produce hot path (several times faster than the tables). */
+__attribute__((target("sse4.2"))) static uint32_t
+crc32c_hw(uint32_t crc, const unsigned char *p, size_t len)
+{
+	uint64_t c = ~crc;
+	while (len >= 8) {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		c = __builtin_ia32_crc32di(c, v);
+		p += 8;
+		len -= 8;
+	}
+	uint32_t c32 = (uint32_t)c;
+	while (len--)
+		c32 = __builtin_ia32_crc32qi(c32, *p++);
+	return ~c32;
+}
+#endif
+
+static pthread_once_t crc32c_hw_once = PTHREAD_ONCE_INIT;
+static bool crc32c_hw_ok;
+
+static void
+crc32c_hw_detect(void)
+{
+#if defined(__x86_64__)
+	crc32c_hw_ok = __builtin_cpu_supports("sse4.2");
+#endif
+}
+
+uint32_t
+ch_crc32c_sw(uint32_t crc, const void *data, size_t len)
+{
+	return crc32c_sw(crc, data, len);
+}
+
+uint32_t
+ch_crc32c(uint32_t crc, const void *data, size_t len)
+{
+#if defined(__x86_64__)
+	pthread_once(&crc32c_hw_once, crc32c_hw_detect);
+	if (crc32c_hw_ok)
+		return crc32c_hw(crc, data, len);
+#endif
+	return crc32c_sw(crc, data, len);
 }
 
 uint64_t

@@ -3,7 +3,8 @@
  *   ch_java_string_hash: Java's String.hashCode over UTF-16 code units of a
  *     UTF-8 string (Kafka places a group on __consumer_offsets partition
  *     Utils.abs(hash) % N: Math.abs, with Utils.abs(INT_MIN) = 0).
- *   ch_crc32c: CRC-32C (Castagnoli), as in Kafka record batches v2.
+ *   ch_crc32c: CRC-32C (Castagnoli), as in Kafka record batches v2; the
+ *     SSE4.2 instruction where the CPU has it, tables otherwise.
  *   ch_hash_bytes: a fast non-cryptographic hash for in-memory tables.
  */
 #ifndef CH_HASH_H
@@ -16,6 +17,8 @@ int32_t ch_java_string_hash(const char *s, size_t len);
 /* Kafka's partition for a group id among n partitions of __consumer_offsets. */
 int32_t ch_group_partition(const char *group, size_t len, int32_t n);
 uint32_t ch_crc32c(uint32_t crc, const void *data, size_t len);
+/* The table-driven implementation, always (tests compare the two). */
+uint32_t ch_crc32c_sw(uint32_t crc, const void *data, size_t len);
 uint64_t ch_hash_bytes(const void *data, size_t len);
 
 #endif

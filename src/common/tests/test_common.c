@@ -1,0 +1,135 @@
+/* Unit tests for src/common: checksums, hashes, UUIDs, the heap, the map. */
+#include <stdlib.h>
+
+#include "common/ch_common.h"
+#include "common/ch_hash.h"
+#include "common/ch_heap.h"
+#include "common/ch_map.h"
+#include "common/ch_test.h"
+#include "common/ch_uuid.h"
+
+static void
+t_crc32c_vectors(void)
+{
+	/* RFC 3720 / iSCSI check value and test vectors. */
+	CH_CHECK_EQ_INT(ch_crc32c(0, "123456789", 9), 0xe3069283u);
+	CH_CHECK_EQ_INT(ch_crc32c_sw(0, "123456789", 9), 0xe3069283u);
+	uint8_t zeros[32] = {0}, ones[32];
+	memset(ones, 0xff, sizeof(ones));
+	CH_CHECK_EQ_INT(ch_crc32c(0, zeros, 32), 0x8a9136aau);
+	CH_CHECK_EQ_INT(ch_crc32c(0, ones, 32), 0x62a8ab43u);
+	CH_CHECK_EQ_INT(ch_crc32c(0, "", 0), 0);
+}
+
+static void
+t_crc32c_fast_equals_tables(void)
+{
+	/* Every length and alignment, and incremental use, agree. */
+	uint8_t buf[300];
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 131 + 7);
+	for (size_t off = 0; off < 9; off++)
+		for (size_t len = 0; len + off <= sizeof(buf); len++)
+			if (ch_crc32c(0, buf + off, len) != ch_crc32c_sw(0, buf + off, len)) {
+				CH_CHECK(!"crc32c fast path differs from the tables");
+				return;
+			}
+	uint32_t whole = ch_crc32c(0, buf, sizeof(buf));
+	uint32_t parts = ch_crc32c(ch_crc32c(0, buf, 77), buf + 77, sizeof(buf) - 77);
+	CH_CHECK_EQ_INT(whole, parts);
+}
+
+static void
+t_group_partition(void)
+{
+	/* Kafka: Utils.abs("...".hashCode()) % 50. */
+	CH_CHECK_EQ_INT(ch_java_string_hash("grp", 3), 102629);
+	CH_CHECK_EQ_INT(ch_group_partition("grp", 3, 50), 29);
+	CH_CHECK_EQ_INT(ch_group_partition("my-group", 8, 50), 12);
+	/* hashCode == Integer.MIN_VALUE: Utils.abs maps it to 0 */
+	CH_CHECK_EQ_INT(ch_java_string_hash("polygenelubricants", 18), INT32_MIN);
+	CH_CHECK_EQ_INT(ch_group_partition("polygenelubricants", 18, 50), 0);
+	/* non-ASCII: Java hashes UTF-16 code units ("é" is U+00E9) */
+	CH_CHECK_EQ_INT(ch_java_string_hash("\xc3\xa9", 2), 0xe9);
+}
+
+static void
+t_uuid_base64(void)
+{
+	for (int i = 0; i < 100; i++) {
+		ch_uuid u = ch_uuid_random(), v;
+		char s[CH_UUID_STR_LEN + 1];
+		ch_uuid_to_base64(&u, s);
+		CH_CHECK_EQ_INT(strlen(s), 22);
+		CH_CHECK(s[0] != '-');
+		CH_CHECK(ch_uuid_from_base64(s, &v) == 0 && ch_uuid_eq(&u, &v));
+	}
+	ch_uuid v;
+	CH_CHECK(ch_uuid_from_base64("not-a-uuid", &v) != 0);
+	CH_CHECK(ch_uuid_from_base64("AAAAAAAAAAAAAAAAAAAAA!", &v) != 0);
+}
+
+typedef struct item {
+	ch_heap_node node;
+	int id;
+} item;
+
+static void
+t_heap_order_and_moves(void)
+{
+	enum { N = 2000 };
+	ch_heap h;
+	ch_heap_init(&h);
+	item *it = calloc(N, sizeof(*it));
+	uint64_t r = 12345;
+	for (int i = 0; i < N; i++) {
+		r = r * 6364136223846793005ull + 1442695040888963407ull;
+		it[i].id = i;
+		ch_heap_set(&h, &it[i].node, (int64_t)(r >> 40));
+	}
+	/* move half, remove a quarter */
+	for (int i = 0; i < N; i += 2)
+		ch_heap_set(&h, &it[i].node, it[i].node.deadline / 2);
+	for (int i = 1; i < N; i += 4)
+		ch_heap_remove(&h, &it[i].node);
+	int64_t last = INT64_MIN;
+	size_t popped = 0;
+	for (ch_heap_node *n; (n = ch_heap_top(&h)); popped++) {
+		CH_CHECK(n->deadline >= last);
+		last = n->deadline;
+		ch_heap_remove(&h, n);
+	}
+	CH_CHECK_EQ_INT(popped, N - N / 4);
+	ch_heap_free(&h);
+	free(it);
+}
+
+static void
+t_map_insertion_order(void)
+{
+	ch_map m;
+	ch_map_init(&m);
+	char key[16];
+	for (int i = 0; i < 1000; i++) {
+		int n = snprintf(key, sizeof(key), "k%d", i);
+		ch_map_put(&m, key, (size_t)n, (void *)(intptr_t)(i + 1));
+	}
+	for (int i = 0; i < 1000; i += 3) {
+		int n = snprintf(key, sizeof(key), "k%d", i);
+		CH_CHECK_EQ_INT((intptr_t)ch_map_remove(&m, key, (size_t)n), i + 1);
+	}
+	CH_CHECK_EQ_INT(m.n, 1000 - 334);
+	intptr_t prev = 0;
+	ch_map_foreach(&m, e)
+	{
+		CH_CHECK((intptr_t)e->value > prev); /* insertion order kept */
+		prev = (intptr_t)e->value;
+	}
+	CH_CHECK(ch_map_get(&m, "k1", 2) == (void *)(intptr_t)2);
+	CH_CHECK(ch_map_get(&m, "k0", 2) == NULL);
+	ch_map_free(&m);
+}
+
+CH_TEST_MAIN(CH_TEST(t_crc32c_vectors), CH_TEST(t_crc32c_fast_equals_tables),
+	     CH_TEST(t_group_partition), CH_TEST(t_uuid_base64), CH_TEST(t_heap_order_and_moves),
+	     CH_TEST(t_map_insertion_order))
