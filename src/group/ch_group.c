@@ -1462,14 +1462,8 @@ static void
 group_free(ch_group *g)
 {
 	ch_coord *c = g->coord;
-	while (g->first) {
-		ch_member *m = g->first;
-		/* Free without answering: the coordinator is going away. */
-		m->join_token = NULL;
-		m->sync_token = NULL;
-		g->awaiting_join = 0;
-		member_remove(g, m);
-	}
+	while (g->first) /* without answering: the coordinator is going away */
+		group_member_drop(g, g->first);
 	ch_map_foreach_safe(&g->pending, e, tmp)
 	{
 		pending_remove(g, e->value);

@@ -14,7 +14,6 @@
 #include <sys/stat.h>
 
 #include "common/ch_common.h"
-#include "common/ch_hash.h"
 #include "common/ch_log.h"
 #include "log/ch_plog_int.h"
 
@@ -252,9 +251,6 @@ ch_plog_open(const char *data_dir, const char *topic, int32_t partition,
 		CH_LOGE(SUB, "bad topic-partition name %s-%" PRId32, topic, partition);
 		return CH_ERR;
 	}
-	/* ch_crc32c builds its table on first use without a lock: make that
-	 * happen here, on the loop thread, before any worker can race it. */
-	(void)ch_crc32c(0, "", 0);
 	ch_plog *pl = ch_xcalloc(1, sizeof(*pl));
 	pl->fs = fs ? fs : ch_logfs_posix();
 	pl->cfg = *cfg;
