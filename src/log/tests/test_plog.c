@@ -553,7 +553,9 @@ t_sync_concurrent(void)
  * DeleteRecords), fail the k-th mutating file operation with ENOSPC or EIO.
  * After the failure, the log must still read back exactly what was
  * acknowledged; after a reopen with a healthy file system too (plus at most
- * the one unacknowledged batch when the rollback itself failed). */
+ * the one unacknowledged batch when the rollback itself failed).
+ * t_fault_injection runs the whole schedule (every k until no fault fires);
+ * to replay one step under a debugger, call fault_scenario(err, k, ...). */
 static void
 fault_scenario(int err, long k, bool sticky, bool *fired)
 {
@@ -634,18 +636,6 @@ fault_scenario(int err, long k, bool sticky, bool *fired)
 }
 
 static void
-t_fault_one(void)
-{
-	const char *k = getenv("FAULT_K");
-	if (!k)
-		return;
-	tu_mkdtemp();
-	bool fired;
-	fault_scenario(getenv("FAULT_EIO") ? EIO : ENOSPC, atol(k), getenv("FAULT_STICKY") != NULL, &fired);
-	tu_rmdir();
-}
-
-static void
 t_fault_injection(void)
 {
 	ch_log_threshold = CH_LOG_ERROR; /* expected errors */
@@ -699,4 +689,4 @@ t_sync_failure(void)
 CH_TEST_MAIN(CH_TEST(t_append_read_roll), CH_TEST(t_roll_by_time_and_lat),
 	     CH_TEST(t_timestamps), CH_TEST(t_recovery), CH_TEST(t_retention),
 	     CH_TEST(t_delete_records), CH_TEST(t_sync_concurrent), CH_TEST(t_fault_injection),
-	     CH_TEST(t_sync_failure), CH_TEST(t_fault_one))
+	     CH_TEST(t_sync_failure))

@@ -5,6 +5,8 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -253,12 +255,33 @@ t_post_from_threads(void)
 	ch_loop_free(loop);
 }
 
-/* ch_loop_stop from another thread wakes a loop sleeping with no timers. */
+/* ch_loop_stop from another thread wakes a loop sleeping with no timers.
+ * Fails if ch_loop_run returns before the stop was asked for (it did not
+ * sleep), and a watchdog fails the test instead of hanging ctest if the stop
+ * never wakes the loop. */
+static atomic_int stop_asked;
+static atomic_int run_returned;
+
 static void *
 stopper(void *ud)
 {
 	usleep(10000);
+	atomic_store(&stop_asked, 1);
 	ch_loop_stop(ud);
+	return NULL;
+}
+
+static void *
+stop_watchdog(void *ud)
+{
+	CH_UNUSED(ud);
+	for (int i = 0; i < 1000 && !atomic_load(&run_returned); i++)
+		usleep(10000);
+	if (!atomic_load(&run_returned)) {
+		fprintf(stderr, "t_stop_from_thread: ch_loop_stop from another thread "
+				"did not wake the loop in 10 s\n");
+		_exit(1);
+	}
 	return NULL;
 }
 
@@ -266,11 +289,16 @@ static void
 t_stop_from_thread(void)
 {
 	ch_loop *loop = ch_loop_new();
-	pthread_t th;
+	pthread_t th, wd;
+	atomic_store(&stop_asked, 0);
+	atomic_store(&run_returned, 0);
+	pthread_create(&wd, NULL, stop_watchdog, NULL);
 	pthread_create(&th, NULL, stopper, loop);
 	ch_loop_run(loop);
+	CH_CHECK_EQ_INT(atomic_load(&stop_asked), 1);
+	atomic_store(&run_returned, 1);
 	pthread_join(th, NULL);
-	CH_CHECK(1);
+	pthread_join(wd, NULL);
 	ch_loop_free(loop);
 }
 
