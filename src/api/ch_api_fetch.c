@@ -37,7 +37,7 @@
 #include "common/ch_common.h"
 #include "common/ch_log.h"
 #include "meta/ch_topics.h"
-#include "net/ch_loop.h"
+#include "event/ch_loop.h"
 #include "net/ch_resp.h"
 #include "proto/ch_wr.h"
 #include "proto/generated/ch_errors.h"

@@ -17,7 +17,7 @@
 #include "common/ch_log.h"
 #include "config/ch_config.h"
 #include "meta/ch_topics.h"
-#include "net/ch_loop.h"
+#include "event/ch_loop.h"
 
 #define SUB "parts"
 #define N_WORKERS 4

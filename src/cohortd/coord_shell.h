@@ -12,7 +12,7 @@
 #include "api/ch_api.h"
 #include "api/ch_broker.h"
 #include "broker/ch_parts.h"
-#include "net/ch_loop.h"
+#include "event/ch_loop.h"
 
 typedef struct coord_shell coord_shell;
 

@@ -19,7 +19,7 @@
 #include "common/ch_log.h"
 #include "config/ch_config.h"
 #include "meta/ch_topics.h"
-#include "net/ch_loop.h"
+#include "event/ch_loop.h"
 #include "net/ch_server.h"
 
 #define COHORT_VERSION "0.1.0"

@@ -55,7 +55,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "net/ch_loop.h"
+#include "event/ch_loop.h"
 #include "net/ch_resp.h"
 
 typedef struct ch_server ch_server;

@@ -23,7 +23,7 @@
 #include "common/ch_common.h"
 #include "config/ch_config.h"
 #include "meta/ch_topics.h"
-#include "net/ch_loop.h"
+#include "event/ch_loop.h"
 
 /* ---- a gated file layer ------------------------------------------------------- */
 

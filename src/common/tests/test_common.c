@@ -104,6 +104,42 @@ t_heap_order_and_moves(void)
 	free(it);
 }
 
+/* Equal deadlines pop in arm order, and a re-arm (even to the same
+ * deadline) counts as a new arm: checked against a model that records each
+ * node's last arm number. */
+static void
+t_heap_fifo_equal_deadlines(void)
+{
+	enum { N = 500 };
+	ch_heap h;
+	ch_heap_init(&h);
+	item *it = calloc(N, sizeof(*it));
+	int64_t arm_no[N], deadline[N];
+	int64_t arms = 0;
+	uint64_t r = 99;
+	for (int i = 0; i < 3 * N; i++) {
+		r = r * 6364136223846793005ull + 1442695040888963407ull;
+		int k = (int)((r >> 33) % N);
+		deadline[k] = (int64_t)((r >> 20) % 5);
+		arm_no[k] = ++arms;
+		it[k].id = k;
+		ch_heap_set(&h, &it[k].node, deadline[k]);
+	}
+	int64_t last_d = -1, last_arm = 0;
+	size_t popped = 0;
+	for (ch_heap_node *n; (n = ch_heap_top(&h)); popped++) {
+		int k = ((item *)n)->id;
+		CH_CHECK(deadline[k] > last_d || (deadline[k] == last_d && arm_no[k] > last_arm));
+		last_d = deadline[k];
+		last_arm = arm_no[k];
+		ch_heap_remove(&h, n);
+		CH_CHECK(!ch_heap_armed(n));
+	}
+	CH_CHECK(popped > 0);
+	ch_heap_free(&h);
+	free(it);
+}
+
 static void
 t_map_insertion_order(void)
 {
@@ -132,4 +168,5 @@ t_map_insertion_order(void)
 
 CH_TEST_MAIN(CH_TEST(t_crc32c_vectors), CH_TEST(t_crc32c_fast_equals_tables),
 	     CH_TEST(t_group_partition), CH_TEST(t_uuid_base64), CH_TEST(t_heap_order_and_moves),
+	     CH_TEST(t_heap_fifo_equal_deadlines),
 	     CH_TEST(t_map_insertion_order))

@@ -1,5 +1,5 @@
 /*
- * Unit tests for the event loop (net/ch_loop.h): timers, posts from other
+ * Unit tests for the event loop (event/ch_loop.h): timers, posts from other
  * threads, signals, fd watchers, before-sleep hooks. No timing assertions:
  * expired deadlines are placed in the past, and waits only wait.
  */
@@ -13,7 +13,7 @@
 
 #include "common/ch_common.h"
 #include "common/ch_test.h"
-#include "net/ch_loop.h"
+#include "event/ch_loop.h"
 
 /* ---- timers ------------------------------------------------------------ */
 
@@ -37,9 +37,9 @@ on_ttimer(ch_loop *loop, ch_timer *t, void *ud)
 	ttimer *tt = ud;
 	tt->fired++;
 	nfired++;
-	if (t->deadline < last_fired || t->deadline != tt->want)
+	if (ch_timer_deadline(t) < last_fired || ch_timer_deadline(t) != tt->want)
 		order_errors++;
-	last_fired = t->deadline;
+	last_fired = ch_timer_deadline(t);
 }
 
 static uint64_t rng = 88172645463325252ull;
@@ -195,7 +195,7 @@ t_timer_future(void)
 	ch_timer_arm(loop, &t, ch_loop_now(loop) + 20);
 	ch_loop_run(loop);
 	CH_CHECK_EQ_INT(fired, 1);
-	CH_CHECK(ch_loop_now(loop) >= t.deadline);
+	CH_CHECK(ch_loop_now(loop) >= ch_timer_deadline(&t));
 	ch_loop_free(loop);
 }
 

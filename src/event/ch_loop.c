@@ -2,12 +2,13 @@
  * ch_loop.c: epoll backend, timer heap, cross-thread post queue, signalfd.
  * The contracts are in ch_loop.h.
  */
-#include "net/ch_loop.h"
+#include "event/ch_loop.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,13 +22,6 @@
 
 #define CH_LOOP_MAX_EVENTS 256
 #define CH_LOOP_NSIG 65 /* signal numbers 1..64 */
-
-/* A heap entry carries the sort key so comparisons don't chase pointers. */
-typedef struct ch_heap_ent {
-	int64_t deadline;
-	uint64_t seq; /* arm order: FIFO among equal deadlines */
-	ch_timer *t;
-} ch_heap_ent;
 
 typedef struct ch_post {
 	struct ch_post *next;
@@ -53,11 +47,7 @@ struct ch_loop {
 	int cur;
 	bool dispatching;
 
-	/* timer heap, 1-based: heap[1] is the earliest */
-	ch_heap_ent *heap;
-	size_t nheap;
-	size_t capheap;
-	uint64_t timer_seq;
+	ch_heap timers; /* of ch_timer.node */
 
 	/* ch_loop_post queue and its wake-up eventfd */
 	pthread_mutex_t post_mu;
@@ -185,51 +175,6 @@ dispatch_events(ch_loop *loop)
 
 /* ---- timers ------------------------------------------------------------ */
 
-static inline bool
-ent_less(const ch_heap_ent *a, const ch_heap_ent *b)
-{
-	return a->deadline < b->deadline || (a->deadline == b->deadline && a->seq < b->seq);
-}
-
-static void
-sift_up(ch_loop *loop, size_t i)
-{
-	ch_heap_ent *h = loop->heap;
-	ch_heap_ent ent = h[i];
-	while (i > 1) {
-		size_t p = i / 2;
-		if (!ent_less(&ent, &h[p]))
-			break;
-		h[i] = h[p];
-		h[i].t->slot = i;
-		i = p;
-	}
-	h[i] = ent;
-	ent.t->slot = i;
-}
-
-static void
-sift_down(ch_loop *loop, size_t i)
-{
-	ch_heap_ent *h = loop->heap;
-	size_t n = loop->nheap;
-	ch_heap_ent ent = h[i];
-	for (;;) {
-		size_t c = 2 * i;
-		if (c > n)
-			break;
-		if (c + 1 <= n && ent_less(&h[c + 1], &h[c]))
-			c++;
-		if (!ent_less(&h[c], &ent))
-			break;
-		h[i] = h[c];
-		h[i].t->slot = i;
-		i = c;
-	}
-	h[i] = ent;
-	ent.t->slot = i;
-}
-
 void
 ch_timer_init(ch_timer *t, ch_timer_fn cb, void *ud)
 {
@@ -241,45 +186,19 @@ ch_timer_init(ch_timer *t, ch_timer_fn cb, void *ud)
 void
 ch_timer_arm(ch_loop *loop, ch_timer *t, int64_t deadline_ms)
 {
-	t->deadline = deadline_ms;
-	if (t->slot) {
-		size_t i = t->slot;
-		loop->heap[i].deadline = deadline_ms;
-		loop->heap[i].seq = ++loop->timer_seq;
-		sift_up(loop, i);
-		sift_down(loop, t->slot);
-		return;
-	}
-	if (loop->nheap + 1 >= loop->capheap) {
-		size_t cap = loop->capheap ? loop->capheap * 2 : 64;
-		loop->heap = ch_xrealloc(loop->heap, cap * sizeof(*loop->heap));
-		loop->capheap = cap;
-	}
-	size_t i = ++loop->nheap;
-	loop->heap[i] = (ch_heap_ent){deadline_ms, ++loop->timer_seq, t};
-	sift_up(loop, i);
+	ch_heap_set(&loop->timers, &t->node, deadline_ms);
 }
 
 void
 ch_timer_cancel(ch_loop *loop, ch_timer *t)
 {
-	size_t i = t->slot;
-	if (!i)
-		return;
-	t->slot = 0;
-	ch_heap_ent last = loop->heap[loop->nheap--];
-	if (i > loop->nheap) /* it was the last entry */
-		return;
-	loop->heap[i] = last;
-	last.t->slot = i;
-	sift_up(loop, i);
-	sift_down(loop, last.t->slot);
+	ch_heap_remove(&loop->timers, &t->node);
 }
 
 size_t
 ch_loop_timer_count(const ch_loop *loop)
 {
-	return loop->nheap;
+	return loop->timers.n;
 }
 
 static void
@@ -287,11 +206,12 @@ run_timers(ch_loop *loop)
 {
 	/* Timers armed from here on get a larger seq and wait for the next
 	 * iteration, so a callback re-arming "now" cannot spin this pass. */
-	uint64_t limit = loop->timer_seq;
-	while (loop->nheap > 0 && loop->heap[1].deadline <= loop->now &&
-	       loop->heap[1].seq <= limit) {
-		ch_timer *t = loop->heap[1].t;
-		ch_timer_cancel(loop, t);
+	uint64_t limit = loop->timers.seq;
+	ch_heap_node *n;
+	while ((n = ch_heap_top(&loop->timers)) && n->deadline <= loop->now &&
+	       ch_heap_top_seq(&loop->timers) <= limit) {
+		ch_timer *t = (ch_timer *)((char *)n - offsetof(ch_timer, node));
+		ch_heap_remove(&loop->timers, n);
 		t->cb(loop, t, t->ud);
 	}
 }
@@ -380,14 +300,14 @@ ch_loop_on_signal(ch_loop *loop, int signo, ch_signal_fn cb, void *ud)
 		return CH_ERR;
 	int fd = signalfd(loop->sigfd, &loop->sigmask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (fd < 0) {
-		CH_LOGE("net", "signalfd: %s", strerror(errno));
+		CH_LOGE("event", "signalfd: %s", strerror(errno));
 		return CH_ERR;
 	}
 	if (loop->sigfd < 0) {
 		loop->sigfd = fd;
 		ch_io_init(&loop->sigio, fd, on_signalfd, NULL, NULL);
 		if (ch_io_add(loop, &loop->sigio, CH_IO_READ) != CH_OK) {
-			CH_LOGE("net", "epoll add signalfd: %s", strerror(errno));
+			CH_LOGE("event", "epoll add signalfd: %s", strerror(errno));
 			return CH_ERR;
 		}
 	}
@@ -472,19 +392,20 @@ ch_loop_new(void)
 	pthread_mutex_init(&loop->post_mu, NULL);
 	loop->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (loop->epfd < 0) {
-		CH_LOGE("net", "epoll_create1: %s", strerror(errno));
+		CH_LOGE("event", "epoll_create1: %s", strerror(errno));
 		goto fail;
 	}
 	loop->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (loop->efd < 0) {
-		CH_LOGE("net", "eventfd: %s", strerror(errno));
+		CH_LOGE("event", "eventfd: %s", strerror(errno));
 		goto fail;
 	}
 	ch_io_init(&loop->eio, loop->efd, on_eventfd, NULL, NULL);
 	if (ch_io_add(loop, &loop->eio, CH_IO_READ) != CH_OK) {
-		CH_LOGE("net", "epoll add eventfd: %s", strerror(errno));
+		CH_LOGE("event", "epoll add eventfd: %s", strerror(errno));
 		goto fail;
 	}
+	ch_heap_init(&loop->timers);
 	loop->now = ch_now_mono_ms();
 	return loop;
 fail:
@@ -515,9 +436,7 @@ ch_loop_free(ch_loop *loop)
 		free(h);
 	}
 	/* Timers still armed belong to their owners; just forget them. */
-	for (size_t i = 1; i <= loop->nheap; i++)
-		loop->heap[i].t->slot = 0;
-	free(loop->heap);
+	ch_heap_free(&loop->timers);
 	pthread_mutex_destroy(&loop->post_mu);
 	free(loop);
 }
@@ -548,8 +467,9 @@ compute_timeout(ch_loop *loop, bool more, int max_wait_ms)
 	if (more || atomic_load(&loop->stop))
 		return 0;
 	int timeout = -1;
-	if (loop->nheap > 0) {
-		int64_t d = loop->heap[1].deadline - ch_now_mono_ms();
+	const ch_heap_node *first = ch_heap_top(&loop->timers);
+	if (first) {
+		int64_t d = first->deadline - ch_now_mono_ms();
 		timeout = d <= 0 ? 0 : d > INT_MAX ? INT_MAX : (int)d;
 	}
 	if (max_wait_ms >= 0 && (timeout < 0 || timeout > max_wait_ms))
@@ -565,7 +485,7 @@ ch_loop_run_once(ch_loop *loop, int max_wait_ms)
 	int n = epoll_wait(loop->epfd, loop->events, CH_LOOP_MAX_EVENTS, timeout);
 	if (n < 0) {
 		if (errno != EINTR)
-			CH_LOGE("net", "epoll_wait: %s", strerror(errno));
+			CH_LOGE("event", "epoll_wait: %s", strerror(errno));
 		n = 0;
 	}
 	loop->now = ch_now_mono_ms();

@@ -23,9 +23,9 @@
  * freeing itself. Removing a watcher is safe at any moment, also from inside
  * a callback of this very iteration: pending events for it are discarded.
  *
- * Timers live in a binary min-heap whose entries hold (deadline, seq, timer)
- * and each timer remembers its heap slot, so arm, re-arm and cancel are all
- * O(log n). 100,000 member session timers re-armed by every heartbeat cost a
+ * Timers live in a ch_heap (common/ch_heap.h: entries hold deadline, arm
+ * sequence and node; each timer remembers its heap slot), so arm, re-arm and
+ * cancel are all O(log n). 100,000 member session timers re-armed by every heartbeat cost a
  * few sift steps each. A timer armed from inside a timer callback with an
  * already-expired deadline fires on the next iteration, never in the same
  * pass, so a callback that re-arms "now" cannot starve the loop.
@@ -36,6 +36,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "common/ch_heap.h"
 
 typedef struct ch_loop ch_loop;
 typedef struct ch_io ch_io;
@@ -80,8 +82,7 @@ void ch_io_remove(ch_loop *loop, ch_io *io);
 typedef void (*ch_timer_fn)(ch_loop *loop, ch_timer *t, void *ud);
 
 struct ch_timer {
-	int64_t deadline; /* monotonic ms; meaningful while armed */
-	size_t slot;      /* heap slot, 1-based; 0 = not armed */
+	ch_heap_node node; /* node.deadline: monotonic ms, meaningful while armed */
 	ch_timer_fn cb;
 	void *ud;
 };
@@ -96,7 +97,12 @@ void ch_timer_cancel(ch_loop *loop, ch_timer *t);
 static inline bool
 ch_timer_armed(const ch_timer *t)
 {
-	return t->slot != 0;
+	return ch_heap_armed(&t->node);
+}
+static inline int64_t
+ch_timer_deadline(const ch_timer *t)
+{
+	return t->node.deadline;
 }
 
 /* ---- the loop ---------------------------------------------------------- */
