@@ -5,7 +5,9 @@
 #   test   the above, plus clang (sanitizers, libFuzzer) and the real Kafka
 #          clients the tests drive: kcat, librdkafka, kafka-python,
 #          confluent-kafka-python (for /usr/bin/python3), Node.js and kafkajs
-#          (npm, into tests/integration/node_modules).
+#          (npm, into tests/integration/node_modules), and Apache Kafka itself
+#          (the reference broker, its tools and Java client: JDK 17, Maven, then
+#          tools/kafka-ref.sh install into .deps/).
 # Idempotent; silent when everything is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +16,7 @@ what=${1:-build}
 DEBS=(gcc make cmake pkg-config zlib1g-dev libzstd-dev liblz4-dev libsnappy-dev)
 if [[ $what == test ]]; then
 	DEBS+=(clang libclang-rt-14-dev python3 kcat librdkafka-dev python3-confluent-kafka
-	       python3-kafka)
+	       python3-kafka openjdk-17-jdk-headless maven iproute2)
 	command -v node >/dev/null && command -v npm >/dev/null || DEBS+=(nodejs npm)
 fi
 
@@ -33,4 +35,8 @@ fi
 if [[ $what == test && ! -d tests/integration/node_modules/kafkajs ]]; then
 	echo "install-deps: npm install (tests/integration, kafkajs pinned in package.json)"
 	(cd tests/integration && npm install --no-audit --no-fund --silent)
+fi
+
+if [[ $what == test ]]; then
+	./tools/kafka-ref.sh install
 fi

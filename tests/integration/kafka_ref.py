@@ -1,0 +1,132 @@
+"""Apache Kafka itself as the reference broker in a test (stdlib only).
+
+    from kafka_ref import KafkaRef
+
+    k = KafkaRef("4", settings={"group.initial.rebalance.delay.ms": "0"})
+    k.start()              # fresh KRaft dir, free 127.0.0.1 ports; returns when it serves
+    k.bootstrap            # "127.0.0.1:PORT"
+    k.tool("kafka-topics", "--bootstrap-server", k.bootstrap, "--list")  # CompletedProcess
+    k.stop()               # SIGTERM, waits for the JVM to exit
+
+"4" is the newest 4.x release, "3.9" the newest 3.9.x (it still serves the request
+versions KIP-896 removed in 4.0); tools/kafka-ref.sh pins both and installs them
+(tools/install-deps.sh test runs its install). A missing install is an error, not
+a skip: make test installs it. Like harness.Broker, every broker started here
+dies with the test process (PR_SET_PDEATHSIG, atexit, signal handlers) and its
+temp dir is removed at exit (COHORT_IT_KEEP=1 keeps it); harness.main prints
+its log tail when a test failed.
+"""
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+import harness
+
+ROOT = os.path.dirname(os.path.dirname(harness.HERE))
+SCRIPT = os.path.join(ROOT, "tools", "kafka-ref.sh")
+START_TIMEOUT = 180.0   # a JVM on two shared cores under a parallel ctest
+STOP_TIMEOUT = 60.0
+READY_LINE = "Kafka Server started"
+
+
+class KafkaRefError(AssertionError):
+    pass
+
+
+def kafka_tool(version, name, *args, timeout=120, input=None):
+    """Run one of Kafka's command-line tools (tools/kafka-ref.sh tool) from the
+    installed jars; returns the CompletedProcess (text stdout and stderr)."""
+    return subprocess.run([SCRIPT, "tool", version, name] + list(args),
+                          input=input, stdin=None if input is not None else subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=timeout, preexec_fn=harness._pdeathsig)
+
+
+def classpath(version="4"):
+    """The installed jars of that release as a java class path ("DIR/libs/*")."""
+    p = subprocess.run([SCRIPT, "classpath", version], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise KafkaRefError(p.stderr.strip())
+    return p.stdout.strip()
+
+
+class KafkaRef:
+    """One single-node Apache Kafka (combined broker and controller, KRaft)."""
+
+    def __init__(self, version="4", settings=None, name=None):
+        self.version = version
+        self.settings = dict(settings or {})
+        self.name = name or "kafka-%s" % version
+        self.workdir = tempfile.mkdtemp(prefix="cohort-kafka-")
+        self.port = harness.free_port()
+        self.controller_port = harness.free_port()
+        self.proc = None
+        self.starts = 0
+        self.stderr_path = None
+        self._stderr_f = None
+        harness._all.append(self)   # log tail on failure, workdir removed at exit
+
+    @property
+    def bootstrap(self):
+        return "127.0.0.1:%d" % self.port
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self, timeout=START_TIMEOUT):
+        """Format on first start, then run until the broker is unfenced and serving."""
+        if self.running():
+            raise KafkaRefError("already running")
+        self.starts += 1
+        self.stderr_path = os.path.join(self.workdir, "server.%d.log" % self.starts)
+        self._stderr_f = open(self.stderr_path, "wb")
+        argv = [SCRIPT, "serve", self.version, self.workdir, str(self.port),
+                str(self.controller_port)]
+        argv += ["%s=%s" % kv for kv in self.settings.items()]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._stderr_f,
+                                     stderr=subprocess.STDOUT, cwd=self.workdir,
+                                     preexec_fn=harness._pdeathsig)
+        harness._live.add(self)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                rc = self.proc.returncode
+                self._reap()
+                raise KafkaRefError("Kafka %s exited with %s during startup:\n%s"
+                                    % (self.version, rc, self.stderr_tail()))
+            if READY_LINE in self.log() and harness.can_connect(self.port):
+                return self
+            time.sleep(0.1)
+        self._hard_kill()
+        raise KafkaRefError("Kafka %s did not start within %.0f s:\n%s"
+                            % (self.version, timeout, self.stderr_tail()))
+
+    def stop(self, timeout=STOP_TIMEOUT):
+        """SIGTERM (Kafka's controlled shutdown); SIGKILL and an error past the timeout."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self._hard_kill()
+                raise KafkaRefError("Kafka %s did not exit within %.0f s of SIGTERM:\n%s"
+                                    % (self.version, timeout, self.stderr_tail()))
+        rc = self.proc.returncode
+        self._reap()
+        return rc
+
+    def tool(self, name, *args, timeout=120, input=None):
+        return kafka_tool(self.version, name, *args, timeout=timeout, input=input)
+
+    # harness's exit hooks and failure report treat it as one of theirs
+    _close_stderr = harness.Broker._close_stderr
+    _reap = harness.Broker._reap
+    _hard_kill = harness.Broker._hard_kill
+    cleanup = harness.Broker.cleanup
+    log = harness.Broker.stderr
+    stderr_tail = harness.Broker.stderr_tail

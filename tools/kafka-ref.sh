@@ -1,0 +1,278 @@
+#!/usr/bin/env bash
+# kafka-ref.sh: Apache Kafka itself, the reference broker for tests and benchmarks.
+#
+#   tools/kafka-ref.sh install [4|3.9]   resolve the pinned release's jars (Maven Central,
+#                                        tools/kafka/pom.xml) into .deps/kafka-VERSION/libs;
+#                                        idempotent, silent when already there
+#   tools/kafka-ref.sh start [4|3.9]     fresh single-node KRaft broker on free 127.0.0.1
+#                                        ports (dir: $KAFKA_REF_DIR or .deps/run/kafka-VERSION);
+#                                        prints the bootstrap address when it serves
+#   tools/kafka-ref.sh stop [4|3.9]      stop what start started, remove its dir
+#   tools/kafka-ref.sh tool [4|3.9] NAME ARGS...
+#                                        run a Kafka command-line tool from the jars:
+#                                        kafka-consumer-groups, kafka-topics, kafka-configs,
+#                                        kafka-console-producer, kafka-console-consumer,
+#                                        kafka-get-offsets, kafka-storage, or a class name
+#   tools/kafka-ref.sh classpath [4|3.9] the class path of the jars (DIR/libs/*)
+#   tools/kafka-ref.sh serve [4|3.9] DIR PORT CONTROLLER_PORT [key=value ...]
+#                                        format DIR if new and run the broker in the
+#                                        foreground (exec: the caller's pid is the JVM's);
+#                                        what tests/integration/kafka_ref.py uses
+#
+# "4" is the newest 4.x release (the reference), "3.9" the newest 3.9.x: the last
+# line that still serves the request versions KIP-896 removed in 4.0. Environment:
+# JAVA_HOME (default Debian's OpenJDK 17), KAFKA_HEAP_OPTS (default -Xms256m
+# -Xmx512m), KAFKA_JVM_PERFORMANCE_OPTS (default Kafka's own G1 settings).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+KAFKA4_VERSION=4.4.0
+KAFKA39_VERSION=3.9.2
+export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
+JAVA=$JAVA_HOME/bin/java
+
+die() { echo "kafka-ref: $*" >&2; exit 1; }
+
+# version_of ARG: the pinned release for "4" / "3.9" (or their full numbers).
+version_of() {
+	case ${1:-4} in
+	4 | "$KAFKA4_VERSION") echo "$KAFKA4_VERSION" ;;
+	3.9 | "$KAFKA39_VERSION") echo "$KAFKA39_VERSION" ;;
+	*) die "unknown version '$1' (use 4 or 3.9)" ;;
+	esac
+}
+
+home_of() { echo "$ROOT/.deps/kafka-$1"; }
+
+# The install is complete when its stamp names this version and this pom.
+stamp_of() { echo "$1 $(sha256sum "$ROOT/tools/kafka/pom.xml" | cut -c1-16)"; }
+
+installed() { [[ -f $(home_of "$1")/.installed && $(cat "$(home_of "$1")/.installed") == "$(stamp_of "$1")" ]]; }
+
+install() {
+	local v=$1 home tmp profile=()
+	installed "$v" && return 0
+	[[ $v == 3.* ]] && profile=(-Dkafka39)
+	command -v mvn >/dev/null || die "mvn not found (tools/install-deps.sh test installs maven)"
+	[[ -x $JAVA ]] || die "no java at $JAVA (tools/install-deps.sh test installs openjdk-17-jdk-headless)"
+	home=$(home_of "$v")
+	tmp=$home.tmp
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	echo "kafka-ref: installing Apache Kafka $v into ${home#"$ROOT"/} (Maven Central)" >&2
+	# The local repository stays in .deps/m2: a re-install (new pom) is a copy.
+	if ! mvn -q -B -Dstyle.color=never -f "$ROOT/tools/kafka/pom.xml" \
+		-Dmaven.repo.local="$ROOT/.deps/m2" -Dkafka.version="$v" "${profile[@]}" \
+		dependency:copy-dependencies -DincludeScope=runtime \
+		-DoutputDirectory="$tmp/libs" >"$tmp/mvn.log" 2>&1; then
+		cat "$tmp/mvn.log" >&2
+		die "could not resolve Apache Kafka $v from Maven Central (log above)"
+	fi
+	# Class names of the Kafka jars, to find each tool's main class in this release.
+	python3 - "$tmp"/libs/kafka*.jar >"$tmp/classes" <<'EOF'
+import sys, zipfile
+for jar in sys.argv[1:]:
+    for n in zipfile.ZipFile(jar).namelist():
+        if n.endswith(".class"):
+            print(n[:-6].replace("/", "."))
+EOF
+	rm -rf "$home"
+	mv "$tmp" "$home"
+	stamp_of "$v" >"$home/.installed"
+}
+
+need_installed() { installed "$1" || die "Apache Kafka $1 is not installed: run tools/kafka-ref.sh install ${2:-}"; }
+
+classpath() { echo "$(home_of "$1")/libs/*"; }
+
+# tool_class VERSION NAME: the main class of a kafka-*.sh tool in that release
+# (several moved from core's kafka.* to org.apache.kafka.tools.* between 3.x and 4.x).
+tool_class() {
+	local v=$1 name=$2 c candidates
+	case $name in
+	kafka-consumer-groups) candidates="org.apache.kafka.tools.consumer.group.ConsumerGroupCommand kafka.admin.ConsumerGroupCommand" ;;
+	kafka-topics) candidates="org.apache.kafka.tools.TopicCommand kafka.admin.TopicCommand" ;;
+	kafka-configs) candidates="org.apache.kafka.tools.ConfigCommand kafka.admin.ConfigCommand" ;;
+	kafka-console-producer) candidates="org.apache.kafka.tools.ConsoleProducer kafka.tools.ConsoleProducer" ;;
+	kafka-console-consumer) candidates="org.apache.kafka.tools.consumer.ConsoleConsumer kafka.tools.ConsoleConsumer" ;;
+	kafka-get-offsets) candidates="org.apache.kafka.tools.GetOffsetShell kafka.tools.GetOffsetShell" ;;
+	kafka-delete-records) candidates="org.apache.kafka.tools.DeleteRecordsCommand kafka.admin.DeleteRecordsCommand" ;;
+	kafka-broker-api-versions) candidates="org.apache.kafka.tools.BrokerApiVersionsCommand kafka.admin.BrokerApiVersionsCommand" ;;
+	kafka-storage) candidates="kafka.tools.StorageTool" ;;
+	*.*) echo "$name"; return 0 ;;
+	*) die "unknown tool '$name'" ;;
+	esac
+	for c in $candidates; do
+		grep -qxF "$c" "$(home_of "$v")/classes" && { echo "$c"; return 0; }
+	done
+	die "no main class for $name in Apache Kafka $v"
+}
+
+# log_opt VERSION broker|tools: the JVM flag naming the logging config (3.x: log4j 1).
+log_opt() {
+	if [[ $1 == 3.* ]]; then
+		echo "-Dlog4j.configuration=file:$ROOT/tools/kafka/log4j-$2.properties"
+	else
+		echo "-Dlog4j2.configurationFile=$ROOT/tools/kafka/log4j2-$2.properties"
+	fi
+}
+
+# Short-lived tool JVMs: small heap, client compiler only, quick start.
+TOOL_JVM=(-Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Djava.awt.headless=true)
+
+run_tool() {
+	local v=$1 name=$2
+	shift 2
+	local class
+	class=$(tool_class "$v" "$name")
+	exec "$JAVA" "${TOOL_JVM[@]}" \
+		"$(log_opt "$v" tools)" \
+		-cp "$(classpath "$v")" "$class" "$@"
+}
+
+# write_config VERSION DIR PORT CONTROLLER_PORT [key=value ...]: DIR/server.properties
+# for one combined broker+controller node. Every listener is on 127.0.0.1 (Kafka's
+# default listener binds every interface); replication factors are 1 (one broker).
+write_config() {
+	local v=$1 dir=$2 port=$3 cport=$4
+	shift 4
+	{
+		cat <<EOF
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$cport
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$dir/data
+num.partitions=1
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+EOF
+		# Share groups exist from 4.0 on; 3.9 warns about unknown keys only.
+		[[ $v == 3.* ]] || cat <<EOF
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+EOF
+		local kv
+		for kv in "$@"; do
+			[[ $kv == *=* ]] || die "not key=value: '$kv'"
+			echo "$kv"
+		done
+	} >"$dir/server.properties"
+}
+
+# serve VERSION DIR PORT CONTROLLER_PORT [key=value ...]: format if new, then exec the broker.
+serve() {
+	local v=$1 dir=$2 port=$3 cport=$4
+	shift 4
+	need_installed "$v"
+	mkdir -p "$dir"
+	dir=$(cd "$dir" && pwd)
+	write_config "$v" "$dir" "$port" "$cport" "$@"
+	if [[ ! -f $dir/data/meta.properties ]]; then
+		local id
+		id=$("$JAVA" "${TOOL_JVM[@]}" "$(log_opt "$v" tools)" \
+			-cp "$(classpath "$v")" kafka.tools.StorageTool random-uuid)
+		"$JAVA" "${TOOL_JVM[@]}" "$(log_opt "$v" tools)" \
+			-cp "$(classpath "$v")" kafka.tools.StorageTool format -t "$id" -c "$dir/server.properties" >/dev/null
+	fi
+	# Heap small by default (Kafka's own start script: 1 GB); GC settings are Kafka's.
+	local heap perf
+	read -r -a heap <<<"${KAFKA_HEAP_OPTS:--Xms256m -Xmx512m}"
+	read -r -a perf <<<"${KAFKA_JVM_PERFORMANCE_OPTS:--XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent}"
+	exec "$JAVA" "${heap[@]}" "${perf[@]}" -Djava.awt.headless=true \
+		"$(log_opt "$v" broker)" \
+		-Dkafka.logs.dir="$dir" \
+		-cp "$(classpath "$v")" kafka.Kafka "$dir/server.properties"
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+run_dir() { echo "${KAFKA_REF_DIR:-$ROOT/.deps/run/kafka-$1}"; }
+
+# start VERSION: serve in the background, wait for "Kafka Server started", print the bootstrap.
+start() {
+	local v=$1 dir port cport pid i
+	need_installed "$v" "${2:-}"
+	dir=$(run_dir "$v")
+	if [[ -f $dir/pid ]] && kill -0 "$(cat "$dir/pid")" 2>/dev/null; then
+		die "already running (pid $(cat "$dir/pid"), $(cat "$dir/bootstrap")); stop it first"
+	fi
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	: >"$dir/server.log"
+	port=$(free_port)
+	cport=$(free_port)
+	setsid "$0" serve "$v" "$dir" "$port" "$cport" </dev/null >"$dir/server.log" 2>&1 &
+	pid=$!
+	echo "$pid" >"$dir/pid"
+	echo "127.0.0.1:$port" >"$dir/bootstrap"
+	for ((i = 0; i < 1200; i++)); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			tail -30 "$dir/server.log" >&2
+			die "the broker exited during startup (log: $dir/server.log)"
+		fi
+		if grep -q "Kafka Server started" "$dir/server.log"; then
+			echo "127.0.0.1:$port"
+			return 0
+		fi
+		sleep 0.1
+	done
+	kill -9 "$pid" 2>/dev/null || true
+	die "the broker did not start within 120 s (log: $dir/server.log)"
+}
+
+stop() {
+	local v=$1 dir pid i
+	dir=$(run_dir "$v")
+	[[ -f $dir/pid ]] || die "no broker started from $dir"
+	pid=$(cat "$dir/pid")
+	if kill -TERM "$pid" 2>/dev/null; then
+		for ((i = 0; i < 300; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			echo "kafka-ref: pid $pid did not stop within 30 s of SIGTERM; SIGKILL" >&2
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+	fi
+	rm -rf "$dir"
+}
+
+cmd=${1:-}
+shift || true
+case $cmd in
+install)
+	# Without a version: both releases (what make test needs).
+	if (($# == 0)); then
+		install "$(version_of 4)"
+		install "$(version_of 3.9)"
+	else
+		install "$(version_of "$1")"
+	fi
+	;;
+start) v=$(version_of "${1:-4}"); start "$v" "${1:-4}" ;;
+stop) stop "$(version_of "${1:-4}")" ;;
+classpath) v=$(version_of "${1:-4}"); need_installed "$v" "${1:-4}"; classpath "$v" ;;
+tool)
+	(($# >= 2)) || die "usage: tool 4|3.9 NAME ARGS..."
+	v=$(version_of "$1")
+	need_installed "$v" "$1"
+	shift
+	run_tool "$v" "$@"
+	;;
+serve)
+	(($# >= 4)) || die "usage: serve 4|3.9 DIR PORT CONTROLLER_PORT [key=value ...]"
+	v=$(version_of "$1")
+	shift
+	serve "$v" "$@"
+	;;
+*)
+	sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+	exit 2
+	;;
+esac
