@@ -208,16 +208,14 @@ ch_api_on_frame(ch_broker *bk, void *conn, uint64_t seq, const char *peer, const
 		ch_api_close(req, NULL);
 		return;
 	}
-	if (ch_rd_left(&r) != 0) {
-		/* Kafka ignores trailing bytes only for ApiVersions (clients send
-		 * newer bodies to older brokers); elsewhere they mean a bug. */
-		if (key != 18) {
-			bk->n_rejected++;
-			log_reject(peer, key, version, corr, "trailing bytes after the body");
-			ch_api_close(req, NULL);
-			return;
-		}
-	}
+	/* Kafka reads the fields its schema names for this version (the tagged
+	 * fields too, when flexible) and never looks at what follows, for every
+	 * API and version: librdkafka >= 2.1 relies on it (its Metadata v9+
+	 * "all topics" request carries a 4-byte count where a 1-byte one
+	 * belongs, so its own fields trail the ones Kafka reads as zeros). */
+	if (ch_rd_left(&r) != 0)
+		CH_LOGD("api", "%s: %s v%d corr=%d: %zu bytes after the body ignored", peer,
+			codec->name, version, corr, ch_rd_left(&r));
 	req->arena.limit = 0;
 	CH_LOGT("api", "%s: %s v%d corr=%d", peer, codec->name, version, corr);
 	h->fn(req);

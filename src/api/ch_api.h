@@ -14,6 +14,7 @@
  * version (except ApiVersions, which answers v0 with UNSUPPORTED_VERSION and
  * the supported ranges) or a body that does not decode closes the
  * connection, with one log line naming the client, api key and version.
+ * Bytes after a body that decodes are ignored, as Kafka ignores them.
  */
 #ifndef CH_API_H
 #define CH_API_H

@@ -35,6 +35,9 @@ API_DELETE_TOPICS = 20
 API_DESCRIBE_CONFIGS = 32
 API_CREATE_PARTITIONS = 37
 API_DESCRIBE_CLUSTER = 60
+API_FIND_COORDINATOR = 10
+API_LIST_GROUPS = 16
+API_INIT_PRODUCER_ID = 22
 
 ZERO_UUID = b"\x00" * 16
 
@@ -47,6 +50,9 @@ FLEXIBLE_FROM = {
     API_DESCRIBE_CONFIGS: 4,
     API_CREATE_PARTITIONS: 2,
     API_DESCRIBE_CLUSTER: 0,
+    API_FIND_COORDINATOR: 3,
+    API_LIST_GROUPS: 3,
+    API_INIT_PRODUCER_ID: 2,
 }
 
 
@@ -622,6 +628,116 @@ def describe_configs(conn, resources, version=2, include_synonyms=False):
             res["configs"][e["name"]] = e
         r.tags()
         out.append(res)
+    r.tags()
+    r.done()
+    return out
+
+
+# ------------------------------------------------------------ FindCoordinator
+
+KEY_TYPE_GROUP = 0
+KEY_TYPE_TRANSACTION = 1
+
+
+def find_coordinator_body(version, keys, key_type=KEY_TYPE_GROUP):
+    """keys: one key (v0-v3 take exactly one), or a list for v4+ batches."""
+    w = Writer(version >= 3)
+    if isinstance(keys, str):
+        keys = [keys]
+    if version <= 3:
+        assert len(keys) == 1
+        w.string(keys[0])
+        if version >= 1:
+            w.int8(key_type)
+        else:
+            assert key_type == KEY_TYPE_GROUP, "v0 has no key type"
+    else:
+        w.int8(key_type).array_len(len(keys))
+        for k in keys:
+            w.string(k)
+    w.tags()
+    return w.bytes()
+
+
+def parse_find_coordinator(r, v):
+    """Returns a list of {key, error_code, error_message, node_id, host, port}
+    (one entry, key None, for v0-v3)."""
+    throttle = r.int32() if v >= 1 else None
+    out = []
+    if v <= 3:
+        c = {"key": None, "error_code": r.int16()}
+        c["error_message"] = r.string(nullable=True) if v >= 1 else None
+        c["node_id"], c["host"], c["port"] = r.int32(), r.string(), r.int32()
+        out.append(c)
+    else:
+        for _ in range(r.array_len()):
+            c = {"key": r.string(), "node_id": r.int32(), "host": r.string(),
+                 "port": r.int32(), "error_code": r.int16(),
+                 "error_message": r.string(nullable=True)}
+            r.tags()
+            out.append(c)
+    r.tags()
+    r.done()
+    for c in out:
+        c["throttle_time_ms"] = throttle
+    return out
+
+
+def find_coordinator(conn, version, keys, key_type=KEY_TYPE_GROUP):
+    r = conn.call(API_FIND_COORDINATOR, version, find_coordinator_body(version, keys, key_type))
+    return parse_find_coordinator(r, version)
+
+
+# ------------------------------------------------------------- InitProducerId
+
+def init_producer_id_body(version, transactional_id=None, timeout_ms=60000,
+                          producer_id=-1, producer_epoch=-1):
+    w = Writer(version >= 2)
+    w.string(transactional_id).int32(timeout_ms)
+    if version >= 3:
+        w.int64(producer_id).int16(producer_epoch)
+    w.tags()
+    return w.bytes()
+
+
+def parse_init_producer_id(r, v):
+    out = {"throttle_time_ms": r.int32(), "error_code": r.int16(),
+           "producer_id": r.int64(), "producer_epoch": r.int16()}
+    r.tags()
+    r.done()
+    return out
+
+
+def init_producer_id(conn, version, transactional_id=None, producer_id=-1, producer_epoch=-1):
+    r = conn.call(API_INIT_PRODUCER_ID, version,
+                  init_producer_id_body(version, transactional_id, 60000, producer_id,
+                                        producer_epoch))
+    return parse_init_producer_id(r, version)
+
+
+# ----------------------------------------------------------------- ListGroups
+
+def list_groups_body(version):
+    w = Writer(version >= 3)
+    if version >= 4:
+        w.array_len(0)  # StatesFilter: all
+    if version >= 5:
+        w.array_len(0)  # TypesFilter: all
+    w.tags()
+    return w.bytes()
+
+
+def parse_list_groups(r, v):
+    out = {"throttle_time_ms": r.int32() if v >= 1 else None, "error_code": r.int16(),
+           "groups": {}}
+    for _ in range(r.array_len()):
+        g = {"group_id": r.string(), "protocol_type": r.string()}
+        if v >= 4:
+            g["state"] = r.string()
+        if v >= 5:
+            g["type"] = r.string()
+        r.tags()
+        out["groups"][g["group_id"]] = g
     r.tags()
     r.done()
     return out

@@ -374,6 +374,70 @@ class RawProtocol(BrokerTestCase):
                 self.assertEqual((b["broker_id"], b["host"], b["port"]),
                                  (md["brokers"][0]["node_id"], "127.0.0.1", self.broker.port))
 
+    # ------------------------------------------- bytes after a request body
+    # Kafka's generated readers (RequestContext.parseRequest ->
+    # AbstractRequest.parseRequest -> XxxRequestData.read) read the fields of
+    # the version, the tagged-field section when flexible, and never check
+    # that the buffer is used up: trailing bytes are ignored for every API
+    # and version. librdkafka >= 2.1 depends on it (next test).
+    def trailing_cases(self):
+        cases = [(kwire.API_API_VERSIONS, v, kwire.api_versions_body(v),
+                  kwire.parse_api_versions) for v in (0, 3)]
+        cases += [(kwire.API_METADATA, v, kwire.metadata_body(v, None, allow_auto=False),
+                   kwire.parse_metadata) for v in (0, 1, 4, 8, 9, 12)]
+        cases += [(kwire.API_FIND_COORDINATOR, v, kwire.find_coordinator_body(v, "raw-trail-g"),
+                   kwire.parse_find_coordinator) for v in (0, 2, 3, 4, 6)]
+        cases += [(kwire.API_LIST_GROUPS, v, kwire.list_groups_body(v),
+                   kwire.parse_list_groups) for v in (0, 2, 3, 5)]
+        cases += [(kwire.API_INIT_PRODUCER_ID, v, kwire.init_producer_id_body(v),
+                   kwire.parse_init_producer_id) for v in (0, 1, 2, 4)]
+        cases += [(kwire.API_CREATE_TOPICS, v,
+                   kwire.create_topics_body(v, [("raw-trail-ct-v%d" % v, 1, 1)]),
+                   kwire.parse_create_topics) for v in (4, 5, 7)]
+        return cases
+
+    def test_trailing_bytes_after_body_ignored(self):
+        self.assert_created("raw-trail", 2)
+        for junk in (b"\x00\x01\x02\x03", b"\xff" * 64):
+            for api, v, body, parse in self.trailing_cases():
+                with self.subTest(api=api, version=v, junk=len(junk)), Conn(self.broker.port) as c:
+                    res = parse(c.call(api, v, body + junk), v)
+                    if api == kwire.API_METADATA:
+                        self.assertEqual(res["topics"]["raw-trail"]["error_code"], 0)
+                        self.assertEqual(len(res["topics"]["raw-trail"]["partitions"]), 2)
+                    elif api == kwire.API_FIND_COORDINATOR:
+                        self.assertEqual([x["error_code"] for x in res], [0], res)
+                    elif api == kwire.API_CREATE_TOPICS:
+                        self.assertEqual([t["error_code"] for t in res["topics"].values()],
+                                         [0 if junk[0] == 0 else kwire.TOPIC_ALREADY_EXISTS])
+                    else:
+                        self.assertEqual(res["error_code"], 0, res)
+                    # the connection stays open and in step
+                    self.assertEqual(kwire.api_versions(c, 0)["error_code"], 0)
+
+    def test_librdkafka_all_topics_metadata_frames(self):
+        """librdkafka >= 2.1 (rd_kafka_MetadataRequest0) writes the topic count
+        of an all-topics request as an int32 0 even in flexible versions,
+        where a one-byte compact count belongs; its own fields follow. Kafka
+        reads 0x00 as a null topic array (all topics), the next zero bytes
+        as AllowAutoTopicCreation / Include*AuthorizedOperations = false and
+        an empty tagged-field section, and ignores the rest."""
+        self.assert_created("raw-rdk-all", 3)
+        frames = {
+            # v12: count(4) AllowAutoTopicCreation IncludeTopicAuthorizedOperations tags
+            12: b"\x00\x00\x00\x00" + b"\x01" + b"\x00" + b"\x00",
+            # v9/v10: count(4) AllowAuto IncludeClusterAuthzOps IncludeTopicAuthzOps tags
+            9: b"\x00\x00\x00\x00" + b"\x00" + b"\x00" + b"\x00" + b"\x00",
+            10: b"\x00\x00\x00\x00" + b"\x00" + b"\x00" + b"\x00" + b"\x00",
+        }
+        for v, body in frames.items():
+            with self.subTest(version=v), Conn(self.broker.port) as c:
+                md = kwire.parse_metadata(c.call(kwire.API_METADATA, v, body), v)
+                self.assertIn("raw-rdk-all", md["topics"], "an all-topics request")
+                self.assertEqual(len(md["topics"]["raw-rdk-all"]["partitions"]), 3)
+                md = kwire.metadata(c, v, None)  # same connection, still served
+                self.assertIn("raw-rdk-all", md["topics"])
+
 
 class NoAutoCreate(BrokerTestCase):
     broker_settings = {"auto.create.topics.enable": "false", "node.id": "7"}
