@@ -59,8 +59,12 @@ static int16_t
 coordinator_error(ch_req *req, int8_t key_type, const char **msg)
 {
 	if (key_type == KEY_TYPE_TRANSACTION) {
-		*msg = "cohortd has no transaction coordinator";
-		return CH_KERR_COORDINATOR_NOT_AVAILABLE;
+		/* No transaction coordinator: the answer InitProducerId gives a
+		 * transactional id too (see ch_api_producer_id.c). Kafka gives it
+		 * when the id may not be used; clients treat it as fatal, where
+		 * COORDINATOR_NOT_AVAILABLE made them retry until their timeout. */
+		*msg = "transactions are not supported by cohortd";
+		return CH_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
 	}
 	if (key_type != KEY_TYPE_GROUP) {
 		*msg = "unknown coordinator key type";

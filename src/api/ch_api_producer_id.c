@@ -1,9 +1,23 @@
 /*
  * ch_api_producer_id.c: InitProducerId v0-v5 for idempotent producers
- * (KIP-98). A fresh producer id, epoch 0, every time: without transactions
- * there is nothing to fence. Ids come from ch_parts_next_producer_id, seeded
- * from the wall clock so they do not repeat across restarts. A
- * transactional id is refused: cohort has no transaction coordinator.
+ * (KIP-98), answered as Kafka answers a request without a transactional id
+ * (KafkaApis.handleInitProducerIdRequest, then
+ * TransactionCoordinator.handleInitProducerId):
+ *
+ *   ProducerId / ProducerEpoch (v3+)  answer
+ *   -1 / -1 (and v0-v2)               a fresh producer id, epoch 0
+ *   exactly one of them -1            INVALID_REQUEST
+ *   both set (KIP-360)                a fresh producer id, epoch 0: Kafka
+ *                                     "blindly accepts" and never bumps an
+ *                                     idempotent producer's epoch, so no
+ *                                     client can fence another's id here
+ *
+ * Ids come from ch_parts_next_producer_id, seeded from the wall clock so
+ * they do not repeat across restarts. A transactional id (even "") gets
+ * TRANSACTIONAL_ID_AUTHORIZATION_FAILED, what Kafka answers when the
+ * transactional id may not be used, and what FindCoordinator answers for
+ * it too: cohort has no transaction coordinator, and both clients
+ * (librdkafka, Java) treat that error as fatal instead of retrying.
  */
 #include "api/ch_api.h"
 #include "api/ch_broker.h"
@@ -19,21 +33,18 @@ ch_api_InitProducerId(ch_req *req)
 	ch_InitProducerIdResponse_init(&resp);
 	resp.ProducerId = -1;
 	resp.ProducerEpoch = -1;
+	/* v0-v2 have no ProducerId/ProducerEpoch: the decoder leaves -1. */
+	bool no_id = rq->ProducerId == -1, no_epoch = rq->ProducerEpoch == -1;
 	if (!ch_str_is_null(rq->TransactionalId)) {
 		resp.ErrorCode = CH_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
-	} else if (req->version >= 3 && rq->ProducerId >= 0) {
-		/* KIP-360: bump the epoch of a known producer. */
-		resp.ProducerId = rq->ProducerId;
-		resp.ProducerEpoch = (int16_t)(rq->ProducerEpoch + 1);
-		if (resp.ProducerEpoch < 0) {
-			resp.ProducerId = ch_parts_next_producer_id(req->bk->parts);
-			resp.ProducerEpoch = 0;
-		}
+	} else if (no_id != no_epoch) {
+		resp.ErrorCode = CH_KERR_INVALID_REQUEST;
 	} else {
 		resp.ProducerId = ch_parts_next_producer_id(req->bk->parts);
 		resp.ProducerEpoch = 0;
 	}
-	CH_LOGD("api", "%s: InitProducerId -> %lld/%d", req->peer, (long long)resp.ProducerId,
-		resp.ProducerEpoch);
+	CH_LOGD("api", "%s: InitProducerId (%lld/%d) -> %lld/%d error %d", req->peer,
+		(long long)rq->ProducerId, rq->ProducerEpoch, (long long)resp.ProducerId,
+		resp.ProducerEpoch, resp.ErrorCode);
 	ch_api_send(req, &resp);
 }

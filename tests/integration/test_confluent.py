@@ -4,7 +4,7 @@ create_partitions, describe_configs, and the errors Kafka gives."""
 from harness import BrokerTestCase, main
 
 try:
-    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka import KafkaError, KafkaException, Producer
     from confluent_kafka.admin import (AdminClient, ConfigResource, NewPartitions,
                                        NewTopic)
 except ImportError:  # main() reports the skip
@@ -122,6 +122,22 @@ class Confluent(BrokerTestCase):
         with self.assertRaises(KafkaException) as cm:
             f.result(timeout=TIMEOUT)
         self.assertEqual(cm.exception.args[0].code(), KafkaError.UNKNOWN_TOPIC_OR_PART)
+
+    def test_transactional_producer_fails_fast(self):
+        """cohort has no transactions: init_transactions() must fail at once
+        with a fatal error (TRANSACTIONAL_ID_AUTHORIZATION_FAILED from
+        FindCoordinator), not retry a retriable one until its timeout."""
+        p = Producer({"bootstrap.servers": self.broker.bootstrap,
+                      "transactional.id": "ck-txn", "client.id": "cohort-it-txn"})
+        try:
+            with self.assertRaises(KafkaException) as cm:
+                p.init_transactions(60)
+            err = cm.exception.args[0]
+            self.assertEqual(err.code(), KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                             err.str())
+            self.assertTrue(err.fatal(), err.str())
+        finally:
+            del p
 
 
 if __name__ == "__main__":

@@ -174,5 +174,71 @@ class IdempotentRestart(BrokerTestCase):
             self.assertEqual(end_offset(c, t, 0), 81)
 
 
+class InitProducerIdWithoutTransactions(BrokerTestCase):
+    """InitProducerId without a transactional id, as Kafka answers it
+    (KafkaApis.handleInitProducerIdRequest, then
+    TransactionCoordinator.handleInitProducerId, transactionalId == null:
+    "always blindly accept the request and return a new producerId"):
+    (-1, -1) or any (id, epoch) pair -> a fresh id with epoch 0; exactly one
+    of them -1 -> INVALID_REQUEST. Above all, a client naming another
+    producer's id and epoch (KIP-360 fields, v3+) gets an id of its own, so
+    it cannot fence that producer."""
+
+    def test_fresh_ids_every_version(self):
+        with kwire.Conn(self.broker.port) as c:
+            seen = set()
+            for v in range(0, 6):
+                with self.subTest(version=v):
+                    res = kwire.init_producer_id(c, v)
+                    self.assertEqual(res["error_code"], 0, res)
+                    self.assertEqual(res["producer_epoch"], 0)
+                    self.assertGreaterEqual(res["producer_id"], 0)
+                    self.assertNotIn(res["producer_id"], seen)
+                    seen.add(res["producer_id"])
+
+    def test_named_id_and_epoch_get_a_new_id(self):
+        with kwire.Conn(self.broker.port) as c:
+            issued = kwire.init_producer_id(c, 4)["producer_id"]
+            cases = [(issued, 0), (issued, 5), (issued, 32767), (issued, -2),
+                     (987654321, 3), (0, 0), (-7, 1)]
+            for v in (3, 4, 5):
+                for pid, epoch in cases:
+                    with self.subTest(version=v, producer_id=pid, epoch=epoch):
+                        res = kwire.init_producer_id(c, v, None, pid, epoch)
+                        self.assertEqual(res["error_code"], 0, res)
+                        self.assertEqual(res["producer_epoch"], 0, res)
+                        self.assertNotEqual(res["producer_id"], pid, res)
+                        self.assertNotEqual(res["producer_id"], issued, res)
+                        self.assertGreaterEqual(res["producer_id"], 0, res)
+
+    def test_half_given_id_or_epoch_is_invalid_request(self):
+        with kwire.Conn(self.broker.port) as c:
+            issued = kwire.init_producer_id(c, 4)["producer_id"]
+            for v in (3, 4, 5):
+                for pid, epoch in ((-1, 0), (-1, 7), (issued, -1), (12345, -1)):
+                    with self.subTest(version=v, producer_id=pid, epoch=epoch):
+                        res = kwire.init_producer_id(c, v, None, pid, epoch)
+                        self.assertEqual(res["error_code"], kwire.INVALID_REQUEST, res)
+                        self.assertEqual((res["producer_id"], res["producer_epoch"]), (-1, -1))
+
+    def test_another_client_cannot_fence_a_producer(self):
+        t = "idem-nofence"
+        with kwire.Conn(self.broker.port) as victim, kwire.Conn(self.broker.port) as other:
+            kwire.create_topics(victim, [(t, 1, 1)], 4)
+            pid, epoch = init_producer_id(victim)
+            self.assertEqual(produce(victim, t, 0, batch(pid, epoch, 0, [b"v0"])), (0, 0))
+            # the other client names the victim's id and epoch, and produces
+            # with whatever it is given
+            res = kwire.init_producer_id(other, 4, None, pid, epoch)
+            self.assertEqual(res["error_code"], 0, res)
+            mine = (res["producer_id"], res["producer_epoch"])
+            self.assertEqual(produce(other, t, 0, batch(mine[0], mine[1], 0, [b"o0"])), (0, 1))
+            # the victim goes on with its epoch and sequence (a bumped epoch
+            # handed to the other client would make this INVALID_PRODUCER_EPOCH)
+            self.assertEqual(produce(victim, t, 0, batch(pid, epoch, 1, [b"v1"])), (0, 2))
+            self.assertEqual(end_offset(victim, t, 0), 3)
+            self.assertNotEqual(mine[0], pid)
+
+
 if __name__ == "__main__":
     main()

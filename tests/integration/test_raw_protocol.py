@@ -7,6 +7,7 @@ from harness import BrokerTestCase, main
 from kwire import Conn
 
 NUM_PARTITIONS = 3
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
 
 
 class RawProtocol(BrokerTestCase):
@@ -437,6 +438,63 @@ class RawProtocol(BrokerTestCase):
                 self.assertEqual(len(md["topics"]["raw-rdk-all"]["partitions"]), 3)
                 md = kwire.metadata(c, v, None)  # same connection, still served
                 self.assertIn("raw-rdk-all", md["topics"])
+
+    # ----------------------------------------------------- FindCoordinator
+    def test_find_coordinator_group_all_versions(self):
+        node = self.node_id()
+        for v in range(0, 7):
+            keys = ["raw-fc-a"] if v < 4 else ["raw-fc-a", "raw-fc-b"]
+            with self.subTest(version=v):
+                res = kwire.find_coordinator(self.c, v, keys if v >= 4 else keys[0])
+                self.assertEqual(len(res), len(keys))
+                for i, c in enumerate(res):
+                    self.assertEqual(c["error_code"], 0, c)
+                    self.assertEqual((c["node_id"], c["host"], c["port"]),
+                                     (node, "127.0.0.1", self.broker.port))
+                    if v >= 4:
+                        self.assertEqual(c["key"], keys[i])
+
+    def test_transactional_id_refused_alike(self):
+        """cohort has no transaction coordinator. FindCoordinator for a
+        transactional id (key type 1, v1+; v0 has no key type) and
+        InitProducerId with one give the same fatal answer, the one Kafka
+        gives when the transactional id may not be used:
+        TRANSACTIONAL_ID_AUTHORIZATION_FAILED (KafkaApis.getCoordinator and
+        handleInitProducerIdRequest), with Node.noNode() (-1, "", -1) in
+        FindCoordinator. COORDINATOR_NOT_AVAILABLE there made clients retry
+        until their own timeout."""
+        for v in range(1, 7):
+            keys = ["raw-txn-a"] if v < 4 else ["raw-txn-a", "raw-txn-b", ""]
+            with self.subTest(api="FindCoordinator", version=v):
+                res = kwire.find_coordinator(self.c, v, keys if v >= 4 else keys[0],
+                                             kwire.KEY_TYPE_TRANSACTION)
+                self.assertEqual(len(res), len(keys))
+                for i, c in enumerate(res):
+                    self.assertEqual(c["error_code"], TRANSACTIONAL_ID_AUTHORIZATION_FAILED, c)
+                    self.assertEqual((c["node_id"], c["host"], c["port"]), (-1, "", -1))
+                    self.assertTrue(c["error_message"], c)
+                    if v >= 4:
+                        self.assertEqual(c["key"], keys[i])
+        for v in range(0, 6):
+            for txn in ("raw-txn-a", ""):
+                with self.subTest(api="InitProducerId", version=v, txn=txn):
+                    res = kwire.init_producer_id(self.c, v, txn)
+                    self.assertEqual(res["error_code"], TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+                    self.assertEqual((res["producer_id"], res["producer_epoch"]), (-1, -1))
+            if v >= 3:  # checked before the producer id and epoch, as Kafka does
+                res = kwire.init_producer_id(self.c, v, "raw-txn-a", producer_id=5,
+                                             producer_epoch=-1)
+                self.assertEqual(res["error_code"], TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        # the group side is not affected
+        self.assertEqual(kwire.find_coordinator(self.c, 6, ["raw-txn-a"])[0]["error_code"], 0)
+
+    def test_find_coordinator_unknown_key_type(self):
+        # Kafka: INVALID_REQUEST for share keys (2) before v6 or without a
+        # share coordinator, and for unknown types (CoordinatorType.forId)
+        for v, kt in ((1, 2), (3, 3), (4, 2), (6, 2), (6, 7)):
+            with self.subTest(version=v, key_type=kt):
+                res = kwire.find_coordinator(self.c, v, ["k"] if v >= 4 else "k", kt)
+                self.assertEqual([c["error_code"] for c in res], [kwire.INVALID_REQUEST])
 
 
 class NoAutoCreate(BrokerTestCase):
