@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <inttypes.h>
+#include <stdint.h>
 
 static int ch_test_failures_;
 
@@ -46,6 +47,14 @@ static int ch_test_failures_;
 				b_ ? b_ : "(null)");                                \
 		}                                                                   \
 	} while (0)
+
+/* A small deterministic generator for seeded tests (an LCG; the top bits). */
+static inline uint32_t
+ch_test_rand(uint32_t *state)
+{
+	*state = *state * 1103515245u + 12345u;
+	return *state >> 8;
+}
 
 typedef struct ch_test_case {
 	const char *name;

@@ -33,6 +33,7 @@ enum { H_NAME, H_ID, H_NORM, H_COUNT };
 
 struct ch_topics {
 	const struct ch_config *cfg;
+	ch_logfs *fs;      /* the file layer (tests inject faults under it) */
 	char *dir;
 	char *path;        /* DIR/cohort-topics.meta */
 	char *tmp_path;    /* DIR/cohort-topics.meta.tmp */
@@ -297,114 +298,70 @@ ch_topic_name_validate(const char *name, size_t len, char *msg, size_t msglen)
 	return CH_TOPIC_ERR_NONE;
 }
 
-/* ---- files ---- */
+/* ---- files (all through the ch_logfs file layer) ---- */
 
+/* Crash-safe replace: tmp, fdatasync, rename over path, sync the directory.
+ * @returns 0 or -errno, with err naming the step that failed. */
 static int
-write_all(int fd, const void *data, size_t len)
+write_atomic(ch_logfs *fs, const char *dir, const char *path, const char *tmp,
+	     const void *data, size_t len, char *err, size_t errlen)
 {
-	const uint8_t *p = data;
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		len -= (size_t)w;
+	int fd = fs->open(fs, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		msgf(err, errlen, "cannot create %s: %s", tmp, strerror(-fd));
+		return fd;
+	}
+	int r = ch_logfs_write_full(fs, fd, data, len, 0);
+	if (r == 0)
+		r = fs->fdatasync(fs, fd);
+	int rc = fs->close(fs, fd);
+	if (r == 0)
+		r = rc;
+	if (r < 0) {
+		msgf(err, errlen, "cannot write %s: %s", tmp, strerror(-r));
+		(void)fs->unlink(fs, tmp);
+		return r;
+	}
+	if ((r = fs->rename(fs, tmp, path)) < 0) {
+		msgf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(-r));
+		(void)fs->unlink(fs, tmp);
+		return r;
+	}
+	if ((r = fs->sync_dir(fs, dir)) < 0) {
+		msgf(err, errlen, "cannot fsync directory %s: %s", dir, strerror(-r));
+		return r;
 	}
 	return 0;
 }
 
+/* Whole file into memory (NUL-terminated, caller frees). @returns 0 or
+ * -errno (-ENOENT when absent, -EFBIG beyond max). */
 static int
-fsync_dir(const char *dir)
+read_file(ch_logfs *fs, const char *path, char **data, size_t *len, size_t max)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = fs->open(fs, path, O_RDONLY, 0);
 	if (fd < 0)
-		return -1;
-	int rc = fsync(fd);
-	int e = errno;
-	close(fd);
-	errno = e;
-	return rc;
-}
-
-/* Crash-safe replace: tmp, fsync, rename over path, fsync the directory. */
-static int
-write_atomic(const char *dir, const char *path, const char *tmp, const void *data,
-	     size_t len, char *err, size_t errlen)
-{
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		msgf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-		return CH_ERR;
+		return fd;
+	int64_t size = fs->fsize(fs, fd);
+	if (size < 0 || (uint64_t)size > max) {
+		fs->close(fs, fd);
+		return size < 0 ? (int)size : -EFBIG;
 	}
-	if (write_all(fd, data, len) != 0 || fsync(fd) != 0) {
-		msgf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		return CH_ERR;
+	char *buf = ch_xmalloc((size_t)size + 1);
+	ssize_t n = fs->pread(fs, fd, buf, (size_t)size, 0);
+	fs->close(fs, fd);
+	if (n < 0) {
+		free(buf);
+		return (int)n;
 	}
-	if (close(fd) != 0) {
-		msgf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-		unlink(tmp);
-		return CH_ERR;
-	}
-	if (rename(tmp, path) != 0) {
-		msgf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-		unlink(tmp);
-		return CH_ERR;
-	}
-	if (fsync_dir(dir) != 0) {
-		msgf(err, errlen, "cannot fsync directory %s: %s", dir, strerror(errno));
-		return CH_ERR;
-	}
-	return CH_OK;
-}
-
-/* Whole file into memory; *data is NUL-terminated. -1 with errno. */
-static int
-read_file(const char *path, char **data, size_t *len, size_t max)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	size_t cap = 4096, n = 0;
-	char *buf = ch_xmalloc(cap + 1);
-	for (;;) {
-		if (n == cap) {
-			if (cap >= max) {
-				free(buf);
-				close(fd);
-				errno = EFBIG;
-				return -1;
-			}
-			cap *= 2;
-			buf = ch_xrealloc(buf, cap + 1);
-		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = errno;
-			free(buf);
-			close(fd);
-			errno = e;
-			return -1;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
 	buf[n] = '\0';
 	*data = buf;
-	*len = n;
+	*len = (size_t)n;
 	return 0;
 }
 
 static int
-mkdir_p(const char *dir, char *err, size_t errlen)
+mkdir_p(ch_logfs *fs, const char *dir, char *err, size_t errlen)
 {
 	char *p = ch_xstrdup(dir);
 	for (char *s = p + 1; ; s++) {
@@ -412,8 +369,9 @@ mkdir_p(const char *dir, char *err, size_t errlen)
 			continue;
 		char c = *s;
 		*s = '\0';
-		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-			msgf(err, errlen, "cannot create data directory %s: %s", p, strerror(errno));
+		int r = fs->mkdir(fs, p, 0755);
+		if (r < 0 && r != -EEXIST) {
+			msgf(err, errlen, "cannot create data directory %s: %s", p, strerror(-r));
 			free(p);
 			return CH_ERR;
 		}
@@ -490,7 +448,8 @@ persist(struct ch_topics *reg, char *err, size_t errlen)
 	if (!ch_buf_ok(&b))
 		msgf(err, errlen, "out of memory serializing the topic registry");
 	else
-		rc = write_atomic(reg->dir, reg->path, reg->tmp_path, b.data, b.len, err, errlen);
+		rc = write_atomic(reg->fs, reg->dir, reg->path, reg->tmp_path, b.data, b.len, err,
+				  errlen) == 0 ? CH_OK : CH_ERR;
 	ch_buf_free(&b);
 	return rc;
 }
@@ -587,8 +546,9 @@ load_registry(struct ch_topics *reg, char *err, size_t errlen)
 {
 	char *data;
 	size_t len;
-	if (read_file(reg->path, &data, &len, REGISTRY_MAX_BYTES) != 0) {
-		msgf(err, errlen, "cannot read topic registry %s: %s", reg->path, strerror(errno));
+	int r = read_file(reg->fs, reg->path, &data, &len, REGISTRY_MAX_BYTES);
+	if (r < 0) {
+		msgf(err, errlen, "cannot read topic registry %s: %s", reg->path, strerror(-r));
 		return CH_ERR;
 	}
 	const char *why = NULL;
@@ -736,17 +696,20 @@ corrupt:
 /* ---- meta.properties ---- */
 
 int
-ch_meta_properties_ensure(const char *dir, int32_t node_id, char *cluster_id,
+ch_meta_properties_ensure(ch_logfs *fs, const char *dir, int32_t node_id, char *cluster_id,
 			  size_t cluster_id_len, char *err, size_t errlen)
 {
+	if (!fs)
+		fs = ch_logfs_posix();
 	char *path = path_join(dir, CH_META_PROPERTIES_FILE);
 	char *data = NULL;
 	size_t len;
 	int rc = CH_ERR;
 
-	if (read_file(path, &data, &len, 1u << 20) != 0) {
-		if (errno != ENOENT) {
-			msgf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+	int r = read_file(fs, path, &data, &len, 1u << 20);
+	if (r < 0) {
+		if (r != -ENOENT) {
+			msgf(err, errlen, "cannot read %s: %s", path, strerror(-r));
 			goto out;
 		}
 		/* First start: a new cluster. */
@@ -759,7 +722,8 @@ ch_meta_properties_ensure(const char *dir, int32_t node_id, char *cluster_id,
 				 "node.id=%" PRId32 "\ndirectory.id=%s\nversion=1\ncluster.id=%s\n",
 				 node_id, ds, cs);
 		char *tmp = path_join(dir, CH_META_PROPERTIES_FILE ".tmp");
-		rc = write_atomic(dir, path, tmp, text, (size_t)n, err, errlen);
+		rc = write_atomic(fs, dir, path, tmp, text, (size_t)n, err, errlen) == 0 ? CH_OK
+										 : CH_ERR;
 		free(tmp);
 		if (rc == CH_OK) {
 			snprintf(cluster_id, cluster_id_len, "%s", cs);
@@ -839,16 +803,24 @@ file_exists(const char *path)
 int
 ch_topics_open(struct ch_topics **out, const struct ch_config *cfg, char *err, size_t errlen)
 {
+	return ch_topics_open_fs(out, cfg, NULL, err, errlen);
+}
+
+int
+ch_topics_open_fs(struct ch_topics **out, const struct ch_config *cfg, ch_logfs *fs, char *err,
+		  size_t errlen)
+{
 	*out = NULL;
 	struct ch_topics *reg = ch_xcalloc(1, sizeof(*reg));
 	reg->cfg = cfg;
+	reg->fs = fs ? fs : ch_logfs_posix();
 	reg->dir = ch_xstrdup(cfg->log_dir);
 	reg->path = path_join(reg->dir, CH_TOPICS_FILE);
 	reg->tmp_path = path_join(reg->dir, CH_TOPICS_FILE ".tmp");
 	reg->lock_fd = -1;
 	rehash(reg, 16);
 
-	if (mkdir_p(reg->dir, err, errlen) != CH_OK)
+	if (mkdir_p(reg->fs, reg->dir, err, errlen) != CH_OK)
 		goto fail;
 	char *lock = path_join(reg->dir, ".lock");
 	reg->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -868,7 +840,7 @@ ch_topics_open(struct ch_topics **out, const struct ch_config *cfg, char *err, s
 	char *mtmp = path_join(reg->dir, CH_META_PROPERTIES_FILE ".tmp");
 	const char *tmps[] = {reg->tmp_path, mtmp};
 	for (size_t i = 0; i < 2; i++) {
-		if (unlink(tmps[i]) == 0)
+		if (reg->fs->unlink(reg->fs, tmps[i]) == 0)
 			CH_LOGW("meta", "removed %s left by an interrupted write", tmps[i]);
 	}
 	free(mtmp);
@@ -887,7 +859,7 @@ ch_topics_open(struct ch_topics **out, const struct ch_config *cfg, char *err, s
 		/* Written before meta.properties, so a formatted dir always has one. */
 		goto fail;
 	}
-	if (ch_meta_properties_ensure(reg->dir, cfg->node_id, reg->cluster_id,
+	if (ch_meta_properties_ensure(reg->fs, reg->dir, cfg->node_id, reg->cluster_id,
 				      sizeof(reg->cluster_id), err, errlen) != CH_OK)
 		goto fail;
 	CH_LOGI("meta", "loaded %zu topics from %s", reg->n, reg->path);

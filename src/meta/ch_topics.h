@@ -13,9 +13,11 @@
  * closed; indexes for ch_topics_at are invalidated by any change.
  *
  * Durability. The registry lives in the data directory (cfg->log_dir) and is
- * rewritten whole on every change: write cohort-topics.meta.tmp, fsync it,
- * rename it over cohort-topics.meta, fsync the directory; only then does the
- * call return success. The write is synchronous (topic admin is rare and
+ * rewritten whole on every change: write cohort-topics.meta.tmp, fdatasync
+ * it, rename it over cohort-topics.meta, fsync the directory; only then does
+ * the call return success. All file access goes through the ch_logfs file
+ * layer (log/ch_logfs.h), so tests fail any step or simulate a power cut
+ * (src/meta/tests/test_registry_crash.c), as they do for the partition log. The write is synchronous (topic admin is rare and
  * small). If it fails the in-memory change is rolled back and the call
  * returns KAFKA_STORAGE_ERROR. A leftover .tmp from an interrupted write is
  * removed at open; the previous registry is intact. At open, a registry file
@@ -53,6 +55,7 @@
 
 #include "common/ch_uuid.h"
 #include "config/ch_config.h"
+#include "log/ch_logfs.h"
 
 /* Kafka error codes used here (errors.tsv). */
 #define CH_TOPIC_ERR_NONE 0
@@ -97,6 +100,10 @@ struct ch_topics;
  * registry. CH_ERR with a message naming the file on any problem. */
 int ch_topics_open(struct ch_topics **out, const struct ch_config *cfg, char *err,
 		   size_t errlen);
+/* The same through a file layer (fault injection and crash tests, ch_logfs.h);
+ * fs NULL is the real file system. fs must outlive the registry. */
+int ch_topics_open_fs(struct ch_topics **out, const struct ch_config *cfg, ch_logfs *fs,
+		      char *err, size_t errlen);
 void ch_topics_close(struct ch_topics *reg);
 
 const char *ch_topics_cluster_id(const struct ch_topics *reg); /* base64 */
@@ -149,9 +156,9 @@ int16_t ch_topics_alter_configs(struct ch_topics *reg, const char *name, size_t 
 				const ch_topic_kv *configs, size_t n_configs,
 				bool validate_only, char *msg, size_t msglen);
 
-/* Checks or creates DIR/meta.properties. On success copies the cluster id
- * (22 chars + NUL) into cluster_id. */
-int ch_meta_properties_ensure(const char *dir, int32_t node_id, char *cluster_id,
+/* Checks or creates DIR/meta.properties through fs (NULL: the real file
+ * system). On success copies the cluster id (22 chars + NUL) into cluster_id. */
+int ch_meta_properties_ensure(ch_logfs *fs, const char *dir, int32_t node_id, char *cluster_id,
 			      size_t cluster_id_len, char *err, size_t errlen);
 
 #endif

@@ -38,8 +38,7 @@ typedef struct crashfs {
 static uint32_t
 rnd(crashfs *c)
 {
-	c->seed = c->seed * 1103515245u + 12345u;
-	return c->seed >> 8;
+	return ch_test_rand(&c->seed);
 }
 
 static int

@@ -5,6 +5,7 @@
  */
 #include "common/ch_test.h"
 #include "meta/ch_topics.h"
+#include "meta/tests/meta_util.h"
 #include "common/ch_buf.h"
 #include "common/ch_hash.h"
 
@@ -12,40 +13,6 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static char tmpdir[256];
-static int dir_seq;
-
-static void
-cleanup(void)
-{
-	char cmd[600];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cleanup failed: %s\n", tmpdir);
-}
-
-/* A config whose data dir is a fresh directory under the test's tmpdir. */
-static void
-new_cfg(struct ch_config *cfg, char *dir, size_t dirlen)
-{
-	if (!tmpdir[0]) {
-		const char *base = getenv("TMPDIR");
-		snprintf(tmpdir, sizeof(tmpdir), "%s/ch_meta_XXXXXX", base ? base : "/tmp");
-		if (!mkdtemp(tmpdir))
-			abort();
-		atexit(cleanup);
-	}
-	snprintf(dir, dirlen, "%s/d%d/data", tmpdir, ++dir_seq);
-	char set[600];
-	snprintf(set, sizeof(set), "log.dirs=%s", dir);
-	const char *sets[] = {set};
-	char err[512];
-	if (ch_config_load(cfg, NULL, sets, 1, err, sizeof(err)) != CH_OK) {
-		fprintf(stderr, "%s\n", err);
-		abort();
-	}
-}
 
 static struct ch_topics *
 open_ok(const struct ch_config *cfg)
@@ -92,7 +59,7 @@ t_name_rules(void)
 
 	struct ch_config cfg;
 	char dir[512];
-	new_cfg(&cfg, dir, sizeof(dir));
+	mu_new_cfg(&cfg, dir, sizeof(dir));
 	struct ch_topics *reg = open_ok(&cfg);
 	CH_CHECK(reg != NULL);
 	if (!reg)
@@ -119,7 +86,7 @@ t_create_delete_lookup(void)
 {
 	struct ch_config cfg;
 	char dir[512], msg[512];
-	new_cfg(&cfg, dir, sizeof(dir));
+	mu_new_cfg(&cfg, dir, sizeof(dir));
 	struct ch_topics *reg = open_ok(&cfg);
 	CH_CHECK(reg != NULL);
 	if (!reg) {
@@ -254,7 +221,7 @@ t_persistence(void)
 {
 	struct ch_config cfg;
 	char dir[512], msg[512];
-	new_cfg(&cfg, dir, sizeof(dir));
+	mu_new_cfg(&cfg, dir, sizeof(dir));
 	struct ch_topics *reg = open_ok(&cfg);
 	CH_CHECK(reg != NULL);
 	if (!reg) {
@@ -327,7 +294,7 @@ t_crash_leftover_tmp(void)
 {
 	struct ch_config cfg;
 	char dir[512], msg[512], path[600];
-	new_cfg(&cfg, dir, sizeof(dir));
+	mu_new_cfg(&cfg, dir, sizeof(dir));
 	struct ch_topics *reg = open_ok(&cfg);
 	CH_CHECK(reg != NULL);
 	if (!reg) {
@@ -381,7 +348,7 @@ t_corrupt(void)
 {
 	struct ch_config cfg;
 	char dir[512], msg[512], path[600];
-	new_cfg(&cfg, dir, sizeof(dir));
+	mu_new_cfg(&cfg, dir, sizeof(dir));
 	struct ch_topics *reg = open_ok(&cfg);
 	CH_CHECK(reg != NULL);
 	if (!reg) {
@@ -444,7 +411,7 @@ t_meta_properties(void)
 {
 	struct ch_config cfg;
 	char dir[512], path[600], err[512];
-	new_cfg(&cfg, dir, sizeof(dir));
+	mu_new_cfg(&cfg, dir, sizeof(dir));
 	struct ch_topics *reg = open_ok(&cfg);
 	CH_CHECK(reg != NULL);
 	if (!reg) {
@@ -506,7 +473,7 @@ t_meta_properties(void)
 	/* a fresh directory gets a different cluster id */
 	struct ch_config cfg3;
 	char dir3[512];
-	new_cfg(&cfg3, dir3, sizeof(dir3));
+	mu_new_cfg(&cfg3, dir3, sizeof(dir3));
 	reg = open_ok(&cfg3);
 	CH_CHECK(reg && strcmp(ch_topics_cluster_id(reg), cid) != 0);
 	ch_topics_close(reg);
@@ -519,7 +486,7 @@ t_persist_failure_rolls_back(void)
 {
 	struct ch_config cfg;
 	char dir[512], msg[512], path[600];
-	new_cfg(&cfg, dir, sizeof(dir));
+	mu_new_cfg(&cfg, dir, sizeof(dir));
 	struct ch_topics *reg = open_ok(&cfg);
 	CH_CHECK(reg != NULL);
 	if (!reg) {
