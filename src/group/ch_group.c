@@ -1598,7 +1598,7 @@ ch_coord_memory(const ch_coord *c)
 		{
 			const offset_entry *oe = o->value;
 			b += sizeof(*oe) + sizeof(ch_map_entry) + o->klen + 1 +
-			     (oe->metadata ? strlen(oe->metadata) + 1 : 0);
+			     (size_t)oe->metadata_len + 1;
 		}
 	}
 	return b;

@@ -75,7 +75,10 @@ typedef struct offset_entry {
 	int32_t partition;
 	int64_t offset;
 	int32_t leader_epoch;
-	char *metadata; /* NULL = null */
+	/* Commit metadata: bytes with a length (NULs allowed; a copy with a
+	 * NUL after them). A null metadata is stored as "", as Kafka does. */
+	char *metadata;
+	int32_t metadata_len;
 	int64_t commit_ts;
 	int64_t expire_ts; /* -1: default retention */
 } offset_entry;
@@ -166,8 +169,8 @@ void record_free(ch_coord_record *r);
 void record_group_metadata(ch_coord_record *r, const ch_group *g, int64_t now);
 void record_group_tombstone(ch_coord_record *r, const ch_group *g);
 void record_offset(ch_coord_record *r, const char *group, const char *topic, int32_t partition,
-		   int64_t offset, int32_t leader_epoch, const char *metadata, int64_t commit_ts,
-		   int64_t expire_ts);
+		   int64_t offset, int32_t leader_epoch, const char *metadata, size_t mlen,
+		   int64_t commit_ts, int64_t expire_ts);
 void record_offset_tombstone(ch_coord_record *r, const char *group, const char *topic,
 			     int32_t partition);
 /* Store the group's metadata (after a sync or a static replacement). */
@@ -176,9 +179,10 @@ void group_store(ch_group *g, append_kind kind, void *token, int16_t version, in
 
 /* ---- offsets (ch_group_offsets.c) --------------------------------------- */
 offset_entry *offset_find(const ch_group *g, const char *topic, size_t tlen, int32_t partition);
+/* Set a committed offset; metadata is mlen bytes (NULL with 0: ""). */
 void offset_put(ch_group *g, const char *topic, size_t tlen, int32_t partition, int64_t offset,
-		int32_t leader_epoch, const char *metadata, size_t mlen, bool meta_null,
-		int64_t commit_ts, int64_t expire_ts);
+		int32_t leader_epoch, const char *metadata, size_t mlen, int64_t commit_ts,
+		int64_t expire_ts);
 void offset_remove(ch_group *g, offset_entry *e);
 void offsets_free(ch_group *g);
 void deferred_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now);

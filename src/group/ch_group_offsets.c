@@ -46,10 +46,9 @@ offset_find(const ch_group *g, const char *topic, size_t tlen, int32_t partition
 
 void
 offset_put(ch_group *g, const char *topic, size_t tlen, int32_t partition, int64_t offset,
-	   int32_t leader_epoch, const char *metadata, size_t mlen, bool meta_null, int64_t commit_ts,
+	   int32_t leader_epoch, const char *metadata, size_t mlen, int64_t commit_ts,
 	   int64_t expire_ts)
 {
-	(void)meta_null; /* Kafka stores a null metadata as "" */
 	offset_entry *e = offset_find(g, topic, tlen, partition);
 	if (!e) {
 		e = ch_xcalloc(1, sizeof(*e));
@@ -61,7 +60,11 @@ offset_put(ch_group *g, const char *topic, size_t tlen, int32_t partition, int64
 		e->partition = partition;
 	}
 	free(e->metadata);
-	e->metadata = ch_xstrndup(metadata ? metadata : "", metadata ? mlen : 0);
+	e->metadata = ch_xmalloc(mlen + 1);
+	if (mlen)
+		memcpy(e->metadata, metadata, mlen);
+	e->metadata[mlen] = '\0';
+	e->metadata_len = (int32_t)mlen;
 	e->offset = offset;
 	e->leader_epoch = leader_epoch;
 	e->commit_ts = commit_ts;
@@ -220,7 +223,7 @@ commit_finish(ch_coord *c, deferred *d, int64_t now)
 		}
 		if (g)
 			offset_put(g, it->topic, it->tlen, it->partition, it->offset, it->leader_epoch,
-				   it->metadata, it->mlen, false, it->commit_ts, it->expire_ts);
+				   it->metadata, it->mlen, it->commit_ts, it->expire_ts);
 	}
 }
 
@@ -337,7 +340,8 @@ ch_coord_commit(ch_coord *c, int64_t now, void *token, int16_t version,
 			it->commit_ts = version == 1 && pq->CommitTimestamp >= 0 ? pq->CommitTimestamp : now;
 			it->expire_ts = expire;
 			record_offset(&recs[nrec++], g->group_id, it->topic, it->partition, it->offset,
-				      it->leader_epoch, it->metadata, it->commit_ts, it->expire_ts);
+				      it->leader_epoch, it->metadata, it->mlen, it->commit_ts,
+				      it->expire_ts);
 		}
 	}
 	if (nrec)
@@ -360,7 +364,8 @@ fill_part(fetch_part *o, const ch_group *g, const char *topic, size_t tlen, int3
 	o->PartitionIndex = partition;
 	o->CommittedOffset = e ? e->offset : -1;
 	o->CommittedLeaderEpoch = e ? e->leader_epoch : -1;
-	o->Metadata = ch_str_c(e ? e->metadata : "");
+	/* Kafka answers "" (NO_METADATA) for a partition without a commit. */
+	o->Metadata = e ? (ch_str){e->metadata, e->metadata_len} : CH_STR_LIT("");
 	o->ErrorCode = CH_KERR_NONE;
 }
 

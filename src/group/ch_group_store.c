@@ -119,8 +119,8 @@ offset_key(ch_coord_record *r, const char *group, const char *topic, int32_t par
 
 void
 record_offset(ch_coord_record *r, const char *group, const char *topic, int32_t partition,
-	      int64_t offset, int32_t leader_epoch, const char *metadata, int64_t commit_ts,
-	      int64_t expire_ts)
+	      int64_t offset, int32_t leader_epoch, const char *metadata, size_t mlen,
+	      int64_t commit_ts, int64_t expire_ts)
 {
 	record_init(r);
 	offset_key(r, group, topic, partition);
@@ -128,7 +128,7 @@ record_offset(ch_coord_record *r, const char *group, const char *topic, int32_t 
 	ch_OffsetCommitValue_init(&v);
 	v.offset = offset;
 	v.leaderEpoch = leader_epoch;
-	v.metadata = ch_str_c(metadata ? metadata : "");
+	v.metadata = metadata ? (ch_str){metadata, (int32_t)mlen} : CH_STR_LIT("");
 	v.commitTimestamp = commit_ts;
 	v.expireTimestamp = expire_ts;
 	int16_t ver = expire_ts >= 0 ? VALUE_OFFSET_EXPIRE_V : VALUE_OFFSET_V;
@@ -295,8 +295,7 @@ ch_coord_load_record(ch_coord *c, const uint8_t *key, size_t klen, const uint8_t
 						g = group_get_or_create(c, k.group, v.commitTimestamp);
 					offset_put(g, k.topic.p, (size_t)k.topic.len, k.partition,
 						   v.offset, vver >= 3 ? v.leaderEpoch : -1,
-						   v.metadata.p ? v.metadata.p : "",
-						   (size_t)CH_MAX(v.metadata.len, 0), false,
+						   v.metadata.p, (size_t)CH_MAX(v.metadata.len, 0),
 						   v.commitTimestamp, vver == 1 ? v.expireTimestamp : -1);
 					rc = 0;
 				}

@@ -35,6 +35,8 @@ API_DELETE_TOPICS = 20
 API_DESCRIBE_CONFIGS = 32
 API_CREATE_PARTITIONS = 37
 API_DESCRIBE_CLUSTER = 60
+API_OFFSET_COMMIT = 8
+API_OFFSET_FETCH = 9
 API_FIND_COORDINATOR = 10
 API_LIST_GROUPS = 16
 API_INIT_PRODUCER_ID = 22
@@ -50,6 +52,8 @@ FLEXIBLE_FROM = {
     API_DESCRIBE_CONFIGS: 4,
     API_CREATE_PARTITIONS: 2,
     API_DESCRIBE_CLUSTER: 0,
+    API_OFFSET_COMMIT: 8,
+    API_OFFSET_FETCH: 6,
     API_FIND_COORDINATOR: 3,
     API_LIST_GROUPS: 3,
     API_INIT_PRODUCER_ID: 2,
@@ -738,6 +742,101 @@ def parse_list_groups(r, v):
             g["type"] = r.string()
         r.tags()
         out["groups"][g["group_id"]] = g
+    r.tags()
+    r.done()
+    return out
+
+
+# ------------------------------------------------- OffsetCommit / OffsetFetch
+
+def offset_commit(conn, version, group, offsets, generation=-1, member=""):
+    """offsets: [(topic, partition, offset, metadata)], metadata str, bytes or
+    None. A simple (generation -1) commit by default. Returns {(t, p): error}."""
+    w = Writer(version >= 8)
+    w.string(group)
+    if version >= 1:
+        w.int32(generation).string(member)
+    if version >= 7:
+        w.string(None)  # GroupInstanceId
+    if 2 <= version <= 4:
+        w.int64(-1)  # RetentionTimeMs: the broker's
+    topics = {}
+    for t, p, o, m in offsets:
+        topics.setdefault(t, []).append((p, o, m))
+    w.array_len(len(topics))
+    for t, parts in topics.items():
+        w.string(t).array_len(len(parts))
+        for p, o, m in parts:
+            w.int32(p).int64(o)
+            if version >= 6:
+                w.int32(-1)  # CommittedLeaderEpoch
+            if version == 1:
+                w.int64(-1)  # CommitTimestamp
+            w.string(m).tags()
+        w.tags()
+    w.tags()
+    r = conn.call(API_OFFSET_COMMIT, version, w.bytes())
+    if version >= 3:
+        r.int32()  # throttle
+    out = {}
+    for _ in range(r.array_len()):
+        t = r.string()
+        for _ in range(r.array_len()):
+            p, err = r.int32(), r.int16()
+            r.tags()
+            out[(t, p)] = err
+        r.tags()
+    r.tags()
+    r.done()
+    return out
+
+
+def offset_fetch(conn, version, group, topics):
+    """topics: {topic: [partitions]}. Returns {(t, p): (offset, metadata bytes
+    or None, error)}; v2+ top-level errors raise ProtocolError."""
+    w = Writer(version >= 6)
+    if version >= 8:
+        w.array_len(1).string(group)
+        if version >= 9:
+            w.string(None).int32(-1)  # MemberId, MemberEpoch
+    else:
+        w.string(group)
+    w.array_len(len(topics))
+    for t, parts in topics.items():
+        w.string(t).array_len(len(parts))
+        for p in parts:
+            w.int32(p)
+        w.tags()
+    if version >= 8:
+        w.tags()  # group
+    if version >= 7:
+        w.bool(False)  # RequireStable
+    w.tags()
+    r = conn.call(API_OFFSET_FETCH, version, w.bytes())
+    if version >= 3:
+        r.int32()  # throttle
+    ngroups = r.array_len() if version >= 8 else 1
+    out = {}
+    for _ in range(ngroups):
+        if version >= 8:
+            r.string()  # group id
+        for _ in range(r.array_len()):
+            t = r.string()
+            for _ in range(r.array_len()):
+                p, o = r.int32(), r.int64()
+                if version >= 5:
+                    r.int32()  # leader epoch
+                m = r.string(nullable=True)
+                err = r.int16()
+                r.tags()
+                out[(t, p)] = (o, None if m is None else m.encode(), err)
+            r.tags()
+        if version >= 2:
+            top = r.int16()
+            if top:
+                raise ProtocolError("OffsetFetch error %d" % top)
+        if version >= 8:
+            r.tags()
     r.tags()
     r.done()
     return out

@@ -5,6 +5,7 @@ re-forms with a new member."""
 import os
 import unittest
 
+import kwire
 from harness import Broker, main
 from test_group_helpers import (GROUP_SETTINGS, RdkConsumer, all_parts, create_topics,
                                 require_group_apis, skip, wait_cover, wait_until)
@@ -100,6 +101,62 @@ class GroupRestart(unittest.TestCase):
         self.assertIsNone(y.fatal)
         self.assertEqual(x2.close(), 0)
         self.assertEqual(y.close(), 0)
+        b.stop()
+
+    def test_commit_metadata_bytes_survive_kill9(self):
+        """Commit metadata is a length-prefixed string that may hold NULs:
+        "Hello\\0world!" (12 bytes) comes back whole from memory and, after
+        a SIGKILL, from the replayed __consumer_offsets records; null and
+        empty metadata both come back "" (Kafka stores a null as
+        OffsetAndMetadata.NO_METADATA), as does a partition never committed.
+        Raw commits at a non-flexible and a flexible version, and
+        kafka-python's commit()/committed()."""
+        from kafka import KafkaConsumer, TopicPartition
+        from kafka.structs import OffsetAndMetadata
+        b = self.broker()
+        t = "rs-meta"
+        create_topics(b.port, {t: 4})
+        meta = b"Hello\x00world!"
+        self.assertEqual(len(meta), 12)
+        with kwire.Conn(b.port) as c:
+            errs = kwire.offset_commit(c, 2, "g-meta", [(t, 0, 10, meta), (t, 1, 11, None),
+                                                        (t, 2, 12, "")])
+            self.assertEqual(errs, {(t, 0): 0, (t, 1): 0, (t, 2): 0})
+            errs = kwire.offset_commit(c, 8, "g-meta-flex", [(t, 0, 20, meta)])
+            self.assertEqual(errs, {(t, 0): 0})
+        kc = KafkaConsumer(bootstrap_servers=b.bootstrap, group_id="g-meta-kp",
+                           enable_auto_commit=False, api_version_auto_timeout_ms=30000,
+                           request_timeout_ms=30000)
+        try:
+            tp = TopicPartition(t, 3)
+            kc.assign([tp])
+            kc.commit({tp: OffsetAndMetadata(30, meta.decode())})
+            self.assertEqual(kc.committed(tp, metadata=True), OffsetAndMetadata(30, meta.decode()))
+        finally:
+            kc.close()
+
+        def check():
+            with kwire.Conn(b.port) as c:
+                for v in (1, 5, 7, 8, 9):
+                    got = kwire.offset_fetch(c, v, "g-meta", {t: [0, 1, 2, 3]})
+                    self.assertEqual(got, {(t, 0): (10, meta, 0), (t, 1): (11, b"", 0),
+                                           (t, 2): (12, b"", 0), (t, 3): (-1, b"", 0)}, v)
+                    got = kwire.offset_fetch(c, v, "g-meta-flex", {t: [0]})
+                    self.assertEqual(got, {(t, 0): (20, meta, 0)}, v)
+                    got = kwire.offset_fetch(c, v, "g-meta-kp", {t: [3]})
+                    self.assertEqual(got, {(t, 3): (30, meta, 0)}, v)
+
+        check()
+        b.kill9()
+        b.start()
+        check()
+        kc = KafkaConsumer(bootstrap_servers=b.bootstrap, group_id="g-meta-kp",
+                           enable_auto_commit=False, request_timeout_ms=30000)
+        try:
+            self.assertEqual(kc.committed(TopicPartition(t, 3), metadata=True),
+                             OffsetAndMetadata(30, meta.decode()))
+        finally:
+            kc.close()
         b.stop()
 
 

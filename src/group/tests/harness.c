@@ -876,8 +876,12 @@ h_commit(h_env *h, const h_commit_args *a)
 		p->CommittedOffset = o->offset;
 		p->CommittedLeaderEpoch = o->set_epoch ? o->leader_epoch : -1;
 		p->CommitTimestamp = -1;
-		p->CommittedMetadata = o->null_metadata ? CH_STR_NULL
-							: cstr(o->metadata ? o->metadata : "");
+		if (o->null_metadata)
+			p->CommittedMetadata = CH_STR_NULL;
+		else if (o->metadata_len > 0)
+			p->CommittedMetadata = (ch_str){o->metadata, o->metadata_len};
+		else
+			p->CommittedMetadata = cstr(o->metadata ? o->metadata : "");
 	}
 	rq.Topics = ts;
 	rq.Topics_n = nt;

@@ -255,6 +255,7 @@ typedef struct h_offset {
 	const char *metadata; /* NULL: "" */
 	bool null_metadata;
 	bool set_epoch;
+	int32_t metadata_len; /* 0: strlen(metadata); else bytes (NULs allowed) */
 } h_offset;
 typedef struct h_commit_args {
 	int v;

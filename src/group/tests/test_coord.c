@@ -1314,6 +1314,97 @@ t_commit_metadata_too_large(void)
 	fin(h);
 }
 
+/* The stored OffsetCommitValue of the last record for (group, topic, p),
+ * decoded with the generated codec into a; NULL if none. */
+static const ch_OffsetCommitValue *
+stored_offset_value(const h_env *h, const char *group, const char *topic, int32_t partition,
+		    ch_arena *a, ch_OffsetCommitValue *v)
+{
+	for (size_t i = h->nrecs; i-- > 0;) {
+		const h_record *r = &h->recs[i];
+		int kv = h_record_key_version(r);
+		if ((kv != 0 && kv != 1) || r->tombstone)
+			continue;
+		ch_rd rd;
+		ch_rd_init(&rd, r->key + 2, r->klen - 2);
+		ch_OffsetCommitKey k;
+		if (ch_OffsetCommitKey_decode(&rd, a, (int16_t)kv, &k) != 0 ||
+		    !ch_str_eq_c(k.group, group) || !ch_str_eq_c(k.topic, topic) ||
+		    k.partition != partition)
+			continue;
+		ch_rd_init(&rd, r->val + 2, r->vlen - 2);
+		int16_t vv = (int16_t)((r->val[0] << 8) | r->val[1]);
+		return ch_OffsetCommitValue_decode(&rd, a, vv, v) == 0 ? v : NULL;
+	}
+	return NULL;
+}
+
+/* Fetched metadata of t-0..t-2 as committed by t_commit_metadata_is_bytes. */
+static void
+check_fetched_metadata(h_env *h, const char *bytes, int32_t len)
+{
+	for (int v = 1; v <= 9; v++) {
+		h_req *f = H_FETCH(h, .v = H_V(v),
+				   .groups = {{"meta", .topics = {{"t", {0, 1, 2, 3}, 4}}, .ntopics = 1}},
+				   .ngroups = 1);
+		CH_CHECK(h_done(f));
+		const h_row *w = h_row_tp(f, NULL, "t", 0);
+		CH_CHECK(w && w->offset == 10 && h_blob_eq(w->metadata, bytes, len));
+		/* null and empty metadata both come back "" (Kafka's NO_METADATA) */
+		w = h_row_tp(f, NULL, "t", 1);
+		CH_CHECK(w && w->offset == 11 && w->metadata.len == 0);
+		w = h_row_tp(f, NULL, "t", 2);
+		CH_CHECK(w && w->offset == 12 && w->metadata.len == 0);
+		/* never committed: offset -1, metadata "" */
+		w = h_row_tp(f, NULL, "t", 3);
+		CH_CHECK(w && w->offset == -1 && w->metadata.len == 0);
+	}
+}
+
+/* Commit metadata is bytes with a length (Kafka: a Java String, NULs and
+ * all): kept whole in memory, in the __consumer_offsets record and through
+ * a replay; null is stored as "" (OffsetAndMetadata.fromRequest). */
+static void
+t_commit_metadata_is_bytes(void)
+{
+	static const char hello[] = "Hello\0world!"; /* 12 bytes */
+	h_env *h = env();
+	h_req *c = H_COMMIT(h, .v = H_V(8), .group = "meta", .gen = -1,
+			    .offsets = {{"t", 0, 10, .metadata = hello, .metadata_len = 12},
+					{"t", 1, 11, .null_metadata = true},
+					{"t", 2, 12, .metadata = ""}},
+			    .noffsets = 3);
+	CH_CHECK(h_done(c) && c->nrows == 3);
+	for (int i = 0; i < c->nrows; i++)
+		CH_CHECK_EQ_INT(c->rows[i].error, 0);
+	check_fetched_metadata(h, hello, 12);
+
+	ch_arena a;
+	ch_arena_init(&a);
+	ch_OffsetCommitValue v;
+	CH_CHECK(stored_offset_value(h, "meta", "t", 0, &a, &v) && v.metadata.len == 12 &&
+		 memcmp(v.metadata.p, hello, 12) == 0);
+	CH_CHECK(stored_offset_value(h, "meta", "t", 1, &a, &v) && v.metadata.len == 0);
+	CH_CHECK(stored_offset_value(h, "meta", "t", 2, &a, &v) && v.metadata.len == 0);
+	ch_arena_reset(&a);
+
+	h_env *r = h_replay(h);
+	check_fetched_metadata(r, hello, 12);
+	h_restart(r);
+	check_fetched_metadata(r, hello, 12);
+	/* a commit over it replaces every byte, NULs at both ends too */
+	static const char edge[] = "\0mid\0"; /* 5 bytes */
+	c = H_COMMIT(r, .group = "meta", .gen = -1,
+		     .offsets = {{"t", 0, 10, .metadata = edge, .metadata_len = 5}}, .noffsets = 1);
+	CH_CHECK(h_done(c) && c->rows[0].error == 0);
+	h_restart(r);
+	h_req *f = H_FETCH(r, .groups = {{"meta", .topics = {{"t", {0}, 1}}, .ntopics = 1}},
+			   .ngroups = 1);
+	CH_CHECK(h_row_tp(f, NULL, "t", 0) && h_blob_eq(h_row_tp(f, NULL, "t", 0)->metadata, edge, 5));
+	fin(r);
+	fin(h);
+}
+
 static void
 t_commit_answered_after_append(void)
 {
@@ -1759,6 +1850,7 @@ CH_TEST_MAIN(CH_TEST(t_join_invalid_group_id), CH_TEST(t_join_invalid_session_ti
 	     CH_TEST(t_commit_member_checks), CH_TEST(t_commit_preparing_old_generation_accepted),
 	     CH_TEST(t_commit_completing_rebalance_in_progress),
 	     CH_TEST(t_commit_standalone_creates_group), CH_TEST(t_commit_metadata_too_large),
+	     CH_TEST(t_commit_metadata_is_bytes),
 	     CH_TEST(t_commit_answered_after_append), CH_TEST(t_commit_append_failure),
 	     CH_TEST(t_commit_unknown_partition), CH_TEST(t_fetch_v1_to_v7),
 	     CH_TEST(t_fetch_all_topics), CH_TEST(t_fetch_v8_multi_group),
