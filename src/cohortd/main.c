@@ -5,7 +5,6 @@
  *
  *   cohortd [-c FILE] [--set key=value ...]
  */
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,10 +188,13 @@ main(int argc, char **argv)
 	o.idle_ms = cfg.connections_max_idle_ms;
 	o.on_request = on_request;
 	o.ud = &d;
+	char listen_err[256] = "unknown error";
+	o.err = listen_err;
+	o.errlen = sizeof(listen_err);
 	d.server = ch_server_new(d.loop, &o);
 	if (!d.server) {
 		fprintf(stderr, "cohortd: cannot listen on %s:%d: %s\n", cfg.listener.host,
-			cfg.listener.port, strerror(errno));
+			cfg.listener.port, listen_err);
 		ch_loop_free(d.loop);
 		ch_topics_close(topics);
 		ch_config_free(&cfg);

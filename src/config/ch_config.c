@@ -1167,6 +1167,71 @@ int_of(const struct ch_config *cfg, const char *name)
 	return v;
 }
 
+/* The key a resolved log.retention value came from (ms > minutes > hours). */
+static const char *
+retention_key(const struct ch_config *cfg)
+{
+	if (val_of(cfg, "log.retention.ms"))
+		return "log.retention.ms";
+	return val_of(cfg, "log.retention.minutes") ? "log.retention.minutes"
+						    : "log.retention.hours";
+}
+
+/* Settings that parse one by one but cannot work together (or cannot work
+ * on a one-broker cluster): CH_ERR with a message naming the keys. Kafka
+ * rejects the log ones at startup (KafkaConfig.validateValues,
+ * LogConfig.validateBrokerLogConfigValues); the replication and session
+ * ones are cohort's own (README: where cohort differs). Runs after the
+ * synonyms are resolved. */
+static int
+check_cross_keys(const struct ch_config *cfg, char *err, size_t errlen)
+{
+	if (cfg->group_min_session_timeout_ms > cfg->group_max_session_timeout_ms) {
+		errf(err, errlen,
+		     "group.max.session.timeout.ms (%d) must be greater than or equal to "
+		     "group.min.session.timeout.ms (%d): no session timeout could be accepted",
+		     cfg->group_max_session_timeout_ms, cfg->group_min_session_timeout_ms);
+		return CH_ERR;
+	}
+	const struct {
+		const char *key;
+		int32_t value;
+	} rfs[] = {
+		{"default.replication.factor", cfg->default_replication_factor},
+		{"offsets.topic.replication.factor", cfg->offsets_topic_replication_factor},
+	};
+	for (size_t i = 0; i < CH_ARRAY_LEN(rfs); i++) {
+		if (rfs[i].value > 1) {
+			errf(err, errlen,
+			     "%s %d cannot be satisfied: cohortd is a single broker, so only 1 "
+			     "replica exists",
+			     rfs[i].key, rfs[i].value);
+			return CH_ERR;
+		}
+	}
+	if (cfg->log_retention_ms == 0) {
+		errf(err, errlen, "%s must be unlimited (-1) or, greater than or equal to 1",
+		     retention_key(cfg));
+		return CH_ERR;
+	}
+	if (cfg->log_cleaner_threads > 0 &&
+	    cfg->log_cleaner_dedupe_buffer_size / cfg->log_cleaner_threads <= 1024 * 1024) {
+		errf(err, errlen,
+		     "log.cleaner.dedupe.buffer.size (%" PRId64 ") must be at least 1MB per "
+		     "cleaner thread (log.cleaner.threads %d)",
+		     cfg->log_cleaner_dedupe_buffer_size, cfg->log_cleaner_threads);
+		return CH_ERR;
+	}
+	if (cfg->log_cleaner_min_compaction_lag_ms > cfg->log_cleaner_max_compaction_lag_ms) {
+		errf(err, errlen,
+		     "log.cleaner.min.compaction.lag.ms (%" PRId64
+		     ") must not be greater than log.cleaner.max.compaction.lag.ms (%" PRId64 ")",
+		     cfg->log_cleaner_min_compaction_lag_ms, cfg->log_cleaner_max_compaction_lag_ms);
+		return CH_ERR;
+	}
+	return CH_OK;
+}
+
 int
 ch_config_finish(struct ch_config *cfg, char *err, size_t errlen)
 {
@@ -1224,6 +1289,8 @@ ch_config_finish(struct ch_config *cfg, char *err, size_t errlen)
 		cfg->log_roll_jitter_ms = int_of(cfg, "log.roll.jitter.hours") * 3600000;
 	if (!val_of(cfg, "log.flush.interval.ms"))
 		cfg->log_flush_interval_ms = INT64_MAX;
+	if (check_cross_keys(cfg, err, errlen) != CH_OK)
+		return CH_ERR;
 
 	/* listeners */
 	if (listeners_parse(val_of(cfg, "listeners"), &cfg->listener, why, sizeof(why)) != CH_OK) {

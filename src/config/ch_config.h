@@ -203,7 +203,10 @@ int ch_config_set_arg(struct ch_config *cfg, const char *arg, char *err,
 		      size_t errlen);
 
 /* Parses every value into the typed fields, resolves synonyms and checks
- * cross-key rules (listeners). Call after the last set. */
+ * cross-key rules: listeners, group.min/max.session.timeout.ms, replication
+ * factors above 1 (one broker), a resolved log.retention of 0, the
+ * cleaner's dedupe buffer per thread, min/max compaction lag. Call after
+ * the last set. */
 int ch_config_finish(struct ch_config *cfg, char *err, size_t errlen);
 
 /*

@@ -724,8 +724,9 @@ try_listen(ch_server *s, const struct sockaddr *sa, socklen_t salen, bool dual_s
 	return fd;
 }
 
+/* The listening socket, or -1 with the cause in why[0..whylen). */
 static int
-open_listener(ch_server *s)
+open_listener(ch_server *s, char *why, size_t whylen)
 {
 	const char *host = s->host;
 	char buf[256];
@@ -736,7 +737,7 @@ open_listener(ch_server *s)
 		host = buf;
 	}
 	if (s->opts.port < 0 || s->opts.port > 65535) {
-		errno = EINVAL;
+		snprintf(why, whylen, "%s", strerror(EINVAL));
 		return -1;
 	}
 	if (host[0] == '\0') {
@@ -757,9 +758,9 @@ open_listener(ch_server *s)
 	struct addrinfo *res = NULL;
 	int rc = getaddrinfo(host, port, &hints, &res);
 	if (rc != 0) {
-		CH_LOGE("net", "cannot listen on %s:%d: %s", s->host, s->opts.port,
-			gai_strerror(rc));
-		return -2; /* logged */
+		/* EAI_SYSTEM is the one code whose cause is in errno. */
+		snprintf(why, whylen, "%s", rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+		return -1;
 	}
 	int fd = -1, err = EADDRNOTAVAIL;
 	for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
@@ -769,7 +770,7 @@ open_listener(ch_server *s)
 	}
 	freeaddrinfo(res);
 	if (fd < 0)
-		errno = err;
+		snprintf(why, whylen, "%s", strerror(err));
 	return fd;
 }
 
@@ -809,11 +810,12 @@ ch_server_new(ch_loop *loop, const ch_server_opts *opts)
 		s->opts.max_queued_bytes = CH_SERVER_DEFAULT_MAX_QUEUED_BYTES;
 	signal(SIGPIPE, SIG_IGN);
 
-	s->lfd = open_listener(s);
+	char why[256];
+	s->lfd = open_listener(s, why, sizeof(why));
 	if (s->lfd < 0) {
-		if (s->lfd == -1)
-			CH_LOGE("net", "cannot listen on %s:%d: %s", s->host, opts->port,
-				strerror(errno));
+		CH_LOGE("net", "cannot listen on %s:%d: %s", s->host, opts->port, why);
+		if (opts->err && opts->errlen)
+			snprintf(opts->err, opts->errlen, "%s", why);
 		free(s->host);
 		free(s);
 		return NULL;
@@ -821,6 +823,8 @@ ch_server_new(ch_loop *loop, const ch_server_opts *opts)
 	ch_io_init(&s->lio, s->lfd, on_accept, NULL, s);
 	if (ch_io_add(loop, &s->lio, CH_IO_READ) != CH_OK) {
 		CH_LOGE("net", "epoll_ctl for listener: %s", strerror(errno));
+		if (opts->err && opts->errlen)
+			snprintf(opts->err, opts->errlen, "epoll_ctl: %s", strerror(errno));
 		close(s->lfd);
 		free(s->host);
 		free(s);

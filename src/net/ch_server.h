@@ -86,6 +86,10 @@ typedef struct ch_server_opts {
 	/* Optional: the connection's socket went away (see lifetime above). */
 	void (*on_close)(void *ud, ch_conn *c);
 	void *ud;
+	/* Optional: where ch_server_new writes why it failed (the cause alone,
+	 * e.g. "Name or service not known"), NUL-terminated. */
+	char *err;
+	size_t errlen;
 } ch_server_opts;
 
 /* Fill in the defaults (host "127.0.0.1", port 9092, Kafka's limits). */

@@ -34,6 +34,7 @@ class ConfigErrors(unittest.TestCase):
         self.assertNotIn("AddressSanitizer", p.stderr)
         self.assertNotIn("runtime error:", p.stderr)
         self.assertFalse(can_connect(self.port), "it listened anyway")
+        return p
 
     def test_unknown_key(self):
         self.assert_rejected(self.base_args() + ["--set", "no.such.setting=1"], "no.such.setting")
@@ -48,6 +49,46 @@ class ConfigErrors(unittest.TestCase):
             with self.subTest(key=key, value=value):
                 args = self.base_args() + ["--set", "%s=%s" % (key, value)]
                 self.assert_rejected(args, key)
+
+    def test_contradicting_keys(self):
+        """Settings that parse but cannot work (together, or on one broker)
+        stop startup with exit code 2 and a message naming every key."""
+        cases = [
+            ({"group.min.session.timeout.ms": "60000", "group.max.session.timeout.ms": "30000"},
+             ["group.min.session.timeout.ms", "group.max.session.timeout.ms"]),
+            ({"default.replication.factor": "3"}, ["default.replication.factor"]),
+            ({"offsets.topic.replication.factor": "3"}, ["offsets.topic.replication.factor"]),
+            ({"log.retention.minutes": "0"}, ["log.retention.minutes"]),
+            ({"log.cleaner.dedupe.buffer.size": "2097152", "log.cleaner.threads": "2"},
+             ["log.cleaner.dedupe.buffer.size", "log.cleaner.threads"]),
+            ({"log.cleaner.min.compaction.lag.ms": "100", "log.cleaner.max.compaction.lag.ms": "10"},
+             ["log.cleaner.min.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms"]),
+        ]
+        for settings, keys in cases:
+            with self.subTest(settings=settings):
+                args = self.base_args()
+                for k, v in settings.items():
+                    args += ["--set", "%s=%s" % (k, v)]
+                p = self.assert_rejected(args, keys[0])
+                self.assertEqual(p.returncode, 2, p.stderr)
+                for k in keys:
+                    self.assertIn(k, p.stderr)
+                last = p.stderr.strip().splitlines()[-1]
+                self.assertTrue(last.startswith("cohortd: configuration error:"), last)
+
+    def test_unresolvable_listener_host(self):
+        """The last line gives the resolver's cause, not a stale errno."""
+        p = self.assert_rejected(["--set", "listeners=PLAINTEXT://no-such-host.invalid:%d" % self.port,
+                                  "--set", "log.dirs=%s" % os.path.join(self.tmp.name, "data")],
+                                 "no-such-host.invalid")
+        lines = p.stderr.strip().splitlines()
+        error_lines = [l for l in lines if "ERROR" in l and "cannot listen" in l]
+        self.assertTrue(error_lines, p.stderr)
+        cause = error_lines[-1].rsplit(": ", 1)[1]
+        self.assertTrue(lines[-1].startswith("cohortd: cannot listen on no-such-host.invalid"), lines[-1])
+        self.assertTrue(lines[-1].endswith(": " + cause),
+                        "last line %r does not give the logged cause %r" % (lines[-1], cause))
+        self.assertNotIn("No such file or directory", lines[-1])
 
     def test_set_without_equals(self):
         p = run([cohortd_path()] + self.base_args() + ["--set", "num.partitions"], timeout=30)

@@ -253,6 +253,79 @@ t_synonyms(void)
 	ch_config_free(&c);
 }
 
+/* One --set list that must fail in ch_config_finish with a message naming
+ * every key in `keys` (NULL-terminated). */
+static void
+check_rejected(const char *const *sets, size_t n, const char *const *keys)
+{
+	struct ch_config c;
+	char err[512] = "";
+	CH_CHECK(ch_config_load(&c, NULL, sets, n, err, sizeof(err)) == CH_ERR);
+	for (size_t i = 0; keys[i]; i++)
+		if (!strstr(err, keys[i])) {
+			CH_CHECK(strstr(err, keys[i]) != NULL);
+			fprintf(stderr, "  message: %s\n", err);
+		}
+	ch_config_free(&c);
+}
+
+static void
+check_accepted(const char *const *sets, size_t n)
+{
+	struct ch_config c;
+	char err[512] = "";
+	CH_CHECK(ch_config_load(&c, NULL, sets, n, err, sizeof(err)) == CH_OK);
+	if (err[0])
+		fprintf(stderr, "  message: %s\n", err);
+	ch_config_free(&c);
+}
+
+static void
+t_cross_keys(void)
+{
+	const char *s1[] = {"group.min.session.timeout.ms=60000",
+			    "group.max.session.timeout.ms=30000"};
+	check_rejected(s1, 2, (const char *[]){"group.min.session.timeout.ms",
+					       "group.max.session.timeout.ms", "60000", NULL});
+	const char *s1ok[] = {"group.min.session.timeout.ms=30000",
+			      "group.max.session.timeout.ms=30000"};
+	check_accepted(s1ok, 2);
+	/* the default max (1800000) against a raised min */
+	const char *s1b[] = {"group.min.session.timeout.ms=1800001"};
+	check_rejected(s1b, 1, (const char *[]){"group.max.session.timeout.ms", NULL});
+
+	const char *s2[] = {"default.replication.factor=3"};
+	check_rejected(s2, 1, (const char *[]){"default.replication.factor", "single broker", NULL});
+	const char *s3[] = {"offsets.topic.replication.factor=3"};
+	check_rejected(s3, 1, (const char *[]){"offsets.topic.replication.factor", NULL});
+	const char *s23ok[] = {"default.replication.factor=1", "offsets.topic.replication.factor=1"};
+	check_accepted(s23ok, 2);
+
+	/* Kafka: retention must be -1 or >= 1 ms, whichever key gave it */
+	const char *s4[] = {"log.retention.ms=0"};
+	check_rejected(s4, 1, (const char *[]){"log.retention.ms", NULL});
+	const char *s5[] = {"log.retention.minutes=0"};
+	check_rejected(s5, 1, (const char *[]){"log.retention.minutes", NULL});
+	const char *s6[] = {"log.retention.hours=0"};
+	check_rejected(s6, 1, (const char *[]){"log.retention.hours", NULL});
+	const char *s6ok[] = {"log.retention.hours=0", "log.retention.ms=1"};
+	check_accepted(s6ok, 2);
+
+	const char *s7[] = {"log.cleaner.dedupe.buffer.size=4194304", "log.cleaner.threads=4"};
+	check_rejected(s7, 2, (const char *[]){"log.cleaner.dedupe.buffer.size",
+					       "log.cleaner.threads", NULL});
+	const char *s7ok[] = {"log.cleaner.dedupe.buffer.size=4194304", "log.cleaner.threads=3"};
+	check_accepted(s7ok, 2);
+
+	const char *s8[] = {"log.cleaner.min.compaction.lag.ms=100",
+			    "log.cleaner.max.compaction.lag.ms=10"};
+	check_rejected(s8, 2, (const char *[]){"log.cleaner.min.compaction.lag.ms",
+					       "log.cleaner.max.compaction.lag.ms", NULL});
+	const char *s8ok[] = {"log.cleaner.min.compaction.lag.ms=10",
+			      "log.cleaner.max.compaction.lag.ms=10"};
+	check_accepted(s8ok, 2);
+}
+
 static void
 t_listeners(void)
 {
@@ -452,5 +525,5 @@ t_topic_defaults(void)
 }
 
 CH_TEST_MAIN(CH_TEST(t_defaults), CH_TEST(t_file_syntax), CH_TEST(t_errors),
-	     CH_TEST(t_set_overrides_file), CH_TEST(t_synonyms), CH_TEST(t_listeners),
+	     CH_TEST(t_set_overrides_file), CH_TEST(t_synonyms), CH_TEST(t_cross_keys), CH_TEST(t_listeners),
 	     CH_TEST(t_describe), CH_TEST(t_topic_validate), CH_TEST(t_topic_defaults))
