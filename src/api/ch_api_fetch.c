@@ -2,12 +2,12 @@
  * ch_api_fetch.c: Fetch v4-v17 for consumers (v13+ name topics by id).
  *
  * FLOW. A fetch is first scanned: for each partition, the log slice at the
- * fetch offset (ch_plog_read), bounded by PartitionMaxBytes and, after the
- * first non-empty partition, by what is left of MaxBytes (the first batch is
- * always returned whole, as Kafka does, so a consumer cannot stall on a
- * batch larger than its limits). If the slices add up to MinBytes, or
- * MaxWaitMs is 0, or a partition has an error, the response goes out at
- * once. Otherwise the fetch parks: a ch_part_watch on each partition adds the
+ * fetch offset (ch_plog_read), bounded by PartitionMaxBytes and by what is
+ * left of MaxBytes (KIP-74); only the first batch of the response may be
+ * larger, and is then returned whole, as Kafka does, so a consumer cannot
+ * stall on a batch larger than its limits. If the slices add up to
+ * MinBytes (capped at MaxBytes, as Kafka caps it), or MaxWaitMs is 0, or a
+ * partition has an error, the response goes out at once. Otherwise the fetch parks: a ch_part_watch on each partition adds the
  * bytes appended there, and once they reach MinBytes (or at MaxWaitMs, or
  * when a partition goes away) a zero-delay timer answers it with a fresh
  * scan. The timer keeps watch callbacks from answering inside an append.
@@ -77,7 +77,10 @@ slice_release_cb(void *ud)
 }
 
 /* Reads every partition; returns the bytes found; *any_err if a partition
- * has an error. */
+ * has an error. Kafka's ReplicaManager.readFromLog: each partition reads at
+ * most min(PartitionMaxBytes, what is left of MaxBytes); until some
+ * partition has returned data (minOneMessage) a first batch larger than
+ * that is returned whole; after that such a partition gets no records. */
 static int64_t
 scan(fetch *f, bool *any_err)
 {
@@ -85,7 +88,7 @@ scan(fetch *f, bool *any_err)
 	const ch_FetchRequest *rq = req->body;
 	ch_broker *bk = req->bk;
 	int64_t total = 0;
-	int64_t max_bytes = rq->MaxBytes > 0 ? rq->MaxBytes : INT32_MAX;
+	int64_t left = CH_MAX(rq->MaxBytes, 0); /* of the response's MaxBytes */
 	*any_err = false;
 	for (int32_t i = 0; i < f->n; i++) {
 		fpart *fp = &f->parts[i];
@@ -107,13 +110,9 @@ scan(fetch *f, bool *any_err)
 		ch_plog *pl = ch_part_log(p);
 		fp->hw = fp->lso = ch_plog_end_offset(pl);
 		fp->start = ch_plog_start_offset(pl);
-		int64_t lim = fp->q->PartitionMaxBytes;
-		if (total > 0)
-			lim = CH_MIN(lim, max_bytes - total);
-		if (lim <= 0 && total > 0)
-			continue;
-		if (lim <= 0)
-			lim = 1;
+		bool min_one = total == 0;
+		/* read even with nothing left: the offset is still checked */
+		int64_t lim = CH_MIN(CH_MAX(fp->q->PartitionMaxBytes, 0), left);
 		int16_t kerr = 0;
 		if (ch_plog_read(pl, fp->q->FetchOffset, lim, &fp->sl, &kerr) != CH_OK) {
 			fp->err = kerr;
@@ -127,11 +126,12 @@ scan(fetch *f, bool *any_err)
 		 * empty record set, no error, and later partitions are still
 		 * read with the remaining bytes. A partial trailing batch within
 		 * the limit is sent as Kafka sends it. */
-		if (fp->sl.len > lim && total > 0) {
+		if (fp->sl.len > lim && !min_one) {
 			ch_plog_slice_release(&fp->sl);
 			memset(&fp->sl, 0, sizeof(fp->sl));
 		}
 		total += fp->sl.len;
+		left = CH_MAX(left - fp->sl.len, 0);
 	}
 	return total;
 }
@@ -298,7 +298,9 @@ ch_api_Fetch(ch_req *req)
 	}
 	bool any_err;
 	int64_t have = scan(f, &any_err);
-	f->need = rq->MinBytes > 0 ? rq->MinBytes : 1;
+	/* KafkaApis.handleFetchRequest: fetchMinBytes = min(MinBytes, MaxBytes);
+	 * ReplicaManager answers at once when that many bytes are readable. */
+	f->need = CH_MAX(CH_MIN(rq->MinBytes, rq->MaxBytes), 0);
 	if (have >= f->need || rq->MaxWaitMs <= 0 || any_err || n == 0) {
 		answer(f, 0);
 		return;

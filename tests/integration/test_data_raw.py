@@ -15,11 +15,12 @@ T = "raw-data"
 OFFSET_OUT_OF_RANGE = 1
 
 
-def fetch_body(v, topic, topic_id, part, offset, max_wait=0, min_bytes=1):
+def fetch_body(v, topic, topic_id, part, offset, max_wait=0, min_bytes=1, max_bytes=1 << 20,
+               part_max=1 << 20):
     w = kwire.Writer(v >= 12)
     if v <= 14:
         w.int32(-1)                        # ReplicaId
-    w.int32(max_wait).int32(min_bytes).int32(1 << 20).int8(0)
+    w.int32(max_wait).int32(min_bytes).int32(max_bytes).int8(0)
     if v >= 7:
         w.int32(0).int32(-1)               # SessionId, SessionEpoch
     w.array_len(1)
@@ -36,7 +37,7 @@ def fetch_body(v, topic, topic_id, part, offset, max_wait=0, min_bytes=1):
         w.int32(-1)                        # LastFetchedEpoch
     if v >= 5:
         w.int64(-1)                        # LogStartOffset
-    w.int32(1 << 20)                       # PartitionMaxBytes
+    w.int32(part_max)                      # PartitionMaxBytes
     if v >= 12:
         w.tags()
         w.tags()
@@ -75,10 +76,10 @@ def parse_fetch(r, v):
     return top, out
 
 
-def fetch_multi_body(max_bytes, parts, part_max=1 << 20):
+def fetch_multi_body(max_bytes, parts, part_max=1 << 20, min_bytes=1, max_wait=0):
     """Fetch v11 (non-flexible) for [(topic, partition, offset)], in order."""
     w = kwire.Writer(False)
-    w.int32(-1).int32(0).int32(1).int32(max_bytes).int8(0)
+    w.int32(-1).int32(max_wait).int32(min_bytes).int32(max_bytes).int8(0)
     w.int32(0).int32(-1)                   # SessionId, SessionEpoch
     w.array_len(len(parts))
     for topic, part, offset in parts:
@@ -179,6 +180,108 @@ class RawData(BrokerTestCase):
             out = fetch(limit, [(t, 0, 3), (t, 1, 0)])
             self.assertEqual(out[0]["records"], b"")
             self.assertEqual(out[1]["records"][16:], big[16:])
+
+
+class FetchLimits(BrokerTestCase):
+    """Kafka's size rules for a Fetch (KIP-74; ReplicaManager.readFromLog and
+    KafkaApis.handleFetchRequest): every partition, the first included, reads
+    at most min(PartitionMaxBytes, what is left of MaxBytes); only the first
+    batch of the response may be larger than that, and is then sent whole;
+    MinBytes is capped at MaxBytes."""
+
+    BATCH_RECORDS = 5
+    RECORD = 1000
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.sizes = {}
+        with kwire.Conn(cls.broker.port) as c:
+            kwire.create_topics(c, [("raw-lim", 2, 1)], 4)
+            cls.topic_id = kwire.metadata(c, 12, ["raw-lim"])["topics"]["raw-lim"]["topic_id"]
+            for p in (0, 1):
+                for i in range(20):
+                    b = idem.batch(-1, -1, -1, [b"%d" % p * cls.RECORD] * cls.BATCH_RECORDS)
+                    assert idem.produce(c, "raw-lim", p, b) == (0, i * cls.BATCH_RECORDS)
+                    cls.sizes[p] = len(b)
+
+    def call(self, c, v, body):
+        corr = c.next_corr()
+        c.send(kwire.request(1, v, corr, body, header_version=2 if v >= 12 else 1))
+        data = c.recv_frame()
+        r = kwire.Reader(data)
+        self.assertEqual(r.int32(), corr)
+        if v >= 12:
+            r.flexible = True
+            r.tags()
+        r.flexible = v >= 12
+        top, parts = parse_fetch(r, v)
+        self.assertEqual(r.remaining(), 0)
+        self.assertEqual(top, 0)
+        return len(data), parts
+
+    def test_max_bytes_caps_the_first_partition(self):
+        batch = self.sizes[0]
+        for v in (4, 7, 11, 12, 13, 17):
+            for max_bytes in (batch + 1, 3 * batch + 100, 12000):
+                with self.subTest(version=v, max_bytes=max_bytes), kwire.Conn(self.broker.port) as c:
+                    size, [p] = self.call(c, v, fetch_body(v, "raw-lim", self.topic_id, 0, 0,
+                                                           max_bytes=max_bytes,
+                                                           part_max=20 * 1000 * 1000))
+                    self.assertEqual(p["error"], 0)
+                    self.assertEqual(len(p["records"]), max_bytes, "a partial last batch "
+                                     "fills MaxBytes exactly, as Kafka's LogSegment.read")
+                    self.assertLess(size, max_bytes + 200, "response larger than MaxBytes")
+
+    def test_first_batch_larger_than_max_bytes_is_sent_whole(self):
+        batch = self.sizes[0]
+        for max_bytes in (0, 1, batch - 1):
+            with self.subTest(max_bytes=max_bytes), kwire.Conn(self.broker.port) as c:
+                _, parts = self.call(c, 11, fetch_multi_body(
+                    max_bytes, [("raw-lim", 0, 0), ("raw-lim", 1, 0)], part_max=1 << 20))
+                self.assertEqual(len(parts[0]["records"]), batch)
+                self.assertEqual(parts[1]["records"], b"")
+                self.assertEqual([p["hw"] for p in parts], [100, 100])
+        # PartitionMaxBytes smaller than the first batch: the same
+        with kwire.Conn(self.broker.port) as c:
+            _, [p] = self.call(c, 11, fetch_multi_body(1 << 20, [("raw-lim", 0, 5)],
+                                                       part_max=10))
+            self.assertEqual(len(p["records"]), batch)
+
+    def test_partitions_share_max_bytes(self):
+        batch = self.sizes[0]
+        for max_bytes, part_max in ((3 * batch + 500, 1 << 20), (40000, 12000),
+                                    (2 * batch, 2 * batch), (5 * batch, 3 * batch),
+                                    (2 * batch + 100, 2 * batch)):
+            with self.subTest(max_bytes=max_bytes, part_max=part_max), \
+                    kwire.Conn(self.broker.port) as c:
+                size, parts = self.call(c, 11, fetch_multi_body(
+                    max_bytes, [("raw-lim", 0, 0), ("raw-lim", 1, 0)], part_max=part_max))
+                n0, n1 = len(parts[0]["records"]), len(parts[1]["records"])
+                self.assertEqual(n0, min(part_max, max_bytes))
+                # less room than p1's first batch: no records for p1
+                # (firstEntryIncomplete), else what is left
+                room = min(part_max, max_bytes - n0)
+                self.assertEqual(n1, room if room >= batch else 0)
+                self.assertLess(size, max_bytes + 200)
+
+    def test_min_bytes_capped_at_max_bytes(self):
+        """MinBytes 10 MB, MaxBytes 12000 and 100 KB in the log: Kafka waits
+        for min(MinBytes, MaxBytes), so it answers at once instead of
+        waiting out MaxWaitMs (five minutes here, far past the socket
+        timeout)."""
+        with kwire.Conn(self.broker.port, timeout=30) as c:
+            _, [p] = self.call(c, 11, fetch_multi_body(12000, [("raw-lim", 0, 0)],
+                                                       min_bytes=10 * 1000 * 1000,
+                                                       max_wait=300000))
+            self.assertEqual(len(p["records"]), 12000)
+
+    def test_min_bytes_zero_answers_at_once(self):
+        """MinBytes 0: Kafka answers at once even with nothing to read."""
+        with kwire.Conn(self.broker.port, timeout=30) as c:
+            _, [p] = self.call(c, 11, fetch_multi_body(1 << 20, [("raw-lim", 0, 100)],
+                                                       min_bytes=0, max_wait=300000))
+            self.assertEqual((p["error"], p["records"], p["hw"]), (0, b"", 100))
 
 
 if __name__ == "__main__":
