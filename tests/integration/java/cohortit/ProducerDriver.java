@@ -1,0 +1,72 @@
+package cohortit;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.concurrent.Future;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * KafkaProducer (idempotent, acks=all: the 4.x defaults) writing COUNT records
+ * "k<i>"/"v<i>" to TOPIC, record i to partition i % PARTITIONS (or by the
+ * default partitioner with --partitions 0), then one JSON line:
+ *   {"ev":"produced","count":N,"offsets":{"t:p":[first,last]}}
+ *
+ *   ProducerDriver BOOTSTRAP TOPIC COUNT PARTITIONS [key=value ...]
+ * Exit 0 when every send was acknowledged with the offsets in order, 1 otherwise.
+ */
+public final class ProducerDriver {
+    public static void main(String[] args) throws Exception {
+        if (args.length < 4) {
+            System.err.println("usage: ProducerDriver BOOTSTRAP TOPIC COUNT PARTITIONS [k=v ...]");
+            System.exit(2);
+        }
+        Properties props = new Properties();
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
+        for (int i = 4; i < args.length; i++) {
+            int eq = args[i].indexOf('=');
+            props.put(args[i].substring(0, eq), args[i].substring(eq + 1));
+        }
+        String topic = args[1];
+        int count = Integer.parseInt(args[2]);
+        int partitions = Integer.parseInt(args[3]);
+        List<Future<RecordMetadata>> sent = new ArrayList<>();
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < count; i++) {
+                Integer part = partitions > 0 ? i % partitions : null;
+                sent.add(p.send(new ProducerRecord<>(topic, part, "k" + i, "v" + i)));
+            }
+            p.flush();
+            Map<String, long[]> ranges = new TreeMap<>();
+            for (Future<RecordMetadata> f : sent) {
+                RecordMetadata md = f.get();
+                String tp = md.topic() + ":" + md.partition();
+                long[] r = ranges.get(tp);
+                if (r == null) {
+                    ranges.put(tp, new long[] {md.offset(), md.offset()});
+                } else if (md.offset() != r[1] + 1) {
+                    Json.emit(Json.obj("ev", "error", "error", "OutOfOrder", "message",
+                            tp + " offset " + md.offset() + " after " + r[1]));
+                    System.exit(1);
+                } else {
+                    r[1] = md.offset();
+                }
+            }
+            Map<String, Object> out = new TreeMap<>();
+            for (Map.Entry<String, long[]> e : ranges.entrySet())
+                out.put(e.getKey(), List.of(e.getValue()[0], e.getValue()[1]));
+            Json.emit(Json.obj("ev", "produced", "count", sent.size(), "offsets", out));
+        } catch (Exception e) {
+            Map<String, Object> ev = Json.error(e);
+            ev.put("ev", "error");
+            Json.emit(ev);
+            System.exit(1);
+        }
+    }
+}

@@ -1,0 +1,199 @@
+"""Apache Kafka's Java client (kafka-clients 4.x) in the tests: the drivers in
+java/cohortit/ (compiled at build time against the jars tools/kafka-ref.sh
+installed; JAVA_IT_CLASSES names the class dir) run as child processes that
+print one JSON event a line (not a test itself).
+
+- JavaConsumer: one KafkaConsumer (classic protocol), commands on stdin.
+- JavaAdmin: the AdminClient, one command and one JSON answer at a time.
+- java_produce: a KafkaProducer run to completion.
+"""
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+
+import harness
+import kafka_ref
+
+JAVA = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
+# Short-lived client JVMs: small heap, C1 only (starts in about a second here).
+JVM_FLAGS = ["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
+             "-Dlog4j2.configurationFile=" + os.path.join(kafka_ref.ROOT, "tools", "kafka",
+                                                           "log4j2-tools.properties")]
+
+ASSIGNORS = {
+    "range": "org.apache.kafka.clients.consumer.RangeAssignor",
+    "roundrobin": "org.apache.kafka.clients.consumer.RoundRobinAssignor",
+    "sticky": "org.apache.kafka.clients.consumer.StickyAssignor",
+    "cooperative-sticky": "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
+}
+
+
+def check_installed():
+    """An error (never a skip) when the JDK, the jars or the compiled drivers are missing."""
+    classes = os.environ.get("JAVA_IT_CLASSES", "")
+    if not os.access(JAVA, os.X_OK):
+        raise AssertionError("no JVM at %s: tools/install-deps.sh test installs it" % JAVA)
+    if not classes or not os.path.isdir(os.path.join(classes, "cohortit")):
+        raise AssertionError("JAVA_IT_CLASSES=%r has no compiled drivers: run tools/install-deps.sh "
+                             "test, then re-run cmake and build (target it_java_classes)" % classes)
+    kafka_ref.classpath("4")
+
+
+def java_argv(main, *args):
+    cp = os.environ["JAVA_IT_CLASSES"] + ":" + kafka_ref.classpath("4")
+    return [JAVA] + JVM_FLAGS + ["-cp", cp, "cohortit." + main] + [str(a) for a in args]
+
+
+class JavaProcess:
+    """A driver process whose stdout JSON lines are collected on a thread."""
+
+    def __init__(self, name, argv):
+        self.name = name
+        self.events = []
+        self.cv = threading.Condition()
+        self.stderr_path = "/tmp/cohort-java.%d.%s.stderr" % (os.getpid(), name)
+        self._err = open(self.stderr_path, "wb")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self._err, preexec_fn=harness._pdeathsig)
+        self._t = threading.Thread(target=self._reader, daemon=True)
+        self._t.start()
+
+    def _reader(self):
+        for raw in self.proc.stdout:
+            line = raw.decode("utf-8", "replace").strip()
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                ev = {"ev": "stdout", "line": line}
+            with self.cv:
+                self.events.append(ev)
+                self.cv.notify_all()
+        with self.cv:
+            self.events.append({"ev": "eof"})
+            self.cv.notify_all()
+
+    def send(self, line):
+        self.proc.stdin.write((line + "\n").encode())
+        self.proc.stdin.flush()
+
+    def wait(self, pred, timeout=60.0, what="event", start=0):
+        """The first event from index START on for which pred(event) holds."""
+        deadline = time.monotonic() + timeout
+        with self.cv:
+            while True:
+                for ev in self.events[start:]:
+                    if pred(ev):
+                        return ev
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.events and self.events[-1].get("ev") == "eof" and not pred(self.events[-1])):
+                    raise AssertionError("%s: no %s within %.0f s; last events:\n%s\nstderr:\n%s"
+                                         % (self.name, what, timeout,
+                                            "\n".join(json.dumps(e) for e in self.events[-12:]),
+                                            self.stderr_tail()))
+                self.cv.wait(min(left, 0.2))
+
+    def stderr_tail(self, n=30):
+        try:
+            with open(self.stderr_path, "rb") as f:
+                return "\n".join(f.read().decode("utf-8", "replace").splitlines()[-n:])
+        except OSError:
+            return ""
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(30)
+        self._err.close()
+
+
+class JavaConsumer(JavaProcess):
+    def __init__(self, bootstrap, group, topics, assignor="range", instance=None, session_ms=6000,
+                 commit_on_revoke=True, name=None, props=None):
+        self.name = name or "jc-%x" % id(self)
+        args = [bootstrap, group, ",".join(topics)]
+        if commit_on_revoke:
+            args.append("--commit-on-revoke")
+        p = {"partition.assignment.strategy": ASSIGNORS[assignor], "client.id": self.name,
+             "session.timeout.ms": session_ms, "heartbeat.interval.ms": max(100, session_ms // 6)}
+        if instance:
+            p["group.instance.id"] = instance
+        p.update(props or {})
+        args += ["%s=%s" % kv for kv in p.items()]
+        super().__init__(self.name, java_argv("ConsumerDriver", *args))
+
+    # -- views of the events
+    def of(self, *kinds):
+        with self.cv:
+            return [e for e in self.events if e.get("ev") in kinds]
+
+    def rebalance_events(self):
+        return [(e["ev"], frozenset(e["parts"])) for e in self.of("assigned", "revoked", "lost")]
+
+    def assignment(self):
+        evs = self.of("assigned", "revoked", "lost")
+        return set(evs[-1]["assignment"]) if evs else set()
+
+    def member(self):
+        evs = self.of("assigned")
+        return evs[-1]["member"] if evs else None
+
+    def consumed(self):
+        """[(tp, offset)] in consumption order."""
+        return [(e["tp"], e["offset"]) for e in self.of("msg")]
+
+    def wait_assignment(self, parts, timeout=60.0):
+        """Until this consumer's latest assignment is exactly PARTS (a set of "t:p")."""
+        return self.wait(lambda e: e.get("ev") in ("assigned", "revoked", "lost") and set(e["assignment"]) == set(parts)
+                         and self.assignment() == set(parts), timeout, "assignment %s" % sorted(parts))
+
+    def close(self, how="close", timeout=60.0):
+        n = len(self.events)
+        self.send(how)
+        self.wait(lambda e: e["ev"] == "closed", timeout, "closed", start=n)
+        rc = self.proc.wait(timeout)
+        self._err.close()
+        return rc
+
+    def stop_process(self):
+        os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def continue_process(self):
+        os.kill(self.proc.pid, signal.SIGCONT)
+
+
+class JavaAdmin(JavaProcess):
+    def __init__(self, bootstrap, name="admin"):
+        super().__init__(name, java_argv("AdminDriver", bootstrap))
+        self.wait(lambda e: e["ev"] == "ready", 60, "ready")
+
+    def call(self, *words, timeout=90.0):
+        """One command; its {"ok":..} or {"error":..} answer as a dict."""
+        n = len(self.events)
+        self.send(" ".join(str(w) for w in words))
+        return self.wait(lambda e: "ok" in e or "error" in e, timeout, "answer to %s" % (words,), start=n)
+
+    def ok(self, *words, timeout=90.0):
+        r = self.call(*words, timeout=timeout)
+        if "ok" not in r:
+            raise AssertionError("%s: %s" % (" ".join(map(str, words)), r))
+        return r["ok"]
+
+    def close(self):
+        self.send("quit")
+        self.proc.wait(60)
+        self._err.close()
+
+
+def java_produce(bootstrap, topic, count, partitions, props=None):
+    """Produce COUNT records k<i>/v<i>, record i to partition i % PARTITIONS;
+    returns {"t:p": [first, last]} of the acknowledged offsets."""
+    argv = java_argv("ProducerDriver", bootstrap, topic, count, partitions,
+                     *["%s=%s" % kv for kv in (props or {}).items()])
+    p = harness.run(argv, timeout=180)
+    lines = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
+    if p.returncode != 0 or not lines or lines[-1]["ev"] != "produced":
+        raise AssertionError("ProducerDriver exit %d: %s\n%s" % (p.returncode, p.stdout, p.stderr[-3000:]))
+    return lines[-1]["offsets"]
