@@ -106,7 +106,16 @@ class JavaProcess:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait(30)
-        self._err.close()
+        self._close_files()
+
+    def _close_files(self):
+        for f in (self.proc.stdin, self._err):
+            try:
+                f.close()
+            except (OSError, ValueError):
+                pass
+        self._t.join(10)
+        self.proc.stdout.close()
 
 
 class JavaConsumer(JavaProcess):
@@ -154,7 +163,7 @@ class JavaConsumer(JavaProcess):
         self.send(how)
         self.wait(lambda e: e["ev"] == "closed", timeout, "closed", start=n)
         rc = self.proc.wait(timeout)
-        self._err.close()
+        self._close_files()
         return rc
 
     def stop_process(self):
@@ -184,13 +193,15 @@ class JavaAdmin(JavaProcess):
     def close(self):
         self.send("quit")
         self.proc.wait(60)
-        self._err.close()
+        self._close_files()
 
 
-def java_produce(bootstrap, topic, count, partitions, props=None):
-    """Produce COUNT records k<i>/v<i>, record i to partition i % PARTITIONS;
-    returns {"t:p": [first, last]} of the acknowledged offsets."""
-    argv = java_argv("ProducerDriver", bootstrap, topic, count, partitions,
+def java_produce(bootstrap, topic, count, partitions, props=None, timestamps=None):
+    """Produce COUNT records k<i>/v<i>, record i to partition i % PARTITIONS
+    (timestamps=BASE: stamped BASE + (i % 7) * 1000); returns {"t:p": [first, last]}
+    of the acknowledged offsets."""
+    extra = ["--timestamps", timestamps] if timestamps is not None else []
+    argv = java_argv("ProducerDriver", bootstrap, topic, count, partitions, *extra,
                      *["%s=%s" % kv for kv in (props or {}).items()])
     p = harness.run(argv, timeout=180)
     lines = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]

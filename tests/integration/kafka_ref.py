@@ -128,5 +128,5 @@ class KafkaRef:
     _reap = harness.Broker._reap
     _hard_kill = harness.Broker._hard_kill
     cleanup = harness.Broker.cleanup
-    log = harness.Broker.stderr
+    stderr = log = harness.Broker.stderr
     stderr_tail = harness.Broker.stderr_tail

@@ -15,10 +15,12 @@ import org.apache.kafka.common.serialization.StringSerializer;
 /**
  * KafkaProducer (idempotent, acks=all: the 4.x defaults) writing COUNT records
  * "k<i>"/"v<i>" to TOPIC, record i to partition i % PARTITIONS (or by the
- * default partitioner with --partitions 0), then one JSON line:
+ * default partitioner with PARTITIONS 0), then one JSON line:
  *   {"ev":"produced","count":N,"offsets":{"t:p":[first,last]}}
  *
- *   ProducerDriver BOOTSTRAP TOPIC COUNT PARTITIONS [key=value ...]
+ *   ProducerDriver BOOTSTRAP TOPIC COUNT PARTITIONS [--timestamps BASE] [key=value ...]
+ * --timestamps BASE: record i is stamped BASE + (i % 7) * 1000 (out of order and
+ * with ties, the same on every broker) instead of the send time.
  * Exit 0 when every send was acknowledged with the offsets in order, 1 otherwise.
  */
 public final class ProducerDriver {
@@ -29,7 +31,12 @@ public final class ProducerDriver {
         }
         Properties props = new Properties();
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
+        Long base = null;
         for (int i = 4; i < args.length; i++) {
+            if (args[i].equals("--timestamps")) {
+                base = Long.parseLong(args[++i]);
+                continue;
+            }
             int eq = args[i].indexOf('=');
             props.put(args[i].substring(0, eq), args[i].substring(eq + 1));
         }
@@ -40,7 +47,8 @@ public final class ProducerDriver {
         try (KafkaProducer<String, String> p = new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
             for (int i = 0; i < count; i++) {
                 Integer part = partitions > 0 ? i % partitions : null;
-                sent.add(p.send(new ProducerRecord<>(topic, part, "k" + i, "v" + i)));
+                Long ts = base == null ? null : base + (i % 7) * 1000L;
+                sent.add(p.send(new ProducerRecord<>(topic, part, ts, "k" + i, "v" + i)));
             }
             p.flush();
             Map<String, long[]> ranges = new TreeMap<>();
