@@ -43,16 +43,45 @@ now_wall(ch_req *req)
 	return req->bk->wall_ms(req->bk->shell);
 }
 
-/* Kafka creates __consumer_offsets when a coordinator is first looked up. */
-static int16_t
-ensure_offsets_topic(ch_req *req)
+static bool
+offsets_topic_exists(const ch_req *req)
 {
-	char msg[256];
-	const ch_topic *t = NULL;
-	int16_t err = ch_topics_ensure_offsets_topic(req->bk->topics, &t, msg, sizeof(msg));
+	return ch_topics_find(req->bk->topics, CH_CONSUMER_OFFSETS_TOPIC,
+			      sizeof(CH_CONSUMER_OFFSETS_TOPIC) - 1) != NULL;
+}
+
+typedef struct offsets_wait {
+	ch_req *req;
+	void (*then)(ch_req *req);
+} offsets_wait;
+
+static void
+offsets_created(void *ud, int16_t err, const char *msg)
+{
+	offsets_wait *w = ud;
 	if (err)
 		CH_LOGW("api", "cannot create __consumer_offsets: %s", msg);
-	return err ? CH_KERR_COORDINATOR_NOT_AVAILABLE : CH_KERR_NONE;
+	w->then(w->req);
+}
+
+/* Kafka creates __consumer_offsets when a coordinator is first looked up.
+ * Runs then(req) once it exists (created and durable: the registry writes
+ * off the loop thread), or once creating it failed. */
+static void
+with_offsets_topic(ch_req *req, void (*then)(ch_req *req))
+{
+	if (offsets_topic_exists(req)) {
+		then(req);
+		return;
+	}
+	offsets_wait *w = ch_req_alloc(req, sizeof(*w));
+	w->req = req;
+	w->then = then;
+	char msg[256];
+	ch_topics_txn *tx = ch_topics_begin(req->bk->topics);
+	if (ch_topics_ensure_offsets_topic(tx, NULL, msg, sizeof(msg)) != 0)
+		CH_LOGW("api", "cannot create __consumer_offsets: %s", msg);
+	ch_topics_commit(tx, offsets_created, w);
 }
 
 static int16_t
@@ -71,14 +100,14 @@ coordinator_error(ch_req *req, int8_t key_type, const char **msg)
 		return CH_KERR_INVALID_REQUEST;
 	}
 	*msg = NULL;
-	int16_t err = ensure_offsets_topic(req);
-	if (err)
-		*msg = "__consumer_offsets cannot be created";
-	return err;
+	if (offsets_topic_exists(req))
+		return CH_KERR_NONE;
+	*msg = "__consumer_offsets cannot be created";
+	return CH_KERR_COORDINATOR_NOT_AVAILABLE;
 }
 
-void
-ch_api_FindCoordinator(ch_req *req)
+static void
+find_coordinator(ch_req *req)
 {
 	const ch_FindCoordinatorRequest *rq = req->body;
 	ch_broker *bk = req->bk;
@@ -111,6 +140,17 @@ ch_api_FindCoordinator(ch_req *req)
 	ch_api_send(req, &resp);
 }
 
+void
+ch_api_FindCoordinator(ch_req *req)
+{
+	const ch_FindCoordinatorRequest *rq = req->body;
+	int8_t key_type = req->version >= 1 ? rq->KeyType : KEY_TYPE_GROUP;
+	if (key_type == KEY_TYPE_GROUP)
+		with_offsets_topic(req, find_coordinator);
+	else
+		find_coordinator(req);
+}
+
 /* Peer host without the port, for DescribeGroups' client host ("/1.2.3.4"
  * in Kafka, which prints an InetAddress). */
 static void
@@ -135,30 +175,32 @@ client_host(const char *peer, char *out, size_t cap)
 /* The group APIs need __consumer_offsets: real clients look up the
  * coordinator first (which creates it), but a client that goes straight to
  * JoinGroup or OffsetCommit must not form a group whose state cannot be
- * stored. One hash lookup once the topic exists. */
+ * stored (with_offsets_topic). One hash lookup once the topic exists. */
 static void
-need_offsets_topic(ch_req *req)
-{
-	if (!ch_topics_find(req->bk->topics, CH_CONSUMER_OFFSETS_TOPIC,
-			    sizeof(CH_CONSUMER_OFFSETS_TOPIC) - 1))
-		(void)ensure_offsets_topic(req);
-}
-
-void
-ch_api_JoinGroup(ch_req *req)
+join_group(ch_req *req)
 {
 	char host[80];
-	need_offsets_topic(req);
 	client_host(req->peer, host, sizeof(host));
 	ch_coord_join(req->bk->coord, now_wall(req), req, req->version, req->body, req->client_id,
 		      host);
 }
 
 void
+ch_api_JoinGroup(ch_req *req)
+{
+	with_offsets_topic(req, join_group);
+}
+
+static void
+sync_group(ch_req *req)
+{
+	ch_coord_sync(req->bk->coord, now_wall(req), req, req->version, req->body);
+}
+
+void
 ch_api_SyncGroup(ch_req *req)
 {
-	need_offsets_topic(req);
-	ch_coord_sync(req->bk->coord, now_wall(req), req, req->version, req->body);
+	with_offsets_topic(req, sync_group);
 }
 
 void
@@ -173,11 +215,16 @@ ch_api_LeaveGroup(ch_req *req)
 	ch_coord_leave(req->bk->coord, now_wall(req), req, req->version, req->body);
 }
 
+static void
+offset_commit(ch_req *req)
+{
+	ch_coord_commit(req->bk->coord, now_wall(req), req, req->version, req->body);
+}
+
 void
 ch_api_OffsetCommit(ch_req *req)
 {
-	need_offsets_topic(req);
-	ch_coord_commit(req->bk->coord, now_wall(req), req, req->version, req->body);
+	with_offsets_topic(req, offset_commit);
 }
 
 void
@@ -198,16 +245,26 @@ ch_api_DescribeGroups(ch_req *req)
 	ch_coord_describe(req->bk->coord, now_wall(req), req, req->version, req->body);
 }
 
+static void
+delete_groups(ch_req *req)
+{
+	ch_coord_delete_groups(req->bk->coord, now_wall(req), req, req->version, req->body);
+}
+
 void
 ch_api_DeleteGroups(ch_req *req)
 {
-	need_offsets_topic(req);
-	ch_coord_delete_groups(req->bk->coord, now_wall(req), req, req->version, req->body);
+	with_offsets_topic(req, delete_groups);
+}
+
+static void
+offset_delete(ch_req *req)
+{
+	ch_coord_offset_delete(req->bk->coord, now_wall(req), req, req->version, req->body);
 }
 
 void
 ch_api_OffsetDelete(ch_req *req)
 {
-	need_offsets_topic(req);
-	ch_coord_offset_delete(req->bk->coord, now_wall(req), req, req->version, req->body);
+	with_offsets_topic(req, offset_delete);
 }

@@ -3,9 +3,9 @@
  * partition; replicas and ISR are [this node]. Unknown topics named in the
  * request are created when auto.create.topics.enable and the request allow
  * it (v4+ AllowAutoTopicCreation; always allowed before v4), with
- * num.partitions partitions; cohortd creates them at once, so they are
- * returned ready (Kafka answers LEADER_NOT_AVAILABLE until its controller
- * catches up, which clients retry on).
+ * num.partitions partitions; the answer waits until the creation is
+ * durable, so they are returned ready (Kafka answers LEADER_NOT_AVAILABLE
+ * until its controller catches up, which clients retry on).
  */
 #include <string.h>
 
@@ -54,42 +54,24 @@ topic_error(resp_topic *t, ch_str name, int16_t err, bool ops)
 	t->TopicAuthorizedOperations = ops ? 0 : INT32_MIN;
 }
 
-/* A topic named in the request that does not exist: create it or say why not. */
-static void
-missing_topic(ch_req *req, resp_topic *t, ch_str name, bool allow_create, const int32_t *self,
-	      bool ops)
+/* Per named topic of a request that auto-creates: -1 not attempted, else
+ * the creation's error (0: created, look it up when answering). */
+typedef struct md_ctx {
+	ch_req *req;
+	int16_t *err;
+	bool *staged; /* created by this request's transaction */
+} md_ctx;
+
+static bool
+creatable(const ch_req *req, ch_str name, bool allow_create)
 {
-	ch_broker *bk = req->bk;
-	char msg[256];
-	int16_t err = ch_topic_name_validate(name.p, (size_t)name.len, msg, sizeof(msg));
-	if (err) {
-		topic_error(t, name, CH_KERR_INVALID_TOPIC_EXCEPTION, ops);
-		return;
-	}
-	if (!allow_create || !bk->cfg->auto_create_topics_enable) {
-		topic_error(t, name, CH_KERR_UNKNOWN_TOPIC_OR_PARTITION, ops);
-		return;
-	}
-	const ch_topic *tp = NULL;
-	if (ch_str_eq_c(name, CH_CONSUMER_OFFSETS_TOPIC))
-		err = ch_topics_ensure_offsets_topic(bk->topics, &tp, msg, sizeof(msg));
-	else
-		err = ch_topics_create(bk->topics, name.p, (size_t)name.len,
-				       bk->cfg->num_partitions, NULL, 0, false, &tp, msg,
-				       sizeof(msg));
-	if (err || !tp) {
-		CH_LOGW("api", "%s: auto-creating topic '%.*s' failed: %s", req->peer, name.len,
-			name.p, msg);
-		topic_error(t, name, err ? err : CH_KERR_UNKNOWN_SERVER_ERROR, ops);
-		return;
-	}
-	CH_LOGI("api", "auto-created topic '%s' with %d partitions for %s", tp->name,
-		tp->partitions, req->peer);
-	fill_topic(req, t, tp, self, ops);
+	return allow_create && req->bk->cfg->auto_create_topics_enable &&
+	       ch_topic_name_validate(name.p, (size_t)name.len, NULL, 0) == 0;
 }
 
-void
-ch_api_Metadata(ch_req *req)
+/* Builds the answer from the registry as it is now and sends it. */
+static void
+md_send(ch_req *req, const md_ctx *ctx)
 {
 	const ch_MetadataRequest *rq = req->body;
 	ch_broker *bk = req->bk;
@@ -109,7 +91,6 @@ ch_api_Metadata(ch_req *req)
 	resp.ClusterAuthorizedOperations =
 		rq->IncludeClusterAuthorizedOperations ? CH_CLUSTER_AUTHORIZED_OPS : INT32_MIN;
 	bool ops = rq->IncludeTopicAuthorizedOperations;
-	bool allow_create = req->version < 4 || rq->AllowAutoTopicCreation;
 
 	/* All topics: a null list (v1+), or an empty list in v0. */
 	if (rq->Topics_n < 0 || (rq->Topics_n == 0 && req->version == 0)) {
@@ -144,10 +125,83 @@ ch_api_Metadata(ch_req *req)
 			continue;
 		}
 		const ch_topic *tp = ch_topics_find(bk->topics, q->Name.p, (size_t)q->Name.len);
+		int16_t err = ctx ? ctx->err[i] : -1;
 		if (tp)
 			fill_topic(req, t, tp, self, ops);
+		else if (err > 0)
+			topic_error(t, q->Name, err, ops);
+		else if (err == 0) /* created, and deleted again since */
+			topic_error(t, q->Name, CH_KERR_UNKNOWN_TOPIC_OR_PARTITION, ops);
+		else if (ch_topic_name_validate(q->Name.p, (size_t)q->Name.len, NULL, 0) != 0)
+			topic_error(t, q->Name, CH_KERR_INVALID_TOPIC_EXCEPTION, ops);
 		else
-			missing_topic(req, t, q->Name, allow_create, self, ops);
+			topic_error(t, q->Name, CH_KERR_UNKNOWN_TOPIC_OR_PARTITION, ops);
 	}
 	ch_api_send(req, &resp);
+}
+
+static void
+md_created(void *ud, int16_t err, const char *msg)
+{
+	md_ctx *c = ud;
+	const ch_MetadataRequest *rq = c->req->body;
+	for (int32_t i = 0; i < rq->Topics_n; i++) {
+		if (!c->staged[i])
+			continue;
+		ch_str name = rq->Topics[i].Name;
+		if (err) {
+			CH_LOGW("api", "%s: auto-creating topic '%.*s' failed: %s", c->req->peer,
+				name.len, name.p, msg);
+			c->err[i] = err;
+		} else {
+			CH_LOGI("api", "auto-created topic '%.*s' for %s", name.len, name.p,
+				c->req->peer);
+		}
+	}
+	md_send(c->req, c);
+}
+
+void
+ch_api_Metadata(ch_req *req)
+{
+	const ch_MetadataRequest *rq = req->body;
+	ch_broker *bk = req->bk;
+	bool allow_create = req->version < 4 || rq->AllowAutoTopicCreation;
+	int32_t n = rq->Topics_n;
+	bool any = false;
+	for (int32_t i = 0; i < n && !any; i++) {
+		ch_str name = rq->Topics[i].Name;
+		any = !ch_str_is_null(name) && creatable(req, name, allow_create) &&
+		      !ch_topics_find(bk->topics, name.p, (size_t)name.len);
+	}
+	if (!any) {
+		md_send(req, NULL);
+		return;
+	}
+	/* Unknown topics are created first; the answer waits until they are
+	 * durable, so it can show them ready (see the top of this file). */
+	md_ctx *ctx = ch_req_alloc(req, sizeof(*ctx));
+	ctx->req = req;
+	ctx->err = CH_REQ_NEW_ARRAY(req, int16_t, n);
+	ctx->staged = CH_REQ_NEW_ARRAY(req, bool, n);
+	ch_topics_txn *tx = ch_topics_begin(bk->topics);
+	for (int32_t i = 0; i < n; i++) {
+		ch_str name = rq->Topics[i].Name;
+		ctx->err[i] = -1;
+		if (ch_str_is_null(name) || !creatable(req, name, allow_create) ||
+		    ch_topics_find(bk->topics, name.p, (size_t)name.len))
+			continue; /* (named twice: the first one created it) */
+		char msg[256];
+		if (ch_str_eq_c(name, CH_CONSUMER_OFFSETS_TOPIC))
+			ctx->err[i] = ch_topics_ensure_offsets_topic(tx, NULL, msg, sizeof(msg));
+		else
+			ctx->err[i] = ch_topics_create(tx, name.p, (size_t)name.len,
+						       bk->cfg->num_partitions, NULL, 0, false, NULL,
+						       msg, sizeof(msg));
+		if (ctx->err[i])
+			CH_LOGW("api", "%s: auto-creating topic '%.*s' failed: %s", req->peer,
+				name.len, name.p, msg);
+		ctx->staged[i] = ctx->err[i] == 0;
+	}
+	ch_topics_commit(tx, md_created, ctx);
 }

@@ -98,23 +98,65 @@ describe_created(ch_req *req, ct_res *r, const ch_topic_kv *kv, size_t n)
 	}
 }
 
+/* A request whose answer waits for its registry transaction: the response
+ * lives in the request's arena; staged[i] says item i is in the
+ * transaction, so its result is the transaction's. */
+typedef struct admin_ctx {
+	ch_req *req;
+	bool *staged;
+	union {
+		ch_CreateTopicsResponse create;
+		ch_DeleteTopicsResponse del;
+		ch_CreatePartitionsResponse parts;
+	} resp;
+} admin_ctx;
+
+static admin_ctx *
+admin_ctx_new(ch_req *req, int32_t n)
+{
+	admin_ctx *c = ch_req_alloc(req, sizeof(*c));
+	c->req = req;
+	c->staged = CH_REQ_NEW_ARRAY(req, bool, n);
+	return c;
+}
+
+static void
+created(void *ud, int16_t err, const char *msg)
+{
+	admin_ctx *c = ud;
+	ch_CreateTopicsResponse *resp = &c->resp.create;
+	for (int32_t i = 0; i < resp->Topics_n; i++) {
+		if (!c->staged[i])
+			continue;
+		ct_res *r = &resp->Topics[i];
+		if (err)
+			set_error(c->req, r, err, msg);
+		else
+			CH_LOGI("api", "created topic '%.*s' (%d partitions) for %s", r->Name.len,
+				r->Name.p, r->NumPartitions, c->req->peer);
+	}
+	ch_api_send(c->req, resp);
+}
+
 void
 ch_api_CreateTopics(ch_req *req)
 {
 	const ch_CreateTopicsRequest *rq = req->body;
 	ch_broker *bk = req->bk;
-	ch_CreateTopicsResponse resp;
-	ch_CreateTopicsResponse_init(&resp);
 	int32_t n = rq->Topics_n > 0 ? rq->Topics_n : 0;
-	resp.Topics = CH_REQ_NEW_ARRAY(req, ct_res, n);
-	resp.Topics_n = n;
+	admin_ctx *ctx = admin_ctx_new(req, n);
+	ch_CreateTopicsResponse *resp = &ctx->resp.create;
+	ch_CreateTopicsResponse_init(resp);
+	resp->Topics = CH_REQ_NEW_ARRAY(req, ct_res, n);
+	resp->Topics_n = n;
 	ch_str *names = CH_REQ_NEW_ARRAY(req, ch_str, n);
 	for (int32_t i = 0; i < n; i++)
 		names[i] = rq->Topics[i].Name;
 
+	ch_topics_txn *tx = ch_topics_begin(bk->topics);
 	for (int32_t i = 0; i < n; i++) {
 		const ct_req *t = &rq->Topics[i];
-		ct_res *r = &resp.Topics[i];
+		ct_res *r = &resp->Topics[i];
 		char msg[512] = "";
 		r->Name = t->Name;
 		if (duplicated(names, n, i)) {
@@ -168,7 +210,7 @@ ch_api_CreateTopics(ch_req *req)
 			continue;
 		}
 		const ch_topic *tp = NULL;
-		err = ch_topics_create(bk->topics, t->Name.p, (size_t)(t->Name.len > 0 ? t->Name.len : 0),
+		err = ch_topics_create(tx, t->Name.p, (size_t)(t->Name.len > 0 ? t->Name.len : 0),
 				       partitions, kv, (size_t)nkv, rq->validateOnly, &tp, msg,
 				       sizeof(msg));
 		if (err) {
@@ -182,11 +224,31 @@ ch_api_CreateTopics(ch_req *req)
 		r->NumPartitions = partitions;
 		r->ReplicationFactor = rf;
 		describe_created(req, r, kv, (size_t)nkv);
-		if (!rq->validateOnly)
-			CH_LOGI("api", "created topic '%.*s' (%d partitions) for %s", t->Name.len,
-				t->Name.p, partitions, req->peer);
+		ctx->staged[i] = !rq->validateOnly;
 	}
-	ch_api_send(req, &resp);
+	ch_topics_commit(tx, created, ctx);
+}
+
+static void
+deleted(void *ud, int16_t err, const char *msg)
+{
+	admin_ctx *c = ud;
+	ch_broker *bk = c->req->bk;
+	ch_DeleteTopicsResponse *resp = &c->resp.del;
+	for (int32_t i = 0; i < resp->Responses_n; i++) {
+		if (!c->staged[i])
+			continue;
+		ch_DeleteTopicsResponse_DeletableTopicResult *r = &resp->Responses[i];
+		if (err) {
+			r->ErrorCode = err;
+			r->ErrorMessage = ch_str_c(arena_msg(c->req, msg));
+			continue;
+		}
+		CH_LOGI("api", "deleted topic '%.*s' for %s", r->Name.len, r->Name.p, c->req->peer);
+		if (bk->parts && r->Name.len > 0) /* the logs go too */
+			ch_parts_topic_deleted(bk->parts, r->Name.p, (size_t)r->Name.len);
+	}
+	ch_api_send(c->req, resp);
 }
 
 void
@@ -194,16 +256,18 @@ ch_api_DeleteTopics(ch_req *req)
 {
 	const ch_DeleteTopicsRequest *rq = req->body;
 	ch_broker *bk = req->bk;
-	ch_DeleteTopicsResponse resp;
-	ch_DeleteTopicsResponse_init(&resp);
 	/* v0-5 name topics; v6 names or ids. Normalise to (name, id) pairs. */
 	int32_t n = req->version >= 6 ? rq->Topics_n : rq->TopicNames_n;
 	if (n < 0)
 		n = 0;
-	resp.Responses = CH_REQ_NEW_ARRAY(req, ch_DeleteTopicsResponse_DeletableTopicResult, n);
-	resp.Responses_n = n;
+	admin_ctx *ctx = admin_ctx_new(req, n);
+	ch_DeleteTopicsResponse *resp = &ctx->resp.del;
+	ch_DeleteTopicsResponse_init(resp);
+	resp->Responses = CH_REQ_NEW_ARRAY(req, ch_DeleteTopicsResponse_DeletableTopicResult, n);
+	resp->Responses_n = n;
+	ch_topics_txn *tx = ch_topics_begin(bk->topics);
 	for (int32_t i = 0; i < n; i++) {
-		ch_DeleteTopicsResponse_DeletableTopicResult *r = &resp.Responses[i];
+		ch_DeleteTopicsResponse_DeletableTopicResult *r = &resp->Responses[i];
 		ch_str name = req->version >= 6 ? rq->Topics[i].Name : rq->TopicNames[i];
 		ch_uuid id = req->version >= 6 ? rq->Topics[i].TopicId : (ch_uuid){{0}};
 		char msg[512] = "";
@@ -216,12 +280,13 @@ ch_api_DeleteTopics(ch_req *req)
 			const ch_topic *tp = ch_topics_find(bk->topics, name.p, (size_t)name.len);
 			if (tp)
 				r->TopicId = tp->id;
-			err = ch_topics_delete(bk->topics, name.p, (size_t)name.len, msg, sizeof(msg));
+			err = ch_topics_delete(tx, name.p, (size_t)name.len, msg, sizeof(msg));
 		} else if (!ch_uuid_is_zero(&id)) {
 			const ch_topic *tp = ch_topics_find_id(bk->topics, &id);
-			if (tp) /* the name is gone after deletion: copy it first */
-				r->Name = ch_str_c(ch_req_strdup(req, (ch_str){tp->name, (int32_t)tp->name_len}));
-			err = ch_topics_delete_id(bk->topics, &id, msg, sizeof(msg));
+			if (tp) /* the name goes with the topic object: copy it */
+				r->Name = ch_str_c(ch_req_strdup(req, (ch_str){tp->name,
+									       (int32_t)tp->name_len}));
+			err = ch_topics_delete_id(tx, &id, msg, sizeof(msg));
 		} else {
 			err = CH_KERR_INVALID_REQUEST;
 			snprintf(msg, sizeof(msg), "Neither topic name nor id were specified.");
@@ -229,13 +294,29 @@ ch_api_DeleteTopics(ch_req *req)
 		r->ErrorCode = err;
 		r->ErrorMessage = err ? ch_str_c(arena_msg(req, msg[0] ? msg : ch_kerr_message(err)))
 				      : CH_STR_NULL;
-		if (!err)
-			CH_LOGI("api", "deleted topic '%.*s' for %s", r->Name.len, r->Name.p,
-				req->peer);
-		if (!err && bk->parts && r->Name.len > 0) /* issue 3: drop the logs */
-			ch_parts_topic_deleted(bk->parts, r->Name.p, (size_t)r->Name.len);
+		ctx->staged[i] = err == 0;
 	}
-	ch_api_send(req, &resp);
+	ch_topics_commit(tx, deleted, ctx);
+}
+
+static void
+partitions_added(void *ud, int16_t err, const char *msg)
+{
+	admin_ctx *c = ud;
+	ch_CreatePartitionsResponse *resp = &c->resp.parts;
+	for (int32_t i = 0; i < resp->Results_n; i++) {
+		if (!c->staged[i])
+			continue;
+		ch_CreatePartitionsResponse_CreatePartitionsTopicResult *r = &resp->Results[i];
+		if (err) {
+			r->ErrorCode = err;
+			r->ErrorMessage = ch_str_c(arena_msg(c->req, msg));
+		} else {
+			CH_LOGI("api", "topic '%.*s' has more partitions (for %s)", r->Name.len,
+				r->Name.p, c->req->peer);
+		}
+	}
+	ch_api_send(c->req, resp);
 }
 
 void
@@ -243,17 +324,19 @@ ch_api_CreatePartitions(ch_req *req)
 {
 	const ch_CreatePartitionsRequest *rq = req->body;
 	ch_broker *bk = req->bk;
-	ch_CreatePartitionsResponse resp;
-	ch_CreatePartitionsResponse_init(&resp);
 	int32_t n = rq->Topics_n > 0 ? rq->Topics_n : 0;
-	resp.Results = CH_REQ_NEW_ARRAY(req, ch_CreatePartitionsResponse_CreatePartitionsTopicResult, n);
-	resp.Results_n = n;
+	admin_ctx *ctx = admin_ctx_new(req, n);
+	ch_CreatePartitionsResponse *resp = &ctx->resp.parts;
+	ch_CreatePartitionsResponse_init(resp);
+	resp->Results = CH_REQ_NEW_ARRAY(req, ch_CreatePartitionsResponse_CreatePartitionsTopicResult, n);
+	resp->Results_n = n;
 	ch_str *names = CH_REQ_NEW_ARRAY(req, ch_str, n);
 	for (int32_t i = 0; i < n; i++)
 		names[i] = rq->Topics[i].Name;
+	ch_topics_txn *tx = ch_topics_begin(bk->topics);
 	for (int32_t i = 0; i < n; i++) {
 		const ch_CreatePartitionsRequest_CreatePartitionsTopic *t = &rq->Topics[i];
-		ch_CreatePartitionsResponse_CreatePartitionsTopicResult *r = &resp.Results[i];
+		ch_CreatePartitionsResponse_CreatePartitionsTopicResult *r = &resp->Results[i];
 		char msg[512] = "";
 		int16_t err = CH_KERR_NONE;
 		r->Name = t->Name;
@@ -283,14 +366,12 @@ ch_api_CreatePartitions(ch_req *req)
 			}
 		}
 		if (!err)
-			err = ch_topics_add_partitions(bk->topics, t->Name.p, (size_t)t->Name.len,
-						       t->Count, rq->ValidateOnly, msg, sizeof(msg));
+			err = ch_topics_add_partitions(tx, t->Name.p, (size_t)t->Name.len, t->Count,
+						       rq->ValidateOnly, msg, sizeof(msg));
 		r->ErrorCode = err;
 		r->ErrorMessage = err ? ch_str_c(arena_msg(req, msg[0] ? msg : ch_kerr_message(err)))
 				      : CH_STR_NULL;
-		if (!err && !rq->ValidateOnly)
-			CH_LOGI("api", "topic '%.*s' now has %d partitions (for %s)", t->Name.len,
-				t->Name.p, t->Count, req->peer);
+		ctx->staged[i] = !err && !rq->ValidateOnly;
 	}
-	ch_api_send(req, &resp);
+	ch_topics_commit(tx, partitions_added, ctx);
 }

@@ -174,6 +174,47 @@ job_queue(ch_parts *ps, ch_job *j)
 	pthread_mutex_unlock(&ps->qlock);
 }
 
+/* A job for another layer (the topic registry's writes): work on a worker,
+ * done on the loop thread. */
+typedef struct ext_job {
+	ch_job job;
+	ch_parts *ps;
+	void (*work)(void *arg);
+	void (*done)(void *arg);
+	void *arg;
+} ext_job;
+
+static void
+ext_run(ch_job *j)
+{
+	ext_job *e = (ext_job *)j;
+	e->work(e->arg);
+}
+
+static void
+ext_done(ch_job *j)
+{
+	ext_job *e = (ext_job *)j;
+	e->ps->jobs_inflight--;
+	void (*done)(void *) = e->done;
+	void *arg = e->arg;
+	free(e);
+	done(arg);
+}
+
+void
+ch_parts_run(ch_parts *ps, void (*work)(void *arg), void (*done)(void *arg), void *arg)
+{
+	ext_job *e = ch_xcalloc(1, sizeof(*e));
+	e->job.run = ext_run;
+	e->job.done = ext_done;
+	e->ps = ps;
+	e->work = work;
+	e->done = done;
+	e->arg = arg;
+	job_queue(ps, &e->job);
+}
+
 /* ---- configuration ------------------------------------------------------------ */
 
 static void

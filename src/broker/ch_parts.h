@@ -75,6 +75,9 @@ ch_parts *ch_parts_new(struct ch_loop *loop, const struct ch_config *cfg,
  * ch_logfs.h). NULL: the real file system, the default. fs must outlive
  * the logs. */
 void ch_parts_set_logfs(ch_parts *ps, ch_logfs *fs);
+/* Runs work(arg) on a worker thread, then done(arg) on the loop thread (the
+ * topic registry's writes, ch_topics_exec). ch_parts_free waits for it. */
+void ch_parts_run(ch_parts *ps, void (*work)(void *arg), void (*done)(void *arg), void *arg);
 /* Opens every partition of every topic (recovery at startup). Partitions
  * that fail to open are logged and retried at their next lookup.
  * @returns how many failed. */
@@ -92,7 +95,7 @@ ch_part *ch_parts_get(ch_parts *ps, const char *topic, size_t topic_len, int32_t
 		      int16_t *kerr);
 ch_part *ch_parts_find(ch_parts *ps, const char *topic, int32_t partition); /* NUL-terminated */
 
-/* The registry deleted this topic (call after ch_topics_delete succeeded). */
+/* The registry deleted this topic (call once the deletion is durable). */
 void ch_parts_topic_deleted(ch_parts *ps, const char *topic, size_t topic_len);
 
 /* ---- one partition ------------------------------------------------------- */

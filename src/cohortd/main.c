@@ -87,6 +87,13 @@ shell_wall(void *shell)
 	return ch_now_wall_ms();
 }
 
+/* ch_topics_exec: registry writes on the partition manager's workers. */
+static void
+registry_run(void *ud, void (*work)(void *), void (*done)(void *), void *arg)
+{
+	ch_parts_run(ud, work, done, arg);
+}
+
 static void
 on_request(void *ud, ch_conn *c, uint64_t seq, const uint8_t *frame, size_t len)
 {
@@ -212,6 +219,9 @@ main(int argc, char **argv)
 		d.bk.cluster_id, cfg.log_dir, ch_topics_count(topics));
 	/* The partition logs (after the signal setup: it starts threads). */
 	d.bk.parts = ch_parts_new(d.loop, &cfg, topics);
+	/* Registry writes (two fsyncs each) run on the partition manager's
+	 * workers, off the loop thread. */
+	ch_topics_set_exec(topics, &(ch_topics_exec){registry_run, d.bk.parts});
 	int failed = ch_parts_open_all(d.bk.parts);
 	if (failed)
 		CH_LOGE("cohortd", "%d partition log(s) could not be opened", failed);
@@ -221,6 +231,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "cohortd: cannot load the group coordinator's state\n");
 		ch_server_free(d.server);
 		ch_parts_free(d.bk.parts);
+		ch_topics_set_exec(topics, NULL);
 		ch_loop_free(d.loop);
 		ch_topics_close(topics);
 		ch_config_free(&cfg);
@@ -233,7 +244,8 @@ main(int argc, char **argv)
 	 * callbacks still reach the coordinator); then free the rest. */
 	ch_server_stop(d.server);
 	ch_coord_shutdown(d.bk.coord);
-	ch_parts_free(d.bk.parts);
+	ch_parts_free(d.bk.parts); /* finishes registry writes still running */
+	ch_topics_set_exec(topics, NULL);
 	coord_shell_stop(coord);
 	ch_server_free(d.server);
 	ch_loop_free(d.loop);

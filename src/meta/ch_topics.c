@@ -1,14 +1,21 @@
 /*
  * ch_topics.c: the topic registry, its file and meta.properties.
  *
- * Three chained hash tables share one bucket count: by name, by id, and by
- * "collision name" ('.' read as '_', Kafka's Topic.hasCollision). A sorted
- * pointer array gives name order. Every change is applied in memory, written
- * out whole (write tmp, fsync, rename, fsync dir) and rolled back if the
- * write fails. The file format is documented in ch_topics.h.
+ * The topics: three ch_maps (by name, by id, by "collision name", '.' read
+ * as '_' as Kafka's Topic.hasCollision does) and a pointer array in name
+ * order. Topic objects never change: a change makes a new version.
+ *
+ * A staged change is applied to the indexes at once and recorded as an
+ * (old, new) pair in its transaction, so later requests (on the same
+ * connection too) see it; the replaced version stays alive until the
+ * transaction is durable, to undo it if the write fails. A write covers
+ * every transaction committed when it starts (group commit): the file is
+ * the indexes serialized on the loop thread, the worker writes the bytes.
+ * The file format is documented in ch_topics.h.
  */
 #include "meta/ch_topics.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -24,12 +31,27 @@
 #include "common/ch_common.h"
 #include "common/ch_hash.h"
 #include "common/ch_log.h"
-
-enum { H_NAME, H_ID, H_NORM, H_COUNT };
+#include "common/ch_map.h"
 
 #define TOPICS_VERSION 1
 #define REGISTRY_MAX_BYTES (256u << 20)
 #define CONFIGS_PER_TOPIC_MAX 1000
+
+typedef struct change {
+	ch_topic *old; /* the version it replaced; NULL: a new topic */
+	ch_topic *neu; /* the new version; NULL: deleted */
+} change;
+
+struct ch_topics_txn {
+	struct ch_topics *reg;
+	ch_topics_txn *prev, *next; /* reg's list, oldest first */
+	bool committed;
+	bool in_write;              /* covered by the write now running */
+	change *ch;
+	size_t n, cap;
+	ch_topics_done_fn done;
+	void *ud;
+};
 
 struct ch_topics {
 	const struct ch_config *cfg;
@@ -39,11 +61,16 @@ struct ch_topics {
 	char *tmp_path;    /* DIR/cohort-topics.meta.tmp */
 	int lock_fd;
 	char cluster_id[64];
-	ch_topic **buckets[H_COUNT];
-	size_t nbuckets;   /* power of two */
-	size_t n;
+	ch_map by_name, by_id, by_norm;
 	ch_topic **sorted; /* by name */
-	size_t sorted_cap;
+	size_t n, sorted_cap;
+	ch_topics_exec exec;
+	bool has_exec;
+	ch_topics_txn *first, *last; /* not yet durable, oldest first */
+	bool writing;      /* a write is with the worker */
+	ch_buf file;       /* its bytes */
+	int write_rc;      /* its result: 0 or -errno */
+	char write_err[300];
 };
 
 static void
@@ -69,49 +96,16 @@ path_join(const char *dir, const char *file)
 	return p;
 }
 
-/* ---- hashing and indexes ---- */
+/* ---- keys and the visible indexes ---- */
 
-static uint64_t
-norm_hash(const char *name, size_t len)
+/* Kafka's collision name: '.' read as '_'. buf holds CH_TOPIC_NAME_MAX. */
+static size_t
+norm_name(const char *name, size_t len, char *buf)
 {
-	char buf[CH_TOPIC_NAME_MAX];
-	len = CH_MIN(len, sizeof(buf));
+	len = CH_MIN(len, (size_t)CH_TOPIC_NAME_MAX);
 	for (size_t i = 0; i < len; i++)
 		buf[i] = name[i] == '.' ? '_' : name[i];
-	return ch_hash_bytes(buf, len);
-}
-
-static bool
-norm_eq(const char *a, const char *b, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		char x = a[i] == '.' ? '_' : a[i], y = b[i] == '.' ? '_' : b[i];
-		if (x != y)
-			return false;
-	}
-	return true;
-}
-
-static void
-hash_insert(struct ch_topics *reg, ch_topic *t)
-{
-	for (int k = 0; k < H_COUNT; k++) {
-		size_t b = t->hash_[k] & (reg->nbuckets - 1);
-		t->next_[k] = reg->buckets[k][b];
-		reg->buckets[k][b] = t;
-	}
-}
-
-static void
-rehash(struct ch_topics *reg, size_t nbuckets)
-{
-	for (int k = 0; k < H_COUNT; k++) {
-		free(reg->buckets[k]);
-		reg->buckets[k] = ch_xcalloc(nbuckets, sizeof(ch_topic *));
-	}
-	reg->nbuckets = nbuckets;
-	for (size_t i = 0; i < reg->n; i++)
-		hash_insert(reg, reg->sorted[i]);
+	return len;
 }
 
 /* Position of name in sorted, or where it would go. */
@@ -135,6 +129,7 @@ sorted_pos(const struct ch_topics *reg, const char *name, bool *found)
 	return lo;
 }
 
+/* Makes t visible (no topic of that name, id or collision name is). */
 static void
 index_add(struct ch_topics *reg, ch_topic *t)
 {
@@ -147,22 +142,19 @@ index_add(struct ch_topics *reg, ch_topic *t)
 	memmove(&reg->sorted[pos + 1], &reg->sorted[pos], (reg->n - pos) * sizeof(ch_topic *));
 	reg->sorted[pos] = t;
 	reg->n++;
-	if (reg->n > reg->nbuckets)
-		rehash(reg, reg->nbuckets * 2);
-	else
-		hash_insert(reg, t);
+	char norm[CH_TOPIC_NAME_MAX];
+	ch_map_put(&reg->by_name, t->name, t->name_len, t);
+	ch_map_put(&reg->by_id, t->id.b, sizeof(t->id.b), t);
+	ch_map_put(&reg->by_norm, norm, norm_name(t->name, t->name_len, norm), t);
 }
 
 static void
 index_remove(struct ch_topics *reg, ch_topic *t)
 {
-	for (int k = 0; k < H_COUNT; k++) {
-		ch_topic **pp = &reg->buckets[k][t->hash_[k] & (reg->nbuckets - 1)];
-		while (*pp != t)
-			pp = &(*pp)->next_[k];
-		*pp = t->next_[k];
-		t->next_[k] = NULL;
-	}
+	char norm[CH_TOPIC_NAME_MAX];
+	ch_map_remove(&reg->by_name, t->name, t->name_len);
+	ch_map_remove(&reg->by_id, t->id.b, sizeof(t->id.b));
+	ch_map_remove(&reg->by_norm, norm, norm_name(t->name, t->name_len, norm));
 	bool found;
 	size_t pos = sorted_pos(reg, t->name, &found);
 	memmove(&reg->sorted[pos], &reg->sorted[pos + 1], (reg->n - pos - 1) * sizeof(ch_topic *));
@@ -172,31 +164,20 @@ index_remove(struct ch_topics *reg, ch_topic *t)
 static ch_topic *
 find_name(const struct ch_topics *reg, const char *name, size_t len)
 {
-	uint64_t h = ch_hash_bytes(name, len);
-	for (ch_topic *t = reg->buckets[H_NAME][h & (reg->nbuckets - 1)]; t; t = t->next_[H_NAME])
-		if (t->hash_[H_NAME] == h && t->name_len == len && memcmp(t->name, name, len) == 0)
-			return t;
-	return NULL;
+	return len <= CH_TOPIC_NAME_MAX ? ch_map_get(&reg->by_name, name, len) : NULL;
 }
 
 static ch_topic *
 find_id(const struct ch_topics *reg, const ch_uuid *id)
 {
-	uint64_t h = ch_hash_bytes(id->b, sizeof(id->b));
-	for (ch_topic *t = reg->buckets[H_ID][h & (reg->nbuckets - 1)]; t; t = t->next_[H_ID])
-		if (t->hash_[H_ID] == h && ch_uuid_eq(&t->id, id))
-			return t;
-	return NULL;
+	return ch_map_get(&reg->by_id, id->b, sizeof(id->b));
 }
 
 static ch_topic *
 find_collision(const struct ch_topics *reg, const char *name, size_t len)
 {
-	uint64_t h = norm_hash(name, len);
-	for (ch_topic *t = reg->buckets[H_NORM][h & (reg->nbuckets - 1)]; t; t = t->next_[H_NORM])
-		if (t->hash_[H_NORM] == h && t->name_len == len && norm_eq(t->name, name, len))
-			return t;
-	return NULL;
+	char norm[CH_TOPIC_NAME_MAX];
+	return ch_map_get(&reg->by_norm, norm, norm_name(name, len, norm));
 }
 
 /* ---- topics ---- */
@@ -240,10 +221,18 @@ topic_new(const char *name, size_t len, const ch_uuid *id, int32_t partitions)
 	t->id = *id;
 	t->partitions = partitions;
 	t->internal = ch_topic_name_is_internal(name, len);
-	t->hash_[H_NAME] = ch_hash_bytes(name, len);
-	t->hash_[H_ID] = ch_hash_bytes(id->b, sizeof(id->b));
-	t->hash_[H_NORM] = norm_hash(name, len);
 	return t;
+}
+
+/* A new version of t, to be changed before it is staged. */
+static ch_topic *
+topic_copy(const ch_topic *t)
+{
+	ch_topic *c = topic_new(t->name, t->name_len, &t->id, t->partitions);
+	c->internal = t->internal;
+	c->configs = kv_copy(t->configs, t->n_configs);
+	c->n_configs = t->n_configs;
+	return c;
 }
 
 static void
@@ -438,32 +427,251 @@ serialize(const struct ch_topics *reg, ch_buf *b)
 	put_str(b, line);
 }
 
+/* Writes the registry as it is now (startup: no transaction, no worker). */
 static int
-persist(struct ch_topics *reg, char *err, size_t errlen)
+persist_now(struct ch_topics *reg, char *err, size_t errlen)
 {
 	ch_buf b;
 	ch_buf_init(&b);
 	serialize(reg, &b);
-	int rc = CH_ERR;
-	if (!ch_buf_ok(&b))
-		msgf(err, errlen, "out of memory serializing the topic registry");
-	else
-		rc = write_atomic(reg->fs, reg->dir, reg->path, reg->tmp_path, b.data, b.len, err,
-				  errlen) == 0 ? CH_OK : CH_ERR;
+	int rc = ch_buf_ok(&b) ? write_atomic(reg->fs, reg->dir, reg->path, reg->tmp_path, b.data,
+					      b.len, err, errlen)
+			       : -ENOMEM;
 	ch_buf_free(&b);
 	return rc;
 }
 
-/* Reports a failed persist as the Kafka error for the request. */
-static int16_t
-persist_or_fail(struct ch_topics *reg, char *msg, size_t msglen)
+/* ---- transactions ---- */
+
+/* Applies a change now and records it in t, to undo or confirm later. */
+static void
+txn_stage(ch_topics_txn *t, ch_topic *old, ch_topic *neu)
 {
-	char err[512];
-	if (persist(reg, err, sizeof(err)) == CH_OK)
-		return CH_TOPIC_ERR_NONE;
-	CH_LOGE("meta", "failed to persist the topic registry: %s", err);
-	msgf(msg, msglen, "failed to persist the topic registry: %s", err);
-	return CH_TOPIC_ERR_KAFKA_STORAGE_ERROR;
+	if (t->n == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 4;
+		t->ch = ch_xrealloc(t->ch, t->cap * sizeof(*t->ch));
+	}
+	t->ch[t->n++] = (change){old, neu};
+	if (old)
+		index_remove(t->reg, old);
+	if (neu)
+		index_add(t->reg, neu);
+}
+
+/* The write failed: t's changes are taken back, newest first. */
+static void
+txn_undo(ch_topics_txn *t)
+{
+	for (size_t i = t->n; i-- > 0;) {
+		if (t->ch[i].neu) {
+			index_remove(t->reg, t->ch[i].neu);
+			topic_free(t->ch[i].neu);
+		}
+		if (t->ch[i].old)
+			index_add(t->reg, t->ch[i].old);
+	}
+}
+
+static void
+log_change(const change *c)
+{
+	char ids[CH_UUID_STR_LEN + 1];
+	if (!c->old) {
+		ch_uuid_to_base64(&c->neu->id, ids);
+		CH_LOGI("meta", "created topic %s (id %s, %d partitions)", c->neu->name, ids,
+			c->neu->partitions);
+	} else if (!c->neu) {
+		CH_LOGI("meta", "deleted topic %s", c->old->name);
+	} else if (c->old->partitions != c->neu->partitions) {
+		CH_LOGI("meta", "topic %s: %d -> %d partitions", c->neu->name, c->old->partitions,
+			c->neu->partitions);
+	} else {
+		CH_LOGI("meta", "topic %s: %zu config override(s)", c->neu->name, c->neu->n_configs);
+	}
+}
+
+/* Answers a transaction taken off the list, and frees it. */
+static void
+txn_done(ch_topics_txn *t, int16_t err, const char *msg)
+{
+	if (!err) {
+		for (size_t i = 0; i < t->n; i++) {
+			log_change(&t->ch[i]);
+			topic_free(t->ch[i].old);
+		}
+	}
+	if (t->done)
+		t->done(t->ud, err, err ? msg : NULL);
+	free(t->ch);
+	free(t);
+}
+
+/* Takes the first transactions off the list, up to (not including) stop. */
+static ch_topics_txn *
+txn_detach(struct ch_topics *reg, ch_topics_txn *stop)
+{
+	ch_topics_txn *head = reg->first;
+	if (head == stop)
+		return NULL;
+	ch_topics_txn *tail = stop ? stop->prev : reg->last;
+	tail->next = NULL;
+	reg->first = stop;
+	if (stop)
+		stop->prev = NULL;
+	else
+		reg->last = NULL;
+	return head;
+}
+
+/* Answers with success the first transactions: those the finished write
+ * covered, or (covered_only false) the committed ones. */
+static void
+txn_confirm(struct ch_topics *reg, bool covered_only)
+{
+	ch_topics_txn *stop = reg->first;
+	while (stop && (covered_only ? stop->in_write : stop->committed))
+		stop = stop->next;
+	for (ch_topics_txn *t = txn_detach(reg, stop), *nx; t; t = nx) {
+		nx = t->next;
+		txn_done(t, CH_TOPIC_ERR_NONE, NULL);
+	}
+}
+
+static void txn_kick(struct ch_topics *reg);
+
+/* The write is over. Success: the transactions it covered are durable.
+ * Failure: every transaction not yet durable is undone, newest first (the
+ * later ones were validated on top of the failed ones), and fails. Callbacks
+ * run after the list is settled (they may begin new transactions). */
+static void
+txn_written(void *arg)
+{
+	struct ch_topics *reg = arg;
+	reg->writing = false;
+	ch_buf_reset(&reg->file);
+	if (reg->write_rc == 0) {
+		txn_confirm(reg, true);
+		txn_kick(reg);
+		return;
+	}
+	CH_LOGE("meta", "failed to persist the topic registry: %s", reg->write_err);
+	for (ch_topics_txn *t = reg->last; t; t = t->prev)
+		txn_undo(t);
+	char msg[400];
+	snprintf(msg, sizeof(msg), "failed to persist the topic registry: %s", reg->write_err);
+	for (ch_topics_txn *t = txn_detach(reg, NULL), *nx; t; t = nx) {
+		nx = t->next;
+		txn_done(t, CH_TOPIC_ERR_KAFKA_STORAGE_ERROR,
+			 t->in_write ? msg : "an earlier change to the topic registry failed to persist");
+	}
+}
+
+/* Worker thread: writes the serialized registry. Touches only reg->file,
+ * the result fields and the (immutable) paths and file layer. */
+static void
+txn_write(void *arg)
+{
+	struct ch_topics *reg = arg;
+	reg->write_rc = write_atomic(reg->fs, reg->dir, reg->path, reg->tmp_path, reg->file.data,
+				     reg->file.len, reg->write_err, sizeof(reg->write_err));
+}
+
+/* Starts a write if none runs and some committed transaction is not yet
+ * covered by one; committed transactions that changed nothing and wait for
+ * no write are answered at once. */
+static void
+txn_kick(struct ch_topics *reg)
+{
+	if (reg->writing)
+		return;
+	bool changes = false;
+	for (ch_topics_txn *t = reg->first; t && t->committed; t = t->next)
+		changes |= t->n > 0;
+	if (!changes) {
+		txn_confirm(reg, false);
+		return;
+	}
+	for (ch_topics_txn *t = reg->first; t && t->committed; t = t->next)
+		t->in_write = true;
+	reg->writing = true;
+	serialize(reg, &reg->file);
+	if (!ch_buf_ok(&reg->file)) {
+		reg->write_rc = -ENOMEM;
+		snprintf(reg->write_err, sizeof(reg->write_err), "out of memory serializing it");
+		txn_written(reg);
+	} else if (reg->has_exec) {
+		reg->exec.run(reg->exec.ud, txn_write, txn_written, reg);
+	} else {
+		txn_write(reg);
+		txn_written(reg);
+	}
+}
+
+ch_topics_txn *
+ch_topics_begin(struct ch_topics *reg)
+{
+	/* Changes are staged and committed in one go on the loop thread. */
+	assert(!reg->last || reg->last->committed);
+	ch_topics_txn *t = ch_xcalloc(1, sizeof(*t));
+	t->reg = reg;
+	t->prev = reg->last;
+	if (reg->last)
+		reg->last->next = t;
+	else
+		reg->first = t;
+	reg->last = t;
+	return t;
+}
+
+void
+ch_topics_commit(ch_topics_txn *tx, ch_topics_done_fn done, void *ud)
+{
+	tx->committed = true;
+	tx->done = done;
+	tx->ud = ud;
+	txn_kick(tx->reg);
+}
+
+typedef struct sync_result {
+	bool called;
+	int16_t err;
+	char *msg;
+	size_t msglen;
+} sync_result;
+
+static void
+sync_done(void *ud, int16_t err, const char *msg)
+{
+	sync_result *r = ud;
+	r->called = true;
+	r->err = err;
+	if (err)
+		msgf(r->msg, r->msglen, "%s", msg);
+}
+
+int16_t
+ch_topics_commit_sync(ch_topics_txn *tx, char *msg, size_t msglen)
+{
+	assert(!tx->reg->has_exec);
+	sync_result r = {false, 0, msg, msglen};
+	ch_topics_commit(tx, sync_done, &r);
+	assert(r.called);
+	return r.err;
+}
+
+void
+ch_topics_set_exec(struct ch_topics *reg, const ch_topics_exec *exec)
+{
+	assert(!reg->writing);
+	reg->has_exec = exec != NULL;
+	if (exec)
+		reg->exec = *exec;
+}
+
+bool
+ch_topics_busy(const struct ch_topics *reg)
+{
+	return reg->first != NULL;
 }
 
 /* A line being parsed: strict single-space-separated tokens. */
@@ -646,8 +854,10 @@ load_registry(struct ch_topics *reg, char *err, size_t errlen)
 			why = "invalid topic name";
 			goto corrupt;
 		}
-		if (find_name(reg, tok, tl) || find_id(reg, &id)) {
-			why = "duplicate topic name or id";
+		char norm[CH_TOPIC_NAME_MAX];
+		if (find_name(reg, tok, tl) || find_id(reg, &id) ||
+		    ch_map_find(&reg->by_norm, norm, norm_name(tok, tl, norm))) {
+			why = "duplicate topic name or id, or colliding names";
 			goto corrupt;
 		}
 		ch_topic *t = topic_new(tok, tl, &id, (int32_t)parts);
@@ -818,7 +1028,10 @@ ch_topics_open_fs(struct ch_topics **out, const struct ch_config *cfg, ch_logfs 
 	reg->path = path_join(reg->dir, CH_TOPICS_FILE);
 	reg->tmp_path = path_join(reg->dir, CH_TOPICS_FILE ".tmp");
 	reg->lock_fd = -1;
-	rehash(reg, 16);
+	ch_map_init(&reg->by_name);
+	ch_map_init(&reg->by_id);
+	ch_map_init(&reg->by_norm);
+	ch_buf_init(&reg->file);
 
 	if (mkdir_p(reg->fs, reg->dir, err, errlen) != CH_OK)
 		goto fail;
@@ -855,7 +1068,7 @@ ch_topics_open_fs(struct ch_topics **out, const struct ch_config *cfg, ch_logfs 
 		msgf(err, errlen, "topic registry %s is missing but %s/%s exists; refusing to "
 		     "start with no topics", reg->path, reg->dir, CH_META_PROPERTIES_FILE);
 		goto fail;
-	} else if (persist(reg, err, errlen) != CH_OK) {
+	} else if (persist_now(reg, err, errlen) != 0) {
 		/* Written before meta.properties, so a formatted dir always has one. */
 		goto fail;
 	}
@@ -875,10 +1088,23 @@ ch_topics_close(struct ch_topics *reg)
 {
 	if (!reg)
 		return;
+	/* The owner drained the worker first (ch_topics_busy); what is still
+	 * pending was never written: it is dropped unanswered. */
+	assert(!reg->writing);
+	for (ch_topics_txn *t = txn_detach(reg, NULL), *nx; t; t = nx) {
+		nx = t->next;
+		CH_LOGW("meta", "dropping a topic registry change that was never written");
+		for (size_t i = 0; i < t->n; i++)
+			topic_free(t->ch[i].old);
+		free(t->ch);
+		free(t);
+	}
 	for (size_t i = 0; i < reg->n; i++)
 		topic_free(reg->sorted[i]);
-	for (int k = 0; k < H_COUNT; k++)
-		free(reg->buckets[k]);
+	ch_map_free(&reg->by_name);
+	ch_map_free(&reg->by_id);
+	ch_map_free(&reg->by_norm);
+	ch_buf_free(&reg->file);
 	free(reg->sorted);
 	if (reg->lock_fd >= 0)
 		close(reg->lock_fd); /* releases the flock */
@@ -941,10 +1167,11 @@ check_configs(const ch_topic_kv *configs, size_t n, char *msg, size_t msglen)
 }
 
 int16_t
-ch_topics_create(struct ch_topics *reg, const char *name, size_t len, int32_t partitions,
+ch_topics_create(ch_topics_txn *tx, const char *name, size_t len, int32_t partitions,
 		 const ch_topic_kv *configs, size_t n_configs, bool validate_only,
 		 const ch_topic **out, char *msg, size_t msglen)
 {
+	struct ch_topics *reg = tx->reg;
 	int16_t ec;
 	msgf(msg, msglen, "%s", "");
 	if (out)
@@ -984,24 +1211,17 @@ ch_topics_create(struct ch_topics *reg, const char *name, size_t len, int32_t pa
 	ch_topic *t = topic_new(name, len, &id, partitions);
 	t->configs = kv_copy(configs, n_configs);
 	t->n_configs = n_configs;
-	index_add(reg, t);
-	if ((ec = persist_or_fail(reg, msg, msglen)) != 0) {
-		index_remove(reg, t);
-		topic_free(t);
-		return ec;
-	}
-	char ids[CH_UUID_STR_LEN + 1];
-	ch_uuid_to_base64(&id, ids);
-	CH_LOGI("meta", "created topic %s (id %s, %d partitions)", t->name, ids, partitions);
+	txn_stage(tx, NULL, t);
 	if (out)
 		*out = t;
 	return CH_TOPIC_ERR_NONE;
 }
 
 int16_t
-ch_topics_ensure_offsets_topic(struct ch_topics *reg, const ch_topic **out, char *msg,
+ch_topics_ensure_offsets_topic(ch_topics_txn *tx, const ch_topic **out, char *msg,
 			       size_t msglen)
 {
+	struct ch_topics *reg = tx->reg;
 	const char *name = CH_CONSUMER_OFFSETS_TOPIC;
 	const ch_topic *t = find_name(reg, name, strlen(name));
 	if (t) {
@@ -1018,58 +1238,51 @@ ch_topics_ensure_offsets_topic(struct ch_topics *reg, const ch_topic **out, char
 		{(char *)"compression.type", (char *)"producer"},
 		{(char *)"segment.bytes", seg},
 	};
-	return ch_topics_create(reg, name, strlen(name), reg->cfg->offsets_topic_num_partitions,
+	return ch_topics_create(tx, name, strlen(name), reg->cfg->offsets_topic_num_partitions,
 				kv, CH_ARRAY_LEN(kv), false, out, msg, msglen);
 }
 
 static int16_t
-delete_topic(struct ch_topics *reg, ch_topic *t, char *msg, size_t msglen)
+delete_topic(ch_topics_txn *tx, ch_topic *t, char *msg, size_t msglen)
 {
-	if (!reg->cfg->delete_topic_enable) {
+	if (!tx->reg->cfg->delete_topic_enable) {
 		msgf(msg, msglen, "Topic deletion is disabled.");
 		return CH_TOPIC_ERR_TOPIC_DELETION_DISABLED;
 	}
-	index_remove(reg, t);
-	int16_t ec = persist_or_fail(reg, msg, msglen);
-	if (ec != 0) {
-		index_add(reg, t);
-		return ec;
-	}
-	CH_LOGI("meta", "deleted topic %s", t->name);
-	topic_free(t);
+	txn_stage(tx, t, NULL);
 	return CH_TOPIC_ERR_NONE;
 }
 
 int16_t
-ch_topics_delete(struct ch_topics *reg, const char *name, size_t len, char *msg, size_t msglen)
+ch_topics_delete(ch_topics_txn *tx, const char *name, size_t len, char *msg, size_t msglen)
 {
 	msgf(msg, msglen, "%s", "");
-	ch_topic *t = len <= CH_TOPIC_NAME_MAX ? find_name(reg, name, len) : NULL;
+	ch_topic *t = find_name(tx->reg, name, len);
 	if (!t) {
 		msgf(msg, msglen, "This server does not host this topic-partition.");
 		return CH_TOPIC_ERR_UNKNOWN_TOPIC_OR_PARTITION;
 	}
-	return delete_topic(reg, t, msg, msglen);
+	return delete_topic(tx, t, msg, msglen);
 }
 
 int16_t
-ch_topics_delete_id(struct ch_topics *reg, const ch_uuid *id, char *msg, size_t msglen)
+ch_topics_delete_id(ch_topics_txn *tx, const ch_uuid *id, char *msg, size_t msglen)
 {
 	msgf(msg, msglen, "%s", "");
-	ch_topic *t = find_id(reg, id);
+	ch_topic *t = find_id(tx->reg, id);
 	if (!t) {
 		msgf(msg, msglen, "This server does not host this topic ID.");
 		return CH_TOPIC_ERR_UNKNOWN_TOPIC_ID;
 	}
-	return delete_topic(reg, t, msg, msglen);
+	return delete_topic(tx, t, msg, msglen);
 }
 
 int16_t
-ch_topics_add_partitions(struct ch_topics *reg, const char *name, size_t len, int32_t total,
+ch_topics_add_partitions(ch_topics_txn *tx, const char *name, size_t len, int32_t total,
 			 bool validate_only, char *msg, size_t msglen)
 {
 	msgf(msg, msglen, "%s", "");
-	ch_topic *t = len <= CH_TOPIC_NAME_MAX ? find_name(reg, name, len) : NULL;
+	ch_topic *t = find_name(tx->reg, name, len);
 	if (!t) {
 		msgf(msg, msglen, "This server does not host this topic-partition.");
 		return CH_TOPIC_ERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -1090,24 +1303,19 @@ ch_topics_add_partitions(struct ch_topics *reg, const char *name, size_t len, in
 	}
 	if (validate_only)
 		return CH_TOPIC_ERR_NONE;
-	int32_t old = t->partitions;
-	t->partitions = total;
-	int16_t ec = persist_or_fail(reg, msg, msglen);
-	if (ec != 0) {
-		t->partitions = old;
-		return ec;
-	}
-	CH_LOGI("meta", "topic %s: %d -> %d partitions", t->name, old, total);
+	ch_topic *c = topic_copy(t);
+	c->partitions = total;
+	txn_stage(tx, t, c);
 	return CH_TOPIC_ERR_NONE;
 }
 
 int16_t
-ch_topics_alter_configs(struct ch_topics *reg, const char *name, size_t len,
+ch_topics_alter_configs(ch_topics_txn *tx, const char *name, size_t len,
 			const ch_topic_kv *configs, size_t n_configs, bool validate_only,
 			char *msg, size_t msglen)
 {
 	msgf(msg, msglen, "%s", "");
-	ch_topic *t = len <= CH_TOPIC_NAME_MAX ? find_name(reg, name, len) : NULL;
+	ch_topic *t = find_name(tx->reg, name, len);
 	if (!t) {
 		msgf(msg, msglen, "This server does not host this topic-partition.");
 		return CH_TOPIC_ERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -1115,16 +1323,10 @@ ch_topics_alter_configs(struct ch_topics *reg, const char *name, size_t len,
 	int16_t ec = check_configs(configs, n_configs, msg, msglen);
 	if (ec != 0 || validate_only)
 		return ec;
-	ch_topic_kv *old = t->configs;
-	size_t nold = t->n_configs;
-	t->configs = kv_copy(configs, n_configs);
-	t->n_configs = n_configs;
-	if ((ec = persist_or_fail(reg, msg, msglen)) != 0) {
-		kv_free(t->configs, t->n_configs);
-		t->configs = old;
-		t->n_configs = nold;
-		return ec;
-	}
-	kv_free(old, nold);
+	ch_topic *c = topic_copy(t);
+	kv_free(c->configs, c->n_configs);
+	c->configs = kv_copy(configs, n_configs);
+	c->n_configs = n_configs;
+	txn_stage(tx, t, c);
 	return CH_TOPIC_ERR_NONE;
 }

@@ -9,20 +9,42 @@
  * response's ErrorMessage. Topic names arrive as (pointer, length) because
  * wire strings are not NUL-terminated.
  *
- * Pointers to topics stay valid until that topic is deleted or the registry
- * closed; indexes for ch_topics_at are invalidated by any change.
+ * Topic objects never change. A pointer from a lookup stays valid until a
+ * transaction that changes or deletes that topic is applied (on the loop
+ * thread, in a done callback's turn): do not keep one across event-loop
+ * turns. Indexes for ch_topics_at are invalidated by any applied change.
+ *
+ * Changes are transactions, applied when durable:
+ *
+ *   ch_topics_txn *tx = ch_topics_begin(reg);
+ *   err = ch_topics_create(tx, ...);      any number of staged changes
+ *   ch_topics_commit(tx, done, ud);
+ *
+ * Each staged change is validated against the registry as it will be after
+ * everything staged before it (in this and in earlier transactions still
+ * being written) and returns its Kafka error at once; nothing is visible to
+ * the lookups below until the transaction is durable. Staging and commit
+ * happen in one go on the loop thread (no other transaction is begun in
+ * between). done(ud, 0, NULL) then runs on the loop thread once the changes
+ * are durable and visible; if the write fails, nothing of the transaction
+ * becomes visible and done gets KAFKA_STORAGE_ERROR and a message. Writes
+ * happen one at a time in commit order, and a failed write fails every
+ * transaction committed after it as well (they were validated on top of it).
+ * done is called once, after the done of every earlier transaction; for a
+ * transaction with nothing staged and nothing ahead of it, before
+ * ch_topics_commit returns.
  *
  * Durability. The registry lives in the data directory (cfg->log_dir) and is
- * rewritten whole on every change: write cohort-topics.meta.tmp, fdatasync
- * it, rename it over cohort-topics.meta, fsync the directory; only then does
- * the call return success. All file access goes through the ch_logfs file
- * layer (log/ch_logfs.h), so tests fail any step or simulate a power cut
- * (src/meta/tests/test_registry_crash.c), as they do for the partition log. The write is synchronous (topic admin is rare and
- * small). If it fails the in-memory change is rolled back and the call
- * returns KAFKA_STORAGE_ERROR. A leftover .tmp from an interrupted write is
- * removed at open; the previous registry is intact. At open, a registry file
- * that is missing although meta.properties exists, truncated or corrupt is a
- * startup error, never an empty registry.
+ * rewritten whole by every transaction: write cohort-topics.meta.tmp,
+ * fdatasync it, rename it over cohort-topics.meta, fsync the directory. That
+ * runs on a worker thread (ch_topics_set_exec; without an executor, inside
+ * ch_topics_commit). All file access goes through the ch_logfs file layer
+ * (log/ch_logfs.h), so tests fail any step or simulate a power cut
+ * (src/meta/tests/test_registry_crash.c), as they do for the partition log.
+ * A leftover .tmp from an interrupted write is removed at open; the previous
+ * registry is intact. At open, a registry file that is missing although
+ * meta.properties exists, truncated or corrupt is a startup error, never an
+ * empty registry.
  *
  * File format (text, one record per line, '\n' terminated):
  *   cohort-topics 1                       magic and version
@@ -44,7 +66,8 @@
  * DIR/.lock is held with flock() while the registry is open, so two brokers
  * cannot share a data directory.
  *
- * Single-threaded: call from the event-loop thread only.
+ * Single-threaded: call from the event-loop thread only (the executor's
+ * worker runs only the file write).
  */
 #ifndef CH_TOPICS_H
 #define CH_TOPICS_H
@@ -87,13 +110,19 @@ typedef struct ch_topic {
 	bool internal;
 	ch_topic_kv *configs;  /* explicit overrides, sorted by key */
 	size_t n_configs;
-
-	/* registry-private */
-	struct ch_topic *next_[3]; /* hash chains: by name, by id, by collision name */
-	uint64_t hash_[3];
 } ch_topic;
 
 struct ch_topics;
+typedef struct ch_topics_txn ch_topics_txn;
+
+/* Runs work(arg) on a worker thread, then done(arg) on the loop thread. */
+typedef struct ch_topics_exec {
+	void (*run)(void *ud, void (*work)(void *arg), void (*done)(void *arg), void *arg);
+	void *ud;
+} ch_topics_exec;
+
+/* A transaction's outcome: err 0, or KAFKA_STORAGE_ERROR with a message. */
+typedef void (*ch_topics_done_fn)(void *ud, int16_t err, const char *msg);
 
 /* Opens (creating if needed) the data directory cfg->log_dir: takes the lock,
  * checks or creates meta.properties, loads the registry. cfg must outlive the
@@ -122,37 +151,55 @@ const ch_topic *ch_topics_at(const struct ch_topics *reg, size_t i);
 int16_t ch_topic_name_validate(const char *name, size_t len, char *msg, size_t msglen);
 bool ch_topic_name_is_internal(const char *name, size_t len);
 
-/*
- * Creates a topic with a fresh random id. partitions -1 means num.partitions
- * (KIP-464). Checks, in Kafka's order: name (INVALID_TOPIC_EXCEPTION), exists
- * (TOPIC_ALREADY_EXISTS), '.'/'_' collision (INVALID_TOPIC_EXCEPTION),
- * partitions (INVALID_PARTITIONS), configs (INVALID_CONFIG). With
- * validate_only nothing changes. *out (may be NULL) gets the new topic.
- */
-int16_t ch_topics_create(struct ch_topics *reg, const char *name, size_t len,
-			 int32_t partitions, const ch_topic_kv *configs, size_t n_configs,
-			 bool validate_only, const ch_topic **out, char *msg, size_t msglen);
+/* Where registry writes run (copied). NULL: inside ch_topics_commit, on the
+ * calling thread (startup, tests, tools). Not while a write is running. */
+void ch_topics_set_exec(struct ch_topics *reg, const ch_topics_exec *exec);
+/* True while a transaction is begun, queued or being written. */
+bool ch_topics_busy(const struct ch_topics *reg);
 
-/* Creates __consumer_offsets if absent, with offsets.topic.num.partitions
+/* Starts a transaction (see the top of this file). */
+ch_topics_txn *ch_topics_begin(struct ch_topics *reg);
+/* Commits it; done (may be NULL) is called as described above. tx is freed
+ * after done returns. */
+void ch_topics_commit(ch_topics_txn *tx, ch_topics_done_fn done, void *ud);
+/* Commits and returns done's error (message in msg): only without an
+ * executor, where the write runs inside the call (tests, tools). */
+int16_t ch_topics_commit_sync(ch_topics_txn *tx, char *msg, size_t msglen);
+/*
+ * Staged changes. Each returns 0 or the Kafka error of its validation (with
+ * msg); validate_only checks without staging. Topic pointers handed out
+ * (*out) are the staged versions: valid until the transaction is done, and
+ * visible from then on if it succeeded.
+ *
+ * Create: a fresh random id; partitions -1 means num.partitions (KIP-464).
+ * Checks, in Kafka's order: name (INVALID_TOPIC_EXCEPTION), exists
+ * (TOPIC_ALREADY_EXISTS), '.'/'_' collision (INVALID_TOPIC_EXCEPTION),
+ * partitions (INVALID_PARTITIONS), configs (INVALID_CONFIG).
+ */
+int16_t ch_topics_create(ch_topics_txn *tx, const char *name, size_t len, int32_t partitions,
+			 const ch_topic_kv *configs, size_t n_configs, bool validate_only,
+			 const ch_topic **out, char *msg, size_t msglen);
+
+/* __consumer_offsets if absent, with offsets.topic.num.partitions
  * partitions and Kafka's configs for it (cleanup.policy=compact,
- * segment.bytes=offsets.topic.segment.bytes, compression.type=producer). */
-int16_t ch_topics_ensure_offsets_topic(struct ch_topics *reg, const ch_topic **out,
-				       char *msg, size_t msglen);
+ * segment.bytes=offsets.topic.segment.bytes, compression.type=producer);
+ * *out gets it (existing or staged). */
+int16_t ch_topics_ensure_offsets_topic(ch_topics_txn *tx, const ch_topic **out, char *msg,
+				       size_t msglen);
 
 /* Deletes a topic (TOPIC_DELETION_DISABLED if delete.topic.enable=false).
- * The caller removes the partition logs. */
-int16_t ch_topics_delete(struct ch_topics *reg, const char *name, size_t len, char *msg,
+ * Once done, the caller removes the partition logs. */
+int16_t ch_topics_delete(ch_topics_txn *tx, const char *name, size_t len, char *msg,
 			 size_t msglen);
-int16_t ch_topics_delete_id(struct ch_topics *reg, const ch_uuid *id, char *msg,
-			    size_t msglen);
+int16_t ch_topics_delete_id(ch_topics_txn *tx, const ch_uuid *id, char *msg, size_t msglen);
 
 /* CreatePartitions: grow to total partitions (increase only). */
-int16_t ch_topics_add_partitions(struct ch_topics *reg, const char *name, size_t len,
+int16_t ch_topics_add_partitions(ch_topics_txn *tx, const char *name, size_t len,
 				 int32_t total, bool validate_only, char *msg, size_t msglen);
 
 /* AlterConfigs: replace the topic's overrides with this set (validated as in
  * create). IncrementalAlterConfigs computes the new set and calls this. */
-int16_t ch_topics_alter_configs(struct ch_topics *reg, const char *name, size_t len,
+int16_t ch_topics_alter_configs(ch_topics_txn *tx, const char *name, size_t len,
 				const ch_topic_kv *configs, size_t n_configs,
 				bool validate_only, char *msg, size_t msglen);
 

@@ -22,7 +22,9 @@
 #include "common/ch_buf.h"
 #include "common/ch_common.h"
 #include "config/ch_config.h"
+#include "meta/tests/meta_util.h"
 #include "meta/ch_topics.h"
+#include "meta/tests/meta_util.h"
 #include "event/ch_loop.h"
 
 /* ---- a gated file layer ------------------------------------------------------- */
@@ -194,7 +196,7 @@ static void
 create(fx *f, const char *name, int32_t parts)
 {
 	char msg[512];
-	CH_CHECK_EQ_INT(ch_topics_create(f->topics, name, strlen(name), parts, NULL, 0, false, NULL,
+	CH_CHECK_EQ_INT(mu_create(f->topics, name, strlen(name), parts, NULL, 0, false, NULL,
 					 msg, sizeof(msg)),
 			0);
 }
@@ -203,7 +205,7 @@ static void
 delete_topic(fx *f, const char *name)
 {
 	char msg[512];
-	CH_CHECK_EQ_INT(ch_topics_delete(f->topics, name, strlen(name), msg, sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(mu_delete(f->topics, name, strlen(name), msg, sizeof(msg)), 0);
 	ch_parts_topic_deleted(f->ps, name, strlen(name));
 }
 
@@ -572,7 +574,7 @@ t_broker_topic_recreated(void)
 	/* deleted in the registry only, then re-created: the lookup notices
 	 * the new id and drops the old log */
 	char msg[512];
-	CH_CHECK_EQ_INT(ch_topics_delete(f.topics, "re", 2, msg, sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(mu_delete(f.topics, "re", 2, msg, sizeof(msg)), 0);
 	create(&f, "re", 1);
 	p = ch_parts_get(f.ps, "re", 2, 0, &kerr);
 	CH_CHECK(p != NULL);
@@ -678,7 +680,7 @@ t_broker_producer_rebuild_bounded(void)
 	fx_init(&f);
 	char msg[512];
 	ch_topic_kv kv = {"segment.bytes", "1048576"};
-	CH_CHECK_EQ_INT(ch_topics_create(f.topics, "tail", 4, 1, &kv, 1, false, NULL, msg,
+	CH_CHECK_EQ_INT(mu_create(f.topics, "tail", 4, 1, &kv, 1, false, NULL, msg,
 					 sizeof(msg)),
 			0);
 	int16_t kerr;

@@ -332,13 +332,13 @@ do_change(struct ch_topics *reg, int which, char *msg, size_t msglen)
 	ch_topic_kv compact[] = {{(char *)"cleanup.policy", (char *)"compact"}};
 	switch (which) {
 	case C_CREATE:
-		return ch_topics_create(reg, "c", 1, 3, NULL, 0, false, NULL, msg, msglen);
+		return mu_create(reg, "c", 1, 3, NULL, 0, false, NULL, msg, msglen);
 	case C_DELETE:
-		return ch_topics_delete(reg, "a", 1, msg, msglen);
+		return mu_delete(reg, "a", 1, msg, msglen);
 	case C_PARTITIONS:
-		return ch_topics_add_partitions(reg, "b", 1, 5, false, msg, msglen);
+		return mu_add_partitions(reg, "b", 1, 5, false, msg, msglen);
 	default:
-		return ch_topics_alter_configs(reg, "b", 1, compact, 1, false, msg, msglen);
+		return mu_alter_configs(reg, "b", 1, compact, 1, false, msg, msglen);
 	}
 }
 
@@ -389,8 +389,8 @@ make_base(struct ch_config *cfg, ch_uuid *b_id)
 		abort();
 	ch_topic_kv kv[] = {{(char *)"retention.ms", (char *)"1000"}};
 	const ch_topic *b = NULL;
-	if (ch_topics_create(reg, "a", 1, 1, NULL, 0, false, NULL, msg, sizeof(msg)) != 0 ||
-	    ch_topics_create(reg, "b", 1, 2, kv, 1, false, &b, msg, sizeof(msg)) != 0)
+	if (mu_create(reg, "a", 1, 1, NULL, 0, false, NULL, msg, sizeof(msg)) != 0 ||
+	    mu_create(reg, "b", 1, 2, kv, 1, false, &b, msg, sizeof(msg)) != 0)
 		abort();
 	*b_id = b->id;
 	ch_topics_close(reg);
@@ -557,10 +557,10 @@ kill_step(struct ch_topics *reg, int j, char *msg, size_t msglen)
 	char name[32];
 	if (j % 3 == 2) {
 		snprintf(name, sizeof(name), "t%d", j - 1);
-		return ch_topics_delete(reg, name, strlen(name), msg, msglen);
+		return mu_delete(reg, name, strlen(name), msg, msglen);
 	}
 	snprintf(name, sizeof(name), "t%d", j);
-	return ch_topics_create(reg, name, strlen(name), 1 + j % 4, NULL, 0, false, NULL, msg,
+	return mu_create(reg, name, strlen(name), 1 + j % 4, NULL, 0, false, NULL, msg,
 				msglen);
 }
 

@@ -9,6 +9,7 @@
 #include "common/ch_buf.h"
 #include "common/ch_hash.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -29,7 +30,7 @@ open_ok(const struct ch_config *cfg)
 static int16_t
 create(struct ch_topics *reg, const char *name, int32_t parts, char *msg)
 {
-	return ch_topics_create(reg, name, strlen(name), parts, NULL, 0, false, NULL, msg, 512);
+	return mu_create(reg, name, strlen(name), parts, NULL, 0, false, NULL, msg, 512);
 }
 
 static void
@@ -74,7 +75,7 @@ t_name_rules(void)
 	CH_CHECK_EQ_STR(msg, "Topic 'a_b' already exists.");
 	CH_CHECK_EQ_INT(create(reg, "bad name", 1, msg), 17);
 	/* after deleting a_b, a.b no longer collides */
-	CH_CHECK_EQ_INT(ch_topics_delete(reg, "a_b", 3, msg, sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(mu_delete(reg, "a_b", 3, msg, sizeof(msg)), 0);
 	CH_CHECK_EQ_INT(create(reg, "a.b", 1, msg), 0);
 	ch_topics_close(reg);
 out:
@@ -96,7 +97,7 @@ t_create_delete_lookup(void)
 	CH_CHECK_EQ_INT(ch_topics_count(reg), 0);
 	const ch_topic *t;
 	ch_topic_kv kv[] = {{"retention.ms", "1000"}, {"cleanup.policy", "compact, delete"}};
-	CH_CHECK_EQ_INT(ch_topics_create(reg, "orders", 6, 3, kv, 2, false, &t, msg, sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(mu_create(reg, "orders", 6, 3, kv, 2, false, &t, msg, sizeof(msg)), 0);
 	CH_CHECK(t != NULL);
 	CH_CHECK_EQ_STR(t->name, "orders");
 	CH_CHECK_EQ_INT(t->partitions, 3);
@@ -122,17 +123,17 @@ t_create_delete_lookup(void)
 
 	/* configs */
 	ch_topic_kv badv[] = {{"retention.ms", "soon"}};
-	CH_CHECK_EQ_INT(ch_topics_create(reg, "c1", 2, 1, badv, 1, false, NULL, msg, sizeof(msg)), 40);
+	CH_CHECK_EQ_INT(mu_create(reg, "c1", 2, 1, badv, 1, false, NULL, msg, sizeof(msg)), 40);
 	CH_CHECK_EQ_STR(msg, "invalid value 'soon' for retention.ms: expected an integer >= -1");
 	ch_topic_kv badk[] = {{"log.retention.ms", "1"}};
-	CH_CHECK_EQ_INT(ch_topics_create(reg, "c1", 2, 1, badk, 1, false, NULL, msg, sizeof(msg)), 40);
+	CH_CHECK_EQ_INT(mu_create(reg, "c1", 2, 1, badk, 1, false, NULL, msg, sizeof(msg)), 40);
 	CH_CHECK_EQ_STR(msg, "Unknown topic config name: log.retention.ms");
 	ch_topic_kv nullv[] = {{"retention.ms", NULL}};
-	CH_CHECK_EQ_INT(ch_topics_create(reg, "c1", 2, 1, nullv, 1, false, NULL, msg, sizeof(msg)), 40);
+	CH_CHECK_EQ_INT(mu_create(reg, "c1", 2, 1, nullv, 1, false, NULL, msg, sizeof(msg)), 40);
 	CH_CHECK(ch_topics_find(reg, "c1", 2) == NULL);
 
 	/* validate_only changes nothing */
-	CH_CHECK_EQ_INT(ch_topics_create(reg, "dry", 3, 2, NULL, 0, true, &t, msg, sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(mu_create(reg, "dry", 3, 2, NULL, 0, true, &t, msg, sizeof(msg)), 0);
 	CH_CHECK(t == NULL);
 	CH_CHECK(ch_topics_find(reg, "dry", 3) == NULL);
 
@@ -154,46 +155,46 @@ t_create_delete_lookup(void)
 	}
 
 	/* delete by name and by id */
-	CH_CHECK_EQ_INT(ch_topics_delete(reg, "t050", 4, msg, sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(mu_delete(reg, "t050", 4, msg, sizeof(msg)), 0);
 	CH_CHECK(ch_topics_find(reg, "t050", 4) == NULL);
-	CH_CHECK_EQ_INT(ch_topics_delete(reg, "t050", 4, msg, sizeof(msg)), 3);
+	CH_CHECK_EQ_INT(mu_delete(reg, "t050", 4, msg, sizeof(msg)), 3);
 	t = ch_topics_find(reg, "t051", 4);
 	ch_uuid id51 = t->id;
-	CH_CHECK_EQ_INT(ch_topics_delete_id(reg, &id51, msg, sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(mu_delete_id(reg, &id51, msg, sizeof(msg)), 0);
 	CH_CHECK(ch_topics_find(reg, "t051", 4) == NULL);
 	CH_CHECK(ch_topics_find_id(reg, &id51) == NULL);
-	CH_CHECK_EQ_INT(ch_topics_delete_id(reg, &id51, msg, sizeof(msg)), 100);
+	CH_CHECK_EQ_INT(mu_delete_id(reg, &id51, msg, sizeof(msg)), 100);
 	CH_CHECK_EQ_INT(ch_topics_count(reg), 100);
 
 	/* add partitions */
-	CH_CHECK_EQ_INT(ch_topics_add_partitions(reg, "orders", 6, 2, false, msg, sizeof(msg)), 37);
+	CH_CHECK_EQ_INT(mu_add_partitions(reg, "orders", 6, 2, false, msg, sizeof(msg)), 37);
 	CH_CHECK_EQ_STR(msg, "The topic orders currently has 3 partition(s); 2 would not be an increase.");
-	CH_CHECK_EQ_INT(ch_topics_add_partitions(reg, "orders", 6, 3, false, msg, sizeof(msg)), 37);
-	CH_CHECK_EQ_INT(ch_topics_add_partitions(reg, "orders", 6, 5, true, msg, sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(mu_add_partitions(reg, "orders", 6, 3, false, msg, sizeof(msg)), 37);
+	CH_CHECK_EQ_INT(mu_add_partitions(reg, "orders", 6, 5, true, msg, sizeof(msg)), 0);
 	CH_CHECK_EQ_INT(ch_topics_find(reg, "orders", 6)->partitions, 3);
-	CH_CHECK_EQ_INT(ch_topics_add_partitions(reg, "orders", 6, 5, false, msg, sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(mu_add_partitions(reg, "orders", 6, 5, false, msg, sizeof(msg)), 0);
 	CH_CHECK_EQ_INT(ch_topics_find(reg, "orders", 6)->partitions, 5);
-	CH_CHECK_EQ_INT(ch_topics_add_partitions(reg, "nope", 4, 5, false, msg, sizeof(msg)), 3);
+	CH_CHECK_EQ_INT(mu_add_partitions(reg, "nope", 4, 5, false, msg, sizeof(msg)), 3);
 
 	/* alter configs */
 	ch_topic_kv nk[] = {{"segment.bytes", "1048576"}};
-	CH_CHECK_EQ_INT(ch_topics_alter_configs(reg, "orders", 6, nk, 1, false, msg, sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(mu_alter_configs(reg, "orders", 6, nk, 1, false, msg, sizeof(msg)), 0);
 	t = ch_topics_find(reg, "orders", 6);
 	CH_CHECK_EQ_INT(t->n_configs, 1);
 	CH_CHECK_EQ_STR(t->configs[0].key, "segment.bytes");
-	CH_CHECK_EQ_INT(ch_topics_alter_configs(reg, "orders", 6, badv, 1, false, msg, sizeof(msg)), 40);
+	CH_CHECK_EQ_INT(mu_alter_configs(reg, "orders", 6, badv, 1, false, msg, sizeof(msg)), 40);
 	CH_CHECK_EQ_INT(t->n_configs, 1);
 
 	/* __consumer_offsets */
 	const ch_topic *co;
-	CH_CHECK_EQ_INT(ch_topics_ensure_offsets_topic(reg, &co, msg, sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(mu_ensure_offsets(reg, &co, msg, sizeof(msg)), 0);
 	CH_CHECK(co && co->internal && co->partitions == 50);
 	ch_topic_config tc;
 	ch_topic_config_resolve(&cfg, co->configs, co->n_configs, &tc);
 	CH_CHECK_EQ_INT(tc.cleanup_policy, CH_CLEANUP_COMPACT);
 	CH_CHECK_EQ_INT(tc.segment_bytes, 104857600);
 	const ch_topic *co2;
-	CH_CHECK_EQ_INT(ch_topics_ensure_offsets_topic(reg, &co2, msg, sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(mu_ensure_offsets(reg, &co2, msg, sizeof(msg)), 0);
 	CH_CHECK(co2 == co);
 	ch_topics_close(reg);
 
@@ -208,7 +209,7 @@ t_create_delete_lookup(void)
 	reg = open_ok(&cfg2);
 	CH_CHECK(reg != NULL);
 	if (reg) {
-		CH_CHECK_EQ_INT(ch_topics_delete(reg, "orders", 6, msg, sizeof(msg)), 73);
+		CH_CHECK_EQ_INT(mu_delete(reg, "orders", 6, msg, sizeof(msg)), 73);
 		CH_CHECK(ch_topics_find(reg, "orders", 6) != NULL);
 		ch_topics_close(reg);
 	}
@@ -235,12 +236,12 @@ t_persistence(void)
 	/* "100%" is invalid for retention.ms; use a valid odd value instead */
 	kv[1].value = (char *)"-1";
 	const ch_topic *t;
-	CH_CHECK_EQ_INT(ch_topics_create(reg, "alpha", 5, 7, kv, 2, false, &t, msg, sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(mu_create(reg, "alpha", 5, 7, kv, 2, false, &t, msg, sizeof(msg)), 0);
 	ch_uuid alpha_id = t->id;
 	CH_CHECK_EQ_INT(create(reg, "beta.x", 2, msg), 0);
-	CH_CHECK_EQ_INT(ch_topics_ensure_offsets_topic(reg, NULL, msg, sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(mu_ensure_offsets(reg, NULL, msg, sizeof(msg)), 0);
 	CH_CHECK_EQ_INT(create(reg, "gone", 1, msg), 0);
-	CH_CHECK_EQ_INT(ch_topics_delete(reg, "gone", 4, msg, sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(mu_delete(reg, "gone", 4, msg, sizeof(msg)), 0);
 	ch_topics_close(reg);
 
 	reg = open_ok(&cfg);
@@ -501,12 +502,12 @@ t_persist_failure_rolls_back(void)
 	CH_CHECK_EQ_INT(create(reg, "new", 1, msg), 56);
 	CH_CHECK(strstr(msg, "failed to persist the topic registry") == msg);
 	CH_CHECK(ch_topics_find(reg, "new", 3) == NULL);
-	CH_CHECK_EQ_INT(ch_topics_delete(reg, "base", 4, msg, sizeof(msg)), 56);
+	CH_CHECK_EQ_INT(mu_delete(reg, "base", 4, msg, sizeof(msg)), 56);
 	CH_CHECK(ch_topics_find(reg, "base", 4) != NULL);
-	CH_CHECK_EQ_INT(ch_topics_add_partitions(reg, "base", 4, 9, false, msg, sizeof(msg)), 56);
+	CH_CHECK_EQ_INT(mu_add_partitions(reg, "base", 4, 9, false, msg, sizeof(msg)), 56);
 	CH_CHECK_EQ_INT(ch_topics_find(reg, "base", 4)->partitions, 2);
 	ch_topic_kv kv[] = {{"retention.ms", "5"}};
-	CH_CHECK_EQ_INT(ch_topics_alter_configs(reg, "base", 4, kv, 1, false, msg, sizeof(msg)), 56);
+	CH_CHECK_EQ_INT(mu_alter_configs(reg, "base", 4, kv, 1, false, msg, sizeof(msg)), 56);
 	CH_CHECK_EQ_INT(ch_topics_find(reg, "base", 4)->n_configs, 0);
 	CH_CHECK(rmdir(path) == 0);
 	CH_CHECK_EQ_INT(create(reg, "new", 1, msg), 0);
@@ -521,6 +522,165 @@ t_persist_failure_rolls_back(void)
 	ch_config_free(&cfg);
 }
 
-CH_TEST_MAIN(CH_TEST(t_name_rules), CH_TEST(t_create_delete_lookup), CH_TEST(t_persistence),
+/* An executor the test steps by hand: one write at a time, run on demand. */
+typedef struct manual_exec {
+	void (*work)(void *arg);
+	void (*done)(void *arg);
+	void *arg;
+	int queued, runs;
+} manual_exec;
+
+static void
+mx_run(void *ud, void (*work)(void *), void (*done)(void *), void *arg)
+{
+	manual_exec *m = ud;
+	CH_CHECK_EQ_INT(m->queued, 0); /* the registry writes one at a time */
+	m->work = work;
+	m->done = done;
+	m->arg = arg;
+	m->queued = 1;
+}
+
+/* Runs the queued write (the worker's part, then the loop's). */
+static void
+mx_step(manual_exec *m)
+{
+	CH_CHECK_EQ_INT(m->queued, 1);
+	if (!m->queued)
+		return;
+	m->queued = 0;
+	m->runs++;
+	m->work(m->arg);
+	m->done(m->arg);
+}
+
+/* Outcomes of transactions, in the order they were answered. */
+typedef struct outcome {
+	int order;
+	int16_t err;
+	char msg[200];
+} outcome;
+static int answered;
+
+static void
+record(void *ud, int16_t err, const char *msg)
+{
+	outcome *o = ud;
+	o->order = ++answered;
+	o->err = err;
+	snprintf(o->msg, sizeof(o->msg), "%s", msg ? msg : "");
+}
+
+static bool
+file_has(const char *dir, const char *needle)
+{
+	char path[600];
+	size_t len;
+	snprintf(path, sizeof(path), "%s/%s", dir, CH_TOPICS_FILE);
+	char *data = slurp(path, &len);
+	bool found = data && memmem(data, len, needle, strlen(needle)) != NULL;
+	free(data);
+	return found;
+}
+
+/* Writes off the loop thread: visible at once, answered when durable, one
+ * write at a time covering every transaction committed before it started,
+ * answers in commit order, a failed write undoes and fails everything not
+ * yet durable. */
+static void
+t_async_transactions(void)
+{
+	struct ch_config cfg;
+	char dir[512], msg[512], err[512];
+	mu_new_cfg(&cfg, dir, sizeof(dir));
+	ch_logfs_fault f;
+	ch_logfs_fault_init(&f, ch_logfs_posix());
+	struct ch_topics *reg;
+	CH_CHECK_EQ_INT(ch_topics_open_fs(&reg, &cfg, &f.ops, err, sizeof(err)), CH_OK);
+	static manual_exec mx;
+	ch_topics_set_exec(reg, &(ch_topics_exec){mx_run, &mx});
+	answered = 0;
+	outcome o[8];
+	memset(o, 0, sizeof(o));
+
+	ch_topics_txn *tx = ch_topics_begin(reg);
+	CH_CHECK_EQ_INT(ch_topics_create(tx, "x", 1, 2, NULL, 0, false, NULL, msg, sizeof(msg)), 0);
+	ch_topics_commit(tx, record, &o[0]);
+	/* Visible to the next request at once; not answered, not on disk. */
+	CH_CHECK(ch_topics_find(reg, "x", 1) != NULL);
+	CH_CHECK(o[0].order == 0 && mx.queued == 1 && ch_topics_busy(reg));
+	CH_CHECK(!file_has(dir, " x\n"));
+	/* Validation sees it too. */
+	tx = ch_topics_begin(reg);
+	CH_CHECK_EQ_INT(ch_topics_create(tx, "x", 1, 1, NULL, 0, false, NULL, msg, sizeof(msg)), 36);
+	CH_CHECK_EQ_INT(ch_topics_create(tx, "y", 1, 1, NULL, 0, false, NULL, msg, sizeof(msg)), 0);
+	ch_topics_commit(tx, record, &o[1]);
+	tx = ch_topics_begin(reg); /* nothing staged: still answered after the others */
+	ch_topics_commit(tx, record, &o[2]);
+	CH_CHECK(o[1].order == 0 && o[2].order == 0);
+
+	mx_step(&mx); /* the write of x alone */
+	CH_CHECK(o[0].order == 1 && o[0].err == 0 && o[1].order == 0 && o[2].order == 0);
+	CH_CHECK(file_has(dir, " x\n") && !file_has(dir, " y\n"));
+	CH_CHECK_EQ_INT(mx.queued, 1); /* the next one, for y and the empty one */
+	mx_step(&mx);
+	CH_CHECK(o[1].order == 2 && o[1].err == 0 && o[2].order == 3 && o[2].err == 0);
+	CH_CHECK(file_has(dir, " y\n") && !ch_topics_busy(reg));
+	CH_CHECK_EQ_INT(mx.runs, 2);
+
+	/* An empty transaction with nothing ahead is answered at once. */
+	tx = ch_topics_begin(reg);
+	ch_topics_commit(tx, record, &o[3]);
+	CH_CHECK(o[3].order == 4 && mx.queued == 0);
+
+	/* Group commit: three transactions committed during one write are
+	 * covered by the next single write. */
+	for (int i = 0; i < 3; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "g%d", i);
+		tx = ch_topics_begin(reg);
+		CH_CHECK_EQ_INT(ch_topics_create(tx, name, 2, 1, NULL, 0, false, NULL, msg,
+						 sizeof(msg)), 0);
+		ch_topics_commit(tx, record, &o[4 + (i > 0)]);
+	}
+	mx_step(&mx);
+	long steps = atomic_load(&f.steps);
+	mx_step(&mx);
+	CH_CHECK_EQ_INT(atomic_load(&f.steps) - steps, 5); /* one write for g1 and g2 */
+	CH_CHECK(mx.queued == 0 && file_has(dir, " g2\n"));
+
+	/* A failed write: it and the one committed after it are undone, in
+	 * memory, and both fail; the registry goes on afterwards. */
+	tx = ch_topics_begin(reg);
+	CH_CHECK_EQ_INT(ch_topics_create(tx, "z", 1, 1, NULL, 0, false, NULL, msg, sizeof(msg)), 0);
+	ch_topics_commit(tx, record, &o[6]);
+	tx = ch_topics_begin(reg);
+	CH_CHECK_EQ_INT(ch_topics_delete(tx, "x", 1, msg, sizeof(msg)), 0);
+	ch_topics_commit(tx, record, &o[7]);
+	CH_CHECK(ch_topics_find(reg, "z", 1) && !ch_topics_find(reg, "x", 1));
+	ch_logfs_fault_arm(&f, 2, ENOSPC, false); /* the write of z */
+	mx_step(&mx);
+	CH_CHECK(o[6].err == 56 && strstr(o[6].msg, "No space left on device"));
+	CH_CHECK(o[7].err == 56 && strstr(o[7].msg, "an earlier change"));
+	CH_CHECK(o[6].order + 1 == o[7].order);
+	CH_CHECK(!ch_topics_find(reg, "z", 1) && ch_topics_find(reg, "x", 1));
+	CH_CHECK(mx.queued == 0 && !ch_topics_busy(reg));
+	tx = ch_topics_begin(reg);
+	CH_CHECK_EQ_INT(ch_topics_delete(tx, "y", 1, msg, sizeof(msg)), 0);
+	ch_topics_commit(tx, record, &o[7]);
+	mx_step(&mx);
+	CH_CHECK(o[7].err == 0);
+	ch_topics_set_exec(reg, NULL);
+	ch_topics_close(reg);
+
+	reg = open_ok(&cfg);
+	CH_CHECK(reg && ch_topics_count(reg) == 4); /* x g0 g1 g2 */
+	CH_CHECK(reg && ch_topics_find(reg, "x", 1) && !ch_topics_find(reg, "y", 1) &&
+		 !ch_topics_find(reg, "z", 1));
+	ch_topics_close(reg);
+	ch_config_free(&cfg);
+}
+
+CH_TEST_MAIN(CH_TEST(t_name_rules), CH_TEST(t_async_transactions), CH_TEST(t_create_delete_lookup), CH_TEST(t_persistence),
 	     CH_TEST(t_crash_leftover_tmp), CH_TEST(t_corrupt), CH_TEST(t_meta_properties),
 	     CH_TEST(t_persist_failure_rolls_back))
