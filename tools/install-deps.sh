@@ -4,10 +4,11 @@
 #   build  the compiler, CMake and the compression libraries cohortd links
 #   test   the above, plus clang (sanitizers, libFuzzer) and the real Kafka
 #          clients the tests drive: kcat, librdkafka, kafka-python,
-#          confluent-kafka-python (for /usr/bin/python3), Node.js and kafkajs
-#          (npm, into tests/integration/node_modules), and Apache Kafka itself
-#          (the reference broker, its tools and Java client: JDK 17, Maven, then
-#          tools/kafka-ref.sh install into .deps/).
+#          confluent-kafka-python (for /usr/bin/python3), Node.js;
+#          tools/install-clients.sh: the clients from PyPI, the Go module
+#          proxy and npm (pinned) into .deps/ and tests/integration/node_modules;
+#          and Apache Kafka itself (the reference broker, its tools and Java
+#          client: JDK 17, Maven, then tools/kafka-ref.sh install into .deps/).
 # Idempotent; silent when everything is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +17,7 @@ what=${1:-build}
 DEBS=(gcc make cmake pkg-config zlib1g-dev libzstd-dev liblz4-dev libsnappy-dev)
 if [[ $what == test ]]; then
 	DEBS+=(clang libclang-rt-14-dev python3 kcat librdkafka-dev python3-confluent-kafka
-	       python3-kafka openjdk-17-jdk-headless maven iproute2)
+	       python3-kafka openjdk-17-jdk-headless maven iproute2 python3-venv)
 	command -v node >/dev/null && command -v npm >/dev/null || DEBS+=(nodejs npm)
 fi
 
@@ -32,9 +33,9 @@ if ((${#missing[@]})); then
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-if [[ $what == test && ! -d tests/integration/node_modules/kafkajs ]]; then
-	echo "install-deps: npm install (tests/integration, kafkajs pinned in package.json)"
-	(cd tests/integration && npm install --no-audit --no-fund --silent)
+# Registry clients (PyPI, Go module proxy, npm), pinned, into .deps/ and node_modules/.
+if [[ $what == test ]]; then
+	./tools/install-clients.sh
 fi
 
 if [[ $what == test ]]; then
