@@ -101,6 +101,9 @@ class RdkConsumer:
             argv += ["-X", "%s=%s" % (k, v)]
         if debug:
             argv += ["-X", "debug=%s" % debug]
+        self._spawn(argv)
+
+    def _spawn(self, argv):
         self.argv = argv
         self.lines = []          # every stdout line, in order
         self.events = []         # (kind, rest) for rebalance/commit events
@@ -262,6 +265,15 @@ class RdkConsumer:
     def n_rebalance_events(self):
         with self.cv:
             return sum(1 for k, _ in self.events if k in ("ASSIGNED", "REVOKED", "LOST"))
+
+
+class MemberProcess(RdkConsumer):
+    """Any group consumer process that speaks c/group_consumer.c's line
+    protocol (py_member.py, go/, js/member.js): argv is the whole command."""
+
+    def __init__(self, argv, name):
+        self.name = name
+        self._spawn(list(argv))
 
 
 def cover_ok(consumers, parts):
