@@ -57,6 +57,7 @@ class Base:
         self.assignment = set()
         self.pos = {}          # (t, p) -> next offset to read (consumed + 1)
         self.since_commit = 0
+        self.epoch = 0         # bumped by every assignment change
         self.cmds = stdin_lines()
         self.stdin_open = True
 
@@ -80,11 +81,13 @@ class Base:
     def gained(self, got):
         """Newly assigned: a position is valid only while owned (a stale one
         from an earlier ownership must never be committed)."""
+        self.epoch += 1
         self.assignment |= got
         for tp in got:
             self.pos.pop(tp, None)
 
     def dropped(self, gone):
+        self.epoch += 1
         self.assignment -= gone
         for tp in gone:
             self.pos.pop(tp, None)
@@ -250,6 +253,8 @@ class KafkaPython(Base):
         class Listener(kafka.ConsumerRebalanceListener):
             def on_partitions_revoked(self, revoked):
                 gone = {(tp.topic, tp.partition) for tp in revoked}
+                if not gone:
+                    return   # called before every join, also with nothing assigned
                 out("REVOKED", plist(gone))
                 if me.args.R:
                     me.commit(me.owned_positions(gone))
@@ -293,7 +298,7 @@ class KafkaPython(Base):
     def run(self):
         out("READY")
         while True:
-            recs = self.c.poll(timeout_ms=50)
+            recs = self.c.poll(timeout_ms=50, max_records=10)
             for tp, rs in recs.items():
                 for r in rs:
                     self.on_record(r.topic, r.partition, r.offset)
@@ -363,6 +368,8 @@ class AioKafka(Base):
         class Listener(aiokafka.ConsumerRebalanceListener):
             async def on_partitions_revoked(self, revoked):
                 gone = {(tp.topic, tp.partition) for tp in revoked}
+                if not gone:
+                    return   # called before every join, also with nothing assigned
                 out("REVOKED", plist(gone))
                 if me.args.R:
                     await me.acommit(me.owned_positions(gone))
@@ -381,9 +388,14 @@ class AioKafka(Base):
             self.c.subscribe(self.topics(), listener=Listener())
         out("READY")
         while True:
-            recs = await self.c.getmany(timeout_ms=50)
+            recs = await self.c.getmany(timeout_ms=50, max_records=10)
+            epoch = self.epoch
             for tp, rs in recs.items():
                 for r in rs:
+                    # a commit's await lets a rebalance run: the rest of this
+                    # batch is then stale (its positions were reset)
+                    if self.epoch != epoch:
+                        break
                     self.on_record(r.topic, r.partition, r.offset)
                     if self.due_commit():
                         await self.acommit(self.owned_positions())
