@@ -106,6 +106,22 @@ coordinator_error(ch_req *req, int8_t key_type, const char **msg)
 	return CH_KERR_COORDINATOR_NOT_AVAILABLE;
 }
 
+/* A group's coordinator is this broker while its __consumer_offsets
+ * partition is loaded or loading (Kafka: the partition's leader, whose group
+ * APIs answer COORDINATOR_LOAD_IN_PROGRESS meanwhile). A partition whose
+ * load failed has none: COORDINATOR_NOT_AVAILABLE, Kafka's answer for a
+ * partition without a leader. */
+static int16_t
+group_key_error(ch_req *req, ch_str key, const char **msg)
+{
+	ch_coord *c = req->bk->coord;
+	ch_coord_load_state st = ch_coord_partition_state(c, ch_coord_partition_for(c, key));
+	if (st == CH_COORD_LOADED || st == CH_COORD_LOADING)
+		return CH_KERR_NONE;
+	*msg = "The coordinator is not available.";
+	return CH_KERR_COORDINATOR_NOT_AVAILABLE;
+}
+
 static void
 find_coordinator(ch_req *req)
 {
@@ -117,6 +133,8 @@ find_coordinator(ch_req *req)
 	const char *msg;
 	if (req->version < 4) {
 		resp.ErrorCode = coordinator_error(req, key_type, &msg);
+		if (!resp.ErrorCode && key_type == KEY_TYPE_GROUP)
+			resp.ErrorCode = group_key_error(req, rq->Key, &msg);
 		resp.ErrorMessage = ch_str_c(msg);
 		resp.NodeId = resp.ErrorCode ? -1 : bk->node_id;
 		resp.Host = ch_str_c(resp.ErrorCode ? "" : bk->adv_host);
@@ -127,10 +145,13 @@ find_coordinator(ch_req *req)
 	int32_t n = rq->CoordinatorKeys_n > 0 ? rq->CoordinatorKeys_n : 0;
 	resp.Coordinators = CH_REQ_NEW_ARRAY(req, ch_FindCoordinatorResponse_Coordinator, n);
 	resp.Coordinators_n = n;
-	int16_t err = n ? coordinator_error(req, key_type, &msg) : CH_KERR_NONE;
+	int16_t type_err = n ? coordinator_error(req, key_type, &msg) : CH_KERR_NONE;
 	for (int32_t i = 0; i < n; i++) {
 		ch_FindCoordinatorResponse_Coordinator *c = &resp.Coordinators[i];
 		c->Key = rq->CoordinatorKeys[i];
+		int16_t err = type_err;
+		if (!err && key_type == KEY_TYPE_GROUP)
+			err = group_key_error(req, c->Key, &msg);
 		c->ErrorCode = err;
 		c->ErrorMessage = err ? ch_str_c(msg) : CH_STR_NULL;
 		c->NodeId = err ? -1 : bk->node_id;

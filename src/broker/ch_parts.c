@@ -111,6 +111,7 @@ struct ch_parts {
 	const struct ch_config *cfg;
 	struct ch_topics *topics;
 	ptopic *buckets[N_BUCKETS];
+	int open_errno; /* cause of the last failed part_open (ch_parts_find) */
 
 	pthread_t threads[N_WORKERS];
 	int n_threads;
@@ -437,15 +438,18 @@ clean_start(ch_part *p, int64_t now_mono)
 
 static void pstate_rebuild(ch_part *p);
 
+/* Opens (recovers) one partition's log; NULL with *kerr KAFKA_STORAGE_ERROR
+ * and ps->open_errno set when it cannot be opened. */
 static ch_part *
 part_open(ch_parts *ps, const ch_topic *t, int32_t index, int16_t *kerr)
 {
 	ch_plog_config pc;
 	plog_config_for(ps, t, &pc);
 	ch_plog *pl = NULL;
-	if (ch_plog_open(ps->cfg->log_dir, t->name, index, &pc, ps->fs, ch_now_wall_ms(), &pl) !=
-	    CH_OK) {
-		CH_LOGE(SUB, "cannot open the log of %s-%d", t->name, index);
+	int r = ch_plog_open(ps->cfg->log_dir, t->name, index, &pc, ps->fs, ch_now_wall_ms(), &pl);
+	if (r != CH_OK) {
+		ps->open_errno = -r;
+		CH_LOGE(SUB, "cannot open the log of %s-%d: %s", t->name, index, strerror(-r));
 		*kerr = CH_PLOG_KAFKA_STORAGE_ERROR;
 		return NULL;
 	}
@@ -544,10 +548,13 @@ ch_parts_get(ch_parts *ps, const char *name, size_t len, int32_t index, int16_t 
 }
 
 ch_part *
-ch_parts_find(ch_parts *ps, const char *topic, int32_t partition)
+ch_parts_find(ch_parts *ps, const char *topic, int32_t partition, int *open_errno)
 {
 	int16_t kerr;
-	return ch_parts_get(ps, topic, strlen(topic), partition, &kerr);
+	ps->open_errno = 0;
+	ch_part *p = ch_parts_get(ps, topic, strlen(topic), partition, &kerr);
+	*open_errno = p ? 0 : ps->open_errno;
+	return p;
 }
 
 void

@@ -93,7 +93,9 @@ void ch_parts_free(ch_parts *ps);
  * cannot be opened. */
 ch_part *ch_parts_get(ch_parts *ps, const char *topic, size_t topic_len, int32_t partition,
 		      int16_t *kerr);
-ch_part *ch_parts_find(ch_parts *ps, const char *topic, int32_t partition); /* NUL-terminated */
+/* The same for a NUL-terminated name; NULL with *open_errno 0 if the
+ * registry has no such partition, or the errno of the failed open. */
+ch_part *ch_parts_find(ch_parts *ps, const char *topic, int32_t partition, int *open_errno);
 
 /* The registry deleted this topic (call once the deletion is durable). */
 void ch_parts_topic_deleted(ch_parts *ps, const char *topic, size_t topic_len);

@@ -8,6 +8,8 @@
  */
 #include "cohortd/coord_shell.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +18,20 @@
 #include "group/ch_group.h"
 #include "log/ch_batch.h"
 #include "meta/ch_topics.h"
+#include "proto/generated/ch_errors.h"
+
+/* Retrying a partition that failed to load: Kafka loads again on the next
+ * leadership change; one broker has none, so the shell tries again itself,
+ * 1 s after the failure, doubling up to once a minute (docs/NOTES.md). */
+#define LOAD_RETRY_FIRST_MS 1000
+#define LOAD_RETRY_MAX_MS 60000
+
+/* Why one __consumer_offsets partition is not loaded (the core holds its
+ * state: ch_coord_partition_state). */
+typedef struct load_failure {
+	int attempts;    /* failed loads so far; 0 = loaded or never tried */
+	char cause[160]; /* of the last failure */
+} load_failure;
 
 struct coord_shell {
 	ch_loop *loop;
@@ -26,6 +42,10 @@ struct coord_shell {
 	int64_t armed_for; /* core deadline the timer is armed for (wall ms) */
 	ch_hook *hook;
 	size_t replayed;
+	int32_t n_partitions;     /* of __consumer_offsets as the core knows it */
+	load_failure *failures;   /* [n_partitions] */
+	ch_timer retry_timer;     /* next attempt at the LOAD_FAILED partitions */
+	int64_t retry_delay_ms;   /* the wait before the next attempt after that */
 };
 
 typedef struct append_ctx {
@@ -121,6 +141,72 @@ replay_record(void *ud, const ch_batch_hdr *h, const ch_record *rec, int64_t off
 	return 0;
 }
 
+/* Replays __consumer_offsets-p into the core (LOADING, then LOADED or
+ * LOAD_FAILED). On failure fills s->failures[p] with the cause. */
+static bool
+load_partition(coord_shell *s, int32_t p, size_t *groups)
+{
+	load_failure *f = &s->failures[p];
+	*groups = 0;
+	if (!ch_coord_load_begin(s->coord, p))
+		return true; /* already loaded */
+	int open_errno = 0;
+	int16_t kerr = 0;
+	ch_part *part = ch_parts_find(s->parts, CH_CONSUMER_OFFSETS_TOPIC, p, &open_errno);
+	bool ok = false;
+	if (!part)
+		snprintf(f->cause, sizeof(f->cause), "its log cannot be opened: %s",
+			 open_errno ? strerror(open_errno) : "the topic registry has no such partition");
+	else if (ch_part_replay(part, 0, replay_record, s, &kerr) < 0)
+		snprintf(f->cause, sizeof(f->cause), "its log cannot be read: %s", ch_kerr_name(kerr));
+	else
+		ok = true;
+	*groups = ch_coord_load_end(s->coord, ch_now_wall_ms(), p, ok);
+	if (!ok)
+		f->attempts++;
+	return ok;
+}
+
+static void
+retry_arm(coord_shell *s)
+{
+	ch_timer_arm(s->loop, &s->retry_timer, ch_loop_now(s->loop) + s->retry_delay_ms);
+	s->retry_delay_ms = CH_MIN(s->retry_delay_ms * 2, LOAD_RETRY_MAX_MS);
+}
+
+/* Every LOAD_FAILED partition is tried again; one line per success, one
+ * line per round for those still failing (the backoff bounds the rate). */
+static void
+retry_fired(ch_loop *loop, ch_timer *t, void *ud)
+{
+	(void)loop, (void)t;
+	coord_shell *s = ud;
+	int32_t still = 0, first = -1;
+	for (int32_t p = 0; p < s->n_partitions; p++) {
+		if (ch_coord_partition_state(s->coord, p) != CH_COORD_LOAD_FAILED)
+			continue;
+		size_t groups;
+		int attempts = s->failures[p].attempts;
+		if (load_partition(s, p, &groups)) {
+			CH_LOGI("cohortd",
+				"__consumer_offsets-%d loaded after %d failed attempt(s): %zu groups",
+				p, attempts, groups);
+			s->failures[p].attempts = 0;
+			continue;
+		}
+		if (still++ == 0)
+			first = p;
+	}
+	if (!still)
+		return;
+	CH_LOGW("cohortd",
+		"%d __consumer_offsets partition(s) still cannot be loaded (__consumer_offsets-%d, "
+		"attempt %d: %s); next attempt in %" PRId64 " s",
+		still, first, s->failures[first].attempts, s->failures[first].cause,
+		s->retry_delay_ms / 1000);
+	retry_arm(s);
+}
+
 coord_shell *
 coord_shell_start(ch_loop *loop, ch_broker *bk, ch_parts *parts)
 {
@@ -145,6 +231,8 @@ coord_shell_start(ch_loop *loop, ch_broker *bk, ch_parts *parts)
 	const ch_topic *t = ch_topics_find(bk->topics, CH_CONSUMER_OFFSETS_TOPIC,
 					   strlen(CH_CONSUMER_OFFSETS_TOPIC));
 	cc.offsets_partitions = t ? t->partitions : cfg->offsets_topic_num_partitions;
+	s->n_partitions = cc.offsets_partitions;
+	s->failures = ch_xcalloc((size_t)s->n_partitions, sizeof(*s->failures));
 
 	ch_coord_ops ops;
 	memset(&ops, 0, sizeof(ops));
@@ -154,23 +242,31 @@ coord_shell_start(ch_loop *loop, ch_broker *bk, ch_parts *parts)
 	ops.check_partition = op_check_partition;
 	s->coord = ch_coord_new(&cc, &ops, ch_now_wall_ms());
 	bk->coord = s->coord;
+	ch_timer_init(&s->retry_timer, retry_fired, s);
+	s->retry_delay_ms = LOAD_RETRY_FIRST_MS;
 
 	if (t) {
 		int64_t t0 = ch_now_mono_ms();
+		int32_t failed = 0;
 		for (int32_t p = 0; p < t->partitions; p++) {
-			ch_part *part = ch_parts_find(parts, CH_CONSUMER_OFFSETS_TOPIC, p);
-			int16_t kerr = 0;
-			if (part && ch_part_replay(part, 0, replay_record, s, &kerr) < 0) {
-				CH_LOGE("cohortd", "cannot replay __consumer_offsets-%d: error %d", p,
-					kerr);
-				coord_shell_stop(s);
-				bk->coord = NULL;
-				return NULL;
-			}
+			size_t groups;
+			if (load_partition(s, p, &groups))
+				continue;
+			failed++;
+			CH_LOGE("cohortd",
+				"__consumer_offsets-%d cannot be loaded: %s; its groups answer "
+				"NOT_COORDINATOR until it is (next attempt in %" PRId64 " s)",
+				p, s->failures[p].cause, s->retry_delay_ms / 1000);
 		}
 		CH_LOGI("cohortd", "replayed %zu coordinator records in %lld ms", s->replayed,
 			(long long)(ch_now_mono_ms() - t0));
+		if (failed) {
+			CH_LOGE("cohortd", "%d of %d __consumer_offsets partitions could not be loaded",
+				failed, t->partitions);
+			retry_arm(s);
+		}
 	}
+	/* Nothing (left) to replay: every other partition serves from now. */
 	ch_coord_load_done(s->coord, ch_now_wall_ms());
 	ch_timer_init(&s->timer, timer_fired, s);
 	s->hook = ch_loop_add_before_sleep(loop, rearm, s);
@@ -185,6 +281,8 @@ coord_shell_stop(coord_shell *s)
 	if (s->hook)
 		ch_loop_remove_before_sleep(s->loop, s->hook);
 	ch_timer_cancel(s->loop, &s->timer);
+	ch_timer_cancel(s->loop, &s->retry_timer);
 	ch_coord_free(s->coord);
+	free(s->failures);
 	free(s);
 }

@@ -4,7 +4,10 @@
  *   - appends to __consumer_offsets, as record batches through the
  *     partition manager's durable path (answered after fsync);
  *   - a wall clock, and one loop timer kept at the core's next deadline;
- *   - at startup, a replay of every __consumer_offsets partition.
+ *   - at startup, a replay of every __consumer_offsets partition. One that
+ *     cannot be opened or read is LOAD_FAILED in the core (its groups are
+ *     refused, see ch_group.h), logged at ERROR with the cause, and tried
+ *     again on a timer with backoff (1 s doubling to 60 s) until it loads.
  */
 #ifndef COHORTD_COORD_SHELL_H
 #define COHORTD_COORD_SHELL_H
@@ -16,8 +19,8 @@
 
 typedef struct coord_shell coord_shell;
 
-/* Creates the coordinator, replays its state and sets bk->coord.
- * Returns NULL (and logs) on failure. */
+/* Creates the coordinator, replays its state and sets bk->coord. A
+ * partition that fails to load does not stop the others. */
 coord_shell *coord_shell_start(ch_loop *loop, ch_broker *bk, ch_parts *parts);
 void coord_shell_stop(coord_shell *s);
 

@@ -227,16 +227,6 @@ main(int argc, char **argv)
 		CH_LOGE("cohortd", "%d partition log(s) could not be opened", failed);
 	/* The group coordinator: replays __consumer_offsets before serving. */
 	coord_shell *coord = coord_shell_start(d.loop, &d.bk, d.bk.parts);
-	if (!coord) {
-		fprintf(stderr, "cohortd: cannot load the group coordinator's state\n");
-		ch_server_free(d.server);
-		ch_parts_free(d.bk.parts);
-		ch_topics_set_exec(topics, NULL);
-		ch_loop_free(d.loop);
-		ch_topics_close(topics);
-		ch_config_free(&cfg);
-		return 1;
-	}
 	ch_loop_run(d.loop);
 
 	/* Shutdown order: stop accepting; answer parked group requests; let

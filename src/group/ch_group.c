@@ -118,6 +118,52 @@ ch_coord_partition_for(const ch_coord *c, ch_str group_id)
 				  c->cfg.offsets_partitions);
 }
 
+ch_coord_load_state
+ch_coord_partition_state(const ch_coord *c, int32_t partition)
+{
+	if (partition < 0 || partition >= c->cfg.offsets_partitions)
+		return CH_COORD_UNLOADED;
+	return (ch_coord_load_state)c->load_state[partition];
+}
+
+int32_t
+ch_coord_partition_count(const ch_coord *c, ch_coord_load_state s)
+{
+	int32_t n = 0;
+	for (int32_t p = 0; p < c->cfg.offsets_partitions; p++)
+		n += c->load_state[p] == s;
+	return n;
+}
+
+const char *
+ch_coord_load_state_name(ch_coord_load_state s)
+{
+	switch (s) {
+	case CH_COORD_UNLOADED:
+		return "Unloaded";
+	case CH_COORD_LOADING:
+		return "Loading";
+	case CH_COORD_LOADED:
+		return "Loaded";
+	case CH_COORD_LOAD_FAILED:
+		return "LoadFailed";
+	}
+	return "?";
+}
+
+int16_t
+coord_load_error(const ch_coord *c, ch_str group_id)
+{
+	switch (ch_coord_partition_state(c, ch_coord_partition_for(c, group_id))) {
+	case CH_COORD_LOADED:
+		return CH_KERR_NONE;
+	case CH_COORD_LOADING:
+		return CH_KERR_COORDINATOR_LOAD_IN_PROGRESS;
+	default:
+		return CH_KERR_NOT_COORDINATOR;
+	}
+}
+
 ch_group *
 group_get_or_create(ch_coord *c, ch_str id, int64_t now)
 {
@@ -931,6 +977,11 @@ ch_coord_join(ch_coord *c, int64_t now, void *token, int16_t version, const ch_J
 		join_error(c, token, CH_KERR_INVALID_SESSION_TIMEOUT, "", -1);
 		return;
 	}
+	int16_t load_err = coord_load_error(c, rq->GroupId);
+	if (load_err) {
+		join_error(c, token, load_err, "", -1);
+		return;
+	}
 	/* v0 has no rebalance timeout: it is the session timeout. */
 	int32_t rebalance_timeout = version >= 1 && rq->RebalanceTimeoutMs > 0 ? rq->RebalanceTimeoutMs
 									       : rq->SessionTimeoutMs;
@@ -1087,6 +1138,17 @@ ch_coord_sync(ch_coord *c, int64_t now, void *token, int16_t version, const ch_S
 		sync_respond(c, NULL, token, CH_KERR_INVALID_GROUP_ID, NULL, 0);
 		return;
 	}
+	int16_t load_err = coord_load_error(c, rq->GroupId);
+	if (load_err) {
+		/* Kafka: the rebalance state is lost with a reload; REBALANCE_IN_PROGRESS
+		 * sends the member back to JoinGroup (old clients do not know
+		 * COORDINATOR_LOAD_IN_PROGRESS here). */
+		sync_respond(c, NULL, token,
+			     load_err == CH_KERR_COORDINATOR_LOAD_IN_PROGRESS ? CH_KERR_REBALANCE_IN_PROGRESS
+									    : load_err,
+			     NULL, 0);
+		return;
+	}
 	ch_group *g = group_find(c, rq->GroupId);
 	if (!g) {
 		sync_respond(c, NULL, token, CH_KERR_UNKNOWN_MEMBER_ID, NULL, 0);
@@ -1237,8 +1299,12 @@ ch_coord_heartbeat(ch_coord *c, int64_t now, void *token, int16_t version,
 	ch_HeartbeatResponse r;
 	ch_HeartbeatResponse_init(&r);
 	ch_group *g = str_is_empty(rq->GroupId) ? NULL : group_find(c, rq->GroupId);
+	int16_t load_err = str_is_empty(rq->GroupId) ? 0 : coord_load_error(c, rq->GroupId);
 	if (str_is_empty(rq->GroupId)) {
 		r.ErrorCode = CH_KERR_INVALID_GROUP_ID;
+	} else if (load_err) {
+		/* Kafka answers a heartbeat blindly while the group loads. */
+		r.ErrorCode = load_err == CH_KERR_COORDINATOR_LOAD_IN_PROGRESS ? CH_KERR_NONE : load_err;
 	} else if (!g) {
 		r.ErrorCode = CH_KERR_UNKNOWN_MEMBER_ID;
 	} else if (g->state == CH_GROUP_DEAD) {
@@ -1312,7 +1378,9 @@ ch_coord_leave(ch_coord *c, int64_t now, void *token, int16_t version, const ch_
 	ch_group *g = str_is_empty(rq->GroupId) ? NULL : group_find(c, rq->GroupId);
 	if (str_is_empty(rq->GroupId))
 		r.ErrorCode = CH_KERR_INVALID_GROUP_ID;
-	else if (g && g->state == CH_GROUP_DEAD)
+	else
+		r.ErrorCode = coord_load_error(c, rq->GroupId);
+	if (!r.ErrorCode && g && g->state == CH_GROUP_DEAD)
 		r.ErrorCode = CH_KERR_COORDINATOR_NOT_AVAILABLE;
 	for (int32_t i = 0; i < n && !r.ErrorCode; i++) {
 		out[i].MemberId = ids[i].MemberId;
@@ -1449,6 +1517,7 @@ ch_coord_new(const ch_coord_config *cfg, const ch_coord_ops *ops, int64_t now)
 	if (c->cfg.offsets_partitions <= 0)
 		c->cfg.offsets_partitions = 50;
 	c->ops = *ops;
+	c->load_state = ch_xcalloc((size_t)c->cfg.offsets_partitions, 1); /* all UNLOADED */
 	ch_map_init(&c->groups);
 	ch_heap_init(&c->timers);
 	c->retention.kind = T_RETENTION;
@@ -1518,6 +1587,7 @@ ch_coord_free(ch_coord *c)
 		a = next;
 	}
 	ch_heap_free(&c->timers);
+	free(c->load_state);
 	free(c);
 }
 
@@ -1614,6 +1684,17 @@ ch_coord_check(const ch_coord *c)
 		size_t n = 0;
 		int32_t awaiting = 0, pending_sync = 0;
 		bool leader_found = false;
+		ch_coord_load_state ls = ch_coord_partition_state(c, g->partition);
+		if (g->partition != ch_coord_partition_for(c, cstr(g->group_id))) {
+			snprintf(msg, sizeof(msg), "group %s: on partition %d, hashes to %d", g->group_id,
+				 g->partition, ch_coord_partition_for(c, cstr(g->group_id)));
+			return msg;
+		}
+		if (ls != CH_COORD_LOADED && ls != CH_COORD_LOADING) {
+			snprintf(msg, sizeof(msg), "group %s: exists on partition %d, which is %s",
+				 g->group_id, g->partition, ch_coord_load_state_name(ls));
+			return msg;
+		}
 		for (const ch_member *m = g->first; m; m = m->next) {
 			n++;
 			if (m->group != g)
@@ -1631,7 +1712,9 @@ ch_coord_check(const ch_coord *c)
 					 g->group_id, ch_group_state_name(g->state));
 				return msg;
 			}
-			if (!m->join_token && !m->sync_token && !ch_heap_armed(&m->session.node)) {
+			/* (sessions start when the partition's load ends) */
+			if (!m->join_token && !m->sync_token && !ch_heap_armed(&m->session.node) &&
+			    ls == CH_COORD_LOADED) {
 				snprintf(msg, sizeof(msg), "group %s: member %s has no session timer",
 					 g->group_id, m->member_id);
 				return msg;

@@ -137,13 +137,61 @@ void ch_coord_append_done(ch_coord *c, int64_t now, uint64_t id, int16_t error);
  * flight are still completed through ch_coord_append_done. */
 void ch_coord_shutdown(ch_coord *c);
 
-/* Replay one record of __consumer_offsets at startup (val NULL: tombstone).
- * Unknown or malformed records are skipped and counted; returns 0 if the
- * record was understood. */
+/*
+ * Loading, per __consumer_offsets partition (Kafka's CoordinatorRuntime
+ * states). A new coordinator has every partition UNLOADED; a partition
+ * serves its groups only once LOADED. Until then every request for one of
+ * its groups is refused with the error Kafka's GroupCoordinatorService
+ * gives: COORDINATOR_LOAD_IN_PROGRESS while LOADING, NOT_COORDINATOR when
+ * UNLOADED or LOAD_FAILED, mapped per API:
+ *
+ *   API             LOADING                          UNLOADED / LOAD_FAILED
+ *   JoinGroup       COORDINATOR_LOAD_IN_PROGRESS     NOT_COORDINATOR
+ *   SyncGroup       REBALANCE_IN_PROGRESS (old clients do not know LOAD_IN_PROGRESS)
+ *                                                    NOT_COORDINATOR
+ *   Heartbeat       NONE (answered blindly)          NOT_COORDINATOR
+ *   LeaveGroup, OffsetDelete    top-level error, as the columns say
+ *   OffsetCommit    the error on every partition
+ *   OffsetFetch     v8+: the group's error; v2-v7: top-level; v0-v1: on
+ *                   every requested partition (offset -1); no offsets
+ *   DescribeGroups, DeleteGroups    per group
+ *   ListGroups      any partition LOADING: COORDINATOR_LOAD_IN_PROGRESS and
+ *                   no groups; unloaded partitions have no groups to list
+ *
+ * FindCoordinator (api/) answers COORDINATOR_NOT_AVAILABLE for a group on
+ * an UNLOADED or LOAD_FAILED partition (Kafka: the partition has no
+ * leader) and this broker while it is LOADING (Kafka: the leader, whose
+ * group APIs then say LOAD_IN_PROGRESS).
+ */
+typedef enum ch_coord_load_state {
+	CH_COORD_UNLOADED = 0,
+	CH_COORD_LOADING,
+	CH_COORD_LOADED,
+	CH_COORD_LOAD_FAILED,
+} ch_coord_load_state;
+
+const char *ch_coord_load_state_name(ch_coord_load_state s);
+/* State of one partition; UNLOADED for an index out of range. */
+ch_coord_load_state ch_coord_partition_state(const ch_coord *c, int32_t partition);
+/* Count of partitions in state s (for logs and metrics). */
+int32_t ch_coord_partition_count(const ch_coord *c, ch_coord_load_state s);
+
+/* A replay of `partition` starts (from UNLOADED or LOAD_FAILED; LOADED is
+ * left alone and returns false). */
+bool ch_coord_load_begin(ch_coord *c, int32_t partition);
+/* Replay one record of __consumer_offsets (val NULL: tombstone), of a
+ * partition being loaded. Unknown or malformed records are skipped and
+ * counted; returns 0 if the record was understood. */
 int ch_coord_load_record(ch_coord *c, const uint8_t *key, size_t klen, const uint8_t *val,
 			 size_t vlen, bool tombstone);
-/* Replay finished: loaded groups with members become Stable and their
- * members get a fresh session timeout, as Kafka does on coordinator load. */
+/* The replay of `partition` ended. ok: the partition is LOADED; its groups
+ * with members become Stable and their members get a fresh session
+ * timeout, as Kafka does on coordinator load. !ok: LOAD_FAILED; whatever
+ * it had loaded is dropped (nothing is written), as Kafka unloads a
+ * coordinator whose load failed. Returns the partition's group count. */
+size_t ch_coord_load_end(ch_coord *c, int64_t now, int32_t partition, bool ok);
+/* Every partition not LOADED or LOAD_FAILED ends its load successfully
+ * (a fresh coordinator with nothing to replay, tests, the simulator). */
 void ch_coord_load_done(ch_coord *c, int64_t now);
 
 /* ---- introspection (tests, simulator, metrics) -------------------------- */

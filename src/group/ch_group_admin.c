@@ -34,6 +34,14 @@ ch_coord_list(ch_coord *c, int64_t now, void *token, int16_t version, const ch_L
 	ch_ListGroupsResponse_init(&r);
 	r.Groups = ch_xcalloc(c->groups.n ? c->groups.n : 1, sizeof(*r.Groups));
 	r.Groups_n = 0;
+	/* Kafka's listGroups: partitions not loaded add nothing; one still
+	 * loading fails the whole list (it would be incomplete). */
+	if (ch_coord_partition_count(c, CH_COORD_LOADING) > 0) {
+		r.ErrorCode = CH_KERR_COORDINATOR_LOAD_IN_PROGRESS;
+		c->ops.respond(c->ops.ud, token, &r);
+		free(r.Groups);
+		return;
+	}
 	bool by_state = version >= 4 && rq->StatesFilter_n > 0;
 	bool by_type = version >= 5 && rq->TypesFilter_n > 0;
 	ch_map_foreach(&c->groups, e)
@@ -78,11 +86,14 @@ ch_coord_describe(ch_coord *c, int64_t now, void *token, int16_t version,
 		o->GroupId = rq->Groups[i];
 		o->AuthorizedOperations =
 			rq->IncludeAuthorizedOperations ? GROUP_AUTHORIZED_OPS : INT32_MIN;
-		if (rq->Groups[i].len < 0) {
-			o->ErrorCode = CH_KERR_INVALID_GROUP_ID;
+		int16_t load_err = rq->Groups[i].len < 0 ? 0 : coord_load_error(c, rq->Groups[i]);
+		if (rq->Groups[i].len < 0 || load_err) {
+			o->ErrorCode = load_err ? load_err : CH_KERR_INVALID_GROUP_ID;
 			o->GroupState = ch_str_c("");
 			o->ProtocolType = ch_str_c("");
 			o->ProtocolData = ch_str_c("");
+			if (load_err) /* Kafka's getErrorDescribedGroupList: no operations */
+				o->AuthorizedOperations = INT32_MIN;
 			continue;
 		}
 		if (!g) {
@@ -171,8 +182,11 @@ ch_coord_delete_groups(ch_coord *c, int64_t now, void *token, int16_t version,
 			memcpy(copy, id.p, (size_t)id.len);
 		o->GroupId = id.len < 0 ? CH_STR_NULL : (ch_str){copy, id.len};
 		ch_group *g = id.len <= 0 ? NULL : group_find(c, id);
+		int16_t load_err = id.len <= 0 ? 0 : coord_load_error(c, id);
 		if (id.len <= 0) {
 			o->ErrorCode = CH_KERR_INVALID_GROUP_ID;
+		} else if (load_err) {
+			o->ErrorCode = load_err;
 		} else if (!g || g->state == CH_GROUP_DEAD) {
 			o->ErrorCode = CH_KERR_GROUP_ID_NOT_FOUND;
 		} else if (g->state != CH_GROUP_EMPTY || g->members.n > 0) {

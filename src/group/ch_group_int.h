@@ -140,6 +140,7 @@ struct ch_coord {
 	pending_append *appends;
 	uint64_t next_append_id;
 	size_t load_skipped;
+	uint8_t *load_state; /* ch_coord_load_state per __consumer_offsets partition */
 	size_t bytes; /* approximate heap use */
 };
 
@@ -158,6 +159,9 @@ int16_t validate_member(const ch_group *g, ch_str member_id, ch_str instance_id,
 void timer_set(ch_coord *c, coord_timer *t, int64_t deadline);
 void timer_cancel(ch_coord *c, coord_timer *t);
 char *str_dup(ch_str s); /* NULL for a null string */
+/* 0 if the group's partition is LOADED, else the error Kafka gives before
+ * any API mapping: COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATOR. */
+int16_t coord_load_error(const ch_coord *c, ch_str group_id);
 
 /* ---- appends (ch_group_store.c) ----------------------------------------- */
 pending_append *append_new(ch_coord *c, append_kind kind, ch_group *g, void *token,

@@ -278,7 +278,7 @@ ch_coord_commit(ch_coord *c, int64_t now, void *token, int16_t version,
 	ch_group *g = NULL;
 	if (rq->GroupId.len < 0) {
 		err = CH_KERR_INVALID_GROUP_ID;
-	} else {
+	} else if ((err = coord_load_error(c, rq->GroupId)) == CH_KERR_NONE) {
 		g = group_find(c, rq->GroupId);
 		if (!g) {
 			/* No group: only a simple commit (generation -1) creates one. */
@@ -439,14 +439,26 @@ ch_coord_fetch(ch_coord *c, int64_t now, void *token, int16_t version, const ch_
 			const ch_OffsetFetchRequest_OffsetFetchRequestGroup *gq = &rq->Groups[i];
 			ch_OffsetFetchResponse_OffsetFetchResponseGroup *go = &resp->Groups[i];
 			go->GroupId = gq->GroupId;
+			go->ErrorCode = coord_load_error(c, gq->GroupId);
+			if (go->ErrorCode) /* no offsets: "none committed" would be a lie */
+				continue;
 			const ch_group *g = group_find(c, gq->GroupId);
 			fetch_group(d, g, gq->Topics, gq->Topics_n, &go->Topics, &go->Topics_n);
 		}
 		deferred_start(c, d, now);
 		return;
 	}
-	/* v0-v7: one group; the same data in the older field set. */
-	const ch_group *g = rq->GroupId.len < 0 ? NULL : group_find(c, rq->GroupId);
+	/* v0-v7: one group; the same data in the older field set. Before v2
+	 * there is no top-level error: a load error goes on every requested
+	 * partition (with offset -1, as Kafka's getErrorResponse does). */
+	int16_t load_err = rq->GroupId.len < 0 ? 0 : coord_load_error(c, rq->GroupId);
+	if (load_err && version >= 2) {
+		resp->ErrorCode = load_err;
+		resp->Topics_n = 0;
+		deferred_start(c, d, now);
+		return;
+	}
+	const ch_group *g = rq->GroupId.len < 0 || load_err ? NULL : group_find(c, rq->GroupId);
 	int32_t nq = rq->Topics_n;
 	ch_OffsetFetchRequest_OffsetFetchRequestTopics *tq = NULL;
 	if (nq > 0) {
@@ -476,7 +488,7 @@ ch_coord_fetch(ch_coord *c, int64_t now, void *token, int16_t version, const ch_
 			o->CommittedOffset = s->CommittedOffset;
 			o->CommittedLeaderEpoch = s->CommittedLeaderEpoch;
 			o->Metadata = s->Metadata;
-			o->ErrorCode = s->ErrorCode;
+			o->ErrorCode = load_err ? load_err : s->ErrorCode;
 		}
 	}
 	if (rq->GroupId.len < 0)
@@ -543,8 +555,11 @@ ch_coord_offset_delete(ch_coord *c, int64_t now, void *token, int16_t version,
 	d->resp = resp;
 	d->finish = odel_finish;
 	ch_group *g = rq->GroupId.len < 0 ? NULL : group_find(c, rq->GroupId);
+	int16_t load_err = rq->GroupId.len < 0 ? 0 : coord_load_error(c, rq->GroupId);
 	if (rq->GroupId.len < 0) {
 		resp->ErrorCode = CH_KERR_INVALID_GROUP_ID;
+	} else if (load_err) {
+		resp->ErrorCode = load_err;
 	} else if (!g || g->state == CH_GROUP_DEAD) {
 		resp->ErrorCode = CH_KERR_GROUP_ID_NOT_FOUND;
 	} else if (g->members.n > 0 &&
@@ -620,6 +635,8 @@ retention_run(ch_coord *c, int64_t now)
 		ch_group *g = ge->value;
 		if (g->store_id)
 			continue; /* a store in flight: look again next time */
+		if (ch_coord_partition_state(c, g->partition) != CH_COORD_LOADED)
+			continue; /* still loading: its records are not all in */
 		bool empty = g->state == CH_GROUP_EMPTY;
 		/* A group that never had a protocol type is a simple (standalone)
 		 * consumer's: its offsets expire by commit time. */

@@ -312,18 +312,64 @@ ch_coord_load_record(ch_coord *c, const uint8_t *key, size_t klen, const uint8_t
 	return rc;
 }
 
-void
-ch_coord_load_done(ch_coord *c, int64_t now)
+bool
+ch_coord_load_begin(ch_coord *c, int32_t partition)
 {
-	/* Members of loaded groups must heartbeat within their session. */
-	ch_map_foreach(&c->groups, e)
+	ch_coord_load_state st = ch_coord_partition_state(c, partition);
+	if (partition < 0 || partition >= c->cfg.offsets_partitions || st == CH_COORD_LOADED)
+		return false;
+	c->load_state[partition] = CH_COORD_LOADING;
+	return true;
+}
+
+/* Groups of one partition (or of every partition still to load, p = -1):
+ * finish their load, or drop them when it failed. Returns how many. */
+static size_t
+load_finish_groups(ch_coord *c, int64_t now, int32_t partition, bool ok)
+{
+	size_t n = 0;
+	ch_map_foreach_safe(&c->groups, e, tmp)
 	{
 		ch_group *g = e->value;
+		if (partition >= 0 ? g->partition != partition
+				   : c->load_state[g->partition] == CH_COORD_LOADED)
+			continue;
+		n++;
+		if (!ok) {
+			group_delete(g, now);
+			continue;
+		}
+		/* Members of loaded groups must heartbeat within their session. */
 		for (ch_member *m = g->first; m; m = m->next)
 			member_touch_session(m, now);
 		if (g->members.n == 0 && g->state != CH_GROUP_EMPTY)
 			g->state = CH_GROUP_EMPTY;
 	}
+	return n;
+}
+
+size_t
+ch_coord_load_end(ch_coord *c, int64_t now, int32_t partition, bool ok)
+{
+	if (ch_coord_partition_state(c, partition) != CH_COORD_LOADING)
+		return 0;
+	size_t n = load_finish_groups(c, now, partition, ok);
+	c->load_state[partition] = ok ? CH_COORD_LOADED : CH_COORD_LOAD_FAILED;
+	if (ok)
+		CH_LOGD("group", "__consumer_offsets-%d loaded: %zu groups", partition, n);
+	else
+		CH_LOGD("group", "__consumer_offsets-%d failed to load: %zu groups dropped", partition,
+			n);
+	return n;
+}
+
+void
+ch_coord_load_done(ch_coord *c, int64_t now)
+{
+	(void)load_finish_groups(c, now, -1, true);
+	for (int32_t p = 0; p < c->cfg.offsets_partitions; p++)
+		if (c->load_state[p] != CH_COORD_LOAD_FAILED)
+			c->load_state[p] = CH_COORD_LOADED;
 	if (c->load_skipped)
 		CH_LOGW("group", "skipped %zu unreadable records of __consumer_offsets",
 			c->load_skipped);

@@ -249,7 +249,7 @@ ch_plog_open(const char *data_dir, const char *topic, int32_t partition,
 	if (!*topic || strchr(topic, '/') || strcmp(topic, ".") == 0 || strcmp(topic, "..") == 0 ||
 	    partition < 0) {
 		CH_LOGE(SUB, "bad topic-partition name %s-%" PRId32, topic, partition);
-		return CH_ERR;
+		return -EINVAL;
 	}
 	ch_plog *pl = ch_xcalloc(1, sizeof(*pl));
 	pl->fs = fs ? fs : ch_logfs_posix();
@@ -354,7 +354,7 @@ fail:
 	CH_LOGE(SUB, "%s: open failed: %s", pl->dir, strerror(-r));
 	free(bases);
 	ch_plog_close(pl);
-	return CH_ERR;
+	return r;
 }
 
 void

@@ -137,7 +137,7 @@ typedef struct ch_plog ch_plog;
 /*
  * Opens (creating if needed) <data_dir>/<topic>-<partition>/, recovering as
  * ch_seg.h describes. fs NULL: the real file system.
- * @returns CH_OK, or CH_ERR (I/O error, logged) with *out NULL.
+ * @returns CH_OK, or -errno of the failing step (logged) with *out NULL.
  * @locality loop thread
  */
 int ch_plog_open(const char *data_dir, const char *topic, int32_t partition,

@@ -410,8 +410,8 @@ op_uuid(void *ud, ch_uuid *out)
 
 /* ---- env ---------------------------------------------------------------- */
 
-h_env *
-h_new(const ch_coord_config *cfg, int64_t start)
+static h_env *
+env_new(const ch_coord_config *cfg, int64_t start, bool loaded)
 {
 	h_env *h = xcalloc(1, sizeof(*h));
 	if (cfg)
@@ -428,9 +428,23 @@ h_new(const ch_coord_config *cfg, int64_t start)
 	};
 	h->in_call = true;
 	h->c = ch_coord_new(&h->cfg, &ops, start);
+	if (loaded)
+		ch_coord_load_done(h->c, start); /* nothing to replay: serve */
 	h->in_call = false;
 	h_check(h, "new");
 	return h;
+}
+
+h_env *
+h_new(const ch_coord_config *cfg, int64_t start)
+{
+	return env_new(cfg, start, true);
+}
+
+h_env *
+h_new_unloaded(const ch_coord_config *cfg, int64_t start)
+{
+	return env_new(cfg, start, false);
 }
 
 static void
@@ -1216,10 +1230,33 @@ h_restart(h_env *h)
 	settle(h);
 }
 
+size_t
+h_load_partition(h_env *h, const h_env *from, int32_t partition, bool ok)
+{
+	h->in_call = true;
+	bool began = ch_coord_load_begin(h->c, partition);
+	h->in_call = false;
+	if (!began) {
+		fprintf(stderr, "harness: partition %d cannot start loading\n", partition);
+		h->violations++;
+		return 0;
+	}
+	h_check(h, "load_begin");
+	for (size_t i = 0; i < from->nrecs; i++)
+		if (from->recs[i].partition == partition && record_durable(from, &from->recs[i]))
+			load_record(h, &from->recs[i], i);
+	h_check(h, "load_record");
+	h->in_call = true;
+	size_t n = ch_coord_load_end(h->c, h->now, partition, ok);
+	h->in_call = false;
+	h_check(h, "load_end");
+	return n;
+}
+
 h_env *
 h_replay(h_env *h)
 {
-	h_env *n = h_new(&h->cfg, h->now);
+	h_env *n = h_new_unloaded(&h->cfg, h->now);
 	n->uuid_seq = h->uuid_seq + 1000000;
 	for (size_t i = 0; i < h->nrecs; i++) {
 		const h_record *r = &h->recs[i];

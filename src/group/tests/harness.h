@@ -158,8 +158,11 @@ typedef struct h_env {
 	bool crashing; /* inside ch_coord_free of a crashed coordinator */
 } h_env;
 
-/* A fresh coordinator at virtual time `start` (ms); cfg NULL: defaults. */
+/* A fresh coordinator at virtual time `start` (ms); cfg NULL: defaults.
+ * Every __consumer_offsets partition is loaded (nothing to replay). */
 h_env *h_new(const ch_coord_config *cfg, int64_t start);
+/* The same with every partition still UNLOADED (see h_load_partition). */
+h_env *h_new_unloaded(const ch_coord_config *cfg, int64_t start);
 /* Frees everything; returns the number of invariant violations seen. */
 int h_free(h_env *h);
 
@@ -332,6 +335,10 @@ int h_decode_assignment(const uint8_t *p, int32_t len, char *topic, size_t tcap,
 int h_record_key_version(const h_record *r);
 /* Count records for a group (optionally only tombstones / only key kind). */
 size_t h_count_records(const h_env *h, const char *group, int key_kind, bool tombstones_only);
+/* Load one partition into h's coordinator: load_begin, every durable
+ * record `from` appended to that partition (from may be h), load_end(ok).
+ * Returns load_end's group count. */
+size_t h_load_partition(h_env *h, const h_env *from, int32_t partition, bool ok);
 /* A new env whose coordinator was rebuilt from this env's durable records
  * (those whose append succeeded), at the same virtual time. */
 h_env *h_replay(h_env *h);

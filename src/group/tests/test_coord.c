@@ -1800,6 +1800,224 @@ t_replay_empty_group_and_static(void)
 	fin(h);
 }
 
+/* ===================================================================== */
+/* Loading __consumer_offsets partitions (CoordinatorRuntime's states)    */
+/* ===================================================================== */
+
+/* Every group API for G, as Kafka's GroupCoordinatorService answers them
+ * while G's partition is not loaded: load_err is COORDINATOR_LOAD_IN_PROGRESS
+ * (LOADING) or NOT_COORDINATOR (UNLOADED, LOAD_FAILED). Nothing may be
+ * appended and no offsets may be shown. */
+static void
+check_refused(h_env *h, int16_t load_err, const char *member, int32_t gen)
+{
+	bool loading = load_err == CH_KERR_COORDINATOR_LOAD_IN_PROGRESS;
+	size_t appends = h->nappends;
+	h_req *r = H_JOIN(h, .v = H_V(5), .group = G, .member = member);
+	CH_CHECK(h_done(r));
+	CH_CHECK_EQ_INT(r->error, load_err);
+	r = H_JOIN(h, .v = H_V(9), .group = G);
+	CH_CHECK_EQ_INT(r->error, load_err);
+	r = H_SYNC(h, .v = H_V(3), .group = G, .member = member, .gen = gen);
+	CH_CHECK(h_done(r));
+	CH_CHECK_EQ_INT(r->error, loading ? CH_KERR_REBALANCE_IN_PROGRESS : load_err);
+	r = H_HB(h, .group = G, .member = member, .gen = gen);
+	CH_CHECK_EQ_INT(r->error, loading ? CH_KERR_NONE : load_err);
+	r = H_LEAVE(h, .v = H_V(1), .group = G, .member = member);
+	CH_CHECK_EQ_INT(r->error, load_err);
+	r = H_LEAVE(h, .group = G, .members = {{member}}, .nmembers = 1);
+	CH_CHECK_EQ_INT(r->error, load_err);
+	CH_CHECK_EQ_INT(r->nrows, 0);
+	r = H_COMMIT(h, .group = G, .member = member, .gen = gen,
+		     .offsets = {{"t", 0, 90}, {"t", 1, 91}}, .noffsets = 2);
+	CH_CHECK(h_done(r));
+	CH_CHECK_EQ_INT(r->nrows, 2);
+	for (int i = 0; i < r->nrows; i++)
+		CH_CHECK_EQ_INT(r->rows[i].error, load_err);
+	r = H_COMMIT(h, .v = H_V(2), .group = G, .gen = -1, .offsets = {{"t", 0, 92}},
+		     .noffsets = 1);
+	CH_CHECK(h_row_tp(r, NULL, "t", 0) && h_row_tp(r, NULL, "t", 0)->error == load_err);
+	/* OffsetFetch: an error, never "nothing committed" (offset -1, no error) */
+	r = H_FETCH(h, .groups = {{G, .topics = {{"t", {0, 1}, 2}}, .ntopics = 1}}, .ngroups = 1);
+	CH_CHECK(h_row_group(r, G) && h_row_group(r, G)->error == load_err);
+	CH_CHECK(h_row_tp(r, G, "t", 0) == NULL);
+	r = H_FETCH(h, .v = H_V(8), .groups = {{G, .ntopics = -1}}, .ngroups = 1);
+	CH_CHECK(h_row_group(r, G) && h_row_group(r, G)->error == load_err);
+	for (int v = 2; v <= 7; v++) {
+		r = H_FETCH(h, .v = H_V(v), .groups = {{G, .topics = {{"t", {0}, 1}}, .ntopics = 1}});
+		CH_CHECK_EQ_INT(r->error, load_err);
+		CH_CHECK_EQ_INT(r->nrows, 0);
+	}
+	for (int v = 0; v <= 1; v++) {
+		r = H_FETCH(h, .v = H_V(v), .groups = {{G, .topics = {{"t", {0, 1}, 2}}, .ntopics = 1}});
+		CH_CHECK_EQ_INT(r->nrows, 2);
+		for (int i = 0; i < r->nrows; i++) {
+			CH_CHECK_EQ_INT(r->rows[i].error, load_err);
+			CH_CHECK_EQ_INT(r->rows[i].offset, -1);
+		}
+	}
+	const char *groups[] = {G};
+	r = h_describe(h, H_V(5), groups, 1);
+	CH_CHECK(h_row_group(r, G) && h_row_group(r, G)->error == load_err);
+	CH_CHECK(h_row_member(r, member) == NULL);
+	r = h_delete_groups(h, H_V(2), groups, 1);
+	CH_CHECK(h_row_group(r, G) && h_row_group(r, G)->error == load_err);
+	h_tp tp = {"t", {0}, 1};
+	r = h_offset_delete(h, G, &tp, 1);
+	CH_CHECK_EQ_INT(r->error, load_err);
+	CH_CHECK_EQ_INT(h->nappends, appends);
+}
+
+/* A group on another partition than G's. */
+static const char *
+other_group(h_env *h)
+{
+	static const char *cands[] = {"other", "solo", "g1", "g2", "g3"};
+	int32_t pg = ch_coord_partition_for(h->c, ch_str_c(G));
+	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++)
+		if (ch_coord_partition_for(h->c, ch_str_c(cands[i])) != pg)
+			return cands[i];
+	abort();
+}
+
+static void
+t_load_state_basics(void)
+{
+	h_env *h = h_new_unloaded(NULL, T0);
+	int32_t n = h->cfg.offsets_partitions;
+	CH_CHECK_EQ_INT(ch_coord_partition_count(h->c, CH_COORD_UNLOADED), n);
+	CH_CHECK_EQ_INT(ch_coord_partition_state(h->c, 3), CH_COORD_UNLOADED);
+	CH_CHECK_EQ_INT(ch_coord_partition_state(h->c, -1), CH_COORD_UNLOADED);
+	CH_CHECK_EQ_INT(ch_coord_partition_state(h->c, n), CH_COORD_UNLOADED);
+	CH_CHECK(!ch_coord_load_begin(h->c, -1));
+	CH_CHECK(!ch_coord_load_begin(h->c, n));
+	/* load_end without a load_begin changes nothing */
+	CH_CHECK_EQ_INT(ch_coord_load_end(h->c, h->now, 3, true), 0);
+	CH_CHECK_EQ_INT(ch_coord_partition_state(h->c, 3), CH_COORD_UNLOADED);
+	CH_CHECK(ch_coord_load_begin(h->c, 3));
+	CH_CHECK_EQ_INT(ch_coord_partition_state(h->c, 3), CH_COORD_LOADING);
+	ch_coord_load_end(h->c, h->now, 3, false);
+	CH_CHECK_EQ_INT(ch_coord_partition_state(h->c, 3), CH_COORD_LOAD_FAILED);
+	CH_CHECK(ch_coord_load_begin(h->c, 4));
+	ch_coord_load_end(h->c, h->now, 4, true);
+	CH_CHECK_EQ_INT(ch_coord_partition_state(h->c, 4), CH_COORD_LOADED);
+	CH_CHECK(!ch_coord_load_begin(h->c, 4)); /* loaded stays loaded */
+	CH_CHECK_EQ_INT(ch_coord_partition_state(h->c, 4), CH_COORD_LOADED);
+	/* load_done serves everything but what failed */
+	CH_CHECK(ch_coord_load_begin(h->c, 5));
+	ch_coord_load_done(h->c, h->now);
+	CH_CHECK_EQ_INT(ch_coord_partition_count(h->c, CH_COORD_LOADED), n - 1);
+	CH_CHECK_EQ_INT(ch_coord_partition_state(h->c, 5), CH_COORD_LOADED);
+	CH_CHECK_EQ_INT(ch_coord_partition_state(h->c, 3), CH_COORD_LOAD_FAILED);
+	CH_CHECK_EQ_STR(ch_coord_load_state_name(CH_COORD_LOAD_FAILED), "LoadFailed");
+	CH_CHECK_EQ_STR(ch_coord_load_state_name(CH_COORD_LOADING), "Loading");
+	fin(h);
+}
+
+/* Before and while its partition loads, a group is refused as Kafka does;
+ * groups on loaded partitions are served meanwhile; once loaded it serves
+ * the stored state. */
+static void
+t_load_refuses_until_loaded(void)
+{
+	h_env *src = env();
+	char ids[2][H_STR];
+	int32_t gen = h_form_group(src, G, 2, ids);
+	H_COMMIT(src, .group = G, .member = ids[0], .gen = gen, .offsets = {{"t", 0, 7}},
+		 .noffsets = 1);
+	int32_t pg = ch_coord_partition_for(src->c, ch_str_c(G));
+	const char *other = other_group(src);
+	int32_t po = ch_coord_partition_for(src->c, ch_str_c(other));
+
+	h_env *h = h_new_unloaded(NULL, src->now);
+	check_refused(h, CH_KERR_NOT_COORDINATOR, ids[1], gen);
+	CH_CHECK(!EXISTS(h, G)); /* refused requests create nothing */
+	h_req *l = H_LIST(h);
+	CH_CHECK_EQ_INT(l->error, 0); /* unloaded partitions add nothing */
+	CH_CHECK_EQ_INT(l->nrows, 0);
+
+	/* another partition loads and serves while G's does not */
+	h_load_partition(h, src, po, true);
+	h_req *c = H_COMMIT(h, .group = other, .gen = -1, .offsets = {{"t", 0, 5}}, .noffsets = 1);
+	CH_CHECK(h_done(c) && c->rows[0].error == 0);
+
+	CH_CHECK(ch_coord_load_begin(h->c, pg));
+	check_refused(h, CH_KERR_COORDINATOR_LOAD_IN_PROGRESS, ids[1], gen);
+	l = H_LIST(h);
+	CH_CHECK_EQ_INT(l->error, CH_KERR_COORDINATOR_LOAD_IN_PROGRESS);
+	CH_CHECK_EQ_INT(l->nrows, 0);
+	/* ... and the other partition's groups go on */
+	c = H_COMMIT(h, .group = other, .gen = -1, .offsets = {{"t", 0, 6}}, .noffsets = 1);
+	CH_CHECK(h_done(c) && c->rows[0].error == 0);
+
+	CH_CHECK_EQ_INT(h_load_partition(h, src, pg, true), 1);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_STABLE);
+	CH_CHECK_EQ_INT(info(h, G).generation, gen);
+	h_req *f = H_FETCH(h, .groups = {{G, .topics = {{"t", {0}, 1}}, .ntopics = 1}}, .ngroups = 1);
+	CH_CHECK(h_row_group(f, G) && h_row_group(f, G)->error == 0);
+	CH_CHECK(h_row_tp(f, G, "t", 0) && h_row_tp(f, G, "t", 0)->offset == 7);
+	h_req *hb = H_HB(h, .group = G, .member = ids[1], .gen = gen);
+	CH_CHECK_EQ_INT(hb->error, 0);
+	l = H_LIST(h);
+	CH_CHECK_EQ_INT(l->error, 0);
+	CH_CHECK(h_row_group(l, G) != NULL);
+	fin(h);
+	fin(src);
+}
+
+/* A load that fails drops what it had read (nothing is written) and leaves
+ * the partition LOAD_FAILED: NOT_COORDINATOR, also after timers ran. A
+ * later load from the same log serves the whole state again. */
+static void
+t_load_failure_then_retry(void)
+{
+	h_env *src = env();
+	char ids[2][H_STR];
+	int32_t gen = h_form_group(src, G, 2, ids);
+	H_COMMIT(src, .group = G, .member = ids[0], .gen = gen, .offsets = {{"t", 0, 7}, {"t", 1, 8}},
+		 .noffsets = 2);
+	int32_t pg = ch_coord_partition_for(src->c, ch_str_c(G));
+	const char *other = other_group(src);
+	seed_offsets(src, other);
+
+	h_env *h = h_new_unloaded(NULL, src->now);
+	for (int32_t p = 0; p < h->cfg.offsets_partitions; p++)
+		if (p != pg)
+			h_load_partition(h, src, p, true);
+	CH_CHECK_EQ_INT(h_load_partition(h, src, pg, false), 1); /* read, then dropped */
+	CH_CHECK_EQ_INT(ch_coord_partition_state(h->c, pg), CH_COORD_LOAD_FAILED);
+	CH_CHECK_EQ_INT(ch_coord_partition_count(h->c, CH_COORD_LOAD_FAILED), 1);
+	CH_CHECK(!EXISTS(h, G));
+	CH_CHECK_EQ_INT(h->nappends, 0);
+	check_refused(h, CH_KERR_NOT_COORDINATOR, ids[0], gen);
+	h_req *l = H_LIST(h);
+	CH_CHECK_EQ_INT(l->error, 0);
+	CH_CHECK(h_row_group(l, other) != NULL && h_row_group(l, G) == NULL);
+	/* retention and session timers run; G stays refused, nothing written */
+	size_t appends = h->nappends;
+	h_advance(h, h->cfg.offsets_retention_check_ms + 60000);
+	CH_CHECK_EQ_INT(h->nappends, appends);
+	CH_CHECK_EQ_INT(info(h, other).offsets, 3);
+	check_refused(h, CH_KERR_NOT_COORDINATOR, ids[0], gen);
+
+	/* the retry reads the same log again */
+	CH_CHECK_EQ_INT(h_load_partition(h, src, pg, true), 1);
+	CH_CHECK_EQ_INT(ch_coord_partition_count(h->c, CH_COORD_LOAD_FAILED), 0);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_STABLE);
+	CH_CHECK_EQ_INT(info(h, G).members, 2);
+	h_req *f = H_FETCH(h, .v = H_V(1), .groups = {{G, .topics = {{"t", {0, 1}, 2}}, .ntopics = 1}});
+	CH_CHECK(h_row_tp(f, NULL, "t", 0) && h_row_tp(f, NULL, "t", 0)->offset == 7 &&
+		 h_row_tp(f, NULL, "t", 0)->error == 0);
+	CH_CHECK(h_row_tp(f, NULL, "t", 1) && h_row_tp(f, NULL, "t", 1)->offset == 8);
+	/* the members' sessions started at the load: they expire without heartbeats */
+	h_req *hb = H_HB(h, .group = G, .member = ids[0], .gen = gen);
+	CH_CHECK_EQ_INT(hb->error, 0);
+	h_advance(h, 11000);
+	CH_CHECK_EQ_INT(info(h, G).members, 0);
+	fin(h);
+	fin(src);
+}
+
 static void
 t_partition_for(void)
 {
@@ -1813,7 +2031,8 @@ t_partition_for(void)
 	fin(h);
 }
 
-CH_TEST_MAIN(CH_TEST(t_join_invalid_group_id), CH_TEST(t_join_invalid_session_timeout),
+CH_TEST_MAIN(CH_TEST(t_load_state_basics), CH_TEST(t_load_refuses_until_loaded),
+	     CH_TEST(t_load_failure_then_retry), CH_TEST(t_join_invalid_group_id), CH_TEST(t_join_invalid_session_timeout),
 	     CH_TEST(t_join_member_id_required), CH_TEST(t_join_pending_member_expires),
 	     CH_TEST(t_join_v3_direct), CH_TEST(t_join_unknown_member_unknown_group),
 	     CH_TEST(t_join_inconsistent_protocol_type), CH_TEST(t_join_no_common_protocol),
