@@ -28,8 +28,13 @@ asan:
 	      -DCMAKE_C_COMPILER=clang >/dev/null
 	cmake --build build-asan -j $(JOBS)
 
+# The suite is CPU-heavy (sanitizer builds, JVMs, hundreds of client
+# processes): runs of it from several checkouts on one machine take turns
+# (flock on TEST_LOCK) instead of starving each other into timeouts.
+TEST_LOCK ?= /tmp/cohort-make-test.lock
 test: test-deps asan
-	cd build-asan && ctest --output-on-failure -j $(JOBS) --timeout 600
+	@flock -n $(TEST_LOCK) true || echo "make test: another run holds $(TEST_LOCK); waiting for it"
+	cd build-asan && flock $(TEST_LOCK) ctest --output-on-failure -j $(JOBS) --timeout 600
 
 gen:
 	python3 tools/gen_proto.py $(PROTO_DIR) src/proto/generated
