@@ -125,9 +125,20 @@ px_sync_dir(ch_logfs *fs, const char *path)
 	return r;
 }
 
+static int
+px_fallocate(ch_logfs *fs, int fd, int64_t len)
+{
+	CH_UNUSED(fs);
+	int r;
+	do
+		r = posix_fallocate(fd, 0, (off_t)len);
+	while (r == EINTR);
+	return -r;
+}
+
 static ch_logfs posix_fs = {
 	px_open, px_close, px_pread, px_pwrite, px_fdatasync, px_ftruncate,
-	px_fsize, px_unlink, px_rename, px_mkdir, px_sync_dir,
+	px_fsize, px_unlink, px_rename, px_mkdir, px_sync_dir, px_fallocate,
 };
 
 ch_logfs *
@@ -152,6 +163,23 @@ ch_logfs_write_full(ch_logfs *fs, int fd, const void *buf, size_t n, int64_t off
 	if (r < 0)
 		return (int)r;
 	return (size_t)r == n ? 0 : -EIO;
+}
+
+int
+ch_logfs_allocate(ch_logfs *fs, int fd, int64_t len)
+{
+	if (fs->fallocate)
+		return fs->fallocate(fs, fd, len);
+	static const uint8_t zeros[4096];
+	int64_t at = fs->fsize(fs, fd);
+	while (at >= 0 && at < len) {
+		size_t n = (size_t)CH_MIN((int64_t)sizeof(zeros), len - at);
+		int r = ch_logfs_write_full(fs, fd, zeros, n, at);
+		if (r < 0)
+			return r;
+		at += (int64_t)n;
+	}
+	return at < 0 ? (int)at : 0;
 }
 
 /* ---- fault injection ---------------------------------------------------- */
@@ -268,12 +296,20 @@ ft_sync_dir(ch_logfs *fs, const char *path)
 	return r < 0 ? r : f->base->sync_dir(f->base, path);
 }
 
+static int
+ft_fallocate(ch_logfs *fs, int fd, int64_t len)
+{
+	ch_logfs_fault *f = (ch_logfs_fault *)fs;
+	int r = fault_step(f);
+	return r < 0 ? r : ch_logfs_allocate(f->base, fd, len);
+}
+
 void
 ch_logfs_fault_init(ch_logfs_fault *f, ch_logfs *base)
 {
 	f->ops = (ch_logfs){
 		ft_open, ft_close, ft_pread, ft_pwrite, ft_fdatasync, ft_ftruncate,
-		ft_fsize, ft_unlink, ft_rename, ft_mkdir, ft_sync_dir,
+		ft_fsize, ft_unlink, ft_rename, ft_mkdir, ft_sync_dir, ft_fallocate,
 	};
 	f->base = base;
 	atomic_init(&f->steps, 0);

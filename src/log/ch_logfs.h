@@ -40,6 +40,10 @@ struct ch_logfs {
 	int (*mkdir)(ch_logfs *fs, const char *path, int mode);
 	/* fsync a directory so that created / renamed / removed names persist. */
 	int (*sync_dir)(ch_logfs *fs, const char *path);
+	/* Allocates the blocks of [0, len), growing the file (posix_fallocate).
+	 * Optional: layers that leave it NULL get zeros written instead (see
+	 * ch_logfs_allocate). */
+	int (*fallocate)(ch_logfs *fs, int fd, int64_t len);
 };
 
 /* The real file system. */
@@ -47,7 +51,8 @@ ch_logfs *ch_logfs_posix(void);
 
 /*
  * Fault injection: wraps `base`; counts every mutating op (open for write,
- * pwrite, fdatasync, ftruncate, unlink, rename, mkdir, sync_dir) and fails
+ * pwrite, fdatasync, ftruncate, unlink, rename, mkdir, sync_dir, fallocate)
+ * and fails
  * the fail_at-th one (1-based) with -fail_errno, and every later one too when
  * `sticky`. fail_at = 0 never fails. A failing pwrite first writes half of its
  * bytes, as a full disk does, so rollback is exercised.
@@ -71,5 +76,8 @@ void ch_logfs_fault_arm(ch_logfs_fault *f, long n, int err, bool sticky);
  * read (end of file) is -EIO for ch_logfs_read_full. */
 int ch_logfs_read_full(ch_logfs *fs, int fd, void *buf, size_t n, int64_t off);
 int ch_logfs_write_full(ch_logfs *fs, int fd, const void *buf, size_t n, int64_t off);
+/* Space for [0, len) of fd allocated (fs->fallocate, or zeros written past
+ * the current size when the layer has none), or -errno. */
+int ch_logfs_allocate(ch_logfs *fs, int fd, int64_t len);
 
 #endif

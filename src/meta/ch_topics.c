@@ -71,6 +71,12 @@ struct ch_topics {
 	ch_buf file;       /* its bytes */
 	int write_rc;      /* its result: 0 or -errno */
 	char write_err[300];
+	bool used_reserve; /* it gave the reserve back to make room */
+	/* Written by the write job (one at a time) and at open: */
+	char *reserve_path; /* DIR/cohort-topics.reserve */
+	int reserve_fd;    /* -1: none (could not be created) */
+	int64_t reserve_size;
+	int64_t file_size; /* of the registry file on disk */
 };
 
 static void
@@ -437,6 +443,8 @@ persist_now(struct ch_topics *reg, char *err, size_t errlen)
 	int rc = ch_buf_ok(&b) ? write_atomic(reg->fs, reg->dir, reg->path, reg->tmp_path, b.data,
 					      b.len, err, errlen)
 			       : -ENOMEM;
+	if (rc == 0)
+		reg->file_size = (int64_t)b.len;
 	ch_buf_free(&b);
 	return rc;
 }
@@ -549,6 +557,9 @@ txn_written(void *arg)
 	struct ch_topics *reg = arg;
 	reg->writing = false;
 	ch_buf_reset(&reg->file);
+	if (reg->used_reserve)
+		CH_LOGW("meta", "disk full in %s: the topic registry was written into its reserved "
+			"space%s", reg->dir, reg->write_rc == 0 ? "" : ", and still failed");
 	if (reg->write_rc == 0) {
 		txn_confirm(reg, true);
 		txn_kick(reg);
@@ -566,14 +577,76 @@ txn_written(void *arg)
 	}
 }
 
-/* Worker thread: writes the serialized registry. Touches only reg->file,
- * the result fields and the (immutable) paths and file layer. */
+/*
+ * THE RESERVE. On a full disk a topic must still be deletable: deleting is
+ * how an operator frees space, and it needs a new copy of the registry
+ * first. Recording deletions without new space was the other choice
+ * (overwriting a flag in the old file, or deleting the partition data
+ * first); it is not sound: an in-place overwrite needs new blocks on
+ * copy-on-write file systems and breaks the atomic replace, and data gone
+ * before the registry says so leaves a listed topic without its data when
+ * the write then fails. So cohort-topics.reserve holds allocated blocks,
+ * at least the size of the registry plus slack (reserve_target). A write
+ * that does not make the registry bigger (a deletion, mostly) and fails
+ * with ENOSPC gives the reserve back and tries once more: the space it
+ * frees holds the new copy. A write that makes the registry bigger first
+ * grows the reserve to match, or fails (KAFKA_STORAGE_ERROR) on a full
+ * disk, so the reserve always covers the next rewrite. A reserve given
+ * back or short is grown again, best effort, at the start of every write
+ * (the deleted topic's data is gone by then) and at open.
+ */
+#define RESERVE_SLACK (64 << 10)
+
+static int64_t
+reserve_target(int64_t size)
+{
+	return (size + 2 * RESERVE_SLACK - 1) / RESERVE_SLACK * RESERVE_SLACK;
+}
+
+/* Grows the reserve to want bytes: 0 or -errno (what was allocated stays). */
+static int
+reserve_grow(struct ch_topics *reg, int64_t want)
+{
+	if (reg->reserve_fd < 0 || reg->reserve_size >= want)
+		return 0;
+	int r = ch_logfs_allocate(reg->fs, reg->reserve_fd, want);
+	if (r == 0)
+		r = reg->fs->fdatasync(reg->fs, reg->reserve_fd);
+	int64_t got = reg->fs->fsize(reg->fs, reg->reserve_fd);
+	reg->reserve_size = got >= 0 ? got : 0;
+	return r;
+}
+
+/* Worker thread: writes the serialized registry (see THE RESERVE). Touches
+ * only reg->file, the result and reserve fields and the (immutable) paths
+ * and file layer. */
 static void
 txn_write(void *arg)
 {
 	struct ch_topics *reg = arg;
-	reg->write_rc = write_atomic(reg->fs, reg->dir, reg->path, reg->tmp_path, reg->file.data,
-				     reg->file.len, reg->write_err, sizeof(reg->write_err));
+	int64_t size = (int64_t)reg->file.len;
+	bool grows = size > reg->file_size;
+	reg->used_reserve = false;
+	int r = reserve_grow(reg, reserve_target(size));
+	if (r < 0 && grows) {
+		msgf(reg->write_err, sizeof(reg->write_err),
+		     "cannot reserve space for the registry's next rewrite in %s: %s", reg->dir,
+		     strerror(-r));
+		reg->write_rc = r;
+		return;
+	}
+	r = write_atomic(reg->fs, reg->dir, reg->path, reg->tmp_path, reg->file.data,
+			 reg->file.len, reg->write_err, sizeof(reg->write_err));
+	if (r == -ENOSPC && !grows && reg->reserve_size > 0 &&
+	    reg->fs->ftruncate(reg->fs, reg->reserve_fd, 0) == 0) {
+		reg->used_reserve = true;
+		reg->reserve_size = 0;
+		r = write_atomic(reg->fs, reg->dir, reg->path, reg->tmp_path, reg->file.data,
+				 reg->file.len, reg->write_err, sizeof(reg->write_err));
+	}
+	if (r == 0)
+		reg->file_size = size;
+	reg->write_rc = r;
 }
 
 /* Starts a write if none runs and some committed transaction is not yet
@@ -759,6 +832,7 @@ load_registry(struct ch_topics *reg, char *err, size_t errlen)
 		msgf(err, errlen, "cannot read topic registry %s: %s", reg->path, strerror(-r));
 		return CH_ERR;
 	}
+	reg->file_size = (int64_t)len;
 	const char *why = NULL;
 	int lineno = 0;
 	char whybuf[128];
@@ -1027,7 +1101,9 @@ ch_topics_open_fs(struct ch_topics **out, const struct ch_config *cfg, ch_logfs 
 	reg->dir = ch_xstrdup(cfg->log_dir);
 	reg->path = path_join(reg->dir, CH_TOPICS_FILE);
 	reg->tmp_path = path_join(reg->dir, CH_TOPICS_FILE ".tmp");
+	reg->reserve_path = path_join(reg->dir, CH_TOPICS_RESERVE_FILE);
 	reg->lock_fd = -1;
+	reg->reserve_fd = -1;
 	ch_map_init(&reg->by_name);
 	ch_map_init(&reg->by_id);
 	ch_map_init(&reg->by_norm);
@@ -1075,6 +1151,19 @@ ch_topics_open_fs(struct ch_topics **out, const struct ch_config *cfg, ch_logfs 
 	if (ch_meta_properties_ensure(reg->fs, reg->dir, cfg->node_id, reg->cluster_id,
 				      sizeof(reg->cluster_id), err, errlen) != CH_OK)
 		goto fail;
+	/* The reserve (see THE RESERVE): a start on a full disk goes on without
+	 * it, and the next write tries again. */
+	int fd = reg->fs->open(reg->fs, reg->reserve_path, O_RDWR | O_CREAT, 0644);
+	if (fd >= 0) {
+		reg->reserve_fd = fd;
+		int64_t got = reg->fs->fsize(reg->fs, fd);
+		reg->reserve_size = got >= 0 ? got : 0;
+	}
+	int r = fd < 0 ? fd : reserve_grow(reg, reserve_target(reg->file_size));
+	if (r < 0)
+		CH_LOGW("meta", "cannot reserve %" PRId64 " bytes in %s (%s): deleting a topic on a "
+			"full disk may fail until space is freed", reserve_target(reg->file_size),
+			reg->reserve_path, strerror(-r));
 	CH_LOGI("meta", "loaded %zu topics from %s", reg->n, reg->path);
 	*out = reg;
 	return CH_OK;
@@ -1106,11 +1195,14 @@ ch_topics_close(struct ch_topics *reg)
 	ch_map_free(&reg->by_norm);
 	ch_buf_free(&reg->file);
 	free(reg->sorted);
+	if (reg->reserve_fd >= 0)
+		reg->fs->close(reg->fs, reg->reserve_fd);
 	if (reg->lock_fd >= 0)
 		close(reg->lock_fd); /* releases the flock */
 	free(reg->dir);
 	free(reg->path);
 	free(reg->tmp_path);
+	free(reg->reserve_path);
 	free(reg);
 }
 

@@ -41,6 +41,8 @@
  * ch_topics_commit). All file access goes through the ch_logfs file layer
  * (log/ch_logfs.h), so tests fail any step or simulate a power cut
  * (src/meta/tests/test_registry_crash.c), as they do for the partition log.
+ * cohort-topics.reserve keeps space allocated for the next rewrite, so that
+ * a topic can be deleted on a full disk (THE RESERVE in ch_topics.c).
  * A leftover .tmp from an interrupted write is removed at open; the previous
  * registry is intact. At open, a registry file that is missing although
  * meta.properties exists, truncated or corrupt is a startup error, never an
@@ -100,6 +102,7 @@
 #define CH_TRANSACTION_STATE_TOPIC "__transaction_state"
 
 #define CH_TOPICS_FILE "cohort-topics.meta"
+#define CH_TOPICS_RESERVE_FILE "cohort-topics.reserve"
 #define CH_META_PROPERTIES_FILE "meta.properties"
 
 typedef struct ch_topic {

@@ -83,7 +83,7 @@ gate_init(void)
 	}
 	G.base = ch_logfs_posix();
 	G.ops = (ch_logfs){g_open,     g_close,  g_pread,  g_pwrite, g_fdatasync, g_ftruncate,
-			   g_fsize,    g_unlink, g_rename, g_mkdir,  g_sync_dir};
+			   g_fsize,    g_unlink, g_rename, g_mkdir,  g_sync_dir, NULL};
 	G.hold = false;
 	G.waiting = 0;
 	atomic_store(&G.fail, false);

@@ -147,7 +147,7 @@ crashfs_init(crashfs *c, uint32_t seed)
 {
 	memset(c, 0, sizeof(*c));
 	c->ops = (ch_logfs){cf_open, cf_close, cf_pread, cf_pwrite, cf_fdatasync, cf_ftruncate,
-			    cf_fsize, cf_unlink, cf_rename, cf_mkdir, cf_sync_dir};
+			    cf_fsize, cf_unlink, cf_rename, cf_mkdir, cf_sync_dir, NULL};
 	c->base = ch_logfs_posix();
 	c->seed = seed;
 }

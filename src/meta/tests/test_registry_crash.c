@@ -461,16 +461,28 @@ fx_close(fixture *x)
 	ch_config_free(&x->cfg);
 }
 
-/* Mutating operations one change makes (the fault layer counts them). */
 static long
-change_steps(int which)
+registry_size(const char *dir)
+{
+	char path[600];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/%s", dir, CH_TOPICS_FILE);
+	return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* Mutating operations one change makes (the fault layer counts them), and
+ * whether it makes the registry file bigger. */
+static long
+change_steps(int which, bool *grows)
 {
 	static fixture x;
 	char msg[512];
 	fx_open(&x, 1);
-	long before = atomic_load(&x.fault.steps);
+	long before = atomic_load(&x.fault.steps), size = registry_size(x.cfg.log_dir);
 	CH_CHECK_EQ_INT(do_change(x.reg, which, msg, sizeof(msg)), 0);
 	long n = atomic_load(&x.fault.steps) - before;
+	if (grows)
+		*grows = registry_size(x.cfg.log_dir) > size;
 	fx_close(&x);
 	return n;
 }
@@ -481,7 +493,8 @@ t_fault_every_step(void)
 	ch_log_threshold = CH_LOG_ERROR;
 	static const int errs[] = {ENOSPC, EIO};
 	for (int which = 0; which < C_COUNT; which++) {
-		long steps = change_steps(which);
+		bool grows;
+		long steps = change_steps(which, &grows);
 		CH_CHECK(steps >= 5); /* create, write, sync, rename, sync dir */
 		for (long k = 1; k <= steps; k++)
 			for (int e = 0; e < 2; e++)
@@ -494,6 +507,18 @@ t_fault_every_step(void)
 					fx_open(&x, 1);
 					ch_logfs_fault_arm(&x.fault, k, errs[e], sticky);
 					int16_t ec = do_change(x.reg, which, msg, sizeof(msg));
+					if (errs[e] == ENOSPC && !sticky && !grows) {
+						/* A full disk once: a change that does not grow
+						 * the registry is written into the reserve. */
+						CH_CHECK_EQ_INT(ec, 0);
+						snapshot(x.reg, snap, sizeof(snap));
+						CH_CHECK_EQ_STR(snap, new_state[which]);
+						ch_topics_close(x.reg);
+						check_reopen(&x.cfg, &x.b_id, new_state[which], NULL, what,
+							     false);
+						ch_config_free(&x.cfg);
+						continue;
+					}
 					CH_CHECK_EQ_INT(ec, 56);
 					CH_CHECK(atomic_load(&x.fault.failures) >= 1);
 					snapshot(x.reg, snap, sizeof(snap));
@@ -523,7 +548,7 @@ t_power_cut_every_point(void)
 	const char *env = getenv("CRASH_SEEDS"); /* more for a soak run */
 	uint32_t seeds = env ? (uint32_t)atol(env) : 12;
 	for (int which = 0; which < C_COUNT; which++) {
-		long steps = change_steps(which);
+		long steps = change_steps(which, NULL);
 		/* k = steps + 1: the change completes, then the power goes. */
 		for (long k = 1; k <= steps + 1; k++)
 			for (uint32_t seed = 1; seed <= seeds; seed++) {
@@ -547,6 +572,134 @@ t_power_cut_every_point(void)
 				ch_config_free(&x.cfg);
 			}
 	}
+	ch_log_threshold = CH_LOG_INFO;
+}
+
+/* ---- a small disk ------------------------------------------------------------- */
+
+/* The real file system with a quota on the data directory's allocated
+ * blocks: writes and allocations that would go over it fail with ENOSPC,
+ * as on a full disk (writes the quota allows are kept whole). */
+typedef struct quotafs {
+	ch_logfs ops;
+	ch_logfs *base;
+	char dir[512];
+	int64_t quota;
+} quotafs;
+
+static int64_t
+allocated(const struct stat *st)
+{
+	return (int64_t)st->st_blocks * 512;
+}
+
+static int64_t
+dir_usage(const char *dir)
+{
+	int64_t sum = 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		char p[800];
+		struct stat st;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
+			sum += allocated(&st);
+	}
+	closedir(d);
+	return sum;
+}
+
+/* Would growing fd to end bytes (4 KiB blocks) go over the quota? */
+static bool
+over_quota(quotafs *q, int fd, int64_t end)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return true;
+	int64_t want = (end + 4095) / 4096 * 4096 - allocated(&st);
+	return want > 0 && dir_usage(q->dir) + want > q->quota;
+}
+
+static ssize_t
+qf_pwrite(ch_logfs *fs, int fd, const void *b, size_t n, int64_t off)
+{
+	quotafs *q = (quotafs *)fs;
+	if (over_quota(q, fd, off + (int64_t)n))
+		return -ENOSPC;
+	return q->base->pwrite(q->base, fd, b, n, off);
+}
+
+static int
+qf_fallocate(ch_logfs *fs, int fd, int64_t len)
+{
+	quotafs *q = (quotafs *)fs;
+	if (over_quota(q, fd, len))
+		return -ENOSPC;
+	return q->base->fallocate(q->base, fd, len);
+}
+
+static int64_t
+file_size(const char *dir, const char *name)
+{
+	char p[800];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return stat(p, &st) == 0 ? (int64_t)st.st_size : -1;
+}
+
+/* A full disk: creating fails, deleting works (it is how space is freed),
+ * twice in a row, and the deletions are what a restart reads. */
+static void
+t_full_disk(void)
+{
+	ch_log_threshold = CH_LOG_ERROR;
+	struct ch_config cfg;
+	mu_new_cfg(&cfg, NULL, 0);
+	static quotafs q;
+	q.base = ch_logfs_posix();
+	q.ops = *q.base;
+	q.ops.pwrite = qf_pwrite;
+	q.ops.fallocate = qf_fallocate;
+	snprintf(q.dir, sizeof(q.dir), "%s", cfg.log_dir);
+	q.quota = INT64_MAX;
+	struct ch_topics *reg;
+	char err[512], msg[512];
+	CH_CHECK_EQ_INT(ch_topics_open_fs(&reg, &cfg, &q.ops, err, sizeof(err)), CH_OK);
+	ch_topic_kv kv[] = {{(char *)"retention.ms", (char *)"86400000"},
+			    {(char *)"segment.bytes", (char *)"1048576"}};
+	for (int i = 0; i < 40; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "topic-%02d", i);
+		CH_CHECK_EQ_INT(mu_create(reg, name, strlen(name), 4, kv, 2, false, NULL, msg,
+					  sizeof(msg)), 0);
+	}
+	int64_t reserve = file_size(cfg.log_dir, CH_TOPICS_RESERVE_FILE);
+	CH_CHECK(reserve >= file_size(cfg.log_dir, CH_TOPICS_FILE));
+
+	q.quota = dir_usage(cfg.log_dir); /* not one more block */
+	CH_CHECK_EQ_INT(mu_create(reg, "more", 4, 1, kv, 2, false, NULL, msg, sizeof(msg)), 56);
+	CH_CHECK(strstr(msg, "No space left on device") != NULL);
+	CH_CHECK(ch_topics_find(reg, "more", 4) == NULL);
+	CH_CHECK_EQ_INT(file_size(cfg.log_dir, CH_TOPICS_RESERVE_FILE), reserve); /* kept */
+	CH_CHECK_EQ_INT(mu_delete(reg, "topic-07", 8, msg, sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(mu_delete(reg, "topic-31", 8, msg, sizeof(msg)), 0);
+	CH_CHECK(ch_topics_find(reg, "topic-07", 8) == NULL);
+	ch_topics_close(reg);
+
+	/* With room again, the reserve is back to size at open. */
+	q.quota = INT64_MAX;
+	CH_CHECK_EQ_INT(ch_topics_open_fs(&reg, &cfg, &q.ops, err, sizeof(err)), CH_OK);
+	CH_CHECK_EQ_INT(ch_topics_count(reg), 38);
+	CH_CHECK(ch_topics_find(reg, "topic-07", 8) == NULL &&
+		 ch_topics_find(reg, "topic-31", 8) == NULL && ch_topics_find(reg, "topic-08", 8));
+	CH_CHECK(file_size(cfg.log_dir, CH_TOPICS_RESERVE_FILE) >=
+		 file_size(cfg.log_dir, CH_TOPICS_FILE));
+	CH_CHECK_EQ_INT(mu_create(reg, "more", 4, 1, kv, 2, false, NULL, msg, sizeof(msg)), 0);
+	ch_topics_close(reg);
+	ch_config_free(&cfg);
 	ch_log_threshold = CH_LOG_INFO;
 }
 
@@ -642,4 +795,5 @@ t_kill9(void)
 	ch_log_threshold = CH_LOG_INFO;
 }
 
-CH_TEST_MAIN(CH_TEST(t_fault_every_step), CH_TEST(t_power_cut_every_point), CH_TEST(t_kill9))
+CH_TEST_MAIN(CH_TEST(t_fault_every_step), CH_TEST(t_power_cut_every_point), CH_TEST(t_full_disk),
+	     CH_TEST(t_kill9))
