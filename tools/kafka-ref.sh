@@ -14,6 +14,8 @@
 #                                        kafka-console-producer, kafka-console-consumer,
 #                                        kafka-get-offsets, kafka-storage, or a class name
 #   tools/kafka-ref.sh classpath [4|3.9] the class path of the jars (DIR/libs/*)
+#   tools/kafka-ref.sh mainclass [4|3.9] NAME
+#                                        the main class of that tool in that release
 #   tools/kafka-ref.sh serve [4|3.9] DIR PORT CONTROLLER_PORT [key=value ...]
 #                                        format DIR if new and run the broker in the
 #                                        foreground (exec: the caller's pid is the JVM's);
@@ -258,6 +260,12 @@ install)
 start) v=$(version_of "${1:-4}"); start "$v" "${1:-4}" ;;
 stop) stop "$(version_of "${1:-4}")" ;;
 classpath) v=$(version_of "${1:-4}"); need_installed "$v" "${1:-4}"; classpath "$v" ;;
+mainclass)
+	(($# == 2)) || die "usage: mainclass 4|3.9 NAME"
+	v=$(version_of "$1")
+	need_installed "$v" "$1"
+	tool_class "$v" "$2"
+	;;
 tool)
 	(($# >= 2)) || die "usage: tool 4|3.9 NAME ARGS..."
 	v=$(version_of "$1")

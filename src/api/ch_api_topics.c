@@ -186,7 +186,8 @@ ch_api_CreateTopics(ch_req *req)
 			snprintf(msg, sizeof(msg),
 				 "Unable to replicate the partition %d time(s): The target "
 				 "replication factor of %d cannot be reached because only 1 "
-				 "broker(s) are registered.",
+				 "broker(s) are registered or some brokers have all their log "
+				 "directories cordoned.",
 				 rf, rf);
 		}
 		if (err) {

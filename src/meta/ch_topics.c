@@ -264,16 +264,16 @@ int16_t
 ch_topic_name_validate(const char *name, size_t len, char *msg, size_t msglen)
 {
 	if (len == 0) {
-		msgf(msg, msglen, "Topic name is illegal, it can't be empty");
+		msgf(msg, msglen, "Topic name is invalid: the empty string is not allowed");
 		return CH_TOPIC_ERR_INVALID_TOPIC_EXCEPTION;
 	}
 	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.')) {
-		msgf(msg, msglen, "Topic name cannot be \".\" or \"..\"");
+		msgf(msg, msglen, "Topic name is invalid: '%.*s' is not allowed", (int)len, name);
 		return CH_TOPIC_ERR_INVALID_TOPIC_EXCEPTION;
 	}
 	if (len > CH_TOPIC_NAME_MAX) {
-		msgf(msg, msglen, "Topic name is illegal, it can't be longer than %d characters, "
-		     "topic name: %.*s", CH_TOPIC_NAME_MAX, (int)CH_MIN(len, 300), name);
+		msgf(msg, msglen, "Topic name is invalid: the length of '%.*s' is longer than the max "
+		     "allowed length %d", (int)CH_MIN(len, 300), name, CH_TOPIC_NAME_MAX);
 		return CH_TOPIC_ERR_INVALID_TOPIC_EXCEPTION;
 	}
 	for (size_t i = 0; i < len; i++) {
@@ -285,7 +285,7 @@ ch_topic_name_validate(const char *name, size_t len, char *msg, size_t msglen)
 			for (size_t j = 0; j < len; j++)
 				safe[j] = name[j] >= 0x20 && name[j] < 0x7f ? name[j] : '?';
 			safe[len] = '\0';
-			msgf(msg, msglen, "Topic name \"%s\" is illegal, it contains a character "
+			msgf(msg, msglen, "Topic name is invalid: '%s' contains one or more characters "
 			     "other than ASCII alphanumerics, '.', '_' and '-'", safe);
 			return CH_TOPIC_ERR_INVALID_TOPIC_EXCEPTION;
 		}

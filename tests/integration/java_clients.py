@@ -7,6 +7,7 @@ print one JSON event a line (not a test itself).
 - JavaAdmin: the AdminClient, one command and one JSON answer at a time.
 - java_produce: a KafkaProducer run to completion.
 """
+import base64
 import json
 import os
 import signal
@@ -208,3 +209,41 @@ def java_produce(bootstrap, topic, count, partitions, props=None, timestamps=Non
     if p.returncode != 0 or not lines or lines[-1]["ev"] != "produced":
         raise AssertionError("ProducerDriver exit %d: %s\n%s" % (p.returncode, p.stdout, p.stderr[-3000:]))
     return lines[-1]["offsets"]
+
+
+class ToolResult:
+    def __init__(self, rc, out, err):
+        self.returncode, self.stdout, self.stderr = rc, out, err
+
+
+class KafkaTools(JavaProcess):
+    """Kafka's command-line tools run one after another in one JVM
+    (java/cohortit/ToolRunner.java): run(name, *args) is what
+    `tools/kafka-ref.sh tool 4 name args` prints and exits with."""
+
+    def __init__(self, name="tools"):
+        super().__init__(name, java_argv("ToolRunner"))
+        self._classes = {}
+
+    def main_class(self, tool):
+        if tool not in self._classes:
+            p = subprocess.run([kafka_ref.SCRIPT, "mainclass", "4", tool], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+            if p.returncode != 0:
+                raise AssertionError(p.stderr)
+            self._classes[tool] = p.stdout.strip()
+        return self._classes[tool]
+
+    def run(self, tool, *args, input=None, timeout=180.0):
+        if any("\t" in a or "\n" in a for a in args):
+            raise ValueError("tabs and newlines cannot pass through ToolRunner: %r" % (args,))
+        stdin = base64.b64encode((input or "").encode()).decode()
+        n = len(self.events)
+        self.send("\t".join([self.main_class(tool), stdin] + list(args)))
+        r = self.wait(lambda e: "rc" in e, timeout, "%s %s" % (tool, " ".join(args)), start=n)
+        return ToolResult(r["rc"], r["out"], r["err"])
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(60)
+        self._close_files()

@@ -19,8 +19,10 @@ its log tail when a test failed.
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
+import unittest
 
 import harness
 
@@ -130,3 +132,38 @@ class KafkaRef:
     cleanup = harness.Broker.cleanup
     stderr = log = harness.Broker.stderr
     stderr_tail = harness.Broker.stderr_tail
+
+
+class VersusKafka(unittest.TestCase):
+    """A differential test: one Apache Kafka 4.x and one cohortd with the same
+    settings; setUpClass runs cls.scenario(broker, base_ts) against Kafka, then
+    against cohortd, keeping cls.theirs and cls.ours. base_ts (now - 60 s) is the
+    same for both runs, for records whose timestamps the scenario sets."""
+
+    settings = {}
+
+    @classmethod
+    def scenario(cls, broker, base_ts):
+        raise NotImplementedError
+
+    @classmethod
+    def setUpClass(cls):
+        cls.kafka = KafkaRef("4", settings=cls.settings)
+        cls.cohortd = harness.Broker(settings=cls.settings, name="cohortd")
+        try:
+            cls.kafka.start()
+            cls.cohortd.start()
+            base_ts = int(time.time() * 1000) - 60000
+            print("Apache Kafka %s:" % cls.kafka.version, file=sys.stderr)
+            cls.theirs = cls.scenario(cls.kafka, base_ts)
+            print("cohortd:", file=sys.stderr)
+            cls.ours = cls.scenario(cls.cohortd, base_ts)
+        except BaseException:
+            cls.kafka.cleanup()
+            cls.cohortd.cleanup()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.kafka.stop()
+        cls.cohortd.stop()

@@ -16,9 +16,8 @@ import time
 import unittest
 
 import harness
-from harness import Broker
 from java_clients import JavaAdmin, JavaConsumer, check_installed, java_produce
-from kafka_ref import KafkaRef
+from kafka_ref import VersusKafka
 from test_group_helpers import GROUP_SETTINGS
 
 # The same group settings on both brokers (initial delay 0, small sessions allowed).
@@ -136,29 +135,17 @@ def scenario(bootstrap, base_ts):
     return out
 
 
-class JavaAdminDifferential(unittest.TestCase):
+class JavaAdminDifferential(VersusKafka):
+    settings = SETTINGS
+
     @classmethod
     def setUpClass(cls):
         check_installed()
-        cls.kafka = KafkaRef("4", settings=SETTINGS)
-        cls.cohortd = Broker(settings=SETTINGS, name="cohortd")
-        try:
-            cls.kafka.start()
-            cls.cohortd.start()
-            base_ts = int(time.time() * 1000) - 60000
-            print("Apache Kafka %s:" % cls.kafka.version, file=sys.stderr)
-            cls.theirs = scenario(cls.kafka.bootstrap, base_ts)
-            print("cohortd:", file=sys.stderr)
-            cls.ours = scenario(cls.cohortd.bootstrap, base_ts)
-        except BaseException:
-            cls.kafka.cleanup()
-            cls.cohortd.cleanup()
-            raise
+        super().setUpClass()
 
     @classmethod
-    def tearDownClass(cls):
-        cls.kafka.stop()
-        cls.cohortd.stop()
+    def scenario(cls, broker, base_ts):
+        return scenario(broker.bootstrap, base_ts)
 
     def test_same_answers_as_kafka(self):
         self.assertEqual([s for s, _ in self.ours], [s for s, _ in self.theirs])

@@ -41,12 +41,12 @@ t_name_rules(void)
 	CH_CHECK_EQ_INT(ch_topic_name_validate("a.b_c-D9", 8, msg, sizeof(msg)), 0);
 	CH_CHECK_EQ_INT(ch_topic_name_validate("...", 3, msg, sizeof(msg)), 0);
 	CH_CHECK_EQ_INT(ch_topic_name_validate("", 0, msg, sizeof(msg)), 17);
-	CH_CHECK_EQ_STR(msg, "Topic name is illegal, it can't be empty");
+	CH_CHECK_EQ_STR(msg, "Topic name is invalid: the empty string is not allowed");
 	CH_CHECK_EQ_INT(ch_topic_name_validate(".", 1, msg, sizeof(msg)), 17);
 	CH_CHECK_EQ_INT(ch_topic_name_validate("..", 2, msg, sizeof(msg)), 17);
-	CH_CHECK_EQ_STR(msg, "Topic name cannot be \".\" or \"..\"");
+	CH_CHECK_EQ_STR(msg, "Topic name is invalid: '..' is not allowed");
 	CH_CHECK_EQ_INT(ch_topic_name_validate("a b", 3, msg, sizeof(msg)), 17);
-	CH_CHECK_EQ_STR(msg, "Topic name \"a b\" is illegal, it contains a character other "
+	CH_CHECK_EQ_STR(msg, "Topic name is invalid: 'a b' contains one or more characters other "
 			"than ASCII alphanumerics, '.', '_' and '-'");
 	CH_CHECK_EQ_INT(ch_topic_name_validate("a\0b", 3, msg, sizeof(msg)), 17);
 	CH_CHECK_EQ_INT(ch_topic_name_validate("t\xc3\xa9", 3, msg, sizeof(msg)), 17);
