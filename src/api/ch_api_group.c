@@ -17,6 +17,7 @@
 
 #define KEY_TYPE_GROUP 0
 #define KEY_TYPE_TRANSACTION 1
+#define KEY_TYPE_SHARE 2
 
 void
 ch_api_group_respond(void *ud, void *token, const void *resp)
@@ -84,9 +85,14 @@ with_offsets_topic(ch_req *req, void (*then)(ch_req *req))
 	ch_topics_commit(tx, offsets_created, w);
 }
 
+/* The error for a coordinator lookup of this key type. *msg is cohort's
+ * own ErrorMessage where Kafka's text would mislead (no transactions), the
+ * error's Kafka message where Kafka fails the whole request (a key type it
+ * does not know), else NULL: the caller then writes Kafka's text. */
 static int16_t
 coordinator_error(ch_req *req, int8_t key_type, const char **msg)
 {
+	*msg = NULL;
 	if (key_type == KEY_TYPE_TRANSACTION) {
 		/* No transaction coordinator: the answer InitProducerId gives a
 		 * transactional id too (see ch_api_producer_id.c). Kafka gives it
@@ -95,15 +101,28 @@ coordinator_error(ch_req *req, int8_t key_type, const char **msg)
 		*msg = "transactions are not supported by cohortd";
 		return CH_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
 	}
+	if (key_type == KEY_TYPE_SHARE)
+		return CH_KERR_INVALID_REQUEST; /* Kafka without a share coordinator */
 	if (key_type != KEY_TYPE_GROUP) {
-		*msg = "unknown coordinator key type";
+		/* Kafka: CoordinatorType.forId throws, the request fails whole */
+		*msg = ch_kerr_message(CH_KERR_INVALID_REQUEST);
 		return CH_KERR_INVALID_REQUEST;
 	}
-	*msg = NULL;
-	if (offsets_topic_exists(req))
-		return CH_KERR_NONE;
-	*msg = "__consumer_offsets cannot be created";
-	return CH_KERR_COORDINATOR_NOT_AVAILABLE;
+	/* with_offsets_topic ran first: the topic is there unless creating it
+	 * failed (logged), which Kafka answers COORDINATOR_NOT_AVAILABLE */
+	return offsets_topic_exists(req) ? CH_KERR_NONE : CH_KERR_COORDINATOR_NOT_AVAILABLE;
+}
+
+/* Kafka's ErrorMessage (KafkaApis.handleFindCoordinatorRequest*): v1-v3
+ * Errors.message(), which is "NONE" on success; v4+ "" per key. */
+static ch_str
+coordinator_message(int16_t version, int16_t err, const char *msg)
+{
+	if (msg)
+		return ch_str_c(msg);
+	if (version >= 4)
+		return CH_STR_LIT("");
+	return ch_str_c(err ? ch_kerr_message(err) : "NONE");
 }
 
 /* A group's coordinator is this broker while its __consumer_offsets
@@ -112,13 +131,12 @@ coordinator_error(ch_req *req, int8_t key_type, const char **msg)
  * load failed has none: COORDINATOR_NOT_AVAILABLE, Kafka's answer for a
  * partition without a leader. */
 static int16_t
-group_key_error(ch_req *req, ch_str key, const char **msg)
+group_key_error(ch_req *req, ch_str key)
 {
 	ch_coord *c = req->bk->coord;
 	ch_coord_load_state st = ch_coord_partition_state(c, ch_coord_partition_for(c, key));
 	if (st == CH_COORD_LOADED || st == CH_COORD_LOADING)
 		return CH_KERR_NONE;
-	*msg = "The coordinator is not available.";
 	return CH_KERR_COORDINATOR_NOT_AVAILABLE;
 }
 
@@ -130,12 +148,12 @@ find_coordinator(ch_req *req)
 	ch_FindCoordinatorResponse resp;
 	ch_FindCoordinatorResponse_init(&resp);
 	int8_t key_type = req->version >= 1 ? rq->KeyType : KEY_TYPE_GROUP;
-	const char *msg;
+	const char *msg = NULL;
 	if (req->version < 4) {
 		resp.ErrorCode = coordinator_error(req, key_type, &msg);
 		if (!resp.ErrorCode && key_type == KEY_TYPE_GROUP)
-			resp.ErrorCode = group_key_error(req, rq->Key, &msg);
-		resp.ErrorMessage = ch_str_c(msg);
+			resp.ErrorCode = group_key_error(req, rq->Key);
+		resp.ErrorMessage = coordinator_message(req->version, resp.ErrorCode, msg);
 		resp.NodeId = resp.ErrorCode ? -1 : bk->node_id;
 		resp.Host = ch_str_c(resp.ErrorCode ? "" : bk->adv_host);
 		resp.Port = resp.ErrorCode ? -1 : bk->adv_port;
@@ -151,9 +169,9 @@ find_coordinator(ch_req *req)
 		c->Key = rq->CoordinatorKeys[i];
 		int16_t err = type_err;
 		if (!err && key_type == KEY_TYPE_GROUP)
-			err = group_key_error(req, c->Key, &msg);
+			err = group_key_error(req, c->Key);
 		c->ErrorCode = err;
-		c->ErrorMessage = err ? ch_str_c(msg) : CH_STR_NULL;
+		c->ErrorMessage = coordinator_message(req->version, err, msg);
 		c->NodeId = err ? -1 : bk->node_id;
 		c->Host = ch_str_c(err ? "" : bk->adv_host);
 		c->Port = err ? -1 : bk->adv_port;

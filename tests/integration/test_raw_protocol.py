@@ -8,6 +8,9 @@ from kwire import Conn
 
 NUM_PARTITIONS = 3
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
+INVALID_REQUEST_MESSAGE = (  # Kafka's Errors.INVALID_REQUEST default message
+    "This most likely occurs because of a request being malformed by the client library or "
+    "the message was sent to an incompatible broker. See the broker logs for more details.")
 
 
 class RawProtocol(BrokerTestCase):
@@ -451,6 +454,8 @@ class RawProtocol(BrokerTestCase):
                     self.assertEqual(c["error_code"], 0, c)
                     self.assertEqual((c["node_id"], c["host"], c["port"]),
                                      (node, "127.0.0.1", self.broker.port))
+                    # Kafka: v1-v3 Errors.NONE.message() is "NONE"; v4+ ""
+                    self.assertEqual(c["error_message"], {0: None}.get(v, "NONE" if v < 4 else ""))
                     if v >= 4:
                         self.assertEqual(c["key"], keys[i])
 
@@ -491,10 +496,18 @@ class RawProtocol(BrokerTestCase):
     def test_find_coordinator_unknown_key_type(self):
         # Kafka: INVALID_REQUEST for share keys (2) before v6 or without a
         # share coordinator, and for unknown types (CoordinatorType.forId)
-        for v, kt in ((1, 2), (3, 3), (4, 2), (6, 2), (6, 7)):
+        # (KafkaApis.getCoordinator); ErrorMessage as Apache Kafka 4.4.0 sends it:
+        # Errors.message() at v1-v3 and when forId fails the request whole,
+        # else "" at v4+
+        for v, kt, whole in ((1, 2, True), (3, 3, True), (4, 2, False), (6, 2, False),
+                             (4, 7, True), (6, 7, True)):
             with self.subTest(version=v, key_type=kt):
-                res = kwire.find_coordinator(self.c, v, ["k"] if v >= 4 else "k", kt)
-                self.assertEqual([c["error_code"] for c in res], [kwire.INVALID_REQUEST])
+                res = kwire.find_coordinator(self.c, v, ["k", "l"] if v >= 4 else "k", kt)
+                self.assertEqual([c["error_code"] for c in res],
+                                 [kwire.INVALID_REQUEST] * (2 if v >= 4 else 1))
+                for c in res:
+                    self.assertEqual(c["error_message"], INVALID_REQUEST_MESSAGE if whole else "")
+                    self.assertEqual((c["node_id"], c["host"], c["port"]), (-1, "", -1))
 
 
 class NoAutoCreate(BrokerTestCase):
