@@ -4,8 +4,10 @@
  */
 #include "net/ch_resp_int.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/ch_common.h"
 
@@ -124,4 +126,46 @@ bool
 ch_resp_ok(const ch_resp *r)
 {
 	return !r->bad;
+}
+
+/* Reads len bytes at off of fd into dst; a short file is EIO. */
+static int
+pread_full(int fd, uint8_t *dst, size_t len, off_t off)
+{
+	while (len > 0) {
+		ssize_t n = pread(fd, dst, len, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return CH_ERR;
+		if (n == 0) {
+			errno = EIO;
+			return CH_ERR;
+		}
+		dst += n;
+		len -= (size_t)n;
+		off += n;
+	}
+	return CH_OK;
+}
+
+int
+ch_resp_flatten(const ch_resp *r, ch_buf *out)
+{
+	if (r->bad)
+		return CH_ERR;
+	for (const ch_chunk *ck = r->head; ck; ck = ck->next) {
+		if (!ck->is_file) {
+			ch_buf_append(out, ck->mem.data, ck->len);
+			continue;
+		}
+		size_t at = out->len;
+		if (!ch_buf_extend(out, ck->len))
+			return CH_ERR;
+		if (pread_full(ck->fd, out->data + at, ck->len, ck->off) != CH_OK) {
+			out->len = at;
+			return CH_ERR;
+		}
+	}
+	return ch_buf_ok(out) ? CH_OK : CH_ERR;
 }

@@ -58,4 +58,13 @@ size_t ch_resp_len(const ch_resp *r);
 /* False if a chunk's buffer had run out of memory. */
 bool ch_resp_ok(const ch_resp *r);
 
+/* The response's bytes in one buffer, as the client would receive them
+ * (without the size prefix): memory chunks copied, file ranges read with
+ * pread. Appends to out; r is unchanged (its chunks are still owned by it).
+ * For tests and tools: the server sends chunks as they are.
+ * @returns CH_OK, or CH_ERR if r is poisoned (!ch_resp_ok), a file range
+ * cannot be read in full (errno set; EIO for a file that is too short) or
+ * out runs out of memory. */
+int ch_resp_flatten(const ch_resp *r, ch_buf *out);
+
 #endif
