@@ -274,14 +274,21 @@ coord_shell_start(ch_loop *loop, ch_broker *bk, ch_parts *parts)
 }
 
 void
+coord_shell_quiesce(coord_shell *s)
+{
+	if (s->hook)
+		ch_loop_remove_before_sleep(s->loop, s->hook);
+	s->hook = NULL;
+	ch_timer_cancel(s->loop, &s->timer);
+	ch_timer_cancel(s->loop, &s->retry_timer); /* a load retry replays */
+}
+
+void
 coord_shell_stop(coord_shell *s)
 {
 	if (!s)
 		return;
-	if (s->hook)
-		ch_loop_remove_before_sleep(s->loop, s->hook);
-	ch_timer_cancel(s->loop, &s->timer);
-	ch_timer_cancel(s->loop, &s->retry_timer);
+	coord_shell_quiesce(s);
 	ch_coord_free(s->coord);
 	free(s->failures);
 	free(s);

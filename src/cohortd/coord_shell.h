@@ -22,6 +22,14 @@ typedef struct coord_shell coord_shell;
 /* Creates the coordinator, replays its state and sets bk->coord. A
  * partition that fails to load does not stop the others. */
 coord_shell *coord_shell_start(ch_loop *loop, ch_broker *bk, ch_parts *parts);
+/* Shutdown, after ch_coord_shutdown and before ch_parts_free: the core gets
+ * no more timer ticks and failed partitions no more load retries, so
+ * nothing it does on a timer (a session expiring) appends to logs that are
+ * being closed, where the append's completion would be posted to a loop
+ * that no longer runs. Completions of appends in flight still reach the
+ * core. */
+void coord_shell_quiesce(coord_shell *s);
+/* Frees the shell and the coordinator (after ch_parts_free). */
 void coord_shell_stop(coord_shell *s);
 
 #endif

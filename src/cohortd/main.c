@@ -229,11 +229,13 @@ main(int argc, char **argv)
 	coord_shell *coord = coord_shell_start(d.loop, &d.bk, d.bk.parts);
 	ch_loop_run(d.loop);
 
-	/* Shutdown order: stop accepting; answer parked group requests; let
-	 * the partition manager finish or fail pending appends (their
-	 * callbacks still reach the coordinator); then free the rest. */
+	/* Shutdown order: stop accepting; answer parked group requests and
+	 * stop the coordinator's timers; let the partition manager finish or
+	 * fail pending appends (their callbacks still reach the coordinator);
+	 * then free the rest. */
 	ch_server_stop(d.server);
 	ch_coord_shutdown(d.bk.coord);
+	coord_shell_quiesce(coord);
 	ch_parts_free(d.bk.parts); /* finishes registry writes still running */
 	ch_topics_set_exec(topics, NULL);
 	coord_shell_stop(coord);
