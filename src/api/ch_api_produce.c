@@ -3,11 +3,12 @@
  *
  * Each partition's records go through ch_part_append, the same path the
  * coordinator uses, which validates (CRC, sizes, producer sequences) and
- * appends. acks=0 sends nothing, acks=1 answers at once (the data is in the
- * page cache; log.flush.interval.* may ask for a sync), acks=-1 (all) parks
- * the request until every appended partition is fsynced: the fsync worker
- * batches the syncs (group commit, ch_parts.h), so many producers' requests
- * share one fdatasync.
+ * appends. acks=0 sends nothing (or closes the connection if a partition
+ * failed, as Kafka does: it is the only way to tell the producer), acks=1
+ * answers at once (the data is in the page cache; log.flush.interval.* may
+ * ask for a sync), acks=-1 (all) parks the request until every appended
+ * partition is fsynced: the fsync worker batches the syncs (group commit,
+ * ch_parts.h), so many producers' requests share one fdatasync.
  *
  * The batches are rewritten in place (offsets, leader epoch, LogAppendTime)
  * inside the request frame, which the server keeps, unchanged and at the
@@ -26,6 +27,7 @@ typedef struct produce_ctx {
 	ch_req *req;
 	ch_ProduceResponse resp;
 	int pending; /* partitions waiting for their fsync */
+	bool failed; /* a partition was answered with an error */
 } produce_ctx;
 
 typedef struct produce_wait {
@@ -114,6 +116,7 @@ ch_api_Produce(ch_req *req)
 				}
 			}
 			pr->ErrorCode = kerr;
+			ctx->failed |= kerr != 0;
 			if (kerr)
 				CH_LOGD("api", "%s: produce to %.*s-%d: error %d (%s)", req->peer,
 					td->Name.len, td->Name.p, pd->Index, kerr,
@@ -121,7 +124,16 @@ ch_api_Produce(ch_req *req)
 		}
 	}
 	if (acks == 0) {
-		/* Any waiters were not asked for: nothing to wait on. */
+		/* No response is sent, so an error can only be told by closing
+		 * the connection: the producer then refreshes its metadata
+		 * (KafkaApis.handleProduceRequest does the same). */
+		if (ctx->failed) {
+			CH_LOGI("api", "%s: closing the connection: a produce with acks=0 failed "
+				"(correlation id %d)",
+				req->peer, req->corr);
+			ch_api_close(req, NULL);
+			return;
+		}
 		ch_api_send_none(req);
 		return;
 	}
