@@ -18,8 +18,10 @@
  * fields up to and including the length prefix into a memory chunk, adds
  * the file range as a file chunk (sent with sendfile, holding a segment
  * reference until sent), and goes on in a new memory chunk. The layout is
- * the generated encoder's (ch_msg_FetchResponse.c); a unit test decodes our
- * output with the generated decoder.
+ * the generated encoder's (ch_msg_FetchResponse.c): the api unit tests
+ * (src/api/tests: api_data with records, api_table with random requests)
+ * decode our output at every version with the generated decoder, which
+ * must consume every byte, and re-encode it to the very same bytes.
  *
  * SESSIONS (KIP-227): cohort creates none. Every request is a full fetch
  * and the response's SessionId is 0, which tells clients asking for a

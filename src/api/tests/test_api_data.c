@@ -1,0 +1,527 @@
+/*
+ * The data path at every version, against a whole broker without sockets
+ * (api_harness.h): Produce (acks 0, 1 and all; errors) -> Fetch (records
+ * read back through the sendfile chunks, offsets out of range, unknown
+ * topics and ids, sessions, a long poll woken by a produce) -> ListOffsets
+ * (earliest, latest, by time, max timestamp), and InitProducerId with an
+ * idempotent producer's sequence checks.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_flows.h"
+#include "common/ch_common.h"
+#include "log/ch_batch.h"
+
+static const int16_t family[] = {0, 1, 2, 22};
+
+/* Producer identity of a batch; pid -1: none. */
+typedef struct producer {
+	int64_t pid;
+	int16_t epoch;
+	int32_t seq;
+} producer;
+
+static const producer NO_PRODUCER = {-1, -1, -1};
+
+/* A batch of n records with values "v<first + j>", timestamps ts + j. */
+static void
+make_batch(ch_buf *out, int n, int first, int64_t ts, producer pr)
+{
+	ch_buf_reset(out);
+	ch_batch_builder bb;
+	ch_batch_builder_begin(&bb, out, 0, 0, ts, pr.pid, pr.epoch, pr.seq);
+	for (int j = 0; j < n; j++) {
+		char k[16], v[16];
+		int kn = snprintf(k, sizeof(k), "k%d", first + j);
+		int vn = snprintf(v, sizeof(v), "v%d", first + j);
+		ch_batch_builder_add(&bb, j, ts + j, (ch_bytes){(const uint8_t *)k, kn},
+				     (ch_bytes){(const uint8_t *)v, vn}, 0, NULL, 0);
+	}
+	if (ch_batch_builder_end(&bb, -1) != CH_OK)
+		abort();
+}
+
+/* One partition's worth of records for a Produce request. */
+typedef struct produce_one {
+	const char *topic;
+	int32_t partition;
+	ch_bytes records;
+} produce_one;
+
+static uint64_t
+send_produce(tb *b, int16_t v, int16_t acks, const produce_one *p, int n)
+{
+	ch_ProduceRequest_TopicProduceData td[8];
+	ch_ProduceRequest_PartitionProduceData pd[8];
+	for (int i = 0; i < n; i++) {
+		pd[i] = (ch_ProduceRequest_PartitionProduceData){p[i].partition, p[i].records};
+		td[i] = (ch_ProduceRequest_TopicProduceData){ch_str_c(p[i].topic), &pd[i], 1};
+	}
+	ch_ProduceRequest q;
+	ch_ProduceRequest_init(&q);
+	q.Acks = acks;
+	q.TimeoutMs = 30000;
+	q.TopicData = td;
+	q.TopicData_n = n;
+	return tb_send(b, 0, v, &q);
+}
+
+/* Produce one batch, expecting kerr; returns the base offset (or -1). */
+static int64_t
+produce(tb *b, ch_arena *a, int16_t v, int16_t acks, const char *topic, const ch_buf *batch,
+	int16_t kerr)
+{
+	produce_one p = {topic, 0, {batch->data, (int32_t)batch->len}};
+	uint64_t seq = send_produce(b, v, acks, &p, 1);
+	CH_CHECK(tb_wait(b, seq));
+	ch_ProduceResponse *r = tb_decode(b, seq, a);
+	CH_CHECK(r != NULL);
+	if (!r)
+		return -1;
+	CH_CHECK_EQ_INT(r->Responses_n, 1);
+	if (r->Responses_n != 1 || r->Responses[0].PartitionResponses_n != 1)
+		return -1;
+	CH_CHECK_STR(r->Responses[0].Name, topic);
+	const ch_ProduceResponse_PartitionProduceResponse *pr =
+		&r->Responses[0].PartitionResponses[0];
+	CH_CHECK_EQ_INT(pr->Index, 0);
+	if (pr->ErrorCode != kerr)
+		fprintf(stderr, "  %s acks=%d: error %d, want %d\n", tb_name(0, v), acks,
+			pr->ErrorCode, kerr);
+	CH_CHECK_EQ_INT(pr->ErrorCode, kerr);
+	if (v >= 2)
+		CH_CHECK_EQ_INT(pr->LogAppendTimeMs, -1); /* CreateTime topic */
+	if (v >= 5 && !kerr)
+		CH_CHECK_EQ_INT(pr->LogStartOffset, 0);
+	return pr->BaseOffset;
+}
+
+/* The records of a fetched partition: offsets and values, in order. */
+typedef struct fetched {
+	int n;
+	int64_t offset[64];
+	char value[64][16];
+	int64_t first_batch_size;
+	bool bad;
+} fetched;
+
+static void
+parse_records(ch_bytes recs, fetched *out)
+{
+	memset(out, 0, sizeof(*out));
+	size_t pos = 0, len = recs.len > 0 ? (size_t)recs.len : 0;
+	while (pos < len) {
+		ch_batch_hdr h;
+		if (ch_batch_check(recs.p + pos, len - pos, 0, false, &h) != 0) {
+			out->bad = true;
+			return;
+		}
+		if (out->first_batch_size == 0)
+			out->first_batch_size = ch_batch_size(&h);
+		ch_record_iter it;
+		ch_record_iter_init(&it, recs.p + pos + CH_BATCH_HDR_SIZE,
+				    (size_t)ch_batch_size(&h) - CH_BATCH_HDR_SIZE, h.records_count);
+		ch_record rec;
+		while (ch_record_next(&it, &rec) == 1 && out->n < 64) {
+			out->offset[out->n] = h.base_offset + rec.offset_delta;
+			snprintf(out->value[out->n], sizeof(out->value[0]), "%.*s",
+				 rec.value.len > 0 ? rec.value.len : 0, (const char *)rec.value.p);
+			out->n++;
+		}
+		out->bad |= it.err != 0;
+		pos += (size_t)ch_batch_size(&h);
+	}
+}
+
+typedef struct fetch_at {
+	const char *topic; /* by name (v0-12) */
+	ch_uuid id;        /* by id (v13+) */
+	int32_t partition;
+	int64_t offset;
+	int32_t max_bytes;
+} fetch_at;
+
+static uint64_t
+send_fetch(tb *b, int16_t v, int32_t max_wait, int32_t session, const fetch_at *f, int n)
+{
+	ch_FetchRequest_FetchTopic ft[4];
+	ch_FetchRequest_FetchPartition fp[4];
+	for (int i = 0; i < n; i++) {
+		memset(&fp[i], 0, sizeof(fp[i]));
+		fp[i].Partition = f[i].partition;
+		fp[i].CurrentLeaderEpoch = -1;
+		fp[i].FetchOffset = f[i].offset;
+		fp[i].LastFetchedEpoch = -1;
+		fp[i].LogStartOffset = -1;
+		fp[i].PartitionMaxBytes = f[i].max_bytes;
+		memset(&ft[i], 0, sizeof(ft[i]));
+		ft[i].Topic = ch_str_c(f[i].topic);
+		ft[i].TopicId = f[i].id;
+		ft[i].Partitions = &fp[i];
+		ft[i].Partitions_n = 1;
+	}
+	ch_FetchRequest q;
+	ch_FetchRequest_init(&q);
+	q.ReplicaId = -1;
+	q.MaxWaitMs = max_wait;
+	q.MinBytes = 1;
+	q.MaxBytes = 1 << 20;
+	q.SessionId = session;
+	q.SessionEpoch = -1;
+	q.Topics = ft;
+	q.Topics_n = n;
+	q.ForgottenTopicsData_n = 0;
+	q.RackId = ch_str_c("");
+	return tb_send(b, 1, v, &q);
+}
+
+/* The decoded response's only partition, checked against the request. */
+static const ch_FetchResponse_PartitionData *
+only_partition(const ch_FetchResponse *r, int16_t v, const fetch_at *f)
+{
+	CH_CHECK_EQ_INT(r->Responses_n, 1);
+	if (r->Responses_n != 1)
+		return NULL;
+	if (v >= 13)
+		CH_CHECK(memcmp(r->Responses[0].TopicId.b, f->id.b, 16) == 0);
+	else
+		CH_CHECK_STR(r->Responses[0].Topic, f->topic);
+	CH_CHECK_EQ_INT(r->Responses[0].Partitions_n, 1);
+	if (r->Responses[0].Partitions_n != 1)
+		return NULL;
+	const ch_FetchResponse_PartitionData *p = &r->Responses[0].Partitions[0];
+	CH_CHECK_EQ_INT(p->PartitionIndex, f->partition);
+	if (v >= 4)
+		CH_CHECK(p->AbortedTransactions_n <= 0); /* no transactions */
+	if (v >= 11)
+		CH_CHECK_EQ_INT(p->PreferredReadReplica, -1);
+	return p;
+}
+
+static const ch_FetchResponse_PartitionData *
+fetch(tb *b, ch_arena *a, int16_t v, const fetch_at *f, int16_t kerr)
+{
+	uint64_t seq = send_fetch(b, v, 0, 0, f, 1);
+	CH_CHECK(tb_wait(b, seq));
+	ch_FetchResponse *r = tb_decode(b, seq, a);
+	CH_CHECK(r != NULL);
+	if (!r)
+		return NULL;
+	if (v >= 7) {
+		CH_CHECK_EQ_INT(r->ErrorCode, 0);
+		CH_CHECK_EQ_INT(r->SessionId, 0); /* no fetch sessions */
+	}
+	const ch_FetchResponse_PartitionData *p = only_partition(r, v, f);
+	if (p) {
+		if (p->ErrorCode != kerr)
+			fprintf(stderr, "  %s offset %lld: error %d, want %d\n", tb_name(1, v),
+				(long long)f->offset, p->ErrorCode, kerr);
+		CH_CHECK_EQ_INT(p->ErrorCode, kerr);
+	}
+	return p;
+}
+
+static void
+check_values(const fetched *fr, int64_t first, int n)
+{
+	CH_CHECK(!fr->bad);
+	CH_CHECK_EQ_INT(fr->n, n);
+	for (int j = 0; j < fr->n && j < n; j++) {
+		char want[16];
+		snprintf(want, sizeof(want), "v%lld", (long long)(first + j));
+		CH_CHECK_EQ_INT(fr->offset[j], first + j);
+		CH_CHECK_EQ_STR(fr->value[j], want);
+	}
+}
+
+/* Produce: acks all, 1 and 0, and the errors. Leaves records 0..5. */
+static void
+produce_step(tb *b, ch_arena *a, int16_t v, const char *topic, int64_t ts)
+{
+	ch_buf batch;
+	ch_buf_init(&batch);
+	/* acks=all: answered once an fsync covered the batch, which runs on a
+	 * worker thread, so never from inside ch_api_on_frame. */
+	make_batch(&batch, 3, 0, ts, NO_PRODUCER);
+	ch_parts_stats before = ch_parts_get_stats(b->bk.parts);
+	produce_one first = {topic, 0, {batch.data, (int32_t)batch.len}};
+	uint64_t seq = send_produce(b, v, -1, &first, 1);
+	CH_CHECK_EQ_INT(tb_get(b, seq)->replies, 0);
+	CH_CHECK(tb_wait(b, seq));
+	CH_CHECK_EQ_INT(ch_parts_get_stats(b->bk.parts).durable_waiters, before.durable_waiters + 1);
+	ch_ProduceResponse *r0 = tb_decode(b, seq, a);
+	CH_CHECK(r0 && r0->Responses_n == 1 && r0->Responses[0].PartitionResponses_n == 1);
+	if (r0 && r0->Responses_n == 1 && r0->Responses[0].PartitionResponses_n == 1) {
+		CH_CHECK_EQ_INT(r0->Responses[0].PartitionResponses[0].ErrorCode, 0);
+		CH_CHECK_EQ_INT(r0->Responses[0].PartitionResponses[0].BaseOffset, 0);
+	}
+	make_batch(&batch, 2, 3, ts + 3, NO_PRODUCER);
+	CH_CHECK_EQ_INT(produce(b, a, v, 1, topic, &batch, 0), 3);
+
+	/* acks=0: no response at all; a failed one closes the connection. */
+	make_batch(&batch, 1, 5, ts + 5, NO_PRODUCER);
+	produce_one ok = {topic, 0, {batch.data, (int32_t)batch.len}};
+	seq = send_produce(b, v, 0, &ok, 1);
+	CH_CHECK(tb_wait(b, seq));
+	CH_CHECK(tb_get(b, seq)->nones == 1 && tb_get(b, seq)->replies == 0 &&
+		 tb_get(b, seq)->closes == 0);
+	produce_one lost = {"no-such-topic", 0, {batch.data, (int32_t)batch.len}};
+	seq = send_produce(b, v, 0, &lost, 1);
+	CH_CHECK(tb_wait(b, seq));
+	CH_CHECK(tb_get(b, seq)->closes == 1 && tb_get(b, seq)->replies == 0);
+
+	/* Errors per partition, in one request. */
+	ch_buf corrupt;
+	ch_buf_init(&corrupt);
+	ch_buf_append(&corrupt, batch.data, batch.len);
+	corrupt.data[corrupt.len - 1] ^= 0xff; /* inside the CRC's range */
+	produce_one bad[4] = {
+		{topic, 7, {batch.data, (int32_t)batch.len}},
+		{"no-such-topic", 0, {batch.data, (int32_t)batch.len}},
+		{topic, 0, {corrupt.data, (int32_t)corrupt.len}},
+		{topic, 0, {(const uint8_t *)"", 0}},
+	};
+	static const int16_t want[4] = {CH_KERR_UNKNOWN_TOPIC_OR_PARTITION,
+					CH_KERR_UNKNOWN_TOPIC_OR_PARTITION, CH_KERR_CORRUPT_MESSAGE,
+					CH_KERR_INVALID_RECORD};
+	seq = send_produce(b, v, 1, bad, 4);
+	CH_CHECK(tb_wait(b, seq));
+	ch_ProduceResponse *r = tb_decode(b, seq, a);
+	CH_CHECK(r && r->Responses_n == 4);
+	for (int i = 0; r && i < 4 && i < r->Responses_n; i++) {
+		CH_CHECK_EQ_INT(r->Responses[i].PartitionResponses_n, 1);
+		if (r->Responses[i].PartitionResponses_n != 1)
+			continue;
+		CH_CHECK_EQ_INT(r->Responses[i].PartitionResponses[0].Index, bad[i].partition);
+		CH_CHECK_EQ_INT(r->Responses[i].PartitionResponses[0].ErrorCode, want[i]);
+		CH_CHECK_EQ_INT(r->Responses[i].PartitionResponses[0].BaseOffset, -1);
+	}
+	/* acks must be 0, 1 or -1. */
+	CH_CHECK_EQ_INT(produce(b, a, v, 2, topic, &batch, CH_KERR_INVALID_REQUIRED_ACKS), -1);
+	ch_buf_free(&corrupt);
+	ch_buf_free(&batch);
+}
+
+static void
+fetch_step(tb *b, ch_arena *a, int16_t v, int16_t pv, const char *topic, ch_uuid id, int64_t ts)
+{
+	fetch_at all = {topic, id, 0, 0, 1 << 20};
+	const ch_FetchResponse_PartitionData *p = fetch(b, a, v, &all, 0);
+	if (p) {
+		CH_CHECK_EQ_INT(p->HighWatermark, 6);
+		if (v >= 4)
+			CH_CHECK_EQ_INT(p->LastStableOffset, 6);
+		if (v >= 5)
+			CH_CHECK_EQ_INT(p->LogStartOffset, 0);
+		fetched fr;
+		parse_records(p->Records, &fr);
+		check_values(&fr, 0, 6);
+	}
+	/* From the middle: the batch holding offset 3 comes back whole. */
+	fetch_at mid = {topic, id, 0, 3, 1 << 20};
+	p = fetch(b, a, v, &mid, 0);
+	if (p) {
+		fetched fr;
+		parse_records(p->Records, &fr);
+		check_values(&fr, 3, 3);
+	}
+	/* A limit smaller than a batch still returns the first batch whole,
+	 * so a consumer cannot get stuck. */
+	fetch_at tiny = {topic, id, 0, 0, 1};
+	p = fetch(b, a, v, &tiny, 0);
+	if (p) {
+		fetched fr;
+		parse_records(p->Records, &fr);
+		check_values(&fr, 0, 3);
+		CH_CHECK_EQ_INT(p->Records.len, fr.first_batch_size);
+	}
+	fetch_at past = {topic, id, 0, 100, 1 << 20};
+	p = fetch(b, a, v, &past, CH_KERR_OFFSET_OUT_OF_RANGE);
+	if (p) {
+		CH_CHECK_EQ_INT(p->HighWatermark, 6);
+		CH_CHECK(p->Records.len <= 0);
+	}
+	fetch_at nopart = {topic, id, 9, 0, 1 << 20};
+	fetch(b, a, v, &nopart, CH_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	ch_uuid other = id;
+	other.b[3] ^= 0x5a;
+	fetch_at notopic = {"no-such-topic", other, 0, 0, 1 << 20};
+	fetch(b, a, v, &notopic,
+	      v >= 13 ? CH_KERR_UNKNOWN_TOPIC_ID : CH_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+
+	/* v7+: cohort has no fetch sessions (KIP-227). */
+	if (v >= 7) {
+		uint64_t seq = send_fetch(b, v, 0, 12345, &all, 1);
+		CH_CHECK(tb_wait(b, seq));
+		ch_FetchResponse *r = tb_decode(b, seq, a);
+		CH_CHECK(r != NULL);
+		if (r) {
+			CH_CHECK_EQ_INT(r->ErrorCode, CH_KERR_FETCH_SESSION_ID_NOT_FOUND);
+			CH_CHECK_EQ_INT(r->Responses_n, 0);
+		}
+	}
+
+	/* Long poll at the end of the log: parked until a produce arrives. */
+	fetch_at tail = {topic, id, 0, 6, 1 << 20};
+	uint64_t seq = send_fetch(b, v, 25000, 0, &tail, 1);
+	for (int k = 0; k < 3; k++)
+		tb_poll(b);
+	CH_CHECK_EQ_INT(tb_get(b, seq)->replies, 0);
+	ch_buf batch;
+	ch_buf_init(&batch);
+	make_batch(&batch, 1, 6, ts + 6, NO_PRODUCER);
+	CH_CHECK_EQ_INT(produce(b, a, pv, 1, topic, &batch, 0), 6);
+	ch_buf_free(&batch);
+	/* The append woke it: answered within a few loop passes, long before
+	 * MaxWaitMs (so a wake-up that never comes fails here). */
+	bool woken = tb_poll_until(b, seq, 5);
+	CH_CHECK(woken);
+	if (!woken)
+		return;
+	ch_FetchResponse *r = tb_decode(b, seq, a);
+	CH_CHECK(r != NULL);
+	p = r ? only_partition(r, v, &tail) : NULL;
+	if (p) {
+		CH_CHECK_EQ_INT(p->ErrorCode, 0);
+		CH_CHECK_EQ_INT(p->HighWatermark, 7);
+		fetched fr;
+		parse_records(p->Records, &fr);
+		check_values(&fr, 6, 1);
+	}
+	/* Nothing arrives: answered empty at MaxWaitMs. */
+	fetch_at end = {topic, id, 0, 7, 1 << 20};
+	seq = send_fetch(b, v, 20, 0, &end, 1);
+	CH_CHECK(tb_wait(b, seq));
+	r = tb_decode(b, seq, a);
+	p = r ? only_partition(r, v, &end) : NULL;
+	CH_CHECK(p != NULL);
+	if (p) {
+		CH_CHECK_EQ_INT(p->ErrorCode, 0);
+		CH_CHECK(p->Records.len <= 0);
+	}
+}
+
+static void
+list_offsets_step(tb *b, ch_arena *a, int16_t v, const char *topic, int64_t ts)
+{
+	/* Records 0..6 carry timestamps ts..ts+6. */
+	ch_ListOffsetsRequest_ListOffsetsPartition parts[5] = {
+		{0, -1, -2, 1},     /* earliest */
+		{0, -1, -1, 1},     /* latest */
+		{0, -1, ts + 4, 1}, /* first offset with timestamp >= ts+4 */
+		{0, -1, ts + 100, 1},
+		{0, -1, -3, 1},     /* max timestamp (v7+) */
+	};
+	int n = v >= 7 ? 5 : 4;
+	ch_ListOffsetsRequest_ListOffsetsTopic t[2] = {
+		{ch_str_c(topic), parts, n},
+		{ch_str_c("no-such-topic"), parts, 1},
+	};
+	ch_ListOffsetsRequest q;
+	ch_ListOffsetsRequest_init(&q);
+	q.ReplicaId = -1;
+	q.Topics = t;
+	q.Topics_n = 2;
+	CALL(r, ch_ListOffsetsResponse, b, a, 2, v, &q);
+	CH_CHECK_EQ_INT(r->Topics_n, 2);
+	if (r->Topics_n != 2)
+		return;
+	CH_CHECK_STR(r->Topics[0].Name, topic);
+	CH_CHECK_EQ_INT(r->Topics[0].Partitions_n, n);
+	static const int64_t want_offset[5] = {0, 7, 4, -1, 6};
+	for (int i = 0; i < n && i < r->Topics[0].Partitions_n; i++) {
+		const ch_ListOffsetsResponse_ListOffsetsPartitionResponse *p =
+			&r->Topics[0].Partitions[i];
+		CH_CHECK_EQ_INT(p->ErrorCode, 0);
+		if (p->Offset != want_offset[i])
+			fprintf(stderr, "  %s query %d: offset %lld, want %lld\n", tb_name(2, v), i,
+				(long long)p->Offset, (long long)want_offset[i]);
+		CH_CHECK_EQ_INT(p->Offset, want_offset[i]);
+	}
+	if (r->Topics[0].Partitions_n >= 3) {
+		CH_CHECK_EQ_INT(r->Topics[0].Partitions[2].Timestamp, ts + 4);
+		CH_CHECK_EQ_INT(r->Topics[0].Partitions[3].Timestamp, -1);
+	}
+	if (n == 5 && r->Topics[0].Partitions_n == 5)
+		CH_CHECK_EQ_INT(r->Topics[0].Partitions[4].Timestamp, ts + 6);
+	CH_CHECK(r->Topics[1].Partitions_n == 1 &&
+		 r->Topics[1].Partitions[0].ErrorCode == CH_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+}
+
+/* InitProducerId, then an idempotent producer's batches: in order,
+ * duplicated (answered with the first offsets, nothing appended) and with a
+ * gap. */
+static void
+idempotence_step(tb *b, ch_arena *a, int16_t v, int16_t pv, const char *topic, int64_t ts)
+{
+	ch_InitProducerIdRequest q;
+	ch_InitProducerIdRequest_init(&q);
+	q.TransactionalId = CH_STR_NULL;
+	q.TransactionTimeoutMs = 60000;
+	q.ProducerId = -1;
+	q.ProducerEpoch = -1;
+	CALL(r, ch_InitProducerIdResponse, b, a, 22, v, &q);
+	CH_CHECK_EQ_INT(r->ErrorCode, 0);
+	CH_CHECK(r->ProducerId >= 0);
+	CH_CHECK_EQ_INT(r->ProducerEpoch, 0);
+	CALL(r2, ch_InitProducerIdResponse, b, a, 22, v, &q);
+	CH_CHECK(r2->ErrorCode == 0 && r2->ProducerId != r->ProducerId);
+	/* No transaction coordinator: a transactional id is refused. */
+	q.TransactionalId = ch_str_c("txn-1");
+	CALL(rt, ch_InitProducerIdResponse, b, a, 22, v, &q);
+	CH_CHECK(rt->ErrorCode != 0);
+	CH_CHECK_EQ_INT(rt->ProducerId, -1);
+
+	producer pr = {r->ProducerId, r->ProducerEpoch, 0};
+	ch_buf batch;
+	ch_buf_init(&batch);
+	make_batch(&batch, 2, 7, ts + 7, pr);
+	CH_CHECK_EQ_INT(produce(b, a, pv, -1, topic, &batch, 0), 7);
+	make_batch(&batch, 2, 7, ts + 7, pr); /* the same again: a retry */
+	CH_CHECK_EQ_INT(produce(b, a, pv, -1, topic, &batch, 0), 7);
+	pr.seq = 5;
+	make_batch(&batch, 1, 9, ts + 9, pr);
+	produce(b, a, pv, -1, topic, &batch, CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+	pr.seq = 2;
+	make_batch(&batch, 1, 9, ts + 9, pr);
+	CH_CHECK_EQ_INT(produce(b, a, pv, -1, topic, &batch, 0), 9);
+	ch_buf_free(&batch);
+	int open_errno = 0;
+	ch_part *part = ch_parts_find(b->bk.parts, topic, 0, &open_errno);
+	CH_CHECK(part != NULL);
+	if (part)
+		CH_CHECK_EQ_INT(ch_plog_end_offset(ch_part_log(part)), 10);
+}
+
+static void
+step(tb *b, int i)
+{
+	ch_arena a;
+	ch_arena_init(&a);
+	char topic[64];
+	snprintf(topic, sizeof(topic), "data-%d", i);
+	const ch_topic *t = tb_create_topic(b, topic, 1);
+	ch_uuid id = t->id;
+	int64_t ts = ch_now_wall_ms() - 60000;
+	produce_step(b, &a, tb_version(0, i), topic, ts);
+	fetch_step(b, &a, tb_version(1, i), tb_version(0, i), topic, id, ts);
+	list_offsets_step(b, &a, tb_version(2, i), topic, ts);
+	idempotence_step(b, &a, tb_version(22, i), tb_version(0, i), topic, ts);
+	ch_arena_reset(&a);
+}
+
+static void
+t_data_every_version(void)
+{
+	tb b;
+	tb_open(&b, NULL, 0);
+	int steps = tb_steps(family, CH_ARRAY_LEN(family));
+	for (int i = 0; i < steps; i++)
+		step(&b, i);
+	printf("data family: %d steps, %zu requests\n", steps, b.n_reqs);
+	CH_CHECK_EQ_INT(tb_close(&b), 0);
+}
+
+CH_TEST_MAIN(CH_TEST(t_data_every_version))
