@@ -7,11 +7,14 @@ print one JSON event a line (not a test itself).
 - JavaAdmin: the AdminClient, one command and one JSON answer at a time.
 - java_produce: a KafkaProducer run to completion.
 """
+import atexit
 import base64
 import json
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -30,6 +33,12 @@ ASSIGNORS = {
     "sticky": "org.apache.kafka.clients.consumer.StickyAssignor",
     "cooperative-sticky": "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
 }
+
+
+# The drivers' stderr files, removed when the test process exits (COHORT_IT_KEEP=1 keeps them).
+_LOG_DIR = tempfile.mkdtemp(prefix="cohort-java-")
+if not os.environ.get("COHORT_IT_KEEP"):
+    atexit.register(shutil.rmtree, _LOG_DIR, True)
 
 
 def check_installed():
@@ -55,7 +64,7 @@ class JavaProcess:
         self.name = name
         self.events = []
         self.cv = threading.Condition()
-        self.stderr_path = "/tmp/cohort-java.%d.%s.stderr" % (os.getpid(), name)
+        self.stderr_path = os.path.join(_LOG_DIR, "%s.%x.stderr" % (name, id(self)))
         self._err = open(self.stderr_path, "wb")
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self._err, preexec_fn=harness._pdeathsig)

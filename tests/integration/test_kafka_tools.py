@@ -10,8 +10,10 @@ group that does not exist. Exit code, stdout and stderr (less log lines) must
 be the same after normalising what may differ: ports, member ids' random part,
 topic ids, column padding. Known values (offsets after each reset) are checked
 on cohortd's output too."""
+import atexit
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -232,6 +234,7 @@ class KafkaToolsDifferential(VersusKafka):
     def setUpClass(cls):
         check_installed()
         cls.workdir = tempfile.mkdtemp(prefix="cohort-tools-")
+        atexit.register(shutil.rmtree, cls.workdir, True)
         super().setUpClass()
 
     @classmethod
