@@ -15,6 +15,7 @@
 #include "common/ch_common.h"
 #include "common/ch_hash.h"
 #include "common/ch_log.h"
+#include "common/ch_ratelog.h"
 #include "config/ch_config.h"
 #include "meta/ch_topics.h"
 #include "event/ch_loop.h"
@@ -103,6 +104,7 @@ typedef struct ptopic {
 	uint64_t hash;
 	ch_uuid id;
 	ch_part **parts;
+	ch_ratelog *open_log; /* [n]: opens that failed (a lookup retries each time) */
 	int32_t n;
 } ptopic;
 
@@ -306,6 +308,7 @@ ptopic_drop(ch_parts *ps, ptopic *t, bool remove_dir)
 		}
 	}
 	free(t->parts);
+	free(t->open_log);
 	free(t->name);
 	free(t);
 }
@@ -439,9 +442,10 @@ clean_start(ch_part *p, int64_t now_mono)
 static void pstate_rebuild(ch_part *p);
 
 /* Opens (recovers) one partition's log; NULL with *kerr KAFKA_STORAGE_ERROR
- * and ps->open_errno set when it cannot be opened. */
+ * and ps->open_errno set when it cannot be opened (logged through rl: every
+ * lookup of such a partition tries again). */
 static ch_part *
-part_open(ch_parts *ps, const ch_topic *t, int32_t index, int16_t *kerr)
+part_open(ch_parts *ps, const ch_topic *t, int32_t index, ch_ratelog *rl, int16_t *kerr)
 {
 	ch_plog_config pc;
 	plog_config_for(ps, t, &pc);
@@ -449,10 +453,16 @@ part_open(ch_parts *ps, const ch_topic *t, int32_t index, int16_t *kerr)
 	int r = ch_plog_open(ps->cfg->log_dir, t->name, index, &pc, ps->fs, ch_now_wall_ms(), &pl);
 	if (r != CH_OK) {
 		ps->open_errno = -r;
-		CH_LOGE(SUB, "cannot open the log of %s-%d: %s", t->name, index, strerror(-r));
+		if (!rl->sub)
+			ch_ratelog_init(rl, SUB, CH_LOG_ERROR, "opening the log of %s-%d", t->name,
+					index);
+		if (ch_ratelog_fail(rl, ch_now_mono_ms(), strerror(-r)))
+			CH_LOGE(SUB, "cannot open the log of %s-%d: %s", t->name, index, strerror(-r));
 		*kerr = CH_PLOG_KAFKA_STORAGE_ERROR;
 		return NULL;
 	}
+	if (ch_ratelog_streak(rl))
+		ch_ratelog_ok(rl, ch_now_mono_ms());
 	ch_part *p = ch_xcalloc(1, sizeof(*p));
 	p->ps = ps;
 	p->topic = ch_xstrdup(t->name);
@@ -536,12 +546,15 @@ ch_parts_get(ch_parts *ps, const char *name, size_t len, int32_t index, int16_t 
 		ps->buckets[h % N_BUCKETS] = pt;
 	}
 	if (pt->n < t->partitions) {
-		pt->parts = ch_xrealloc(pt->parts, sizeof(*pt->parts) * (size_t)t->partitions);
-		memset(pt->parts + pt->n, 0, sizeof(*pt->parts) * (size_t)(t->partitions - pt->n));
+		size_t n = (size_t)t->partitions, added = (size_t)(t->partitions - pt->n);
+		pt->parts = ch_xrealloc(pt->parts, sizeof(*pt->parts) * n);
+		memset(pt->parts + pt->n, 0, sizeof(*pt->parts) * added);
+		pt->open_log = ch_xrealloc(pt->open_log, sizeof(*pt->open_log) * n);
+		memset(pt->open_log + pt->n, 0, sizeof(*pt->open_log) * added);
 		pt->n = t->partitions;
 	}
 	if (!pt->parts[index])
-		pt->parts[index] = part_open(ps, t, index, kerr);
+		pt->parts[index] = part_open(ps, t, index, &pt->open_log[index], kerr);
 	if (pt->parts[index])
 		*kerr = 0;
 	return pt->parts[index];
@@ -1009,6 +1022,18 @@ tick_flush(ch_part *p, void *ud)
 	int64_t now = *(int64_t *)ud;
 	if (p->cfg.flush_ms != INT64_MAX && ch_plog_flush_due(p->pl, now))
 		want_sync(p);
+	ch_plog_log_tick(p->pl, ch_loop_now(p->ps->loop));
+}
+
+/* Summaries of partitions whose log still cannot be opened. */
+static void
+tick_open_logs(ch_parts *ps, int64_t now_mono)
+{
+	for (size_t b = 0; b < N_BUCKETS; b++)
+		for (ptopic *pt = ps->buckets[b]; pt; pt = pt->next)
+			for (int32_t i = 0; i < pt->n; i++)
+				if (!pt->parts[i])
+					ch_ratelog_tick(&pt->open_log[i], now_mono);
 }
 
 static void
@@ -1045,6 +1070,7 @@ tick_cb(ch_loop *loop, ch_timer *t, void *ud)
 	int64_t now = ch_now_wall_ms();
 	each_part(ps, tick_flush, &now);
 	int64_t mono = ch_loop_now(loop);
+	tick_open_logs(ps, mono);
 	int64_t ival = ps->cfg->log_retention_check_interval_ms;
 	if (ival <= 0)
 		ival = 300000;
@@ -1123,6 +1149,7 @@ ch_parts_free(ch_parts *ps)
 				if (t->parts[i])
 					retire_for_close(t->parts[i], NULL);
 			free(t->parts);
+			free(t->open_log);
 			free(t->name);
 			free(t);
 		}

@@ -11,9 +11,11 @@
 #ifndef CH_TEST_H
 #define CH_TEST_H
 
-#include <stdio.h>
-#include <string.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <stdint.h>
 
 static int ch_test_failures_;
@@ -55,6 +57,54 @@ ch_test_rand(uint32_t *state)
 	*state = *state * 1103515245u + 12345u;
 	return *state >> 8;
 }
+
+/* Runs fn(arg) with stderr going to a temporary file; returns what it wrote
+ * (malloc'd, caller frees). For tests of what gets logged. */
+static inline char *
+ch_test_capture_stderr(void (*fn)(void *arg), void *arg)
+{
+	fflush(stderr);
+	FILE *tmp = tmpfile();
+	int saved = dup(2);
+	if (!tmp || saved < 0)
+		abort();
+	dup2(fileno(tmp), 2);
+	fn(arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	long n = ftell(tmp);
+	char *out = malloc((size_t)(n > 0 ? n : 0) + 1);
+	rewind(tmp);
+	size_t got = out ? fread(out, 1, (size_t)(n > 0 ? n : 0), tmp) : 0;
+	fclose(tmp);
+	if (!out)
+		abort();
+	out[got] = '\0';
+	return out;
+}
+
+/* Occurrences of needle in s. */
+static inline int
+ch_test_count(const char *s, const char *needle)
+{
+	int n = 0;
+	for (const char *p = s; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* What a limited error streak (common/ch_ratelog.h) of a few fast failures
+ * logs: the first failure once, the recovery once, no other line. */
+#define CH_CHECK_LOGGED_STREAK(out, first, recovery)                                \
+	do {                                                                        \
+		int before_ = ch_test_failures_;                                    \
+		CH_CHECK_EQ_INT(ch_test_count((out), (first)), 1);                  \
+		CH_CHECK_EQ_INT(ch_test_count((out), (recovery)), 1);               \
+		CH_CHECK_EQ_INT(ch_test_count((out), "\n"), 2);                     \
+		if (ch_test_failures_ != before_)                                   \
+			fprintf(stderr, "logged:\n%s", (out));                      \
+	} while (0)
 
 typedef struct ch_test_case {
 	const char *name;

@@ -104,9 +104,10 @@ seg_for_offset(const ch_plog *pl, int64_t offset)
 /* ---- log-start-offset file ---------------------------------------------------- */
 
 /* A small file holding one offset (log-start-offset, recovery-point):
- * written to a temporary name and renamed over; `durable` adds the fsyncs. */
+ * written to a temporary name and renamed over; `durable` adds the fsyncs.
+ * A failure is logged through `rl` (NULL: every one). */
 static int
-offset_file_write(ch_plog *pl, const char *name, int64_t off, bool durable)
+offset_file_write(ch_plog *pl, const char *name, int64_t off, bool durable, ch_ratelog *rl)
 {
 	char tname[64];
 	snprintf(tname, sizeof(tname), "%s.tmp", name);
@@ -132,8 +133,10 @@ offset_file_write(ch_plog *pl, const char *name, int64_t off, bool durable)
 			r = 0;
 		}
 	}
-	if (r < 0)
+	if (r < 0 && (!rl || ch_ratelog_fail(rl, ch_now_mono_ms(), strerror(-r))))
 		CH_LOGE(SUB, "%s: %s", dst, strerror(-r));
+	else if (r == 0 && rl && ch_ratelog_streak(rl))
+		ch_ratelog_ok(rl, ch_now_mono_ms());
 	free(tmp);
 	free(dst);
 	return r;
@@ -261,6 +264,10 @@ ch_plog_open(const char *data_dir, const char *topic, int32_t partition,
 	size_t n = strlen(data_dir) + strlen(topic) + 16;
 	pl->dir = ch_xmalloc(n);
 	snprintf(pl->dir, n, "%s/%s-%" PRId32, data_dir, topic, partition);
+	ch_ratelog_init(&pl->append_log, SUB, CH_LOG_ERROR, "appends to %s", pl->dir);
+	ch_ratelog_init(&pl->read_log, SUB, CH_LOG_ERROR, "reads of %s", pl->dir);
+	ch_ratelog_init(&pl->checkpoint_log, SUB, CH_LOG_ERROR, "recovery-point writes of %s",
+			pl->dir);
 
 	int64_t *bases = NULL;
 	size_t nb = 0;
@@ -312,7 +319,8 @@ ch_plog_open(const char *data_dir, const char *topic, int32_t partition,
 		r = ch_seg_open(pl->fs, pl->dir, bases[i], limit, cfg->index_interval_bytes, full,
 				now_ms, &s, &cut);
 		if (r < 0) {
-			CH_LOGE(SUB, "%s: opening segment %020" PRId64 ": %s", pl->dir, bases[i],
+			/* DEBUG: the caller logs the failure (rate-limited) with -r */
+			CH_LOGD(SUB, "%s: opening segment %020" PRId64 ": %s", pl->dir, bases[i],
 				strerror(-r));
 			free(sizes);
 			goto fail;
@@ -351,7 +359,7 @@ ch_plog_open(const char *data_dir, const char *topic, int32_t partition,
 	*out = pl;
 	return CH_OK;
 fail:
-	CH_LOGE(SUB, "%s: open failed: %s", pl->dir, strerror(-r));
+	CH_LOGD(SUB, "%s: open failed: %s", pl->dir, strerror(-r));
 	free(bases);
 	ch_plog_close(pl);
 	return r;
@@ -365,7 +373,7 @@ ch_plog_close(ch_plog *pl)
 	/* After a final sync, a fresh recovery point makes the next start fast. */
 	int64_t synced = atomic_load(&pl->synced);
 	if (pl->n_segs && !atomic_load(&pl->failed) && synced > pl->checkpointed)
-		(void)offset_file_write(pl, RECOVERY_FILE, synced, true);
+		(void)offset_file_write(pl, RECOVERY_FILE, synced, true, NULL);
 	for (size_t i = 0; i < pl->n_segs; i++)
 		ch_seg_unref(pl->segs[i]);
 	free(pl->segs);
@@ -424,8 +432,9 @@ roll(ch_plog *pl, int64_t now_ms)
 	ch_seg *s;
 	int r = ch_seg_create(pl->fs, pl->dir, pl->leo, "", now_ms, &s);
 	if (r < 0) {
-		CH_LOGE(SUB, "%s: rolling segment at %" PRId64 ": %s", pl->dir, pl->leo,
-			strerror(-r));
+		if (ch_ratelog_fail(&pl->append_log, ch_now_mono_ms(), strerror(-r)))
+			CH_LOGE(SUB, "%s: rolling segment at %" PRId64 ": %s", pl->dir, pl->leo,
+				strerror(-r));
 		return r;
 	}
 	CH_LOGD(SUB, "%s: rolled segment %020" PRId64, pl->dir, pl->leo);
@@ -513,7 +522,7 @@ ch_plog_append(ch_plog *pl, uint8_t *data, size_t len, int64_t now_ms,
 			atomic_store(&pl->failed, true);
 			CH_LOGE(SUB, "%s: append failed (%s) and could not be rolled back; "
 				     "log offline until reopened", p, strerror(-r));
-		} else {
+		} else if (ch_ratelog_fail(&pl->append_log, ch_now_mono_ms(), strerror(-r))) {
 			CH_LOGE(SUB, "%s: append at offset %" PRId64 " failed: %s", p, pl->leo,
 				strerror(-r));
 		}
@@ -521,6 +530,8 @@ ch_plog_append(ch_plog *pl, uint8_t *data, size_t len, int64_t now_ms,
 		*kerr = CH_PLOG_KAFKA_STORAGE_ERROR;
 		return CH_ERR;
 	}
+	if (ch_ratelog_streak(&pl->append_log))
+		ch_ratelog_ok(&pl->append_log, ch_now_mono_ms());
 	info->base_offset = pl->leo;
 	info->last_offset = next - 1;
 	info->records = next - pl->leo;
@@ -566,10 +577,13 @@ ch_plog_read(ch_plog *pl, int64_t offset, int64_t max_bytes, ch_plog_slice *out,
 	ch_seg_pos bp;
 	int r = find_batch(pl, offset, &i, &bp);
 	if (r < 0) {
-		CH_LOGE(SUB, "%s: read at %" PRId64 ": %s", pl->dir, offset, strerror(-r));
+		if (ch_ratelog_fail(&pl->read_log, ch_now_mono_ms(), strerror(-r)))
+			CH_LOGE(SUB, "%s: read at %" PRId64 ": %s", pl->dir, offset, strerror(-r));
 		*kerr = CH_PLOG_KAFKA_STORAGE_ERROR;
 		return CH_ERR;
 	}
+	if (ch_ratelog_streak(&pl->read_log))
+		ch_ratelog_ok(&pl->read_log, ch_now_mono_ms());
 	if (r == 0)
 		return CH_OK;
 	ch_seg *s = pl->segs[i];
@@ -799,7 +813,7 @@ ch_plog_sync(ch_plog *pl)
 	 * garbage (cheap at this rate). */
 	int64_t now = ch_now_mono_ms();
 	if (leo > pl->checkpointed && now - pl->checkpoint_ms >= CHECKPOINT_MS) {
-		if (offset_file_write(pl, RECOVERY_FILE, leo, true) == 0)
+		if (offset_file_write(pl, RECOVERY_FILE, leo, true, &pl->checkpoint_log) == 0)
 			pl->checkpointed = leo;
 		pl->checkpoint_ms = now;
 	}
@@ -810,6 +824,13 @@ int64_t
 ch_plog_synced_offset(ch_plog *pl)
 {
 	return atomic_load(&pl->synced);
+}
+
+void
+ch_plog_log_tick(ch_plog *pl, int64_t now_mono_ms)
+{
+	ch_ratelog_tick(&pl->append_log, now_mono_ms);
+	ch_ratelog_tick(&pl->read_log, now_mono_ms);
 }
 
 bool
@@ -898,7 +919,7 @@ ch_plog_delete_records(ch_plog *pl, int64_t before_offset, int64_t *low_watermar
 		return CH_ERR;
 	}
 	if (before_offset > pl->log_start) {
-		if (offset_file_write(pl, START_FILE, before_offset, true) < 0) {
+		if (offset_file_write(pl, START_FILE, before_offset, true, NULL) < 0) {
 			*kerr = CH_PLOG_KAFKA_STORAGE_ERROR;
 			return CH_ERR;
 		}

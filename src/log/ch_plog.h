@@ -241,6 +241,12 @@ int64_t ch_plog_synced_offset(ch_plog *pl);
 /* True when flush.messages or flush.ms say a sync is due; the caller then
  * schedules ch_plog_sync. Resets the flush.ms timer. @locality loop thread */
 bool ch_plog_flush_due(ch_plog *pl, int64_t now_ms);
+/* Failures that repeat per request (appends refused on a full disk, reads
+ * failing) are logged in full once, then summarised at most every 10 s
+ * (common/ch_ratelog.h); this writes the summaries that are due. Call it
+ * now and then (the partition manager's one-second tick). @locality loop
+ * thread */
+void ch_plog_log_tick(ch_plog *pl, int64_t now_mono_ms);
 
 /* True after an unrecoverable storage error. @locality any thread */
 bool ch_plog_failed(ch_plog *pl);

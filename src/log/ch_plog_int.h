@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "common/ch_ratelog.h"
 #include "log/ch_plog.h"
 
 struct ch_plog {
@@ -27,6 +28,11 @@ struct ch_plog {
 	bool cleaning;            /* a ch_plog_clean is outstanding */
 	int64_t checkpointed;     /* recovery point last written (sync worker) */
 	int64_t checkpoint_ms;    /* when (monotonic; sync worker) */
+	/* Errors that repeat per request, logged rate-limited (ch_ratelog.h;
+	 * monotonic ms). */
+	ch_ratelog append_log;    /* appends and rolls refused (loop thread) */
+	ch_ratelog read_log;      /* reads failed (loop thread) */
+	ch_ratelog checkpoint_log; /* recovery-point writes (sync worker: never ticked) */
 };
 
 /* Replaces segment old (at index i) with s, or removes it when s is NULL;

@@ -37,6 +37,7 @@ typedef struct gate_fs {
 	bool hold;          /* fdatasync waits while set */
 	int waiting;        /* threads waiting in fdatasync */
 	atomic_bool fail;   /* fdatasync fails with EIO while set */
+	atomic_bool full;   /* pwrite fails with ENOSPC while set (a full disk) */
 	atomic_long syncs;  /* fdatasync calls */
 } gate_fs;
 
@@ -46,7 +47,7 @@ static gate_fs G;
 static int g_open(ch_logfs *fs, const char *p, int fl, int m) { (void)fs; return BASE->open(BASE, p, fl, m); }
 static int g_close(ch_logfs *fs, int fd) { (void)fs; return BASE->close(BASE, fd); }
 static ssize_t g_pread(ch_logfs *fs, int fd, void *b, size_t n, int64_t o) { (void)fs; return BASE->pread(BASE, fd, b, n, o); }
-static ssize_t g_pwrite(ch_logfs *fs, int fd, const void *b, size_t n, int64_t o) { (void)fs; return BASE->pwrite(BASE, fd, b, n, o); }
+static ssize_t g_pwrite(ch_logfs *fs, int fd, const void *b, size_t n, int64_t o) { (void)fs; return atomic_load(&G.full) ? -ENOSPC : BASE->pwrite(BASE, fd, b, n, o); }
 static int g_ftruncate(ch_logfs *fs, int fd, int64_t l) { (void)fs; return BASE->ftruncate(BASE, fd, l); }
 static int64_t g_fsize(ch_logfs *fs, int fd) { (void)fs; return BASE->fsize(BASE, fd); }
 static int g_unlink(ch_logfs *fs, const char *p) { (void)fs; return BASE->unlink(BASE, p); }
@@ -87,6 +88,7 @@ gate_init(void)
 	G.hold = false;
 	G.waiting = 0;
 	atomic_store(&G.fail, false);
+	atomic_store(&G.full, false);
 	atomic_store(&G.syncs, 0);
 }
 
@@ -721,7 +723,84 @@ t_broker_producer_rebuild_bounded(void)
 	fx_free(&f);
 }
 
+/* ---- errors that repeat per request are logged once, then summarised -------- */
+
+typedef struct refuse_run {
+	fx *f;
+	int n;
+	int refused;
+} refuse_run;
+
+/* n appends on a full disk, then one with space again. */
+static void
+refuse_appends(void *arg)
+{
+	refuse_run *r = arg;
+	int16_t kerr;
+	ch_part *p = ch_parts_get(r->f->ps, "full", 4, 0, &kerr);
+	if (!p)
+		return;
+	ch_buf b;
+	ch_buf_init(&b);
+	mkbatch(&b, 1, -1, -1, -1, 0);
+	ch_plog_append_info info;
+	atomic_store(&G.full, true);
+	for (int i = 0; i < r->n; i++)
+		r->refused += ch_part_append(p, b.data, b.len, NULL, NULL, &info) ==
+			      CH_PLOG_KAFKA_STORAGE_ERROR;
+	atomic_store(&G.full, false);
+	CH_CHECK_EQ_INT(ch_part_append(p, b.data, b.len, NULL, NULL, &info), 0);
+	ch_buf_free(&b);
+}
+
+/* n lookups of a partition whose directory is a file, then one after the
+ * file is gone. */
+static void
+refuse_opens(void *arg)
+{
+	refuse_run *r = arg;
+	char path[600];
+	snprintf(path, sizeof(path), "%s/broken-0", r->f->dir);
+	FILE *fp = fopen(path, "w");
+	if (!fp)
+		return;
+	fclose(fp);
+	int16_t kerr;
+	for (int i = 0; i < r->n; i++)
+		r->refused += ch_parts_get(r->f->ps, "broken", 6, 0, &kerr) == NULL &&
+			      kerr == CH_PLOG_KAFKA_STORAGE_ERROR;
+	unlink(path);
+	CH_CHECK(ch_parts_get(r->f->ps, "broken", 6, 0, &kerr) != NULL);
+}
+
+static void
+t_broker_repeated_errors_logged_once(void)
+{
+	fx f;
+	fx_init(&f);
+	create(&f, "full", 1);
+	create(&f, "broken", 1);
+	ch_log_level saved = ch_log_threshold;
+	ch_log_threshold = CH_LOG_INFO;
+	refuse_run a = {&f, 300, 0};
+	char *out = ch_test_capture_stderr(refuse_appends, &a);
+	CH_CHECK_EQ_INT(a.refused, 300);
+	CH_CHECK_LOGGED_STREAK(out, "failed: No space left on device",
+			       "full-0: working again after 300 failures in ");
+	free(out);
+
+	refuse_run o = {&f, 100, 0};
+	out = ch_test_capture_stderr(refuse_opens, &o);
+	CH_CHECK_EQ_INT(o.refused, 100);
+	CH_CHECK_LOGGED_STREAK(out, "cannot open the log of broken-0: Not a directory",
+			       "opening the log of broken-0: working again after 100 failures in ");
+	free(out);
+	ch_log_threshold = saved;
+	fx_free(&f);
+}
+
 CH_TEST_MAIN(CH_TEST(t_broker_group_commit), CH_TEST(t_broker_durable_unknown_topic),
 	     CH_TEST(t_broker_durable_topic_deleted), CH_TEST(t_broker_durable_sync_failure),
 	     CH_TEST(t_broker_replay), CH_TEST(t_broker_topic_recreated),
-	     CH_TEST(t_broker_producer_rules), CH_TEST(t_broker_producer_rebuild_bounded))
+	     CH_TEST(t_broker_producer_rules), CH_TEST(t_broker_producer_rebuild_bounded),
+	     CH_TEST(t_broker_repeated_errors_logged_once))

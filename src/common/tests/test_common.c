@@ -5,6 +5,7 @@
 #include "common/ch_hash.h"
 #include "common/ch_heap.h"
 #include "common/ch_map.h"
+#include "common/ch_ratelog.h"
 #include "common/ch_test.h"
 #include "common/ch_uuid.h"
 
@@ -166,7 +167,63 @@ t_map_insertion_order(void)
 	ch_map_free(&m);
 }
 
+/* ---- ch_ratelog ------------------------------------------------------------ */
+
+static int ratelog_firsts;
+
+/* 1,500 failures over 25 s, one success, 3 more failures, a tick later. */
+static void
+ratelog_scenario(void *arg)
+{
+	(void)arg;
+	ch_ratelog rl;
+	ch_ratelog_init(&rl, "test", CH_LOG_ERROR, "appends to %s", "data/t-0");
+	ratelog_firsts = 0;
+	int64_t t = 1000;
+	for (int i = 0; i < 1500; i++, t += 17)
+		if (ch_ratelog_fail(&rl, t, "No space left on device"))
+			ratelog_firsts++;
+	CH_CHECK_EQ_INT(ch_ratelog_streak(&rl), 1500);
+	ch_ratelog_ok(&rl, t);
+	ch_ratelog_ok(&rl, t + 1); /* no streak: silent */
+	CH_CHECK_EQ_INT(ch_ratelog_streak(&rl), 0);
+	for (int i = 0; i < 3; i++)
+		if (ch_ratelog_fail(&rl, t + 100 + i, "Input/output error"))
+			ratelog_firsts++;
+	ch_ratelog_tick(&rl, t + 200); /* too early */
+	ch_ratelog_tick(&rl, t + 100 + CH_RATELOG_INTERVAL_MS);
+	ch_ratelog_tick(&rl, t + 200 + CH_RATELOG_INTERVAL_MS); /* nothing left */
+}
+
+static void
+t_ratelog(void)
+{
+	ch_log_level saved = ch_log_threshold;
+	ch_log_threshold = CH_LOG_INFO;
+	char *out = ch_test_capture_stderr(ratelog_scenario, NULL);
+	ch_log_threshold = saved;
+	/* the caller logs the first of each streak: two streaks */
+	CH_CHECK_EQ_INT(ratelog_firsts, 2);
+	/* 1500 * 17 ms = 25.5 s: summaries at >= 10 s and >= 20 s, then the
+	 * recovery line with the total; the second streak's 2 in one tick */
+	CH_CHECK_EQ_INT(ch_test_count(out, "\n"), 4);
+	CH_CHECK_EQ_INT(ch_test_count(out, "ERROR [test] appends to data/t-0: "), 3);
+	CH_CHECK_EQ_INT(ch_test_count(out, "INFO [test] appends to data/t-0: working again after "
+					"1500 failures in 25.5 s"),
+			1);
+	CH_CHECK_EQ_INT(ch_test_count(out, ": 2 more failures in the last 10.0 s (Input/output error)"),
+			1);
+	/* 589 failures in each 10 s window after the first (17 ms apart); the
+	 * 321 after the last summary are in the total only */
+	CH_CHECK_EQ_INT(ch_test_count(out, ": 589 more failures in the last 10.0 s "
+					"(No space left on device)"),
+			2);
+	if (ch_test_failures_)
+		fprintf(stderr, "captured:\n%s", out);
+	free(out);
+}
+
 CH_TEST_MAIN(CH_TEST(t_crc32c_vectors), CH_TEST(t_crc32c_fast_equals_tables),
 	     CH_TEST(t_group_partition), CH_TEST(t_uuid_base64), CH_TEST(t_heap_order_and_moves),
 	     CH_TEST(t_heap_fifo_equal_deadlines),
-	     CH_TEST(t_map_insertion_order))
+	     CH_TEST(t_map_insertion_order), CH_TEST(t_ratelog))

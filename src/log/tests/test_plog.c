@@ -696,7 +696,65 @@ t_sync_failure(void)
 	tu_rmdir();
 }
 
+typedef struct read_run {
+	ch_plog *pl;
+	ch_logfs_fault *f;
+	int n, refused;
+} read_run;
+
+/* n reads while every pread fails, then one that works. */
+static void
+failing_reads(void *arg)
+{
+	read_run *r = arg;
+	r->f->fail_reads = true;
+	ch_logfs_fault_arm(r->f, 1, EIO, true);
+	for (int i = 0; i < r->n; i++) {
+		ch_plog_slice sl;
+		int16_t kerr;
+		if (ch_plog_read(r->pl, 3, 1 << 20, &sl, &kerr) != CH_OK &&
+		    kerr == CH_PLOG_KAFKA_STORAGE_ERROR)
+			r->refused++;
+		ch_plog_slice_release(&sl);
+	}
+	ch_logfs_fault_arm(r->f, 0, 0, false);
+	ch_plog_slice sl;
+	int16_t kerr;
+	CH_CHECK_EQ_INT(ch_plog_read(r->pl, 3, 1 << 20, &sl, &kerr), CH_OK);
+	CH_CHECK(sl.len > 0);
+	ch_plog_slice_release(&sl);
+}
+
+/* A read error repeated by every fetch is one line, then one when reads
+ * work again (the rest are summarised every 10 s: common/ch_ratelog). */
+static void
+t_read_errors_logged_once(void)
+{
+	tu_mkdtemp();
+	ch_logfs_fault f;
+	ch_logfs_fault_init(&f, ch_logfs_posix());
+	ch_plog_config c = small_cfg();
+	c.segment_bytes = 1 << 20; /* one segment: its index is read from disk */
+	ch_plog *pl = open_log(&c, &f.ops, 0);
+	int16_t kerr;
+	for (int i = 0; i < 50; i++)
+		CH_CHECK_EQ_INT(append_one(pl, i, 0, NULL, &kerr), CH_OK);
+	ch_plog_close(pl);
+	pl = open_log(&c, &f.ops, 0); /* nothing cached from the appends */
+	ch_log_level saved = ch_log_threshold;
+	ch_log_threshold = CH_LOG_INFO;
+	read_run r = {pl, &f, 200, 0};
+	char *out = ch_test_capture_stderr(failing_reads, &r);
+	ch_log_threshold = saved;
+	CH_CHECK_EQ_INT(r.refused, 200);
+	CH_CHECK_LOGGED_STREAK(out, ": read at 3: Input/output error",
+			       "t-0: working again after 200 failures in ");
+	free(out);
+	ch_plog_close(pl);
+	tu_rmdir();
+}
+
 CH_TEST_MAIN(CH_TEST(t_append_read_roll), CH_TEST(t_roll_by_time_and_lat),
 	     CH_TEST(t_timestamps), CH_TEST(t_recovery), CH_TEST(t_retention),
 	     CH_TEST(t_delete_records), CH_TEST(t_sync_concurrent), CH_TEST(t_fault_injection),
-	     CH_TEST(t_sync_failure))
+	     CH_TEST(t_sync_failure), CH_TEST(t_read_errors_logged_once))
