@@ -107,8 +107,9 @@ log_reject(const char *peer, int16_t key, int16_t version, int32_t corr, const c
 }
 
 /* ApiVersions at an unsupported version: Kafka answers with a v0 response
- * carrying UNSUPPORTED_VERSION and the supported ranges, so that the client
- * can retry with a version both sides know. */
+ * carrying UNSUPPORTED_VERSION and ApiVersions' own range only
+ * (ApiVersionsRequest.getErrorResponse), so that the client can retry with a
+ * version both sides know. */
 static void
 send_api_versions_fallback(ch_broker *bk, void *conn, uint64_t seq, int32_t corr)
 {
@@ -129,6 +130,12 @@ send_api_versions_fallback(ch_broker *bk, void *conn, uint64_t seq, int32_t corr
 	ch_ApiVersionsResponse resp;
 	ch_ApiVersionsResponse_init(&resp);
 	ch_api_versions_fill(req, &resp);
+	for (int32_t i = 0; i < resp.ApiKeys_n; i++)
+		if (resp.ApiKeys[i].ApiKey == 18) {
+			resp.ApiKeys += i;
+			resp.ApiKeys_n = 1;
+			break;
+		}
 	resp.ErrorCode = CH_KERR_UNSUPPORTED_VERSION;
 	ch_api_send(req, &resp);
 }

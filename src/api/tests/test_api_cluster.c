@@ -100,7 +100,11 @@ t_api_versions(void)
 		CH_CHECK(r != NULL);
 		if (r) {
 			CH_CHECK_EQ_INT(r->ErrorCode, CH_KERR_UNSUPPORTED_VERSION);
-			CH_CHECK(lists_the_table(r));
+			/* only ApiVersions' own range, as Kafka answers */
+			const ch_api_handler *av = ch_api_handler_find(18);
+			CH_CHECK(av && r->ApiKeys_n == 1 && r->ApiKeys[0].ApiKey == 18 &&
+				 r->ApiKeys[0].MinVersion == av->min_version &&
+				 r->ApiKeys[0].MaxVersion == av->max_version);
 		}
 	}
 	ch_arena_reset(&a);
