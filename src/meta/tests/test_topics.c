@@ -43,6 +43,7 @@ t_name_rules(void)
 	CH_CHECK_EQ_INT(ch_topic_name_validate("", 0, msg, sizeof(msg)), 17);
 	CH_CHECK_EQ_STR(msg, "Topic name is invalid: the empty string is not allowed");
 	CH_CHECK_EQ_INT(ch_topic_name_validate(".", 1, msg, sizeof(msg)), 17);
+	CH_CHECK_EQ_STR(msg, "Topic name is invalid: '.' is not allowed");
 	CH_CHECK_EQ_INT(ch_topic_name_validate("..", 2, msg, sizeof(msg)), 17);
 	CH_CHECK_EQ_STR(msg, "Topic name is invalid: '..' is not allowed");
 	CH_CHECK_EQ_INT(ch_topic_name_validate("a b", 3, msg, sizeof(msg)), 17);
@@ -55,6 +56,8 @@ t_name_rules(void)
 	memset(name, 'x', sizeof(name));
 	CH_CHECK_EQ_INT(ch_topic_name_validate(name, 249, msg, sizeof(msg)), 0);
 	CH_CHECK_EQ_INT(ch_topic_name_validate(name, 250, msg, sizeof(msg)), 17);
+	CH_CHECK(strstr(msg, "Topic name is invalid: the length of 'xxx") == msg);
+	CH_CHECK(strstr(msg, "' is longer than the max allowed length 249") != NULL);
 	CH_CHECK(ch_topic_name_is_internal("__consumer_offsets", 18));
 	CH_CHECK(!ch_topic_name_is_internal("__consumer_offset", 17));
 
