@@ -239,6 +239,16 @@ sync_group(ch_req *req)
 void
 ch_api_SyncGroup(ch_req *req)
 {
+	const ch_SyncGroupRequest *rq = req->body;
+	if (req->version >= 5 && (rq->ProtocolType.len < 0 || rq->ProtocolName.len < 0)) {
+		/* v5 makes both mandatory: Kafka answers before the coordinator. */
+		ch_SyncGroupResponse resp;
+		ch_SyncGroupResponse_init(&resp);
+		resp.ErrorCode = CH_KERR_INCONSISTENT_GROUP_PROTOCOL;
+		resp.Assignment = (ch_bytes){(const uint8_t *)"", 0};
+		ch_api_send(req, &resp);
+		return;
+	}
 	with_offsets_topic(req, sync_group);
 }
 
