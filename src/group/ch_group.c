@@ -217,10 +217,14 @@ member_find(const ch_group *g, ch_str member_id)
 	return ch_map_get(&g->members, member_id.p, (size_t)member_id.len);
 }
 
-/* Kafka's validateCurrentMember. */
+/* Kafka's ClassicGroup.validateMember, then the generation: an instance id
+ * no static member holds is UNKNOWN_MEMBER_ID, even with a known member id. */
 int16_t
 validate_member(const ch_group *g, ch_str member_id, ch_str instance_id, int32_t generation)
 {
+	if (instance_id.len >= 0 &&
+	    !ch_map_get(&g->static_members, instance_id.p, (size_t)instance_id.len))
+		return CH_KERR_UNKNOWN_MEMBER_ID;
 	if (group_is_static_fenced(g, instance_id, member_id))
 		return CH_KERR_FENCED_INSTANCE_ID;
 	if (!member_find(g, member_id))
