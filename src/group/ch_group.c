@@ -440,8 +440,9 @@ sync_respond(ch_coord *c, ch_group *g, void *token, int16_t err, const uint8_t *
 	ch_SyncGroupResponse r;
 	ch_SyncGroupResponse_init(&r);
 	r.ErrorCode = err;
-	r.ProtocolType = g ? cstr(g->protocol_type) : CH_STR_NULL;
-	r.ProtocolName = g ? cstr(g->protocol_name) : CH_STR_NULL;
+	/* Kafka names the protocol only in a successful answer. */
+	r.ProtocolType = g && !err ? cstr(g->protocol_type) : CH_STR_NULL;
+	r.ProtocolName = g && !err ? cstr(g->protocol_name) : CH_STR_NULL;
 	/* An empty assignment is a zero-length byte string, never null. */
 	r.Assignment = (ch_bytes){assignment ? assignment : (const uint8_t *)"", assignment ? len : 0};
 	respond(c, token, &r);
