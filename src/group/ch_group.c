@@ -382,18 +382,26 @@ respond(ch_coord *c, void *token, const void *resp)
 	c->ops.respond(c->ops.ud, token, resp);
 }
 
+/* An error answer naming member_id: Kafka echoes a known member's own id
+ * and gives "" to a member that joined without one. */
 static void
-join_error(ch_coord *c, void *token, int16_t err, const char *member_id, int32_t generation)
+join_error_as(ch_coord *c, void *token, int16_t err, ch_str member_id, int32_t generation)
 {
 	ch_JoinGroupResponse r;
 	ch_JoinGroupResponse_init(&r);
 	r.ErrorCode = err;
 	r.GenerationId = generation;
-	r.MemberId = cstr(member_id ? member_id : "");
+	r.MemberId = member_id.len >= 0 ? member_id : cstr("");
 	r.Leader = cstr("");
 	r.ProtocolName = CH_STR_NULL;
 	r.Members_n = 0;
 	respond(c, token, &r);
+}
+
+static void
+join_error(ch_coord *c, void *token, int16_t err, const char *member_id, int32_t generation)
+{
+	join_error_as(c, token, err, cstr(member_id ? member_id : ""), generation);
 }
 
 /* A JoinGroup response for the current generation; the leader (when
@@ -994,13 +1002,13 @@ ch_coord_join(ch_coord *c, int64_t now, void *token, int16_t version, const ch_J
 	ch_group *g = group_find(c, rq->GroupId);
 	if (!g) {
 		if (!unknown) {
-			join_error(c, token, CH_KERR_UNKNOWN_MEMBER_ID, "", -1);
+			join_error_as(c, token, CH_KERR_UNKNOWN_MEMBER_ID, rq->MemberId, -1);
 			return;
 		}
 		g = group_get_or_create(c, rq->GroupId, now);
 	}
 	if (g->state == CH_GROUP_DEAD) {
-		join_error(c, token, CH_KERR_COORDINATOR_NOT_AVAILABLE, "", -1);
+		join_error_as(c, token, CH_KERR_COORDINATOR_NOT_AVAILABLE, rq->MemberId, -1);
 		return;
 	}
 	ch_member *m = unknown ? NULL : member_find(g, rq->MemberId);
@@ -1017,7 +1025,7 @@ ch_coord_join(ch_coord *c, int64_t now, void *token, int16_t version, const ch_J
 		return;
 	}
 	if (!supports_protocols(g, rq)) {
-		join_error(c, token, CH_KERR_INCONSISTENT_GROUP_PROTOCOL, "", -1);
+		join_error_as(c, token, CH_KERR_INCONSISTENT_GROUP_PROTOCOL, rq->MemberId, -1);
 		if (g->members.n == 0 && g->offsets.n == 0 && g->state == CH_GROUP_EMPTY &&
 		    g->generation == 0)
 			group_delete(g, now);
@@ -1070,13 +1078,13 @@ ch_coord_join(ch_coord *c, int64_t now, void *token, int16_t version, const ch_J
 		return;
 	}
 	if (group_is_static_fenced(g, rq->GroupInstanceId, rq->MemberId)) {
-		join_error(c, token, CH_KERR_FENCED_INSTANCE_ID, "", -1);
+		join_error_as(c, token, CH_KERR_FENCED_INSTANCE_ID, rq->MemberId, -1);
 		return;
 	}
 	if (!m || (rq->GroupInstanceId.len >= 0 &&
 		   !ch_map_get(&g->static_members, rq->GroupInstanceId.p,
 			       (size_t)rq->GroupInstanceId.len))) {
-		join_error(c, token, CH_KERR_UNKNOWN_MEMBER_ID, "", -1);
+		join_error_as(c, token, CH_KERR_UNKNOWN_MEMBER_ID, rq->MemberId, -1);
 		return;
 	}
 	/* Kafka's doCurrentMemberJoinGroup. */
@@ -1108,7 +1116,7 @@ ch_coord_join(ch_coord *c, int64_t now, void *token, int16_t version, const ch_J
 		}
 		break;
 	default:
-		join_error(c, token, CH_KERR_UNKNOWN_MEMBER_ID, "", -1);
+		join_error_as(c, token, CH_KERR_UNKNOWN_MEMBER_ID, rq->MemberId, -1);
 		break;
 	}
 }
