@@ -12,8 +12,9 @@
 #include "proto/generated/ch_errors.h"
 
 /* Group operations (KIP-430 bits) without an authorizer: READ 3, DELETE 6,
- * DESCRIBE 8. */
-#define GROUP_AUTHORIZED_OPS ((1 << 3) | (1 << 6) | (1 << 8))
+ * DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11 (Kafka 4 has group
+ * configs, KIP-848). */
+#define GROUP_AUTHORIZED_OPS ((1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11))
 
 static bool
 str_in_ci(const ch_str *list, int32_t n, const char *s)
