@@ -110,8 +110,9 @@ ch_coord_describe(ch_coord *c, int64_t now, void *token, int16_t version,
 		o->ErrorCode = CH_KERR_NONE;
 		o->GroupState = ch_str_c(ch_group_state_name(g->state));
 		o->ProtocolType = ch_str_c(g->protocol_type ? g->protocol_type : "");
-		/* Protocol, metadata and assignments only when Stable (Kafka's
-		 * GroupMetadata.summary). */
+		/* Protocol and metadata only when Stable; the assignment a member
+		 * holds in every state (Kafka 4's ClassicGroupMember.describeNoMetadata;
+		 * 3.9 showed it only when Stable). */
 		o->ProtocolData = ch_str_c(stable && g->protocol_name ? g->protocol_name : "");
 		o->Members = pool + used;
 		o->Members_n = 0;
@@ -124,14 +125,14 @@ ch_coord_describe(ch_coord *c, int64_t now, void *token, int16_t version,
 			x->ClientHost = ch_str_c(m->client_host);
 			x->MemberMetadata = (ch_bytes){(const uint8_t *)"", 0};
 			x->MemberAssignment = (ch_bytes){(const uint8_t *)"", 0};
+			if (m->assignment)
+				x->MemberAssignment = (ch_bytes){m->assignment, m->assignment_len};
 			if (!stable)
 				continue;
 			for (int32_t p = 0; p < m->n_protocols; p++)
 				if (g->protocol_name && strcmp(m->protocols[p].name, g->protocol_name) == 0)
 					x->MemberMetadata = (ch_bytes){m->protocols[p].metadata,
 								       m->protocols[p].metadata_len};
-			if (m->assignment)
-				x->MemberAssignment = (ch_bytes){m->assignment, m->assignment_len};
 		}
 	}
 	c->ops.respond(c->ops.ud, token, &r);
