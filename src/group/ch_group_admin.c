@@ -176,9 +176,16 @@ ch_coord_delete_groups(ch_coord *c, int64_t now, void *token, int16_t version,
 	d->ctx = x;
 	if (!r->Results || !x || !x->deleted)
 		abort();
+	r->Results_n = 0;
 	for (int32_t i = 0; i < n; i++) {
-		ch_DeleteGroupsResponse_DeletableGroupResult *o = &r->Results[i];
 		ch_str id = rq->GroupsNames[i];
+		/* A group named twice is answered once (Kafka collects the ids in a set). */
+		bool seen = false;
+		for (int32_t j = 0; j < i && !seen; j++)
+			seen = ch_str_eq(rq->GroupsNames[j], id);
+		if (seen)
+			continue;
+		ch_DeleteGroupsResponse_DeletableGroupResult *o = &r->Results[r->Results_n++];
 		char *copy = ch_arena_alloc(&d->arena, (size_t)CH_MAX(id.len, 0) + 1);
 		if (id.len > 0)
 			memcpy(copy, id.p, (size_t)id.len);
