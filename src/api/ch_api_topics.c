@@ -29,6 +29,19 @@ duplicated(const ch_str *names, int32_t n, int32_t i)
 	return false;
 }
 
+/* A name that appeared earlier in the request: Kafka answers a duplicated
+ * name once ("Duplicate topic name."), not once per entry. */
+static bool
+seen_before(const ch_str *names, int32_t i)
+{
+	for (int32_t j = 0; j < i; j++)
+		if (ch_str_eq(names[j], names[i]))
+			return true;
+	return false;
+}
+
+#define DUPLICATE_TOPIC "Duplicate topic name."
+
 static char *
 arena_msg(ch_req *req, const char *msg)
 {
@@ -43,38 +56,70 @@ set_error(ch_req *req, ct_res *r, int16_t err, const char *msg)
 	r->NumPartitions = -1;
 	r->ReplicationFactor = -1;
 	r->Configs = NULL;
-	r->Configs_n = -1;
+	r->Configs_n = 0; /* Kafka: an empty list, not null */
 }
 
-/* Partition count from the request's manual assignment, or an error. */
+/* Kafka's validateManualPartitionAssignment for one replica list: on one
+ * broker the only valid list is [this node]. */
+static int16_t
+check_replicas(ch_req *req, const int32_t *ids, int32_t n, char *msg, size_t msglen)
+{
+	if (n == 0) {
+		snprintf(msg, msglen, "The manual partition assignment includes an empty replica list.");
+		return CH_KERR_INVALID_REPLICA_ASSIGNMENT;
+	}
+	for (int32_t i = 0; i < n; i++) {
+		if (ids[i] != req->bk->node_id) {
+			snprintf(msg, msglen,
+				 "The manual partition assignment includes broker %d, but no such "
+				 "broker is registered.",
+				 ids[i]);
+			return CH_KERR_INVALID_REPLICA_ASSIGNMENT;
+		}
+	}
+	if (n > 1) {
+		snprintf(msg, msglen,
+			 "The manual partition assignment includes the broker %d more than once.",
+			 ids[0]);
+		return CH_KERR_INVALID_REPLICA_ASSIGNMENT;
+	}
+	return CH_KERR_NONE;
+}
+
+/* Partition count from the request's manual assignment, or an error
+ * (Kafka's ReplicationControlManager.createTopic: its checks, its order). */
 static int16_t
 check_assignments(ch_req *req, const ct_req *t, int32_t *partitions, char *msg, size_t msglen)
 {
-	if (t->NumPartitions != -1 || t->ReplicationFactor != -1) {
-		snprintf(msg, msglen,
-			 "Both numPartitions or replicationFactor and replicasAssignments were set. "
-			 "Both cannot be used at the same time.");
+	if (t->ReplicationFactor != -1) {
+		snprintf(msg, msglen, "A manual partition assignment was specified, but replication "
+				      "factor was not set to -1.");
+		return CH_KERR_INVALID_REQUEST;
+	}
+	if (t->NumPartitions != -1) {
+		snprintf(msg, msglen, "A manual partition assignment was specified, but numPartitions "
+				      "was not set to -1.");
 		return CH_KERR_INVALID_REQUEST;
 	}
 	for (int32_t i = 0; i < t->Assignments_n; i++) {
 		const ch_CreateTopicsRequest_CreatableReplicaAssignment *a = &t->Assignments[i];
-		bool seen = false;
 		for (int32_t j = 0; j < i; j++)
-			seen |= t->Assignments[j].PartitionIndex == a->PartitionIndex;
-		if (a->PartitionIndex < 0 || a->PartitionIndex >= t->Assignments_n || seen) {
-			snprintf(msg, msglen,
-				 "Partitions should be consecutive and start from 0; got partition %d",
-				 a->PartitionIndex);
-			return CH_KERR_INVALID_REPLICA_ASSIGNMENT;
-		}
-		if (a->BrokerIds_n != 1 || a->BrokerIds[0] != req->bk->node_id) {
-			snprintf(msg, msglen,
-				 "Replica assignment for partition %d must be [%d]: cohortd is a "
-				 "single-broker cluster",
-				 a->PartitionIndex, req->bk->node_id);
-			return CH_KERR_INVALID_REPLICA_ASSIGNMENT;
-		}
+			if (t->Assignments[j].PartitionIndex == a->PartitionIndex) {
+				snprintf(msg, msglen,
+					 "Found multiple manual partition assignments for partition %d",
+					 a->PartitionIndex);
+				return CH_KERR_INVALID_REPLICA_ASSIGNMENT;
+			}
+		int16_t err = check_replicas(req, a->BrokerIds, CH_MAX(a->BrokerIds_n, 0), msg, msglen);
+		if (err)
+			return err;
 	}
+	for (int32_t i = 0; i < t->Assignments_n; i++)
+		if (t->Assignments[i].PartitionIndex < 0 ||
+		    t->Assignments[i].PartitionIndex >= t->Assignments_n) {
+			snprintf(msg, msglen, "partitions should be a consecutive 0-based integer sequence");
+			return CH_KERR_INVALID_REPLICA_ASSIGNMENT;
+		}
 	*partitions = t->Assignments_n;
 	return CH_KERR_NONE;
 }
@@ -148,7 +193,7 @@ ch_api_CreateTopics(ch_req *req)
 	ch_CreateTopicsResponse *resp = &ctx->resp.create;
 	ch_CreateTopicsResponse_init(resp);
 	resp->Topics = CH_REQ_NEW_ARRAY(req, ct_res, n);
-	resp->Topics_n = n;
+	resp->Topics_n = 0;
 	ch_str *names = CH_REQ_NEW_ARRAY(req, ch_str, n);
 	for (int32_t i = 0; i < n; i++)
 		names[i] = rq->Topics[i].Name;
@@ -156,12 +201,14 @@ ch_api_CreateTopics(ch_req *req)
 	ch_topics_txn *tx = ch_topics_begin(bk->topics);
 	for (int32_t i = 0; i < n; i++) {
 		const ct_req *t = &rq->Topics[i];
-		ct_res *r = &resp->Topics[i];
+		if (seen_before(names, i))
+			continue;
+		int32_t ri = resp->Topics_n++; /* results, and ctx->staged, per distinct name */
+		ct_res *r = &resp->Topics[ri];
 		char msg[512] = "";
 		r->Name = t->Name;
 		if (duplicated(names, n, i)) {
-			set_error(req, r, CH_KERR_INVALID_REQUEST,
-				  "Create topics request contains multiple entries for this topic.");
+			set_error(req, r, CH_KERR_INVALID_REQUEST, DUPLICATE_TOPIC);
 			continue;
 		}
 		int32_t partitions = t->NumPartitions == -1 ? bk->cfg->num_partitions
@@ -220,12 +267,12 @@ ch_api_CreateTopics(ch_req *req)
 		}
 		r->ErrorCode = CH_KERR_NONE;
 		r->ErrorMessage = CH_STR_NULL;
-		if (tp)
-			r->TopicId = tp->id;
+		/* validate_only too is answered with an id (never used), as Kafka does */
+		r->TopicId = tp ? tp->id : ch_uuid_random();
 		r->NumPartitions = partitions;
 		r->ReplicationFactor = rf;
 		describe_created(req, r, kv, (size_t)nkv);
-		ctx->staged[i] = !rq->validateOnly;
+		ctx->staged[ri] = !rq->validateOnly;
 	}
 	ch_topics_commit(tx, created, ctx);
 }
@@ -252,6 +299,20 @@ deleted(void *ud, int16_t err, const char *msg)
 	ch_api_send(c->req, resp);
 }
 
+enum { DEL_BY_NAME, DEL_BY_ID, DEL_OTHER };
+
+/* How a DeleteTopics entry names its topic: by name, by id, or wrongly
+ * (both, or neither). */
+static int
+delete_kind(ch_str name, const ch_uuid *id)
+{
+	if (!ch_str_is_null(name) && ch_uuid_is_zero(id))
+		return DEL_BY_NAME;
+	if (ch_str_is_null(name) && !ch_uuid_is_zero(id))
+		return DEL_BY_ID;
+	return DEL_OTHER;
+}
+
 void
 ch_api_DeleteTopics(ch_req *req)
 {
@@ -265,17 +326,42 @@ ch_api_DeleteTopics(ch_req *req)
 	ch_DeleteTopicsResponse *resp = &ctx->resp.del;
 	ch_DeleteTopicsResponse_init(resp);
 	resp->Responses = CH_REQ_NEW_ARRAY(req, ch_DeleteTopicsResponse_DeletableTopicResult, n);
-	resp->Responses_n = n;
+	resp->Responses_n = 0;
+	ch_str *names = CH_REQ_NEW_ARRAY(req, ch_str, n);
+	ch_uuid *ids = CH_REQ_NEW_ARRAY(req, ch_uuid, n);
+	for (int32_t i = 0; i < n; i++) {
+		names[i] = req->version >= 6 ? rq->Topics[i].Name : rq->TopicNames[i];
+		ids[i] = req->version >= 6 ? rq->Topics[i].TopicId : (ch_uuid){{0}};
+	}
 	ch_topics_txn *tx = ch_topics_begin(bk->topics);
 	for (int32_t i = 0; i < n; i++) {
-		ch_DeleteTopicsResponse_DeletableTopicResult *r = &resp->Responses[i];
-		ch_str name = req->version >= 6 ? rq->Topics[i].Name : rq->TopicNames[i];
-		ch_uuid id = req->version >= 6 ? rq->Topics[i].TopicId : (ch_uuid){{0}};
+		ch_str name = names[i];
+		ch_uuid id = ids[i];
+		/* Kafka's ControllerApis.deleteTopics: a name or an id given twice
+		 * is answered once, as an error. */
+		int kind = delete_kind(name, &id);
+		bool by_id = kind == DEL_BY_ID, dup = false, again = false;
+		for (int32_t j = 0; j < n && kind != DEL_OTHER; j++) {
+			bool same = delete_kind(names[j], &ids[j]) == kind &&
+				    (by_id ? ch_uuid_eq(&ids[j], &id) : ch_str_eq(names[j], name));
+			dup |= j != i && same;
+			again |= j < i && same;
+		}
+		if (again)
+			continue;
+		int32_t ri = resp->Responses_n++; /* results, and ctx->staged, per distinct topic */
+		ch_DeleteTopicsResponse_DeletableTopicResult *r = &resp->Responses[ri];
 		char msg[512] = "";
 		int16_t err;
 		r->Name = name;
 		r->TopicId = id;
-		if (!bk->cfg->delete_topic_enable) {
+		if (!ch_str_is_null(name) && !ch_uuid_is_zero(&id)) {
+			err = CH_KERR_INVALID_REQUEST;
+			snprintf(msg, sizeof(msg), "You may not specify both topic name and topic id.");
+		} else if (dup) {
+			err = CH_KERR_INVALID_REQUEST;
+			snprintf(msg, sizeof(msg), by_id ? "Duplicate topic id." : DUPLICATE_TOPIC);
+		} else if (!bk->cfg->delete_topic_enable) {
 			err = CH_KERR_TOPIC_DELETION_DISABLED;
 		} else if (!ch_str_is_null(name)) {
 			const ch_topic *tp = ch_topics_find(bk->topics, name.p, (size_t)name.len);
@@ -295,7 +381,7 @@ ch_api_DeleteTopics(ch_req *req)
 		r->ErrorCode = err;
 		r->ErrorMessage = err ? ch_str_c(arena_msg(req, msg[0] ? msg : ch_kerr_message(err)))
 				      : CH_STR_NULL;
-		ctx->staged[i] = err == 0;
+		ctx->staged[ri] = err == 0;
 	}
 	ch_topics_commit(tx, deleted, ctx);
 }
@@ -330,49 +416,48 @@ ch_api_CreatePartitions(ch_req *req)
 	ch_CreatePartitionsResponse *resp = &ctx->resp.parts;
 	ch_CreatePartitionsResponse_init(resp);
 	resp->Results = CH_REQ_NEW_ARRAY(req, ch_CreatePartitionsResponse_CreatePartitionsTopicResult, n);
-	resp->Results_n = n;
+	resp->Results_n = 0;
 	ch_str *names = CH_REQ_NEW_ARRAY(req, ch_str, n);
 	for (int32_t i = 0; i < n; i++)
 		names[i] = rq->Topics[i].Name;
 	ch_topics_txn *tx = ch_topics_begin(bk->topics);
 	for (int32_t i = 0; i < n; i++) {
 		const ch_CreatePartitionsRequest_CreatePartitionsTopic *t = &rq->Topics[i];
-		ch_CreatePartitionsResponse_CreatePartitionsTopicResult *r = &resp->Results[i];
+		if (seen_before(names, i))
+			continue;
+		int32_t ri = resp->Results_n++; /* results, and ctx->staged, per distinct name */
+		ch_CreatePartitionsResponse_CreatePartitionsTopicResult *r = &resp->Results[ri];
 		char msg[512] = "";
 		int16_t err = CH_KERR_NONE;
 		r->Name = t->Name;
+		const ch_topic *tp = ch_topics_find(bk->topics, t->Name.p, (size_t)t->Name.len);
 		if (duplicated(names, n, i)) {
 			err = CH_KERR_INVALID_REQUEST;
-			snprintf(msg, sizeof(msg), "Duplicate topic in request.");
-		} else if (t->Assignments_n > 0) {
-			/* New partitions' replicas must be [this node]. */
-			for (int32_t a = 0; a < t->Assignments_n && !err; a++) {
-				const ch_CreatePartitionsRequest_CreatePartitionsAssignment *as =
-					&t->Assignments[a];
-				if (as->BrokerIds_n != 1 || as->BrokerIds[0] != bk->node_id) {
-					err = CH_KERR_INVALID_REPLICA_ASSIGNMENT;
-					snprintf(msg, sizeof(msg),
-						 "Replica assignments must be [%d]: cohortd is a "
-						 "single-broker cluster",
-						 bk->node_id);
-				}
-			}
-			const ch_topic *tp = ch_topics_find(bk->topics, t->Name.p, (size_t)t->Name.len);
-			if (!err && tp && t->Assignments_n != t->Count - tp->partitions) {
+			snprintf(msg, sizeof(msg), DUPLICATE_TOPIC);
+		} else if (tp && t->Count > tp->partitions && t->Assignments_n >= 0) {
+			/* Kafka's createPartitions: the count first, then each new
+			 * partition's replicas ([this node] on one broker). */
+			if (t->Assignments_n != t->Count - tp->partitions) {
 				err = CH_KERR_INVALID_REPLICA_ASSIGNMENT;
 				snprintf(msg, sizeof(msg),
-					 "Increasing the number of partitions by %d but %d assignments "
-					 "provided.",
+					 "Attempted to add %d additional partition(s), but only %d "
+					 "assignment(s) were specified.",
 					 t->Count - tp->partitions, t->Assignments_n);
 			}
+			for (int32_t a = 0; a < t->Assignments_n && !err; a++)
+				err = check_replicas(req, t->Assignments[a].BrokerIds,
+						     CH_MAX(t->Assignments[a].BrokerIds_n, 0), msg,
+						     sizeof(msg));
 		}
 		if (!err)
 			err = ch_topics_add_partitions(tx, t->Name.p, (size_t)t->Name.len, t->Count,
 						       rq->ValidateOnly, msg, sizeof(msg));
 		r->ErrorCode = err;
-		r->ErrorMessage = err ? ch_str_c(arena_msg(req, msg[0] ? msg : ch_kerr_message(err)))
-				      : CH_STR_NULL;
-		ctx->staged[i] = !err && !rq->ValidateOnly;
+		/* Kafka's UnknownTopicOrPartitionException here carries no message. */
+		r->ErrorMessage = err && err != CH_KERR_UNKNOWN_TOPIC_OR_PARTITION
+					  ? ch_str_c(arena_msg(req, msg[0] ? msg : ch_kerr_message(err)))
+					  : CH_STR_NULL;
+		ctx->staged[ri] = !err && !rq->ValidateOnly;
 	}
 	ch_topics_commit(tx, partitions_added, ctx);
 }
