@@ -49,6 +49,35 @@ on_durable(void *ud, int16_t kerr, int64_t base, int64_t last)
 		ch_api_send(w->ctx->req, &w->ctx->resp);
 }
 
+/* Kafka's ProduceRequest.validateRecords (v3+), before anything is
+ * appended: the records must hold exactly one whole batch, of magic 2. Like
+ * Kafka's batch iterator, an incomplete batch at the end is not a batch: it
+ * is left out of *use_len (Kafka trims it the same way). A batch length
+ * below the minimum is a corrupt frame. */
+static int16_t
+one_batch(int16_t version, const uint8_t *p, size_t len, size_t *use_len)
+{
+	enum { LOG_OVERHEAD = 12, MIN_BATCH = 14, MAGIC_AT = 16, ATTRIBUTES_AT = 21, ZSTD = 4 };
+	size_t pos = 0;
+	int whole = 0;
+	while (len - pos >= LOG_OVERHEAD) {
+		uint32_t size = (uint32_t)p[pos + 8] << 24 | (uint32_t)p[pos + 9] << 16 |
+				(uint32_t)p[pos + 10] << 8 | p[pos + 11];
+		if (size < MIN_BATCH || size > INT32_MAX)
+			return CH_KERR_CORRUPT_MESSAGE;
+		if (len - pos - LOG_OVERHEAD < size)
+			break;
+		if (++whole == 1)
+			*use_len = LOG_OVERHEAD + size;
+		pos += LOG_OVERHEAD + size;
+	}
+	if (whole != 1 || p[MAGIC_AT] != 2)
+		return CH_KERR_INVALID_RECORD;
+	if (version < 7 && (p[ATTRIBUTES_AT + 1] & 0x7) == ZSTD && *use_len > ATTRIBUTES_AT + 1)
+		return CH_KERR_UNSUPPORTED_COMPRESSION_TYPE;
+	return CH_KERR_NONE;
+}
+
 void
 ch_api_Produce(ch_req *req)
 {
@@ -83,8 +112,10 @@ ch_api_Produce(ch_req *req)
 			pr->LogStartOffset = -1;
 			pr->CurrentLeader.LeaderId = -1;
 			pr->CurrentLeader.LeaderEpoch = -1;
+			pr->ErrorMessage = CH_STR_NULL; /* Kafka sends none for these errors */
 			int16_t kerr = 0;
 			ch_part *p = NULL;
+			size_t use_len = 0;
 			if (!acks_ok)
 				kerr = CH_KERR_INVALID_REQUIRED_ACKS;
 			else if (!t)
@@ -93,7 +124,8 @@ ch_api_Produce(ch_req *req)
 				kerr = CH_KERR_INVALID_TOPIC_EXCEPTION;
 			else if (pd->Records.len <= 0)
 				kerr = CH_KERR_INVALID_RECORD;
-			else
+			else if ((kerr = one_batch(req->version, pd->Records.p,
+							   (size_t)pd->Records.len, &use_len)) == 0)
 				p = ch_parts_get(bk->parts, td->Name.p, (size_t)td->Name.len,
 						 pd->Index, &kerr);
 			if (p) {
@@ -104,8 +136,7 @@ ch_api_Produce(ch_req *req)
 					w->ctx = ctx;
 					w->pr = pr;
 				}
-				kerr = ch_part_append(p, (uint8_t *)pd->Records.p,
-						      (size_t)pd->Records.len,
+				kerr = ch_part_append(p, (uint8_t *)pd->Records.p, use_len,
 						      acks == -1 ? on_durable : NULL, w, &info);
 				if (!kerr) {
 					pr->BaseOffset = info.base_offset;
