@@ -178,13 +178,19 @@ encode(fetch *f, int16_t top_err)
 		ch_wr_array_len(&b, np, flex);
 		for (int32_t k = 0; k < np; k++, j++) {
 			fpart *fp = &f->parts[j];
+			/* A partition in error has no offsets (-1, Kafka's INVALID_*).
+			 * One Kafka never looked up (unknown topic or partition) has
+			 * its PartitionData defaults: no aborted transactions is then
+			 * an empty list; after a read, null. */
+			bool unknown = fp->err == CH_KERR_UNKNOWN_TOPIC_OR_PARTITION ||
+				       fp->err == CH_KERR_UNKNOWN_TOPIC_ID;
 			ch_wr_i32(&b, fp->q->Partition);
 			ch_wr_i16(&b, fp->err);
-			ch_wr_i64(&b, fp->hw);
-			ch_wr_i64(&b, fp->lso);
+			ch_wr_i64(&b, fp->err ? -1 : fp->hw);
+			ch_wr_i64(&b, fp->err ? -1 : fp->lso);
 			if (v >= 5)
-				ch_wr_i64(&b, fp->start);
-			ch_wr_array_len(&b, -1, flex); /* AbortedTransactions: null */
+				ch_wr_i64(&b, fp->err ? -1 : fp->start);
+			ch_wr_array_len(&b, unknown ? 0 : -1, flex); /* AbortedTransactions */
 			if (v >= 11)
 				ch_wr_i32(&b, -1);     /* PreferredReadReplica */
 			int64_t len = fp->sl.len;

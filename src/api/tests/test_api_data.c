@@ -340,7 +340,8 @@ fetch_step(tb *b, ch_arena *a, int16_t v, int16_t pv, const char *topic, ch_uuid
 	fetch_at past = {topic, id, 0, 100, 1 << 20};
 	p = fetch(b, a, v, &past, CH_KERR_OFFSET_OUT_OF_RANGE);
 	if (p) {
-		CH_CHECK_EQ_INT(p->HighWatermark, 6);
+		/* a partition in error has no offsets (Kafka's -1s) */
+		CH_CHECK_EQ_INT(p->HighWatermark, -1);
 		CH_CHECK(p->Records.len <= 0);
 	}
 	fetch_at nopart = {topic, id, 9, 0, 1 << 20};
