@@ -59,6 +59,8 @@ list_one(ch_broker *bk, const ch_ListOffsetsRequest_ListOffsetsTopic *tq,
 		r->Offset = -1;
 		r->Timestamp = -1;
 	}
+	if (r->Offset < 0) /* no such offset: no epoch either (Kafka's -1/-1/-1) */
+		r->LeaderEpoch = -1;
 	r->ErrorCode = kerr;
 }
 
