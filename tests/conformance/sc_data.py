@@ -1,0 +1,157 @@
+"""Produce, Fetch and ListOffsets: appends, reads and offset lookups, and their
+edge cases (out of range, unknown partition, max timestamp, too large)."""
+import struct
+
+from conform import Scenario, V, call, send_only
+from kproto import ZERO_UUID, record_batch
+from sclib import (NONE, OFFSET_OUT_OF_RANGE, UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION,
+                   create_topic)
+
+AREA = "data"
+
+BASE_TS = 1700000000000   # records carry their own (CreateTime) timestamps
+
+
+def produce(topic, partition, batch, acks=-1, v=None):
+    return {"TransactionalId": None, "Acks": acks, "TimeoutMs": 30000,
+            "TopicData": [{"Name": topic, "PartitionData": [{"Index": partition,
+                                                             "Records": batch}]}]}
+
+
+def three_records(ts=BASE_TS):
+    # timestamps ts, ts+5, ts+2: the largest is the middle record's
+    return record_batch([(b"k0", b"v0", 0), (b"k1", b"v1", 5), (b"k2", b"v2", 2, [("h", b"x")])],
+                        base_timestamp=ts)
+
+
+def fetch(v, topic, parts, max_bytes=1 << 20, part_max=1 << 20, topic_id=None):
+    """parts: {partition: offset}; v13+ names the topic by id (V("tid"))."""
+    return {"ClusterId": None, "ReplicaId": -1, "MaxWaitMs": 0, "MinBytes": 1,
+            "MaxBytes": max_bytes, "IsolationLevel": 0, "SessionId": 0, "SessionEpoch": -1,
+            "Topics": [{"Topic": topic,
+                        "TopicId": topic_id if topic_id is not None else V("tid", ZERO_UUID),
+                        "Partitions": [{"Partition": p, "CurrentLeaderEpoch": -1,
+                                        "FetchOffset": o, "LastFetchedEpoch": -1,
+                                        "LogStartOffset": -1, "PartitionMaxBytes": part_max}
+                                       for p, o in parts.items()]}],
+            "ForgottenTopicsData": [], "RackId": ""}
+
+
+def list_offsets(topic, parts, isolation=0):
+    """parts: {partition: timestamp}"""
+    return {"ReplicaId": -1, "IsolationLevel": isolation, "TimeoutMs": 30000,
+            "Topics": [{"Name": topic, "Partitions": [{"PartitionIndex": p,
+                                                       "CurrentLeaderEpoch": -1,
+                                                       "Timestamp": ts, "MaxNumOffsets": 1}
+                                                      for p, ts in parts.items()]}]}
+
+
+def topic_with_data(N, name, batches=2):
+    """A new 2-partition topic with `batches` three-record batches in partition 0;
+    its id saved as "tid"."""
+    t = N(name)
+    s = create_topic("c", t, 2)
+    s += [call("c", "Metadata", 12, {"Topics": [{"Name": t}], "AllowAutoTopicCreation": False},
+               save={"tid": "Topics[0].TopicId"}, compare=False)]
+    for i in range(batches):
+        s += [call("c", "Produce", 9, produce(t, 0, three_records(BASE_TS + 100 * i)),
+                   expect={"Responses[0].PartitionResponses[0].ErrorCode": NONE}, compare=False)]
+    return t, s
+
+
+def produce_versions(N, v):
+    t = N("produce")
+    s = create_topic("c", t, 2)
+    s += [call("c", "Produce", v, produce(t, 0, three_records()),
+               expect={"Responses[0].PartitionResponses[0].ErrorCode": NONE}),
+          call("c", "Produce", v, produce(t, 0, three_records(), acks=1)),
+          call("c", "Produce", v, produce(t, 1, three_records())),
+          call("c", "Produce", v, produce(t, 7, three_records()),
+               expect={"Responses[0].PartitionResponses[0].ErrorCode": UNKNOWN_TOPIC_OR_PARTITION}),
+          call("c", "Produce", v, produce(N("nosuch"), 0, three_records())),
+          call("c", "Produce", v, produce(t, 0, three_records(), acks=2)),
+          # acks=0: no response; the next request on the connection is answered
+          send_only("c", "Produce", v, produce(t, 0, three_records(), acks=0)),
+          call("c", "ListOffsets", 7, list_offsets(t, {0: -1}))]
+    return Scenario("produce v%d: acks, unknown partition and topic, bad acks" % v, s)
+
+
+def produce_bad(N, v):
+    t = N("produce-bad")
+    good = three_records()
+    corrupt = bytearray(good)
+    corrupt[-1] ^= 0xFF          # payload changed, CRC not
+    big = record_batch([(b"k", b"x" * (1048588 + 100))])
+    s = create_topic("c", t, 1)
+    # A batch that says zstd but holds plain records: before v7 Kafka refuses
+    # zstd outright (UNSUPPORTED_COMPRESSION_TYPE, checked before inflating).
+    # From v7 Kafka inflates and fails (UNKNOWN_SERVER_ERROR) where cohortd
+    # stores compressed batches unread: a known difference (docs/NOTES.md),
+    # so only the pre-v7 check is scripted.
+    zstd = record_batch([(b"k", b"v")], attributes=4)
+    s += [call("c", "Produce", v, produce(t, 0, bytes(corrupt))),
+          call("c", "Produce", v, produce(t, 0, big)),
+          call("c", "Produce", v, produce(t, 0, good[:-3])),            # no whole batch
+          call("c", "Produce", v, produce(t, 0, good + good)),          # two batches
+          call("c", "Produce", v, produce(t, 0, good + good[:20])),     # a whole one, a torn tail
+          *([call("c", "Produce", v, produce(t, 0, zstd))] if v < 7 else []),
+          call("c", "Produce", v, produce(t, 0, b"\x00" * 11)),
+          call("c", "ListOffsets", 7, list_offsets(t, {0: -1})),
+          call("c", "Fetch", 12, fetch(12, t, {0: 0}, topic_id=None))]
+    return Scenario("produce v%d: corrupt, too large, truncated batches" % v, s)
+
+
+def fetch_versions(N, v):
+    t, s = topic_with_data(N, "fetch")
+    s += [call("c", "Fetch", v, fetch(v, t, {0: 0, 1: 0}),
+               expect={"Responses[0].Partitions[0].ErrorCode": NONE}),
+          call("c", "Fetch", v, fetch(v, t, {0: 3})),
+          call("c", "Fetch", v, fetch(v, t, {0: 6})),                          # at the end
+          call("c", "Fetch", v, fetch(v, t, {0: 100}),
+               expect={"Responses[0].Partitions[0].ErrorCode": OFFSET_OUT_OF_RANGE}),
+          call("c", "Fetch", v, fetch(v, t, {0: -5})),
+          call("c", "Fetch", v, fetch(v, t, {5: 0}),
+               expect={"Responses[0].Partitions[0].ErrorCode": UNKNOWN_TOPIC_OR_PARTITION}),
+          # one byte of room: the first batch still comes, whole
+          call("c", "Fetch", v, fetch(v, t, {0: 0}, max_bytes=1)),
+          call("c", "Fetch", v, fetch(v, t, {0: 0}, part_max=1))]
+    if v >= 13:
+        s += [call("c", "Fetch", v, fetch(v, t, {0: 0},
+                                          topic_id="8f1f5d8e-8d6e-4c6a-9d1c-3a5b1e2f4a6b"),
+                   expect={"Responses[0].Partitions[0].ErrorCode": UNKNOWN_TOPIC_ID})]
+    else:
+        s += [call("c", "Fetch", v, fetch(v, N("nosuch"), {0: 0}))]
+    return Scenario("fetch v%d: records, end, out of range, unknown partition, limits" % v, s)
+
+
+def list_offsets_versions(N, v):
+    t, s = topic_with_data(N, "lo")
+    # batch 0: ts 0, 5, 2; batch 1: ts 100, 105, 102 (relative to BASE_TS)
+    s += [call("c", "ListOffsets", v, list_offsets(t, {0: -1, 1: -1})),
+          call("c", "ListOffsets", v, list_offsets(t, {0: -2, 1: -2})),
+          call("c", "ListOffsets", v, list_offsets(t, {0: BASE_TS + 3})),
+          call("c", "ListOffsets", v, list_offsets(t, {0: BASE_TS + 101})),
+          call("c", "ListOffsets", v, list_offsets(t, {0: BASE_TS - 1000})),
+          call("c", "ListOffsets", v, list_offsets(t, {0: BASE_TS + 10 ** 6})),   # past the end
+          call("c", "ListOffsets", v, list_offsets(t, {1: BASE_TS})),            # empty partition
+          call("c", "ListOffsets", v, list_offsets(t, {9: -1})),
+          call("c", "ListOffsets", v, list_offsets(N("nosuch"), {0: -1}))]
+    if v >= 2:
+        s += [call("c", "ListOffsets", v, list_offsets(t, {0: -1}, isolation=1))]
+    if v >= 7:
+        s += [call("c", "ListOffsets", v, list_offsets(t, {0: -3, 1: -3}))]      # max timestamp
+    if v >= 8:
+        s += [call("c", "ListOffsets", v, list_offsets(t, {0: -4}))]             # earliest local
+    if v >= 9:
+        s += [call("c", "ListOffsets", v, list_offsets(t, {0: -5}))]             # earliest tiered
+    return Scenario("list_offsets v%d: latest, earliest, by time, max timestamp" % v, s)
+
+
+def scenarios(ctx):
+    N = ctx.name
+    out = [produce_versions(N, v) for v in range(3, 12)]
+    out += [produce_bad(N, v) for v in (3, 6, 7, 8, 11)]
+    out += [fetch_versions(N, v) for v in range(4, 18)]
+    out += [list_offsets_versions(N, v) for v in range(1, 11)]
+    _ = struct
+    return out
