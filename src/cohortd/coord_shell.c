@@ -100,6 +100,27 @@ op_check_partition(void *ud, ch_str topic, int32_t partition)
 }
 
 static void
+op_random_uuid(void *ud, ch_uuid *out)
+{
+	(void)ud;
+	*out = ch_uuid_random();
+}
+
+static void
+op_log(void *ud, ch_log_level level, const char *line)
+{
+	(void)ud;
+	ch_log(level, "group", "%s", line);
+}
+
+static bool
+op_log_enabled(void *ud, ch_log_level level)
+{
+	(void)ud;
+	return ch_log_enabled(level);
+}
+
+static void
 timer_fired(ch_loop *loop, ch_timer *t, void *ud)
 {
 	(void)loop, (void)t;
@@ -240,6 +261,9 @@ coord_shell_start(ch_loop *loop, ch_broker *bk, ch_parts *parts)
 	ops.respond = ch_api_group_respond;
 	ops.append = op_append;
 	ops.check_partition = op_check_partition;
+	ops.random_uuid = op_random_uuid;
+	ops.log = op_log;
+	ops.log_enabled = op_log_enabled;
 	s->coord = ch_coord_new(&cc, &ops, ch_now_wall_ms());
 	bk->coord = s->coord;
 	ch_timer_init(&s->retry_timer, retry_fired, s);

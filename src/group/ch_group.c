@@ -7,17 +7,15 @@
  * name the Kafka function a piece mirrors where that helps reading both.
  */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/ch_common.h"
 #include "common/ch_hash.h"
-#include "common/ch_log.h"
 #include "group/ch_group_int.h"
 #include "proto/generated/ch_errors.h"
-
-#define LOGSUB "group"
 
 static const char *const state_names[] = {"Empty", "PreparingRebalance", "CompletingRebalance",
 					  "Stable", "Dead"};
@@ -74,14 +72,24 @@ timer_cancel(ch_coord *c, coord_timer *t)
 	ch_heap_remove(&c->timers, &t->node);
 }
 
+void
+ch_coord_log(const ch_coord *c, ch_log_level level, const char *fmt, ...)
+{
+	if (!c->ops.log || (c->ops.log_enabled && !c->ops.log_enabled(c->ops.ud, level)))
+		return;
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	c->ops.log(c->ops.ud, level, line);
+}
+
 static void
 uuid_for(ch_coord *c, char *out /* 37 bytes */)
 {
 	ch_uuid u;
-	if (c->ops.random_uuid)
-		c->ops.random_uuid(c->ops.ud, &u);
-	else
-		u = ch_uuid_random();
+	c->ops.random_uuid(c->ops.ud, &u);
 	ch_uuid_to_hex(&u, out);
 }
 
@@ -194,7 +202,7 @@ group_set_state(ch_group *g, ch_group_state s, int64_t now)
 {
 	if (g->state == s)
 		return;
-	CH_LOGD(LOGSUB, "group %s: %s -> %s (generation %d)", g->group_id,
+	COORD_LOGD(g->coord, "group %s: %s -> %s (generation %d)", g->group_id,
 		ch_group_state_name(g->state), ch_group_state_name(s), g->generation);
 	g->state = s;
 	g->state_ts = now;
@@ -655,8 +663,7 @@ prepare_rebalance(ch_group *g, int64_t now, const char *reason)
 		member_clear_pending_sync(g, m);
 	if (g->state == CH_GROUP_STABLE || g->state == CH_GROUP_EMPTY)
 		g->rebalance_started = now;
-	CH_LOGI(LOGSUB,
-		"preparing to rebalance group %s in state %s with old generation %d (reason: %s)",
+	COORD_LOGI(g->coord, "preparing to rebalance group %s in state %s with old generation %d (reason: %s)",
 		g->group_id, ch_group_state_name(g->state), g->generation, reason);
 	g->rebalance_reason = reason;
 	int32_t timeout = group_rebalance_timeout(g);
@@ -711,7 +718,7 @@ complete_join(ch_group *g, int64_t now)
 		 * has not rejoined keeps its place until its session expires (or
 		 * it fails to sync, below). */
 		if (!m->join_token && !m->instance_id) {
-			CH_LOGI(LOGSUB, "group %s: removing member %s, which did not rejoin before the "
+			COORD_LOGI(g->coord, "group %s: removing member %s, which did not rejoin before the "
 				"join phase ended", g->group_id, m->member_id);
 			member_remove(g, m);
 			removed++;
@@ -722,7 +729,7 @@ complete_join(ch_group *g, int64_t now)
 	g->protocol_name = NULL;
 	if (g->members.n == 0) {
 		group_set_state(g, CH_GROUP_EMPTY, now);
-		CH_LOGI(LOGSUB, "group %s with generation %d is now empty (reason: %s)", g->group_id,
+		COORD_LOGI(g->coord, "group %s with generation %d is now empty (reason: %s)", g->group_id,
 			g->generation, g->rebalance_reason ? g->rebalance_reason : "-");
 		group_store(g, A_FIRE, NULL, 0, now, NULL);
 		return;
@@ -730,7 +737,7 @@ complete_join(ch_group *g, int64_t now)
 	const char *proto = select_protocol(g);
 	g->protocol_name = proto ? ch_xstrdup(proto) : NULL;
 	group_set_state(g, CH_GROUP_COMPLETING_REBALANCE, now);
-	CH_LOGI(LOGSUB, "group %s: generation %d with %zu members, leader %s, protocol %s "
+	COORD_LOGI(g->coord, "group %s: generation %d with %zu members, leader %s, protocol %s "
 		"(reason: %s; %d removed; %" PRId64 " ms since the rebalance began)",
 		g->group_id, g->generation, g->members.n, g->leader->member_id,
 		g->protocol_name ? g->protocol_name : "-",
@@ -900,7 +907,7 @@ static_member_rejoin(ch_group *g, ch_member *m, int64_t now, void *token, int16_
 	m->protocols = NULL;
 	m->n_protocols = 0;
 	member_rename(g, m, new_member_id(c, rq->GroupInstanceId));
-	CH_LOGI(LOGSUB, "group %s: static member %s (instance %.*s) rejoined in state %s; "
+	COORD_LOGI(g->coord, "group %s: static member %s (instance %.*s) rejoined in state %s; "
 		"replacing member id %s",
 		g->group_id, m->member_id, rq->GroupInstanceId.len, rq->GroupInstanceId.p,
 		ch_group_state_name(g->state), old_id);
@@ -948,7 +955,7 @@ static_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
 			   -1);
 	} else if (error) {
 		/* Kafka reverts the replacement and reports the error. */
-		CH_LOGW(LOGSUB, "group %s: failed to store static member %s: %s", g->group_id,
+		COORD_LOGW(g->coord, "group %s: failed to store static member %s: %s", g->group_id,
 			m->member_id, ch_kerr_name(error));
 		votes_add(g, m, -1);
 		protocols_free(m->protocols, m->n_protocols);
@@ -1039,7 +1046,7 @@ ch_coord_join(ch_coord *c, int64_t now, void *token, int16_t version, const ch_J
 			if (old) {
 				static_member_rejoin(g, old, now, token, version, rq, rebalance_timeout);
 			} else {
-				CH_LOGI(LOGSUB, "group %s: new static member (instance %.*s) joins in "
+				COORD_LOGI(g->coord, "group %s: new static member (instance %.*s) joins in "
 					"state %s",
 					g->group_id, rq->GroupInstanceId.len, rq->GroupInstanceId.p,
 					ch_group_state_name(g->state));
@@ -1283,7 +1290,7 @@ sync_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
 	if (g->state != CH_GROUP_COMPLETING_REBALANCE || g->generation != a->generation)
 		return; /* a newer rebalance already started */
 	if (error) {
-		CH_LOGW(LOGSUB, "group %s: storing the assignment of generation %d failed: %s",
+		COORD_LOGW(g->coord, "group %s: storing the assignment of generation %d failed: %s",
 			g->group_id, g->generation, ch_kerr_name(error));
 		reset_assignments(g, store_error(error));
 		maybe_prepare_rebalance(g, now, "error storing the group assignment");
@@ -1297,7 +1304,7 @@ sync_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
 		}
 	}
 	group_set_state(g, CH_GROUP_STABLE, now);
-	CH_LOGI(LOGSUB, "group %s: stable at generation %d with %zu members, %" PRId64
+	COORD_LOGI(g->coord, "group %s: stable at generation %d with %zu members, %" PRId64
 		" ms after the rebalance began",
 		g->group_id, g->generation, g->members.n, now - g->rebalance_started);
 }
@@ -1347,7 +1354,7 @@ leave_one(ch_group *g, int64_t now, ch_str member_id, ch_str instance_id, ch_str
 		snprintf(why, sizeof(why), "static member %s (instance %.*s) left%s%.*s", m->member_id,
 			 instance_id.len, instance_id.p, reason.len > 0 ? ": " : "",
 			 CH_MAX(reason.len, 0), reason.p ? reason.p : "");
-		CH_LOGI(LOGSUB, "group %s: %s%s", g->group_id, why, peer_note);
+		COORD_LOGI(g->coord, "group %s: %s%s", g->group_id, why, peer_note);
 		remove_member_and_update(g, m, now, "static member left");
 		return CH_KERR_NONE;
 	}
@@ -1365,7 +1372,7 @@ leave_one(ch_group *g, int64_t now, ch_str member_id, ch_str instance_id, ch_str
 		return CH_KERR_UNKNOWN_MEMBER_ID;
 	snprintf(why, sizeof(why), "member %s left%s%.*s", m->member_id, reason.len > 0 ? ": " : "",
 		 CH_MAX(reason.len, 0), reason.p ? reason.p : "");
-	CH_LOGI(LOGSUB, "group %s: %s%s", g->group_id, why, peer_note);
+	COORD_LOGI(g->coord, "group %s: %s%s", g->group_id, why, peer_note);
 	remove_member_and_update(g, m, now, "member left the group");
 	return CH_KERR_NONE;
 }
@@ -1445,7 +1452,7 @@ sync_timer_fired(ch_group *g, int64_t now)
 	for (ch_member *m = g->first, *next; m; m = next) {
 		next = m->next;
 		if (m->pending_sync) {
-			CH_LOGI(LOGSUB, "group %s: removing member %s, which did not send SyncGroup "
+			COORD_LOGI(g->coord, "group %s: removing member %s, which did not send SyncGroup "
 				"for generation %d in time",
 				g->group_id, m->member_id, g->generation);
 			member_remove(g, m);
@@ -1471,7 +1478,7 @@ session_expired(ch_member *m, int64_t now)
 		timer_set(c, &m->session, now + m->session_timeout_ms);
 		return;
 	}
-	CH_LOGI(LOGSUB, "group %s: member %s%s%s session timed out after %d ms", g->group_id,
+	COORD_LOGI(g->coord, "group %s: member %s%s%s session timed out after %d ms", g->group_id,
 		m->member_id, m->instance_id ? " (instance " : "", m->instance_id ? m->instance_id : "",
 		m->session_timeout_ms);
 	remove_member_and_update(g, m, now, "member session timed out");
@@ -1506,7 +1513,7 @@ ch_coord_tick(ch_coord *c, int64_t now)
 		case T_PENDING: {
 			pending_member *p = t->owner;
 			ch_group *g = p->group;
-			CH_LOGI(LOGSUB, "group %s: pending member %s never rejoined; dropping it",
+			COORD_LOGI(g->coord, "group %s: pending member %s never rejoined; dropping it",
 				g->group_id, p->member_id);
 			pending_remove(g, p);
 			try_complete_join(g, now);
@@ -1525,6 +1532,8 @@ ch_coord_tick(ch_coord *c, int64_t now)
 ch_coord *
 ch_coord_new(const ch_coord_config *cfg, const ch_coord_ops *ops, int64_t now)
 {
+	if (!ops->respond || !ops->append || !ops->random_uuid)
+		abort(); /* the shell must supply these (ch_group.h) */
 	ch_coord *c = ch_xcalloc(1, sizeof(*c));
 	c->cfg = *cfg;
 	if (c->cfg.offsets_partitions <= 0)

@@ -6,7 +6,8 @@
  * a decoded request with an opaque `token`, a timer tick, the completion of
  * a durable append, a record replayed from __consumer_offsets. Everything
  * goes out through ch_coord_ops: a response for a token, records to append,
- * and the next deadline (ch_coord_next_deadline) for the shell to wake at.
+ * log lines, and the next deadline (ch_coord_next_deadline) for the shell to
+ * wake at. Member ids take their randomness from ops->random_uuid.
  *
  * Each request call ends with exactly one ops->respond(token, resp) — at
  * once, or later (a JoinGroup waits for the rebalance, a SyncGroup for the
@@ -50,6 +51,7 @@
 #include <stdint.h>
 
 #include "common/ch_buf.h"
+#include "common/ch_log.h"
 #include "common/ch_uuid.h"
 #include "proto/generated/ch_msgs.h"
 
@@ -91,8 +93,15 @@ typedef struct ch_coord_ops {
 	/* Kafka error code for committing to topic/partition: 0 if it exists,
 	 * UNKNOWN_TOPIC_OR_PARTITION otherwise. NULL: every partition exists. */
 	int16_t (*check_partition)(void *ud, ch_str topic, int32_t partition);
-	/* 16 random bytes for member ids; NULL: ch_uuid_random(). */
+	/* 16 random bytes for a member id (required: the core has no source
+	 * of randomness; the simulator's are deterministic). */
 	void (*random_uuid)(void *ud, ch_uuid *out);
+	/* One log line of the core at `level` (no newline; the shell adds the
+	 * time and writes it). NULL: the core logs nothing. */
+	void (*log)(void *ud, ch_log_level level, const char *line);
+	/* Whether a line at `level` would be written, so the core can skip
+	 * formatting it. NULL: every line goes to log. */
+	bool (*log_enabled)(void *ud, ch_log_level level);
 } ch_coord_ops;
 
 ch_coord *ch_coord_new(const ch_coord_config *cfg, const ch_coord_ops *ops, int64_t now);

@@ -7,7 +7,6 @@
 #include <strings.h>
 
 #include "common/ch_common.h"
-#include "common/ch_log.h"
 #include "group/ch_group_int.h"
 #include "proto/generated/ch_errors.h"
 
@@ -214,7 +213,7 @@ ch_coord_delete_groups(ch_coord *c, int64_t now, void *token, int16_t version,
 			for (size_t j = 0; j < k; j++)
 				record_free(&recs[j]);
 			free(recs);
-			CH_LOGI("group", "deleted group %s (%zu offsets)", g->group_id, g->offsets.n);
+			COORD_LOGI(c, "deleted group %s (%zu offsets)", g->group_id, g->offsets.n);
 			group_delete(g, now);
 			o->ErrorCode = CH_KERR_NONE;
 			x->deleted[x->n++] = o;

@@ -145,6 +145,13 @@ struct ch_coord {
 };
 
 /* ---- shared helpers (ch_group.c) ---------------------------------------- */
+/* Log through ops->log (the core has no log of its own); the line is
+ * formatted only when the shell would write it. */
+void ch_coord_log(const ch_coord *c, ch_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define COORD_LOGW(c, ...) ch_coord_log((c), CH_LOG_WARN, __VA_ARGS__)
+#define COORD_LOGI(c, ...) ch_coord_log((c), CH_LOG_INFO, __VA_ARGS__)
+#define COORD_LOGD(c, ...) ch_coord_log((c), CH_LOG_DEBUG, __VA_ARGS__)
 ch_group *group_find(const ch_coord *c, ch_str id);
 ch_group *group_get_or_create(ch_coord *c, ch_str id, int64_t now);
 void group_set_state(ch_group *g, ch_group_state s, int64_t now);

@@ -12,11 +12,8 @@
 #include <string.h>
 
 #include "common/ch_common.h"
-#include "common/ch_log.h"
 #include "group/ch_group_int.h"
 #include "proto/generated/ch_errors.h"
-
-#define LOGSUB "group"
 
 /* ---- the offsets map ------------------------------------------------------ */
 
@@ -681,6 +678,6 @@ retention_run(ch_coord *c, int64_t now)
 		}
 	}
 	if (expired_total || groups_removed)
-		CH_LOGI(LOGSUB, "offsets retention: expired %zu offsets, removed %zu empty groups",
+		COORD_LOGI(c, "offsets retention: expired %zu offsets, removed %zu empty groups",
 			expired_total, groups_removed);
 }

@@ -24,7 +24,6 @@
 #include <string.h>
 
 #include "common/ch_common.h"
-#include "common/ch_log.h"
 #include "group/ch_group_int.h"
 #include "proto/ch_wr.h"
 #include "proto/generated/ch_errors.h"
@@ -206,7 +205,7 @@ ch_coord_append_done(ch_coord *c, int64_t now, uint64_t id, int16_t error)
 		break;
 	case A_FIRE:
 		if (error)
-			CH_LOGW("group", "group %s: writing to __consumer_offsets failed: %s",
+			COORD_LOGW(c, "group %s: writing to __consumer_offsets failed: %s",
 				a->group_id, ch_kerr_name(error));
 		break;
 	}
@@ -356,9 +355,9 @@ ch_coord_load_end(ch_coord *c, int64_t now, int32_t partition, bool ok)
 	size_t n = load_finish_groups(c, now, partition, ok);
 	c->load_state[partition] = ok ? CH_COORD_LOADED : CH_COORD_LOAD_FAILED;
 	if (ok)
-		CH_LOGD("group", "__consumer_offsets-%d loaded: %zu groups", partition, n);
+		COORD_LOGD(c, "__consumer_offsets-%d loaded: %zu groups", partition, n);
 	else
-		CH_LOGD("group", "__consumer_offsets-%d failed to load: %zu groups dropped", partition,
+		COORD_LOGD(c, "__consumer_offsets-%d failed to load: %zu groups dropped", partition,
 			n);
 	return n;
 }
@@ -371,7 +370,7 @@ ch_coord_load_done(ch_coord *c, int64_t now)
 		if (c->load_state[p] != CH_COORD_LOAD_FAILED)
 			c->load_state[p] = CH_COORD_LOADED;
 	if (c->load_skipped)
-		CH_LOGW("group", "skipped %zu unreadable records of __consumer_offsets",
+		COORD_LOGW(c, "skipped %zu unreadable records of __consumer_offsets",
 			c->load_skipped);
-	CH_LOGI("group", "loaded %zu groups from __consumer_offsets", c->groups.n);
+	COORD_LOGI(c, "loaded %zu groups from __consumer_offsets", c->groups.n);
 }

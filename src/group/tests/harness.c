@@ -408,6 +408,22 @@ op_uuid(void *ud, ch_uuid *out)
 	out->b[8] = (uint8_t)((out->b[8] & 0x3f) | 0x80);
 }
 
+/* The core's log lines, stamped with virtual time; the tests' threshold
+ * (ch_log_threshold) silences them. */
+static void
+op_log(void *ud, ch_log_level level, const char *line)
+{
+	h_env *h = ud;
+	fprintf(stderr, "t=%lld %s [group] %s\n", (long long)h->now, ch_log_level_name(level), line);
+}
+
+static bool
+op_log_enabled(void *ud, ch_log_level level)
+{
+	(void)ud;
+	return ch_log_enabled(level);
+}
+
 /* ---- env ---------------------------------------------------------------- */
 
 static h_env *
@@ -425,6 +441,8 @@ env_new(const ch_coord_config *cfg, int64_t start, bool loaded)
 	    .append = op_append,
 	    .check_partition = op_check_partition,
 	    .random_uuid = op_uuid,
+	    .log = op_log,
+	    .log_enabled = op_log_enabled,
 	};
 	h->in_call = true;
 	h->c = ch_coord_new(&h->cfg, &ops, start);
@@ -1216,6 +1234,8 @@ h_restart(h_env *h)
 	    .append = op_append,
 	    .check_partition = op_check_partition,
 	    .random_uuid = op_uuid,
+	    .log = op_log,
+	    .log_enabled = op_log_enabled,
 	};
 	h->c = ch_coord_new(&cfg, &ops, h->now);
 	h->in_call = false;
