@@ -26,6 +26,41 @@ ch_group_state_name(ch_group_state s)
 	return (unsigned)s < CH_ARRAY_LEN(state_names) ? state_names[s] : "Unknown";
 }
 
+static const char *const cause_names[] = {
+    [CH_COORD_CAUSE_NONE] = "none",
+    [CH_COORD_CAUSE_MEMBER_JOINED] = "member joined",
+    [CH_COORD_CAUSE_METADATA_CHANGED] = "member metadata changed",
+    [CH_COORD_CAUSE_LEADER_REJOINED] = "leader rejoined",
+    [CH_COORD_CAUSE_STATIC_REPLACED] = "static member replaced",
+    [CH_COORD_CAUSE_MEMBER_LEFT] = "member left",
+    [CH_COORD_CAUSE_SESSION_TIMEOUT] = "session timeout",
+    [CH_COORD_CAUSE_SYNC_TIMEOUT] = "sync timeout",
+    [CH_COORD_CAUSE_STORE_FAILED] = "assignment store failed",
+    [CH_COORD_CAUSE_JOIN_DONE] = "join phase done",
+    [CH_COORD_CAUSE_ASSIGNMENT_STORED] = "assignment stored",
+    [CH_COORD_CAUSE_LOADED] = "loaded",
+    [CH_COORD_CAUSE_JOIN_REFUSED] = "join refused",
+    [CH_COORD_CAUSE_DELETED] = "deleted",
+};
+
+const char *
+ch_coord_cause_name(ch_coord_cause c)
+{
+	return (unsigned)c < CH_ARRAY_LEN(cause_names) && cause_names[c] ? cause_names[c] : "?";
+}
+
+coord_reason
+coord_reason_make(ch_coord_cause cause, const char *fmt, ...)
+{
+	coord_reason r;
+	r.cause = cause;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r.detail, sizeof(r.detail), fmt, ap);
+	va_end(ap);
+	return r;
+}
+
 void
 ch_coord_config_defaults(ch_coord_config *c)
 {
@@ -198,12 +233,26 @@ group_get_or_create(ch_coord *c, ch_str id, int64_t now)
 }
 
 void
-group_set_state(ch_group *g, ch_group_state s, int64_t now)
+group_set_state(ch_group *g, ch_group_state s, int64_t now, const coord_reason *why)
 {
 	if (g->state == s)
 		return;
-	COORD_LOGD(g->coord, "group %s: %s -> %s (generation %d)", g->group_id,
-		ch_group_state_name(g->state), ch_group_state_name(s), g->generation);
+	/* Replay and a group that a refused JoinGroup created and drops again
+	 * would be one line per group: DEBUG. */
+	ch_log_level level = why->cause == CH_COORD_CAUSE_LOADED ||
+					     why->cause == CH_COORD_CAUSE_JOIN_REFUSED
+				     ? CH_LOG_DEBUG
+				     : CH_LOG_INFO;
+	ch_coord_log(g->coord, level, "group %s: %s -> %s (generation %d): %s", g->group_id,
+		     ch_group_state_name(g->state), ch_group_state_name(s), g->generation,
+		     why->detail);
+	if (s == CH_GROUP_PREPARING_REBALANCE) {
+		g->rebalance_reason = *why;
+		g->join_wait = JOIN_WAIT_MEMBERS;
+	} else {
+		g->join_wait = JOIN_WAIT_NONE;
+		memset(&g->initial, 0, sizeof(g->initial));
+	}
 	g->state = s;
 	g->state_ts = now;
 }
@@ -620,17 +669,18 @@ group_member_restore(ch_group *g, ch_str member_id, ch_str instance_id, ch_str c
 
 /* ---- the state machine ------------------------------------------------------- */
 
-static void prepare_rebalance(ch_group *g, int64_t now, const char *reason);
+static void prepare_rebalance(ch_group *g, int64_t now, const coord_reason *why);
 static int16_t store_error(int16_t e);
 static void try_complete_join(ch_group *g, int64_t now);
 
-/* Kafka's maybePrepareRebalance. */
+/* Kafka's maybePrepareRebalance: a rebalance starts unless one is already
+ * in its join phase, which may now be complete. */
 static void
-maybe_prepare_rebalance(ch_group *g, int64_t now, const char *reason)
+maybe_prepare_rebalance(ch_group *g, int64_t now, const coord_reason *why)
 {
 	if (g->state == CH_GROUP_STABLE || g->state == CH_GROUP_COMPLETING_REBALANCE ||
 	    g->state == CH_GROUP_EMPTY)
-		prepare_rebalance(g, now, reason);
+		prepare_rebalance(g, now, why);
 	else if (g->state == CH_GROUP_PREPARING_REBALANCE)
 		try_complete_join(g, now);
 }
@@ -652,8 +702,12 @@ reset_assignments(ch_group *g, int16_t err)
 	}
 }
 
+/* Kafka's prepareRebalance: Stable, CompletingRebalance or Empty ->
+ * PreparingRebalance. Parked SyncGroups learn of it; the join phase ends
+ * when every member has rejoined or at the rebalance timeout, or, from
+ * Empty, when the initial delay runs out. */
 static void
-prepare_rebalance(ch_group *g, int64_t now, const char *reason)
+prepare_rebalance(ch_group *g, int64_t now, const coord_reason *why)
 {
 	ch_coord *c = g->coord;
 	if (g->state == CH_GROUP_COMPLETING_REBALANCE)
@@ -663,24 +717,20 @@ prepare_rebalance(ch_group *g, int64_t now, const char *reason)
 		member_clear_pending_sync(g, m);
 	if (g->state == CH_GROUP_STABLE || g->state == CH_GROUP_EMPTY)
 		g->rebalance_started = now;
-	COORD_LOGI(g->coord, "preparing to rebalance group %s in state %s with old generation %d (reason: %s)",
-		g->group_id, ch_group_state_name(g->state), g->generation, reason);
-	g->rebalance_reason = reason;
 	int32_t timeout = group_rebalance_timeout(g);
-	if (g->state == CH_GROUP_EMPTY) {
+	bool from_empty = g->state == CH_GROUP_EMPTY;
+	group_set_state(g, CH_GROUP_PREPARING_REBALANCE, now, why);
+	if (from_empty) {
 		/* Kafka's InitialDelayedJoin: an Empty group waits the initial
 		 * delay for more members, re-armed while new ones keep coming,
 		 * within the rebalance timeout; it never completes early. */
 		int32_t delay = c->cfg.initial_rebalance_delay_ms;
-		g->initial_mode = true;
-		g->new_member_added = false;
-		g->initial_remaining_ms = CH_MAX(timeout - delay, 0);
-		group_set_state(g, CH_GROUP_PREPARING_REBALANCE, now);
+		g->join_wait = JOIN_WAIT_INITIAL;
+		g->initial.member_joined = false;
+		g->initial.remaining_ms = CH_MAX(timeout - delay, 0);
 		timer_set(c, &g->join_timer, now + delay);
 		return;
 	}
-	g->initial_mode = false;
-	group_set_state(g, CH_GROUP_PREPARING_REBALANCE, now);
 	timer_set(c, &g->join_timer, now + timeout);
 	try_complete_join(g, now);
 }
@@ -698,7 +748,7 @@ static void complete_join(ch_group *g, int64_t now);
 static void
 try_complete_join(ch_group *g, int64_t now)
 {
-	if (g->state == CH_GROUP_PREPARING_REBALANCE && !g->initial_mode && all_joined(g))
+	if (g->join_wait == JOIN_WAIT_MEMBERS && all_joined(g))
 		complete_join(g, now);
 }
 
@@ -710,7 +760,6 @@ complete_join(ch_group *g, int64_t now)
 {
 	ch_coord *c = g->coord;
 	timer_cancel(c, &g->join_timer);
-	g->initial_mode = false;
 	int removed = 0;
 	for (ch_member *m = g->first, *next; m; m = next) {
 		next = m->next;
@@ -728,20 +777,22 @@ complete_join(ch_group *g, int64_t now)
 	free(g->protocol_name);
 	g->protocol_name = NULL;
 	if (g->members.n == 0) {
-		group_set_state(g, CH_GROUP_EMPTY, now);
-		COORD_LOGI(g->coord, "group %s with generation %d is now empty (reason: %s)", g->group_id,
-			g->generation, g->rebalance_reason ? g->rebalance_reason : "-");
+		coord_reason why = coord_reason_make(
+			CH_COORD_CAUSE_JOIN_DONE, "join phase ended with no members (rebalance: %s)",
+			ch_coord_cause_name(g->rebalance_reason.cause));
+		group_set_state(g, CH_GROUP_EMPTY, now, &why);
 		group_store(g, A_FIRE, NULL, 0, now, NULL);
 		return;
 	}
 	const char *proto = select_protocol(g);
 	g->protocol_name = proto ? ch_xstrdup(proto) : NULL;
-	group_set_state(g, CH_GROUP_COMPLETING_REBALANCE, now);
-	COORD_LOGI(g->coord, "group %s: generation %d with %zu members, leader %s, protocol %s "
-		"(reason: %s; %d removed; %" PRId64 " ms since the rebalance began)",
-		g->group_id, g->generation, g->members.n, g->leader->member_id,
-		g->protocol_name ? g->protocol_name : "-",
-		g->rebalance_reason ? g->rebalance_reason : "-", removed, now - g->rebalance_started);
+	coord_reason why = coord_reason_make(
+		CH_COORD_CAUSE_JOIN_DONE,
+		"join phase ended: %zu members, leader %s, protocol %s, %d removed, %" PRId64
+		" ms since the rebalance began (rebalance: %s)",
+		g->members.n, g->leader->member_id, g->protocol_name ? g->protocol_name : "-",
+		removed, now - g->rebalance_started, ch_coord_cause_name(g->rebalance_reason.cause));
+	group_set_state(g, CH_GROUP_COMPLETING_REBALANCE, now, &why);
 	for (ch_member *m = g->first; m; m = m->next) {
 		void *t = m->join_token;
 		int16_t v = m->join_version;
@@ -758,20 +809,24 @@ complete_join(ch_group *g, int64_t now)
 	timer_set(c, &g->sync_timer, now + group_rebalance_timeout(g));
 }
 
-/* Kafka's removeMemberAndUpdateGroup. */
+/* Kafka's removeMemberAndUpdateGroup: a completed generation rebalances;
+ * a join phase may now be complete. `why` is logged either way. */
 static void
-remove_member_and_update(ch_group *g, ch_member *m, int64_t now, const char *reason)
+remove_member_and_update(ch_group *g, ch_member *m, int64_t now, const coord_reason *why)
 {
 	member_remove(g, m);
 	switch (g->state) {
 	case CH_GROUP_STABLE:
 	case CH_GROUP_COMPLETING_REBALANCE:
-		prepare_rebalance(g, now, reason);
+		prepare_rebalance(g, now, why);
 		break;
 	case CH_GROUP_PREPARING_REBALANCE:
+		COORD_LOGI(g->coord, "group %s (PreparingRebalance): %s", g->group_id, why->detail);
 		try_complete_join(g, now);
 		break;
 	default:
+		COORD_LOGI(g->coord, "group %s (%s): %s", g->group_id, ch_group_state_name(g->state),
+			   why->detail);
 		break;
 	}
 }
@@ -790,21 +845,18 @@ add_member_and_rebalance(ch_group *g, int64_t now, void *token, int16_t version,
 	m->join_token = token;
 	m->join_version = version;
 	g->awaiting_join++;
-	if (g->state == CH_GROUP_PREPARING_REBALANCE && g->initial_mode)
-		g->new_member_added = true;
+	if (g->join_wait == JOIN_WAIT_INITIAL)
+		g->initial.member_joined = true;
 	/* A new member that never completes a join is dropped after Kafka's
 	 * fixed new-member join timeout (5 minutes). */
 	timer_set(c, &m->session, now + c->cfg.new_member_join_timeout_ms);
-	char *reason = NULL;
-	if (ch_log_enabled(CH_LOG_INFO)) {
-		size_t n = strlen(m->member_id) + 64;
-		reason = ch_xmalloc(n);
-		snprintf(reason, n, "adding new member %s", m->member_id);
-	}
-	maybe_prepare_rebalance(g, now, reason ? reason : "adding new member");
-	if (g->rebalance_reason == reason)
-		g->rebalance_reason = "new member joined";
-	free(reason);
+	coord_reason why = m->instance_id
+				   ? coord_reason_make(CH_COORD_CAUSE_MEMBER_JOINED,
+						       "static member %s (instance %s) joined",
+						       m->member_id, m->instance_id)
+				   : coord_reason_make(CH_COORD_CAUSE_MEMBER_JOINED,
+						       "member %s joined", m->member_id);
+	maybe_prepare_rebalance(g, now, &why);
 }
 
 /* Kafka's updateMember (with a parked JoinGroup). */
@@ -836,10 +888,11 @@ member_update(ch_group *g, ch_member *m, const ch_JoinGroupRequest *rq, int32_t 
 static void
 update_member_and_rebalance(ch_group *g, ch_member *m, int64_t now, const ch_JoinGroupRequest *rq,
 			    int32_t rebalance_timeout, void *token, int16_t version,
-			    const char *reason)
+			    ch_coord_cause cause, const char *what)
 {
 	member_update(g, m, rq, rebalance_timeout, token, version);
-	maybe_prepare_rebalance(g, now, reason);
+	coord_reason why = coord_reason_make(cause, "member %s %s", m->member_id, what);
+	maybe_prepare_rebalance(g, now, &why);
 }
 
 /* Rename a member (static replacement); returns the member. */
@@ -927,13 +980,22 @@ static_member_rejoin(ch_group *g, ch_member *m, int64_t now, void *token, int16_
 			group_store(g, A_STATIC_STORE, t, version, now, st);
 			return;
 		}
-		prepare_rebalance(g, now, "static member rejoined with a change of protocol");
+		coord_reason why = coord_reason_make(
+			CH_COORD_CAUSE_STATIC_REPLACED,
+			"static member %s (instance %s) rejoined with other protocols, replacing %s",
+			m->member_id, m->instance_id, old_id);
+		prepare_rebalance(g, now, &why);
 		break;
 	}
-	case CH_GROUP_COMPLETING_REBALANCE:
+	case CH_GROUP_COMPLETING_REBALANCE: {
 		/* The leader may already have assigned to the old id. */
-		prepare_rebalance(g, now, "static member rejoined during CompletingRebalance");
+		coord_reason why = coord_reason_make(
+			CH_COORD_CAUSE_STATIC_REPLACED,
+			"static member %s (instance %s) rejoined in CompletingRebalance, replacing %s",
+			m->member_id, m->instance_id, old_id);
+		prepare_rebalance(g, now, &why);
 		break;
+	}
 	default: /* PreparingRebalance: carry on with the new id */
 		try_complete_join(g, now);
 		break;
@@ -1027,15 +1089,22 @@ ch_coord_join(ch_coord *c, int64_t now, void *token, int16_t version, const ch_J
 		if (pm)
 			pending_remove(g, pm);
 		join_error(c, token, CH_KERR_GROUP_MAX_SIZE_REACHED, "", -1);
-		if (g->members.n == 0 && g->offsets.n == 0 && g->state == CH_GROUP_EMPTY)
-			group_delete(g, now);
+		if (g->members.n == 0 && g->offsets.n == 0 && g->state == CH_GROUP_EMPTY) {
+			coord_reason why = coord_reason_make(CH_COORD_CAUSE_JOIN_REFUSED,
+							     "JoinGroup refused: group.max.size");
+			group_delete(g, now, &why);
+		}
 		return;
 	}
 	if (!supports_protocols(g, rq)) {
 		join_error_as(c, token, CH_KERR_INCONSISTENT_GROUP_PROTOCOL, rq->MemberId, -1);
 		if (g->members.n == 0 && g->offsets.n == 0 && g->state == CH_GROUP_EMPTY &&
-		    g->generation == 0)
-			group_delete(g, now);
+		    g->generation == 0) {
+			coord_reason why = coord_reason_make(CH_COORD_CAUSE_JOIN_REFUSED,
+							     "JoinGroup refused: no protocol type or "
+							     "protocols");
+			group_delete(g, now, &why);
+		}
 		return;
 	}
 
@@ -1098,7 +1167,7 @@ ch_coord_join(ch_coord *c, int64_t now, void *token, int16_t version, const ch_J
 	switch (g->state) {
 	case CH_GROUP_PREPARING_REBALANCE:
 		update_member_and_rebalance(g, m, now, rq, rebalance_timeout, token, version,
-					    "member rejoined");
+					    CH_COORD_CAUSE_METADATA_CHANGED, "rejoined");
 		break;
 	case CH_GROUP_COMPLETING_REBALANCE:
 		if (member_matches(m, rq)) {
@@ -1107,16 +1176,20 @@ ch_coord_join(ch_coord *c, int64_t now, void *token, int16_t version, const ch_J
 			join_respond(c, g, m, token, version, leader, g->leader->member_id, false);
 		} else {
 			update_member_and_rebalance(g, m, now, rq, rebalance_timeout, token, version,
-						    "member metadata changed");
+						    CH_COORD_CAUSE_METADATA_CHANGED,
+						    "rejoined with other protocols");
 		}
 		break;
 	case CH_GROUP_STABLE:
 		if (m == g->leader || !member_matches(m, rq)) {
 			/* The leader rejoining means it wants a new assignment
 			 * (e.g. topic metadata changed). */
-			update_member_and_rebalance(g, m, now, rq, rebalance_timeout, token, version,
-						    m == g->leader ? "leader rejoined"
-								   : "member metadata changed");
+			bool leader = m == g->leader;
+			update_member_and_rebalance(
+				g, m, now, rq, rebalance_timeout, token, version,
+				leader ? CH_COORD_CAUSE_LEADER_REJOINED
+				       : CH_COORD_CAUSE_METADATA_CHANGED,
+				leader ? "(the leader) rejoined" : "rejoined with other protocols");
 		} else {
 			member_touch_session(m, now);
 			join_respond(c, g, m, token, version, false, g->leader->member_id, false);
@@ -1293,7 +1366,10 @@ sync_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
 		COORD_LOGW(g->coord, "group %s: storing the assignment of generation %d failed: %s",
 			g->group_id, g->generation, ch_kerr_name(error));
 		reset_assignments(g, store_error(error));
-		maybe_prepare_rebalance(g, now, "error storing the group assignment");
+		coord_reason why = coord_reason_make(CH_COORD_CAUSE_STORE_FAILED,
+						     "storing the assignment of generation %d failed: %s",
+						     g->generation, ch_kerr_name(error));
+		maybe_prepare_rebalance(g, now, &why);
 		return;
 	}
 	for (ch_member *m = g->first; m; m = m->next) {
@@ -1303,10 +1379,11 @@ sync_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
 			sync_respond(c, g, t, CH_KERR_NONE, m->assignment, m->assignment_len);
 		}
 	}
-	group_set_state(g, CH_GROUP_STABLE, now);
-	COORD_LOGI(g->coord, "group %s: stable at generation %d with %zu members, %" PRId64
-		" ms after the rebalance began",
-		g->group_id, g->generation, g->members.n, now - g->rebalance_started);
+	coord_reason why = coord_reason_make(
+		CH_COORD_CAUSE_ASSIGNMENT_STORED,
+		"assignment stored: %zu members, %" PRId64 " ms after the rebalance began (rebalance: %s)",
+		g->members.n, now - g->rebalance_started, ch_coord_cause_name(g->rebalance_reason.cause));
+	group_set_state(g, CH_GROUP_STABLE, now, &why);
 }
 
 /* ---- Heartbeat, LeaveGroup ------------------------------------------------------- */
@@ -1342,20 +1419,23 @@ ch_coord_heartbeat(ch_coord *c, int64_t now, void *token, int16_t version,
 	respond(c, token, &r);
 }
 
+/* One member of a LeaveGroup (Kafka's removeMemberAndUpdateGroup per
+ * identity): by instance id alone (v3+ static members), a pending member,
+ * or a member; returns that member's error. */
 static int16_t
-leave_one(ch_group *g, int64_t now, ch_str member_id, ch_str instance_id, ch_str reason,
-	  const char *peer_note)
+leave_one(ch_group *g, int64_t now, ch_str member_id, ch_str instance_id, ch_str reason)
 {
-	char why[256];
+	const char *sep = reason.len > 0 ? ": " : "";
+	int rlen = CH_MAX(reason.len, 0);
+	const char *rtext = reason.p ? reason.p : "";
 	if (str_is_empty(member_id) && instance_id.len >= 0) {
 		ch_member *m = ch_map_get(&g->static_members, instance_id.p, (size_t)instance_id.len);
 		if (!m)
 			return CH_KERR_UNKNOWN_MEMBER_ID;
-		snprintf(why, sizeof(why), "static member %s (instance %.*s) left%s%.*s", m->member_id,
-			 instance_id.len, instance_id.p, reason.len > 0 ? ": " : "",
-			 CH_MAX(reason.len, 0), reason.p ? reason.p : "");
-		COORD_LOGI(g->coord, "group %s: %s%s", g->group_id, why, peer_note);
-		remove_member_and_update(g, m, now, "static member left");
+		coord_reason why = coord_reason_make(CH_COORD_CAUSE_MEMBER_LEFT,
+						     "static member %s (instance %s) left%s%.*s",
+						     m->member_id, m->instance_id, sep, rlen, rtext);
+		remove_member_and_update(g, m, now, &why);
 		return CH_KERR_NONE;
 	}
 	pending_member *p = member_id.len > 0 ? ch_map_get(&g->pending, member_id.p, (size_t)member_id.len)
@@ -1370,10 +1450,9 @@ leave_one(ch_group *g, int64_t now, ch_str member_id, ch_str instance_id, ch_str
 	ch_member *m = member_find(g, member_id);
 	if (!m)
 		return CH_KERR_UNKNOWN_MEMBER_ID;
-	snprintf(why, sizeof(why), "member %s left%s%.*s", m->member_id, reason.len > 0 ? ": " : "",
-		 CH_MAX(reason.len, 0), reason.p ? reason.p : "");
-	COORD_LOGI(g->coord, "group %s: %s%s", g->group_id, why, peer_note);
-	remove_member_and_update(g, m, now, "member left the group");
+	coord_reason why = coord_reason_make(CH_COORD_CAUSE_MEMBER_LEFT, "member %s left%s%.*s",
+					     m->member_id, sep, rlen, rtext);
+	remove_member_and_update(g, m, now, &why);
 	return CH_KERR_NONE;
 }
 
@@ -1406,7 +1485,7 @@ ch_coord_leave(ch_coord *c, int64_t now, void *token, int16_t version, const ch_
 		out[i].MemberId = ids[i].MemberId;
 		out[i].GroupInstanceId = ids[i].GroupInstanceId;
 		out[i].ErrorCode = g ? leave_one(g, now, ids[i].MemberId, ids[i].GroupInstanceId,
-						 ids[i].Reason, "")
+						 ids[i].Reason)
 				     : CH_KERR_UNKNOWN_MEMBER_ID;
 	}
 	if (version < 3) {
@@ -1431,12 +1510,13 @@ join_timer_fired(ch_group *g, int64_t now)
 	ch_coord *c = g->coord;
 	if (g->state != CH_GROUP_PREPARING_REBALANCE)
 		return;
-	if (g->initial_mode && g->new_member_added && g->initial_remaining_ms > 0) {
+	if (g->join_wait == JOIN_WAIT_INITIAL && g->initial.member_joined &&
+	    g->initial.remaining_ms > 0) {
 		/* More members arrived during the delay: wait a little longer,
 		 * within what is left of the rebalance timeout. */
-		int32_t delay = CH_MIN(c->cfg.initial_rebalance_delay_ms, g->initial_remaining_ms);
-		g->initial_remaining_ms = CH_MAX(g->initial_remaining_ms - delay, 0);
-		g->new_member_added = false;
+		int32_t delay = CH_MIN(c->cfg.initial_rebalance_delay_ms, g->initial.remaining_ms);
+		g->initial.remaining_ms = CH_MAX(g->initial.remaining_ms - delay, 0);
+		g->initial.member_joined = false;
 		timer_set(c, &g->join_timer, now + delay);
 		return;
 	}
@@ -1449,16 +1529,21 @@ sync_timer_fired(ch_group *g, int64_t now)
 	if ((g->state != CH_GROUP_COMPLETING_REBALANCE && g->state != CH_GROUP_STABLE) ||
 	    g->pending_sync == 0)
 		return;
+	int removed = 0;
+	char first[COORD_DETAIL_MAX / 2] = "";
 	for (ch_member *m = g->first, *next; m; m = next) {
 		next = m->next;
 		if (m->pending_sync) {
-			COORD_LOGI(g->coord, "group %s: removing member %s, which did not send SyncGroup "
-				"for generation %d in time",
-				g->group_id, m->member_id, g->generation);
+			if (!removed++)
+				snprintf(first, sizeof(first), "%s", m->member_id);
 			member_remove(g, m);
 		}
 	}
-	prepare_rebalance(g, now, "members did not sync in time");
+	coord_reason why = coord_reason_make(
+		CH_COORD_CAUSE_SYNC_TIMEOUT,
+		"%d member(s) sent no SyncGroup for generation %d in time (%s%s); removed", removed,
+		g->generation, first, removed > 1 ? ", ..." : "");
+	prepare_rebalance(g, now, &why);
 }
 
 static void
@@ -1478,10 +1563,11 @@ session_expired(ch_member *m, int64_t now)
 		timer_set(c, &m->session, now + m->session_timeout_ms);
 		return;
 	}
-	COORD_LOGI(g->coord, "group %s: member %s%s%s session timed out after %d ms", g->group_id,
+	coord_reason why = coord_reason_make(
+		CH_COORD_CAUSE_SESSION_TIMEOUT, "session of member %s%s%s%s expired after %d ms",
 		m->member_id, m->instance_id ? " (instance " : "", m->instance_id ? m->instance_id : "",
-		m->session_timeout_ms);
-	remove_member_and_update(g, m, now, "member session timed out");
+		m->instance_id ? ")" : "", m->session_timeout_ms);
+	remove_member_and_update(g, m, now, &why);
 }
 
 int64_t
@@ -1572,10 +1658,10 @@ group_free(ch_group *g)
 }
 
 void
-group_delete(ch_group *g, int64_t now)
+group_delete(ch_group *g, int64_t now, const coord_reason *why)
 {
 	ch_coord *c = g->coord;
-	group_set_state(g, CH_GROUP_DEAD, now);
+	group_set_state(g, CH_GROUP_DEAD, now, why);
 	ch_map_remove(&c->groups, g->group_id, strlen(g->group_id));
 	group_free(g);
 }

@@ -215,6 +215,27 @@ typedef enum ch_group_state {
 
 const char *ch_group_state_name(ch_group_state s);
 
+/* Why a group changed state: the cause of a rebalance (what the rebalance
+ * history and metrics count) or of another transition. */
+typedef enum ch_coord_cause {
+	CH_COORD_CAUSE_NONE = 0,
+	CH_COORD_CAUSE_MEMBER_JOINED,    /* a new member, dynamic or static */
+	CH_COORD_CAUSE_METADATA_CHANGED, /* a member rejoined with other protocols */
+	CH_COORD_CAUSE_LEADER_REJOINED,  /* the leader asks for a new assignment */
+	CH_COORD_CAUSE_STATIC_REPLACED,  /* a static member came back with a new id */
+	CH_COORD_CAUSE_MEMBER_LEFT,      /* LeaveGroup */
+	CH_COORD_CAUSE_SESSION_TIMEOUT,  /* a member's session expired */
+	CH_COORD_CAUSE_SYNC_TIMEOUT,     /* members sent no SyncGroup in the rebalance timeout */
+	CH_COORD_CAUSE_STORE_FAILED,     /* the leader's assignment could not be stored */
+	CH_COORD_CAUSE_JOIN_DONE,        /* the join phase ended (PreparingRebalance left) */
+	CH_COORD_CAUSE_ASSIGNMENT_STORED,/* the leader's assignment is durable (Stable) */
+	CH_COORD_CAUSE_LOADED,           /* replayed (or dropped by a failed load) */
+	CH_COORD_CAUSE_JOIN_REFUSED,     /* a refused JoinGroup drops the group it created */
+	CH_COORD_CAUSE_DELETED,          /* DeleteGroups, offsets retention */
+} ch_coord_cause;
+
+const char *ch_coord_cause_name(ch_coord_cause c);
+
 typedef struct ch_group_info {
 	bool exists;
 	ch_group_state state;

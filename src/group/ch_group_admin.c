@@ -213,8 +213,10 @@ ch_coord_delete_groups(ch_coord *c, int64_t now, void *token, int16_t version,
 			for (size_t j = 0; j < k; j++)
 				record_free(&recs[j]);
 			free(recs);
-			COORD_LOGI(c, "deleted group %s (%zu offsets)", g->group_id, g->offsets.n);
-			group_delete(g, now);
+			coord_reason why = coord_reason_make(CH_COORD_CAUSE_DELETED,
+							     "deleted by DeleteGroups (%zu offsets)",
+							     g->offsets.n);
+			group_delete(g, now, &why);
 			o->ErrorCode = CH_KERR_NONE;
 			x->deleted[x->n++] = o;
 		}

@@ -83,6 +83,29 @@ typedef struct offset_entry {
 	int64_t expire_ts; /* -1: default retention */
 } offset_entry;
 
+/* Why a state changed: a cause and its detail ("member X joined"). */
+#define COORD_DETAIL_MAX 256
+typedef struct coord_reason {
+	ch_coord_cause cause;
+	char detail[COORD_DETAIL_MAX];
+} coord_reason;
+
+/* How PreparingRebalance ends (Kafka keeps one delayed operation per
+ * group: DelayedJoin or, from Empty, InitialDelayedJoin). */
+typedef enum join_wait {
+	JOIN_WAIT_NONE = 0, /* not PreparingRebalance */
+	JOIN_WAIT_MEMBERS,  /* every member rejoined, or the rebalance timeout (DelayedJoin) */
+	JOIN_WAIT_INITIAL,  /* only when group.initial.rebalance.delay.ms runs out,
+			     * re-armed while members keep joining (InitialDelayedJoin) */
+} join_wait;
+
+/* Kafka's InitialDelayedJoin: the delay is re-armed once per expiry while
+ * new members arrived during it, until the rebalance timeout is used up. */
+typedef struct initial_delay {
+	int32_t remaining_ms; /* what is left of the rebalance timeout for re-arms */
+	bool member_joined;   /* a new member arrived since the delay was (re-)armed */
+} initial_delay;
+
 struct ch_group {
 	ch_coord *coord;
 	char *group_id; /* key in coord->groups */
@@ -99,11 +122,13 @@ struct ch_group {
 	ch_map protocol_votes;  /* protocol name -> (intptr) members supporting it */
 	int32_t awaiting_join;  /* members with a parked JoinGroup */
 	int32_t pending_sync;   /* members that owe a SyncGroup */
-	bool initial_mode;      /* join waits for the initial delay timer */
-	bool new_member_added;  /* initial delay may be extended */
-	int32_t initial_remaining_ms; /* initial delay budget left */
-	int64_t rebalance_started; /* when the group last left Stable (for logs) */
-	const char *rebalance_reason;
+	join_wait join_wait;    /* PreparingRebalance's sub-state; JOIN_WAIT_NONE outside it */
+	initial_delay initial;  /* JOIN_WAIT_INITIAL only; zero otherwise */
+	/* The rebalance in progress, or the last one: what started it (the
+	 * latest PreparingRebalance entered) and when it began (the group left
+	 * Stable or Empty). The group's own copy, for logs and the history. */
+	coord_reason rebalance_reason;
+	int64_t rebalance_started;
 	coord_timer join_timer;
 	coord_timer sync_timer;
 	ch_map offsets;         /* "topic\0partition" -> offset_entry */
@@ -154,8 +179,14 @@ void ch_coord_log(const ch_coord *c, ch_log_level level, const char *fmt, ...)
 #define COORD_LOGD(c, ...) ch_coord_log((c), CH_LOG_DEBUG, __VA_ARGS__)
 ch_group *group_find(const ch_coord *c, ch_str id);
 ch_group *group_get_or_create(ch_coord *c, ch_str id, int64_t now);
-void group_set_state(ch_group *g, ch_group_state s, int64_t now);
-void group_delete(ch_group *g, int64_t now);
+/* A reason, formatted ("member %s joined"); the detail is cut to fit. */
+coord_reason coord_reason_make(ch_coord_cause cause, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Every state change goes through here: logged at INFO (replay at DEBUG)
+ * with its reason; PreparingRebalance keeps the reason as the rebalance's. */
+void group_set_state(ch_group *g, ch_group_state s, int64_t now, const coord_reason *why);
+/* -> Dead: the group leaves the coordinator and is freed. */
+void group_delete(ch_group *g, int64_t now, const coord_reason *why);
 bool group_is_static_fenced(const ch_group *g, ch_str instance_id, ch_str member_id);
 ch_member *member_find(const ch_group *g, ch_str member_id);
 void member_touch_session(ch_member *m, int64_t now);

@@ -673,7 +673,9 @@ retention_run(ch_coord *c, int64_t now)
 			record_free(&recs[i]);
 		free(recs);
 		if (drop) {
-			group_delete(g, now);
+			coord_reason why = coord_reason_make(
+				CH_COORD_CAUSE_DELETED, "offsets retention: Empty with no offsets left");
+			group_delete(g, now, &why);
 			groups_removed++;
 		}
 	}

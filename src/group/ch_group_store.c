@@ -220,8 +220,11 @@ load_group(ch_coord *c, ch_str group, const uint8_t *val, size_t vlen, bool tomb
 {
 	ch_group *g = group_find(c, group);
 	if (tombstone) {
-		if (g)
-			group_delete(g, 0);
+		if (g) {
+			coord_reason why = coord_reason_make(CH_COORD_CAUSE_LOADED,
+							     "tombstone replayed");
+			group_delete(g, 0, &why);
+		}
 		return 0;
 	}
 	ch_rd r;
@@ -256,7 +259,9 @@ load_group(ch_coord *c, ch_str group, const uint8_t *val, size_t vlen, bool tomb
 		if (ch_str_eq(x->memberId, v.leader))
 			g->leader = m;
 	}
-	g->state = g->members.n ? CH_GROUP_STABLE : CH_GROUP_EMPTY;
+	coord_reason why = coord_reason_make(CH_COORD_CAUSE_LOADED,
+					     "replayed from __consumer_offsets-%d", g->partition);
+	group_set_state(g, g->members.n ? CH_GROUP_STABLE : CH_GROUP_EMPTY, g->state_ts, &why);
 	ch_arena_reset(&a);
 	return 0;
 }
@@ -335,14 +340,18 @@ load_finish_groups(ch_coord *c, int64_t now, int32_t partition, bool ok)
 			continue;
 		n++;
 		if (!ok) {
-			group_delete(g, now);
+			coord_reason why = coord_reason_make(
+				CH_COORD_CAUSE_LOADED, "__consumer_offsets-%d failed to load", g->partition);
+			group_delete(g, now, &why);
 			continue;
 		}
 		/* Members of loaded groups must heartbeat within their session. */
 		for (ch_member *m = g->first; m; m = m->next)
 			member_touch_session(m, now);
-		if (g->members.n == 0 && g->state != CH_GROUP_EMPTY)
-			g->state = CH_GROUP_EMPTY;
+		if (g->members.n == 0 && g->state != CH_GROUP_EMPTY) {
+			coord_reason why = coord_reason_make(CH_COORD_CAUSE_LOADED, "loaded with no members");
+			group_set_state(g, CH_GROUP_EMPTY, now, &why);
+		}
 	}
 	return n;
 }

@@ -9,7 +9,7 @@ endif()
 set(forbidden
   clock_gettime gettimeofday time ch_now_wall_ms ch_now_mono_ms
   getrandom getentropy rand random ch_uuid_random
-  ch_log fprintf printf puts fputs write open fopen socket)
+  ch_log ch_log_threshold fprintf printf puts fputs write open fopen socket)
 foreach(sym ${forbidden})
   if(undefined MATCHES "(^|\n)[ \t]*U[ \t]+${sym}\n")
     message(FATAL_ERROR "the coordinator core calls ${sym}")
