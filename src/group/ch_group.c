@@ -1631,7 +1631,6 @@ ch_coord_new(const ch_coord_config *cfg, const ch_coord_ops *ops, int64_t now)
 	c->retention.kind = T_RETENTION;
 	c->retention.owner = c;
 	timer_set(c, &c->retention, now + c->cfg.offsets_retention_check_ms);
-	c->next_append_id = 1;
 	return c;
 }
 
@@ -1666,6 +1665,26 @@ group_delete(ch_group *g, int64_t now, const coord_reason *why)
 	group_free(g);
 }
 
+/* An append still in flight when the coordinator is freed: its data goes,
+ * nothing is answered. */
+static void
+append_drop(pending_append *a)
+{
+	if (a->kind == A_SYNC_STORE) {
+		sync_store_free(a->data);
+	} else if (a->kind == A_STATIC_STORE) {
+		static_store_free(a->data);
+	} else if (a->kind == A_DEFERRED) {
+		deferred *d = a->data; /* shared by its appends */
+		if (--d->outstanding == 0) {
+			ch_arena_reset(&d->arena);
+			free(d);
+		}
+	}
+	free(a->group_id);
+	free(a);
+}
+
 void
 ch_coord_free(ch_coord *c)
 {
@@ -1676,24 +1695,7 @@ ch_coord_free(ch_coord *c)
 		group_free(g);
 	}
 	ch_map_free(&c->groups);
-	pending_append *a = c->appends;
-	while (a) {
-		pending_append *next = a->next;
-		if (a->kind == A_SYNC_STORE)
-			sync_store_free(a->data);
-		else if (a->kind == A_STATIC_STORE)
-			static_store_free(a->data);
-		else if (a->kind == A_DEFERRED) {
-			deferred *d = a->data; /* shared by its appends */
-			if (--d->outstanding == 0) {
-				ch_arena_reset(&d->arena);
-				free(d);
-			}
-		}
-		free(a->group_id);
-		free(a);
-		a = next;
-	}
+	append_table_free(&c->appends, append_drop);
 	ch_heap_free(&c->timers);
 	free(c->load_state);
 	free(c);

@@ -146,15 +146,27 @@ typedef enum append_kind {
 } append_kind;
 
 typedef struct pending_append {
-	uint64_t id;
+	uint64_t id;    /* (sequence << 32) | slot in coord->appends */
 	append_kind kind;
 	char *group_id;
 	int32_t generation;
 	void *token;
 	int16_t version;
 	void *data; /* kind-specific */
-	struct pending_append *next;
 } pending_append;
+
+/* The appends in flight, found by id in O(1): a slot array with a free
+ * list; an id names its slot and a sequence number, so an id that is not
+ * (or no longer) in flight finds nothing. Completions do not come in issue
+ * order, not even per partition (an append refused at once is posted
+ * before earlier ones are durable), so a FIFO would not do. */
+typedef struct append_table {
+	pending_append **slot; /* [cap]; NULL = free */
+	uint32_t *free;        /* stack of free slot indexes */
+	uint32_t nfree, cap;
+	size_t n;              /* in flight */
+	uint32_t next_seq;     /* of the next id */
+} append_table;
 
 struct ch_coord {
 	ch_coord_config cfg;
@@ -162,8 +174,7 @@ struct ch_coord {
 	ch_map groups; /* group id -> ch_group */
 	ch_heap timers;
 	coord_timer retention;
-	pending_append *appends;
-	uint64_t next_append_id;
+	append_table appends;
 	size_t load_skipped;
 	uint8_t *load_state; /* ch_coord_load_state per __consumer_offsets partition */
 	size_t bytes; /* approximate heap use */
@@ -202,8 +213,12 @@ char *str_dup(ch_str s); /* NULL for a null string */
 int16_t coord_load_error(const ch_coord *c, ch_str group_id);
 
 /* ---- appends (ch_group_store.c) ----------------------------------------- */
+/* A new append in flight (in c->appends from now: issue it at once). */
 pending_append *append_new(ch_coord *c, append_kind kind, ch_group *g, void *token,
 			   int16_t version);
+/* Frees the table; drop(a) frees each append still in flight, unanswered
+ * (the coordinator is going away). */
+void append_table_free(append_table *t, void (*drop)(pending_append *a));
 void append_issue(ch_coord *c, pending_append *a, const ch_coord_record *recs, size_t n,
 		  int32_t partition);
 void record_init(ch_coord_record *r);

@@ -145,11 +145,56 @@ record_offset_tombstone(ch_coord_record *r, const char *group, const char *topic
 
 /* ---- appends -------------------------------------------------------------- */
 
+/* Takes a free slot of the table (growing it) for a; sets a->id. */
+static void
+appends_insert(append_table *t, pending_append *a)
+{
+	if (t->nfree == 0) {
+		uint32_t cap = t->cap ? t->cap * 2 : 64;
+		t->slot = ch_xrealloc(t->slot, cap * sizeof(*t->slot));
+		t->free = ch_xrealloc(t->free, cap * sizeof(*t->free));
+		for (uint32_t i = cap; i > t->cap; i--) {
+			t->slot[i - 1] = NULL;
+			t->free[t->nfree++] = i - 1;
+		}
+		t->cap = cap;
+	}
+	uint32_t s = t->free[--t->nfree];
+	t->slot[s] = a;
+	t->n++;
+	a->id = (uint64_t)++t->next_seq << 32 | s; /* never 0: seq starts at 1 */
+}
+
+/* The append in flight with this id, removed from the table; NULL if none. */
+static pending_append *
+appends_take(append_table *t, uint64_t id)
+{
+	uint32_t s = (uint32_t)id;
+	if (s >= t->cap || !t->slot[s] || t->slot[s]->id != id)
+		return NULL;
+	pending_append *a = t->slot[s];
+	t->slot[s] = NULL;
+	t->free[t->nfree++] = s;
+	t->n--;
+	return a;
+}
+
+void
+append_table_free(append_table *t, void (*drop)(pending_append *a))
+{
+	for (uint32_t s = 0; s < t->cap; s++)
+		if (t->slot[s])
+			drop(t->slot[s]);
+	free(t->slot);
+	free(t->free);
+	memset(t, 0, sizeof(*t));
+}
+
 pending_append *
 append_new(ch_coord *c, append_kind kind, ch_group *g, void *token, int16_t version)
 {
 	pending_append *a = ch_xcalloc(1, sizeof(*a));
-	a->id = c->next_append_id++;
+	appends_insert(&c->appends, a);
 	a->kind = kind;
 	a->group_id = ch_xstrdup(g->group_id);
 	a->generation = g->generation;
@@ -162,8 +207,6 @@ void
 append_issue(ch_coord *c, pending_append *a, const ch_coord_record *recs, size_t n,
 	     int32_t partition)
 {
-	a->next = c->appends;
-	c->appends = a;
 	c->ops.append(c->ops.ud, partition, recs, n, a->id);
 }
 
@@ -186,13 +229,9 @@ group_store(ch_group *g, append_kind kind, void *token, int16_t version, int64_t
 void
 ch_coord_append_done(ch_coord *c, int64_t now, uint64_t id, int16_t error)
 {
-	pending_append **pp = &c->appends;
-	while (*pp && (*pp)->id != id)
-		pp = &(*pp)->next;
-	pending_append *a = *pp;
+	pending_append *a = appends_take(&c->appends, id);
 	if (!a)
 		return;
-	*pp = a->next;
 	switch (a->kind) {
 	case A_SYNC_STORE:
 		sync_append_done(c, a, error, now);

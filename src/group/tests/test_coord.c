@@ -1429,6 +1429,54 @@ t_commit_answered_after_append(void)
 	fin(h);
 }
 
+/* Completions may come in any order (an append refused at once is posted
+ * before earlier ones are durable); an id completed twice, or one whose
+ * slot was reused, answers nothing. */
+static void
+t_append_completions_any_order(void)
+{
+	h_env *h = env();
+	h->hold_appends = true;
+	enum { N = 200 }; /* more than the table's first 64 slots */
+	h_req *c[N];
+	for (int i = 0; i < N; i++)
+		c[i] = H_COMMIT(h, .group = "solo", .gen = -1, .offsets = {{"t", i, 100 + i}},
+				.noffsets = 1);
+	CH_CHECK_EQ_INT(h_pending_appends(h), N);
+	size_t first = h->nappends - N;
+	uint64_t done_id = 0;
+	for (int i = N - 1; i >= 0; i--) { /* last issued completes first */
+		h_append *a = &h->appends[first + (size_t)i];
+		a->done = true;
+		ch_coord_append_done(h->c, h->now, a->id, 0);
+		CH_CHECK(h_done(c[i]));
+		if (i == N / 2) {
+			done_id = a->id;
+			ch_coord_append_done(h->c, h->now, a->id, 0); /* again: nothing */
+		}
+		h_check(h, "append_done");
+	}
+	for (int i = 0; i < N; i++)
+		CH_CHECK(h_done(c[i]) && c[i]->rows[0].error == 0);
+	/* A new append takes a freed slot under a new id; the old id of that
+	 * slot finds nothing and the new commit stays unanswered until its own
+	 * completion. */
+	h_req *late = H_COMMIT(h, .group = "solo", .gen = -1, .offsets = {{"t", 0, 7}},
+			       .noffsets = 1);
+	uint64_t late_id = h->appends[h->nappends - 1].id;
+	CH_CHECK(late_id != done_id);
+	for (int i = 0; i < N; i++)
+		ch_coord_append_done(h->c, h->now, h->appends[first + (size_t)i].id, 0);
+	CH_CHECK(!h_done(late));
+	h_release_appends(h);
+	CH_CHECK(h_done(late));
+	h_req *f = H_FETCH(h, .v = H_V(3), .groups = {{"solo", .ntopics = -1}});
+	CH_CHECK_EQ_INT(f->nrows, N);
+	const h_row *w0 = h_row_tp(f, NULL, "t", 0), *w9 = h_row_tp(f, NULL, "t", N - 1);
+	CH_CHECK(w0 && w0->offset == 7 && w9 && w9->offset == 100 + N - 1);
+	fin(h);
+}
+
 static void
 t_commit_append_failure(void)
 {
@@ -2071,7 +2119,7 @@ CH_TEST_MAIN(CH_TEST(t_load_state_basics), CH_TEST(t_load_refuses_until_loaded),
 	     CH_TEST(t_commit_completing_rebalance_in_progress),
 	     CH_TEST(t_commit_standalone_creates_group), CH_TEST(t_commit_metadata_too_large),
 	     CH_TEST(t_commit_metadata_is_bytes),
-	     CH_TEST(t_commit_answered_after_append), CH_TEST(t_commit_append_failure),
+	     CH_TEST(t_commit_answered_after_append), CH_TEST(t_append_completions_any_order), CH_TEST(t_commit_append_failure),
 	     CH_TEST(t_commit_unknown_partition), CH_TEST(t_fetch_v1_to_v7),
 	     CH_TEST(t_fetch_all_topics), CH_TEST(t_fetch_v8_multi_group),
 	     CH_TEST(t_list_groups), CH_TEST(t_describe_groups), CH_TEST(t_delete_groups),
