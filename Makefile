@@ -30,11 +30,13 @@ asan:
 
 # The suite is CPU-heavy (sanitizer builds, JVMs, hundreds of client
 # processes): runs of it from several checkouts on one machine take turns
-# (flock on TEST_LOCK) instead of starving each other into timeouts.
+# (flock on TEST_LOCK) instead of starving each other into timeouts. -o:
+# the tests' own processes do not inherit the lock, so a straggler cannot
+# hold it.
 TEST_LOCK ?= /tmp/cohort-make-test.lock
 test: test-deps asan
 	@flock -n $(TEST_LOCK) true || echo "make test: another run holds $(TEST_LOCK); waiting for it"
-	cd build-asan && flock $(TEST_LOCK) ctest --output-on-failure -j $(JOBS) --timeout 600
+	cd build-asan && flock -o $(TEST_LOCK) ctest --output-on-failure -j $(JOBS) --timeout 600
 
 gen:
 	python3 tools/gen_proto.py $(PROTO_DIR) src/proto/generated
