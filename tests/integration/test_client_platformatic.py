@@ -6,12 +6,16 @@ without a rebalance.
 
 The client has no revoke callback (it commits nothing when a generation
 ends), so records read since the last periodic commit are read again by the
-partition's next owner: at least once. Seen here with 1.35.0: after a
-rebalance a member sometimes keeps fetching a partition its new assignment
-(as its own 'consumer:group:join' event tells) no longer holds, from that
-partition's first offset, below commits already acknowledged; so only "every
-record read, nothing past the end, final commits at the end offsets" is
-checked, not exactly-once."""
+partition's next owner: at least once. Its stream also keeps what it fetched
+before a rebalance (up to highWaterMark records) and delivers it after the
+'consumer:group:join' event that took the partition away, and on a join it
+moves partitions back to their committed offsets although it holds later
+records: a member reads records again below commits already acknowledged
+(seen with 1.35.0 against Apache Kafka 4.4.0 too; no fetch is sent for a
+partition after the join that removed it). So only "every record read,
+nothing past the end, final commits at the end offsets" is checked, not
+exactly-once. The member works around the client's stale positions of
+never-committed partitions (js/platformatic_member.mjs, docs/NOTES.md)."""
 import os
 import shutil
 

@@ -10,6 +10,7 @@
 // as ASSIGNED + ASSIGNMENT; -R has nothing to hook and is accepted for the
 // common command line. Its only assignor is its own round robin (-a other
 // than roundrobin is refused). Commits: consumer.commit(), awaited.
+// PLATFORMATIC_MEMBER_DEBUG=1 traces the client on stderr (below).
 import { Consumer, MessagesStreamModes, MessagesStreamFallbackModes } from '@platformatic/kafka'
 import { createInterface } from 'node:readline'
 
@@ -42,17 +43,59 @@ const consumer = new Consumer({
   ...(opts.i ? { groupInstanceId: opts.i } : {})
 })
 
+// PLATFORMATIC_MEMBER_DEBUG=1: the client's fetches and offset look-ups as it
+// makes them (its diagnostics channels) and each join, on stderr, stamped
+// like MSG: tells a record fetched in this generation from one fetched before.
+const debugging = Boolean(process.env.PLATFORMATIC_MEMBER_DEBUG)
+const dbg = (...w) => debugging && process.stderr.write(`DEBUG ${nowUs()} gen=${consumer.generationId} ${w.join(' ')}\n`)
+if (debugging) {
+  const { tracingChannel } = await import('node:diagnostics_channel')
+  const parts = ts => (ts ?? []).flatMap(t => t.partitions.map(p => `${p.partition}@${p.fetchOffset}`)).join(',')
+  const batches = r => (r?.responses ?? []).flatMap(t => t.partitions.map(p => {
+    const b = p.records ?? []
+    return b.length ? `${p.partitionIndex}:[${b[0].firstOffset}-${b.at(-1).firstOffset + BigInt(b.at(-1).lastOffsetDelta)}]` : `${p.partitionIndex}:-`
+  })).join(',')
+  const show = v => JSON.stringify(v, (k, x) => typeof x === 'bigint' ? Number(x) : x instanceof Map ? [...x] : x)
+  tracingChannel('plt:kafka:consumer:fetches').subscribe({
+    start: c => dbg('FETCH', c.operationId, parts(c.options.topics)),
+    asyncStart: c => dbg('FETCHED', c.operationId, c.error ? `error=${c.error.message}` : batches(c.result)),
+    end () {}, asyncEnd () {}, error () {}
+  })
+  tracingChannel('plt:kafka:consumer:offsets').subscribe({
+    start: c => dbg(c.operation, show(c.options.topics)),
+    asyncStart: c => dbg(c.operation, 'answer', c.error ? `error=${c.error.message}` : show(c.result)),
+    end () {}, asyncEnd () {}, error () {}
+  })
+}
+
 let assignment = new Set()
 const pos = new Map() // "t:p" -> next offset to read, only while owned
 let sinceCommit = 0
+let stream = null // the MessagesStream, once consume() has returned
 
 consumer.on('consumer:group:join', p => {
   const got = new Set()
   for (const a of p.assignments ?? []) for (const q of a.partitions) got.add(`${a.topic}:${q}`)
   for (const tp of assignment) if (!got.has(tp)) pos.delete(tp)
   for (const tp of got) if (!assignment.has(tp)) pos.delete(tp)
+  // Workaround for the client (1.35.0, also its main branch): on a join its
+  // stream re-reads committed offsets, but where the group has none (-1) it
+  // keeps the fetch position it had from an earlier ownership instead of
+  // falling back to 'earliest'. Records it fetched then and delivered after
+  // losing the partition are never read again by it as owner, so nobody
+  // commits them (seen against cohortd and Apache Kafka 4.4.0 alike;
+  // docs/NOTES.md). So keep a position only for a partition owned before and
+  // after the join, as Kafka's own consumer does: the stream's refresh
+  // (asynchronous, started by this same event) refills the others from the
+  // committed offset, else from fallbackMode.
+  if (stream) {
+    for (const tp of [...stream.offsetsToFetch.keys()]) {
+      if (!(got.has(tp) && assignment.has(tp))) stream.offsetsToFetch.delete(tp)
+    }
+  }
   assignment = got
   out('ASSIGNED', p.memberId, plist(got))
+  dbg('JOIN', `leader=${p.isLeader}`, plist(got))
   out('ASSIGNMENT', p.memberId, plist(got))
 })
 consumer.on('consumer:heartbeat:error', p => out('ERROR', 'HEARTBEAT', String(p.error?.message ?? p.error).replace(/\s+/g, '_')))
@@ -74,7 +117,7 @@ async function commit (offsets) { // offsets: Map "t:p" -> next offset
 }
 const owned = () => new Map([...pos].filter(([tp]) => assignment.has(tp)))
 
-const stream = await consumer.consume({
+stream = await consumer.consume({
   topics: opts.t.split(','),
   mode: MessagesStreamModes.COMMITTED,
   fallbackMode: MessagesStreamFallbackModes.EARLIEST,
