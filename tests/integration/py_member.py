@@ -96,6 +96,15 @@ class Base:
         parts = self.assignment if parts is None else parts
         return {tp: self.pos[tp] for tp in parts if tp in self.pos}
 
+    def commit_on_close(self):
+        """With -R, commit the owned positions before closing. kafka-python 2.2
+        and aiokafka call no rebalance listener when they close (Kafka's Java
+        consumer calls onPartitionsRevoked; kafka-python does from 3.0, its PR
+        #3020), so a member that left would have its last records read again
+        by the next owner; aiokafka's manual-commit example commits before stop()."""
+        if self.args.R:
+            self.commit(self.owned_positions())
+
     def print_commit(self, offsets, err):
         us = now_us()
         for (t, p), o in sorted(offsets.items()):
@@ -307,7 +316,8 @@ class KafkaPython(Base):
             cmd = self.next_command()
             if cmd and self.dispatch(cmd):
                 break
-        self.c.close()   # kafka-python commits nothing here (auto commit off), then LeaveGroup
+        self.commit_on_close()
+        self.c.close()   # commits nothing (auto commit off), calls no listener: LeaveGroup
         out("CLOSED")
 
 
@@ -413,7 +423,9 @@ class AioKafka(Base):
                     out("COMMITTED", w[1], p, -1001 if o is None else o)
             elif self.dispatch(cmd):
                 break
-        await self.c.stop()   # revokes (the listener commits with -R), then LeaveGroup
+        if self.args.R:
+            await self.acommit(self.owned_positions())   # see Base.commit_on_close
+        await self.c.stop()   # commits nothing (auto commit off), calls no listener: LeaveGroup
         out("CLOSED")
 
     def run(self):

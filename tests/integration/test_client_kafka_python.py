@@ -1,6 +1,7 @@
 """kafka-python 2.2 and aiokafka (PyPI, in .deps/venv) against cohortd:
 group consumers (py_member.py) with a ConsumerRebalanceListener that
-commits synchronously when partitions are revoked, through members joining,
+commits synchronously when partitions are revoked (and the member before it
+closes: neither client calls the listener then), through members joining,
 leaving and crashing (every record read, re-reads only where Kafka allows
 them, final commits read back by another client); eager callbacks on a
 join; aiokafka's static membership."""
