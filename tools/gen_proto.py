@@ -44,6 +44,7 @@ APIS = [
     "DeleteTopics", "InitProducerId", "DescribeConfigs", "SaslAuthenticate",
     "CreatePartitions", "DeleteGroups", "OffsetDelete", "DescribeCluster",
     "ConsumerGroupHeartbeat", "ConsumerGroupDescribe",
+    "DeleteRecords", "AlterConfigs", "IncrementalAlterConfigs",
 ]
 DATA = ["RequestHeader", "ResponseHeader", "ConsumerProtocolSubscription",
         "ConsumerProtocolAssignment"]

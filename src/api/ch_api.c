@@ -38,6 +38,7 @@ static const ch_api_handler handlers[] = {
 	{18, 0, 4, ch_api_ApiVersions},
 	{19, 0, 7, ch_api_CreateTopics},
 	{20, 0, 6, ch_api_DeleteTopics},
+	{21, 0, 2, ch_api_DeleteRecords},
 	{22, 0, 5, ch_api_InitProducerId},
 	{32, 0, 4, ch_api_DescribeConfigs},
 	{37, 0, 3, ch_api_CreatePartitions},

@@ -95,6 +95,9 @@ void ch_api_CreateTopics(ch_req *req);
 void ch_api_DeleteTopics(ch_req *req);
 void ch_api_CreatePartitions(ch_req *req);
 void ch_api_DescribeConfigs(ch_req *req);
+void ch_api_AlterConfigs(ch_req *req);
+void ch_api_IncrementalAlterConfigs(ch_req *req);
+void ch_api_DeleteRecords(ch_req *req);
 /* The data path (issue 3). */
 void ch_api_Produce(ch_req *req);
 void ch_api_Fetch(ch_req *req);

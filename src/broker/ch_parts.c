@@ -18,6 +18,7 @@
 #include "common/ch_ratelog.h"
 #include "config/ch_config.h"
 #include "meta/ch_topics.h"
+#include "proto/generated/ch_errors.h"
 #include "event/ch_loop.h"
 
 #define SUB "parts"
@@ -57,6 +58,13 @@ typedef struct pstate {
 
 /* ---- partitions ------------------------------------------------------------- */
 
+typedef struct lso_waiter {
+	struct lso_waiter *next;
+	int64_t target;
+	ch_part_lso_fn cb;
+	void *ud;
+} lso_waiter;
+
 typedef struct waiter {
 	struct waiter *next;
 	int64_t base, last;
@@ -77,6 +85,12 @@ struct ch_part {
 	bool sync_again;           /* a flush was asked for while busy */
 	int sync_rc;
 	ch_job sync_job;
+
+	lso_waiter *lso_head;      /* DeleteRecords waiting for a start-offset write */
+	bool lso_busy;             /* a start-offset write is queued or running */
+	int64_t lso_target;        /* what it writes */
+	int lso_rc;
+	ch_job lso_job;
 
 	bool clean_busy;
 	ch_plog_clean *clean;
@@ -496,8 +510,103 @@ part_free_now(ch_part *p)
 static void
 part_maybe_free(ch_part *p)
 {
-	if (p->retired && !p->sync_busy && !p->clean_busy)
+	if (p->retired && !p->sync_busy && !p->clean_busy && !p->lso_busy)
 		part_free_now(p);
+}
+
+/* ---- DeleteRecords: the log start offset, moved durably ----------------------- */
+
+/* Calls (and frees) the DeleteRecords waiters whose target is at most upto:
+ * with kerr, or (kerr 0) with the log start offset as their low watermark. */
+static void
+lso_release(ch_part *p, int16_t kerr, int64_t upto)
+{
+	for (lso_waiter **pp = &p->lso_head; *pp;) {
+		lso_waiter *w = *pp;
+		if (w->target > upto) {
+			pp = &w->next;
+			continue;
+		}
+		*pp = w->next;
+		w->cb(w->ud, kerr, kerr ? -1 : ch_plog_start_offset(p->pl));
+		free(w);
+	}
+}
+
+static void
+lso_run(ch_job *j)
+{
+	ch_part *p = j->ud;
+	p->lso_rc = ch_plog_start_offset_write(p->pl, p->lso_target);
+}
+
+static void lso_done(ch_job *j);
+
+/* Writes the largest target waiting, if no write runs. */
+static void
+lso_kick(ch_part *p)
+{
+	if (p->lso_busy || !p->lso_head)
+		return;
+	int64_t target = 0;
+	for (lso_waiter *w = p->lso_head; w; w = w->next)
+		target = CH_MAX(target, w->target);
+	p->lso_busy = true;
+	p->lso_target = target;
+	p->lso_job.run = lso_run;
+	p->lso_job.done = lso_done;
+	p->lso_job.ud = p;
+	job_queue(p->ps, &p->lso_job);
+}
+
+static void
+lso_done(ch_job *j)
+{
+	ch_part *p = j->ud;
+	p->ps->jobs_inflight--;
+	p->lso_busy = false;
+	if (p->retired) {
+		lso_release(p, p->retire_kerr, INT64_MAX);
+		part_maybe_free(p);
+		return;
+	}
+	if (p->lso_rc < 0) {
+		CH_LOGE(SUB, "%s-%d: cannot persist log start offset %" PRId64 ": %s", p->topic,
+			p->index, p->lso_target, strerror(-p->lso_rc));
+		lso_release(p, CH_KERR_KAFKA_STORAGE_ERROR, p->lso_target);
+	} else {
+		int64_t before = ch_plog_start_offset(p->pl);
+		int64_t start = ch_plog_start_offset_set(p->pl, p->lso_target);
+		if (start != before)
+			CH_LOGI(SUB, "%s-%d: log start offset %" PRId64 " -> %" PRId64
+				     " (DeleteRecords)", p->topic, p->index, before, start);
+		lso_release(p, 0, p->lso_target);
+	}
+	lso_kick(p);
+}
+
+void
+ch_part_delete_records(ch_part *p, int64_t before, ch_part_lso_fn cb, void *ud)
+{
+	int64_t target;
+	int16_t kerr = 0;
+	if (p->retired) {
+		kerr = CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+	} else if (!p->cfg.cleanup_delete) {
+		kerr = CH_KERR_POLICY_VIOLATION; /* Partition.deleteRecordsOnLeader */
+	} else if (ch_plog_start_offset_check(p->pl, before, &target, &kerr) == CH_OK &&
+		   target <= ch_plog_start_offset(p->pl)) {
+		cb(ud, 0, ch_plog_start_offset(p->pl)); /* nothing to move */
+		return;
+	}
+	if (kerr) {
+		cb(ud, kerr, -1);
+		return;
+	}
+	lso_waiter *w = ch_xmalloc(sizeof(*w));
+	*w = (lso_waiter){p->lso_head, target, cb, ud};
+	p->lso_head = w;
+	lso_kick(p);
 }
 
 /* The partition leaves the table: watchers are told, waiters failed; the log
@@ -517,6 +626,8 @@ part_retire(ch_part *p, int16_t kerr, bool remove_dir)
 		waiters_release(p, kerr, 0);
 	else
 		p->sync_again = false; /* sync_done fails or releases them */
+	if (!p->lso_busy)
+		lso_release(p, kerr, INT64_MAX);
 	part_maybe_free(p);
 }
 
@@ -1036,11 +1147,11 @@ tick_open_logs(ch_parts *ps, int64_t now_mono)
 					ch_ratelog_tick(&pt->open_log[i], now_mono);
 }
 
+/* The log config again from the topic's overrides and the broker config. */
 static void
-tick_retention(ch_part *p, void *ud)
+part_refresh_config(ch_part *p)
 {
 	ch_parts *ps = p->ps;
-	(void)ud;
 	const ch_topic *t = ch_topics_find(ps->topics, p->topic, strlen(p->topic));
 	if (t && ch_uuid_eq(&t->id, &p->topic_id)) {
 		ch_plog_config pc;
@@ -1050,6 +1161,27 @@ tick_retention(ch_part *p, void *ud)
 			ch_plog_set_config(p->pl, &pc);
 		}
 	}
+}
+
+typedef struct refresh_arg {
+	const char *topic;
+	size_t len;
+} refresh_arg;
+
+static void
+refresh_one(ch_part *p, void *ud)
+{
+	const refresh_arg *a = ud;
+	if (!a->topic || (strlen(p->topic) == a->len && memcmp(p->topic, a->topic, a->len) == 0))
+		part_refresh_config(p);
+}
+
+static void
+tick_retention(ch_part *p, void *ud)
+{
+	ch_parts *ps = p->ps;
+	(void)ud;
+	part_refresh_config(p);
 	if (p->cfg.cleanup_delete) {
 		int deleted = 0;
 		int16_t kerr;
@@ -1061,6 +1193,13 @@ tick_retention(ch_part *p, void *ud)
 		}
 	}
 	clean_start(p, ch_loop_now(ps->loop));
+}
+
+void
+ch_parts_configs_changed(ch_parts *ps, const char *topic, size_t topic_len)
+{
+	refresh_arg a = {topic, topic_len};
+	each_part(ps, refresh_one, &a);
 }
 
 static void

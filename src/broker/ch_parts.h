@@ -33,8 +33,9 @@
  * in Kafka.
  *
  * HOUSEKEEPING, on a timer every log.retention.check.interval.ms (and every
- * second for flush.ms): topic configs are re-resolved (AlterConfigs takes
- * effect there), retention runs on cleanup.policy=delete logs, and a
+ * second for flush.ms): topic configs are re-resolved (AlterConfigs applies
+ * them at once, ch_parts_configs_changed), retention runs on
+ * cleanup.policy=delete logs, and a
  * compaction is started on the pool for cleanup.policy=compact logs with at
  * least one closed segment, at most one per log and no more often than
  * log.cleaner.backoff.ms per log.
@@ -162,6 +163,23 @@ void ch_parts_append_durable(ch_parts *ps, const char *topic, int32_t partition,
 typedef int (*ch_part_record_fn)(void *ud, const ch_batch_hdr *h, const ch_record *rec,
 				 int64_t offset, int64_t timestamp);
 int ch_part_replay(ch_part *p, int64_t from, ch_part_record_fn fn, void *ud, int16_t *kerr);
+
+/*
+ * DeleteRecords (Kafka's Partition.deleteRecordsOnLeader): moves the log
+ * start offset to before (-1: the high watermark), durably (the fsync runs
+ * on a worker; one write per partition at a time, covering every request
+ * waiting), deleting the segments wholly below it. cb(ud, kerr, low
+ * watermark) on the loop thread, at once when nothing moves (before is at
+ * or below the start). Errors: POLICY_VIOLATION (cleanup.policy without
+ * delete), OFFSET_OUT_OF_RANGE (other negative offsets, or past the end),
+ * KAFKA_STORAGE_ERROR, UNKNOWN_TOPIC_OR_PARTITION (deleted meanwhile).
+ */
+typedef void (*ch_part_lso_fn)(void *ud, int16_t kerr, int64_t low_watermark);
+void ch_part_delete_records(ch_part *p, int64_t before, ch_part_lso_fn cb, void *ud);
+
+/* Topic configs changed (AlterConfigs): the logs of that topic, or of
+ * every topic when topic is NULL (broker configs), use them from now on. */
+void ch_parts_configs_changed(ch_parts *ps, const char *topic, size_t topic_len);
 
 /* ---- watching for new data (Fetch long polling) --------------------------- */
 

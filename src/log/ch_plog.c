@@ -894,7 +894,8 @@ ch_plog_retention(ch_plog *pl, int64_t now_ms, int *deleted, int16_t *kerr)
 			       (s->size == 0 || now_ms - ts > pl->cfg.retention_ms);
 		bool by_size = pl->cfg.retention_bytes >= 0 &&
 			       total - s->size >= pl->cfg.retention_bytes;
-		if (!by_time && !by_size)
+		bool below_start = pl->segs[1]->base <= pl->log_start; /* DeleteRecords */
+		if (!by_time && !by_size && !below_start)
 			break;
 		int64_t sz = s->size;
 		if (delete_first(pl) < 0) {
@@ -908,27 +909,48 @@ ch_plog_retention(ch_plog *pl, int64_t now_ms, int *deleted, int16_t *kerr)
 }
 
 int
-ch_plog_delete_records(ch_plog *pl, int64_t before_offset, int64_t *low_watermark,
-		       int16_t *kerr)
+ch_plog_start_offset_check(ch_plog *pl, int64_t before_offset, int64_t *target, int16_t *kerr)
 {
 	*kerr = CH_PLOG_NONE;
-	if (before_offset < 0)
+	if (before_offset == -1)
 		before_offset = pl->leo;
-	if (before_offset > pl->leo) {
+	if (before_offset < 0 || before_offset > pl->leo) {
 		*kerr = CH_PLOG_OFFSET_OUT_OF_RANGE;
 		return CH_ERR;
 	}
-	if (before_offset > pl->log_start) {
-		if (offset_file_write(pl, START_FILE, before_offset, true, NULL) < 0) {
-			*kerr = CH_PLOG_KAFKA_STORAGE_ERROR;
-			return CH_ERR;
-		}
-		pl->log_start = before_offset;
-	}
+	*target = before_offset;
+	return CH_OK;
+}
+
+int
+ch_plog_start_offset_write(ch_plog *pl, int64_t target)
+{
+	return offset_file_write(pl, START_FILE, target, true, NULL);
+}
+
+int64_t
+ch_plog_start_offset_set(ch_plog *pl, int64_t target)
+{
+	if (target > pl->log_start)
+		pl->log_start = CH_MIN(target, pl->leo);
 	while (pl->n_segs > 1 && !pl->segs[0]->cleaning && pl->segs[1]->base <= pl->log_start) {
 		if (delete_first(pl) < 0)
-			break; /* the start offset moved anyway; retry next time */
+			break; /* the start offset moved anyway; retention retries */
 	}
-	*low_watermark = pl->log_start;
+	return pl->log_start;
+}
+
+int
+ch_plog_delete_records(ch_plog *pl, int64_t before_offset, int64_t *low_watermark,
+		       int16_t *kerr)
+{
+	int64_t target;
+	if (ch_plog_start_offset_check(pl, before_offset, &target, kerr) != CH_OK)
+		return CH_ERR;
+	if (target > pl->log_start && ch_plog_start_offset_write(pl, target) < 0) {
+		*kerr = CH_PLOG_KAFKA_STORAGE_ERROR;
+		return CH_ERR;
+	}
+	*low_watermark = ch_plog_start_offset_set(pl, target);
 	return CH_OK;
 }

@@ -254,7 +254,8 @@ bool ch_plog_failed(ch_plog *pl);
 /*
  * Retention (cleanup.policy=delete): deletes whole closed segments, oldest
  * first, whose largest timestamp is older than now - retention.ms, or while
- * the log is larger than retention.bytes by at least the segment's size.
+ * the log is larger than retention.bytes by at least the segment's size, or
+ * that lie wholly below the log start offset.
  * Never the active segment, never one being cleaned. Advances the log start
  * offset. *deleted: segments removed.
  * @locality loop thread
@@ -262,11 +263,24 @@ bool ch_plog_failed(ch_plog *pl);
 int ch_plog_retention(ch_plog *pl, int64_t now_ms, int *deleted, int16_t *kerr);
 
 /*
- * DeleteRecords: moves the log start offset to before_offset (-1 = end),
- * deleting segments wholly below it, persisting the new start.
- * OFFSET_OUT_OF_RANGE if before_offset > end.
- * @locality loop thread
+ * DeleteRecords: moves the log start offset to before_offset (-1 = the end,
+ * Kafka's high watermark), persisting the new start (log-start-offset,
+ * fdatasynced) before reads below it are refused, and deleting segments
+ * wholly below it. OFFSET_OUT_OF_RANGE for other negative offsets or past
+ * the end; a start never moves back. In three steps, so that the fsync can
+ * run on a worker:
+ *   ch_plog_start_offset_check   validates, gives the target   (loop thread)
+ *   ch_plog_start_offset_write   persists it: 0 or -errno      (any thread)
+ *   ch_plog_start_offset_set     applies it, returns the new   (loop thread)
+ *                                start (the low watermark)
+ * ch_plog_delete_records does all three on the loop thread. At most one
+ * write per partition at a time. Retention deletes any segment left wholly
+ * below the start (a compaction held it).
  */
+int ch_plog_start_offset_check(ch_plog *pl, int64_t before_offset, int64_t *target,
+			       int16_t *kerr);
+int ch_plog_start_offset_write(ch_plog *pl, int64_t target);
+int64_t ch_plog_start_offset_set(ch_plog *pl, int64_t target);
 int ch_plog_delete_records(ch_plog *pl, int64_t before_offset, int64_t *low_watermark,
 			   int16_t *kerr);
 

@@ -463,10 +463,21 @@ t_delete_records(void)
 	CH_CHECK_EQ_INT(ch_plog_read(pl, 150, 100, &s, &kerr), CH_OK);
 	CH_CHECK(s.first_offset <= 150);
 	ch_plog_slice_release(&s);
+	/* Never back; only -1 means the end (Kafka's high watermark). */
+	CH_CHECK_EQ_INT(ch_plog_delete_records(pl, 100, &lw, &kerr), CH_OK);
+	CH_CHECK_EQ_INT(lw, 150);
+	CH_CHECK_EQ_INT(ch_plog_delete_records(pl, -2, &lw, &kerr), CH_ERR);
+	CH_CHECK_EQ_INT(kerr, CH_PLOG_OFFSET_OUT_OF_RANGE);
 	ch_plog_close(pl);
 	pl = open_log(&c, NULL, 0);
 	CH_CHECK_EQ_INT(ch_plog_start_offset(pl), 150);
 	CH_CHECK_EQ_INT(ch_plog_end_offset(pl), end);
+	CH_CHECK_EQ_INT(ch_plog_delete_records(pl, -1, &lw, &kerr), CH_OK);
+	CH_CHECK_EQ_INT(lw, end);
+	CH_CHECK_EQ_INT(ch_plog_segment_count(pl), 1);
+	ch_plog_close(pl);
+	pl = open_log(&c, NULL, 0);
+	CH_CHECK_EQ_INT(ch_plog_start_offset(pl), end);
 	ch_plog_close(pl);
 	tu_rmdir();
 }

@@ -1251,6 +1251,136 @@ void ch_ConsumerGroupDescribeResponse_encode(ch_buf *b, int16_t v, const ch_Cons
 #define CH_CONSUMERGROUPDESCRIBERESPONSE_MAX_VERSION 0
 #define CH_CONSUMERGROUPDESCRIBERESPONSE_FLEX_VERSION 0
 
+/* ---- DeleteRecordsRequest (versions 0-2, flexible 2+) ---- */
+typedef struct ch_DeleteRecordsRequest_DeleteRecordsPartition {
+	int32_t PartitionIndex; /* v0+ */
+	int64_t Offset; /* v0+ */
+} ch_DeleteRecordsRequest_DeleteRecordsPartition;
+typedef struct ch_DeleteRecordsRequest_DeleteRecordsTopic {
+	ch_str Name; /* v0+ */
+	ch_DeleteRecordsRequest_DeleteRecordsPartition *Partitions; /* v0+ */
+	int32_t Partitions_n; /* count, -1 = null */
+} ch_DeleteRecordsRequest_DeleteRecordsTopic;
+typedef struct ch_DeleteRecordsRequest {
+	ch_DeleteRecordsRequest_DeleteRecordsTopic *Topics; /* v0+ */
+	int32_t Topics_n; /* count, -1 = null */
+	int32_t TimeoutMs; /* v0+ */
+} ch_DeleteRecordsRequest;
+void ch_DeleteRecordsRequest_init(ch_DeleteRecordsRequest *m);
+int ch_DeleteRecordsRequest_decode(ch_rd *r, ch_arena *a, int16_t v, ch_DeleteRecordsRequest *m);
+void ch_DeleteRecordsRequest_encode(ch_buf *b, int16_t v, const ch_DeleteRecordsRequest *m);
+#define CH_DELETERECORDSREQUEST_MIN_VERSION 0
+#define CH_DELETERECORDSREQUEST_MAX_VERSION 2
+#define CH_DELETERECORDSREQUEST_FLEX_VERSION 2
+
+/* ---- DeleteRecordsResponse (versions 0-2, flexible 2+) ---- */
+typedef struct ch_DeleteRecordsResponse_DeleteRecordsPartitionResult {
+	int32_t PartitionIndex; /* v0+ */
+	int64_t LowWatermark; /* v0+ */
+	int16_t ErrorCode; /* v0+ */
+} ch_DeleteRecordsResponse_DeleteRecordsPartitionResult;
+typedef struct ch_DeleteRecordsResponse_DeleteRecordsTopicResult {
+	ch_str Name; /* v0+ */
+	ch_DeleteRecordsResponse_DeleteRecordsPartitionResult *Partitions; /* v0+ */
+	int32_t Partitions_n; /* count, -1 = null */
+} ch_DeleteRecordsResponse_DeleteRecordsTopicResult;
+typedef struct ch_DeleteRecordsResponse {
+	int32_t ThrottleTimeMs; /* v0+ */
+	ch_DeleteRecordsResponse_DeleteRecordsTopicResult *Topics; /* v0+ */
+	int32_t Topics_n; /* count, -1 = null */
+} ch_DeleteRecordsResponse;
+void ch_DeleteRecordsResponse_init(ch_DeleteRecordsResponse *m);
+int ch_DeleteRecordsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_DeleteRecordsResponse *m);
+void ch_DeleteRecordsResponse_encode(ch_buf *b, int16_t v, const ch_DeleteRecordsResponse *m);
+#define CH_DELETERECORDSRESPONSE_MIN_VERSION 0
+#define CH_DELETERECORDSRESPONSE_MAX_VERSION 2
+#define CH_DELETERECORDSRESPONSE_FLEX_VERSION 2
+
+/* ---- AlterConfigsRequest (versions 0-2, flexible 2+) ---- */
+typedef struct ch_AlterConfigsRequest_AlterableConfig {
+	ch_str Name; /* v0+ */
+	ch_str Value; /* v0+, nullable */
+} ch_AlterConfigsRequest_AlterableConfig;
+typedef struct ch_AlterConfigsRequest_AlterConfigsResource {
+	int8_t ResourceType; /* v0+ */
+	ch_str ResourceName; /* v0+ */
+	ch_AlterConfigsRequest_AlterableConfig *Configs; /* v0+ */
+	int32_t Configs_n; /* count, -1 = null */
+} ch_AlterConfigsRequest_AlterConfigsResource;
+typedef struct ch_AlterConfigsRequest {
+	ch_AlterConfigsRequest_AlterConfigsResource *Resources; /* v0+ */
+	int32_t Resources_n; /* count, -1 = null */
+	bool ValidateOnly; /* v0+ */
+} ch_AlterConfigsRequest;
+void ch_AlterConfigsRequest_init(ch_AlterConfigsRequest *m);
+int ch_AlterConfigsRequest_decode(ch_rd *r, ch_arena *a, int16_t v, ch_AlterConfigsRequest *m);
+void ch_AlterConfigsRequest_encode(ch_buf *b, int16_t v, const ch_AlterConfigsRequest *m);
+#define CH_ALTERCONFIGSREQUEST_MIN_VERSION 0
+#define CH_ALTERCONFIGSREQUEST_MAX_VERSION 2
+#define CH_ALTERCONFIGSREQUEST_FLEX_VERSION 2
+
+/* ---- AlterConfigsResponse (versions 0-2, flexible 2+) ---- */
+typedef struct ch_AlterConfigsResponse_AlterConfigsResourceResponse {
+	int16_t ErrorCode; /* v0+ */
+	ch_str ErrorMessage; /* v0+, nullable */
+	int8_t ResourceType; /* v0+ */
+	ch_str ResourceName; /* v0+ */
+} ch_AlterConfigsResponse_AlterConfigsResourceResponse;
+typedef struct ch_AlterConfigsResponse {
+	int32_t ThrottleTimeMs; /* v0+ */
+	ch_AlterConfigsResponse_AlterConfigsResourceResponse *Responses; /* v0+ */
+	int32_t Responses_n; /* count, -1 = null */
+} ch_AlterConfigsResponse;
+void ch_AlterConfigsResponse_init(ch_AlterConfigsResponse *m);
+int ch_AlterConfigsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_AlterConfigsResponse *m);
+void ch_AlterConfigsResponse_encode(ch_buf *b, int16_t v, const ch_AlterConfigsResponse *m);
+#define CH_ALTERCONFIGSRESPONSE_MIN_VERSION 0
+#define CH_ALTERCONFIGSRESPONSE_MAX_VERSION 2
+#define CH_ALTERCONFIGSRESPONSE_FLEX_VERSION 2
+
+/* ---- IncrementalAlterConfigsRequest (versions 0-1, flexible 1+) ---- */
+typedef struct ch_IncrementalAlterConfigsRequest_AlterableConfig {
+	ch_str Name; /* v0+ */
+	int8_t ConfigOperation; /* v0+ */
+	ch_str Value; /* v0+, nullable */
+} ch_IncrementalAlterConfigsRequest_AlterableConfig;
+typedef struct ch_IncrementalAlterConfigsRequest_AlterConfigsResource {
+	int8_t ResourceType; /* v0+ */
+	ch_str ResourceName; /* v0+ */
+	ch_IncrementalAlterConfigsRequest_AlterableConfig *Configs; /* v0+ */
+	int32_t Configs_n; /* count, -1 = null */
+} ch_IncrementalAlterConfigsRequest_AlterConfigsResource;
+typedef struct ch_IncrementalAlterConfigsRequest {
+	ch_IncrementalAlterConfigsRequest_AlterConfigsResource *Resources; /* v0+ */
+	int32_t Resources_n; /* count, -1 = null */
+	bool ValidateOnly; /* v0+ */
+} ch_IncrementalAlterConfigsRequest;
+void ch_IncrementalAlterConfigsRequest_init(ch_IncrementalAlterConfigsRequest *m);
+int ch_IncrementalAlterConfigsRequest_decode(ch_rd *r, ch_arena *a, int16_t v, ch_IncrementalAlterConfigsRequest *m);
+void ch_IncrementalAlterConfigsRequest_encode(ch_buf *b, int16_t v, const ch_IncrementalAlterConfigsRequest *m);
+#define CH_INCREMENTALALTERCONFIGSREQUEST_MIN_VERSION 0
+#define CH_INCREMENTALALTERCONFIGSREQUEST_MAX_VERSION 1
+#define CH_INCREMENTALALTERCONFIGSREQUEST_FLEX_VERSION 1
+
+/* ---- IncrementalAlterConfigsResponse (versions 0-1, flexible 1+) ---- */
+typedef struct ch_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse {
+	int16_t ErrorCode; /* v0+ */
+	ch_str ErrorMessage; /* v0+, nullable */
+	int8_t ResourceType; /* v0+ */
+	ch_str ResourceName; /* v0+ */
+} ch_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse;
+typedef struct ch_IncrementalAlterConfigsResponse {
+	int32_t ThrottleTimeMs; /* v0+ */
+	ch_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse *Responses; /* v0+ */
+	int32_t Responses_n; /* count, -1 = null */
+} ch_IncrementalAlterConfigsResponse;
+void ch_IncrementalAlterConfigsResponse_init(ch_IncrementalAlterConfigsResponse *m);
+int ch_IncrementalAlterConfigsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_IncrementalAlterConfigsResponse *m);
+void ch_IncrementalAlterConfigsResponse_encode(ch_buf *b, int16_t v, const ch_IncrementalAlterConfigsResponse *m);
+#define CH_INCREMENTALALTERCONFIGSRESPONSE_MIN_VERSION 0
+#define CH_INCREMENTALALTERCONFIGSRESPONSE_MAX_VERSION 1
+#define CH_INCREMENTALALTERCONFIGSRESPONSE_FLEX_VERSION 1
+
 /* ---- RequestHeader (versions 0-2, flexible 2+) ---- */
 typedef struct ch_RequestHeader {
 	int16_t RequestApiKey; /* v0+ */

@@ -3598,6 +3598,378 @@ fill_root_ch_ConsumerGroupDescribeResponse(ch_arena *a, int16_t v, uint64_t *rng
 	fill_ch_ConsumerGroupDescribeResponse(a, v, rng, m, 0);
 }
 
+static void fill_ch_DeleteRecordsRequest_DeleteRecordsPartition(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteRecordsRequest_DeleteRecordsPartition *m, int depth);
+static void fill_ch_DeleteRecordsRequest_DeleteRecordsTopic(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteRecordsRequest_DeleteRecordsTopic *m, int depth);
+static void fill_ch_DeleteRecordsRequest(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteRecordsRequest *m, int depth);
+static void
+fill_ch_DeleteRecordsRequest_DeleteRecordsPartition(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteRecordsRequest_DeleteRecordsPartition *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->PartitionIndex = (int32_t)fill_next(rng);
+	}
+	if (1) {
+		m->Offset = (int64_t)fill_next(rng);
+	}
+}
+
+static void
+fill_ch_DeleteRecordsRequest_DeleteRecordsTopic(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteRecordsRequest_DeleteRecordsTopic *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->Name = fill_str(a, rng, 0);
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Partitions_n = n_;
+		m->Partitions = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_DeleteRecordsRequest_DeleteRecordsPartition) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_DeleteRecordsRequest_DeleteRecordsPartition(a, v, rng, &m->Partitions[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_ch_DeleteRecordsRequest(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteRecordsRequest *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Topics_n = n_;
+		m->Topics = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_DeleteRecordsRequest_DeleteRecordsTopic) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_DeleteRecordsRequest_DeleteRecordsTopic(a, v, rng, &m->Topics[i_], depth + 1);
+		}
+	}
+	if (1) {
+		m->TimeoutMs = (int32_t)fill_next(rng);
+	}
+}
+
+static void
+fill_root_ch_DeleteRecordsRequest(ch_arena *a, int16_t v, uint64_t *rng, void *m)
+{
+	ch_DeleteRecordsRequest_init(m);
+	fill_ch_DeleteRecordsRequest(a, v, rng, m, 0);
+}
+
+static void fill_ch_DeleteRecordsResponse_DeleteRecordsPartitionResult(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteRecordsResponse_DeleteRecordsPartitionResult *m, int depth);
+static void fill_ch_DeleteRecordsResponse_DeleteRecordsTopicResult(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteRecordsResponse_DeleteRecordsTopicResult *m, int depth);
+static void fill_ch_DeleteRecordsResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteRecordsResponse *m, int depth);
+static void
+fill_ch_DeleteRecordsResponse_DeleteRecordsPartitionResult(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteRecordsResponse_DeleteRecordsPartitionResult *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->PartitionIndex = (int32_t)fill_next(rng);
+	}
+	if (1) {
+		m->LowWatermark = (int64_t)fill_next(rng);
+	}
+	if (1) {
+		m->ErrorCode = (int16_t)fill_next(rng);
+	}
+}
+
+static void
+fill_ch_DeleteRecordsResponse_DeleteRecordsTopicResult(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteRecordsResponse_DeleteRecordsTopicResult *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->Name = fill_str(a, rng, 0);
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Partitions_n = n_;
+		m->Partitions = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_DeleteRecordsResponse_DeleteRecordsPartitionResult) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_DeleteRecordsResponse_DeleteRecordsPartitionResult(a, v, rng, &m->Partitions[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_ch_DeleteRecordsResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteRecordsResponse *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ThrottleTimeMs = (int32_t)fill_next(rng);
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Topics_n = n_;
+		m->Topics = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_DeleteRecordsResponse_DeleteRecordsTopicResult) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_DeleteRecordsResponse_DeleteRecordsTopicResult(a, v, rng, &m->Topics[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_root_ch_DeleteRecordsResponse(ch_arena *a, int16_t v, uint64_t *rng, void *m)
+{
+	ch_DeleteRecordsResponse_init(m);
+	fill_ch_DeleteRecordsResponse(a, v, rng, m, 0);
+}
+
+static void fill_ch_AlterConfigsRequest_AlterableConfig(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterConfigsRequest_AlterableConfig *m, int depth);
+static void fill_ch_AlterConfigsRequest_AlterConfigsResource(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterConfigsRequest_AlterConfigsResource *m, int depth);
+static void fill_ch_AlterConfigsRequest(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterConfigsRequest *m, int depth);
+static void
+fill_ch_AlterConfigsRequest_AlterableConfig(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterConfigsRequest_AlterableConfig *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->Name = fill_str(a, rng, 0);
+	}
+	if (1) {
+		m->Value = fill_str(a, rng, (1));
+	}
+}
+
+static void
+fill_ch_AlterConfigsRequest_AlterConfigsResource(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterConfigsRequest_AlterConfigsResource *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ResourceType = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->ResourceName = fill_str(a, rng, 0);
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Configs_n = n_;
+		m->Configs = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_AlterConfigsRequest_AlterableConfig) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_AlterConfigsRequest_AlterableConfig(a, v, rng, &m->Configs[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_ch_AlterConfigsRequest(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterConfigsRequest *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Resources_n = n_;
+		m->Resources = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_AlterConfigsRequest_AlterConfigsResource) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_AlterConfigsRequest_AlterConfigsResource(a, v, rng, &m->Resources[i_], depth + 1);
+		}
+	}
+	if (1) {
+		m->ValidateOnly = (fill_next(rng) & 1) != 0;
+	}
+}
+
+static void
+fill_root_ch_AlterConfigsRequest(ch_arena *a, int16_t v, uint64_t *rng, void *m)
+{
+	ch_AlterConfigsRequest_init(m);
+	fill_ch_AlterConfigsRequest(a, v, rng, m, 0);
+}
+
+static void fill_ch_AlterConfigsResponse_AlterConfigsResourceResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterConfigsResponse_AlterConfigsResourceResponse *m, int depth);
+static void fill_ch_AlterConfigsResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterConfigsResponse *m, int depth);
+static void
+fill_ch_AlterConfigsResponse_AlterConfigsResourceResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterConfigsResponse_AlterConfigsResourceResponse *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ErrorCode = (int16_t)fill_next(rng);
+	}
+	if (1) {
+		m->ErrorMessage = fill_str(a, rng, (1));
+	}
+	if (1) {
+		m->ResourceType = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->ResourceName = fill_str(a, rng, 0);
+	}
+}
+
+static void
+fill_ch_AlterConfigsResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterConfigsResponse *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ThrottleTimeMs = (int32_t)fill_next(rng);
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Responses_n = n_;
+		m->Responses = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_AlterConfigsResponse_AlterConfigsResourceResponse) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_AlterConfigsResponse_AlterConfigsResourceResponse(a, v, rng, &m->Responses[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_root_ch_AlterConfigsResponse(ch_arena *a, int16_t v, uint64_t *rng, void *m)
+{
+	ch_AlterConfigsResponse_init(m);
+	fill_ch_AlterConfigsResponse(a, v, rng, m, 0);
+}
+
+static void fill_ch_IncrementalAlterConfigsRequest_AlterableConfig(ch_arena *a, int16_t v, uint64_t *rng, ch_IncrementalAlterConfigsRequest_AlterableConfig *m, int depth);
+static void fill_ch_IncrementalAlterConfigsRequest_AlterConfigsResource(ch_arena *a, int16_t v, uint64_t *rng, ch_IncrementalAlterConfigsRequest_AlterConfigsResource *m, int depth);
+static void fill_ch_IncrementalAlterConfigsRequest(ch_arena *a, int16_t v, uint64_t *rng, ch_IncrementalAlterConfigsRequest *m, int depth);
+static void
+fill_ch_IncrementalAlterConfigsRequest_AlterableConfig(ch_arena *a, int16_t v, uint64_t *rng, ch_IncrementalAlterConfigsRequest_AlterableConfig *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->Name = fill_str(a, rng, 0);
+	}
+	if (1) {
+		m->ConfigOperation = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->Value = fill_str(a, rng, (1));
+	}
+}
+
+static void
+fill_ch_IncrementalAlterConfigsRequest_AlterConfigsResource(ch_arena *a, int16_t v, uint64_t *rng, ch_IncrementalAlterConfigsRequest_AlterConfigsResource *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ResourceType = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->ResourceName = fill_str(a, rng, 0);
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Configs_n = n_;
+		m->Configs = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_IncrementalAlterConfigsRequest_AlterableConfig) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_IncrementalAlterConfigsRequest_AlterableConfig(a, v, rng, &m->Configs[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_ch_IncrementalAlterConfigsRequest(ch_arena *a, int16_t v, uint64_t *rng, ch_IncrementalAlterConfigsRequest *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Resources_n = n_;
+		m->Resources = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_IncrementalAlterConfigsRequest_AlterConfigsResource) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_IncrementalAlterConfigsRequest_AlterConfigsResource(a, v, rng, &m->Resources[i_], depth + 1);
+		}
+	}
+	if (1) {
+		m->ValidateOnly = (fill_next(rng) & 1) != 0;
+	}
+}
+
+static void
+fill_root_ch_IncrementalAlterConfigsRequest(ch_arena *a, int16_t v, uint64_t *rng, void *m)
+{
+	ch_IncrementalAlterConfigsRequest_init(m);
+	fill_ch_IncrementalAlterConfigsRequest(a, v, rng, m, 0);
+}
+
+static void fill_ch_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse *m, int depth);
+static void fill_ch_IncrementalAlterConfigsResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_IncrementalAlterConfigsResponse *m, int depth);
+static void
+fill_ch_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ErrorCode = (int16_t)fill_next(rng);
+	}
+	if (1) {
+		m->ErrorMessage = fill_str(a, rng, (1));
+	}
+	if (1) {
+		m->ResourceType = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->ResourceName = fill_str(a, rng, 0);
+	}
+}
+
+static void
+fill_ch_IncrementalAlterConfigsResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_IncrementalAlterConfigsResponse *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ThrottleTimeMs = (int32_t)fill_next(rng);
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Responses_n = n_;
+		m->Responses = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse(a, v, rng, &m->Responses[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_root_ch_IncrementalAlterConfigsResponse(ch_arena *a, int16_t v, uint64_t *rng, void *m)
+{
+	ch_IncrementalAlterConfigsResponse_init(m);
+	fill_ch_IncrementalAlterConfigsResponse(a, v, rng, m, 0);
+}
+
 static void fill_ch_RequestHeader(ch_arena *a, int16_t v, uint64_t *rng, ch_RequestHeader *m, int depth);
 static void
 fill_ch_RequestHeader(ch_arena *a, int16_t v, uint64_t *rng, ch_RequestHeader *m, int depth)
@@ -3964,6 +4336,12 @@ const ch_msg_filler ch_msg_fillers[] = {
 	{"ConsumerGroupHeartbeatResponse", 0, 1, sizeof(ch_ConsumerGroupHeartbeatResponse), (ch_init_fn)ch_ConsumerGroupHeartbeatResponse_init, fill_root_ch_ConsumerGroupHeartbeatResponse, (ch_decode_fn)ch_ConsumerGroupHeartbeatResponse_decode, (ch_encode_fn)ch_ConsumerGroupHeartbeatResponse_encode},
 	{"ConsumerGroupDescribeRequest", 0, 0, sizeof(ch_ConsumerGroupDescribeRequest), (ch_init_fn)ch_ConsumerGroupDescribeRequest_init, fill_root_ch_ConsumerGroupDescribeRequest, (ch_decode_fn)ch_ConsumerGroupDescribeRequest_decode, (ch_encode_fn)ch_ConsumerGroupDescribeRequest_encode},
 	{"ConsumerGroupDescribeResponse", 0, 0, sizeof(ch_ConsumerGroupDescribeResponse), (ch_init_fn)ch_ConsumerGroupDescribeResponse_init, fill_root_ch_ConsumerGroupDescribeResponse, (ch_decode_fn)ch_ConsumerGroupDescribeResponse_decode, (ch_encode_fn)ch_ConsumerGroupDescribeResponse_encode},
+	{"DeleteRecordsRequest", 0, 2, sizeof(ch_DeleteRecordsRequest), (ch_init_fn)ch_DeleteRecordsRequest_init, fill_root_ch_DeleteRecordsRequest, (ch_decode_fn)ch_DeleteRecordsRequest_decode, (ch_encode_fn)ch_DeleteRecordsRequest_encode},
+	{"DeleteRecordsResponse", 0, 2, sizeof(ch_DeleteRecordsResponse), (ch_init_fn)ch_DeleteRecordsResponse_init, fill_root_ch_DeleteRecordsResponse, (ch_decode_fn)ch_DeleteRecordsResponse_decode, (ch_encode_fn)ch_DeleteRecordsResponse_encode},
+	{"AlterConfigsRequest", 0, 2, sizeof(ch_AlterConfigsRequest), (ch_init_fn)ch_AlterConfigsRequest_init, fill_root_ch_AlterConfigsRequest, (ch_decode_fn)ch_AlterConfigsRequest_decode, (ch_encode_fn)ch_AlterConfigsRequest_encode},
+	{"AlterConfigsResponse", 0, 2, sizeof(ch_AlterConfigsResponse), (ch_init_fn)ch_AlterConfigsResponse_init, fill_root_ch_AlterConfigsResponse, (ch_decode_fn)ch_AlterConfigsResponse_decode, (ch_encode_fn)ch_AlterConfigsResponse_encode},
+	{"IncrementalAlterConfigsRequest", 0, 1, sizeof(ch_IncrementalAlterConfigsRequest), (ch_init_fn)ch_IncrementalAlterConfigsRequest_init, fill_root_ch_IncrementalAlterConfigsRequest, (ch_decode_fn)ch_IncrementalAlterConfigsRequest_decode, (ch_encode_fn)ch_IncrementalAlterConfigsRequest_encode},
+	{"IncrementalAlterConfigsResponse", 0, 1, sizeof(ch_IncrementalAlterConfigsResponse), (ch_init_fn)ch_IncrementalAlterConfigsResponse_init, fill_root_ch_IncrementalAlterConfigsResponse, (ch_decode_fn)ch_IncrementalAlterConfigsResponse_decode, (ch_encode_fn)ch_IncrementalAlterConfigsResponse_encode},
 	{"RequestHeader", 0, 2, sizeof(ch_RequestHeader), (ch_init_fn)ch_RequestHeader_init, fill_root_ch_RequestHeader, (ch_decode_fn)ch_RequestHeader_decode, (ch_encode_fn)ch_RequestHeader_encode},
 	{"ResponseHeader", 0, 1, sizeof(ch_ResponseHeader), (ch_init_fn)ch_ResponseHeader_init, fill_root_ch_ResponseHeader, (ch_decode_fn)ch_ResponseHeader_decode, (ch_encode_fn)ch_ResponseHeader_encode},
 	{"ConsumerProtocolSubscription", 0, 3, sizeof(ch_ConsumerProtocolSubscription), (ch_init_fn)ch_ConsumerProtocolSubscription_init, fill_root_ch_ConsumerProtocolSubscription, (ch_decode_fn)ch_ConsumerProtocolSubscription_decode, (ch_encode_fn)ch_ConsumerProtocolSubscription_encode},

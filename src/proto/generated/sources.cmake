@@ -52,6 +52,12 @@ set(CH_GENERATED_SOURCES
   generated/ch_msg_ConsumerGroupHeartbeatResponse.c
   generated/ch_msg_ConsumerGroupDescribeRequest.c
   generated/ch_msg_ConsumerGroupDescribeResponse.c
+  generated/ch_msg_DeleteRecordsRequest.c
+  generated/ch_msg_DeleteRecordsResponse.c
+  generated/ch_msg_AlterConfigsRequest.c
+  generated/ch_msg_AlterConfigsResponse.c
+  generated/ch_msg_IncrementalAlterConfigsRequest.c
+  generated/ch_msg_IncrementalAlterConfigsResponse.c
   generated/ch_msg_RequestHeader.c
   generated/ch_msg_ResponseHeader.c
   generated/ch_msg_ConsumerProtocolSubscription.c
