@@ -41,8 +41,10 @@ static const ch_api_handler handlers[] = {
 	{21, 0, 2, ch_api_DeleteRecords},
 	{22, 0, 5, ch_api_InitProducerId},
 	{32, 0, 4, ch_api_DescribeConfigs},
+	{33, 0, 2, ch_api_AlterConfigs},
 	{37, 0, 3, ch_api_CreatePartitions},
 	{42, 0, 2, ch_api_DeleteGroups},
+	{44, 0, 1, ch_api_IncrementalAlterConfigs},
 	{47, 0, 0, ch_api_OffsetDelete},
 	{60, 0, 1, ch_api_DescribeCluster},
 };

@@ -1,7 +1,9 @@
 /*
- * ch_api_configs.c: DescribeConfigs v0-v4 for the broker (resource type 4,
- * name = this node id, or "" for the cluster-wide defaults) and for topics
- * (resource type 2). Configs are static: nothing here changes them.
+ * ch_api_configs.c: DescribeConfigs v0-v4 for the broker (resource type 4:
+ * name = this node id, every broker config with its source and whether it
+ * can change while running; name "", the cluster-wide dynamic defaults set
+ * with AlterConfigs, as Kafka lists them) and for topics (resource type 2).
+ * Changing them is ch_api_alter_configs.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +32,8 @@ wanted(const cfg_req *q, const char *name)
 }
 
 static void
-add_entry(ch_req *req, const ch_DescribeConfigsRequest *rq, cfg_res *c, const ch_config_entry *e)
+add_entry(ch_req *req, const ch_DescribeConfigsRequest *rq, cfg_res *c, const ch_config_entry *e,
+	  bool topic)
 {
 	c->Name = ch_str_c(ch_req_strdup(req, ch_str_c(e->name)));
 	c->Value = e->value ? ch_str_c(ch_req_strdup(req, ch_str_c(e->value))) : CH_STR_NULL;
@@ -40,16 +43,28 @@ add_entry(ch_req *req, const ch_DescribeConfigsRequest *rq, cfg_res *c, const ch
 	c->IsSensitive = e->sensitive;
 	c->ConfigType = e->type;
 	c->Documentation = rq->IncludeDocumentation && e->doc ? ch_str_c(e->doc) : CH_STR_NULL;
-	if (rq->IncludeSynonyms) {
-		/* Kafka lists the config itself first among its synonyms. */
-		c->Synonyms = CH_REQ_NEW_ARRAY(req, ch_DescribeConfigsResponse_DescribeConfigsSynonym, 1);
-		c->Synonyms_n = 1;
-		c->Synonyms[0].Name = c->Name;
-		c->Synonyms[0].Value = c->Value;
-		c->Synonyms[0].Source = e->source;
-	} else {
-		c->Synonyms = NULL;
-		c->Synonyms_n = 0;
+	c->Synonyms = NULL;
+	c->Synonyms_n = 0;
+	if (!rq->IncludeSynonyms)
+		return;
+	/* Kafka lists the value in use first, then what it overrides: a topic
+	 * override, then the broker key's dynamic, static and default values. */
+	enum { MAXSYN = 16 };
+	ch_config_entry syn[MAXSYN];
+	int n = 0;
+	if (topic && e->source == CH_CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG)
+		syn[n++] = *e;
+	if (topic)
+		n += ch_topic_config_synonyms(req->bk->cfg, e->name, syn + n, (size_t)(MAXSYN - n));
+	else
+		n += ch_config_synonyms(req->bk->cfg, e->name, syn + n, (size_t)(MAXSYN - n));
+	c->Synonyms = CH_REQ_NEW_ARRAY(req, ch_DescribeConfigsResponse_DescribeConfigsSynonym, n);
+	c->Synonyms_n = n;
+	for (int k = 0; k < n; k++) {
+		c->Synonyms[k].Name = ch_str_c(ch_req_strdup(req, ch_str_c(syn[k].name)));
+		c->Synonyms[k].Value = syn[k].value ? ch_str_c(ch_req_strdup(req, ch_str_c(syn[k].value)))
+						    : CH_STR_NULL;
+		c->Synonyms[k].Source = syn[k].source;
 	}
 }
 
@@ -63,9 +78,14 @@ describe_broker(ch_req *req, const ch_DescribeConfigsRequest *rq, const cfg_req 
 	r->Configs_n = 0;
 	size_t it = 0;
 	ch_config_entry e;
-	while (ch_config_next(cfg, &it, &e) && (size_t)r->Configs_n < cap)
+	/* The cluster default (name "") lists what is set there (Kafka's
+	 * ConfigHelper: currentDynamicDefaultConfigs); the node, everything. */
+	bool dflt = q->ResourceName.len <= 0;
+	while ((dflt ? ch_config_layer_next(cfg, CH_CONFIG_LAYER_DEFAULT, &it, &e)
+		     : ch_config_next(cfg, &it, &e)) &&
+	       (size_t)r->Configs_n < cap)
 		if (wanted(q, e.name))
-			add_entry(req, rq, &r->Configs[r->Configs_n++], &e);
+			add_entry(req, rq, &r->Configs[r->Configs_n++], &e, false);
 }
 
 static void
@@ -81,7 +101,7 @@ describe_topic(ch_req *req, const ch_DescribeConfigsRequest *rq, const cfg_req *
 	while (ch_topic_config_next(cfg, tp->configs, tp->n_configs, &it, &e) &&
 	       (size_t)r->Configs_n < cap)
 		if (wanted(q, e.name))
-			add_entry(req, rq, &r->Configs[r->Configs_n++], &e);
+			add_entry(req, rq, &r->Configs[r->Configs_n++], &e, true);
 }
 
 static void

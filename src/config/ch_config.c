@@ -309,6 +309,7 @@ static const tdef tdefs[] = {
 struct ch_config_state {
 	char *val[NDEFS];      /* normalised value; NULL = null */
 	bool expl[NDEFS];      /* set by the file or --set */
+	char *dyn[2][NDEFS];   /* dynamic layers (CH_CONFIG_LAYER_*); NULL = unset */
 	char *tval[NTDEFS];    /* topic defaults, formatted from broker fields */
 	int8_t tsrc[NTDEFS];   /* their source */
 };
@@ -1134,8 +1135,11 @@ void
 ch_config_free(struct ch_config *cfg)
 {
 	if (cfg->st_) {
-		for (size_t i = 0; i < NDEFS; i++)
+		for (size_t i = 0; i < NDEFS; i++) {
 			free(cfg->st_->val[i]);
+			free(cfg->st_->dyn[0][i]);
+			free(cfg->st_->dyn[1][i]);
+		}
 		for (size_t i = 0; i < NTDEFS; i++)
 			free(cfg->st_->tval[i]);
 		free(cfg->st_);
@@ -1143,11 +1147,32 @@ ch_config_free(struct ch_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 }
 
+/* A key's value: this broker's dynamic one, the cluster default's, the
+ * static one (Kafka's DynamicBrokerConfig precedence). */
+static const char *
+eff(const struct ch_config_state *st, size_t i)
+{
+	return st->dyn[CH_CONFIG_LAYER_BROKER][i]    ? st->dyn[CH_CONFIG_LAYER_BROKER][i]
+	       : st->dyn[CH_CONFIG_LAYER_DEFAULT][i] ? st->dyn[CH_CONFIG_LAYER_DEFAULT][i]
+						     : st->val[i];
+}
+
+/* Where a key's value comes from (DescribeConfigs ConfigSource). */
+static int8_t
+key_source(const struct ch_config_state *st, size_t i)
+{
+	if (st->dyn[CH_CONFIG_LAYER_BROKER][i])
+		return CH_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG;
+	if (st->dyn[CH_CONFIG_LAYER_DEFAULT][i])
+		return CH_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG;
+	return st->expl[i] ? CH_CONFIG_SOURCE_STATIC_BROKER_CONFIG : CH_CONFIG_SOURCE_DEFAULT_CONFIG;
+}
+
 static const char *
 val_of(const struct ch_config *cfg, const char *name)
 {
 	int i = def_index(name);
-	return i >= 0 ? cfg->st_->val[i] : NULL;
+	return i >= 0 ? eff(cfg->st_, (size_t)i) : NULL;
 }
 
 static bool
@@ -1242,18 +1267,19 @@ ch_config_finish(struct ch_config *cfg, char *err, size_t errlen)
 		if (d->off == NOFIELD)
 			continue;
 		void *field = (char *)cfg + d->off;
-		if (!st->val[i]) {
+		const char *v = eff(st, i);
+		if (!v) {
 			if (d->v.type == T_STRING)
 				*(char **)field = NULL;
 			continue;
 		}
 		if (d->v.type == T_STRING) {
-			*(char **)field = st->val[i];
+			*(char **)field = (char *)v;
 			continue;
 		}
 		pval pv;
-		if (parse_value(&d->v, st->val[i], &pv, why, sizeof(why)) != 0) {
-			errf(err, errlen, "invalid value '%s' for %s: %s", st->val[i], d->name, why);
+		if (parse_value(&d->v, v, &pv, why, sizeof(why)) != 0) {
+			errf(err, errlen, "invalid value '%s' for %s: %s", v, d->name, why);
 			return CH_ERR;
 		}
 		store_value(&d->v, field, &pv);
@@ -1320,9 +1346,12 @@ ch_config_finish(struct ch_config *cfg, char *err, size_t errlen)
 		free(st->tval[t]);
 		st->tval[t] = ch_xstrdup(buf);
 		st->tsrc[t] = CH_CONFIG_SOURCE_DEFAULT_CONFIG;
-		for (size_t k = 0; k < CH_ARRAY_LEN(tdefs[t].syn) && tdefs[t].syn[k]; k++)
-			if (expl_of(cfg, tdefs[t].syn[k]))
-				st->tsrc[t] = CH_CONFIG_SOURCE_STATIC_BROKER_CONFIG;
+		for (size_t k = 0; k < CH_ARRAY_LEN(tdefs[t].syn) && tdefs[t].syn[k]; k++) {
+			int8_t src = key_source(st, (size_t)def_index(tdefs[t].syn[k]));
+			if (src != CH_CONFIG_SOURCE_DEFAULT_CONFIG &&
+			    (st->tsrc[t] == CH_CONFIG_SOURCE_DEFAULT_CONFIG || src < st->tsrc[t]))
+				st->tsrc[t] = src; /* the most specific layer any synonym has */
+		}
 	}
 	return CH_OK;
 }
@@ -1353,13 +1382,12 @@ broker_entry(const struct ch_config *cfg, size_t i, ch_config_entry *e)
 {
 	const cdef *d = &cdefs[i];
 	e->name = d->name;
-	e->value = cfg->st_->val[i];
+	e->value = eff(cfg->st_, i);
 	e->doc = d->doc;
-	e->source = cfg->st_->expl[i] ? CH_CONFIG_SOURCE_STATIC_BROKER_CONFIG
-				      : CH_CONFIG_SOURCE_DEFAULT_CONFIG;
+	e->source = key_source(cfg->st_, i);
 	e->type = kafka_type(d->v.type);
-	e->is_default = !cfg->st_->expl[i];
-	e->read_only = true;
+	e->is_default = e->source == CH_CONFIG_SOURCE_DEFAULT_CONFIG;
+	e->read_only = !ch_config_is_dynamic(d->name);
 	e->sensitive = false;
 }
 
@@ -1537,4 +1565,271 @@ ch_topic_config_describe(const struct ch_config *cfg, const ch_topic_kv *kv, siz
 		return CH_ERR;
 	topic_entry(cfg, kv, n, (size_t)t, e);
 	return CH_OK;
+}
+
+/* ---- dynamic broker configs ---- */
+
+/*
+ * The broker keys AlterConfigs may change: Kafka's DynamicBrokerConfig set
+ * (DynamicLogConfig's log keys, that is the first broker synonym of each
+ * topic config; LogCleaner's; DynamicThreadPool's; SocketServer's
+ * max.connections) among cohort's keys. Not listeners or
+ * advertised.listeners, which Kafka can change per broker: cohortd cannot
+ * rebind a listener while running (README says so).
+ */
+static const char *const dynamic_keys[] = {
+	"compression.type",
+	"log.cleaner.backoff.ms",
+	"log.cleaner.dedupe.buffer.size",
+	"log.cleaner.delete.retention.ms",
+	"log.cleaner.max.compaction.lag.ms",
+	"log.cleaner.min.cleanable.ratio",
+	"log.cleaner.min.compaction.lag.ms",
+	"log.cleaner.threads",
+	"log.cleanup.policy",
+	"log.flush.interval.messages",
+	"log.flush.interval.ms",
+	"log.index.interval.bytes",
+	"log.index.size.max.bytes",
+	"log.message.timestamp.type",
+	"log.preallocate",
+	"log.retention.bytes",
+	"log.retention.ms",
+	"log.roll.jitter.ms",
+	"log.roll.ms",
+	"log.segment.bytes",
+	"log.segment.delete.delay.ms",
+	"max.connections",
+	"message.max.bytes",
+	"min.insync.replicas",
+	"num.io.threads",
+	"num.network.threads",
+	"num.recovery.threads.per.data.dir",
+};
+
+bool
+ch_config_is_dynamic(const char *name)
+{
+	for (size_t i = 0; i < CH_ARRAY_LEN(dynamic_keys); i++)
+		if (strcmp(dynamic_keys[i], name) == 0)
+			return true;
+	return false;
+}
+
+bool
+ch_config_is_list(const char *name)
+{
+	int i = def_index(name);
+	return i >= 0 && (cdefs[i].v.type == T_BITS || cdefs[i].v.type == T_LISTENERS ||
+			  cdefs[i].v.type == T_DIRS);
+}
+
+const char *
+ch_config_default(const char *name)
+{
+	int i = def_index(name);
+	return i >= 0 ? cdefs[i].dflt : NULL;
+}
+
+bool
+ch_topic_config_is_list(const char *name)
+{
+	int t = tdef_index(name);
+	return t >= 0 && tdefs[t].v.type == T_BITS;
+}
+
+const char *
+ch_topic_config_default(const char *name)
+{
+	int t = tdef_index(name);
+	return t >= 0 ? ch_config_default(tdefs[t].syn[0]) : NULL;
+}
+
+/* Parses and normalises one dynamic entry. NULL with a message if the key is
+ * unknown or the value bad (not-dynamic keys are the caller's). */
+static char *
+dynamic_value(const char *key, const char *value, char *err, size_t errlen)
+{
+	int i = def_index(key);
+	if (i < 0) {
+		errf(err, errlen, "Unknown broker config name: %s", key);
+		return NULL;
+	}
+	if (!value) {
+		errf(err, errlen, "Null value not supported for : %s", key);
+		return NULL;
+	}
+	char *v = trim_dup(value, strlen(value));
+	pval pv;
+	char why[256] = "";
+	if (parse_value(&cdefs[i].v, v, &pv, why, sizeof(why)) != 0) {
+		errf(err, errlen, "Invalid value %s for configuration %s: %s", v, key, why);
+		free(v);
+		return NULL;
+	}
+	char *norm = normalise(&cdefs[i].v, v, &pv);
+	free(v);
+	return norm;
+}
+
+/* Replaces a layer of cfg's state with kv (entries already checked). */
+static void
+layer_replace(struct ch_config_state *st, int layer, const ch_topic_kv *kv, size_t n)
+{
+	for (size_t i = 0; i < NDEFS; i++) {
+		free(st->dyn[layer][i]);
+		st->dyn[layer][i] = NULL;
+	}
+	for (size_t k = 0; k < n; k++) {
+		int i = def_index(kv[k].key);
+		char e[8];
+		char *v = i >= 0 ? dynamic_value(kv[k].key, kv[k].value, e, sizeof(e)) : NULL;
+		if (v) {
+			free(st->dyn[layer][i]);
+			st->dyn[layer][i] = v;
+		}
+	}
+}
+
+int
+ch_config_check_dynamic(const struct ch_config *cfg, int layer, const ch_topic_kv *kv,
+			size_t n, char *err, size_t errlen)
+{
+	/* In Kafka's order (DynamicBrokerConfig.validateConfigs): keys that are
+	 * not dynamic, then the values. Kafka keeps unknown keys as custom
+	 * configs for plugins; cohort has none, so it refuses them first. */
+	char bad[512] = "";
+	size_t o = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (def_index(kv[k].key) < 0) {
+			errf(err, errlen, "Unknown broker config name: %s", kv[k].key);
+			return CH_ERR;
+		}
+		if (!ch_config_is_dynamic(kv[k].key) && o < sizeof(bad))
+			o += (size_t)snprintf(bad + o, sizeof(bad) - o, "%s%s", o ? ", " : "",
+					      kv[k].key);
+	}
+	if (o) {
+		errf(err, errlen, "Cannot update these configs dynamically: Set(%s)", bad);
+		return CH_ERR;
+	}
+	for (size_t k = 0; k < n; k++) {
+		char *v = dynamic_value(kv[k].key, kv[k].value, err, errlen);
+		if (!v)
+			return CH_ERR;
+		free(v);
+	}
+	/* The whole configuration with the new layer must still resolve (cross-key
+	 * rules): try it on a copy. */
+	struct ch_config tmp;
+	ch_config_init(&tmp);
+	struct ch_config_state *d = tmp.st_, *s = cfg->st_;
+	for (size_t i = 0; i < NDEFS; i++) {
+		free(d->val[i]);
+		d->val[i] = s->val[i] ? ch_xstrdup(s->val[i]) : NULL;
+		d->expl[i] = s->expl[i];
+		for (int l = 0; l < 2; l++)
+			d->dyn[l][i] = s->dyn[l][i] ? ch_xstrdup(s->dyn[l][i]) : NULL;
+	}
+	layer_replace(d, layer, kv, n);
+	int rc = ch_config_finish(&tmp, err, errlen);
+	ch_config_free(&tmp);
+	return rc;
+}
+
+int
+ch_config_set_dynamic(struct ch_config *cfg, int layer, const ch_topic_kv *kv, size_t n,
+		      char *err, size_t errlen)
+{
+	struct ch_config_state *st = cfg->st_;
+	char *old[NDEFS];
+	memcpy(old, st->dyn[layer], sizeof(old));
+	memset(st->dyn[layer], 0, sizeof(old));
+	int rc = CH_OK;
+	for (size_t k = 0; k < n; k++) {
+		char e[300];
+		int i = def_index(kv[k].key);
+		char *v = ch_config_is_dynamic(kv[k].key)
+				  ? dynamic_value(kv[k].key, kv[k].value, e, sizeof(e))
+				  : (errf(e, sizeof(e), "%s cannot be set dynamically", kv[k].key), NULL);
+		if (!v) {
+			errf(err, errlen, "dynamic broker config ignored: %s", e);
+			rc = CH_ERR;
+			continue;
+		}
+		free(st->dyn[layer][i]);
+		st->dyn[layer][i] = v;
+	}
+	char e[300];
+	if (ch_config_finish(cfg, e, sizeof(e)) != CH_OK) {
+		/* Checked before it was stored: only a newer build's rules get here. */
+		errf(err, errlen, "dynamic broker configs ignored: %s", e);
+		for (size_t i = 0; i < NDEFS; i++)
+			free(st->dyn[layer][i]);
+		memcpy(st->dyn[layer], old, sizeof(old));
+		if (ch_config_finish(cfg, e, sizeof(e)) != CH_OK)
+			abort(); /* it resolved before */
+		return CH_ERR;
+	}
+	for (size_t i = 0; i < NDEFS; i++)
+		free(old[i]);
+	return rc;
+}
+
+bool
+ch_config_layer_next(const struct ch_config *cfg, int layer, size_t *it, ch_config_entry *e)
+{
+	while (*it < NDEFS) {
+		size_t i = (*it)++;
+		if (!cfg->st_->dyn[layer][i])
+			continue;
+		broker_entry(cfg, i, e);
+		e->value = cfg->st_->dyn[layer][i];
+		e->source = layer == CH_CONFIG_LAYER_BROKER ? CH_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG
+							    : CH_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG;
+		e->is_default = false;
+		return true;
+	}
+	return false;
+}
+
+int
+ch_config_synonyms(const struct ch_config *cfg, const char *name, ch_config_entry *out,
+		   size_t cap)
+{
+	int i = def_index(name);
+	if (i < 0)
+		return 0;
+	const struct ch_config_state *st = cfg->st_;
+	size_t n = 0;
+	static const int8_t src[2] = {CH_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG,
+				      CH_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG};
+	for (int l = 0; l < 2 && n < cap; l++)
+		if (st->dyn[l][i]) {
+			broker_entry(cfg, (size_t)i, &out[n]);
+			out[n].value = st->dyn[l][i];
+			out[n++].source = src[l];
+		}
+	if (n < cap && st->expl[i]) {
+		broker_entry(cfg, (size_t)i, &out[n]);
+		out[n].value = st->val[i];
+		out[n++].source = CH_CONFIG_SOURCE_STATIC_BROKER_CONFIG;
+	}
+	if (n < cap && cdefs[i].dflt) {
+		broker_entry(cfg, (size_t)i, &out[n]);
+		out[n].value = cdefs[i].dflt;
+		out[n++].source = CH_CONFIG_SOURCE_DEFAULT_CONFIG;
+	}
+	return (int)n;
+}
+
+int
+ch_topic_config_synonyms(const struct ch_config *cfg, const char *name, ch_config_entry *out,
+			 size_t cap)
+{
+	int t = tdef_index(name);
+	size_t n = 0;
+	for (size_t k = 0; t >= 0 && k < CH_ARRAY_LEN(tdefs[t].syn) && tdefs[t].syn[k]; k++)
+		n += (size_t)ch_config_synonyms(cfg, tdefs[t].syn[k], out + n, cap - n);
+	return (int)n;
 }

@@ -220,7 +220,7 @@ typedef struct ch_config_entry {
 	int8_t source;     /* CH_CONFIG_SOURCE_* */
 	int8_t type;       /* CH_CONFIG_TYPE_* */
 	bool is_default;   /* source == DEFAULT_CONFIG (v0's IsDefault) */
-	bool read_only;    /* broker configs: all static, true; topics: false */
+	bool read_only;    /* broker configs: not dynamic; topics: false */
 	bool sensitive;    /* always false: cohort has no secrets */
 } ch_config_entry;
 
@@ -285,6 +285,52 @@ bool ch_topic_config_next(const struct ch_config *cfg, const ch_topic_kv *kv,
 int ch_topic_config_describe(const struct ch_config *cfg, const ch_topic_kv *kv,
 			     size_t n, const char *name, ch_config_entry *e);
 size_t ch_topic_config_count(void);
+
+/*
+ * Dynamic broker configs (AlterConfigs on the broker resource), two layers
+ * over the static ones as in Kafka's DynamicBrokerConfig: this broker's
+ * (resource name = node id) and the cluster default (resource name ""). A
+ * key's value is the first set of: this broker's, the cluster default, the
+ * static one (file, --set), the built-in default. The topic registry stores
+ * the layers and sets them here at startup and on every change; the typed
+ * fields follow at once.
+ */
+#define CH_CONFIG_LAYER_BROKER 0
+#define CH_CONFIG_LAYER_DEFAULT 1
+
+/* Keys AlterConfigs may change (Kafka's dynamic set among cohort's keys). */
+bool ch_config_is_dynamic(const char *name);
+/* LIST-typed keys (IncrementalAlterConfigs APPEND/SUBTRACT); broker, topic. */
+bool ch_config_is_list(const char *name);
+bool ch_topic_config_is_list(const char *name);
+/* Built-in default as a string (NULL: none, or no such key). For a topic
+ * config, Kafka's default of it (its first broker synonym's built-in one). */
+const char *ch_config_default(const char *name);
+const char *ch_topic_config_default(const char *name);
+
+
+/* Would the layer hold kv (replacing what it has)? Every key known and
+ * dynamic, every value valid, the whole configuration still consistent.
+ * CH_ERR with Kafka's messages ("Cannot update these configs dynamically:
+ * Set(node.id)", "Invalid value x for configuration y: ..."). */
+int ch_config_check_dynamic(const struct ch_config *cfg, int layer, const ch_topic_kv *kv,
+			    size_t n, char *err, size_t errlen);
+/* Replaces a layer and re-resolves the typed fields. Entries that do not
+ * pass (stored by another build) are skipped and CH_ERR names them; the
+ * rest is set. */
+int ch_config_set_dynamic(struct ch_config *cfg, int layer, const ch_topic_kv *kv, size_t n,
+			  char *err, size_t errlen);
+/* The entries one layer sets (DescribeConfigs of the cluster default). */
+bool ch_config_layer_next(const struct ch_config *cfg, int layer, size_t *it,
+			  ch_config_entry *e);
+/* DescribeConfigs synonyms of a broker key, most specific first: its
+ * dynamic values, the static one, the built-in default. @returns count. */
+int ch_config_synonyms(const struct ch_config *cfg, const char *name, ch_config_entry *out,
+		       size_t cap);
+/* The same for the broker keys a topic config defaults to, in Kafka's order
+ * (retention.ms: log.retention.ms, .minutes, .hours). */
+int ch_topic_config_synonyms(const struct ch_config *cfg, const char *name,
+			     ch_config_entry *out, size_t cap);
 
 /* Parses one "NAME://host:port" listener; used by finish, exposed for the
  * CLI and tests. */

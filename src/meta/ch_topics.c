@@ -33,13 +33,20 @@
 #include "common/ch_log.h"
 #include "common/ch_map.h"
 
-#define TOPICS_VERSION 1
 #define REGISTRY_MAX_BYTES (256u << 20)
 #define CONFIGS_PER_TOPIC_MAX 1000
+
+/* A broker config layer (CH_CONFIG_LAYER_*): explicit entries, sorted. */
+typedef struct blayer {
+	ch_topic_kv *kv;
+	size_t n;
+} blayer;
 
 typedef struct change {
 	ch_topic *old; /* the version it replaced; NULL: a new topic */
 	ch_topic *neu; /* the new version; NULL: deleted */
+	int layer;     /* >= 0: a broker config layer replaced (old, neu NULL) */
+	blayer was;    /* what it held before */
 } change;
 
 struct ch_topics_txn {
@@ -54,7 +61,7 @@ struct ch_topics_txn {
 };
 
 struct ch_topics {
-	const struct ch_config *cfg;
+	struct ch_config *cfg; /* its dynamic layers are the broker configs here */
 	ch_logfs *fs;      /* the file layer (tests inject faults under it) */
 	char *dir;
 	char *path;        /* DIR/cohort-topics.meta */
@@ -62,6 +69,7 @@ struct ch_topics {
 	int lock_fd;
 	char cluster_id[64];
 	ch_map by_name, by_id, by_norm;
+	blayer broker[2];  /* dynamic broker configs, by CH_CONFIG_LAYER_* */
 	ch_topic **sorted; /* by name */
 	size_t n, sorted_cap;
 	ch_topics_exec exec;
@@ -406,10 +414,27 @@ put_str(ch_buf *b, const char *s)
 }
 
 static void
+put_configs(ch_buf *b, const ch_topic_kv *kv, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		put_str(b, "config ");
+		put_escaped(b, kv[k].key);
+		put_str(b, " ");
+		put_escaped(b, kv[k].value);
+		put_str(b, "\n");
+	}
+}
+
+static const char *const layer_names[2] = {"broker", "default"};
+
+static void
 serialize(const struct ch_topics *reg, ch_buf *b)
 {
 	char line[128];
-	snprintf(line, sizeof(line), "cohort-topics %d\ntopics %zu\n", TOPICS_VERSION, reg->n);
+	/* Version 2 only when it has broker configs: a registry without them
+	 * stays readable by a cohortd that reads version 1. */
+	bool brokers = reg->broker[0].n || reg->broker[1].n;
+	snprintf(line, sizeof(line), "cohort-topics %d\ntopics %zu\n", brokers ? 2 : 1, reg->n);
 	put_str(b, line);
 	for (size_t i = 0; i < reg->n; i++) {
 		const ch_topic *t = reg->sorted[i];
@@ -420,12 +445,15 @@ serialize(const struct ch_topics *reg, ch_buf *b)
 		put_str(b, line);
 		put_str(b, t->name); /* validated: [a-zA-Z0-9._-] only */
 		put_str(b, "\n");
-		for (size_t k = 0; k < t->n_configs; k++) {
-			put_str(b, "config ");
-			put_escaped(b, t->configs[k].key);
-			put_str(b, " ");
-			put_escaped(b, t->configs[k].value);
-			put_str(b, "\n");
+		put_configs(b, t->configs, t->n_configs);
+	}
+	if (brokers) {
+		put_str(b, "brokers 2\n");
+		for (int l = 0; l < 2; l++) {
+			snprintf(line, sizeof(line), "broker %s %zu\n", layer_names[l],
+				 reg->broker[l].n);
+			put_str(b, line);
+			put_configs(b, reg->broker[l].kv, reg->broker[l].n);
 		}
 	}
 	uint32_t crc = ch_crc32c(0, b->data, b->len);
@@ -459,11 +487,21 @@ txn_stage(ch_topics_txn *t, ch_topic *old, ch_topic *neu)
 		t->cap = t->cap ? t->cap * 2 : 4;
 		t->ch = ch_xrealloc(t->ch, t->cap * sizeof(*t->ch));
 	}
-	t->ch[t->n++] = (change){old, neu};
+	t->ch[t->n++] = (change){old, neu, -1, {NULL, 0}};
 	if (old)
 		index_remove(t->reg, old);
 	if (neu)
 		index_add(t->reg, neu);
+}
+
+/* Makes a broker config layer the registry's and the config's. */
+static void
+layer_apply(struct ch_topics *reg, int layer, blayer l)
+{
+	char err[400];
+	reg->broker[layer] = l;
+	if (ch_config_set_dynamic(reg->cfg, layer, l.kv, l.n, err, sizeof(err)) != CH_OK)
+		CH_LOGE("meta", "%s", err);
 }
 
 /* The write failed: t's changes are taken back, newest first. */
@@ -471,12 +509,19 @@ static void
 txn_undo(ch_topics_txn *t)
 {
 	for (size_t i = t->n; i-- > 0;) {
-		if (t->ch[i].neu) {
-			index_remove(t->reg, t->ch[i].neu);
-			topic_free(t->ch[i].neu);
+		change *c = &t->ch[i];
+		if (c->layer >= 0) {
+			blayer l = t->reg->broker[c->layer];
+			layer_apply(t->reg, c->layer, c->was);
+			kv_free(l.kv, l.n);
+			continue;
 		}
-		if (t->ch[i].old)
-			index_add(t->reg, t->ch[i].old);
+		if (c->neu) {
+			index_remove(t->reg, c->neu);
+			topic_free(c->neu);
+		}
+		if (c->old)
+			index_add(t->reg, c->old);
 	}
 }
 
@@ -484,7 +529,10 @@ static void
 log_change(const change *c)
 {
 	char ids[CH_UUID_STR_LEN + 1];
-	if (!c->old) {
+	if (c->layer >= 0) {
+		CH_LOGI("meta", "dynamic broker configs (%s) changed",
+			c->layer == CH_CONFIG_LAYER_BROKER ? "this broker" : "cluster default");
+	} else if (!c->old) {
 		ch_uuid_to_base64(&c->neu->id, ids);
 		CH_LOGI("meta", "created topic %s (id %s, %d partitions)", c->neu->name, ids,
 			c->neu->partitions);
@@ -506,6 +554,7 @@ txn_done(ch_topics_txn *t, int16_t err, const char *msg)
 		for (size_t i = 0; i < t->n; i++) {
 			log_change(&t->ch[i]);
 			topic_free(t->ch[i].old);
+			kv_free(t->ch[i].was.kv, t->ch[i].was.n);
 		}
 	}
 	if (t->done)
@@ -822,6 +871,38 @@ bad:
 	return NULL;
 }
 
+/* Reads n "config <key> <value>" lines at *lp (before end) into out; counts
+ * them in *count as it goes (so the caller frees what was read). NULL, or
+ * why the file is corrupt. */
+static const char *
+read_configs(const char **lp, const char *end, int *lineno, uint64_t n, ch_topic_kv *out,
+	     size_t *count)
+{
+	for (uint64_t k = 0; k < n; k++) {
+		if (*lp >= end)
+			return "unexpected end of records";
+		const char *nl = memchr(*lp, '\n', (size_t)(end - *lp));
+		cursor c = {*lp, nl};
+		*lp = nl + 1;
+		(*lineno)++;
+		const char *tok, *ktok, *vtok;
+		size_t tl, kl, vl;
+		if (!next_token(&c, &tok, &tl, false) || !tok_is(tok, tl, "config") ||
+		    !next_token(&c, &ktok, &kl, false) || !next_token(&c, &vtok, &vl, true) || kl == 0)
+			return "bad config record";
+		char *key = unescape_tok(ktok, kl), *val = unescape_tok(vtok, vl);
+		if (!key || !val) {
+			free(key);
+			free(val);
+			return "bad escape in config record";
+		}
+		out[k].key = key;
+		out[k].value = val;
+		(*count)++;
+	}
+	return NULL;
+}
+
 static int
 load_registry(struct ch_topics *reg, char *err, size_t errlen)
 {
@@ -888,9 +969,11 @@ load_registry(struct ch_topics *reg, char *err, size_t errlen)
 		goto corrupt;
 	}
 	next_token(&c, &tok, &tl, true);
-	if (!tok_is(tok, tl, "1")) {
-		snprintf(whybuf, sizeof(whybuf), "unsupported version '%.*s' (this cohortd reads 1)",
-			 (int)CH_MIN(tl, 20), tok);
+	int version = tok_is(tok, tl, "1") ? 1 : tok_is(tok, tl, "2") ? 2 : 0;
+	if (!version) {
+		snprintf(whybuf, sizeof(whybuf),
+			 "unsupported version '%.*s' (this cohortd reads 1 and 2)", (int)CH_MIN(tl, 20),
+			 tok);
 		why = whybuf;
 		goto corrupt;
 	}
@@ -938,26 +1021,31 @@ load_registry(struct ch_topics *reg, char *err, size_t errlen)
 		t->internal = internal != 0;
 		t->configs = nconf ? ch_xcalloc(nconf, sizeof(ch_topic_kv)) : NULL;
 		index_add(reg, t);
-		for (uint64_t k = 0; k < nconf; k++) {
-			const char *ktok, *vtok;
-			size_t kl, vl;
+		if ((why = read_configs(&lp, data + last, &lineno, nconf, t->configs, &t->n_configs)))
+			goto corrupt;
+	}
+	if (version == 2) {
+		NEXT_LINE();
+		uint64_t nl;
+		if (!next_token(&c, &tok, &tl, false) || !tok_is(tok, tl, "brokers") ||
+		    !next_token(&c, &tok, &tl, true) || !tok_u64(tok, tl, 2, &nl) || nl != 2) {
+			why = "bad brokers record";
+			goto corrupt;
+		}
+		for (int l = 0; l < 2; l++) {
+			uint64_t nconf;
 			NEXT_LINE();
-			if (!next_token(&c, &tok, &tl, false) || !tok_is(tok, tl, "config") ||
-			    !next_token(&c, &ktok, &kl, false) || !next_token(&c, &vtok, &vl, true) ||
-			    kl == 0) {
-				why = "bad config record";
+			if (!next_token(&c, &tok, &tl, false) || !tok_is(tok, tl, "broker") ||
+			    !next_token(&c, &tok, &tl, false) || !tok_is(tok, tl, layer_names[l]) ||
+			    !next_token(&c, &tok, &tl, true) ||
+			    !tok_u64(tok, tl, CONFIGS_PER_TOPIC_MAX, &nconf)) {
+				why = "bad broker record";
 				goto corrupt;
 			}
-			char *key = unescape_tok(ktok, kl), *val = unescape_tok(vtok, vl);
-			if (!key || !val) {
-				free(key);
-				free(val);
-				why = "bad escape in config record";
+			blayer *bl = &reg->broker[l];
+			bl->kv = nconf ? ch_xcalloc(nconf, sizeof(ch_topic_kv)) : NULL;
+			if ((why = read_configs(&lp, data + last, &lineno, nconf, bl->kv, &bl->n)))
 				goto corrupt;
-			}
-			t->configs[k].key = key;
-			t->configs[k].value = val;
-			t->n_configs++;
 		}
 	}
 	if (lp != data + last) {
@@ -1085,13 +1173,13 @@ file_exists(const char *path)
 }
 
 int
-ch_topics_open(struct ch_topics **out, const struct ch_config *cfg, char *err, size_t errlen)
+ch_topics_open(struct ch_topics **out, struct ch_config *cfg, char *err, size_t errlen)
 {
 	return ch_topics_open_fs(out, cfg, NULL, err, errlen);
 }
 
 int
-ch_topics_open_fs(struct ch_topics **out, const struct ch_config *cfg, ch_logfs *fs, char *err,
+ch_topics_open_fs(struct ch_topics **out, struct ch_config *cfg, ch_logfs *fs, char *err,
 		  size_t errlen)
 {
 	*out = NULL;
@@ -1140,6 +1228,11 @@ ch_topics_open_fs(struct ch_topics **out, const struct ch_config *cfg, ch_logfs 
 	if (file_exists(reg->path)) {
 		if (load_registry(reg, err, errlen) != CH_OK)
 			goto fail;
+		/* Dynamic broker configs apply from the start; ones this build
+		 * does not accept are logged and ignored, as Kafka does. */
+		for (int l = 0; l < 2; l++)
+			if (reg->broker[l].n)
+				layer_apply(reg, l, reg->broker[l]);
 	} else if (formatted) {
 		msgf(err, errlen, "topic registry %s is missing but %s/%s exists; refusing to "
 		     "start with no topics", reg->path, reg->dir, CH_META_PROPERTIES_FILE);
@@ -1183,11 +1276,15 @@ ch_topics_close(struct ch_topics *reg)
 	for (ch_topics_txn *t = txn_detach(reg, NULL), *nx; t; t = nx) {
 		nx = t->next;
 		CH_LOGW("meta", "dropping a topic registry change that was never written");
-		for (size_t i = 0; i < t->n; i++)
+		for (size_t i = 0; i < t->n; i++) {
 			topic_free(t->ch[i].old);
+			kv_free(t->ch[i].was.kv, t->ch[i].was.n);
+		}
 		free(t->ch);
 		free(t);
 	}
+	for (int l = 0; l < 2; l++)
+		kv_free(reg->broker[l].kv, reg->broker[l].n);
 	for (size_t i = 0; i < reg->n; i++)
 		topic_free(reg->sorted[i]);
 	ch_map_free(&reg->by_name);
@@ -1421,4 +1518,37 @@ ch_topics_alter_configs(ch_topics_txn *tx, const char *name, size_t len,
 	c->n_configs = n_configs;
 	txn_stage(tx, t, c);
 	return CH_TOPIC_ERR_NONE;
+}
+
+int16_t
+ch_topics_set_broker_configs(ch_topics_txn *tx, int layer, const ch_topic_kv *configs,
+			     size_t n_configs, bool validate_only, char *msg, size_t msglen)
+{
+	struct ch_topics *reg = tx->reg;
+	msgf(msg, msglen, "%s", "");
+	if (n_configs > CONFIGS_PER_TOPIC_MAX) {
+		msgf(msg, msglen, "too many broker configs (%zu)", n_configs);
+		return CH_TOPIC_ERR_INVALID_REQUEST;
+	}
+	/* Kafka answers INVALID_REQUEST for any broker config it cannot take
+	 * (ConfigAdminManager.validateBrokerConfigChange, KAFKA-13609). */
+	if (ch_config_check_dynamic(reg->cfg, layer, configs, n_configs, msg, msglen) != CH_OK)
+		return CH_TOPIC_ERR_INVALID_REQUEST;
+	if (validate_only)
+		return CH_TOPIC_ERR_NONE;
+	if (tx->n == tx->cap) {
+		tx->cap = tx->cap ? tx->cap * 2 : 4;
+		tx->ch = ch_xrealloc(tx->ch, tx->cap * sizeof(*tx->ch));
+	}
+	tx->ch[tx->n++] = (change){NULL, NULL, layer, reg->broker[layer]};
+	layer_apply(reg, layer, (blayer){kv_copy(configs, n_configs), n_configs});
+	return CH_TOPIC_ERR_NONE;
+}
+
+void
+ch_topics_broker_configs(const struct ch_topics *reg, int layer, const ch_topic_kv **kv,
+			 size_t *n)
+{
+	*kv = reg->broker[layer].kv;
+	*n = reg->broker[layer].n;
 }

@@ -49,11 +49,17 @@
  * empty registry.
  *
  * File format (text, one record per line, '\n' terminated):
- *   cohort-topics 1                       magic and version
+ *   cohort-topics <version>               magic and version: 1, or 2 when
+ *                                         there are broker configs
  *   topics <count>
  *   topic <id> <partitions> <internal 0|1> <nconfigs> <name>
  *   config <key> <value>                  nconfigs lines after their topic
  *   ...
+ *   brokers 2                             version 2: the dynamic broker
+ *   broker broker <nconfigs>              configs, this broker's layer
+ *   config <key> <value>                  ...
+ *   broker default <nconfigs>             and the cluster default's
+ *   config <key> <value>                  ...
  *   end <crc>                             CRC-32C, 8 lowercase hex digits,
  *                                         of every byte before this line
  * id is the 22-char URL-safe base64 Kafka UUID. key and value are
@@ -89,6 +95,7 @@
 #define CH_TOPIC_ERR_TOPIC_ALREADY_EXISTS 36
 #define CH_TOPIC_ERR_INVALID_PARTITIONS 37
 #define CH_TOPIC_ERR_INVALID_CONFIG 40
+#define CH_TOPIC_ERR_INVALID_REQUEST 42
 #define CH_TOPIC_ERR_KAFKA_STORAGE_ERROR 56
 #define CH_TOPIC_ERR_TOPIC_DELETION_DISABLED 73
 #define CH_TOPIC_ERR_UNKNOWN_TOPIC_ID 100
@@ -128,13 +135,14 @@ typedef struct ch_topics_exec {
 typedef void (*ch_topics_done_fn)(void *ud, int16_t err, const char *msg);
 
 /* Opens (creating if needed) the data directory cfg->log_dir: takes the lock,
- * checks or creates meta.properties, loads the registry. cfg must outlive the
- * registry. CH_ERR with a message naming the file on any problem. */
-int ch_topics_open(struct ch_topics **out, const struct ch_config *cfg, char *err,
+ * checks or creates meta.properties, loads the registry and sets its dynamic
+ * broker configs into cfg. cfg must outlive the registry. CH_ERR with a
+ * message naming the file on any problem. */
+int ch_topics_open(struct ch_topics **out, struct ch_config *cfg, char *err,
 		   size_t errlen);
 /* The same through a file layer (fault injection and crash tests, ch_logfs.h);
  * fs NULL is the real file system. fs must outlive the registry. */
-int ch_topics_open_fs(struct ch_topics **out, const struct ch_config *cfg, ch_logfs *fs,
+int ch_topics_open_fs(struct ch_topics **out, struct ch_config *cfg, ch_logfs *fs,
 		      char *err, size_t errlen);
 void ch_topics_close(struct ch_topics *reg);
 
@@ -205,6 +213,20 @@ int16_t ch_topics_add_partitions(ch_topics_txn *tx, const char *name, size_t len
 int16_t ch_topics_alter_configs(ch_topics_txn *tx, const char *name, size_t len,
 				const ch_topic_kv *configs, size_t n_configs,
 				bool validate_only, char *msg, size_t msglen);
+
+/*
+ * Dynamic broker configs, kept in the registry (durable with it) by layer
+ * (CH_CONFIG_LAYER_BROKER: this broker's, CH_CONFIG_LAYER_DEFAULT: the
+ * cluster default). The registry sets them into cfg (ch_config_set_dynamic)
+ * at open and whenever a layer changes or is undone. Replacing a layer:
+ * INVALID_REQUEST with Kafka's message if cfg cannot take it
+ * (ch_config_check_dynamic). The entries stay valid until the layer changes.
+ */
+int16_t ch_topics_set_broker_configs(ch_topics_txn *tx, int layer, const ch_topic_kv *configs,
+				     size_t n_configs, bool validate_only, char *msg,
+				     size_t msglen);
+void ch_topics_broker_configs(const struct ch_topics *reg, int layer, const ch_topic_kv **kv,
+			      size_t *n);
 
 /* Checks or creates DIR/meta.properties through fs (NULL: the real file
  * system). On success copies the cluster id (22 chars + NUL) into cluster_id. */

@@ -397,7 +397,7 @@ t_describe(void)
 	while (ch_config_next(&c, &it, &e)) {
 		n++;
 		CH_CHECK(e.name && e.doc && e.doc[0]);
-		CH_CHECK(e.read_only);
+		CH_CHECK(e.read_only == !ch_config_is_dynamic(e.name)); /* no dynamic layer yet */
 		CH_CHECK(!e.sensitive);
 		CH_CHECK(e.type >= CH_CONFIG_TYPE_BOOLEAN && e.type <= CH_CONFIG_TYPE_LIST);
 		CH_CHECK(e.is_default == (e.source == CH_CONFIG_SOURCE_DEFAULT_CONFIG));
@@ -524,6 +524,74 @@ t_topic_defaults(void)
 	ch_config_free(&c);
 }
 
-CH_TEST_MAIN(CH_TEST(t_defaults), CH_TEST(t_file_syntax), CH_TEST(t_errors),
+/* Dynamic broker configs: two layers over the static ones, Kafka's
+ * precedence, sources, typed fields and topic defaults following. */
+static void
+t_dynamic_layers(void)
+{
+	struct ch_config c;
+	char err[512];
+	const char *s[] = {"log.retention.ms=1000", "message.max.bytes=2000"};
+	CH_CHECK(ch_config_load(&c, NULL, s, 2, err, sizeof(err)) == CH_OK);
+	CH_CHECK(ch_config_is_dynamic("log.retention.ms") && !ch_config_is_dynamic("node.id"));
+	CH_CHECK(!ch_config_is_dynamic("log.retention.hours") && !ch_config_is_dynamic("listeners"));
+	CH_CHECK(ch_config_is_list("log.cleanup.policy") && !ch_config_is_list("log.retention.ms"));
+	CH_CHECK(ch_topic_config_is_list("cleanup.policy") && !ch_topic_config_is_list("segment.ms"));
+	CH_CHECK_EQ_STR(ch_topic_config_default("cleanup.policy"), "delete");
+
+	ch_topic_kv bad1[] = {{"node.id", "2"}, {"log.dirs", "/x"}};
+	CH_CHECK(ch_config_check_dynamic(&c, CH_CONFIG_LAYER_BROKER, bad1, 2, err, sizeof(err)) == CH_ERR);
+	CH_CHECK_EQ_STR(err, "Cannot update these configs dynamically: Set(node.id, log.dirs)");
+	ch_topic_kv bad2[] = {{"log.retention.ms", "soon"}};
+	CH_CHECK(ch_config_check_dynamic(&c, CH_CONFIG_LAYER_BROKER, bad2, 1, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(strstr(err, "Invalid value soon for configuration log.retention.ms") == err);
+	ch_topic_kv bad3[] = {{"no.such", "1"}};
+	CH_CHECK(ch_config_check_dynamic(&c, CH_CONFIG_LAYER_DEFAULT, bad3, 1, err, sizeof(err)) == CH_ERR);
+	CH_CHECK_EQ_STR(err, "Unknown broker config name: no.such");
+
+	ch_topic_kv dflt[] = {{"log.retention.ms", "5000"}, {"message.max.bytes", " 3000 "}};
+	ch_topic_kv mine[] = {{"log.retention.ms", "7000"}};
+	CH_CHECK(ch_config_check_dynamic(&c, CH_CONFIG_LAYER_DEFAULT, dflt, 2, err, sizeof(err)) == CH_OK);
+	CH_CHECK(ch_config_set_dynamic(&c, CH_CONFIG_LAYER_DEFAULT, dflt, 2, err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_INT(c.log_retention_ms, 5000);
+	CH_CHECK_EQ_INT(c.message_max_bytes, 3000);
+	CH_CHECK(ch_config_set_dynamic(&c, CH_CONFIG_LAYER_BROKER, mine, 1, err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_INT(c.log_retention_ms, 7000); /* this broker's layer wins */
+	ch_config_entry e, syn[8];
+	CH_CHECK(ch_config_describe(&c, "log.retention.ms", &e) == CH_OK);
+	CH_CHECK(e.source == CH_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG && !e.read_only);
+	CH_CHECK_EQ_STR(e.value, "7000");
+	CH_CHECK_EQ_INT(ch_config_synonyms(&c, "log.retention.ms", syn, 8), 3);
+	CH_CHECK(syn[0].source == CH_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG &&
+		 syn[1].source == CH_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG &&
+		 syn[2].source == CH_CONFIG_SOURCE_STATIC_BROKER_CONFIG);
+	CH_CHECK_EQ_STR(syn[2].value, "1000");
+	CH_CHECK(ch_config_describe(&c, "message.max.bytes", &e) == CH_OK);
+	CH_CHECK(e.source == CH_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG);
+	CH_CHECK_EQ_STR(e.value, "3000"); /* normalised */
+	/* Topics inherit the value and the source of the layer it came from. */
+	ch_topic_config tc;
+	ch_topic_config_resolve(&c, NULL, 0, &tc);
+	CH_CHECK(tc.retention_ms == 7000 && tc.max_message_bytes == 3000);
+	CH_CHECK(ch_topic_config_describe(&c, NULL, 0, "max.message.bytes", &e) == CH_OK);
+	CH_CHECK(e.source == CH_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG);
+	/* The cluster default layer as DescribeConfigs of "" lists it. */
+	size_t it = 0, n = 0;
+	while (ch_config_layer_next(&c, CH_CONFIG_LAYER_DEFAULT, &it, &e))
+		n++;
+	CH_CHECK_EQ_INT(n, 2);
+	/* Emptied layers: back to the static values. */
+	CH_CHECK(ch_config_set_dynamic(&c, CH_CONFIG_LAYER_BROKER, NULL, 0, err, sizeof(err)) == CH_OK);
+	CH_CHECK(ch_config_set_dynamic(&c, CH_CONFIG_LAYER_DEFAULT, NULL, 0, err, sizeof(err)) == CH_OK);
+	CH_CHECK(c.log_retention_ms == 1000 && c.message_max_bytes == 2000);
+	/* A stored entry this build refuses is skipped, the rest applies. */
+	ch_topic_kv mixed[] = {{"node.id", "3"}, {"message.max.bytes", "4000"}};
+	CH_CHECK(ch_config_set_dynamic(&c, CH_CONFIG_LAYER_BROKER, mixed, 2, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(strstr(err, "node.id") != NULL);
+	CH_CHECK(c.node_id == 1 && c.message_max_bytes == 4000);
+	ch_config_free(&c);
+}
+
+CH_TEST_MAIN(CH_TEST(t_defaults), CH_TEST(t_dynamic_layers), CH_TEST(t_file_syntax), CH_TEST(t_errors),
 	     CH_TEST(t_set_overrides_file), CH_TEST(t_synonyms), CH_TEST(t_cross_keys), CH_TEST(t_listeners),
 	     CH_TEST(t_describe), CH_TEST(t_topic_validate), CH_TEST(t_topic_defaults))

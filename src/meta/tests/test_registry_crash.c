@@ -400,7 +400,7 @@ make_base(struct ch_config *cfg, ch_uuid *b_id)
  * copy, opens a copy of the directory (the original is still open, and
  * locked, in this process). */
 static void
-check_reopen(const struct ch_config *cfg, const ch_uuid *b_id, const char *want1,
+check_reopen(struct ch_config *cfg, const ch_uuid *b_id, const char *want1,
 	     const char *want2, const char *what, bool copy)
 {
 	struct ch_topics *reg;

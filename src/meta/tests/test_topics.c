@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 static struct ch_topics *
-open_ok(const struct ch_config *cfg)
+open_ok(struct ch_config *cfg)
 {
 	struct ch_topics *reg;
 	char err[512];
@@ -333,7 +333,7 @@ t_crash_leftover_tmp(void)
 }
 
 static void
-expect_open_error(const struct ch_config *cfg, const char *want)
+expect_open_error(struct ch_config *cfg, const char *want)
 {
 	struct ch_topics *reg;
 	char err[1024] = "";
@@ -525,6 +525,18 @@ t_persist_failure_rolls_back(void)
 	ch_config_free(&cfg);
 }
 
+/* A fresh registry over a fault layer (nothing armed). */
+static struct ch_topics *
+open_faulty(struct ch_config *cfg, char *dir, size_t dirlen, ch_logfs_fault *f)
+{
+	char err[512];
+	struct ch_topics *reg = NULL;
+	mu_new_cfg(cfg, dir, dirlen);
+	ch_logfs_fault_init(f, ch_logfs_posix());
+	CH_CHECK_EQ_INT(ch_topics_open_fs(&reg, cfg, &f->ops, err, sizeof(err)), CH_OK);
+	return reg;
+}
+
 /* An executor the test steps by hand: one write at a time, run on demand. */
 typedef struct manual_exec {
 	void (*work)(void *arg);
@@ -594,12 +606,9 @@ static void
 t_async_transactions(void)
 {
 	struct ch_config cfg;
-	char dir[512], msg[512], err[512];
-	mu_new_cfg(&cfg, dir, sizeof(dir));
+	char dir[512], msg[512];
 	ch_logfs_fault f;
-	ch_logfs_fault_init(&f, ch_logfs_posix());
-	struct ch_topics *reg;
-	CH_CHECK_EQ_INT(ch_topics_open_fs(&reg, &cfg, &f.ops, err, sizeof(err)), CH_OK);
+	struct ch_topics *reg = open_faulty(&cfg, dir, sizeof(dir), &f);
 	static manual_exec mx;
 	ch_topics_set_exec(reg, &(ch_topics_exec){mx_run, &mx});
 	answered = 0;
@@ -684,6 +693,69 @@ t_async_transactions(void)
 	ch_config_free(&cfg);
 }
 
-CH_TEST_MAIN(CH_TEST(t_name_rules), CH_TEST(t_async_transactions), CH_TEST(t_create_delete_lookup), CH_TEST(t_persistence),
+/* Dynamic broker configs live in the registry: durable with it, set into
+ * the config at open and on each change, undone with a failed write. */
+static void
+t_broker_configs(void)
+{
+	struct ch_config cfg;
+	char dir[512], msg[512], err[512];
+	ch_logfs_fault f;
+	struct ch_topics *reg = open_faulty(&cfg, dir, sizeof(dir), &f);
+	CH_CHECK(file_has(dir, "cohort-topics 1\n"));
+	ch_topic_kv bad[] = {{"node.id", "5"}};
+	ch_topics_txn *tx = ch_topics_begin(reg);
+	CH_CHECK_EQ_INT(ch_topics_set_broker_configs(tx, CH_CONFIG_LAYER_BROKER, bad, 1, false, msg,
+						     sizeof(msg)), 42);
+	CH_CHECK_EQ_STR(msg, "Cannot update these configs dynamically: Set(node.id)");
+	ch_topic_kv dflt[] = {{"message.max.bytes", "5000"}, {"log.roll.ms", "60000"}};
+	CH_CHECK_EQ_INT(ch_topics_set_broker_configs(tx, CH_CONFIG_LAYER_DEFAULT, dflt, 2, false, msg,
+						     sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(cfg.message_max_bytes, 5000); /* at once, like a topic change */
+	CH_CHECK_EQ_INT(ch_topics_commit_sync(tx, msg, sizeof(msg)), 0);
+	CH_CHECK(file_has(dir, "cohort-topics 2\n") && file_has(dir, "broker default 2\n"));
+	const ch_topic_kv *kv;
+	size_t n;
+	ch_topics_broker_configs(reg, CH_CONFIG_LAYER_DEFAULT, &kv, &n);
+	CH_CHECK(n == 2 && strcmp(kv[0].key, "log.roll.ms") == 0);
+
+	/* A failed write takes the layer, and the config, back. */
+	ch_topic_kv mine[] = {{"message.max.bytes", "7000"}};
+	tx = ch_topics_begin(reg);
+	CH_CHECK_EQ_INT(ch_topics_set_broker_configs(tx, CH_CONFIG_LAYER_BROKER, mine, 1, false, msg,
+						     sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(cfg.message_max_bytes, 7000);
+	ch_logfs_fault_arm(&f, 1, EIO, true);
+	CH_CHECK_EQ_INT(ch_topics_commit_sync(tx, msg, sizeof(msg)), 56);
+	ch_logfs_fault_arm(&f, 0, 0, false);
+	CH_CHECK_EQ_INT(cfg.message_max_bytes, 5000);
+	ch_topics_broker_configs(reg, CH_CONFIG_LAYER_BROKER, &kv, &n);
+	CH_CHECK_EQ_INT(n, 0);
+	ch_topics_close(reg);
+	ch_config_free(&cfg);
+
+	/* A restart reads them back into a fresh config. */
+	struct ch_config cfg2;
+	char set[600];
+	snprintf(set, sizeof(set), "log.dirs=%s", dir);
+	const char *sets[] = {set};
+	CH_CHECK(ch_config_load(&cfg2, NULL, sets, 1, err, sizeof(err)) == CH_OK);
+	reg = open_ok(&cfg2);
+	CH_CHECK(reg != NULL);
+	CH_CHECK(cfg2.message_max_bytes == 5000 && cfg2.log_roll_ms == 60000);
+	ch_config_entry e;
+	CH_CHECK(ch_config_describe(&cfg2, "log.roll.ms", &e) == CH_OK &&
+		 e.source == CH_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG);
+	/* Emptying both layers writes version 1 again. */
+	tx = ch_topics_begin(reg);
+	CH_CHECK_EQ_INT(ch_topics_set_broker_configs(tx, CH_CONFIG_LAYER_DEFAULT, NULL, 0, false, msg,
+						     sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(ch_topics_commit_sync(tx, msg, sizeof(msg)), 0);
+	CH_CHECK(file_has(dir, "cohort-topics 1\n") && cfg2.message_max_bytes == 1048588);
+	ch_topics_close(reg);
+	ch_config_free(&cfg2);
+}
+
+CH_TEST_MAIN(CH_TEST(t_name_rules), CH_TEST(t_async_transactions), CH_TEST(t_broker_configs), CH_TEST(t_create_delete_lookup), CH_TEST(t_persistence),
 	     CH_TEST(t_crash_leftover_tmp), CH_TEST(t_corrupt), CH_TEST(t_meta_properties),
 	     CH_TEST(t_persist_failure_rolls_back))

@@ -180,6 +180,71 @@ async function main() {
     assert.ok(res.configEntries.some(e => e.configName === 'num.partitions'), 'num.partitions')
   })
 
+  const topicConfig = async (name, key) => {
+    const r = await admin.describeConfigs({
+      resources: [{ type: ConfigResourceTypes.TOPIC, name, configNames: [key] }],
+      includeSynonyms: false,
+    })
+    return r.resources[0].configEntries[0]
+  }
+
+  await step('alterConfigs topic, described with its source', async () => {
+    await admin.alterConfigs({
+      resources: [{ type: ConfigResourceTypes.TOPIC, name: 'js-b',
+        configEntries: [{ name: 'retention.ms', value: '3600000' }] }],
+    })
+    const e = await topicConfig('js-b', 'retention.ms')
+    assert.equal(e.configValue, '3600000')
+    assert.equal(e.configSource, 1) // DYNAMIC_TOPIC_CONFIG
+    await admin.alterConfigs({ validateOnly: true,
+      resources: [{ type: ConfigResourceTypes.TOPIC, name: 'js-b',
+        configEntries: [{ name: 'retention.ms', value: '60000' }] }] })
+    assert.equal((await topicConfig('js-b', 'retention.ms')).configValue, '3600000')
+  })
+
+  await step('alterConfigs unknown key', () =>
+    rejectsWith(admin.alterConfigs({
+      resources: [{ type: ConfigResourceTypes.TOPIC, name: 'js-b',
+        configEntries: [{ name: 'no.such.config', value: '1' }] }],
+    }), 'INVALID_CONFIG'))
+
+  await step('alterConfigs read-only broker key', () =>
+    rejectsWith(admin.alterConfigs({
+      resources: [{ type: ConfigResourceTypes.BROKER, name: String(nodeId),
+        configEntries: [{ name: 'num.partitions', value: '3' }] }],
+    }), 'INVALID_REQUEST'))
+
+  await step('alterConfigs broker', async () => {
+    await admin.alterConfigs({
+      resources: [{ type: ConfigResourceTypes.BROKER, name: String(nodeId),
+        configEntries: [{ name: 'log.retention.ms', value: '7200000' }] }],
+    })
+    const r = await admin.describeConfigs({
+      resources: [{ type: ConfigResourceTypes.BROKER, name: String(nodeId),
+        configNames: ['log.retention.ms'] }], includeSynonyms: false,
+    })
+    const e = r.resources[0].configEntries[0]
+    assert.equal(e.configValue, '7200000')
+    assert.equal(e.configSource, 2) // DYNAMIC_BROKER_CONFIG
+    assert.equal(e.readOnly, false)
+    await admin.alterConfigs({
+      resources: [{ type: ConfigResourceTypes.BROKER, name: String(nodeId), configEntries: [] }],
+    })
+  })
+
+  await step('deleteTopicRecords', async () => {
+    const producer = kafka.producer()
+    await producer.connect()
+    await producer.send({ topic: 'js-b', messages: [0, 1, 2, 3, 4].map(i => ({
+      value: `m${i}`, partition: 0 })) })
+    await producer.disconnect()
+    await admin.deleteTopicRecords({ topic: 'js-b', partitions: [{ partition: 0, offset: '3' }] })
+    const offs = await admin.fetchTopicOffsets('js-b')
+    const p0 = offs.find(o => o.partition === 0)
+    assert.equal(p0.low, '3')
+    assert.equal(p0.high, '5')
+  })
+
   await step('deleteTopics', async () => {
     await admin.deleteTopics({ topics: ['js-a', 'js-c'], timeout: 10000 })
     const topics = await admin.listTopics()
