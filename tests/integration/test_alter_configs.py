@@ -10,6 +10,7 @@ import time
 import kwire
 import test_data_idempotent as idem
 from harness import BrokerTestCase, main
+from test_data_raw import fetch_body, parse_fetch
 from test_delete_records import delete_records, earliest
 
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
@@ -67,6 +68,38 @@ def _results(r, fl, resources):
         r.tags()
     r.done()
     return out
+
+
+def keyed_batch(key, value):
+    """A v2 record batch of one record with a key (compaction needs keys)."""
+    import struct
+    ts = int(time.time() * 1000)
+    body = (b"\x00" + idem.varint(0) + idem.varint(0) + idem.varint(len(key)) + key +
+            idem.varint(len(value)) + value + idem.varint(0))
+    recs = idem.varint(len(body)) + body
+    after_crc = struct.pack(">hiqqqhii", 0, 0, ts, ts, -1, -1, -1, 1) + recs
+    tail = struct.pack(">ibI", -1, 2, idem.crc32c(after_crc)) + after_crc
+    return struct.pack(">qi", 0, len(tail)) + tail
+
+
+def count_records(c, topic):
+    """Records in the partition from its start to its end (batch headers;
+    a Fetch answers from one segment at a time)."""
+    offset, n = earliest(c, topic, 0), 0
+    while True:
+        r = c.call(1, 11, fetch_body(11, topic, None, 0, offset))
+        p = parse_fetch(r, 11)[1][0]
+        data, pos = p["records"], 0
+        while pos + 61 <= len(data):
+            length = int.from_bytes(data[pos + 8:pos + 12], "big")
+            if pos + 12 + length > len(data):
+                break
+            n += int.from_bytes(data[pos + 57:pos + 61], "big")
+            offset = (int.from_bytes(data[pos:pos + 8], "big") +
+                      int.from_bytes(data[pos + 23:pos + 27], "big") + 1)
+            pos += 12 + length
+        if offset >= p["hw"] or not data:
+            return n
 
 
 def describe(c, rtype, name, keys=None, synonyms=False):
@@ -271,6 +304,26 @@ class AlterConfigs(BrokerTestCase):
             while earliest(c, "ret", 0) == 0 and time.monotonic() < deadline:
                 time.sleep(0.1)
             self.assertGreaterEqual(earliest(c, "ret", 0), 5)
+
+    def test_live_compaction(self):
+        with kwire.Conn(self.broker.port) as c:
+            self.assertEqual(incremental(c, 1, [(TOPIC, "squash", [("segment.bytes", SET, "300")])]),
+                             [(UNKNOWN_TOPIC_OR_PARTITION, "The topic 'squash' does not exist.")])
+            res = kwire.create_topics(c, [("squash", 1, 1, {"segment.bytes": "300"})])
+            self.assertEqual(res["topics"]["squash"]["error_code"], 0)
+            for i in range(30):
+                err, _ = idem.produce(c, "squash", 0, keyed_batch(b"k%d" % (i % 2), b"v%d" % i),
+                                      acks=-1)
+                self.assertEqual(err, 0)
+            self.assertEqual(count_records(c, "squash"), 30)
+            # Deleting topics are never compacted; switched to compact, the
+            # closed segments are, at the next cleaner pass.
+            self.assertEqual(incremental(c, 1, [(TOPIC, "squash", [("cleanup.policy", SET, "compact")])]),
+                             [(0, None)])
+            deadline = time.monotonic() + 30
+            while count_records(c, "squash") == 30 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            self.assertLess(count_records(c, "squash"), 30)
 
     def test_persisted_across_restart_and_kill9(self):
         b = self.broker
