@@ -1345,13 +1345,10 @@ ch_config_finish(struct ch_config *cfg, char *err, size_t errlen)
 		format_field(&tdefs[t].v, (const char *)cfg + tdefs[t].boff, buf, sizeof(buf));
 		free(st->tval[t]);
 		st->tval[t] = ch_xstrdup(buf);
-		st->tsrc[t] = CH_CONFIG_SOURCE_DEFAULT_CONFIG;
-		for (size_t k = 0; k < CH_ARRAY_LEN(tdefs[t].syn) && tdefs[t].syn[k]; k++) {
-			int8_t src = key_source(st, (size_t)def_index(tdefs[t].syn[k]));
-			if (src != CH_CONFIG_SOURCE_DEFAULT_CONFIG &&
-			    (st->tsrc[t] == CH_CONFIG_SOURCE_DEFAULT_CONFIG || src < st->tsrc[t]))
-				st->tsrc[t] = src; /* the most specific layer any synonym has */
-		}
+		/* Kafka's ConfigHelper: the source of an inherited topic config is
+		 * where its first broker synonym itself is set (log.retention.ms,
+		 * not log.retention.hours), though the value follows them all. */
+		st->tsrc[t] = key_source(st, (size_t)def_index(tdefs[t].syn[0]));
 	}
 	return CH_OK;
 }
@@ -1410,6 +1407,84 @@ ch_config_describe(const struct ch_config *cfg, const char *name, ch_config_entr
 	return CH_OK;
 }
 
+/*
+ * A refused value in the words of Kafka's ConfigDef (ConfigException: "Invalid
+ * value X for configuration Y: Not a number of type LONG", "...: Value must
+ * be at least -1", "...: String must be one of: compact, delete"), which
+ * clients print: for topic configs and dynamic broker configs, the ones a
+ * client sends. Startup errors keep cohort's own wording (with FILE:LINE).
+ */
+static void
+kafka_invalid(const vspec *v, const char *name, const char *s, char *err, size_t errlen)
+{
+	static const char *const tname[] = {[T_INT] = "INT", [T_SHORT] = "SHORT",
+					    [T_LONG] = "LONG", [T_DOUBLE] = "DOUBLE"};
+	char list[256] = "";
+	int64_t l;
+	switch (v->type) {
+	case T_INT:
+	case T_SHORT:
+	case T_LONG:
+		if (parse_i64(s, &l) != 0)
+			errf(err, errlen, "Invalid value %s for configuration %s: Not a number of type %s",
+			     s, name, tname[v->type]);
+		else
+			errf(err, errlen, "Invalid value %" PRId64 " for configuration %s: Value must be "
+			     "%s %" PRId64, l, name, l < v->min ? "at least" : "no more than",
+			     l < v->min ? v->min : v->max);
+		return;
+	case T_DOUBLE: {
+		char *end;
+		double d = strtod(s, &end);
+		if (*s == '\0' || *end != '\0')
+			errf(err, errlen, "Invalid value %s for configuration %s: Not a number of type "
+			     "DOUBLE", s, name);
+		else
+			errf(err, errlen, "Invalid value %s for configuration %s: Value must be %s %" PRId64,
+			     s, name, d < (double)v->min ? "at least" : "no more than",
+			     d < (double)v->min ? v->min : v->max);
+		return;
+	}
+	case T_BOOL:
+		errf(err, errlen, "Invalid value %s for configuration %s: Expected value to be either "
+		     "true or false", s, name);
+		return;
+	case T_ENUM:
+	case T_ENUM_CI:
+		choices_text("", v->choices, list, sizeof(list));
+		errf(err, errlen, "Invalid value %s for configuration %s: String must be one of: %s", s,
+		     name, list);
+		return;
+	case T_BITS: {
+		/* The item refused, and Kafka's list (compact, delete: alphabetical). */
+		struct bits_arg a = {v->choices, 0, ""};
+		list_each(s, bits_item, &a);
+		size_t o = 0;
+		const char *names[8];
+		size_t n = 0;
+		for (size_t i = 0; v->choices[i].name && n < 8; i++)
+			names[n++] = v->choices[i].name;
+		for (size_t i = 1; i < n; i++)
+			for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+				const char *x = names[j];
+				names[j] = names[j - 1];
+				names[j - 1] = x;
+			}
+		for (size_t i = 0; i < n && o < sizeof(list); i++)
+			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "", names[i]);
+		errf(err, errlen, "Invalid value %s for configuration %s: String must be one of: %s",
+		     a.bad, name, list);
+		return;
+	}
+	default: {
+		char why[256];
+		pval pv;
+		parse_value(v, s, &pv, why, sizeof(why));
+		errf(err, errlen, "Invalid value %s for configuration %s: %s", s, name, why);
+	}
+	}
+}
+
 /* ---- topic configs ---- */
 
 size_t
@@ -1441,7 +1516,7 @@ ch_topic_config_validate(const char *name, const char *value, char *err, size_t 
 	char why[256];
 	int rc = parse_value(&tdefs[t].v, v, &pv, why, sizeof(why));
 	if (rc != 0)
-		errf(err, errlen, "invalid value '%s' for %s: %s", v, name, why);
+		kafka_invalid(&tdefs[t].v, name, v, err, errlen);
 	free(v);
 	return rc == 0 ? CH_OK : CH_ERR;
 }
@@ -1663,7 +1738,7 @@ dynamic_value(const char *key, const char *value, char *err, size_t errlen)
 	pval pv;
 	char why[256] = "";
 	if (parse_value(&cdefs[i].v, v, &pv, why, sizeof(why)) != 0) {
-		errf(err, errlen, "Invalid value %s for configuration %s: %s", v, key, why);
+		kafka_invalid(&cdefs[i].v, key, v, err, errlen);
 		free(v);
 		return NULL;
 	}
@@ -1710,7 +1785,7 @@ ch_config_check_dynamic(const struct ch_config *cfg, int layer, const ch_topic_k
 					      kv[k].key);
 	}
 	if (o) {
-		errf(err, errlen, "Cannot update these configs dynamically: Set(%s)", bad);
+		errf(err, errlen, "Cannot update these configs dynamically: [%s]", bad);
 		return CH_ERR;
 	}
 	for (size_t k = 0; k < n; k++) {
@@ -1793,33 +1868,57 @@ ch_config_layer_next(const struct ch_config *cfg, int layer, size_t *it, ch_conf
 	return false;
 }
 
+/* Kafka's DynamicBrokerConfig.brokerConfigSynonyms among cohort's keys: the
+ * keys that set the same thing, most specific first. */
+static size_t
+synonym_group(const char *name, const char **out)
+{
+	static const char *const groups[][3] = {
+		{"log.roll.ms", "log.roll.hours", NULL},
+		{"log.roll.jitter.ms", "log.roll.jitter.hours", NULL},
+		{"log.retention.ms", "log.retention.minutes", "log.retention.hours"},
+	};
+	for (size_t g = 0; g < CH_ARRAY_LEN(groups); g++)
+		for (size_t k = 0; k < 3 && groups[g][k]; k++)
+			if (strcmp(groups[g][k], name) == 0) {
+				size_t n = 0;
+				for (size_t j = 0; j < 3 && groups[g][j]; j++)
+					out[n++] = groups[g][j];
+				return n;
+			}
+	out[0] = name;
+	return 1;
+}
+
 int
 ch_config_synonyms(const struct ch_config *cfg, const char *name, ch_config_entry *out,
 		   size_t cap)
 {
-	int i = def_index(name);
-	if (i < 0)
+	/* Kafka's ConfigHelper.configSynonyms: layer by layer (this broker's, the
+	 * cluster default, static, built-in default), each synonym the layer
+	 * sets, then everything before the first entry of name itself dropped. */
+	if (def_index(name) < 0)
 		return 0;
 	const struct ch_config_state *st = cfg->st_;
-	size_t n = 0;
-	static const int8_t src[2] = {CH_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG,
-				      CH_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG};
-	for (int l = 0; l < 2 && n < cap; l++)
-		if (st->dyn[l][i]) {
-			broker_entry(cfg, (size_t)i, &out[n]);
-			out[n].value = st->dyn[l][i];
+	const char *group[3];
+	size_t ng = synonym_group(name, group), n = 0;
+	static const int8_t src[4] = {CH_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG,
+				      CH_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG,
+				      CH_CONFIG_SOURCE_STATIC_BROKER_CONFIG,
+				      CH_CONFIG_SOURCE_DEFAULT_CONFIG};
+	bool seen = false;
+	for (int l = 0; l < 4; l++)
+		for (size_t g = 0; g < ng && n < cap; g++) {
+			size_t i = (size_t)def_index(group[g]);
+			const char *v = l < 2 ? st->dyn[l][i] : l == 2 ? (st->expl[i] ? st->val[i] : NULL)
+								  : cdefs[i].dflt;
+			if (!v || (!seen && strcmp(group[g], name) != 0))
+				continue;
+			seen = true;
+			broker_entry(cfg, i, &out[n]);
+			out[n].value = v;
 			out[n++].source = src[l];
 		}
-	if (n < cap && st->expl[i]) {
-		broker_entry(cfg, (size_t)i, &out[n]);
-		out[n].value = st->val[i];
-		out[n++].source = CH_CONFIG_SOURCE_STATIC_BROKER_CONFIG;
-	}
-	if (n < cap && cdefs[i].dflt) {
-		broker_entry(cfg, (size_t)i, &out[n]);
-		out[n].value = cdefs[i].dflt;
-		out[n++].source = CH_CONFIG_SOURCE_DEFAULT_CONFIG;
-	}
 	return (int)n;
 }
 
@@ -1828,8 +1927,5 @@ ch_topic_config_synonyms(const struct ch_config *cfg, const char *name, ch_confi
 			 size_t cap)
 {
 	int t = tdef_index(name);
-	size_t n = 0;
-	for (size_t k = 0; t >= 0 && k < CH_ARRAY_LEN(tdefs[t].syn) && tdefs[t].syn[k]; k++)
-		n += (size_t)ch_config_synonyms(cfg, tdefs[t].syn[k], out + n, cap - n);
-	return (int)n;
+	return t >= 0 ? ch_config_synonyms(cfg, tdefs[t].syn[0], out, cap) : 0;
 }

@@ -277,9 +277,9 @@ void ch_topic_config_resolve(const struct ch_config *cfg, const ch_topic_kv *kv,
 			     size_t n, ch_topic_config *out);
 
 /* DescribeConfigs of a topic with the given overrides: overrides report
- * DYNAMIC_TOPIC_CONFIG; the rest report the broker-derived value as
- * STATIC_BROKER_CONFIG if a broker synonym was set explicitly, else
- * DEFAULT_CONFIG. */
+ * DYNAMIC_TOPIC_CONFIG; the rest report the broker-derived value with the
+ * source of its first broker synonym (as Kafka: retention.ms inherited from
+ * a static log.retention.hours is DEFAULT_CONFIG, log.retention.ms unset). */
 bool ch_topic_config_next(const struct ch_config *cfg, const ch_topic_kv *kv,
 			  size_t n, size_t *it, ch_config_entry *e);
 int ch_topic_config_describe(const struct ch_config *cfg, const ch_topic_kv *kv,
@@ -323,12 +323,14 @@ int ch_config_set_dynamic(struct ch_config *cfg, int layer, const ch_topic_kv *k
 /* The entries one layer sets (DescribeConfigs of the cluster default). */
 bool ch_config_layer_next(const struct ch_config *cfg, int layer, size_t *it,
 			  ch_config_entry *e);
-/* DescribeConfigs synonyms of a broker key, most specific first: its
- * dynamic values, the static one, the built-in default. @returns count. */
+/* DescribeConfigs synonyms of a broker key as Kafka lists them: layer by
+ * layer (dynamic broker, dynamic default, static, default), each key of its
+ * synonym group set there (log.retention.ms/.minutes/.hours), from the
+ * first entry of the key itself. @returns count. */
 int ch_config_synonyms(const struct ch_config *cfg, const char *name, ch_config_entry *out,
 		       size_t cap);
-/* The same for the broker keys a topic config defaults to, in Kafka's order
- * (retention.ms: log.retention.ms, .minutes, .hours). */
+/* The same for the broker key a topic config defaults to (retention.ms:
+ * log.retention.ms), as Kafka's ConfigHelper. */
 int ch_topic_config_synonyms(const struct ch_config *cfg, const char *name,
 			     ch_config_entry *out, size_t cap);
 

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Apache Kafka's kafka-configs and kafka-delete-records tools (4.x jars)
+against cohortd and against Apache Kafka 4.x itself, the same commands on
+both in one run (as test_kafka_tools.py does for the other tools): topic
+configs added, described (with synonyms), deleted, refused (unknown key, bad
+value, unknown topic, a list value); broker configs for node 1 and the
+cluster default, a read-only key refused; records deleted up to an offset,
+past the end and up to the high watermark. Exit code, stdout and stderr
+(less log lines) must match after normalising ports and spacing."""
+import atexit
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+from java_clients import KafkaTools, check_installed
+from kafka_ref import VersusKafka
+from test_kafka_tools import normalise
+
+import harness
+
+# Where cohortd answers differently and why.
+KNOWN_DIFFERENCES = {
+    "default describe": "Kafka 4.x's controller keeps a cluster-wide min.insync.replicas=1 (ELR, "
+                        "KIP-966) that the tool lists with the cluster defaults (README: one "
+                        "broker, no replication)",
+}
+
+
+def run_sequence(bootstrap, port, workdir):
+    runner = KafkaTools()
+    results = []
+
+    def tool(name, tool, *args, input=None):
+        p = runner.run(tool, "--bootstrap-server", bootstrap, *args, input=input)
+        results.append((name, p.returncode, normalise(p.stdout, port), normalise(p.stderr, port)))
+        print("  %s" % name, file=sys.stderr)
+
+    def configs(name, *args):
+        tool(name, "kafka-configs", *args)
+
+    def delete_records(name, offsets):
+        path = os.path.join(workdir, "%d-%s.json" % (port, name.replace(" ", "-")))
+        with open(path, "w") as f:
+            json.dump({"version": 1, "partitions": [
+                {"topic": t, "partition": p, "offset": o} for t, p, o in offsets]}, f)
+        tool(name, "kafka-delete-records", "--offset-json-file", path)
+
+    try:
+        tool("create", "kafka-topics", "--create", "--topic", "ct", "--partitions", "1",
+             "--replication-factor", "1")
+        topic = ("--entity-type", "topics", "--entity-name", "ct")
+        configs("topic add", *topic, "--alter", "--add-config",
+                "retention.ms=1000,cleanup.policy=[compact,delete],max.message.bytes=100000")
+        configs("topic describe", *topic, "--describe")
+        configs("topic delete", *topic, "--alter", "--delete-config", "retention.ms")
+        configs("topic describe after delete", *topic, "--describe")
+        configs("topic unknown key", *topic, "--alter", "--add-config", "no.such.config=1")
+        configs("topic bad value", *topic, "--alter", "--add-config", "retention.ms=soon")
+        configs("topic unknown", "--entity-type", "topics", "--entity-name", "nope", "--alter",
+                "--add-config", "retention.ms=1")
+        broker = ("--entity-type", "brokers", "--entity-name", "1")
+        configs("broker add", *broker, "--alter", "--add-config", "log.retention.bytes=1000000000")
+        configs("broker describe", *broker, "--describe")
+        configs("broker read-only", *broker, "--alter", "--add-config", "num.partitions=3")
+        configs("default add", "--entity-type", "brokers", "--entity-default", "--alter",
+                "--add-config", "log.retention.ms=3600000")
+        configs("default describe", "--entity-type", "brokers", "--entity-default", "--describe")
+        configs("broker delete", *broker, "--alter", "--delete-config", "log.retention.bytes")
+        configs("default delete", "--entity-type", "brokers", "--entity-default", "--alter",
+                "--delete-config", "log.retention.ms")
+        configs("broker describe after delete", *broker, "--describe")
+        # (ct is compact,delete now: records need keys; dt takes plain ones)
+        tool("create dt", "kafka-topics", "--create", "--topic", "dt", "--partitions", "1",
+             "--replication-factor", "1")
+        tool("produce", "kafka-console-producer", "--topic", "dt",
+             input="".join("m%d\n" % i for i in range(5)))
+        delete_records("delete records", [("dt", 0, 2)])
+        delete_records("delete records past the end", [("dt", 0, 99)])
+        delete_records("delete records to the end", [("dt", 0, -1)])
+        delete_records("delete records compacted", [("ct", 0, 0)])
+    finally:
+        runner.kill()
+    return results
+
+
+class KafkaConfigsTool(VersusKafka):
+    @classmethod
+    def setUpClass(cls):
+        check_installed()
+        cls.workdir = tempfile.mkdtemp(prefix="cohort-configs-tool-")
+        atexit.register(shutil.rmtree, cls.workdir, True)
+        super().setUpClass()
+
+    @classmethod
+    def scenario(cls, broker, base_ts):
+        return run_sequence(broker.bootstrap, broker.port, cls.workdir)
+
+    def test_same_output_as_kafka(self):
+        self.assertEqual([r[0] for r in self.ours], [r[0] for r in self.theirs])
+        diffs = []
+        for ours, theirs in zip(self.ours, self.theirs):
+            if ours[1:] != theirs[1:] and ours[0] not in KNOWN_DIFFERENCES:
+                diffs.append("%s:\n  cohortd: rc %d\n    %s\n    stderr: %s\n  kafka:   rc %d\n"
+                             "    %s\n    stderr: %s"
+                             % (ours[0], ours[1], "\n    ".join(ours[2]), ours[3], theirs[1],
+                                "\n    ".join(theirs[2]), theirs[3]))
+        self.assertEqual(diffs, [], "\n".join(diffs))
+
+    def test_known_values(self):
+        out = {r[0]: r[2] for r in self.ours}
+        self.assertIn("retention.ms=1000", " ".join(out["topic describe"]))
+        self.assertIn("log.retention.ms=3600000", " ".join(out["default describe"]))
+        self.assertIn("low_watermark: 2", " ".join(out["delete records"]))
+        self.assertIn("low_watermark: 5", " ".join(out["delete records to the end"]))
+
+
+if __name__ == "__main__":
+    harness.main()
