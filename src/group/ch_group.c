@@ -120,6 +120,16 @@ ch_coord_log(const ch_coord *c, ch_log_level level, const char *fmt, ...)
 	c->ops.log(c->ops.ud, level, line);
 }
 
+#ifdef CH_COORD_CHECKS
+void
+ch_coord_never(const ch_coord *c, const char *where)
+{
+	ch_coord_log(c, CH_LOG_ERROR, "a state table cell that cannot happen was reached in %s",
+		     where);
+	abort();
+}
+#endif
+
 static void
 uuid_for(ch_coord *c, char *out /* 37 bytes */)
 {
@@ -679,10 +689,12 @@ static void
 maybe_prepare_rebalance(ch_group *g, int64_t now, const coord_reason *why)
 {
 	if (g->state == CH_GROUP_STABLE || g->state == CH_GROUP_COMPLETING_REBALANCE ||
-	    g->state == CH_GROUP_EMPTY)
+	    g->state == CH_GROUP_EMPTY) {
 		prepare_rebalance(g, now, why);
-	else if (g->state == CH_GROUP_PREPARING_REBALANCE)
+	} else if (g->state == CH_GROUP_PREPARING_REBALANCE) {
+		COORD_LOGD(g->coord, "group %s (PreparingRebalance): %s", g->group_id, why->detail);
 		try_complete_join(g, now);
+	}
 }
 
 /* Kafka's resetAndPropagateAssignmentError: members waiting for their
@@ -831,32 +843,172 @@ remove_member_and_update(ch_group *g, ch_member *m, int64_t now, const coord_rea
 	}
 }
 
-/* Kafka's addMemberAndRebalance. */
-static void
-add_member_and_rebalance(ch_group *g, int64_t now, void *token, int16_t version, char *member_id,
-			 const ch_JoinGroupRequest *rq, ch_str client_id, const char *host,
-			 int32_t rebalance_timeout)
+/* ---- JoinGroup -------------------------------------------------------------- */
+
+/* One JoinGroup, as its paths below see it. */
+typedef struct join_ctx {
+	ch_coord *c;
+	ch_group *g; /* NULL until the group exists */
+	int64_t now;
+	void *token;
+	int16_t version;
+	const ch_JoinGroupRequest *rq;
+	ch_str client_id;
+	const char *client_host;
+	int32_t rebalance_timeout; /* v0 has none: the session timeout */
+	ch_member *m;              /* the member the member id names */
+	pending_member *pm;        /* the pending member it names */
+	ch_member *instance;       /* the member holding the instance id */
+} join_ctx;
+
+/* Which row of the state table a JoinGroup is (fills j->m, pm, instance).
+ * The order is Kafka's: a pending id first, then the fenced instance,
+ * then an id the group does not know. */
+static coord_req
+join_classify(join_ctx *j)
 {
-	ch_coord *c = g->coord;
-	ch_member *m = member_add(g, member_id, rq->GroupInstanceId, client_id, host, rq,
-				  rebalance_timeout);
+	const ch_JoinGroupRequest *rq = j->rq;
+	ch_group *g = j->g;
+	bool has_instance = rq->GroupInstanceId.len >= 0;
+	j->m = NULL;
+	j->pm = NULL;
+	j->instance = g && has_instance ? ch_map_get(&g->static_members, rq->GroupInstanceId.p,
+						     (size_t)rq->GroupInstanceId.len)
+					: NULL;
+	if (str_is_empty(rq->MemberId))
+		return !has_instance ? REQ_JOIN_NEW : j->instance ? REQ_JOIN_STATIC : REQ_JOIN_STATIC_NEW;
+	if (!g)
+		return REQ_JOIN_UNKNOWN;
+	j->m = member_find(g, rq->MemberId);
+	j->pm = ch_map_get(&g->pending, rq->MemberId.p, (size_t)rq->MemberId.len);
+	if (j->pm)
+		return REQ_JOIN_PENDING;
+	if (group_is_static_fenced(g, rq->GroupInstanceId, rq->MemberId))
+		return REQ_JOIN_FENCED;
+	if (!j->m || (has_instance && !j->instance))
+		return REQ_JOIN_UNKNOWN;
+	return REQ_JOIN_KNOWN;
+}
+
+/* The checks that come before the state table: a group id, a session
+ * timeout within the broker's bounds, a loaded partition. Answers and
+ * returns true when one fails. */
+static bool
+join_invalid(ch_coord *c, void *token, const ch_JoinGroupRequest *rq)
+{
+	int16_t err = CH_KERR_NONE;
+	if (str_is_empty(rq->GroupId))
+		err = CH_KERR_INVALID_GROUP_ID;
+	else if (rq->SessionTimeoutMs < c->cfg.min_session_timeout_ms ||
+		 rq->SessionTimeoutMs > c->cfg.max_session_timeout_ms)
+		err = CH_KERR_INVALID_SESSION_TIMEOUT;
+	else
+		err = coord_load_error(c, rq->GroupId);
+	if (err)
+		join_error(c, token, err, "", -1);
+	return err != CH_KERR_NONE;
+}
+
+/* Drops a group that a refused JoinGroup found with nothing in it (it was
+ * usually created by that request). */
+static void
+join_drop_unused_group(join_ctx *j, bool new_only, const char *what)
+{
+	ch_group *g = j->g;
+	if (g->members.n || g->offsets.n || g->state != CH_GROUP_EMPTY || (new_only && g->generation))
+		return;
+	coord_reason why = coord_reason_make(CH_COORD_CAUSE_JOIN_REFUSED, "JoinGroup refused: %s",
+					     what);
+	group_delete(g, j->now, &why);
+}
+
+/* Kafka's acceptJoiningMember (group.max.size, for anyone not yet a
+ * member) and supportsProtocols, also before the state table. Answers
+ * and returns true when the JoinGroup is refused. */
+static bool
+join_refused(join_ctx *j)
+{
+	ch_group *g = j->g;
+	if (!j->m && g->members.n >= (size_t)j->c->cfg.max_size) {
+		if (j->pm)
+			pending_remove(g, j->pm);
+		join_error(j->c, j->token, CH_KERR_GROUP_MAX_SIZE_REACHED, "", -1);
+		join_drop_unused_group(j, false, "group.max.size");
+		return true;
+	}
+	if (!supports_protocols(g, j->rq)) {
+		join_error_as(j->c, j->token, CH_KERR_INCONSISTENT_GROUP_PROTOCOL, j->rq->MemberId, -1);
+		join_drop_unused_group(j, true, "no protocol type or protocols");
+		return true;
+	}
+	return false;
+}
+
+/* Kafka's addMemberThenRebalanceOrCompleteJoin: the new member (id owned
+ * by the call) waits in the join phase, which starts now unless it runs. */
+static void
+join_add(join_ctx *j, char *member_id)
+{
+	ch_group *g = j->g;
+	ch_coord *c = j->c;
+	ch_member *m = member_add(g, member_id, j->rq->GroupInstanceId, j->client_id,
+				  j->client_host, j->rq, j->rebalance_timeout);
 	m->is_new = true;
-	m->joined_at = now;
-	m->join_token = token;
-	m->join_version = version;
+	m->joined_at = j->now;
+	m->join_token = j->token;
+	m->join_version = j->version;
 	g->awaiting_join++;
 	if (g->join_wait == JOIN_WAIT_INITIAL)
 		g->initial.member_joined = true;
 	/* A new member that never completes a join is dropped after Kafka's
 	 * fixed new-member join timeout (5 minutes). */
-	timer_set(c, &m->session, now + c->cfg.new_member_join_timeout_ms);
+	timer_set(c, &m->session, j->now + c->cfg.new_member_join_timeout_ms);
 	coord_reason why = m->instance_id
 				   ? coord_reason_make(CH_COORD_CAUSE_MEMBER_JOINED,
 						       "static member %s (instance %s) joined",
 						       m->member_id, m->instance_id)
 				   : coord_reason_make(CH_COORD_CAUSE_MEMBER_JOINED,
 						       "member %s joined", m->member_id);
-	maybe_prepare_rebalance(g, now, &why);
+	maybe_prepare_rebalance(g, j->now, &why);
+}
+
+/* ACT_JOIN_NEW, Kafka's classicGroupJoinNewDynamicMember: v4+ gets
+ * MEMBER_ID_REQUIRED and an id kept pending until it joins with it
+ * (KIP-394: retries leak no members); older versions join at once. */
+static void
+join_new_dynamic(join_ctx *j)
+{
+	char *id = new_member_id(j->c, j->client_id.len >= 0 ? j->client_id : cstr(""));
+	if (j->version < 4) {
+		join_add(j, id);
+		return;
+	}
+	pending_member *p = ch_xcalloc(1, sizeof(*p));
+	p->group = j->g;
+	ch_map_entry *e = ch_map_put(&j->g->pending, id, strlen(id), p);
+	p->member_id = e->key;
+	p->timer.kind = T_PENDING;
+	p->timer.owner = p;
+	timer_set(j->c, &p->timer, j->now + j->rq->SessionTimeoutMs);
+	join_error(j->c, j->token, CH_KERR_MEMBER_ID_REQUIRED, id, -1);
+	free(id);
+}
+
+/* ACT_JOIN_ADD: a new static member (classicGroupJoinNewStaticMember) or
+ * a pending one back with its id. */
+static void
+join_add_new(join_ctx *j, coord_req kind)
+{
+	if (kind == REQ_JOIN_PENDING) {
+		char *id = ch_xstrdup(j->pm->member_id);
+		pending_remove(j->g, j->pm);
+		j->pm = NULL;
+		join_add(j, id);
+	} else if (kind == REQ_JOIN_STATIC_NEW) {
+		join_add(j, new_member_id(j->c, j->rq->GroupInstanceId));
+	} else {
+		join_add(j, new_member_id(j->c, j->client_id.len >= 0 ? j->client_id : cstr("")));
+	}
 }
 
 /* Kafka's updateMember (with a parked JoinGroup). */
@@ -885,14 +1037,52 @@ member_update(ch_group *g, ch_member *m, const ch_JoinGroupRequest *rq, int32_t 
 	}
 }
 
+/* Kafka's updateMemberThenRebalanceOrCompleteJoin: the member's JoinGroup
+ * waits for the join phase, which starts now unless it runs. */
 static void
-update_member_and_rebalance(ch_group *g, ch_member *m, int64_t now, const ch_JoinGroupRequest *rq,
-			    int32_t rebalance_timeout, void *token, int16_t version,
-			    ch_coord_cause cause, const char *what)
+join_update(join_ctx *j, ch_coord_cause cause, const char *what)
 {
-	member_update(g, m, rq, rebalance_timeout, token, version);
-	coord_reason why = coord_reason_make(cause, "member %s %s", m->member_id, what);
-	maybe_prepare_rebalance(g, now, &why);
+	member_update(j->g, j->m, j->rq, j->rebalance_timeout, j->token, j->version);
+	coord_reason why = coord_reason_make(cause, "member %s %s", j->m->member_id, what);
+	maybe_prepare_rebalance(j->g, j->now, &why);
+}
+
+/* ACT_JOIN_UPDATE (PreparingRebalance): the member rejoins the join phase. */
+static void
+join_known_update(join_ctx *j)
+{
+	join_update(j, CH_COORD_CAUSE_METADATA_CHANGED, "rejoined");
+}
+
+/* ACT_JOIN_RESEND (CompletingRebalance): the same protocols mean a lost
+ * JoinGroup response, sent again; others force a new rebalance. */
+static void
+join_known_resend(join_ctx *j)
+{
+	ch_group *g = j->g;
+	if (!member_matches(j->m, j->rq)) {
+		join_update(j, CH_COORD_CAUSE_METADATA_CHANGED, "rejoined with other protocols");
+		return;
+	}
+	bool leader = j->m == g->leader;
+	join_respond(j->c, g, j->m, j->token, j->version, leader, g->leader->member_id, false);
+}
+
+/* ACT_JOIN_CURRENT (Stable): a follower with the same protocols gets the
+ * current generation; the leader rejoining wants a new assignment (topic
+ * metadata changed), changed protocols need one. */
+static void
+join_known_current(join_ctx *j)
+{
+	ch_group *g = j->g;
+	if (j->m == g->leader) {
+		join_update(j, CH_COORD_CAUSE_LEADER_REJOINED, "(the leader) rejoined");
+	} else if (!member_matches(j->m, j->rq)) {
+		join_update(j, CH_COORD_CAUSE_METADATA_CHANGED, "rejoined with other protocols");
+	} else {
+		member_touch_session(j->m, j->now);
+		join_respond(j->c, g, j->m, j->token, j->version, false, g->leader->member_id, false);
+	}
 }
 
 /* Rename a member (static replacement); returns the member. */
@@ -928,29 +1118,30 @@ static_store_free(static_store *st)
 	free(st);
 }
 
-/* Kafka's updateStaticMemberAndRebalance: a known group.instance.id joined
- * with an empty member id. */
-static void
-static_member_rejoin(ch_group *g, ch_member *m, int64_t now, void *token, int16_t version,
-		     const ch_JoinGroupRequest *rq, int32_t rebalance_timeout)
+/* The first half of Kafka's updateStaticMemberThenRebalanceOrCompleteJoin
+ * (KIP-345): a known group.instance.id joined with an empty member id. The
+ * old incarnation's parked requests are fenced, the member gets a new id
+ * and the request's protocols; returns what a failed store must put back
+ * (the caller frees it). */
+static static_store *
+static_replace(join_ctx *j)
 {
-	ch_coord *c = g->coord;
-	char *old_leader = g->leader ? ch_xstrdup(g->leader->member_id) : NULL;
+	ch_group *g = j->g;
+	ch_member *m = j->instance;
 	char *old_id = ch_xstrdup(m->member_id);
-	/* The old incarnation's parked requests are fenced. */
 	if (m->join_token) {
 		void *t = m->join_token;
 		member_unpark_join(g, m);
-		join_error(c, t, CH_KERR_FENCED_INSTANCE_ID, old_id, -1);
+		join_error(j->c, t, CH_KERR_FENCED_INSTANCE_ID, old_id, -1);
 	}
 	if (m->sync_token) {
 		void *t = m->sync_token;
 		m->sync_token = NULL;
-		sync_respond(c, g, t, CH_KERR_FENCED_INSTANCE_ID, NULL, 0);
+		sync_respond(j->c, g, t, CH_KERR_FENCED_INSTANCE_ID, NULL, 0);
 	}
 	static_store *st = ch_xcalloc(1, sizeof(*st));
 	st->old_member_id = old_id;
-	st->old_leader_id = old_leader;
+	st->old_leader_id = g->leader ? ch_xstrdup(g->leader->member_id) : NULL;
 	st->n_old_protocols = m->n_protocols;
 	st->old_protocols = m->protocols;
 	st->old_session_timeout = m->session_timeout_ms;
@@ -959,48 +1150,113 @@ static_member_rejoin(ch_group *g, ch_member *m, int64_t now, void *token, int16_
 	votes_add(g, m, -1);
 	m->protocols = NULL;
 	m->n_protocols = 0;
-	member_rename(g, m, new_member_id(c, rq->GroupInstanceId));
-	COORD_LOGI(g->coord, "group %s: static member %s (instance %.*s) rejoined in state %s; "
-		"replacing member id %s",
-		g->group_id, m->member_id, rq->GroupInstanceId.len, rq->GroupInstanceId.p,
-		ch_group_state_name(g->state), old_id);
-	member_touch_session(m, now);
-	member_update(g, m, rq, rebalance_timeout, token, version);
+	member_rename(g, m, new_member_id(j->c, j->rq->GroupInstanceId));
+	COORD_LOGI(j->c, "group %s: static member %s (instance %s) rejoined in state %s; "
+		   "replacing member id %s",
+		   g->group_id, m->member_id, m->instance_id, ch_group_state_name(g->state), old_id);
+	member_touch_session(m, j->now);
+	member_update(g, m, j->rq, j->rebalance_timeout, j->token, j->version);
+	return st;
+}
 
-	switch (g->state) {
-	case CH_GROUP_STABLE: {
-		const char *next = select_protocol(g);
-		if (next && g->protocol_name && strcmp(next, g->protocol_name) == 0) {
-			/* No rebalance: persist the new member id, then answer
-			 * (the JoinGroup waits on the append, not in the member). */
-			void *t = m->join_token;
-			member_unpark_join(g, m);
-			st->instance_id = ch_xstrdup(m->instance_id);
-			st->new_member_id = ch_xstrdup(m->member_id);
-			group_store(g, A_STATIC_STORE, t, version, now, st);
-			return;
-		}
-		coord_reason why = coord_reason_make(
-			CH_COORD_CAUSE_STATIC_REPLACED,
-			"static member %s (instance %s) rejoined with other protocols, replacing %s",
-			m->member_id, m->instance_id, old_id);
-		prepare_rebalance(g, now, &why);
-		break;
-	}
-	case CH_GROUP_COMPLETING_REBALANCE: {
-		/* The leader may already have assigned to the old id. */
-		coord_reason why = coord_reason_make(
-			CH_COORD_CAUSE_STATIC_REPLACED,
-			"static member %s (instance %s) rejoined in CompletingRebalance, replacing %s",
-			m->member_id, m->instance_id, old_id);
-		prepare_rebalance(g, now, &why);
-		break;
-	}
-	default: /* PreparingRebalance: carry on with the new id */
-		try_complete_join(g, now);
-		break;
-	}
+/* ACT_JOIN_REPLACE (PreparingRebalance): the join phase goes on with the
+ * new id. */
+static void
+join_static_replace(join_ctx *j)
+{
+	static_store_free(static_replace(j));
+	try_complete_join(j->g, j->now);
+}
+
+/* A static replacement that needs a new rebalance. */
+static void
+static_rebalance(join_ctx *j, static_store *st, const char *what)
+{
+	ch_member *m = j->instance;
+	coord_reason why = coord_reason_make(CH_COORD_CAUSE_STATIC_REPLACED,
+					     "static member %s (instance %s) rejoined %s, replacing %s",
+					     m->member_id, m->instance_id, what, st->old_member_id);
+	prepare_rebalance(j->g, j->now, &why);
 	static_store_free(st);
+}
+
+/* ACT_JOIN_REPLACE_REBALANCE (CompletingRebalance): the leader may already
+ * have assigned to the old id, so the group rebalances. */
+static void
+join_static_replace_rebalance(join_ctx *j)
+{
+	static_rebalance(j, static_replace(j), "in CompletingRebalance");
+}
+
+/* ACT_JOIN_REPLACE_KEEP (Stable): with the selected protocol unchanged
+ * there is no rebalance: the new member id is stored, then the JoinGroup
+ * is answered (static_append_done; the request waits on the append, not in
+ * the member). Otherwise the group rebalances. */
+static void
+join_static_replace_keep(join_ctx *j)
+{
+	ch_group *g = j->g;
+	static_store *st = static_replace(j);
+	ch_member *m = j->instance;
+	const char *next = select_protocol(g);
+	if (!next || !g->protocol_name || strcmp(next, g->protocol_name) != 0) {
+		static_rebalance(j, st, "with other protocols");
+		return;
+	}
+	void *t = m->join_token;
+	member_unpark_join(g, m);
+	st->instance_id = ch_xstrdup(m->instance_id);
+	st->new_member_id = ch_xstrdup(m->member_id);
+	group_store(g, A_STATIC_STORE, t, j->version, j->now, st);
+}
+
+/* The member a static store was for, or NULL if it was replaced again or
+ * left while the store was in flight. */
+static ch_member *
+static_store_member(const ch_group *g, const static_store *st)
+{
+	ch_member *m = g ? ch_map_get(&g->static_members, st->instance_id, strlen(st->instance_id))
+			 : NULL;
+	return m && strcmp(m->member_id, st->new_member_id) == 0 ? m : NULL;
+}
+
+/* The store failed: Kafka puts the old member id, protocols and timeouts
+ * back and reports the error. */
+static void
+static_store_revert(ch_group *g, ch_member *m, static_store *st, void *token, int16_t error,
+		    int64_t now)
+{
+	COORD_LOGW(g->coord, "group %s: failed to store static member %s: %s", g->group_id,
+		   m->member_id, ch_kerr_name(error));
+	votes_add(g, m, -1);
+	protocols_free(m->protocols, m->n_protocols);
+	m->protocols = st->old_protocols;
+	m->n_protocols = st->n_old_protocols;
+	st->old_protocols = NULL;
+	st->n_old_protocols = 0;
+	votes_add(g, m, +1);
+	m->session_timeout_ms = st->old_session_timeout;
+	m->rebalance_timeout_ms = st->old_rebalance_timeout;
+	member_rename(g, m, ch_xstrdup(st->old_member_id));
+	member_touch_session(m, now);
+	join_error(g->coord, token, store_error(error), "", g->generation);
+}
+
+/* The replacement is durable: the member resumes in the current
+ * generation. KIP-814 (v9+): a returning leader is told it leads but skips
+ * the assignment. Before v9 the old leader id is returned, so a returning
+ * leader does not compute an assignment a Stable group would never hand
+ * out. */
+static void
+static_store_answer(ch_group *g, ch_member *m, const static_store *st, void *token, int16_t version)
+{
+	if (version >= 9) {
+		bool leader = m == g->leader;
+		join_respond(g->coord, g, m, token, version, leader, g->leader->member_id, leader);
+	} else {
+		join_respond(g->coord, g, m, token, version, false,
+			     st->old_leader_id ? st->old_leader_id : "", false);
+	}
 }
 
 void
@@ -1008,249 +1264,89 @@ static_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
 {
 	static_store *st = a->data;
 	ch_group *g = group_find(c, cstr(a->group_id));
-	ch_member *m = g ? ch_map_get(&g->static_members, st->instance_id, strlen(st->instance_id))
-			 : NULL;
-	if (m && strcmp(m->member_id, st->new_member_id) != 0)
-		m = NULL; /* replaced again, or gone, while storing */
-	if (!m) {
+	ch_member *m = static_store_member(g, st);
+	if (!m)
 		join_error(c, a->token, g ? CH_KERR_FENCED_INSTANCE_ID : CH_KERR_UNKNOWN_MEMBER_ID, "",
 			   -1);
-	} else if (error) {
-		/* Kafka reverts the replacement and reports the error. */
-		COORD_LOGW(g->coord, "group %s: failed to store static member %s: %s", g->group_id,
-			m->member_id, ch_kerr_name(error));
-		votes_add(g, m, -1);
-		protocols_free(m->protocols, m->n_protocols);
-		m->protocols = st->old_protocols;
-		m->n_protocols = st->n_old_protocols;
-		st->old_protocols = NULL;
-		st->n_old_protocols = 0;
-		votes_add(g, m, +1);
-		m->session_timeout_ms = st->old_session_timeout;
-		m->rebalance_timeout_ms = st->old_rebalance_timeout;
-		member_rename(g, m, ch_xstrdup(st->old_member_id));
-		member_touch_session(m, now);
-		join_error(c, a->token, store_error(error), "", g->generation);
-	} else if (a->version >= 9) {
-		/* KIP-814: a returning static leader is told it leads but skips
-		 * the assignment; followers just get the generation. */
-		bool leader = m == g->leader;
-		join_respond(c, g, m, a->token, a->version, leader, g->leader->member_id, leader);
-	} else {
-		/* Before v9, return the old leader id so that a returning leader
-		 * does not think it leads and compute an assignment that a Stable
-		 * group would never hand out. */
-		join_respond(c, g, m, a->token, a->version, false,
-			     st->old_leader_id ? st->old_leader_id : "", false);
-	}
+	else if (error)
+		static_store_revert(g, m, st, a->token, error, now);
+	else
+		static_store_answer(g, m, st, a->token, a->version);
 	static_store_free(st);
+}
+
+/* Does what the state table's cell says for this JoinGroup. */
+static void
+join_dispatch(join_ctx *j, coord_req kind, const coord_rule *r)
+{
+	switch (r->act) {
+	case ACT_JOIN_NEW:
+		join_new_dynamic(j);
+		break;
+	case ACT_JOIN_ADD:
+		join_add_new(j, kind);
+		break;
+	case ACT_JOIN_REPLACE:
+		join_static_replace(j);
+		break;
+	case ACT_JOIN_REPLACE_REBALANCE:
+		join_static_replace_rebalance(j);
+		break;
+	case ACT_JOIN_REPLACE_KEEP:
+		join_static_replace_keep(j);
+		break;
+	case ACT_JOIN_UPDATE:
+		join_known_update(j);
+		break;
+	case ACT_JOIN_RESEND:
+		join_known_resend(j);
+		break;
+	case ACT_JOIN_CURRENT:
+		join_known_current(j);
+		break;
+	default: /* ACT_ANSWER, ACT_NEVER */
+		COORD_NEVER(j->c, r);
+		join_error_as(j->c, j->token, r->err, j->rq->MemberId, -1);
+		break;
+	}
 }
 
 void
 ch_coord_join(ch_coord *c, int64_t now, void *token, int16_t version, const ch_JoinGroupRequest *rq,
 	      ch_str client_id, const char *client_host)
 {
-	if (str_is_empty(rq->GroupId)) {
-		join_error(c, token, CH_KERR_INVALID_GROUP_ID, "", -1);
+	if (join_invalid(c, token, rq))
 		return;
+	join_ctx j = {
+	    .c = c,
+	    .g = group_find(c, rq->GroupId),
+	    .now = now,
+	    .token = token,
+	    .version = version,
+	    .rq = rq,
+	    .client_id = client_id,
+	    .client_host = client_host,
+	    .rebalance_timeout = version >= 1 && rq->RebalanceTimeoutMs > 0 ? rq->RebalanceTimeoutMs
+									    : rq->SessionTimeoutMs,
+	};
+	coord_req kind = join_classify(&j);
+	const coord_rule *r = coord_rule_for(kind, j.g);
+	if (r->act == ACT_CREATE) {
+		j.g = group_get_or_create(c, rq->GroupId, now);
+		r = coord_rule_for(kind, j.g);
 	}
-	if (rq->SessionTimeoutMs < c->cfg.min_session_timeout_ms ||
-	    rq->SessionTimeoutMs > c->cfg.max_session_timeout_ms) {
-		join_error(c, token, CH_KERR_INVALID_SESSION_TIMEOUT, "", -1);
+	if (j.g && join_refused(&j))
 		return;
-	}
-	int16_t load_err = coord_load_error(c, rq->GroupId);
-	if (load_err) {
-		join_error(c, token, load_err, "", -1);
-		return;
-	}
-	/* v0 has no rebalance timeout: it is the session timeout. */
-	int32_t rebalance_timeout = version >= 1 && rq->RebalanceTimeoutMs > 0 ? rq->RebalanceTimeoutMs
-									       : rq->SessionTimeoutMs;
-	bool unknown = str_is_empty(rq->MemberId);
-	ch_group *g = group_find(c, rq->GroupId);
-	if (!g) {
-		if (!unknown) {
-			join_error_as(c, token, CH_KERR_UNKNOWN_MEMBER_ID, rq->MemberId, -1);
-			return;
-		}
-		g = group_get_or_create(c, rq->GroupId, now);
-	}
-	if (g->state == CH_GROUP_DEAD) {
-		join_error_as(c, token, CH_KERR_COORDINATOR_NOT_AVAILABLE, rq->MemberId, -1);
-		return;
-	}
-	ch_member *m = unknown ? NULL : member_find(g, rq->MemberId);
-	pending_member *pm = unknown ? NULL
-				     : ch_map_get(&g->pending, rq->MemberId.p, (size_t)rq->MemberId.len);
-	/* group.max.size: Kafka's acceptJoiningMember. */
-	bool joining_new = !m;
-	if (joining_new && g->members.n >= (size_t)c->cfg.max_size) {
-		if (pm)
-			pending_remove(g, pm);
-		join_error(c, token, CH_KERR_GROUP_MAX_SIZE_REACHED, "", -1);
-		if (g->members.n == 0 && g->offsets.n == 0 && g->state == CH_GROUP_EMPTY) {
-			coord_reason why = coord_reason_make(CH_COORD_CAUSE_JOIN_REFUSED,
-							     "JoinGroup refused: group.max.size");
-			group_delete(g, now, &why);
-		}
-		return;
-	}
-	if (!supports_protocols(g, rq)) {
-		join_error_as(c, token, CH_KERR_INCONSISTENT_GROUP_PROTOCOL, rq->MemberId, -1);
-		if (g->members.n == 0 && g->offsets.n == 0 && g->state == CH_GROUP_EMPTY &&
-		    g->generation == 0) {
-			coord_reason why = coord_reason_make(CH_COORD_CAUSE_JOIN_REFUSED,
-							     "JoinGroup refused: no protocol type or "
-							     "protocols");
-			group_delete(g, now, &why);
-		}
-		return;
-	}
-
-	if (unknown) {
-		if (rq->GroupInstanceId.len >= 0) {
-			ch_member *old = ch_map_get(&g->static_members, rq->GroupInstanceId.p,
-						    (size_t)rq->GroupInstanceId.len);
-			if (old) {
-				static_member_rejoin(g, old, now, token, version, rq, rebalance_timeout);
-			} else {
-				COORD_LOGI(g->coord, "group %s: new static member (instance %.*s) joins in "
-					"state %s",
-					g->group_id, rq->GroupInstanceId.len, rq->GroupInstanceId.p,
-					ch_group_state_name(g->state));
-				add_member_and_rebalance(g, now, token, version,
-							 new_member_id(c, rq->GroupInstanceId), rq,
-							 client_id, client_host, rebalance_timeout);
-			}
-			return;
-		}
-		char *id = new_member_id(c, client_id.len >= 0 ? client_id : cstr(""));
-		if (version >= 4) {
-			/* KIP-394: hand out the id and wait for the member to come
-			 * back with it, so ids are not leaked by retries. */
-			pending_member *p = ch_xcalloc(1, sizeof(*p));
-			p->group = g;
-			ch_map_entry *e = ch_map_put(&g->pending, id, strlen(id), p);
-			p->member_id = e->key;
-			p->timer.kind = T_PENDING;
-			p->timer.owner = p;
-			timer_set(c, &p->timer, now + rq->SessionTimeoutMs);
-			join_error(c, token, CH_KERR_MEMBER_ID_REQUIRED, id, -1);
-			free(id);
-			return;
-		}
-		add_member_and_rebalance(g, now, token, version, id, rq, client_id, client_host,
-					 rebalance_timeout);
-		return;
-	}
-
-	if (pm) {
-		/* A pending member comes back with its id. */
-		char *id = ch_xstrdup(pm->member_id);
-		pending_remove(g, pm);
-		add_member_and_rebalance(g, now, token, version, id, rq, client_id, client_host,
-					 rebalance_timeout);
-		return;
-	}
-	if (group_is_static_fenced(g, rq->GroupInstanceId, rq->MemberId)) {
-		join_error_as(c, token, CH_KERR_FENCED_INSTANCE_ID, rq->MemberId, -1);
-		return;
-	}
-	if (!m || (rq->GroupInstanceId.len >= 0 &&
-		   !ch_map_get(&g->static_members, rq->GroupInstanceId.p,
-			       (size_t)rq->GroupInstanceId.len))) {
-		join_error_as(c, token, CH_KERR_UNKNOWN_MEMBER_ID, rq->MemberId, -1);
-		return;
-	}
-	/* Kafka's doCurrentMemberJoinGroup. */
-	switch (g->state) {
-	case CH_GROUP_PREPARING_REBALANCE:
-		update_member_and_rebalance(g, m, now, rq, rebalance_timeout, token, version,
-					    CH_COORD_CAUSE_METADATA_CHANGED, "rejoined");
-		break;
-	case CH_GROUP_COMPLETING_REBALANCE:
-		if (member_matches(m, rq)) {
-			/* Lost JoinGroup response: send it again. */
-			bool leader = m == g->leader;
-			join_respond(c, g, m, token, version, leader, g->leader->member_id, false);
-		} else {
-			update_member_and_rebalance(g, m, now, rq, rebalance_timeout, token, version,
-						    CH_COORD_CAUSE_METADATA_CHANGED,
-						    "rejoined with other protocols");
-		}
-		break;
-	case CH_GROUP_STABLE:
-		if (m == g->leader || !member_matches(m, rq)) {
-			/* The leader rejoining means it wants a new assignment
-			 * (e.g. topic metadata changed). */
-			bool leader = m == g->leader;
-			update_member_and_rebalance(
-				g, m, now, rq, rebalance_timeout, token, version,
-				leader ? CH_COORD_CAUSE_LEADER_REJOINED
-				       : CH_COORD_CAUSE_METADATA_CHANGED,
-				leader ? "(the leader) rejoined" : "rejoined with other protocols");
-		} else {
-			member_touch_session(m, now);
-			join_respond(c, g, m, token, version, false, g->leader->member_id, false);
-		}
-		break;
-	default:
-		join_error_as(c, token, CH_KERR_UNKNOWN_MEMBER_ID, rq->MemberId, -1);
-		break;
-	}
+	join_dispatch(&j, kind, r);
 }
 
 /* ---- SyncGroup ---------------------------------------------------------------- */
 
-typedef struct sync_store {
-	int32_t n;
-	char **member_ids;
-	uint8_t **assignments;
-	int32_t *lens;
-} sync_store;
-
-static void
-sync_store_free(sync_store *s)
+/* Kafka's validateSyncGroup past Dead: the member and its generation,
+ * then the protocol type and name when the request names them (v5). */
+static int16_t
+sync_check(const ch_group *g, const ch_SyncGroupRequest *rq)
 {
-	for (int32_t i = 0; i < s->n; i++) {
-		free(s->member_ids[i]);
-		free(s->assignments[i]);
-	}
-	free(s->member_ids);
-	free(s->assignments);
-	free(s->lens);
-	free(s);
-}
-
-void
-ch_coord_sync(ch_coord *c, int64_t now, void *token, int16_t version, const ch_SyncGroupRequest *rq)
-{
-	(void)version;
-	if (str_is_empty(rq->GroupId)) {
-		sync_respond(c, NULL, token, CH_KERR_INVALID_GROUP_ID, NULL, 0);
-		return;
-	}
-	int16_t load_err = coord_load_error(c, rq->GroupId);
-	if (load_err) {
-		/* Kafka: the rebalance state is lost with a reload; REBALANCE_IN_PROGRESS
-		 * sends the member back to JoinGroup (old clients do not know
-		 * COORDINATOR_LOAD_IN_PROGRESS here). */
-		sync_respond(c, NULL, token,
-			     load_err == CH_KERR_COORDINATOR_LOAD_IN_PROGRESS ? CH_KERR_REBALANCE_IN_PROGRESS
-									    : load_err,
-			     NULL, 0);
-		return;
-	}
-	ch_group *g = group_find(c, rq->GroupId);
-	if (!g) {
-		sync_respond(c, NULL, token, CH_KERR_UNKNOWN_MEMBER_ID, NULL, 0);
-		return;
-	}
-	if (g->state == CH_GROUP_DEAD) {
-		sync_respond(c, g, token, CH_KERR_COORDINATOR_NOT_AVAILABLE, NULL, 0);
-		return;
-	}
 	int16_t err = validate_member(g, rq->MemberId, rq->GroupInstanceId, rq->GenerationId);
 	if (!err && rq->ProtocolType.len >= 0 &&
 	    (!g->protocol_type || !ch_str_eq_c(rq->ProtocolType, g->protocol_type)))
@@ -1258,75 +1354,102 @@ ch_coord_sync(ch_coord *c, int64_t now, void *token, int16_t version, const ch_S
 	if (!err && rq->ProtocolName.len >= 0 &&
 	    (!g->protocol_name || !ch_str_eq_c(rq->ProtocolName, g->protocol_name)))
 		err = CH_KERR_INCONSISTENT_GROUP_PROTOCOL;
-	if (err) {
-		sync_respond(c, g, token, err, NULL, 0);
-		return;
-	}
-	ch_member *m = member_find(g, rq->MemberId);
-	switch (g->state) {
-	case CH_GROUP_EMPTY:
-		sync_respond(c, g, token, CH_KERR_UNKNOWN_MEMBER_ID, NULL, 0);
-		return;
-	case CH_GROUP_PREPARING_REBALANCE:
-		sync_respond(c, g, token, CH_KERR_REBALANCE_IN_PROGRESS, NULL, 0);
-		return;
-	case CH_GROUP_STABLE:
-		/* A late follower (or a retry): the assignment is already there. */
-		member_clear_pending_sync(g, m);
-		member_touch_session(m, now);
-		sync_respond(c, g, token, CH_KERR_NONE, m->assignment, m->assignment_len);
-		return;
-	case CH_GROUP_COMPLETING_REBALANCE:
-		break;
-	default:
-		sync_respond(c, g, token, CH_KERR_COORDINATOR_NOT_AVAILABLE, NULL, 0);
-		return;
-	}
-	if (m->sync_token) /* a retry replaces the parked request */
-		sync_respond(c, g, m->sync_token, CH_KERR_REBALANCE_IN_PROGRESS, NULL, 0);
-	m->sync_token = token;
-	m->sync_version = version;
-	member_clear_pending_sync(g, m);
-	member_touch_session(m, now);
-	/* Only the leader's first SyncGroup of this generation stores; an
-	 * older generation's store still in flight does not block it (its
-	 * completion is ignored: store_id moves on). */
-	if (m != g->leader || (g->store_id && g->store_generation == g->generation))
-		return;
-	/* The leader's assignment: store it durably, then answer everyone.
-	 * Members the leader left out get an empty assignment. */
-	sync_store *st = ch_xcalloc(1, sizeof(*st));
-	st->n = CH_MAX(rq->Assignments_n, 0);
-	st->member_ids = ch_xcalloc((size_t)st->n, sizeof(char *));
-	st->assignments = ch_xcalloc((size_t)st->n, sizeof(uint8_t *));
-	st->lens = ch_xcalloc((size_t)st->n, sizeof(int32_t));
-	for (int32_t i = 0; i < st->n; i++) {
-		const ch_SyncGroupRequest_SyncGroupRequestAssignment *a = &rq->Assignments[i];
-		st->member_ids[i] = str_dup(a->MemberId.len < 0 ? cstr("") : a->MemberId);
-		st->lens[i] = CH_MAX(a->Assignment.len, 0);
-		st->assignments[i] = ch_xmalloc((size_t)st->lens[i]);
-		if (st->lens[i])
-			memcpy(st->assignments[i], a->Assignment.p, (size_t)st->lens[i]);
-	}
-	/* The stored record carries the new assignment: set it now, undo on
-	 * failure. */
+	return err;
+}
+
+/* The leader's assignment becomes the members' (a member it left out gets
+ * an empty one, never null; an id named twice keeps its first) and is
+ * stored; sync_append_done answers the waiting SyncGroups once it is
+ * durable, or resets the assignments if the store fails. */
+static void
+sync_store_assignment(ch_group *g, const ch_SyncGroupRequest *rq, int16_t version, int64_t now)
+{
 	for (ch_member *x = g->first; x; x = x->next) {
 		free(x->assignment);
 		x->assignment = NULL;
 		x->assignment_len = 0;
 	}
-	for (int32_t i = 0; i < st->n; i++) {
-		ch_member *x = member_find(g, cstr(st->member_ids[i]));
-		if (x && !x->assignment) {
-			x->assignment = st->assignments[i];
-			x->assignment_len = st->lens[i];
-			st->assignments[i] = NULL;
-		}
+	for (int32_t i = 0; i < rq->Assignments_n; i++) {
+		const ch_SyncGroupRequest_SyncGroupRequestAssignment *a = &rq->Assignments[i];
+		ch_member *x = member_find(g, a->MemberId);
+		if (!x || x->assignment)
+			continue;
+		x->assignment_len = CH_MAX(a->Assignment.len, 0);
+		x->assignment = ch_xmalloc((size_t)x->assignment_len);
+		if (x->assignment_len)
+			memcpy(x->assignment, a->Assignment.p, (size_t)x->assignment_len);
 	}
 	for (ch_member *x = g->first; x; x = x->next)
 		if (!x->assignment)
 			x->assignment = ch_xcalloc(1, 1); /* zero-length, not null */
-	group_store(g, A_SYNC_STORE, NULL, version, now, st);
+	group_store(g, A_SYNC_STORE, NULL, version, now, NULL);
+}
+
+/* ACT_SYNC_WAIT (CompletingRebalance): the SyncGroup waits for the
+ * leader's assignment (a retry replaces the waiting one). Only the
+ * leader's first SyncGroup of this generation stores it; an older
+ * generation's store still in flight does not block it (its completion is
+ * ignored: store_id moves on). */
+static void
+sync_wait(ch_group *g, ch_member *m, void *token, int16_t version, const ch_SyncGroupRequest *rq,
+	  int64_t now)
+{
+	if (m->sync_token)
+		sync_respond(g->coord, g, m->sync_token, CH_KERR_REBALANCE_IN_PROGRESS, NULL, 0);
+	m->sync_token = token;
+	m->sync_version = version;
+	member_clear_pending_sync(g, m);
+	member_touch_session(m, now);
+	if (m == g->leader && !(g->store_id && g->store_generation == g->generation))
+		sync_store_assignment(g, rq, version, now);
+}
+
+/* ACT_SYNC_ASSIGNMENT (Stable): a late follower, or a retry: the stored
+ * assignment is already there. */
+static void
+sync_answer_assignment(ch_group *g, ch_member *m, void *token, int64_t now)
+{
+	member_clear_pending_sync(g, m);
+	member_touch_session(m, now);
+	sync_respond(g->coord, g, token, CH_KERR_NONE, m->assignment, m->assignment_len);
+}
+
+/* The checks before the state table: a group id and a loaded partition.
+ * Kafka loses the rebalance state with a reload, so LOAD_IN_PROGRESS is
+ * answered REBALANCE_IN_PROGRESS, which sends the member back to JoinGroup
+ * (old clients do not know LOAD_IN_PROGRESS here). */
+static int16_t
+sync_invalid(const ch_coord *c, const ch_SyncGroupRequest *rq)
+{
+	if (str_is_empty(rq->GroupId))
+		return CH_KERR_INVALID_GROUP_ID;
+	int16_t err = coord_load_error(c, rq->GroupId);
+	return err == CH_KERR_COORDINATOR_LOAD_IN_PROGRESS ? CH_KERR_REBALANCE_IN_PROGRESS : err;
+}
+
+void
+ch_coord_sync(ch_coord *c, int64_t now, void *token, int16_t version, const ch_SyncGroupRequest *rq)
+{
+	int16_t err = sync_invalid(c, rq);
+	ch_group *g = err ? NULL : group_find(c, rq->GroupId);
+	const coord_rule *r = coord_rule_for(REQ_SYNC, g);
+	if (!err && r->check)
+		err = sync_check(g, rq);
+	if (!err) {
+		switch (r->act) {
+		case ACT_SYNC_WAIT:
+			sync_wait(g, member_find(g, rq->MemberId), token, version, rq, now);
+			return;
+		case ACT_SYNC_ASSIGNMENT:
+			sync_answer_assignment(g, member_find(g, rq->MemberId), token, now);
+			return;
+		default: /* ACT_ANSWER */
+			COORD_NEVER(c, r);
+			err = r->err;
+			break;
+		}
+	}
+	sync_respond(c, g, token, err, NULL, 0);
 }
 
 /* Kafka's storeGroup maps append failures for the members waiting on it. */
@@ -1355,7 +1478,6 @@ store_error(int16_t e)
 void
 sync_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
 {
-	sync_store_free(a->data);
 	ch_group *g = group_find(c, cstr(a->group_id));
 	if (!g || g->store_id != a->id)
 		return;
@@ -1388,6 +1510,9 @@ sync_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
 
 /* ---- Heartbeat, LeaveGroup ------------------------------------------------------- */
 
+/* Kafka's classicGroupHeartbeatToClassicGroup: the cell's error, after
+ * the member check where the cell has one (the member's session is then
+ * renewed). A partition still loading answers blindly, as Kafka does. */
 void
 ch_coord_heartbeat(ch_coord *c, int64_t now, void *token, int16_t version,
 		   const ch_HeartbeatRequest *rq)
@@ -1395,25 +1520,23 @@ ch_coord_heartbeat(ch_coord *c, int64_t now, void *token, int16_t version,
 	(void)version;
 	ch_HeartbeatResponse r;
 	ch_HeartbeatResponse_init(&r);
-	ch_group *g = str_is_empty(rq->GroupId) ? NULL : group_find(c, rq->GroupId);
-	int16_t load_err = str_is_empty(rq->GroupId) ? 0 : coord_load_error(c, rq->GroupId);
 	if (str_is_empty(rq->GroupId)) {
 		r.ErrorCode = CH_KERR_INVALID_GROUP_ID;
-	} else if (load_err) {
-		/* Kafka answers a heartbeat blindly while the group loads. */
-		r.ErrorCode = load_err == CH_KERR_COORDINATOR_LOAD_IN_PROGRESS ? CH_KERR_NONE : load_err;
-	} else if (!g) {
-		r.ErrorCode = CH_KERR_UNKNOWN_MEMBER_ID;
-	} else if (g->state == CH_GROUP_DEAD) {
-		r.ErrorCode = CH_KERR_COORDINATOR_NOT_AVAILABLE;
-	} else if (g->state == CH_GROUP_EMPTY) {
-		r.ErrorCode = CH_KERR_UNKNOWN_MEMBER_ID;
+	} else if ((r.ErrorCode = coord_load_error(c, rq->GroupId)) != CH_KERR_NONE) {
+		if (r.ErrorCode == CH_KERR_COORDINATOR_LOAD_IN_PROGRESS)
+			r.ErrorCode = CH_KERR_NONE;
 	} else {
-		r.ErrorCode = validate_member(g, rq->MemberId, rq->GroupInstanceId, rq->GenerationId);
-		if (!r.ErrorCode) {
-			member_touch_session(member_find(g, rq->MemberId), now);
-			if (g->state == CH_GROUP_PREPARING_REBALANCE)
-				r.ErrorCode = CH_KERR_REBALANCE_IN_PROGRESS;
+		ch_group *g = group_find(c, rq->GroupId);
+		const coord_rule *rule = coord_rule_for(REQ_HEARTBEAT, g);
+		COORD_NEVER(c, rule);
+		r.ErrorCode = rule->err;
+		if (rule->check) {
+			int16_t err = validate_member(g, rq->MemberId, rq->GroupInstanceId,
+						      rq->GenerationId);
+			if (err)
+				r.ErrorCode = err;
+			else
+				member_touch_session(member_find(g, rq->MemberId), now);
 		}
 	}
 	respond(c, token, &r);
@@ -1479,8 +1602,11 @@ ch_coord_leave(ch_coord *c, int64_t now, void *token, int16_t version, const ch_
 		r.ErrorCode = CH_KERR_INVALID_GROUP_ID;
 	else
 		r.ErrorCode = coord_load_error(c, rq->GroupId);
-	if (!r.ErrorCode && g && g->state == CH_GROUP_DEAD)
-		r.ErrorCode = CH_KERR_COORDINATOR_NOT_AVAILABLE;
+	const coord_rule *rule = coord_rule_for(REQ_LEAVE, g);
+	if (!r.ErrorCode && rule->act != ACT_LEAVE) {
+		COORD_NEVER(c, rule);
+		r.ErrorCode = rule->err;
+	}
 	for (int32_t i = 0; i < n && !r.ErrorCode; i++) {
 		out[i].MemberId = ids[i].MemberId;
 		out[i].GroupInstanceId = ids[i].GroupInstanceId;
@@ -1670,9 +1796,7 @@ group_delete(ch_group *g, int64_t now, const coord_reason *why)
 static void
 append_drop(pending_append *a)
 {
-	if (a->kind == A_SYNC_STORE) {
-		sync_store_free(a->data);
-	} else if (a->kind == A_STATIC_STORE) {
+	if (a->kind == A_STATIC_STORE) {
 		static_store_free(a->data);
 	} else if (a->kind == A_DEFERRED) {
 		deferred *d = a->data; /* shared by its appends */

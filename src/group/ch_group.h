@@ -30,12 +30,111 @@
  *
  *   Dead: deleted (DeleteGroups, offsets expired, tombstone replayed).
  *
- * Transitions, with the function that performs them (ch_group.c):
+ * Transitions, with the function that performs them (ch_group.c unless
+ * named); each goes through group_set_state, which logs it with its reason:
  *   Empty|Stable|CompletingRebalance -> PreparingRebalance   prepare_rebalance
  *   PreparingRebalance -> CompletingRebalance|Empty          complete_join
- *   CompletingRebalance -> Stable                            sync_stored (leader's
- *                                                            assignment durable)
+ *   CompletingRebalance -> Stable                            sync_append_done (the
+ *                                                            leader's assignment is durable)
  *   any -> Dead                                              group_delete
+ *   replay: -> Stable|Empty                                  load_group, load_finish_groups
+ *                                                            (ch_group_store.c)
+ *
+ * PreparingRebalance has a sub-state, how its join phase ends: when every
+ * member has rejoined or at the rebalance timeout (Kafka's DelayedJoin), or,
+ * entered from Empty, only when group.initial.rebalance.delay.ms runs out,
+ * re-armed while new members keep arriving, within the rebalance timeout
+ * (Kafka's InitialDelayedJoin).
+ *
+ * What each state does with each request, the state table. The handlers
+ * look their cell up in ch_group_table.c and do what it says; this copy is
+ * rendered from those rules, and the group_coord test fails when the two
+ * differ (GROUP_STATE_TABLE_WRITE=1 group_test_coord t_state_table_in_header
+ * rewrites it). Before the table come the checks that do not depend on the
+ * state: the group id (INVALID_GROUP_ID), the partition's load state (see
+ * "Loading" below) and, for JoinGroup, the session timeout's bounds
+ * (INVALID_SESSION_TIMEOUT), group.max.size for a member not yet in the
+ * group (GROUP_MAX_SIZE_REACHED) and the protocols (Kafka's
+ * supportsProtocols: INCONSISTENT_GROUP_PROTOCOL). The Dead column is
+ * Kafka's answer for a group being unloaded; a deleted group here leaves
+ * the coordinator at once, so a request finds no group instead. Not in the
+ * table: ListGroups (every state is listed) and OffsetDelete (Dead and
+ * no group: GROUP_ID_NOT_FOUND; otherwise it depends on the members and
+ * the protocol type, ch_group_offsets.c).
+ *
+ * BEGIN STATE TABLE
+ *                   no group     Empty        Preparing    Completing   Stable       Dead
+ * JoinGroup, no id  create       new          new          new          new          NOT_AVAIL
+ *   new instance    create       add          add          add          add          NOT_AVAIL
+ *   known instance  -            -            replace      replace+rb   keep|rb      NOT_AVAIL
+ *   pending id      -            add          add          add          add          NOT_AVAIL
+ *   member's id     -            -            update       resend|rb    current|rb   NOT_AVAIL
+ *   fenced instance -            -            FENCED       FENCED       FENCED       NOT_AVAIL
+ *   unknown id      UNKNOWN      UNKNOWN      UNKNOWN      UNKNOWN      UNKNOWN      NOT_AVAIL
+ * SyncGroup         UNKNOWN      UNKNOWN*     REBALANCING* wait*        assignment*  NOT_AVAIL
+ * Heartbeat         UNKNOWN      UNKNOWN*     REBALANCING* NONE*        NONE*        NOT_AVAIL
+ * LeaveGroup        remove       remove       remove       remove       remove       NOT_AVAIL
+ * OffsetCommit      simple       commit*      commit*      REBALANCING* commit*      NOT_AVAIL
+ * OffsetFetch       offsets      offsets      offsets      offsets      offsets      offsets
+ * DescribeGroups    Dead         summary      summary      summary      full         summary
+ * DeleteGroups      NOT_FOUND    delete       NON_EMPTY    NON_EMPTY    NON_EMPTY    NOT_FOUND
+ *
+ * * the member is checked first (validateMember, then the generation; SyncGroup
+ *   also the protocol type and name; OffsetCommit: validateOffsetCommit): its
+ *   error is the answer if it fails
+ * -           cannot happen (no such member can exist in that state)
+ * create      the group is created Empty, then as Empty
+ *             (getOrMaybeCreateClassicGroup: only without a member id)
+ * new         v4+: MEMBER_ID_REQUIRED with a new id, kept pending until the
+ *             member joins with it (KIP-394); v0-v3: add
+ *             (classicGroupJoinNewDynamicMember)
+ * add         the member is added and the group rebalances; from Empty after
+ *             group.initial.rebalance.delay.ms
+ *             (addMemberThenRebalanceOrCompleteJoin, InitialDelayedJoin)
+ * replace     new member id for the instance, the old one fenced; the join phase
+ *             goes on (updateStaticMemberThenRebalanceOrCompleteJoin, KIP-345)
+ * replace+rb  replace, and rebalance: the leader may have assigned to the old id
+ *             (updateStaticMemberThenRebalanceOrCompleteJoin)
+ * keep|rb     replace; protocol unchanged: stored, answered with the current
+ *             generation, no rebalance (v9+: a returning leader gets
+ *             SkipAssignment, KIP-814); else rebalance
+ *             (updateStaticMemberThenRebalanceOrCompleteJoin)
+ * update      the member's protocols are updated and its JoinGroup waits for the
+ *             join phase (classicGroupJoinExistingMember,
+ *             updateMemberThenRebalanceOrCompleteJoin)
+ * resend|rb   same protocols: this generation's JoinGroup answer again (a lost
+ *             response); else update and rebalance
+ *             (classicGroupJoinExistingMember)
+ * current|rb  a follower with the same protocols gets the current generation;
+ *             the leader or changed protocols: update and rebalance
+ *             (classicGroupJoinExistingMember)
+ * wait        the SyncGroup waits; the leader's assignment is stored, then every
+ *             waiting member is answered (classicGroupSyncToClassicGroup)
+ * assignment  the member's stored assignment: a late follower or a retry
+ *             (classicGroupSyncToClassicGroup)
+ * remove      each named member leaves, an unknown one gets UNKNOWN_MEMBER_ID, a
+ *             fenced one FENCED_INSTANCE_ID (classicGroupLeaveToClassicGroup,
+ *             removeMemberAndUpdateClassicGroup)
+ * commit      the offsets are appended and answered once durable
+ *             (ClassicGroup.validateOffsetCommit passed)
+ * simple      generation -1: the group is created, then as Empty; else
+ *             ILLEGAL_GENERATION (OffsetMetadataManager.validateOffsetCommit)
+ * offsets     the committed offsets; -1 and "" where none (fetchOffsets,
+ *             fetchAllOffsets)
+ * full        state, protocol, members with metadata and assignment
+ *             (describeGroups)
+ * summary     state and members with their assignment, no protocol or metadata
+ *             (describeGroups: describeNoMetadata)
+ * Dead        described as Dead, no error (describeGroups)
+ * delete      tombstones for the offsets and the group, answered once durable
+ *             (ClassicGroup.validateDeleteGroup passed)
+ * UNKNOWN     UNKNOWN_MEMBER_ID
+ * REBALANCING REBALANCE_IN_PROGRESS
+ * NOT_AVAIL   COORDINATOR_NOT_AVAILABLE
+ * FENCED      FENCED_INSTANCE_ID
+ * NON_EMPTY   NON_EMPTY_GROUP
+ * NOT_FOUND   GROUP_ID_NOT_FOUND
+ * END STATE TABLE
  *
  * Timers (one heap, O(log n) per re-arm; no scan of members per tick):
  *   group join timer     initial rebalance delay / rebalance timeout
@@ -254,6 +353,11 @@ size_t ch_coord_memory(const ch_coord *c);
 /* Check every internal invariant; returns NULL or a description of the
  * first violation (tests and the simulator call it after every step). */
 const char *ch_coord_check(const ch_coord *c);
+
+/* The state table as the code has it, in the comment form of the copy
+ * above (the group_coord test compares them); returns its length (written
+ * up to cap bytes, NUL-terminated when it fits). */
+size_t ch_coord_state_table(char *buf, size_t cap);
 
 /* __consumer_offsets partition of a group (Kafka: Utils.abs(hashCode) % n). */
 int32_t ch_coord_partition_for(const ch_coord *c, ch_str group_id);

@@ -96,7 +96,8 @@ ch_coord_describe(ch_coord *c, int64_t now, void *token, int16_t version,
 				o->AuthorizedOperations = INT32_MIN;
 			continue;
 		}
-		if (!g) {
+		const coord_rule *rule = coord_rule_for(REQ_DESCRIBE, g);
+		if (rule->act == ACT_DESCRIBE_DEAD) {
 			/* Kafka (v0-v5) describes an unknown group as Dead, no error. */
 			o->ErrorCode = CH_KERR_NONE;
 			o->GroupState = ch_str_c("Dead");
@@ -105,7 +106,7 @@ ch_coord_describe(ch_coord *c, int64_t now, void *token, int16_t version,
 			o->Members_n = 0;
 			continue;
 		}
-		bool stable = g->state == CH_GROUP_STABLE;
+		bool stable = rule->act == ACT_DESCRIBE_FULL;
 		o->ErrorCode = CH_KERR_NONE;
 		o->GroupState = ch_str_c(ch_group_state_name(g->state));
 		o->ProtocolType = ch_str_c(g->protocol_type ? g->protocol_type : "");
@@ -191,14 +192,14 @@ ch_coord_delete_groups(ch_coord *c, int64_t now, void *token, int16_t version,
 		o->GroupId = id.len < 0 ? CH_STR_NULL : (ch_str){copy, id.len};
 		ch_group *g = id.len <= 0 ? NULL : group_find(c, id);
 		int16_t load_err = id.len <= 0 ? 0 : coord_load_error(c, id);
+		const coord_rule *rule = coord_rule_for(REQ_DELETE, g);
 		if (id.len <= 0) {
 			o->ErrorCode = CH_KERR_INVALID_GROUP_ID;
 		} else if (load_err) {
 			o->ErrorCode = load_err;
-		} else if (!g || g->state == CH_GROUP_DEAD) {
-			o->ErrorCode = CH_KERR_GROUP_ID_NOT_FOUND;
-		} else if (g->state != CH_GROUP_EMPTY || g->members.n > 0) {
-			o->ErrorCode = CH_KERR_NON_EMPTY_GROUP;
+		} else if (rule->act != ACT_DELETE) {
+			COORD_NEVER(c, rule);
+			o->ErrorCode = rule->err;
 		} else {
 			/* Tombstones for every offset and the group itself. */
 			size_t nrec = g->offsets.n + 1, k = 0;

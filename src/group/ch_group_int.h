@@ -180,6 +180,78 @@ struct ch_coord {
 	size_t bytes; /* approximate heap use */
 };
 
+/* ---- the state table (ch_group_table.c) ---------------------------------- */
+
+/* The requests of the table (rows). A JoinGroup is one of seven kinds,
+ * told apart by its member id and instance id (join_classify). */
+typedef enum coord_req {
+	REQ_JOIN_NEW,        /* no member id, no instance id */
+	REQ_JOIN_STATIC_NEW, /* no member id, an instance id no member holds */
+	REQ_JOIN_STATIC,     /* no member id, the instance id of a member */
+	REQ_JOIN_PENDING,    /* the id a MEMBER_ID_REQUIRED answer handed out */
+	REQ_JOIN_KNOWN,      /* a member's own id (and instance id, if static) */
+	REQ_JOIN_FENCED,     /* a member id with an instance id another member holds */
+	REQ_JOIN_UNKNOWN,    /* a member id the group does not know */
+	REQ_SYNC,
+	REQ_HEARTBEAT,
+	REQ_LEAVE,
+	REQ_COMMIT,
+	REQ_FETCH,
+	REQ_DESCRIBE,
+	REQ_DELETE,
+	COORD_REQ_N
+} coord_req;
+
+/* Columns: no such group, then one per ch_group_state. */
+enum { COORD_COL_NO_GROUP = 0, COORD_COL_N = CH_GROUP_DEAD + 2 };
+
+/* What a state does with a request (ch_group_table.c explains each). */
+typedef enum coord_act {
+	ACT_NEVER,  /* cannot happen; answers `err` (CH_COORD_CHECKS builds abort) */
+	ACT_ANSWER, /* answer `err` */
+	ACT_CREATE,
+	ACT_JOIN_NEW,
+	ACT_JOIN_ADD,
+	ACT_JOIN_REPLACE,
+	ACT_JOIN_REPLACE_REBALANCE,
+	ACT_JOIN_REPLACE_KEEP,
+	ACT_JOIN_UPDATE,
+	ACT_JOIN_RESEND,
+	ACT_JOIN_CURRENT,
+	ACT_SYNC_WAIT,
+	ACT_SYNC_ASSIGNMENT,
+	ACT_LEAVE,
+	ACT_COMMIT,
+	ACT_COMMIT_SIMPLE,
+	ACT_FETCH,
+	ACT_DESCRIBE_FULL,
+	ACT_DESCRIBE_SUMMARY,
+	ACT_DESCRIBE_DEAD,
+	ACT_DELETE,
+	ACT_N
+} coord_act;
+
+typedef struct coord_rule {
+	coord_act act;
+	int16_t err; /* ACT_ANSWER, ACT_NEVER: the error answered */
+	bool check;  /* validate the member first; its error wins */
+} coord_rule;
+
+/* The cell of request `req` for group g (NULL: no such group). */
+const coord_rule *coord_rule_for(coord_req req, const ch_group *g);
+/* The cell of `req` in column `col` (COORD_COL_NO_GROUP or state + 1). */
+const coord_rule *coord_rule_at(coord_req req, int col);
+
+/* A cell that cannot be reached was: with CH_COORD_CHECKS the process
+ * aborts (a bug in the table or in join_classify); without, the cell's
+ * error is answered. */
+#ifdef CH_COORD_CHECKS
+void ch_coord_never(const ch_coord *c, const char *where) __attribute__((noreturn));
+#define COORD_NEVER(c, r) ((r)->act == ACT_NEVER ? ch_coord_never((c), __func__) : (void)0)
+#else
+#define COORD_NEVER(c, r) ((void)(c), (void)(r))
+#endif
+
 /* ---- shared helpers (ch_group.c) ---------------------------------------- */
 /* Log through ops->log (the core has no log of its own); the line is
  * formatted only when the shell would write it. */

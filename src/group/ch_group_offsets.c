@@ -224,23 +224,42 @@ commit_finish(ch_coord *c, deferred *d, int64_t now)
 	}
 }
 
-/* Kafka's validateOffsetCommit. */
+/* The member check of a commit (Kafka's ClassicGroup.validateOffsetCommit,
+ * the state table's check): a member, instance or generation named must
+ * be this generation's member; a simple commit (none of them) is only for
+ * a group without members. */
 static int16_t
-commit_validate(ch_group *g, int32_t generation, ch_str member_id, ch_str instance_id)
+commit_check(const ch_group *g, int32_t generation, ch_str member_id, ch_str instance_id)
 {
-	if (g->state == CH_GROUP_DEAD)
-		return CH_KERR_COORDINATOR_NOT_AVAILABLE;
-	if (generation >= 0 || member_id.len > 0 || instance_id.len >= 0) {
-		int16_t err = validate_member(g, member_id, instance_id, generation);
-		if (err)
-			return err;
-	} else if (g->members.n > 0) {
-		/* A simple (generation -1) commit into a group with members. */
-		return CH_KERR_UNKNOWN_MEMBER_ID;
+	if (generation >= 0 || member_id.len > 0 || instance_id.len >= 0)
+		return validate_member(g, member_id, instance_id, generation);
+	return g->members.n > 0 ? CH_KERR_UNKNOWN_MEMBER_ID : CH_KERR_NONE;
+}
+
+/* What the state table says of a commit to group id `id` (which exists or
+ * not); *gp is the group, created for a simple commit to none. */
+static int16_t
+commit_rule(ch_coord *c, ch_str id, int32_t generation, ch_str member_id, ch_str instance_id,
+	    int64_t now, ch_group **gp)
+{
+	ch_group *g = group_find(c, id);
+	const coord_rule *r = coord_rule_for(REQ_COMMIT, g);
+	*gp = NULL;
+	if (r->act == ACT_COMMIT_SIMPLE) {
+		/* OffsetMetadataManager.validateOffsetCommit: only a simple
+		 * commit (generation -1) creates a group. */
+		if (generation >= 0)
+			return CH_KERR_ILLEGAL_GENERATION;
+		g = group_get_or_create(c, id, now);
+		r = coord_rule_for(REQ_COMMIT, g);
 	}
-	if (g->state == CH_GROUP_COMPLETING_REBALANCE)
-		return CH_KERR_REBALANCE_IN_PROGRESS;
-	return CH_KERR_NONE;
+	*gp = g;
+	int16_t err = r->check ? commit_check(g, generation, member_id, instance_id) : CH_KERR_NONE;
+	if (!err && r->act != ACT_COMMIT) {
+		COORD_NEVER(c, r);
+		err = r->err;
+	}
+	return err;
 }
 
 void
@@ -276,16 +295,7 @@ ch_coord_commit(ch_coord *c, int64_t now, void *token, int16_t version,
 	if (rq->GroupId.len < 0) {
 		err = CH_KERR_INVALID_GROUP_ID;
 	} else if ((err = coord_load_error(c, rq->GroupId)) == CH_KERR_NONE) {
-		g = group_find(c, rq->GroupId);
-		if (!g) {
-			/* No group: only a simple commit (generation -1) creates one. */
-			if (generation < 0)
-				g = group_get_or_create(c, rq->GroupId, now);
-			else
-				err = CH_KERR_ILLEGAL_GENERATION;
-		}
-		if (g && !err)
-			err = commit_validate(g, generation, member_id, instance_id);
+		err = commit_rule(c, rq->GroupId, generation, member_id, instance_id, now, &g);
 	}
 	if (err) {
 		for (int32_t t = 0; t < nt; t++)
@@ -414,6 +424,26 @@ fetch_group(deferred *d, const ch_group *g, const ch_OffsetFetchRequest_OffsetFe
 	ch_map_free(&topic_idx);
 }
 
+/* Why a group's offsets cannot be fetched: its partition is not loaded,
+ * or its state table cell is an error (none is: OffsetFetch does not
+ * depend on the state). 0 and *gp = the group (or NULL): fetch. */
+static int16_t
+fetch_error(const ch_coord *c, ch_str id, const ch_group **gp)
+{
+	*gp = NULL;
+	int16_t err = coord_load_error(c, id);
+	if (err)
+		return err;
+	const ch_group *g = group_find(c, id);
+	const coord_rule *r = coord_rule_for(REQ_FETCH, g);
+	if (r->act != ACT_FETCH) {
+		COORD_NEVER(c, r);
+		return r->err;
+	}
+	*gp = g;
+	return CH_KERR_NONE;
+}
+
 static void
 fetch_finish(ch_coord *c, deferred *d, int64_t now)
 {
@@ -436,10 +466,10 @@ ch_coord_fetch(ch_coord *c, int64_t now, void *token, int16_t version, const ch_
 			const ch_OffsetFetchRequest_OffsetFetchRequestGroup *gq = &rq->Groups[i];
 			ch_OffsetFetchResponse_OffsetFetchResponseGroup *go = &resp->Groups[i];
 			go->GroupId = gq->GroupId;
-			go->ErrorCode = coord_load_error(c, gq->GroupId);
+			const ch_group *g;
+			go->ErrorCode = fetch_error(c, gq->GroupId, &g);
 			if (go->ErrorCode) /* no offsets: "none committed" would be a lie */
 				continue;
-			const ch_group *g = group_find(c, gq->GroupId);
 			fetch_group(d, g, gq->Topics, gq->Topics_n, &go->Topics, &go->Topics_n);
 		}
 		deferred_start(c, d, now);
@@ -448,14 +478,14 @@ ch_coord_fetch(ch_coord *c, int64_t now, void *token, int16_t version, const ch_
 	/* v0-v7: one group; the same data in the older field set. Before v2
 	 * there is no top-level error: a load error goes on every requested
 	 * partition (with offset -1, as Kafka's getErrorResponse does). */
-	int16_t load_err = rq->GroupId.len < 0 ? 0 : coord_load_error(c, rq->GroupId);
+	const ch_group *g = NULL;
+	int16_t load_err = rq->GroupId.len < 0 ? 0 : fetch_error(c, rq->GroupId, &g);
 	if (load_err && version >= 2) {
 		resp->ErrorCode = load_err;
 		resp->Topics_n = 0;
 		deferred_start(c, d, now);
 		return;
 	}
-	const ch_group *g = rq->GroupId.len < 0 || load_err ? NULL : group_find(c, rq->GroupId);
 	int32_t nq = rq->Topics_n;
 	ch_OffsetFetchRequest_OffsetFetchRequestTopics *tq = NULL;
 	if (nq > 0) {

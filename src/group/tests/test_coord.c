@@ -4,12 +4,14 @@
  * core/.../coordinator/group/GroupCoordinator.scala, GroupCoordinatorTest,
  * and group-coordinator's GroupMetadataManagerTest / ClassicGroupTest).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/ch_log.h"
 #include "common/ch_test.h"
+#include "group/ch_group_int.h"
 #include "harness.h"
 
 /* Coordinator INFO logs only with GROUP_TEST_LOG set. */
@@ -2067,6 +2069,103 @@ t_load_failure_then_retry(void)
 	fin(src);
 }
 
+/* Every error cell of the state table that a request in the group's
+ * current state reaches is what that request is answered (member `mid` of
+ * generation `gen` sends it, so cells with a member check pass it). */
+static void
+check_answer_cells(h_env *h, const char *mid, int32_t gen)
+{
+	ch_group_info i = ch_coord_group_info(h->c, G);
+	int col = i.exists ? (int)i.state + 1 : COORD_COL_NO_GROUP;
+	const coord_rule *r;
+	if ((r = coord_rule_at(REQ_HEARTBEAT, col))->act == ACT_ANSWER)
+		CH_CHECK_EQ_INT(H_HB(h, .group = G, .member = mid, .gen = gen)->error, r->err);
+	if ((r = coord_rule_at(REQ_SYNC, col))->act == ACT_ANSWER)
+		CH_CHECK_EQ_INT(H_SYNC(h, .v = H_V(3), .group = G, .member = mid, .gen = gen)->error,
+				r->err);
+	if ((r = coord_rule_at(REQ_COMMIT, col))->act == ACT_ANSWER) {
+		h_req *c = H_COMMIT(h, .v = H_V(7), .group = G, .member = mid, .gen = gen,
+				    .offsets = {{"t", 0, 1}}, .noffsets = 1);
+		CH_CHECK(c->nrows == 1 && c->rows[0].error == r->err);
+	}
+	if ((r = coord_rule_at(REQ_DELETE, col))->act == ACT_ANSWER) {
+		const char *gs[] = {G};
+		h_req *d = h_delete_groups(h, H_V(2), gs, 1);
+		CH_CHECK(d->nrows == 1 && d->rows[0].error == r->err);
+	}
+	r = coord_rule_at(REQ_JOIN_UNKNOWN, col);
+	CH_CHECK(r->act == ACT_ANSWER);
+	CH_CHECK_EQ_INT(H_JOIN(h, .v = H_V(5), .group = G, .member = "nobody")->error, r->err);
+	CH_CHECK_EQ_INT(ch_coord_group_info(h->c, G).state, i.state); /* none moved it */
+}
+
+/* The error cells of the state table, in every state a group reaches. */
+static void
+t_state_table_answers(void)
+{
+	h_env *h = env();
+	char ids[2][H_STR];
+	check_answer_cells(h, "nobody", 0); /* no group */
+	int32_t gen = h_form_group(h, G, 2, ids);
+	CH_CHECK(info(h, G).state == CH_GROUP_STABLE);
+	check_answer_cells(h, ids[0], gen);
+	H_JOIN(h, .v = H_V(5), .group = G, .member = ids[0]); /* the leader: rebalance */
+	CH_CHECK(info(h, G).state == CH_GROUP_PREPARING_REBALANCE);
+	check_answer_cells(h, ids[1], gen);
+	h_req *j1 = H_JOIN(h, .v = H_V(5), .group = G, .member = ids[1]);
+	CH_CHECK(h_done(j1) && info(h, G).state == CH_GROUP_COMPLETING_REBALANCE);
+	check_answer_cells(h, ids[1], j1->generation);
+	H_LEAVE(h, .v = H_V(3), .group = G, .members = {{ids[0]}, {ids[1]}}, .nmembers = 2);
+	CH_CHECK(info(h, G).state == CH_GROUP_EMPTY);
+	check_answer_cells(h, ids[0], j1->generation);
+	fin(h);
+}
+
+/* The state table in ch_group.h is the one the code reads
+ * (ch_group_table.c). GROUP_STATE_TABLE_WRITE=1 rewrites the header's copy. */
+static void
+t_state_table_in_header(void)
+{
+	static char want[1 << 16];
+	size_t n = ch_coord_state_table(want, sizeof(want));
+	CH_CHECK(n > 0 && n < sizeof(want));
+	const char *path = CH_SOURCE_DIR "/src/group/ch_group.h";
+	FILE *f = fopen(path, "rb");
+	CH_CHECK(f != NULL);
+	if (!f)
+		return;
+	static char hdr[1 << 18];
+	size_t len = fread(hdr, 1, sizeof(hdr) - 1, f);
+	fclose(f);
+	hdr[len] = '\0';
+	const char *begin = " * BEGIN STATE TABLE\n", *end = " * END STATE TABLE\n";
+	char *b = strstr(hdr, begin);
+	char *e = b ? strstr(b, end) : NULL;
+	CH_CHECK(b && e);
+	if (!b || !e)
+		return;
+	b += strlen(begin);
+	bool same = (size_t)(e - b) == n && memcmp(b, want, n) == 0;
+	if (!same && getenv("GROUP_STATE_TABLE_WRITE")) {
+		f = fopen(path, "wb");
+		CH_CHECK(f != NULL);
+		if (f) {
+			fwrite(hdr, 1, (size_t)(b - hdr), f);
+			fwrite(want, 1, n, f);
+			fputs(e, f);
+			same = fclose(f) == 0;
+			fprintf(stderr, "rewrote the state table in %s\n", path);
+		}
+	}
+	if (!same)
+		fprintf(stderr,
+			"%s: the state table differs from ch_group_table.c's rules; rewrite it with "
+			"GROUP_STATE_TABLE_WRITE=1 group_test_coord t_state_table_in_header. The "
+			"code's table:\n%s",
+			path, want);
+	CH_CHECK(same);
+}
+
 static void
 t_partition_for(void)
 {
@@ -2125,4 +2224,5 @@ CH_TEST_MAIN(CH_TEST(t_load_state_basics), CH_TEST(t_load_refuses_until_loaded),
 	     CH_TEST(t_list_groups), CH_TEST(t_describe_groups), CH_TEST(t_delete_groups),
 	     CH_TEST(t_offset_delete), CH_TEST(t_retention_from_empty),
 	     CH_TEST(t_retention_standalone_by_commit_time), CH_TEST(t_replay_rebuilds_groups),
-	     CH_TEST(t_replay_empty_group_and_static), CH_TEST(t_partition_for))
+	     CH_TEST(t_replay_empty_group_and_static), CH_TEST(t_partition_for),
+	     CH_TEST(t_state_table_in_header), CH_TEST(t_state_table_answers))
