@@ -386,7 +386,7 @@ select_protocol(const ch_group *g)
 	return best >= 0 ? first->protocols[best].name : NULL;
 }
 
-static const member_protocol *
+const member_protocol *
 member_protocol_find(const ch_member *m, const char *name)
 {
 	if (!name)
@@ -1315,6 +1315,7 @@ void
 ch_coord_join(ch_coord *c, int64_t now, void *token, int16_t version, const ch_JoinGroupRequest *rq,
 	      ch_str client_id, const char *client_host)
 {
+	COORD_CHECK_ON_RETURN(c, rq->GroupId);
 	if (join_invalid(c, token, rq))
 		return;
 	join_ctx j = {
@@ -1430,6 +1431,7 @@ sync_invalid(const ch_coord *c, const ch_SyncGroupRequest *rq)
 void
 ch_coord_sync(ch_coord *c, int64_t now, void *token, int16_t version, const ch_SyncGroupRequest *rq)
 {
+	COORD_CHECK_ON_RETURN(c, rq->GroupId);
 	int16_t err = sync_invalid(c, rq);
 	ch_group *g = err ? NULL : group_find(c, rq->GroupId);
 	const coord_rule *r = coord_rule_for(REQ_SYNC, g);
@@ -1517,6 +1519,7 @@ void
 ch_coord_heartbeat(ch_coord *c, int64_t now, void *token, int16_t version,
 		   const ch_HeartbeatRequest *rq)
 {
+	COORD_CHECK_ON_RETURN(c, rq->GroupId);
 	(void)version;
 	ch_HeartbeatResponse r;
 	ch_HeartbeatResponse_init(&r);
@@ -1582,6 +1585,7 @@ leave_one(ch_group *g, int64_t now, ch_str member_id, ch_str instance_id, ch_str
 void
 ch_coord_leave(ch_coord *c, int64_t now, void *token, int16_t version, const ch_LeaveGroupRequest *rq)
 {
+	COORD_CHECK_ON_RETURN(c, rq->GroupId);
 	ch_LeaveGroupResponse r;
 	ch_LeaveGroupResponse_init(&r);
 	/* v0-v2 name one member; v3+ a batch. Normalise to identities. */
@@ -1696,6 +1700,54 @@ session_expired(ch_member *m, int64_t now)
 	remove_member_and_update(g, m, now, &why);
 }
 
+/* The group a timer belongs to; NULL for the coordinator's own
+ * (retention). */
+static const ch_group *
+timer_group(const coord_timer *t)
+{
+	switch (t->kind) {
+	case T_GROUP_JOIN:
+	case T_GROUP_SYNC:
+		return t->owner;
+	case T_MEMBER:
+		return ((const ch_member *)t->owner)->group;
+	case T_PENDING:
+		return ((const pending_member *)t->owner)->group;
+	default:
+		return NULL;
+	}
+}
+
+/* Runs what a due timer (already out of the heap) stands for. */
+static void
+timer_fire(ch_coord *c, coord_timer *t, int64_t now)
+{
+	switch (t->kind) {
+	case T_GROUP_JOIN:
+		join_timer_fired(t->owner, now);
+		break;
+	case T_GROUP_SYNC:
+		sync_timer_fired(t->owner, now);
+		break;
+	case T_MEMBER:
+		session_expired(t->owner, now);
+		break;
+	case T_PENDING: {
+		pending_member *p = t->owner;
+		ch_group *g = p->group;
+		COORD_LOGI(c, "group %s: pending member %s never rejoined; dropping it", g->group_id,
+			   p->member_id);
+		pending_remove(g, p);
+		try_complete_join(g, now);
+		break;
+	}
+	case T_RETENTION:
+		retention_run(c, now);
+		timer_set(c, &c->retention, now + c->cfg.offsets_retention_check_ms);
+		break;
+	}
+}
+
 int64_t
 ch_coord_next_deadline(const ch_coord *c)
 {
@@ -1712,30 +1764,10 @@ ch_coord_tick(ch_coord *c, int64_t now)
 			break;
 		coord_timer *t = (coord_timer *)n;
 		ch_heap_remove(&c->timers, n);
-		switch (t->kind) {
-		case T_GROUP_JOIN:
-			join_timer_fired(t->owner, now);
-			break;
-		case T_GROUP_SYNC:
-			sync_timer_fired(t->owner, now);
-			break;
-		case T_MEMBER:
-			session_expired(t->owner, now);
-			break;
-		case T_PENDING: {
-			pending_member *p = t->owner;
-			ch_group *g = p->group;
-			COORD_LOGI(g->coord, "group %s: pending member %s never rejoined; dropping it",
-				g->group_id, p->member_id);
-			pending_remove(g, p);
-			try_complete_join(g, now);
-			break;
-		}
-		case T_RETENTION:
-			retention_run(c, now);
-			timer_set(c, &c->retention, now + c->cfg.offsets_retention_check_ms);
-			break;
-		}
+		const ch_group *g = timer_group(t);
+		/* each fired timer's group is checked after it (all, for retention) */
+		COORD_CHECK_ON_RETURN(c, g ? ch_str_c(g->group_id) : CH_STR_NULL);
+		timer_fire(c, t, now);
 	}
 }
 
@@ -1757,6 +1789,7 @@ ch_coord_new(const ch_coord_config *cfg, const ch_coord_ops *ops, int64_t now)
 	c->retention.kind = T_RETENTION;
 	c->retention.owner = c;
 	timer_set(c, &c->retention, now + c->cfg.offsets_retention_check_ms);
+	COORD_CHECK_AFTER(c, CH_STR_NULL);
 	return c;
 }
 
@@ -1828,6 +1861,7 @@ ch_coord_free(ch_coord *c)
 void
 ch_coord_shutdown(ch_coord *c)
 {
+	COORD_CHECK_ON_RETURN(c, CH_STR_NULL);
 	ch_map_foreach(&c->groups, e)
 	{
 		ch_group *g = e->value;
@@ -1906,97 +1940,4 @@ ch_coord_memory(const ch_coord *c)
 		}
 	}
 	return b;
-}
-
-const char *
-ch_coord_check(const ch_coord *c)
-{
-	static char msg[512];
-	ch_map_foreach(&c->groups, e)
-	{
-		const ch_group *g = e->value;
-		size_t n = 0;
-		int32_t awaiting = 0, pending_sync = 0;
-		bool leader_found = false;
-		ch_coord_load_state ls = ch_coord_partition_state(c, g->partition);
-		if (g->partition != ch_coord_partition_for(c, cstr(g->group_id))) {
-			snprintf(msg, sizeof(msg), "group %s: on partition %d, hashes to %d", g->group_id,
-				 g->partition, ch_coord_partition_for(c, cstr(g->group_id)));
-			return msg;
-		}
-		if (ls != CH_COORD_LOADED && ls != CH_COORD_LOADING) {
-			snprintf(msg, sizeof(msg), "group %s: exists on partition %d, which is %s",
-				 g->group_id, g->partition, ch_coord_load_state_name(ls));
-			return msg;
-		}
-		for (const ch_member *m = g->first; m; m = m->next) {
-			n++;
-			if (m->group != g)
-				return "member points to another group";
-			if (member_find(g, cstr(m->member_id)) != m)
-				return "member list and member map disagree";
-			awaiting += m->join_token != NULL;
-			pending_sync += m->pending_sync;
-			leader_found |= m == g->leader;
-			if (m->instance_id &&
-			    ch_map_get(&g->static_members, m->instance_id, strlen(m->instance_id)) != m)
-				return "static member map out of date";
-			if (m->sync_token && g->state != CH_GROUP_COMPLETING_REBALANCE) {
-				snprintf(msg, sizeof(msg), "group %s: parked SyncGroup in state %s",
-					 g->group_id, ch_group_state_name(g->state));
-				return msg;
-			}
-			/* (sessions start when the partition's load ends) */
-			if (!m->join_token && !m->sync_token && !ch_heap_armed(&m->session.node) &&
-			    ls == CH_COORD_LOADED) {
-				snprintf(msg, sizeof(msg), "group %s: member %s has no session timer",
-					 g->group_id, m->member_id);
-				return msg;
-			}
-		}
-		if (n != g->members.n)
-			return "member count mismatch";
-		if (awaiting != g->awaiting_join)
-			return "awaiting-join count mismatch";
-		if (pending_sync != g->pending_sync)
-			return "pending-sync count mismatch";
-		if (n && !leader_found)
-			return "group with members has no leader in them";
-		if (!n && g->leader)
-			return "empty group has a leader";
-		if (g->static_members.n > n)
-			return "more static members than members";
-		switch (g->state) {
-		case CH_GROUP_EMPTY:
-			if (n) {
-				snprintf(msg, sizeof(msg), "group %s: Empty with %zu members", g->group_id, n);
-				return msg;
-			}
-			break;
-		case CH_GROUP_PREPARING_REBALANCE:
-			if (!ch_heap_armed(&g->join_timer.node))
-				return "PreparingRebalance without a join timer";
-			break;
-		case CH_GROUP_COMPLETING_REBALANCE:
-		case CH_GROUP_STABLE:
-			if (!n) {
-				snprintf(msg, sizeof(msg), "group %s: %s with no members", g->group_id,
-					 ch_group_state_name(g->state));
-				return msg;
-			}
-			if (awaiting && g->state == CH_GROUP_COMPLETING_REBALANCE)
-				return "CompletingRebalance with a parked JoinGroup";
-			if (!g->protocol_name)
-				return "no protocol selected in a completed generation";
-			break;
-		case CH_GROUP_DEAD:
-			return "a Dead group is still registered";
-		}
-		/* Every member supports the selected protocol. */
-		if (g->protocol_name && g->state != CH_GROUP_PREPARING_REBALANCE)
-			for (const ch_member *m = g->first; m; m = m->next)
-				if (!member_protocol_find(m, g->protocol_name))
-					return "member does not support the selected protocol";
-	}
-	return NULL;
 }

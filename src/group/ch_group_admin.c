@@ -29,6 +29,7 @@ str_in_ci(const ch_str *list, int32_t n, const char *s)
 void
 ch_coord_list(ch_coord *c, int64_t now, void *token, int16_t version, const ch_ListGroupsRequest *rq)
 {
+	COORD_CHECK_ON_RETURN(c, CH_STR_NULL);
 	(void)now;
 	ch_ListGroupsResponse r;
 	ch_ListGroupsResponse_init(&r);
@@ -66,6 +67,7 @@ void
 ch_coord_describe(ch_coord *c, int64_t now, void *token, int16_t version,
 		  const ch_DescribeGroupsRequest *rq)
 {
+	COORD_CHECK_ON_RETURN(c, CH_STR_NULL);
 	(void)now, (void)version;
 	ch_DescribeGroupsResponse r;
 	ch_DescribeGroupsResponse_init(&r);
@@ -163,6 +165,7 @@ void
 ch_coord_delete_groups(ch_coord *c, int64_t now, void *token, int16_t version,
 		       const ch_DeleteGroupsRequest *rq)
 {
+	COORD_CHECK_ON_RETURN(c, CH_STR_NULL);
 	deferred *d = deferred_new(token, version);
 	ch_DeleteGroupsResponse *r = ch_arena_alloc(&d->arena, sizeof(*r));
 	ch_DeleteGroupsResponse_init(r);

@@ -5,6 +5,8 @@
 #ifndef CH_GROUP_INT_H
 #define CH_GROUP_INT_H
 
+#include <stddef.h>
+
 #include "common/ch_arena.h"
 #include "common/ch_heap.h"
 #include "common/ch_map.h"
@@ -28,6 +30,8 @@ typedef struct coord_timer {
 	timer_kind kind;
 	void *owner;
 } coord_timer;
+/* ch_coord_tick turns the heap's top node back into its coord_timer. */
+_Static_assert(offsetof(coord_timer, node) == 0, "the heap node must be first of coord_timer");
 
 typedef struct member_protocol {
 	char *name;
@@ -71,7 +75,8 @@ typedef struct pending_member {
 } pending_member;
 
 typedef struct offset_entry {
-	char *topic; /* points into the map key */
+	char *topic; /* points into the map key: topic_len bytes, a NUL, the partition */
+	size_t topic_len;
 	int32_t partition;
 	int64_t offset;
 	int32_t leader_epoch;
@@ -175,6 +180,7 @@ struct ch_coord {
 	ch_heap timers;
 	coord_timer retention;
 	append_table appends;
+	unsigned checks_since_full; /* CH_COORD_CHECKS: entry points since a full check */
 	size_t load_skipped;
 	uint8_t *load_state; /* ch_coord_load_state per __consumer_offsets partition */
 	size_t bytes; /* approximate heap use */
@@ -288,6 +294,8 @@ int16_t coord_load_error(const ch_coord *c, ch_str group_id);
 /* A new append in flight (in c->appends from now: issue it at once). */
 pending_append *append_new(ch_coord *c, append_kind kind, ch_group *g, void *token,
 			   int16_t version);
+/* The append in flight with this id, or NULL (it stays in the table). */
+const pending_append *append_find(const append_table *t, uint64_t id);
 /* Frees the table; drop(a) frees each append still in flight, unanswered
  * (the coordinator is going away). */
 void append_table_free(append_table *t, void (*drop)(pending_append *a));
@@ -334,7 +342,41 @@ void deferred_add_append(ch_coord *c, deferred *d, ch_group *g, const ch_coord_r
 void deferred_start(ch_coord *c, deferred *d, int64_t now);
 void retention_run(ch_coord *c, int64_t now);
 
+/* ---- invariants (ch_group_check.c) --------------------------------------- */
+/* The invariants of one group; NULL or the first violation. */
+const char *coord_check_group(const ch_coord *c, const ch_group *g);
+
+/* With CH_COORD_CHECKS, the end of an entry point checks the group it
+ * named (everything for a null id, and every so many calls) and a
+ * violation aborts with its text; without, these are no-ops.
+ *   COORD_CHECK_AFTER(c, group_id): check now (a function's single exit).
+ *   COORD_CHECK_ON_RETURN(c, group_id): first in a function with several
+ *   returns: check whenever it returns. The id is copied at once (a
+ *   request's memory is freed when it is answered). */
+#ifdef CH_COORD_CHECKS
+typedef struct coord_entry {
+	ch_coord *c;
+	const char *where;
+	char *group; /* a copy; NULL: check everything */
+} coord_entry;
+coord_entry coord_entry_begin(ch_coord *c, const char *where, ch_str group_id);
+void coord_entry_end(coord_entry *e);
+#define COORD_CHECK_ON_RETURN(c, group_id)                                        \
+	coord_entry coord_entry_ __attribute__((cleanup(coord_entry_end), unused)) = \
+		coord_entry_begin((c), __func__, (group_id))
+#define COORD_CHECK_AFTER(c, group_id)                                            \
+	do {                                                                      \
+		coord_entry e_ = coord_entry_begin((c), __func__, (group_id));    \
+		coord_entry_end(&e_);                                             \
+	} while (0)
+#else
+#define COORD_CHECK_ON_RETURN(c, group_id) ((void)(c))
+#define COORD_CHECK_AFTER(c, group_id) ((void)(c))
+#endif
+
 /* ---- membership (ch_group.c) -------------------------------------------- */
+/* The member's protocol of that name, or NULL. */
+const member_protocol *member_protocol_find(const ch_member *m, const char *name);
 /* Replay: drop a member without answering anything; restore a stored one
  * (its only protocol is the group's selected one, with its subscription). */
 void group_member_drop(ch_group *g, ch_member *m);

@@ -54,6 +54,7 @@ offset_put(ch_group *g, const char *topic, size_t tlen, int32_t partition, int64
 		ch_map_entry *me = ch_map_put(&g->offsets, buf, klen, e);
 		free(buf);
 		e->topic = me->key; /* NUL-terminated at tlen */
+		e->topic_len = tlen;
 		e->partition = partition;
 	}
 	free(e->metadata);
@@ -71,7 +72,8 @@ offset_put(ch_group *g, const char *topic, size_t tlen, int32_t partition, int64
 void
 offset_remove(ch_group *g, offset_entry *e)
 {
-	ch_map_remove(&g->offsets, e->topic, strlen(e->topic) + 5);
+	/* topic_len, not strlen: a replayed record's topic may hold a NUL */
+	ch_map_remove(&g->offsets, e->topic, e->topic_len + 5);
 	free(e->metadata);
 	free(e);
 }
@@ -266,6 +268,7 @@ void
 ch_coord_commit(ch_coord *c, int64_t now, void *token, int16_t version,
 		const ch_OffsetCommitRequest *rq)
 {
+	COORD_CHECK_ON_RETURN(c, rq->GroupId);
 	deferred *d = deferred_new(token, version);
 	ch_OffsetCommitResponse *resp = darena(d, sizeof(*resp));
 	ch_OffsetCommitResponse_init(resp);
@@ -453,6 +456,7 @@ fetch_finish(ch_coord *c, deferred *d, int64_t now)
 void
 ch_coord_fetch(ch_coord *c, int64_t now, void *token, int16_t version, const ch_OffsetFetchRequest *rq)
 {
+	COORD_CHECK_ON_RETURN(c, version >= 8 ? CH_STR_NULL : rq->GroupId);
 	deferred *d = deferred_new(token, version);
 	ch_OffsetFetchResponse *resp = darena(d, sizeof(*resp));
 	ch_OffsetFetchResponse_init(resp);
@@ -576,6 +580,7 @@ void
 ch_coord_offset_delete(ch_coord *c, int64_t now, void *token, int16_t version,
 		       const ch_OffsetDeleteRequest *rq)
 {
+	COORD_CHECK_ON_RETURN(c, rq->GroupId);
 	deferred *d = deferred_new(token, version);
 	ch_OffsetDeleteResponse *resp = darena(d, sizeof(*resp));
 	ch_OffsetDeleteResponse_init(resp);

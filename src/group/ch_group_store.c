@@ -165,12 +165,19 @@ appends_insert(append_table *t, pending_append *a)
 	a->id = (uint64_t)++t->next_seq << 32 | s; /* never 0: seq starts at 1 */
 }
 
+const pending_append *
+append_find(const append_table *t, uint64_t id)
+{
+	uint32_t s = (uint32_t)id;
+	return s < t->cap && t->slot[s] && t->slot[s]->id == id ? t->slot[s] : NULL;
+}
+
 /* The append in flight with this id, removed from the table; NULL if none. */
 static pending_append *
 appends_take(append_table *t, uint64_t id)
 {
 	uint32_t s = (uint32_t)id;
-	if (s >= t->cap || !t->slot[s] || t->slot[s]->id != id)
+	if (!append_find(t, id))
 		return NULL;
 	pending_append *a = t->slot[s];
 	t->slot[s] = NULL;
@@ -248,6 +255,7 @@ ch_coord_append_done(ch_coord *c, int64_t now, uint64_t id, int16_t error)
 				a->group_id, ch_kerr_name(error));
 		break;
 	}
+	COORD_CHECK_AFTER(c, ch_str_c(a->group_id));
 	free(a->group_id);
 	free(a);
 }
@@ -315,10 +323,12 @@ ch_coord_load_record(ch_coord *c, const uint8_t *key, size_t klen, const uint8_t
 	ch_arena a;
 	ch_arena_init(&a);
 	int rc = -1;
+	ch_str touched = CH_STR_NULL; /* the record's group (in a) */
 	if (ch_rd_ok(&r) && (kver == 0 || kver == 1)) {
 		ch_OffsetCommitKey k;
 		if (ch_OffsetCommitKey_decode(&r, &a, kver, &k) == 0 && k.group.len >= 0 &&
 		    k.topic.len >= 0) {
+			touched = k.group;
 			ch_group *g = group_find(c, k.group);
 			if (tombstone) {
 				offset_entry *e = g ? offset_find(g, k.topic.p, (size_t)k.topic.len,
@@ -346,9 +356,13 @@ ch_coord_load_record(ch_coord *c, const uint8_t *key, size_t klen, const uint8_t
 		}
 	} else if (ch_rd_ok(&r) && kver == 2) {
 		ch_GroupMetadataKey k;
-		if (ch_GroupMetadataKey_decode(&r, &a, kver, &k) == 0 && k.group.len >= 0)
+		if (ch_GroupMetadataKey_decode(&r, &a, kver, &k) == 0 && k.group.len >= 0) {
+			touched = k.group;
 			rc = load_group(c, k.group, val, vlen, tombstone);
+		}
 	}
+	if (rc == 0)
+		COORD_CHECK_AFTER(c, touched);
 	ch_arena_reset(&a);
 	if (rc != 0)
 		c->load_skipped++;
@@ -358,6 +372,7 @@ ch_coord_load_record(ch_coord *c, const uint8_t *key, size_t klen, const uint8_t
 bool
 ch_coord_load_begin(ch_coord *c, int32_t partition)
 {
+	COORD_CHECK_ON_RETURN(c, CH_STR_NULL);
 	ch_coord_load_state st = ch_coord_partition_state(c, partition);
 	if (partition < 0 || partition >= c->cfg.offsets_partitions || st == CH_COORD_LOADED)
 		return false;
@@ -398,6 +413,7 @@ load_finish_groups(ch_coord *c, int64_t now, int32_t partition, bool ok)
 size_t
 ch_coord_load_end(ch_coord *c, int64_t now, int32_t partition, bool ok)
 {
+	COORD_CHECK_ON_RETURN(c, CH_STR_NULL);
 	if (ch_coord_partition_state(c, partition) != CH_COORD_LOADING)
 		return 0;
 	size_t n = load_finish_groups(c, now, partition, ok);
@@ -413,6 +429,7 @@ ch_coord_load_end(ch_coord *c, int64_t now, int32_t partition, bool ok)
 void
 ch_coord_load_done(ch_coord *c, int64_t now)
 {
+	COORD_CHECK_ON_RETURN(c, CH_STR_NULL);
 	(void)load_finish_groups(c, now, -1, true);
 	for (int32_t p = 0; p < c->cfg.offsets_partitions; p++)
 		if (c->load_state[p] != CH_COORD_LOAD_FAILED)

@@ -1206,6 +1206,15 @@ load_record(h_env *h, const h_record *r, size_t i)
 	}
 }
 
+/* Every partition starts loading: records replay only into a partition
+ * being loaded (ch_coord_load_record); ch_coord_load_done ends them all. */
+static void
+begin_loads(h_env *h)
+{
+	for (int32_t p = 0; p < h->cfg.offsets_partitions; p++)
+		ch_coord_load_begin(h->c, p);
+}
+
 void
 h_restart(h_env *h)
 {
@@ -1238,6 +1247,7 @@ h_restart(h_env *h)
 	    .log_enabled = op_log_enabled,
 	};
 	h->c = ch_coord_new(&cfg, &ops, h->now);
+	begin_loads(h);
 	h->in_call = false;
 	for (size_t i = 0; i < h->nrecs; i++)
 		if (record_durable(h, &h->recs[i]))
@@ -1277,6 +1287,9 @@ h_env *
 h_replay(h_env *h)
 {
 	h_env *n = h_new_unloaded(&h->cfg, h->now);
+	n->in_call = true;
+	begin_loads(n);
+	n->in_call = false;
 	n->uuid_seq = h->uuid_seq + 1000000;
 	for (size_t i = 0; i < h->nrecs; i++) {
 		const h_record *r = &h->recs[i];
