@@ -104,16 +104,10 @@ void ch_api_Fetch(ch_req *req);
 void ch_api_ListOffsets(ch_req *req);
 void ch_api_InitProducerId(ch_req *req);
 void ch_api_FindCoordinator(ch_req *req);
-void ch_api_JoinGroup(ch_req *req);
-void ch_api_SyncGroup(ch_req *req);
-void ch_api_Heartbeat(ch_req *req);
-void ch_api_LeaveGroup(ch_req *req);
-void ch_api_OffsetCommit(ch_req *req);
-void ch_api_OffsetFetch(ch_req *req);
-void ch_api_ListGroups(ch_req *req);
-void ch_api_DescribeGroups(ch_req *req);
-void ch_api_DeleteGroups(ch_req *req);
-void ch_api_OffsetDelete(ch_req *req);
+/* Every API of the group coordinator (JoinGroup, SyncGroup, Heartbeat,
+ * LeaveGroup, OffsetCommit, OffsetFetch, ListGroups, DescribeGroups,
+ * DeleteGroups, OffsetDelete): one table in ch_api_group.c. */
+void ch_api_group(ch_req *req);
 /* ch_coord_ops for the coordinator core (ud = the ch_broker). */
 void ch_api_group_respond(void *ud, void *token, const void *resp);
 int16_t ch_api_group_check_partition(void *ud, ch_str topic, int32_t partition);

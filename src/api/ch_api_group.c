@@ -7,6 +7,7 @@
  * anything that waits for a __consumer_offsets append), which encodes the
  * response at the request's version and frees the request.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/ch_api.h"
@@ -211,109 +212,83 @@ client_host(const char *peer, char *out, size_t cap)
 	}
 }
 
-/* The group APIs need __consumer_offsets: real clients look up the
- * coordinator first (which creates it), but a client that goes straight to
- * JoinGroup or OffsetCommit must not form a group whose state cannot be
- * stored (with_offsets_topic). One hash lookup once the topic exists. */
+/* SyncGroup v5 makes the protocol type and name mandatory: Kafka answers
+ * a request without them before the coordinator sees it. */
+static bool
+sync_group_refused(ch_req *req)
+{
+	const ch_SyncGroupRequest *rq = req->body;
+	if (req->version < 5 || (rq->ProtocolType.len >= 0 && rq->ProtocolName.len >= 0))
+		return false;
+	ch_SyncGroupResponse resp;
+	ch_SyncGroupResponse_init(&resp);
+	resp.ErrorCode = CH_KERR_INCONSISTENT_GROUP_PROTOCOL;
+	resp.Assignment = (ch_bytes){(const uint8_t *)"", 0};
+	ch_api_send(req, &resp);
+	return true;
+}
+
+/* The group APIs: the core's entry point for each, a check of the request
+ * Kafka makes before its coordinator (answers and returns true to refuse),
+ * and whether it must wait for __consumer_offsets (with_offsets_topic):
+ * real clients look up the coordinator first, which creates it, but a
+ * client that goes straight to JoinGroup or OffsetCommit must not form a
+ * group whose state cannot be stored. One hash lookup once it exists. */
+static const struct group_api {
+	int16_t key;
+	ch_coord_request_fn *call;
+	bool (*refused)(ch_req *req);
+	bool needs_offsets_topic;
+} group_apis[] = {
+    {8, ch_coord_commit, NULL, true},                /* OffsetCommit */
+    {9, ch_coord_fetch, NULL, false},                /* OffsetFetch */
+    {11, ch_coord_join, NULL, true},                 /* JoinGroup */
+    {12, ch_coord_heartbeat, NULL, false},           /* Heartbeat */
+    {13, ch_coord_leave, NULL, false},               /* LeaveGroup */
+    {14, ch_coord_sync, sync_group_refused, true},   /* SyncGroup */
+    {15, ch_coord_describe, NULL, false},            /* DescribeGroups */
+    {16, ch_coord_list, NULL, false},                /* ListGroups */
+    {42, ch_coord_delete_groups, NULL, true},        /* DeleteGroups */
+    {47, ch_coord_offset_delete, NULL, true},        /* OffsetDelete */
+};
+
+static const struct group_api *
+group_api_for(int16_t key)
+{
+	for (size_t i = 0; i < CH_ARRAY_LEN(group_apis); i++)
+		if (group_apis[i].key == key)
+			return &group_apis[i];
+	return NULL;
+}
+
+/* Hands the decoded request to the core, which answers it through
+ * ch_api_group_respond (the request is the token). */
 static void
-join_group(ch_req *req)
+group_call(ch_req *req)
 {
 	char host[80];
 	client_host(req->peer, host, sizeof(host));
-	ch_coord_join(req->bk->coord, now_wall(req), req, req->version, req->body, req->client_id,
-		      host);
+	ch_coord_req r = {
+	    .now = now_wall(req),
+	    .token = req,
+	    .version = req->version,
+	    .body = req->body,
+	    .client_id = req->client_id,
+	    .client_host = host,
+	};
+	group_api_for(req->key)->call(req->bk->coord, &r);
 }
 
 void
-ch_api_JoinGroup(ch_req *req)
+ch_api_group(ch_req *req)
 {
-	with_offsets_topic(req, join_group);
-}
-
-static void
-sync_group(ch_req *req)
-{
-	ch_coord_sync(req->bk->coord, now_wall(req), req, req->version, req->body);
-}
-
-void
-ch_api_SyncGroup(ch_req *req)
-{
-	const ch_SyncGroupRequest *rq = req->body;
-	if (req->version >= 5 && (rq->ProtocolType.len < 0 || rq->ProtocolName.len < 0)) {
-		/* v5 makes both mandatory: Kafka answers before the coordinator. */
-		ch_SyncGroupResponse resp;
-		ch_SyncGroupResponse_init(&resp);
-		resp.ErrorCode = CH_KERR_INCONSISTENT_GROUP_PROTOCOL;
-		resp.Assignment = (ch_bytes){(const uint8_t *)"", 0};
-		ch_api_send(req, &resp);
+	const struct group_api *a = group_api_for(req->key);
+	if (!a)
+		abort(); /* the handler table (ch_api.c) names an API this table lacks */
+	if (a->refused && a->refused(req))
 		return;
-	}
-	with_offsets_topic(req, sync_group);
-}
-
-void
-ch_api_Heartbeat(ch_req *req)
-{
-	ch_coord_heartbeat(req->bk->coord, now_wall(req), req, req->version, req->body);
-}
-
-void
-ch_api_LeaveGroup(ch_req *req)
-{
-	ch_coord_leave(req->bk->coord, now_wall(req), req, req->version, req->body);
-}
-
-static void
-offset_commit(ch_req *req)
-{
-	ch_coord_commit(req->bk->coord, now_wall(req), req, req->version, req->body);
-}
-
-void
-ch_api_OffsetCommit(ch_req *req)
-{
-	with_offsets_topic(req, offset_commit);
-}
-
-void
-ch_api_OffsetFetch(ch_req *req)
-{
-	ch_coord_fetch(req->bk->coord, now_wall(req), req, req->version, req->body);
-}
-
-void
-ch_api_ListGroups(ch_req *req)
-{
-	ch_coord_list(req->bk->coord, now_wall(req), req, req->version, req->body);
-}
-
-void
-ch_api_DescribeGroups(ch_req *req)
-{
-	ch_coord_describe(req->bk->coord, now_wall(req), req, req->version, req->body);
-}
-
-static void
-delete_groups(ch_req *req)
-{
-	ch_coord_delete_groups(req->bk->coord, now_wall(req), req, req->version, req->body);
-}
-
-void
-ch_api_DeleteGroups(ch_req *req)
-{
-	with_offsets_topic(req, delete_groups);
-}
-
-static void
-offset_delete(ch_req *req)
-{
-	ch_coord_offset_delete(req->bk->coord, now_wall(req), req, req->version, req->body);
-}
-
-void
-ch_api_OffsetDelete(ch_req *req)
-{
-	with_offsets_topic(req, offset_delete);
+	if (a->needs_offsets_topic)
+		with_offsets_topic(req, group_call);
+	else
+		group_call(req);
 }

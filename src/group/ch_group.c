@@ -1312,9 +1312,14 @@ join_dispatch(join_ctx *j, coord_req kind, const coord_rule *r)
 }
 
 void
-ch_coord_join(ch_coord *c, int64_t now, void *token, int16_t version, const ch_JoinGroupRequest *rq,
-	      ch_str client_id, const char *client_host)
+ch_coord_join(ch_coord *c, const ch_coord_req *req)
 {
+	const ch_JoinGroupRequest *rq = req->body;
+	int64_t now = req->now;
+	void *token = req->token;
+	int16_t version = req->version;
+	ch_str client_id = req->client_id;
+	const char *client_host = req->client_host;
 	COORD_CHECK_ON_RETURN(c, rq->GroupId);
 	if (join_invalid(c, token, rq))
 		return;
@@ -1429,8 +1434,12 @@ sync_invalid(const ch_coord *c, const ch_SyncGroupRequest *rq)
 }
 
 void
-ch_coord_sync(ch_coord *c, int64_t now, void *token, int16_t version, const ch_SyncGroupRequest *rq)
+ch_coord_sync(ch_coord *c, const ch_coord_req *req)
 {
+	const ch_SyncGroupRequest *rq = req->body;
+	int64_t now = req->now;
+	void *token = req->token;
+	int16_t version = req->version;
 	COORD_CHECK_ON_RETURN(c, rq->GroupId);
 	int16_t err = sync_invalid(c, rq);
 	ch_group *g = err ? NULL : group_find(c, rq->GroupId);
@@ -1516,11 +1525,12 @@ sync_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
  * the member check where the cell has one (the member's session is then
  * renewed). A partition still loading answers blindly, as Kafka does. */
 void
-ch_coord_heartbeat(ch_coord *c, int64_t now, void *token, int16_t version,
-		   const ch_HeartbeatRequest *rq)
+ch_coord_heartbeat(ch_coord *c, const ch_coord_req *req)
 {
+	const ch_HeartbeatRequest *rq = req->body;
+	int64_t now = req->now;
+	void *token = req->token;
 	COORD_CHECK_ON_RETURN(c, rq->GroupId);
-	(void)version;
 	ch_HeartbeatResponse r;
 	ch_HeartbeatResponse_init(&r);
 	if (str_is_empty(rq->GroupId)) {
@@ -1583,8 +1593,12 @@ leave_one(ch_group *g, int64_t now, ch_str member_id, ch_str instance_id, ch_str
 }
 
 void
-ch_coord_leave(ch_coord *c, int64_t now, void *token, int16_t version, const ch_LeaveGroupRequest *rq)
+ch_coord_leave(ch_coord *c, const ch_coord_req *req)
 {
+	const ch_LeaveGroupRequest *rq = req->body;
+	int64_t now = req->now;
+	void *token = req->token;
+	int16_t version = req->version;
 	COORD_CHECK_ON_RETURN(c, rq->GroupId);
 	ch_LeaveGroupResponse r;
 	ch_LeaveGroupResponse_init(&r);

@@ -208,27 +208,28 @@ void ch_coord_free(ch_coord *c);
 
 /* ---- requests ----------------------------------------------------------- */
 
-/* client_id and client_host (for DescribeGroups and member ids) are copied. */
-void ch_coord_join(ch_coord *c, int64_t now, void *token, int16_t version,
-		   const ch_JoinGroupRequest *rq, ch_str client_id, const char *client_host);
-void ch_coord_sync(ch_coord *c, int64_t now, void *token, int16_t version,
-		   const ch_SyncGroupRequest *rq);
-void ch_coord_heartbeat(ch_coord *c, int64_t now, void *token, int16_t version,
-			const ch_HeartbeatRequest *rq);
-void ch_coord_leave(ch_coord *c, int64_t now, void *token, int16_t version,
-		    const ch_LeaveGroupRequest *rq);
-void ch_coord_commit(ch_coord *c, int64_t now, void *token, int16_t version,
-		     const ch_OffsetCommitRequest *rq);
-void ch_coord_fetch(ch_coord *c, int64_t now, void *token, int16_t version,
-		    const ch_OffsetFetchRequest *rq);
-void ch_coord_list(ch_coord *c, int64_t now, void *token, int16_t version,
-		   const ch_ListGroupsRequest *rq);
-void ch_coord_describe(ch_coord *c, int64_t now, void *token, int16_t version,
-		       const ch_DescribeGroupsRequest *rq);
-void ch_coord_delete_groups(ch_coord *c, int64_t now, void *token, int16_t version,
-			    const ch_DeleteGroupsRequest *rq);
-void ch_coord_offset_delete(ch_coord *c, int64_t now, void *token, int16_t version,
-			    const ch_OffsetDeleteRequest *rq);
+/* A decoded request for the core. */
+typedef struct ch_coord_req {
+	int64_t now;             /* wall-clock ms */
+	void *token;             /* answered once through ops->respond */
+	int16_t version;
+	const void *body;        /* the codec's request struct of the API (ch_JoinGroupRequest...) */
+	ch_str client_id;        /* JoinGroup: for member ids and DescribeGroups (copied) */
+	const char *client_host; /* JoinGroup: for DescribeGroups (copied) */
+} ch_coord_req;
+
+/* One function per API, all of this shape (body: the API's request). */
+typedef void ch_coord_request_fn(ch_coord *c, const ch_coord_req *req);
+ch_coord_request_fn ch_coord_join;         /* JoinGroup */
+ch_coord_request_fn ch_coord_sync;         /* SyncGroup */
+ch_coord_request_fn ch_coord_heartbeat;    /* Heartbeat */
+ch_coord_request_fn ch_coord_leave;        /* LeaveGroup */
+ch_coord_request_fn ch_coord_commit;       /* OffsetCommit */
+ch_coord_request_fn ch_coord_fetch;        /* OffsetFetch */
+ch_coord_request_fn ch_coord_list;         /* ListGroups */
+ch_coord_request_fn ch_coord_describe;     /* DescribeGroups */
+ch_coord_request_fn ch_coord_delete_groups; /* DeleteGroups */
+ch_coord_request_fn ch_coord_offset_delete; /* OffsetDelete */
 
 /* ---- time, durability, recovery ----------------------------------------- */
 

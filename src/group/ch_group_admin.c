@@ -27,10 +27,12 @@ str_in_ci(const ch_str *list, int32_t n, const char *s)
 }
 
 void
-ch_coord_list(ch_coord *c, int64_t now, void *token, int16_t version, const ch_ListGroupsRequest *rq)
+ch_coord_list(ch_coord *c, const ch_coord_req *req)
 {
+	const ch_ListGroupsRequest *rq = req->body;
+	void *token = req->token;
+	int16_t version = req->version;
 	COORD_CHECK_ON_RETURN(c, CH_STR_NULL);
-	(void)now;
 	ch_ListGroupsResponse r;
 	ch_ListGroupsResponse_init(&r);
 	r.Groups = ch_xcalloc(c->groups.n ? c->groups.n : 1, sizeof(*r.Groups));
@@ -64,11 +66,11 @@ ch_coord_list(ch_coord *c, int64_t now, void *token, int16_t version, const ch_L
 }
 
 void
-ch_coord_describe(ch_coord *c, int64_t now, void *token, int16_t version,
-		  const ch_DescribeGroupsRequest *rq)
+ch_coord_describe(ch_coord *c, const ch_coord_req *req)
 {
+	const ch_DescribeGroupsRequest *rq = req->body;
+	void *token = req->token;
 	COORD_CHECK_ON_RETURN(c, CH_STR_NULL);
-	(void)now, (void)version;
 	ch_DescribeGroupsResponse r;
 	ch_DescribeGroupsResponse_init(&r);
 	int32_t n = CH_MAX(rq->Groups_n, 0);
@@ -162,23 +164,19 @@ delete_finish(ch_coord *c, deferred *d, int64_t now)
 }
 
 void
-ch_coord_delete_groups(ch_coord *c, int64_t now, void *token, int16_t version,
-		       const ch_DeleteGroupsRequest *rq)
+ch_coord_delete_groups(ch_coord *c, const ch_coord_req *req)
 {
+	const ch_DeleteGroupsRequest *rq = req->body;
+	int64_t now = req->now;
 	COORD_CHECK_ON_RETURN(c, CH_STR_NULL);
-	deferred *d = deferred_new(token, version);
-	ch_DeleteGroupsResponse *r = ch_arena_alloc(&d->arena, sizeof(*r));
+	deferred *d = deferred_new(req, sizeof(ch_DeleteGroupsResponse), delete_finish);
+	ch_DeleteGroupsResponse *r = d->resp;
 	ch_DeleteGroupsResponse_init(r);
-	d->resp = r;
-	d->finish = delete_finish;
 	int32_t n = CH_MAX(rq->GroupsNames_n, 0);
-	r->Results = ch_arena_alloc(&d->arena, sizeof(*r->Results) * (size_t)(n ? n : 1));
-	r->Results_n = n;
-	del_ctx *x = ch_arena_alloc(&d->arena, sizeof(*x));
-	x->deleted = ch_arena_alloc(&d->arena, sizeof(*x->deleted) * (size_t)(n ? n : 1));
+	r->Results = deferred_alloc(d, (size_t)n, sizeof(*r->Results));
+	del_ctx *x = deferred_alloc(d, 1, sizeof(*x));
+	x->deleted = deferred_alloc(d, (size_t)n, sizeof(*x->deleted));
 	d->ctx = x;
-	if (!r->Results || !x || !x->deleted)
-		abort();
 	r->Results_n = 0;
 	for (int32_t i = 0; i < n; i++) {
 		ch_str id = rq->GroupsNames[i];
@@ -189,10 +187,7 @@ ch_coord_delete_groups(ch_coord *c, int64_t now, void *token, int16_t version,
 		if (seen)
 			continue;
 		ch_DeleteGroupsResponse_DeletableGroupResult *o = &r->Results[r->Results_n++];
-		char *copy = ch_arena_alloc(&d->arena, (size_t)CH_MAX(id.len, 0) + 1);
-		if (id.len > 0)
-			memcpy(copy, id.p, (size_t)id.len);
-		o->GroupId = id.len < 0 ? CH_STR_NULL : (ch_str){copy, id.len};
+		o->GroupId = deferred_str(d, id);
 		ch_group *g = id.len <= 0 ? NULL : group_find(c, id);
 		int16_t load_err = id.len <= 0 ? 0 : coord_load_error(c, id);
 		const coord_rule *rule = coord_rule_for(REQ_DELETE, g);

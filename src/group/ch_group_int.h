@@ -325,6 +325,8 @@ void offsets_free(ch_group *g);
 void deferred_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now);
 /* A response that waits for one or more appends (ch_group_offsets.c). */
 typedef struct deferred deferred;
+/* Applies what the appends made durable (d->error: the first failure). */
+typedef void deferred_finish_fn(ch_coord *c, deferred *d, int64_t now);
 struct deferred {
 	void *token;
 	int16_t version;
@@ -332,10 +334,18 @@ struct deferred {
 	void *resp;
 	int outstanding; /* appends not yet done */
 	int16_t error;   /* first append error */
-	void (*finish)(ch_coord *c, deferred *d, int64_t now); /* apply, then answer */
+	deferred_finish_fn *finish; /* NULL: nothing to apply */
 	void *ctx;
 };
-deferred *deferred_new(void *token, int16_t version);
+/* The deferred response to req: d->resp is resp_size zeroed bytes in its
+ * arena (run the codec's _init on it); once no append is outstanding
+ * (deferred_start, or the last completion) finish runs and d->resp is
+ * sent, and d is freed. */
+deferred *deferred_new(const ch_coord_req *req, size_t resp_size, deferred_finish_fn *finish);
+/* n (at least one) zeroed elements of `size` bytes that live as long as d. */
+void *deferred_alloc(deferred *d, size_t n, size_t size);
+/* A copy of s that lives as long as d (null stays null). */
+ch_str deferred_str(deferred *d, ch_str s);
 void deferred_add_append(ch_coord *c, deferred *d, ch_group *g, const ch_coord_record *recs,
 			 size_t n);
 /* Answer at once if no append was issued. */

@@ -93,36 +93,40 @@ offsets_free(ch_group *g)
 
 /* ---- deferred responses ------------------------------------------------------ */
 
-deferred *
-deferred_new(void *token, int16_t version)
+void *
+deferred_alloc(deferred *d, size_t n, size_t size)
 {
-	deferred *d = ch_xcalloc(1, sizeof(*d));
-	d->token = token;
-	d->version = version;
-	ch_arena_init(&d->arena);
-	return d;
+	if (n && size > SIZE_MAX / n)
+		abort();
+	void *p = ch_arena_alloc(&d->arena, (n ? n : 1) * size);
+	if (!p)
+		abort(); /* out of memory: the broker may abort */
+	return p;
 }
 
-static void *
-darena(deferred *d, size_t n)
+deferred *
+deferred_new(const ch_coord_req *req, size_t resp_size, deferred_finish_fn *finish)
 {
-	void *p = ch_arena_alloc(&d->arena, n);
-	if (!p)
-		abort();
-	return p;
+	deferred *d = ch_xcalloc(1, sizeof(*d));
+	d->token = req->token;
+	d->version = req->version;
+	ch_arena_init(&d->arena);
+	d->resp = deferred_alloc(d, 1, resp_size);
+	d->finish = finish;
+	return d;
 }
 
 static char *
 dstrdup(deferred *d, const char *s, size_t n)
 {
-	char *p = darena(d, n + 1);
+	char *p = deferred_alloc(d, n + 1, 1);
 	memcpy(p, s, n);
 	p[n] = '\0';
 	return p;
 }
 
-static ch_str
-dstr(deferred *d, ch_str s)
+ch_str
+deferred_str(deferred *d, ch_str s)
 {
 	if (s.len < 0)
 		return CH_STR_NULL;
@@ -141,7 +145,8 @@ deferred_add_append(ch_coord *c, deferred *d, ch_group *g, const ch_coord_record
 static void
 deferred_finish(ch_coord *c, deferred *d, int64_t now)
 {
-	d->finish(c, d, now);
+	if (d->finish)
+		d->finish(c, d, now);
 	c->ops.respond(c->ops.ud, d->token, d->resp);
 	ch_arena_reset(&d->arena);
 	free(d);
@@ -265,25 +270,25 @@ commit_rule(ch_coord *c, ch_str id, int32_t generation, ch_str member_id, ch_str
 }
 
 void
-ch_coord_commit(ch_coord *c, int64_t now, void *token, int16_t version,
-		const ch_OffsetCommitRequest *rq)
+ch_coord_commit(ch_coord *c, const ch_coord_req *req)
 {
+	const ch_OffsetCommitRequest *rq = req->body;
+	int64_t now = req->now;
+	int16_t version = req->version;
 	COORD_CHECK_ON_RETURN(c, rq->GroupId);
-	deferred *d = deferred_new(token, version);
-	ch_OffsetCommitResponse *resp = darena(d, sizeof(*resp));
+	deferred *d = deferred_new(req, sizeof(ch_OffsetCommitResponse), commit_finish);
+	ch_OffsetCommitResponse *resp = d->resp;
 	ch_OffsetCommitResponse_init(resp);
-	d->resp = resp;
-	d->finish = commit_finish;
 	int32_t nt = CH_MAX(rq->Topics_n, 0);
-	resp->Topics = darena(d, sizeof(*resp->Topics) * (size_t)(nt ? nt : 1));
+	resp->Topics = deferred_alloc(d, (size_t)nt, sizeof(*resp->Topics));
 	resp->Topics_n = nt;
 	int32_t total = 0;
 	for (int32_t t = 0; t < nt; t++) {
 		const ch_OffsetCommitRequest_OffsetCommitRequestTopic *tq = &rq->Topics[t];
 		ch_OffsetCommitResponse_OffsetCommitResponseTopic *to = &resp->Topics[t];
 		int32_t np = CH_MAX(tq->Partitions_n, 0);
-		to->Name = dstr(d, tq->Name.len < 0 ? ch_str_c("") : tq->Name);
-		to->Partitions = darena(d, sizeof(*to->Partitions) * (size_t)(np ? np : 1));
+		to->Name = deferred_str(d, tq->Name.len < 0 ? ch_str_c("") : tq->Name);
+		to->Partitions = deferred_alloc(d, (size_t)np, sizeof(*to->Partitions));
 		to->Partitions_n = np;
 		for (int32_t p = 0; p < np; p++)
 			to->Partitions[p].PartitionIndex = tq->Partitions[p].PartitionIndex;
@@ -311,9 +316,9 @@ ch_coord_commit(ch_coord *c, int64_t now, void *token, int16_t version,
 	if (m)
 		member_touch_session(m, now);
 
-	commit_ctx *x = darena(d, sizeof(*x));
+	commit_ctx *x = deferred_alloc(d, 1, sizeof(*x));
 	x->group_id = dstrdup(d, g->group_id, strlen(g->group_id));
-	x->items = darena(d, sizeof(*x->items) * (size_t)(total ? total : 1));
+	x->items = deferred_alloc(d, (size_t)total, sizeof(*x->items));
 	d->ctx = x;
 	ch_coord_record *recs = ch_xcalloc((size_t)(total ? total : 1), sizeof(*recs));
 	int32_t nrec = 0;
@@ -385,14 +390,14 @@ fetch_group(deferred *d, const ch_group *g, const ch_OffsetFetchRequest_OffsetFe
 	    int32_t ntopics, fetch_topic **out, int32_t *nout)
 {
 	if (ntopics >= 0) {
-		*out = darena(d, sizeof(**out) * (size_t)(ntopics ? ntopics : 1));
+		*out = deferred_alloc(d, (size_t)ntopics, sizeof(**out));
 		*nout = ntopics;
 		for (int32_t t = 0; t < ntopics; t++) {
 			const ch_OffsetFetchRequest_OffsetFetchRequestTopics *tq = &topics[t];
 			fetch_topic *to = &(*out)[t];
 			int32_t np = CH_MAX(tq->PartitionIndexes_n, 0);
 			to->Name = tq->Name;
-			to->Partitions = darena(d, sizeof(fetch_part) * (size_t)(np ? np : 1));
+			to->Partitions = deferred_alloc(d, (size_t)np, sizeof(fetch_part));
 			to->Partitions_n = np;
 			for (int32_t p = 0; p < np; p++)
 				fill_part(&to->Partitions[p], g, tq->Name.p ? tq->Name.p : "",
@@ -405,7 +410,7 @@ fetch_group(deferred *d, const ch_group *g, const ch_OffsetFetchRequest_OffsetFe
 	*nout = 0;
 	if (!g || g->offsets.n == 0)
 		return;
-	*out = darena(d, sizeof(**out) * g->offsets.n);
+	*out = deferred_alloc(d, g->offsets.n, sizeof(**out));
 	ch_map topic_idx;
 	ch_map_init(&topic_idx);
 	ch_map_foreach(&g->offsets, me)
@@ -418,7 +423,7 @@ fetch_group(deferred *d, const ch_group *g, const ch_OffsetFetchRequest_OffsetFe
 			ch_map_put(&topic_idx, e->topic, tlen, (void *)idx);
 			fetch_topic *to = &(*out)[idx - 1];
 			to->Name = ch_str_c(e->topic);
-			to->Partitions = darena(d, sizeof(fetch_part) * g->offsets.n);
+			to->Partitions = deferred_alloc(d, g->offsets.n, sizeof(fetch_part));
 			to->Partitions_n = 0;
 		}
 		fetch_topic *to = &(*out)[idx - 1];
@@ -447,24 +452,19 @@ fetch_error(const ch_coord *c, ch_str id, const ch_group **gp)
 	return CH_KERR_NONE;
 }
 
-static void
-fetch_finish(ch_coord *c, deferred *d, int64_t now)
-{
-	(void)c, (void)d, (void)now;
-}
-
 void
-ch_coord_fetch(ch_coord *c, int64_t now, void *token, int16_t version, const ch_OffsetFetchRequest *rq)
+ch_coord_fetch(ch_coord *c, const ch_coord_req *req)
 {
+	const ch_OffsetFetchRequest *rq = req->body;
+	int64_t now = req->now;
+	int16_t version = req->version;
 	COORD_CHECK_ON_RETURN(c, version >= 8 ? CH_STR_NULL : rq->GroupId);
-	deferred *d = deferred_new(token, version);
-	ch_OffsetFetchResponse *resp = darena(d, sizeof(*resp));
+	deferred *d = deferred_new(req, sizeof(ch_OffsetFetchResponse), NULL);
+	ch_OffsetFetchResponse *resp = d->resp;
 	ch_OffsetFetchResponse_init(resp);
-	d->resp = resp;
-	d->finish = fetch_finish;
 	if (version >= 8) {
 		int32_t ng = CH_MAX(rq->Groups_n, 0);
-		resp->Groups = darena(d, sizeof(*resp->Groups) * (size_t)(ng ? ng : 1));
+		resp->Groups = deferred_alloc(d, (size_t)ng, sizeof(*resp->Groups));
 		resp->Groups_n = ng;
 		for (int32_t i = 0; i < ng; i++) {
 			const ch_OffsetFetchRequest_OffsetFetchRequestGroup *gq = &rq->Groups[i];
@@ -493,7 +493,7 @@ ch_coord_fetch(ch_coord *c, int64_t now, void *token, int16_t version, const ch_
 	int32_t nq = rq->Topics_n;
 	ch_OffsetFetchRequest_OffsetFetchRequestTopics *tq = NULL;
 	if (nq > 0) {
-		tq = darena(d, sizeof(*tq) * (size_t)nq);
+		tq = deferred_alloc(d, (size_t)nq, sizeof(*tq));
 		for (int32_t t = 0; t < nq; t++) {
 			tq[t].Name = rq->Topics[t].Name;
 			tq[t].PartitionIndexes = rq->Topics[t].PartitionIndexes;
@@ -503,14 +503,14 @@ ch_coord_fetch(ch_coord *c, int64_t now, void *token, int16_t version, const ch_
 	fetch_topic *topics;
 	int32_t n;
 	fetch_group(d, g, tq, nq, &topics, &n);
-	resp->Topics = darena(d, sizeof(*resp->Topics) * (size_t)(n ? n : 1));
+	resp->Topics = deferred_alloc(d, (size_t)n, sizeof(*resp->Topics));
 	resp->Topics_n = n;
 	for (int32_t t = 0; t < n; t++) {
 		resp->Topics[t].Name = topics[t].Name;
 		int32_t np = topics[t].Partitions_n;
 		resp->Topics[t].Partitions_n = np;
 		resp->Topics[t].Partitions =
-			darena(d, sizeof(*resp->Topics[t].Partitions) * (size_t)(np ? np : 1));
+			deferred_alloc(d, (size_t)np, sizeof(*resp->Topics[t].Partitions));
 		for (int32_t p = 0; p < np; p++) {
 			ch_OffsetFetchResponse_OffsetFetchResponsePartition *o =
 				&resp->Topics[t].Partitions[p];
@@ -577,15 +577,14 @@ odel_finish(ch_coord *c, deferred *d, int64_t now)
 }
 
 void
-ch_coord_offset_delete(ch_coord *c, int64_t now, void *token, int16_t version,
-		       const ch_OffsetDeleteRequest *rq)
+ch_coord_offset_delete(ch_coord *c, const ch_coord_req *req)
 {
+	const ch_OffsetDeleteRequest *rq = req->body;
+	int64_t now = req->now;
 	COORD_CHECK_ON_RETURN(c, rq->GroupId);
-	deferred *d = deferred_new(token, version);
-	ch_OffsetDeleteResponse *resp = darena(d, sizeof(*resp));
+	deferred *d = deferred_new(req, sizeof(ch_OffsetDeleteResponse), odel_finish);
+	ch_OffsetDeleteResponse *resp = d->resp;
 	ch_OffsetDeleteResponse_init(resp);
-	d->resp = resp;
-	d->finish = odel_finish;
 	ch_group *g = rq->GroupId.len < 0 ? NULL : group_find(c, rq->GroupId);
 	int16_t load_err = rq->GroupId.len < 0 ? 0 : coord_load_error(c, rq->GroupId);
 	if (rq->GroupId.len < 0) {
@@ -605,19 +604,19 @@ ch_coord_offset_delete(ch_coord *c, int64_t now, void *token, int16_t version,
 	int32_t nt = CH_MAX(rq->Topics_n, 0), total = 0;
 	for (int32_t t = 0; t < nt; t++)
 		total += CH_MAX(rq->Topics[t].Partitions_n, 0);
-	odel_ctx *x = darena(d, sizeof(*x));
-	x->deleted = darena(d, sizeof(*x->deleted) * (size_t)(total ? total : 1));
+	odel_ctx *x = deferred_alloc(d, 1, sizeof(*x));
+	x->deleted = deferred_alloc(d, (size_t)total, sizeof(*x->deleted));
 	d->ctx = x;
 	ch_coord_record *recs = ch_xcalloc((size_t)(total ? total : 1), sizeof(*recs));
 	int32_t nrec = 0;
-	resp->Topics = darena(d, sizeof(*resp->Topics) * (size_t)(nt ? nt : 1));
+	resp->Topics = deferred_alloc(d, (size_t)nt, sizeof(*resp->Topics));
 	resp->Topics_n = nt;
 	for (int32_t t = 0; t < nt; t++) {
 		const ch_OffsetDeleteRequest_OffsetDeleteRequestTopic *tq = &rq->Topics[t];
 		ch_OffsetDeleteResponse_OffsetDeleteResponseTopic *to = &resp->Topics[t];
 		int32_t np = CH_MAX(tq->Partitions_n, 0);
-		to->Name = dstr(d, tq->Name);
-		to->Partitions = darena(d, sizeof(*to->Partitions) * (size_t)(np ? np : 1));
+		to->Name = deferred_str(d, tq->Name);
+		to->Partitions = deferred_alloc(d, (size_t)np, sizeof(*to->Partitions));
 		to->Partitions_n = np;
 		bool subscribed = g->members.n > 0 && group_subscribes(g, tq->Name);
 		for (int32_t p = 0; p < np; p++) {

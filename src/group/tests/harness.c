@@ -780,8 +780,12 @@ h_join(h_env *h, const h_join_args *a)
 	cpy(r->req_group, sizeof(r->req_group), rq.GroupId.p, rq.GroupId.len);
 	cpy(r->req_member, sizeof(r->req_member), rq.MemberId.p, rq.MemberId.len);
 	h->in_call = true;
-	ch_coord_join(h->c, h->now, r, v, &rq, cstr(a->client_id ? a->client_id : "client"),
-		      "/127.0.0.1");
+	ch_coord_join(h->c, &(ch_coord_req){.now = h->now,
+					    .token = r,
+					    .version = v,
+					    .body = &rq,
+					    .client_id = cstr(a->client_id ? a->client_id : "client"),
+					    .client_host = "/127.0.0.1"});
 	after_call(h, "join");
 	return r;
 }
@@ -815,7 +819,7 @@ h_sync(h_env *h, const h_sync_args *a)
 	cpy(r->req_member, sizeof(r->req_member), rq.MemberId.p, rq.MemberId.len);
 	r->req_generation = a->gen;
 	h->in_call = true;
-	ch_coord_sync(h->c, h->now, r, v, &rq);
+	ch_coord_sync(h->c, &(ch_coord_req){.now = h->now, .token = r, .version = v, .body = &rq});
 	after_call(h, "sync");
 	if (as != as_local)
 		free(as);
@@ -837,7 +841,7 @@ h_heartbeat(h_env *h, const h_hb_args *a)
 	cpy(r->req_member, sizeof(r->req_member), rq.MemberId.p, rq.MemberId.len);
 	r->req_generation = a->gen;
 	h->in_call = true;
-	ch_coord_heartbeat(h->c, h->now, r, v, &rq);
+	ch_coord_heartbeat(h->c, &(ch_coord_req){.now = h->now, .token = r, .version = v, .body = &rq});
 	after_call(h, "heartbeat");
 	return r;
 }
@@ -868,7 +872,7 @@ h_leave(h_env *h, const h_leave_args *a)
 	}
 	cpy(r->req_group, sizeof(r->req_group), rq.GroupId.p, rq.GroupId.len);
 	h->in_call = true;
-	ch_coord_leave(h->c, h->now, r, v, &rq);
+	ch_coord_leave(h->c, &(ch_coord_req){.now = h->now, .token = r, .version = v, .body = &rq});
 	after_call(h, "leave");
 	return r;
 }
@@ -921,7 +925,7 @@ h_commit(h_env *h, const h_commit_args *a)
 	cpy(r->req_member, sizeof(r->req_member), rq.MemberId.p, rq.MemberId.len);
 	r->req_generation = a->gen;
 	h->in_call = true;
-	ch_coord_commit(h->c, h->now, r, v, &rq);
+	ch_coord_commit(h->c, &(ch_coord_req){.now = h->now, .token = r, .version = v, .body = &rq});
 	after_call(h, "commit");
 	return r;
 }
@@ -989,7 +993,7 @@ h_fetch(h_env *h, const h_fetch_args *a)
 		rq.Groups_n = a->ngroups;
 	}
 	h->in_call = true;
-	ch_coord_fetch(h->c, h->now, r, v, &rq);
+	ch_coord_fetch(h->c, &(ch_coord_req){.now = h->now, .token = r, .version = v, .body = &rq});
 	after_call(h, "fetch");
 	return r;
 }
@@ -1011,7 +1015,7 @@ h_list(h_env *h, const h_list_args *a)
 	rq.TypesFilter = ts;
 	rq.TypesFilter_n = v >= 5 ? a->ntypes : 0;
 	h->in_call = true;
-	ch_coord_list(h->c, h->now, r, v, &rq);
+	ch_coord_list(h->c, &(ch_coord_req){.now = h->now, .token = r, .version = v, .body = &rq});
 	after_call(h, "list");
 	return r;
 }
@@ -1029,7 +1033,7 @@ h_describe(h_env *h, int vv, const char *const *groups, int n)
 	rq.Groups = gs;
 	rq.Groups_n = n;
 	h->in_call = true;
-	ch_coord_describe(h->c, h->now, r, v, &rq);
+	ch_coord_describe(h->c, &(ch_coord_req){.now = h->now, .token = r, .version = v, .body = &rq});
 	after_call(h, "describe");
 	return r;
 }
@@ -1047,7 +1051,7 @@ h_delete_groups(h_env *h, int vv, const char *const *groups, int n)
 	rq.GroupsNames = gs;
 	rq.GroupsNames_n = n;
 	h->in_call = true;
-	ch_coord_delete_groups(h->c, h->now, r, v, &rq);
+	ch_coord_delete_groups(h->c, &(ch_coord_req){.now = h->now, .token = r, .version = v, .body = &rq});
 	after_call(h, "delete_groups");
 	return r;
 }
@@ -1073,7 +1077,7 @@ h_offset_delete(h_env *h, const char *group, const h_tp *topics, int ntopics)
 	rq.Topics_n = ntopics;
 	cpy(r->req_group, sizeof(r->req_group), group, (int32_t)strlen(group));
 	h->in_call = true;
-	ch_coord_offset_delete(h->c, h->now, r, 0, &rq);
+	ch_coord_offset_delete(h->c, &(ch_coord_req){.now = h->now, .token = r, .version = 0, .body = &rq});
 	after_call(h, "offset_delete");
 	return r;
 }
