@@ -22,31 +22,31 @@
  * Ranges are those of the generated codec unless an API is served only in
  * part. ApiVersions is answered from this table. */
 static const ch_api_handler handlers[] = {
-	{0, 3, 11, ch_api_Produce},       /* v3+: record batch v2 only */
-	{1, 4, 17, ch_api_Fetch},
-	{2, 1, 10, ch_api_ListOffsets},
-	{3, 0, 12, ch_api_Metadata},
-	{8, 0, 9, ch_api_group},
-	{9, 0, 9, ch_api_group},
-	{10, 0, 6, ch_api_FindCoordinator},
-	{11, 0, 9, ch_api_group},
-	{12, 0, 4, ch_api_group},
-	{13, 0, 5, ch_api_group},
-	{14, 0, 5, ch_api_group},
-	{15, 0, 5, ch_api_group},
-	{16, 0, 5, ch_api_group},
-	{18, 0, 4, ch_api_ApiVersions},
-	{19, 0, 7, ch_api_CreateTopics},
-	{20, 0, 6, ch_api_DeleteTopics},
-	{21, 0, 2, ch_api_DeleteRecords},
-	{22, 0, 5, ch_api_InitProducerId},
-	{32, 0, 4, ch_api_DescribeConfigs},
-	{33, 0, 2, ch_api_AlterConfigs},
-	{37, 0, 3, ch_api_CreatePartitions},
-	{42, 0, 2, ch_api_group},
-	{44, 0, 1, ch_api_IncrementalAlterConfigs},
-	{47, 0, 0, ch_api_group},
-	{60, 0, 1, ch_api_DescribeCluster},
+	{CH_APIKEY_PRODUCE, 3, 11, ch_api_Produce},       /* v3+: record batch v2 only */
+	{CH_APIKEY_FETCH, 4, 17, ch_api_Fetch},
+	{CH_APIKEY_LIST_OFFSETS, 1, 10, ch_api_ListOffsets},
+	{CH_APIKEY_METADATA, 0, 12, ch_api_Metadata},
+	{CH_APIKEY_OFFSET_COMMIT, 0, 9, ch_api_group},
+	{CH_APIKEY_OFFSET_FETCH, 0, 9, ch_api_group},
+	{CH_APIKEY_FIND_COORDINATOR, 0, 6, ch_api_FindCoordinator},
+	{CH_APIKEY_JOIN_GROUP, 0, 9, ch_api_group},
+	{CH_APIKEY_HEARTBEAT, 0, 4, ch_api_group},
+	{CH_APIKEY_LEAVE_GROUP, 0, 5, ch_api_group},
+	{CH_APIKEY_SYNC_GROUP, 0, 5, ch_api_group},
+	{CH_APIKEY_DESCRIBE_GROUPS, 0, 5, ch_api_group},
+	{CH_APIKEY_LIST_GROUPS, 0, 5, ch_api_group},
+	{CH_APIKEY_API_VERSIONS, 0, 4, ch_api_ApiVersions},
+	{CH_APIKEY_CREATE_TOPICS, 0, 7, ch_api_CreateTopics},
+	{CH_APIKEY_DELETE_TOPICS, 0, 6, ch_api_DeleteTopics},
+	{CH_APIKEY_DELETE_RECORDS, 0, 2, ch_api_DeleteRecords},
+	{CH_APIKEY_INIT_PRODUCER_ID, 0, 5, ch_api_InitProducerId},
+	{CH_APIKEY_DESCRIBE_CONFIGS, 0, 4, ch_api_DescribeConfigs},
+	{CH_APIKEY_ALTER_CONFIGS, 0, 2, ch_api_AlterConfigs},
+	{CH_APIKEY_CREATE_PARTITIONS, 0, 3, ch_api_CreatePartitions},
+	{CH_APIKEY_DELETE_GROUPS, 0, 2, ch_api_group},
+	{CH_APIKEY_INCREMENTAL_ALTER_CONFIGS, 0, 1, ch_api_IncrementalAlterConfigs},
+	{CH_APIKEY_OFFSET_DELETE, 0, 0, ch_api_group},
+	{CH_APIKEY_DESCRIBE_CLUSTER, 0, 1, ch_api_DescribeCluster},
 };
 
 const ch_api_handler *
@@ -121,10 +121,10 @@ send_api_versions_fallback(ch_broker *bk, void *conn, uint64_t seq, int32_t corr
 	tmp.bk = bk;
 	tmp.conn = conn;
 	tmp.seq = seq;
-	tmp.key = 18;
+	tmp.key = CH_APIKEY_API_VERSIONS;
 	tmp.version = 0;
 	tmp.corr = corr;
-	tmp.codec = ch_api_codec_find(18);
+	tmp.codec = ch_api_codec_find(CH_APIKEY_API_VERSIONS);
 	ch_arena_init(&tmp.arena);
 	ch_req *req = malloc(sizeof(*req));
 	if (!req)
@@ -134,7 +134,7 @@ send_api_versions_fallback(ch_broker *bk, void *conn, uint64_t seq, int32_t corr
 	ch_ApiVersionsResponse_init(&resp);
 	ch_api_versions_fill(req, &resp);
 	for (int32_t i = 0; i < resp.ApiKeys_n; i++)
-		if (resp.ApiKeys[i].ApiKey == 18) {
+		if (resp.ApiKeys[i].ApiKey == CH_APIKEY_API_VERSIONS) {
 			resp.ApiKeys += i;
 			resp.ApiKeys_n = 1;
 			break;
@@ -169,7 +169,7 @@ ch_api_on_frame(ch_broker *bk, void *conn, uint64_t seq, const char *peer, const
 	}
 	if (version < h->min_version || version > h->max_version) {
 		bk->n_rejected++;
-		if (key == 18) {
+		if (key == CH_APIKEY_API_VERSIONS) {
 			log_reject(peer, key, version, corr,
 				   "unsupported version; answering v0 UNSUPPORTED_VERSION");
 			send_api_versions_fallback(bk, conn, seq, corr);
@@ -243,7 +243,7 @@ ch_api_send(ch_req *req, const void *resp)
 	/* Response header v1 (tagged fields) for flexible versions, except
 	 * ApiVersions, whose response header is always v0 so that a client can
 	 * read it before it knows what the broker supports. */
-	if (req->key != 18 && is_flexible(req->codec, req->version))
+	if (req->key != CH_APIKEY_API_VERSIONS && is_flexible(req->codec, req->version))
 		ch_wr_uvarint(b, 0);
 	req->codec->resp_encode(b, req->version, resp);
 	if (!ch_buf_ok(b))
@@ -256,7 +256,7 @@ void
 ch_api_resp_header(const ch_req *req, ch_buf *b)
 {
 	ch_wr_i32(b, req->corr);
-	if (req->key != 18 && is_flexible(req->codec, req->version))
+	if (req->key != CH_APIKEY_API_VERSIONS && is_flexible(req->codec, req->version))
 		ch_wr_uvarint(b, 0);
 }
 

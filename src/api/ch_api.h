@@ -24,6 +24,7 @@
 
 #include "common/ch_arena.h"
 #include "proto/ch_rd.h"
+#include "proto/generated/ch_api_keys.h"
 #include "proto/generated/ch_msgs.h"
 
 typedef struct ch_broker ch_broker;

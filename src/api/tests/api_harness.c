@@ -317,7 +317,7 @@ tb_decode_at(tb *b, uint64_t seq, int16_t v, ch_arena *a)
 	}
 	/* ApiVersions answers with header v0 always (clients read it before
 	 * they know what the broker speaks). */
-	int hv = r->key != 18 && flexible(c, v) ? 1 : 0;
+	int hv = r->key != CH_APIKEY_API_VERSIONS && flexible(c, v) ? 1 : 0;
 	ch_rd rd;
 	ch_rd_init(&rd, r->resp.data, r->resp.len);
 	ch_ResponseHeader h;

@@ -52,7 +52,7 @@ t_api_versions(void)
 	tb_open(&b, NULL, 0);
 	ch_arena a;
 	ch_arena_init(&a);
-	const ch_api_handler *h = ch_api_handler_find(18);
+	const ch_api_handler *h = ch_api_handler_find(CH_APIKEY_API_VERSIONS);
 	CH_CHECK(h != NULL);
 	for (int16_t v = h ? h->min_version : 0; h && v <= h->max_version; v++) {
 		ch_ApiVersionsRequest q;
@@ -60,7 +60,7 @@ t_api_versions(void)
 		q.ClientSoftwareName = ch_str_c("api-test");
 		q.ClientSoftwareVersion = ch_str_c("1.0.0");
 		/* tb_decode also checks the header: v0 here at every version. */
-		ch_ApiVersionsResponse *r = tb_call(&b, 18, v, &q, &a);
+		ch_ApiVersionsResponse *r = tb_call(&b, CH_APIKEY_API_VERSIONS, v, &q, &a);
 		CH_CHECK(r != NULL);
 		if (r) {
 			CH_CHECK_EQ_INT(r->ErrorCode, 0);
@@ -70,11 +70,11 @@ t_api_versions(void)
 		if (v >= 3) {
 			/* KIP-511: names are [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])? */
 			q.ClientSoftwareName = ch_str_c("bad name");
-			r = tb_call(&b, 18, v, &q, &a);
+			r = tb_call(&b, CH_APIKEY_API_VERSIONS, v, &q, &a);
 			CH_CHECK(r && r->ErrorCode == CH_KERR_INVALID_REQUEST);
 			q.ClientSoftwareName = ch_str_c("api-test");
 			q.ClientSoftwareVersion = ch_str_c("1.0.");
-			r = tb_call(&b, 18, v, &q, &a);
+			r = tb_call(&b, CH_APIKEY_API_VERSIONS, v, &q, &a);
 			CH_CHECK(r && r->ErrorCode == CH_KERR_INVALID_REQUEST);
 		}
 	}
@@ -86,14 +86,15 @@ t_api_versions(void)
 		ch_buf_init(&f);
 		ch_RequestHeader hd;
 		ch_RequestHeader_init(&hd);
-		hd.RequestApiKey = 18;
+		hd.RequestApiKey = CH_APIKEY_API_VERSIONS;
 		hd.RequestApiVersion = future[k];
 		hd.CorrelationId = 4242;
 		hd.ClientId = ch_str_c("api-test");
 		ch_RequestHeader_encode(&f, 2, &hd);
 		ch_wr_uvarint(&f, 0);
 		ch_buf_append(&f, "some future body", 16);
-		uint64_t seq = tb_send_frame(&b, f.data, f.len, 18, future[k], 4242);
+		uint64_t seq =
+		    tb_send_frame(&b, f.data, f.len, CH_APIKEY_API_VERSIONS, future[k], 4242);
 		ch_buf_free(&f);
 		CH_CHECK(tb_wait(&b, seq));
 		ch_ApiVersionsResponse *r = tb_decode_at(&b, seq, 0, &a);
@@ -101,8 +102,9 @@ t_api_versions(void)
 		if (r) {
 			CH_CHECK_EQ_INT(r->ErrorCode, CH_KERR_UNSUPPORTED_VERSION);
 			/* only ApiVersions' own range, as Kafka answers */
-			const ch_api_handler *av = ch_api_handler_find(18);
-			CH_CHECK(av && r->ApiKeys_n == 1 && r->ApiKeys[0].ApiKey == 18 &&
+			const ch_api_handler *av = ch_api_handler_find(CH_APIKEY_API_VERSIONS);
+			CH_CHECK(av && r->ApiKeys_n == 1 &&
+				 r->ApiKeys[0].ApiKey == CH_APIKEY_API_VERSIONS &&
 				 r->ApiKeys[0].MinVersion == av->min_version &&
 				 r->ApiKeys[0].MaxVersion == av->max_version);
 		}
@@ -118,7 +120,7 @@ t_describe_cluster(void)
 	tb_open(&b, NULL, 0);
 	ch_arena a;
 	ch_arena_init(&a);
-	const ch_api_handler *h = ch_api_handler_find(60);
+	const ch_api_handler *h = ch_api_handler_find(CH_APIKEY_DESCRIBE_CLUSTER);
 	CH_CHECK(h != NULL);
 	for (int16_t v = h ? h->min_version : 0; h && v <= h->max_version; v++) {
 		for (int ops = 0; ops < 2; ops++) {
@@ -126,7 +128,8 @@ t_describe_cluster(void)
 			ch_DescribeClusterRequest_init(&q);
 			q.IncludeClusterAuthorizedOperations = ops;
 			q.EndpointType = 1;
-			ch_DescribeClusterResponse *r = tb_call(&b, 60, v, &q, &a);
+			ch_DescribeClusterResponse *r =
+			    tb_call(&b, CH_APIKEY_DESCRIBE_CLUSTER, v, &q, &a);
 			CH_CHECK(r != NULL);
 			if (!r)
 				continue;
@@ -153,7 +156,8 @@ t_describe_cluster(void)
 			ch_DescribeClusterRequest q;
 			ch_DescribeClusterRequest_init(&q);
 			q.EndpointType = 2;
-			ch_DescribeClusterResponse *r = tb_call(&b, 60, v, &q, &a);
+			ch_DescribeClusterResponse *r =
+			    tb_call(&b, CH_APIKEY_DESCRIBE_CLUSTER, v, &q, &a);
 			CH_CHECK(r && r->ErrorCode == CH_KERR_UNSUPPORTED_ENDPOINT_TYPE);
 		}
 	}
@@ -169,7 +173,7 @@ t_closed_for_protocol_errors(void)
 	tb_open(&b, NULL, 0);
 	/* Shorter than a request header. */
 	static const uint8_t tiny[3] = {0, 3, 0};
-	uint64_t seq = tb_send_frame(&b, tiny, sizeof(tiny), 3, 0, 0);
+	uint64_t seq = tb_send_frame(&b, tiny, sizeof(tiny), CH_APIKEY_METADATA, 0, 0);
 	CH_CHECK(tb_wait(&b, seq) && tb_get(&b, seq)->closes == 1);
 
 	/* An api key nobody has. */
@@ -187,23 +191,23 @@ t_closed_for_protocol_errors(void)
 
 	/* A body cut short: Metadata v1 promising two topics, naming one. */
 	ch_buf_reset(&f);
-	hd.RequestApiKey = 3;
+	hd.RequestApiKey = CH_APIKEY_METADATA;
 	hd.RequestApiVersion = 1;
 	ch_RequestHeader_encode(&f, 1, &hd);
 	ch_wr_i32(&f, 2);
 	ch_wr_str(&f, ch_str_c("only-one"), false);
-	seq = tb_send_frame(&b, f.data, f.len, 3, 1, 1);
+	seq = tb_send_frame(&b, f.data, f.len, CH_APIKEY_METADATA, 1, 1);
 	CH_CHECK(tb_wait(&b, seq) && tb_get(&b, seq)->closes == 1);
 	CH_CHECK_EQ_INT(tb_get(&b, seq)->replies, 0);
 
 	/* A flexible request with a non-flexible header (no tagged fields):
 	 * the body then starts one byte early and does not decode. */
 	ch_buf_reset(&f);
-	hd.RequestApiKey = 3;
+	hd.RequestApiKey = CH_APIKEY_METADATA;
 	hd.RequestApiVersion = 12;
 	ch_RequestHeader_encode(&f, 1, &hd);
 	ch_wr_uvarint(&f, 0); /* Topics: null */
-	seq = tb_send_frame(&b, f.data, f.len, 3, 12, 1);
+	seq = tb_send_frame(&b, f.data, f.len, CH_APIKEY_METADATA, 12, 1);
 	CH_CHECK(tb_wait(&b, seq) && tb_get(&b, seq)->closes == 1);
 	ch_buf_free(&f);
 	CH_CHECK_EQ_INT(tb_close(&b), 0);

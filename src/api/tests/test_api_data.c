@@ -14,7 +14,8 @@
 #include "common/ch_common.h"
 #include "log/ch_batch.h"
 
-static const int16_t family[] = {0, 1, 2, 22};
+static const int16_t family[] = {CH_APIKEY_PRODUCE, CH_APIKEY_FETCH, CH_APIKEY_LIST_OFFSETS,
+				 CH_APIKEY_INIT_PRODUCER_ID};
 
 /* Producer identity of a batch; pid -1: none. */
 typedef struct producer {
@@ -65,7 +66,7 @@ send_produce(tb *b, int16_t v, int16_t acks, const produce_one *p, int n)
 	q.TimeoutMs = 30000;
 	q.TopicData = td;
 	q.TopicData_n = n;
-	return tb_send(b, 0, v, &q);
+	return tb_send(b, CH_APIKEY_PRODUCE, v, &q);
 }
 
 /* Produce one batch, expecting kerr; returns the base offset (or -1). */
@@ -174,7 +175,7 @@ send_fetch(tb *b, int16_t v, int32_t max_wait, int32_t session, const fetch_at *
 	q.Topics_n = n;
 	q.ForgottenTopicsData_n = 0;
 	q.RackId = ch_str_c("");
-	return tb_send(b, 1, v, &q);
+	return tb_send(b, CH_APIKEY_FETCH, v, &q);
 }
 
 /* The decoded response's only partition, checked against the request. */
@@ -425,7 +426,7 @@ list_offsets_step(tb *b, ch_arena *a, int16_t v, const char *topic, int64_t ts)
 	q.ReplicaId = -1;
 	q.Topics = t;
 	q.Topics_n = 2;
-	CALL(r, ch_ListOffsetsResponse, b, a, 2, v, &q);
+	CALL(r, ch_ListOffsetsResponse, b, a, CH_APIKEY_LIST_OFFSETS, v, &q);
 	CH_CHECK_EQ_INT(r->Topics_n, 2);
 	if (r->Topics_n != 2)
 		return;
@@ -463,15 +464,15 @@ idempotence_step(tb *b, ch_arena *a, int16_t v, int16_t pv, const char *topic, i
 	q.TransactionTimeoutMs = 60000;
 	q.ProducerId = -1;
 	q.ProducerEpoch = -1;
-	CALL(r, ch_InitProducerIdResponse, b, a, 22, v, &q);
+	CALL(r, ch_InitProducerIdResponse, b, a, CH_APIKEY_INIT_PRODUCER_ID, v, &q);
 	CH_CHECK_EQ_INT(r->ErrorCode, 0);
 	CH_CHECK(r->ProducerId >= 0);
 	CH_CHECK_EQ_INT(r->ProducerEpoch, 0);
-	CALL(r2, ch_InitProducerIdResponse, b, a, 22, v, &q);
+	CALL(r2, ch_InitProducerIdResponse, b, a, CH_APIKEY_INIT_PRODUCER_ID, v, &q);
 	CH_CHECK(r2->ErrorCode == 0 && r2->ProducerId != r->ProducerId);
 	/* No transaction coordinator: a transactional id is refused. */
 	q.TransactionalId = ch_str_c("txn-1");
-	CALL(rt, ch_InitProducerIdResponse, b, a, 22, v, &q);
+	CALL(rt, ch_InitProducerIdResponse, b, a, CH_APIKEY_INIT_PRODUCER_ID, v, &q);
 	CH_CHECK(rt->ErrorCode != 0);
 	CH_CHECK_EQ_INT(rt->ProducerId, -1);
 
@@ -506,10 +507,12 @@ step(tb *b, int i)
 	const ch_topic *t = tb_create_topic(b, topic, 1);
 	ch_uuid id = t->id;
 	int64_t ts = ch_now_wall_ms() - 60000;
-	produce_step(b, &a, tb_version(0, i), topic, ts);
-	fetch_step(b, &a, tb_version(1, i), tb_version(0, i), topic, id, ts);
-	list_offsets_step(b, &a, tb_version(2, i), topic, ts);
-	idempotence_step(b, &a, tb_version(22, i), tb_version(0, i), topic, ts);
+	produce_step(b, &a, tb_version(CH_APIKEY_PRODUCE, i), topic, ts);
+	fetch_step(b, &a, tb_version(CH_APIKEY_FETCH, i), tb_version(CH_APIKEY_PRODUCE, i), topic, id,
+		   ts);
+	list_offsets_step(b, &a, tb_version(CH_APIKEY_LIST_OFFSETS, i), topic, ts);
+	idempotence_step(b, &a, tb_version(CH_APIKEY_INIT_PRODUCER_ID, i),
+			 tb_version(CH_APIKEY_PRODUCE, i), topic, ts);
 	ch_arena_reset(&a);
 }
 

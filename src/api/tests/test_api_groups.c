@@ -21,7 +21,12 @@
 #include "common/ch_common.h"
 #include "proto/ch_wr.h"
 
-static const int16_t family[] = {10, 11, 14, 12, 8, 9, 15, 16, 13, 42, 47};
+static const int16_t family[] = {
+	CH_APIKEY_FIND_COORDINATOR, CH_APIKEY_JOIN_GROUP,      CH_APIKEY_SYNC_GROUP,
+	CH_APIKEY_HEARTBEAT,        CH_APIKEY_OFFSET_COMMIT,   CH_APIKEY_OFFSET_FETCH,
+	CH_APIKEY_DESCRIBE_GROUPS,  CH_APIKEY_LIST_GROUPS,     CH_APIKEY_LEAVE_GROUP,
+	CH_APIKEY_DELETE_GROUPS,    CH_APIKEY_OFFSET_DELETE,
+};
 
 #define TOPIC "orders"
 
@@ -98,7 +103,7 @@ find_coordinator_step(tb *b, ch_arena *a, int16_t v, member *m)
 	q.KeyType = 0;
 	q.CoordinatorKeys = keys;
 	q.CoordinatorKeys_n = 2;
-	CALL(r, ch_FindCoordinatorResponse, b, a, 10, v, &q);
+	CALL(r, ch_FindCoordinatorResponse, b, a, CH_APIKEY_FIND_COORDINATOR, v, &q);
 	if (v < 4) {
 		CH_CHECK_EQ_INT(r->ErrorCode, CH_KERR_NONE);
 		CH_CHECK_EQ_INT(r->NodeId, bk->node_id);
@@ -123,7 +128,7 @@ find_coordinator_step(tb *b, ch_arena *a, int16_t v, member *m)
 		q.KeyType = 1;
 		q.Key = ch_str_c("txn");
 		q.CoordinatorKeys_n = 1;
-		CALL(rt, ch_FindCoordinatorResponse, b, a, 10, v, &q);
+		CALL(rt, ch_FindCoordinatorResponse, b, a, CH_APIKEY_FIND_COORDINATOR, v, &q);
 		CH_CHECK(v < 4 ? rt->ErrorCode != 0
 			       : rt->Coordinators_n == 1 && rt->Coordinators[0].ErrorCode != 0);
 	}
@@ -155,14 +160,14 @@ join_step(tb *b, ch_arena *a, int16_t v, member *m)
 	const char *member_id = "";
 	if (v >= 4) {
 		/* KIP-394: a new member first gets its id, then joins with it. */
-		CALL(r0, ch_JoinGroupResponse, b, a, 11, v, &q);
+		CALL(r0, ch_JoinGroupResponse, b, a, CH_APIKEY_JOIN_GROUP, v, &q);
 		CH_CHECK_EQ_INT(r0->ErrorCode, CH_KERR_MEMBER_ID_REQUIRED);
 		CH_CHECK(r0->MemberId.len > 0);
 		CH_CHECK_EQ_INT(r0->GenerationId, -1);
 		member_id = arena_str(a, r0->MemberId);
 		q.MemberId = ch_str_c(member_id);
 	}
-	CALL(r, ch_JoinGroupResponse, b, a, 11, v, &q);
+	CALL(r, ch_JoinGroupResponse, b, a, CH_APIKEY_JOIN_GROUP, v, &q);
 	CH_CHECK_EQ_INT(r->ErrorCode, CH_KERR_NONE);
 	CH_CHECK_EQ_INT(r->GenerationId, 1);
 	CH_CHECK(r->MemberId.len > 0 && r->MemberId.len < (int32_t)sizeof(m->id));
@@ -193,17 +198,17 @@ join_step(tb *b, ch_arena *a, int16_t v, member *m)
 	ch_JoinGroupRequest_JoinGroupRequestProtocol eproto;
 	join_request(&e, &eproto, m, m->group, m->id);
 	e.SessionTimeoutMs = 10; /* under group.min.session.timeout.ms */
-	CALL(r1, ch_JoinGroupResponse, b, a, 11, v, &e);
+	CALL(r1, ch_JoinGroupResponse, b, a, CH_APIKEY_JOIN_GROUP, v, &e);
 	CH_CHECK_EQ_INT(r1->ErrorCode, CH_KERR_INVALID_SESSION_TIMEOUT);
 	join_request(&e, &eproto, m, "", "");
-	CALL(r2, ch_JoinGroupResponse, b, a, 11, v, &e);
+	CALL(r2, ch_JoinGroupResponse, b, a, CH_APIKEY_JOIN_GROUP, v, &e);
 	CH_CHECK_EQ_INT(r2->ErrorCode, CH_KERR_INVALID_GROUP_ID);
 	join_request(&e, &eproto, m, m->group, "not-a-member");
-	CALL(r3, ch_JoinGroupResponse, b, a, 11, v, &e);
+	CALL(r3, ch_JoinGroupResponse, b, a, CH_APIKEY_JOIN_GROUP, v, &e);
 	CH_CHECK_EQ_INT(r3->ErrorCode, CH_KERR_UNKNOWN_MEMBER_ID);
 	join_request(&e, &eproto, m, m->group, "");
 	e.Protocols_n = 0;
-	CALL(r4, ch_JoinGroupResponse, b, a, 11, v, &e);
+	CALL(r4, ch_JoinGroupResponse, b, a, CH_APIKEY_JOIN_GROUP, v, &e);
 	CH_CHECK_EQ_INT(r4->ErrorCode, CH_KERR_INCONSISTENT_GROUP_PROTOCOL);
 }
 
@@ -232,16 +237,16 @@ sync_step(tb *b, ch_arena *a, int16_t v, member *m)
 	if (v >= 5) {
 		/* KIP-559: the protocol must be the group's. */
 		q.ProtocolName = ch_str_c("roundrobin");
-		CALL(r0, ch_SyncGroupResponse, b, a, 14, v, &q);
+		CALL(r0, ch_SyncGroupResponse, b, a, CH_APIKEY_SYNC_GROUP, v, &q);
 		CH_CHECK_EQ_INT(r0->ErrorCode, CH_KERR_INCONSISTENT_GROUP_PROTOCOL);
 		q.ProtocolName = ch_str_c("range");
 	}
 	q.GenerationId = m->generation + 1;
-	CALL(r1, ch_SyncGroupResponse, b, a, 14, v, &q);
+	CALL(r1, ch_SyncGroupResponse, b, a, CH_APIKEY_SYNC_GROUP, v, &q);
 	CH_CHECK_EQ_INT(r1->ErrorCode, CH_KERR_ILLEGAL_GENERATION);
 	q.GenerationId = m->generation;
 	/* The leader's SyncGroup is answered once the assignment is stored. */
-	CALL(r, ch_SyncGroupResponse, b, a, 14, v, &q);
+	CALL(r, ch_SyncGroupResponse, b, a, CH_APIKEY_SYNC_GROUP, v, &q);
 	CH_CHECK_EQ_INT(r->ErrorCode, CH_KERR_NONE);
 	CH_CHECK(bytes_eq(r->Assignment, &m->assignment));
 	if (v >= 5) {
@@ -259,17 +264,17 @@ heartbeat_step(tb *b, ch_arena *a, int16_t v, member *m)
 	q.GenerationId = m->generation;
 	q.MemberId = ch_str_c(m->id);
 	q.GroupInstanceId = CH_STR_NULL;
-	CALL(r, ch_HeartbeatResponse, b, a, 12, v, &q);
+	CALL(r, ch_HeartbeatResponse, b, a, CH_APIKEY_HEARTBEAT, v, &q);
 	CH_CHECK_EQ_INT(r->ErrorCode, CH_KERR_NONE);
 	q.GenerationId = m->generation + 5;
-	CALL(r1, ch_HeartbeatResponse, b, a, 12, v, &q);
+	CALL(r1, ch_HeartbeatResponse, b, a, CH_APIKEY_HEARTBEAT, v, &q);
 	CH_CHECK_EQ_INT(r1->ErrorCode, CH_KERR_ILLEGAL_GENERATION);
 	q.GenerationId = m->generation;
 	q.MemberId = ch_str_c("not-a-member");
-	CALL(r2, ch_HeartbeatResponse, b, a, 12, v, &q);
+	CALL(r2, ch_HeartbeatResponse, b, a, CH_APIKEY_HEARTBEAT, v, &q);
 	CH_CHECK_EQ_INT(r2->ErrorCode, CH_KERR_UNKNOWN_MEMBER_ID);
 	q.GroupId = ch_str_c("no-such-group");
-	CALL(r3, ch_HeartbeatResponse, b, a, 12, v, &q);
+	CALL(r3, ch_HeartbeatResponse, b, a, CH_APIKEY_HEARTBEAT, v, &q);
 	CH_CHECK_EQ_INT(r3->ErrorCode, CH_KERR_UNKNOWN_MEMBER_ID);
 }
 
@@ -297,7 +302,7 @@ commit(tb *b, ch_arena *a, int16_t v, const char *group, int32_t generation, con
 	q.RetentionTimeMs = -1;
 	q.Topics = &t;
 	q.Topics_n = 1;
-	ch_OffsetCommitResponse *r = tb_call(b, 8, v, &q, a);
+	ch_OffsetCommitResponse *r = tb_call(b, CH_APIKEY_OFFSET_COMMIT, v, &q, a);
 	CH_CHECK(r != NULL);
 	if (r) {
 		CH_CHECK(r->Topics_n == 1 && r->Topics[0].Partitions_n == 2);
@@ -363,7 +368,7 @@ offset_fetch(tb *b, ch_arena *a, int16_t v, const char *group, committed out[2])
 	q.Topics_n = 1;
 	q.Groups = &g;
 	q.Groups_n = 1;
-	CALL(r, ch_OffsetFetchResponse, b, a, 9, v, &q);
+	CALL(r, ch_OffsetFetchResponse, b, a, CH_APIKEY_OFFSET_FETCH, v, &q);
 	if (v >= 8) {
 		CH_CHECK_EQ_INT(r->Groups_n, 1);
 		if (r->Groups_n != 1)
@@ -440,7 +445,7 @@ describe(tb *b, ch_arena *a, int16_t v, const char *group)
 	q.Groups = groups;
 	q.Groups_n = 1;
 	q.IncludeAuthorizedOperations = true;
-	ch_DescribeGroupsResponse *r = tb_call(b, 15, v, &q, a);
+	ch_DescribeGroupsResponse *r = tb_call(b, CH_APIKEY_DESCRIBE_GROUPS, v, &q, a);
 	CH_CHECK(r && r->Groups_n == 1);
 	if (!r || r->Groups_n != 1)
 		return NULL;
@@ -494,7 +499,7 @@ list_step(tb *b, ch_arena *a, int16_t v, member *m)
 {
 	ch_ListGroupsRequest q;
 	ch_ListGroupsRequest_init(&q);
-	CALL(r, ch_ListGroupsResponse, b, a, 16, v, &q);
+	CALL(r, ch_ListGroupsResponse, b, a, CH_APIKEY_LIST_GROUPS, v, &q);
 	CH_CHECK_EQ_INT(r->ErrorCode, 0);
 	const ch_ListGroupsResponse_ListedGroup *g = listed(r, m->group);
 	CH_CHECK(g != NULL);
@@ -517,7 +522,7 @@ list_step(tb *b, ch_arena *a, int16_t v, member *m)
 		ch_str states[1] = {ch_str_c("Empty")};
 		q.StatesFilter = states;
 		q.StatesFilter_n = 1;
-		CALL(rf, ch_ListGroupsResponse, b, a, 16, v, &q);
+		CALL(rf, ch_ListGroupsResponse, b, a, CH_APIKEY_LIST_GROUPS, v, &q);
 		CH_CHECK(listed(rf, m->group) == NULL);
 		CH_CHECK(listed(rf, m->simple) != NULL);
 		q.StatesFilter_n = 0;
@@ -526,7 +531,7 @@ list_step(tb *b, ch_arena *a, int16_t v, member *m)
 		ch_str types[1] = {ch_str_c("consumer")};
 		q.TypesFilter = types;
 		q.TypesFilter_n = 1;
-		CALL(rt, ch_ListGroupsResponse, b, a, 16, v, &q);
+		CALL(rt, ch_ListGroupsResponse, b, a, CH_APIKEY_LIST_GROUPS, v, &q);
 		CH_CHECK_EQ_INT(rt->Groups_n, 0); /* every group here is classic */
 	}
 }
@@ -539,7 +544,7 @@ delete_groups(tb *b, ch_arena *a, int16_t v, const char *group)
 	ch_DeleteGroupsRequest_init(&q);
 	q.GroupsNames = names;
 	q.GroupsNames_n = 1;
-	ch_DeleteGroupsResponse *r = tb_call(b, 42, v, &q, a);
+	ch_DeleteGroupsResponse *r = tb_call(b, CH_APIKEY_DELETE_GROUPS, v, &q, a);
 	CH_CHECK(r && r->Results_n == 1);
 	if (!r || r->Results_n != 1)
 		return NULL;
@@ -557,7 +562,7 @@ offset_delete(tb *b, ch_arena *a, const char *group, int16_t *top)
 	q.GroupId = ch_str_c(group);
 	q.Topics = &t;
 	q.Topics_n = 1;
-	ch_OffsetDeleteResponse *r = tb_call(b, 47, 0, &q, a);
+	ch_OffsetDeleteResponse *r = tb_call(b, CH_APIKEY_OFFSET_DELETE, 0, &q, a);
 	CH_CHECK(r != NULL);
 	if (!r)
 		return -2;
@@ -590,16 +595,16 @@ leave_step(tb *b, ch_arena *a, int16_t v, int16_t dv, int16_t fv, int16_t cv, me
 	q.GroupId = ch_str_c(m->group);
 	if (v < 3) {
 		q.MemberId = ch_str_c("not-a-member");
-		CALL(r0, ch_LeaveGroupResponse, b, a, 13, v, &q);
+		CALL(r0, ch_LeaveGroupResponse, b, a, CH_APIKEY_LEAVE_GROUP, v, &q);
 		CH_CHECK_EQ_INT(r0->ErrorCode, CH_KERR_UNKNOWN_MEMBER_ID);
 		q.MemberId = ch_str_c(m->id);
-		CALL(r, ch_LeaveGroupResponse, b, a, 13, v, &q);
+		CALL(r, ch_LeaveGroupResponse, b, a, CH_APIKEY_LEAVE_GROUP, v, &q);
 		CH_CHECK_EQ_INT(r->ErrorCode, CH_KERR_NONE);
 	} else {
 		/* KIP-345: a batch of members, answered one by one. */
 		q.Members = who;
 		q.Members_n = 2;
-		CALL(r, ch_LeaveGroupResponse, b, a, 13, v, &q);
+		CALL(r, ch_LeaveGroupResponse, b, a, CH_APIKEY_LEAVE_GROUP, v, &q);
 		CH_CHECK_EQ_INT(r->ErrorCode, CH_KERR_NONE);
 		CH_CHECK_EQ_INT(r->Members_n, 2);
 		if (r->Members_n == 2) {
@@ -610,7 +615,7 @@ leave_step(tb *b, ch_arena *a, int16_t v, int16_t dv, int16_t fv, int16_t cv, me
 		}
 	}
 	const ch_DescribeGroupsResponse_DescribedGroup *g =
-		describe(b, a, tb_version(15, v), m->group);
+		describe(b, a, tb_version(CH_APIKEY_DESCRIBE_GROUPS, v), m->group);
 	if (g) {
 		CH_CHECK_STR(g->GroupState, "Empty");
 		CH_CHECK_EQ_INT(g->Members_n, 0);
@@ -646,17 +651,19 @@ step(tb *b, int i)
 	ch_arena_init(&a);
 	member m;
 	member_init(&m, i);
-	find_coordinator_step(b, &a, tb_version(10, i), &m);
-	join_step(b, &a, tb_version(11, i), &m);
+	find_coordinator_step(b, &a, tb_version(CH_APIKEY_FIND_COORDINATOR, i), &m);
+	join_step(b, &a, tb_version(CH_APIKEY_JOIN_GROUP, i), &m);
 	if (m.id[0]) {
-		sync_step(b, &a, tb_version(14, i), &m);
-		heartbeat_step(b, &a, tb_version(12, i), &m);
-		commit_step(b, &a, tb_version(8, i), &m);
-		offset_fetch_step(b, &a, tb_version(9, i), tb_version(8, i), &m);
-		describe_step(b, &a, tb_version(15, i), &m);
-		list_step(b, &a, tb_version(16, i), &m);
-		leave_step(b, &a, tb_version(13, i), tb_version(42, i), tb_version(9, i),
-			   tb_version(8, i), &m);
+		sync_step(b, &a, tb_version(CH_APIKEY_SYNC_GROUP, i), &m);
+		heartbeat_step(b, &a, tb_version(CH_APIKEY_HEARTBEAT, i), &m);
+		commit_step(b, &a, tb_version(CH_APIKEY_OFFSET_COMMIT, i), &m);
+		offset_fetch_step(b, &a, tb_version(CH_APIKEY_OFFSET_FETCH, i),
+				  tb_version(CH_APIKEY_OFFSET_COMMIT, i), &m);
+		describe_step(b, &a, tb_version(CH_APIKEY_DESCRIBE_GROUPS, i), &m);
+		list_step(b, &a, tb_version(CH_APIKEY_LIST_GROUPS, i), &m);
+		leave_step(b, &a, tb_version(CH_APIKEY_LEAVE_GROUP, i),
+			   tb_version(CH_APIKEY_DELETE_GROUPS, i), tb_version(CH_APIKEY_OFFSET_FETCH, i),
+			   tb_version(CH_APIKEY_OFFSET_COMMIT, i), &m);
 	}
 	member_free(&m);
 	ch_arena_reset(&a);

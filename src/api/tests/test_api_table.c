@@ -236,7 +236,7 @@ t_versions_outside_the_table(void)
 			uint64_t seq = send_header_only(&b, h->key, v);
 			CH_CHECK(tb_wait(&b, seq));
 			const tb_req *r = tb_get(&b, seq);
-			if (h->key != 18) {
+			if (h->key != CH_APIKEY_API_VERSIONS) {
 				if (r->closes != 1)
 					fprintf(stderr, "%s: not closed\n", tb_name(h->key, v));
 				CH_CHECK_EQ_INT(r->closes, 1);
@@ -253,7 +253,8 @@ t_versions_outside_the_table(void)
 			if (resp) {
 				CH_CHECK_EQ_INT(resp->ErrorCode, CH_KERR_UNSUPPORTED_VERSION);
 				CH_CHECK_EQ_INT(resp->ApiKeys_n, 1);
-				CH_CHECK(resp->ApiKeys_n == 1 && resp->ApiKeys[0].ApiKey == 18);
+				CH_CHECK(resp->ApiKeys_n == 1 &&
+					 resp->ApiKeys[0].ApiKey == CH_APIKEY_API_VERSIONS);
 			}
 			ch_arena_reset(&a);
 		}

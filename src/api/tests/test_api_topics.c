@@ -10,7 +10,9 @@
 #include "api_flows.h"
 #include "config/ch_config.h"
 
-static const int16_t family[] = {19, 3, 32, 37, 20};
+static const int16_t family[] = {CH_APIKEY_CREATE_TOPICS, CH_APIKEY_METADATA,
+				 CH_APIKEY_DESCRIBE_CONFIGS, CH_APIKEY_CREATE_PARTITIONS,
+				 CH_APIKEY_DELETE_TOPICS};
 
 typedef ch_CreateTopicsRequest_CreatableTopic ct_topic;
 typedef ch_CreateTopicsResponse_CreatableTopicResult ct_result;
@@ -42,7 +44,7 @@ create_step(tb *b, ch_arena *a, int16_t v, const char *name, ch_uuid *id_out)
 	q.Topics = &good;
 	q.Topics_n = 1;
 	q.timeoutMs = 30000;
-	CALL(r, ch_CreateTopicsResponse, b, a, 19, v, &q);
+	CALL(r, ch_CreateTopicsResponse, b, a, CH_APIKEY_CREATE_TOPICS, v, &q);
 	CH_CHECK_EQ_INT(r->Topics_n, 1);
 	if (r->Topics_n != 1)
 		return;
@@ -98,7 +100,7 @@ create_step(tb *b, ch_arena *a, int16_t v, const char *name, ch_uuid *id_out)
 	int n = v >= 4 ? 5 : 4;
 	q.Topics = bad;
 	q.Topics_n = n;
-	CALL(e, ch_CreateTopicsResponse, b, a, 19, v, &q);
+	CALL(e, ch_CreateTopicsResponse, b, a, CH_APIKEY_CREATE_TOPICS, v, &q);
 	CH_CHECK_EQ_INT(e->Topics_n, n);
 	for (int i = 0; i < n && i < e->Topics_n; i++) {
 		CH_CHECK_STR(e->Topics[i].Name, bad[i].Name.p);
@@ -126,7 +128,7 @@ create_step(tb *b, ch_arena *a, int16_t v, const char *name, ch_uuid *id_out)
 		q.Topics = &only;
 		q.Topics_n = 1;
 		q.validateOnly = true;
-		CALL(vo, ch_CreateTopicsResponse, b, a, 19, v, &q);
+		CALL(vo, ch_CreateTopicsResponse, b, a, CH_APIKEY_CREATE_TOPICS, v, &q);
 		CH_CHECK(vo->Topics_n == 1 && vo->Topics[0].ErrorCode == CH_KERR_NONE);
 		CH_CHECK(registry_topic(b, vname) == NULL);
 	}
@@ -161,7 +163,7 @@ metadata_step(tb *b, ch_arena *a, int16_t v, const char *name, ch_uuid id, int32
 	q.Topics = topics;
 	q.Topics_n = 2;
 	q.AllowAutoTopicCreation = false;
-	CALL(r, ch_MetadataResponse, b, a, 3, v, &q);
+	CALL(r, ch_MetadataResponse, b, a, CH_APIKEY_METADATA, v, &q);
 	CH_CHECK_EQ_INT(r->Brokers_n, 1);
 	if (r->Brokers_n == 1) {
 		CH_CHECK_EQ_INT(r->Brokers[0].NodeId, bk->node_id);
@@ -193,7 +195,7 @@ metadata_step(tb *b, ch_arena *a, int16_t v, const char *name, ch_uuid id, int32
 	ch_MetadataRequest_init(&q);
 	q.Topics = NULL;
 	q.Topics_n = v >= 1 ? -1 : 0;
-	CALL(all, ch_MetadataResponse, b, a, 3, v, &q);
+	CALL(all, ch_MetadataResponse, b, a, CH_APIKEY_METADATA, v, &q);
 	CH_CHECK_EQ_INT(all->Topics_n, (int32_t)ch_topics_count(b->topics));
 	bool seen = false;
 	for (int32_t i = 0; i < all->Topics_n; i++)
@@ -209,7 +211,7 @@ metadata_step(tb *b, ch_arena *a, int16_t v, const char *name, ch_uuid id, int32
 		ch_MetadataRequest_init(&q);
 		q.Topics = byid;
 		q.Topics_n = 2;
-		CALL(ri, ch_MetadataResponse, b, a, 3, v, &q);
+		CALL(ri, ch_MetadataResponse, b, a, CH_APIKEY_METADATA, v, &q);
 		CH_CHECK_EQ_INT(ri->Topics_n, 2);
 		if (ri->Topics_n == 2) {
 			CH_CHECK_EQ_INT(ri->Topics[0].ErrorCode, CH_KERR_NONE);
@@ -226,7 +228,7 @@ metadata_step(tb *b, ch_arena *a, int16_t v, const char *name, ch_uuid id, int32
 	q.Topics = &at;
 	q.Topics_n = 1;
 	q.AllowAutoTopicCreation = true;
-	CALL(ra, ch_MetadataResponse, b, a, 3, v, &q);
+	CALL(ra, ch_MetadataResponse, b, a, CH_APIKEY_METADATA, v, &q);
 	CH_CHECK(ra->Topics_n == 1 && ra->Topics[0].ErrorCode == CH_KERR_NONE);
 	if (ra->Topics_n == 1)
 		check_partitions(&ra->Topics[0], b->cfg.num_partitions, bk->node_id);
@@ -250,7 +252,7 @@ configs_step(tb *b, ch_arena *a, int16_t v, const char *name)
 	q.Resources_n = 4;
 	q.IncludeSynonyms = true;
 	q.IncludeDocumentation = true;
-	CALL(r, ch_DescribeConfigsResponse, b, a, 32, v, &q);
+	CALL(r, ch_DescribeConfigsResponse, b, a, CH_APIKEY_DESCRIBE_CONFIGS, v, &q);
 	CH_CHECK_EQ_INT(r->Results_n, 4);
 	if (r->Results_n != 4)
 		return;
@@ -315,7 +317,7 @@ partitions_step(tb *b, ch_arena *a, int16_t v, const char *name)
 	q.Topics = &grow;
 	q.Topics_n = 1;
 	q.TimeoutMs = 30000;
-	CALL(r, ch_CreatePartitionsResponse, b, a, 37, v, &q);
+	CALL(r, ch_CreatePartitionsResponse, b, a, CH_APIKEY_CREATE_PARTITIONS, v, &q);
 	CH_CHECK(r->Results_n == 1 && r->Results[0].ErrorCode == CH_KERR_NONE);
 	if (r->Results_n == 1) {
 		CH_CHECK_STR(r->Results[0].Name, name);
@@ -333,7 +335,7 @@ partitions_step(tb *b, ch_arena *a, int16_t v, const char *name)
 	};
 	q.Topics = bad;
 	q.Topics_n = 2;
-	CALL(e, ch_CreatePartitionsResponse, b, a, 37, v, &q);
+	CALL(e, ch_CreatePartitionsResponse, b, a, CH_APIKEY_CREATE_PARTITIONS, v, &q);
 	CH_CHECK_EQ_INT(e->Results_n, 2);
 	if (e->Results_n == 2) {
 		CH_CHECK_EQ_INT(e->Results[0].ErrorCode, CH_KERR_INVALID_PARTITIONS);
@@ -344,7 +346,7 @@ partitions_step(tb *b, ch_arena *a, int16_t v, const char *name)
 	q.Topics = &more;
 	q.Topics_n = 1;
 	q.ValidateOnly = true;
-	CALL(vo, ch_CreatePartitionsResponse, b, a, 37, v, &q);
+	CALL(vo, ch_CreatePartitionsResponse, b, a, CH_APIKEY_CREATE_PARTITIONS, v, &q);
 	CH_CHECK(vo->Results_n == 1 && vo->Results[0].ErrorCode == CH_KERR_NONE);
 	t = registry_topic(b, name);
 	CH_CHECK(t && t->partitions == 4);
@@ -366,7 +368,7 @@ delete_step(tb *b, ch_arena *a, int16_t v, const char *name, ch_uuid id)
 		q.TopicNames_n = 1;
 	}
 	q.TimeoutMs = 30000;
-	CALL(r, ch_DeleteTopicsResponse, b, a, 20, v, &q);
+	CALL(r, ch_DeleteTopicsResponse, b, a, CH_APIKEY_DELETE_TOPICS, v, &q);
 	CH_CHECK_EQ_INT(r->Responses_n, 1);
 	if (r->Responses_n == 1) {
 		CH_CHECK_EQ_INT(r->Responses[0].ErrorCode, CH_KERR_NONE);
@@ -377,7 +379,7 @@ delete_step(tb *b, ch_arena *a, int16_t v, const char *name, ch_uuid id)
 	CH_CHECK(registry_topic(b, name) == NULL);
 
 	/* Gone: the same request again. */
-	CALL(again, ch_DeleteTopicsResponse, b, a, 20, v, &q);
+	CALL(again, ch_DeleteTopicsResponse, b, a, CH_APIKEY_DELETE_TOPICS, v, &q);
 	CH_CHECK_EQ_INT(again->Responses_n, 1);
 	if (again->Responses_n == 1)
 		CH_CHECK_EQ_INT(again->Responses[0].ErrorCode,
@@ -392,12 +394,12 @@ step(tb *b, int i)
 	char name[64];
 	snprintf(name, sizeof(name), "topic-%d", i);
 	ch_uuid id = {{0}};
-	create_step(b, &a, tb_version(19, i), name, &id);
-	metadata_step(b, &a, tb_version(3, i), name, id, 2);
-	configs_step(b, &a, tb_version(32, i), name);
-	partitions_step(b, &a, tb_version(37, i), name);
-	metadata_step(b, &a, tb_version(3, i), name, id, 4);
-	delete_step(b, &a, tb_version(20, i), name, id);
+	create_step(b, &a, tb_version(CH_APIKEY_CREATE_TOPICS, i), name, &id);
+	metadata_step(b, &a, tb_version(CH_APIKEY_METADATA, i), name, id, 2);
+	configs_step(b, &a, tb_version(CH_APIKEY_DESCRIBE_CONFIGS, i), name);
+	partitions_step(b, &a, tb_version(CH_APIKEY_CREATE_PARTITIONS, i), name);
+	metadata_step(b, &a, tb_version(CH_APIKEY_METADATA, i), name, id, 4);
+	delete_step(b, &a, tb_version(CH_APIKEY_DELETE_TOPICS, i), name, id);
 	ch_arena_reset(&a);
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "common/ch_test.h"
+#include "proto/generated/ch_api_keys.h"
 #include "proto/generated/ch_msgs.h"
 
 #define SEEDS 40
@@ -80,12 +81,12 @@ static void
 t_api_table(void)
 {
 	/* Every API the issue lists has a codec with the expected ranges. */
-	const ch_api_codec *c = ch_api_codec_find(18);
+	const ch_api_codec *c = ch_api_codec_find(CH_APIKEY_API_VERSIONS);
 	CH_CHECK(c && strcmp(c->name, "ApiVersions") == 0);
 	CH_CHECK(c && c->min_version == 0 && c->max_version == 4 && c->flex_version == 3);
-	c = ch_api_codec_find(3);
+	c = ch_api_codec_find(CH_APIKEY_METADATA);
 	CH_CHECK(c && c->max_version == 12 && c->flex_version == 9);
-	c = ch_api_codec_find(11);
+	c = ch_api_codec_find(CH_APIKEY_JOIN_GROUP);
 	CH_CHECK(c && c->max_version == 9 && c->flex_version == 6);
 	c = ch_api_codec_find(44); /* IncrementalAlterConfigs */
 	CH_CHECK(c && c->max_version == 1 && c->flex_version == 1);
