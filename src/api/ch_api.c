@@ -18,7 +18,8 @@
 #define ARENA_FACTOR 16
 #define ARENA_FLOOR (1u << 20)
 
-/* [ApiKey] = { key, MinVersion, MaxVersion, handler }: what this build serves.
+/* { key, MinVersion, MaxVersion, handler }: what this build serves, one row
+ * per API in key order (ch_api_handler_find searches it; two dozen rows).
  * Ranges are those of the generated codec unless an API is served only in
  * part. ApiVersions is answered from this table. */
 static const ch_api_handler handlers[] = {

@@ -83,8 +83,9 @@ typedef struct ch_api_handler {
 	ch_api_handler_fn fn;
 } ch_api_handler;
 
-/* The handlers this build serves, indexed by api key (NULL fn = not served).
- * ApiVersions is built from this table, so it advertises exactly what works. */
+/* The handler of an api key, or NULL when this build does not serve it (a
+ * short table searched in order, ch_api.c). ApiVersions is built from the
+ * same table, so it advertises exactly what works. */
 const ch_api_handler *ch_api_handler_find(int16_t key);
 void ch_api_foreach_handler(void (*fn)(const ch_api_handler *h, void *ud), void *ud);
 
@@ -99,7 +100,7 @@ void ch_api_DescribeConfigs(ch_req *req);
 void ch_api_AlterConfigs(ch_req *req);
 void ch_api_IncrementalAlterConfigs(ch_req *req);
 void ch_api_DeleteRecords(ch_req *req);
-/* The data path (issue 3). */
+/* The data path. */
 void ch_api_Produce(ch_req *req);
 void ch_api_Fetch(ch_req *req);
 void ch_api_ListOffsets(ch_req *req);
@@ -109,7 +110,8 @@ void ch_api_FindCoordinator(ch_req *req);
  * LeaveGroup, OffsetCommit, OffsetFetch, ListGroups, DescribeGroups,
  * DeleteGroups, OffsetDelete): one table in ch_api_group.c. */
 void ch_api_group(ch_req *req);
-/* ch_coord_ops for the coordinator core (ud = the ch_broker). */
+/* For coord_shell's ch_coord_ops: respond ignores ud (the token is the
+ * ch_req); check_partition's ud is the ch_broker. */
 void ch_api_group_respond(void *ud, void *token, const void *resp);
 int16_t ch_api_group_check_partition(void *ud, ch_str topic, int32_t partition);
 

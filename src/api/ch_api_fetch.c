@@ -235,6 +235,8 @@ answer(fetch *f, int16_t top_err)
 	ch_api_send_resp(req, r); /* frees req and f (in its arena) */
 }
 
+/* The wait is over (max_wait_ms, min_bytes reached, or a partition gone):
+ * answer with what the partitions hold now. */
 static void
 on_timer(ch_loop *loop, ch_timer *t, void *ud)
 {
@@ -247,6 +249,9 @@ on_timer(ch_loop *loop, ch_timer *t, void *ud)
 	answer(f, 0);
 }
 
+/* A watched partition grew or went away: count its new bytes and answer (on
+ * a zero-delay timer, outside the append) once min_bytes are there or at
+ * once when it is gone. */
 static void
 on_watch(ch_part_watch *w, int ev)
 {

@@ -1,11 +1,14 @@
 /*
- * ch_api_list_offsets.c: ListOffsets v1-v10 and InitProducerId.
+ * ch_api_list_offsets.c: ListOffsets v1-v10 (InitProducerId is in
+ * ch_api_producer_id.c).
  *
  * Timestamps (KIP-79, KIP-734, KIP-1005): -1 latest (the log end offset),
  * -2 earliest (the log start offset), -3 the record with the largest
  * timestamp, -4 earliest local (= earliest: every segment is local), -5
- * earliest pending upload (none: -1). Otherwise the first offset whose
- * timestamp is >= the one asked, via the time index; -1/-1 when none.
+ * earliest pending upload (none: -1), any other negative value
+ * INVALID_REQUEST. Otherwise the first offset whose timestamp is >= the one
+ * asked, via the time index. No such offset: offset, timestamp and leader
+ * epoch -1, as Kafka answers.
  */
 #include <string.h>
 
@@ -15,6 +18,9 @@
 #include "meta/ch_topics.h"
 #include "proto/generated/ch_errors.h"
 
+/* One partition of a ListOffsets request: the offset (and timestamp) its
+ * Timestamp asks for, or the partition's error with offset, timestamp and
+ * leader epoch -1. */
 static void
 list_one(ch_broker *bk, const ch_ListOffsetsRequest_ListOffsetsTopic *tq,
 	 const ch_ListOffsetsRequest_ListOffsetsPartition *q,

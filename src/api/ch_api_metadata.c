@@ -18,6 +18,9 @@
 typedef ch_MetadataResponse_MetadataResponseTopic resp_topic;
 typedef ch_MetadataResponse_MetadataResponsePartition resp_part;
 
+/* An existing topic as Metadata shows it: this broker leads every partition
+ * and is its only replica and ISR; ops says whether authorized operations
+ * were asked (else INT32_MIN, Kafka's "not included"). */
 static void
 fill_topic(ch_req *req, resp_topic *t, const ch_topic *tp, const int32_t *self, bool ops)
 {
@@ -43,6 +46,7 @@ fill_topic(ch_req *req, resp_topic *t, const ch_topic *tp, const int32_t *self, 
 	}
 }
 
+/* A topic answered with an error and no partitions. */
 static void
 topic_error(resp_topic *t, ch_str name, int16_t err, bool ops)
 {
@@ -140,6 +144,8 @@ md_send(ch_req *req, const md_ctx *ctx)
 	ch_api_send(req, &resp);
 }
 
+/* The registry transaction of the auto-created topics is durable (err 0) or
+ * failed: log each, remember the errors, answer the request. */
 static void
 md_created(void *ud, int16_t err, const char *msg)
 {

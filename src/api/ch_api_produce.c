@@ -35,6 +35,8 @@ typedef struct produce_wait {
 	ch_ProduceResponse_PartitionProduceResponse *pr;
 } produce_wait;
 
+/* acks=all: one partition's append is durable (kerr 0) or failed; the
+ * response goes once the last partition is in. */
 static void
 on_durable(void *ud, int16_t kerr, int64_t base, int64_t last)
 {

@@ -48,6 +48,8 @@ arena_msg(ch_req *req, const char *msg)
 	return ch_req_strdup(req, ch_str_c(msg));
 }
 
+/* A CreateTopics result carrying an error: Kafka's -1 counts and an empty
+ * config list; msg NULL gives the error's default message. */
 static void
 set_error(ch_req *req, ct_res *r, int16_t err, const char *msg)
 {
@@ -124,6 +126,8 @@ check_assignments(ch_req *req, const ct_req *t, int32_t *partitions, char *msg, 
 	return CH_KERR_NONE;
 }
 
+/* CreateTopics v5+: the new topic's resolved configs (its overrides over the
+ * broker's defaults), as DescribeConfigs would list them. */
 static void
 describe_created(ch_req *req, ct_res *r, const ch_topic_kv *kv, size_t n)
 {
@@ -165,6 +169,8 @@ admin_ctx_new(ch_req *req, int32_t n)
 	return c;
 }
 
+/* The CreateTopics transaction is durable (err 0) or failed: staged topics
+ * get the transaction's result, then the response goes. */
 static void
 created(void *ud, int16_t err, const char *msg)
 {
@@ -277,6 +283,8 @@ ch_api_CreateTopics(ch_req *req)
 	ch_topics_commit(tx, created, ctx);
 }
 
+/* The DeleteTopics transaction is durable or failed: on success each deleted
+ * topic's logs are closed and removed too, then the response goes. */
 static void
 deleted(void *ud, int16_t err, const char *msg)
 {
@@ -386,6 +394,8 @@ ch_api_DeleteTopics(ch_req *req)
 	ch_topics_commit(tx, deleted, ctx);
 }
 
+/* The CreatePartitions transaction is durable or failed: staged topics get
+ * its result, then the response goes. */
 static void
 partitions_added(void *ud, int16_t err, const char *msg)
 {

@@ -40,8 +40,8 @@ struct ch_broker {
 	 * header + body, ownership passes. Fetch sends log data this way. */
 	void (*reply_resp)(void *shell, void *conn, uint64_t seq, struct ch_resp *resp);
 
-	/* The data path (issue 3): the partition manager (src/broker) and the
-	 * loop, for timers of parked requests (Fetch long polling). */
+	/* The data path: the partition manager (src/broker) and the loop,
+	 * for timers of parked requests (Fetch long polling). */
 	struct ch_parts *parts;
 	struct ch_loop *loop;
 

@@ -112,6 +112,7 @@ ch_assign_group_decode(ch_assign_group *g, const ch_assign_join_member *members,
 	return CH_OK;
 }
 
+/* qsort order of wire strings: bytewise, a prefix first. */
 static int
 str_cmp(const void *a, const void *b)
 {
@@ -309,6 +310,7 @@ ch_assign_assignment_write(ch_buf *b, int16_t version, const ch_assign_topic *to
 
 /* ---- member side ---- */
 
+/* Writes a [topic, [partition]] list (non-flexible encoding). */
 static void
 write_tplists(ch_buf *b, const ch_assign_tplist *l, int32_t n)
 {

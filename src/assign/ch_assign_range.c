@@ -51,6 +51,9 @@ typedef struct ch_as_racks {
 	uint32_t mask;
 } ch_as_racks;
 
+/* The small id of rack name s in the group's rack table (open addressing,
+ * grown in the assignment's arena); add: a new name gets the next id. -1 for
+ * a null rack, an unknown one when !add, or no memory. */
 static int32_t
 ch_as_rack_id(ch_as *as, ch_as_racks *r, ch_str s, bool add)
 {
@@ -103,6 +106,8 @@ typedef struct ch_as_rstate {
 	int32_t *cursor;  /* per topic: lowest possibly unassigned partition */
 } ch_as_rstate;
 
+/* Whether member m may take partition g under KIP-881: a member without a
+ * rack matches any partition, else one of g's replicas must be on its rack. */
 static bool
 ch_as_racks_match(const ch_as_rstate *st, int32_t m, int32_t g)
 {
@@ -158,6 +163,8 @@ typedef struct ch_as_tkey {
 	const ch_as *as;
 } ch_as_tkey;
 
+/* qsort order of topics by (subscriber hash, subscriber count, subscriber
+ * list, topic index): topics with the same subscribers end up adjacent. */
 static int
 ch_as_tkey_cmp(const void *x, const void *y)
 {
@@ -178,6 +185,8 @@ ch_as_tkey_cmp(const void *x, const void *y)
 	return a->t < b->t ? -1 : a->t > b->t;
 }
 
+/* Whether two topics have exactly the same subscribers (their keys compare
+ * equal but for the topic). */
 static bool
 ch_as_tkey_same(const ch_as_tkey *a, const ch_as_tkey *b)
 {

@@ -81,6 +81,8 @@ ch_as_heap_before(const ch_as_heap *hp, int32_t a, int32_t b)
 	return a < b;
 }
 
+/* Moves the heap entry at i up while it is before its parent (less loaded
+ * first for dir > 0, more loaded first for dir < 0; ties by member index). */
 static void
 ch_as_heap_up(ch_as_heap *hp, int32_t i)
 {
@@ -97,6 +99,7 @@ ch_as_heap_up(ch_as_heap *hp, int32_t i)
 	hp->pos[x] = i;
 }
 
+/* Moves the heap entry at i down while a child is before it. */
 static void
 ch_as_heap_down(ch_as_heap *hp, int32_t i)
 {
@@ -136,6 +139,7 @@ ch_as_heap_fix(ch_as_heap *hp, int32_t j)
 	ch_as_heap_down(hp, hp->pos[j]);
 }
 
+/* Removes the top member from the heap (its pos becomes -1). */
 static void
 ch_as_heap_pop(ch_as_heap *hp)
 {
@@ -342,6 +346,9 @@ ch_as_constrained(ch_as *as, int32_t *load)
 	return CH_OK;
 }
 
+/* Moves partition g from member `from` to `to` (fq, tq: their (member,
+ * topic) slots) and updates owner, load and per-topic counts; a partition
+ * moved is no longer "kept". */
 static void
 ch_as_move(ch_as_st *s, int32_t g, int32_t from, int32_t fq, int32_t to, int32_t tq)
 {

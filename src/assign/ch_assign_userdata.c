@@ -23,6 +23,9 @@
 
 #include "proto/ch_wr.h"
 
+/* Decodes StickyAssignor user data as v0 (topic partitions) or, with v1, v0
+ * followed by the generation; CH_ERR (out freed) if it does not decode that
+ * way. */
 static int
 ch_assign_sticky_data_try(const uint8_t *p, size_t len, bool v1, ch_assign_sticky_data *out)
 {

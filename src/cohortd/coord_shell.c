@@ -62,6 +62,9 @@ append_durable(void *ud, int16_t kerr, int64_t base, int64_t last)
 	free(a);
 }
 
+/* ch_coord_ops.append: the coordinator's records as one uncompressed v2
+ * batch on __consumer_offsets partition `partition`, through the durable
+ * path; ch_coord_append_done(id) when fsynced or failed. */
 static void
 op_append(void *ud, int32_t partition, const ch_coord_record *recs, size_t n, uint64_t id)
 {
@@ -147,6 +150,9 @@ rearm(ch_loop *loop, void *ud)
 	return false;
 }
 
+/* ch_part_replay callback: one __consumer_offsets record to the core
+ * (control batches and keyless records skipped; a null value is a
+ * tombstone). */
 static int
 replay_record(void *ud, const ch_batch_hdr *h, const ch_record *rec, int64_t offset, int64_t ts)
 {

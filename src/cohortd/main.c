@@ -30,6 +30,7 @@ typedef struct cohortd {
 	int signals;
 } cohortd;
 
+/* The command line's help text. */
 static void
 usage(FILE *f)
 {
@@ -46,6 +47,8 @@ usage(FILE *f)
 
 /* ---- the shell's side of the api layer ------------------------------------ */
 
+/* ch_broker.reply: a finished response buffer (or NULL, no response) goes to
+ * the connection's order queue. */
 static void
 shell_reply(void *shell, void *conn, uint64_t seq, ch_buf *resp)
 {

@@ -5,7 +5,8 @@
  *   CH_OK     done
  *   CH_AGAIN  incomplete: need more bytes / would block; call again later
  *   CH_ERR    failed; the detail is in an errstr or a Kafka error code
- * Kafka wire error codes are positive int16 values (see proto/ch_errors.h);
+ * Kafka wire error codes are positive int16 values (CH_KERR_* in
+ * proto/generated/ch_errors.h);
  * they are never mixed with these.
  */
 #ifndef CH_COMMON_H
@@ -32,8 +33,11 @@ void *ch_xrealloc(void *p, size_t n);
 char *ch_xstrdup(const char *s);
 char *ch_xstrndup(const char *s, size_t n);
 
-/* Monotonic and wall clocks in milliseconds. Only the shell (net, cohortd)
- * calls these; pure cores (group/, assign/) receive now_ms as an argument. */
+/* Monotonic and wall clocks in milliseconds. The pure cores (group/,
+ * assign/) never call these: they receive now_ms as an argument. The rest
+ * reads the clock where it needs it: the event loop (its cached now), the
+ * broker (append and retention times), the log (rate-limited error lines),
+ * ch_log (line timestamps) and cohortd. */
 int64_t ch_now_mono_ms(void);
 int64_t ch_now_wall_ms(void);
 

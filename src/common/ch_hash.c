@@ -73,6 +73,8 @@ ch_group_partition(const char *group, size_t len, int32_t n)
 static uint32_t crc32c_table[8][256];
 static pthread_once_t crc32c_once = PTHREAD_ONCE_INIT;
 
+/* Builds the slicing-by-8 tables of CRC-32C (Castagnoli, reflected
+ * 0x82f63b78). */
 static void
 crc32c_init(void)
 {
@@ -88,6 +90,8 @@ crc32c_init(void)
 					     crc32c_table[0][crc32c_table[t - 1][i] & 0xff];
 }
 
+/* CRC-32C in software (slicing-by-8), for CPUs without SSE4.2; crc is the
+ * running value of earlier bytes. */
 static uint32_t
 crc32c_sw(uint32_t crc, const unsigned char *p, size_t len)
 {

@@ -38,6 +38,7 @@ place(ch_heap *h, size_t i, ch_heap_ent e)
 	e.node->slot = i;
 }
 
+/* Moves the entry at slot i up while it is due before its parent. */
 static void
 sift_up(ch_heap *h, size_t i)
 {
@@ -49,6 +50,7 @@ sift_up(ch_heap *h, size_t i)
 	place(h, i, e);
 }
 
+/* Moves the entry at slot i down while a child is due before it. */
 static void
 sift_down(ch_heap *h, size_t i)
 {

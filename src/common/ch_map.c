@@ -37,6 +37,7 @@ ch_map_find(const ch_map *m, const void *key, size_t klen)
 	return NULL;
 }
 
+/* Doubles the bucket table (16 at first) and rechains every entry. */
 static void
 grow(ch_map *m)
 {

@@ -73,6 +73,8 @@ struct ch_loop {
 
 /* ---- fd watchers ------------------------------------------------------- */
 
+/* The epoll events for a watcher's CH_IO_* interest; EPOLLRDHUP always, so a
+ * paused reader still sees hang-ups. */
 static uint32_t
 epoll_mask(unsigned events)
 {
@@ -140,6 +142,10 @@ ch_io_remove(ch_loop *loop, ch_io *io)
 	}
 }
 
+/* Calls the watchers of the events epoll returned: on_read for input,
+ * hang-up or error, then on_write for output (or a hang-up while writing); a
+ * watcher removed by a callback is skipped (ch_io_remove clears its pending
+ * events). */
 static void
 dispatch_events(ch_loop *loop)
 {
@@ -201,6 +207,8 @@ ch_loop_timer_count(const ch_loop *loop)
 	return loop->timers.n;
 }
 
+/* Runs the timers due at the loop's now, earliest first; only those armed
+ * before this pass started. */
 static void
 run_timers(ch_loop *loop)
 {
@@ -227,6 +235,8 @@ wake(ch_loop *loop)
 	(void)n;
 }
 
+/* The eventfd woke the loop: runs every callback posted from other threads,
+ * in posting order. */
 static void
 on_eventfd(ch_loop *loop, ch_io *io, unsigned revents)
 {
@@ -270,6 +280,8 @@ ch_loop_post(ch_loop *loop, ch_loop_fn fn, void *ud)
 
 /* ---- signals ----------------------------------------------------------- */
 
+/* Delivers the signals read from the signalfd to their callbacks, on the
+ * loop thread. */
 static void
 on_signalfd(ch_loop *loop, ch_io *io, unsigned revents)
 {
@@ -329,6 +341,7 @@ ch_loop_add_before_sleep(ch_loop *loop, ch_hook_fn fn, void *ud)
 	return h;
 }
 
+/* Unlinks and frees a before-sleep hook. */
 static void
 unlink_hook(ch_loop *loop, ch_hook *h)
 {
@@ -354,6 +367,9 @@ ch_loop_remove_before_sleep(ch_loop *loop, ch_hook *h)
 	unlink_hook(loop, h);
 }
 
+/* Runs every before-sleep hook once; hooks removed during the pass are freed
+ * after it. Returns whether a hook has work left (the loop then does not
+ * sleep). */
 static bool
 run_hooks(ch_loop *loop)
 {
@@ -461,6 +477,8 @@ ch_loop_stop(ch_loop *loop)
 	wake(loop);
 }
 
+/* How long epoll_wait may sleep: 0 with work left or a stop asked, else
+ * until the first timer, capped by max_wait_ms (-1: no cap). */
 static int
 compute_timeout(ch_loop *loop, bool more, int max_wait_ms)
 {

@@ -45,6 +45,9 @@ grow(ch_framer *f, size_t want)
 	f->cap = cap;
 }
 
+/* The frame size prefix just read: a size <= 0 or above
+ * socket.request.max.bytes is an error (Kafka's InvalidReceiveException
+ * wording in f->err), else the body to read next. */
 static int
 check_size(ch_framer *f)
 {

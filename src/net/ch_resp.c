@@ -51,6 +51,7 @@ ch_resp_free(ch_resp *r)
 	free(r);
 }
 
+/* Appends a chunk to the response and counts its bytes. */
 static void
 link_chunk(ch_resp *r, ch_chunk *ck)
 {

@@ -123,6 +123,8 @@ static void update_interest(ch_conn *c);
 
 /* ---- references -------------------------------------------------------- */
 
+/* Frees the connection's memory once its last reference is gone: the order
+ * ring's frames and responses, the framer, the stash. */
 static void
 conn_free(ch_conn *c)
 {
@@ -149,6 +151,8 @@ ch_conn_release(ch_conn *c)
 		conn_free(c);
 }
 
+/* Puts the connection on the server's list for the before-sleep pass (stash,
+ * flush, doom), once, holding a reference. */
 static void
 queue_pending(ch_conn *c)
 {
@@ -168,6 +172,8 @@ slot_of(ch_conn *c, uint64_t seq)
 	return &c->ring[seq & (c->ring_cap - 1)];
 }
 
+/* Doubles the order ring (a power of two, indexed by seq) keeping the slots
+ * of requests in flight. */
 static void
 ring_grow(ch_conn *c)
 {
@@ -198,6 +204,9 @@ conn_doom(ch_conn *c)
 	queue_pending(c);
 }
 
+/* Frames a finished response (its 4-byte size) and queues it for sending; a
+ * response that ran out of memory or is too large to frame dooms the
+ * connection instead. */
 static void
 send_queue_push(ch_conn *c, ch_resp *r)
 {
@@ -233,6 +242,7 @@ send_queue_push(ch_conn *c, ch_resp *r)
 	c->last_active = ch_loop_now(c->loop);
 }
 
+/* Drops every response not yet sent (the connection is closing). */
 static void
 send_queue_clear(ch_conn *c)
 {
@@ -358,6 +368,9 @@ flush(ch_conn *c)
 
 /* ---- reading ----------------------------------------------------------- */
 
+/* Gives one whole request frame an order slot and a sequence number and
+ * hands it to the api layer; the request holds a reference on the connection
+ * until answered. */
 static void
 dispatch(ch_conn *c, uint8_t *frame, size_t len)
 {
@@ -397,6 +410,8 @@ feed(ch_conn *c, const uint8_t *p, size_t n)
 	return off;
 }
 
+/* Feeds bytes read earlier while the connection was paused, as far as it
+ * takes requests now; frees the stash once used up. */
 static void
 process_stash(ch_conn *c)
 {
@@ -412,6 +427,10 @@ process_stash(ch_conn *c)
 	}
 }
 
+/* Readable: reads at most CH_READ_BUDGET bytes, straight into the framer's
+ * buffer when a large frame is being read, framing and dispatching requests
+ * until the connection pauses (in-flight or queued-bytes limits), then
+ * recomputes its interest. */
 static void
 conn_on_read(ch_loop *loop, ch_io *io, unsigned revents)
 {
@@ -474,6 +493,7 @@ out:
 	ch_conn_release(c);
 }
 
+/* Writable again: flushes what the socket pushed back. */
 static void
 conn_on_write(ch_loop *loop, ch_io *io, unsigned revents)
 {
@@ -510,6 +530,9 @@ update_interest(ch_conn *c)
 
 /* ---- connection lifetime ----------------------------------------------- */
 
+/* The idle timer: closes a connection that has no request in flight and
+ * has neither read nor queued anything for idle_ms; else re-arms for the
+ * earliest moment it could be idle. */
 static void
 conn_on_idle(ch_loop *loop, ch_timer *t, void *ud)
 {
@@ -567,6 +590,8 @@ conn_teardown(ch_conn *c)
 	ch_conn_release(c);
 }
 
+/* "ip:port" ("[ip6]:port") of a client address, IPv4-mapped addresses shown
+ * as IPv4, for logs. */
 static void
 format_peer(char *out, size_t n, const struct sockaddr_storage *ss)
 {
@@ -589,6 +614,8 @@ format_peer(char *out, size_t n, const struct sockaddr_storage *ss)
 	}
 }
 
+/* An accepted socket becomes a connection: TCP_NODELAY, read interest, idle
+ * timer, on_open; on an epoll failure the socket is closed at once. */
 static void
 conn_new(ch_server *s, int fd, const struct sockaddr_storage *ss)
 {
@@ -629,6 +656,8 @@ conn_new(ch_server *s, int fd, const struct sockaddr_storage *ss)
 
 /* ---- accepting --------------------------------------------------------- */
 
+/* Accepts up to CH_ACCEPT_BATCH connections; out of descriptors or memory,
+ * stops listening for CH_ACCEPT_PAUSE_MS instead of spinning. */
 static void
 on_accept(ch_loop *loop, ch_io *io, unsigned revents)
 {
@@ -671,6 +700,10 @@ on_accept_resume(ch_loop *loop, ch_timer *t, void *ud)
 
 /* ---- the before-sleep hook --------------------------------------------- */
 
+/* The loop's before-sleep hook: for each connection queued (queue_pending)
+ * closes the doomed, feeds stashed bytes, flushes responses and recomputes
+ * interest; a few rounds, as work may queue more. Returns whether work is
+ * left. */
 static bool
 before_sleep(ch_loop *loop, void *ud)
 {
@@ -700,6 +733,8 @@ before_sleep(ch_loop *loop, void *ud)
 
 /* ---- listening --------------------------------------------------------- */
 
+/* A non-blocking listening socket bound to sa (v6 sockets dual-stack when
+ * asked); records the bound port. -1 with errno on failure. */
 static int
 try_listen(ch_server *s, const struct sockaddr *sa, socklen_t salen, bool dual_stack)
 {
