@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "api/ch_api.h"
-#include "api/ch_api_util.h"
 #include "api/ch_broker.h"
 #include "common/ch_common.h"
+#include "proto/ch_acl.h"
 #include "proto/generated/ch_errors.h"
 
 typedef struct versions_ctx {

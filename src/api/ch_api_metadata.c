@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "api/ch_api.h"
-#include "api/ch_api_util.h"
 #include "api/ch_broker.h"
 #include "common/ch_log.h"
+#include "proto/ch_acl.h"
 #include "proto/generated/ch_errors.h"
 
 typedef ch_MetadataResponse_MetadataResponseTopic resp_topic;

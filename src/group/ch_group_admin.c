@@ -8,12 +8,9 @@
 
 #include "common/ch_common.h"
 #include "group/ch_group_int.h"
+#include "proto/ch_acl.h"
 #include "proto/generated/ch_errors.h"
 
-/* Group operations (KIP-430 bits) without an authorizer: READ 3, DELETE 6,
- * DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11 (Kafka 4 has group
- * configs, KIP-848). */
-#define GROUP_AUTHORIZED_OPS ((1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11))
 
 static bool
 str_in_ci(const ch_str *list, int32_t n, const char *s)
@@ -89,7 +86,7 @@ ch_coord_describe(ch_coord *c, const ch_coord_req *req)
 		const ch_group *g = group_find(c, rq->Groups[i]);
 		o->GroupId = rq->Groups[i];
 		o->AuthorizedOperations =
-			rq->IncludeAuthorizedOperations ? GROUP_AUTHORIZED_OPS : INT32_MIN;
+			rq->IncludeAuthorizedOperations ? CH_GROUP_AUTHORIZED_OPS : INT32_MIN;
 		int16_t load_err = rq->Groups[i].len < 0 ? 0 : coord_load_error(c, rq->Groups[i]);
 		if (rq->Groups[i].len < 0 || load_err) {
 			o->ErrorCode = load_err ? load_err : CH_KERR_INVALID_GROUP_ID;
