@@ -144,13 +144,21 @@ done:
 	return rc;
 }
 
+/* Kafka's frame (Lz4BlockOutputStream): independent 64 KiB blocks, no
+ * content size, no checksums. Kafka's Java reader refuses linked blocks
+ * ("Dependent block stream is unsupported"), liblz4's default. */
+static const LZ4F_preferences_t lz4_kafka_prefs = {
+	.frameInfo = {.blockSizeID = LZ4F_max64KB, .blockMode = LZ4F_blockIndependent,
+		      .contentChecksumFlag = LZ4F_noContentChecksum, .frameType = LZ4F_frame},
+};
+
 static int
 lz4_compress(const uint8_t *in, size_t in_len, ch_buf *out)
 {
-	size_t bound = LZ4F_compressFrameBound(in_len, NULL);
+	size_t bound = LZ4F_compressFrameBound(in_len, &lz4_kafka_prefs);
 	if (!ch_buf_reserve(out, bound))
 		return CH_ERR;
-	size_t n = LZ4F_compressFrame(out->data + out->len, bound, in, in_len, NULL);
+	size_t n = LZ4F_compressFrame(out->data + out->len, bound, in, in_len, &lz4_kafka_prefs);
 	if (LZ4F_isError(n))
 		return CH_ERR;
 	out->len += n;

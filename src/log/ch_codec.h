@@ -6,7 +6,8 @@
  *             magic 82 'SNAPPY' 00, version i32, compat i32, then blocks of
  *             [i32 BE length][raw snappy block]
  *   3 lz4     LZ4 frame format (magic v2 batches use a correct header
- *             checksum, so the stock frame decoder accepts them)
+ *             checksum, so the stock frame decoder accepts them); written
+ *             as Kafka writes it: independent 64 KiB blocks, no checksums
  *   4 zstd    zstd frames, content size optional
  *
  * Every decompressor stops at max_out bytes and reports CH_ERR: a batch that
