@@ -239,30 +239,36 @@ ch_batch_builder_begin(ch_batch_builder *bb, ch_buf *out, int64_t base_offset,
 	ch_wr_i32(out, 0);  /* recordsCount */
 }
 
+static size_t
+varint_size(int64_t v)
+{
+	return ch_uvarint_size(((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
 void
 ch_batch_builder_add(ch_batch_builder *bb, int32_t offset_delta, int64_t timestamp,
 		     ch_bytes key, ch_bytes value, int32_t headers_count,
 		     const uint8_t *headers, size_t headers_len)
 {
-	ch_buf body;
-	ch_buf_init(&body);
-	ch_wr_i8(&body, 0);
-	ch_wr_varlong(&body, timestamp - bb->base_timestamp);
-	ch_wr_varint(&body, offset_delta);
-	ch_wr_varint(&body, key.len < 0 ? -1 : key.len);
-	if (key.len > 0)
-		ch_buf_append(&body, key.p, (size_t)key.len);
-	ch_wr_varint(&body, value.len < 0 ? -1 : value.len);
-	if (value.len > 0)
-		ch_buf_append(&body, value.p, (size_t)value.len);
-	ch_wr_varint(&body, headers_count);
+	int64_t ts_delta = timestamp - bb->base_timestamp;
+	size_t k = key.len > 0 ? (size_t)key.len : 0, v = value.len > 0 ? (size_t)value.len : 0;
+	size_t body = 1 + varint_size(ts_delta) + varint_size(offset_delta) +
+		      varint_size(key.len < 0 ? -1 : key.len) + k +
+		      varint_size(value.len < 0 ? -1 : value.len) + v + varint_size(headers_count) +
+		      headers_len;
+	ch_wr_varint(bb->b, (int32_t)body);
+	ch_wr_i8(bb->b, 0);
+	ch_wr_varlong(bb->b, ts_delta);
+	ch_wr_varint(bb->b, offset_delta);
+	ch_wr_varint(bb->b, key.len < 0 ? -1 : key.len);
+	if (k)
+		ch_buf_append(bb->b, key.p, k);
+	ch_wr_varint(bb->b, value.len < 0 ? -1 : value.len);
+	if (v)
+		ch_buf_append(bb->b, value.p, v);
+	ch_wr_varint(bb->b, headers_count);
 	if (headers_len)
-		ch_buf_append(&body, headers, headers_len);
-	ch_wr_varint(bb->b, (int32_t)body.len);
-	ch_buf_append(bb->b, body.data, body.len);
-	if (body.oom)
-		bb->b->oom = true;
-	ch_buf_free(&body);
+		ch_buf_append(bb->b, headers, headers_len);
 	if (timestamp > bb->max_timestamp)
 		bb->max_timestamp = timestamp;
 	bb->count++;
