@@ -6,10 +6,12 @@
 #include <lz4frame.h>
 #include <snappy-c.h>
 #include <string.h>
+#include <xxhash.h>
 #include <zlib.h>
 #include <zstd.h>
 
 #include "common/ch_common.h"
+#include "common/ch_endian.h"
 #include "log/ch_batch.h"
 
 #define CHUNK 65536
@@ -118,6 +120,30 @@ snappy_compress_buf(const uint8_t *in, size_t in_len, ch_buf *out)
 	return CH_OK;
 }
 
+/* snappy-java's SnappyOutputStream, what Kafka's Java client writes: the
+ * xerial header (magic, version 1, compatible 1), then each 32 KiB of input
+ * as [i32 BE length][raw snappy block]. */
+#define XERIAL_BLOCK 32768
+
+static int
+snappy_compress_xerial(const uint8_t *in, size_t in_len, ch_buf *out)
+{
+	static const uint8_t hdr[16] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0, 0, 0, 0, 1, 0, 0, 0, 1};
+	ch_buf_append(out, hdr, sizeof(hdr));
+	for (size_t pos = 0; pos < in_len; pos += XERIAL_BLOCK) {
+		size_t n = CH_MIN(in_len - pos, (size_t)XERIAL_BLOCK);
+		uint8_t *lenp = ch_buf_extend(out, 4);
+		if (!lenp)
+			return CH_ERR;
+		size_t at = out->len;
+		if (snappy_compress_buf(in + pos, n, out) != CH_OK)
+			return CH_ERR;
+		lenp = out->data + at - 4; /* the buffer may have moved */
+		ch_be_put32(lenp, (uint32_t)(out->len - at));
+	}
+	return ch_buf_ok(out) ? CH_OK : CH_ERR;
+}
+
 static int
 lz4_decompress(const uint8_t *in, size_t in_len, ch_buf *out, size_t max_out)
 {
@@ -162,6 +188,54 @@ lz4_compress(const uint8_t *in, size_t in_len, ch_buf *out)
 	if (LZ4F_isError(n))
 		return CH_ERR;
 	out->len += n;
+	return CH_OK;
+}
+
+/* Bytes of the frame header up to and including its checksum byte (HC), or
+ * 0 if in is too short or not an LZ4 frame. */
+static size_t
+lz4_header_size(const uint8_t *in, size_t in_len)
+{
+	if (in_len < 7 || in[0] != 0x04 || in[1] != 0x22 || in[2] != 0x4d || in[3] != 0x18)
+		return 0;
+	uint8_t flg = in[4];
+	size_t n = 4 + 2 + ((flg & 0x08) ? 8 : 0) + ((flg & 0x01) ? 4 : 0) + 1;
+	return n <= in_len ? n : 0;
+}
+
+/* Magic 0 wrappers: Kafka before 0.10 computed HC over the magic number too
+ * (KAFKA-3160); Kafka 3.9 ignores HC for magic 0, so the header goes to
+ * liblz4 with HC made right. */
+static int
+lz4_decompress_any_hc(const uint8_t *in, size_t in_len, ch_buf *out, size_t max_out)
+{
+	size_t hn = lz4_header_size(in, in_len);
+	if (hn == 0)
+		return lz4_decompress(in, in_len, out, max_out);
+	ch_buf tmp;
+	ch_buf_init(&tmp);
+	ch_buf_append(&tmp, in, in_len);
+	if (!ch_buf_ok(&tmp))
+		return CH_ERR;
+	tmp.data[hn - 1] = (uint8_t)(XXH32(in + 4, hn - 5, 0) >> 8);
+	int rc = lz4_decompress(tmp.data, tmp.len, out, max_out);
+	ch_buf_free(&tmp);
+	return rc;
+}
+
+/* As lz4_compress; for magic 0, HC the broken way old clients expect
+ * (Kafka 3.9's down-conversion writes it so: useBrokenFlagDescriptorChecksum). */
+static int
+lz4_compress_legacy(const uint8_t *in, size_t in_len, int magic, ch_buf *out)
+{
+	size_t at = out->len;
+	if (lz4_compress(in, in_len, out) != CH_OK)
+		return CH_ERR;
+	size_t hn = lz4_header_size(out->data + at, out->len - at);
+	if (hn == 0)
+		return CH_ERR;
+	if (magic == 0)
+		out->data[at + hn - 1] = (uint8_t)(XXH32(out->data + at, hn - 1, 0) >> 8);
 	return CH_OK;
 }
 
@@ -234,6 +308,32 @@ ch_codec_compress(int codec, const void *in, size_t in_len, ch_buf *out)
 		return lz4_compress(in, in_len, out);
 	case CH_COMPRESSION_ZSTD:
 		return zstd_compress(in, in_len, out);
+	default:
+		return CH_ERR;
+	}
+}
+
+int
+ch_codec_decompress_legacy(int codec, int magic, const void *in, size_t in_len, ch_buf *out,
+			   size_t max_out)
+{
+	if (codec == CH_COMPRESSION_LZ4 && magic == 0)
+		return lz4_decompress_any_hc(in, in_len, out, max_out);
+	if (codec == CH_COMPRESSION_ZSTD)
+		return CH_ERR; /* no zstd before magic 2 */
+	return ch_codec_decompress(codec, in, in_len, out, max_out);
+}
+
+int
+ch_codec_compress_legacy(int codec, int magic, const void *in, size_t in_len, ch_buf *out)
+{
+	switch (codec) {
+	case CH_COMPRESSION_SNAPPY:
+		return snappy_compress_xerial(in, in_len, out);
+	case CH_COMPRESSION_LZ4:
+		return lz4_compress_legacy(in, in_len, magic, out);
+	case CH_COMPRESSION_GZIP:
+		return gzip_compress(in, in_len, out);
 	default:
 		return CH_ERR;
 	}

@@ -26,4 +26,16 @@ int ch_codec_decompress(int codec, const void *in, size_t in_len, ch_buf *out, s
 /* Appends the compressed form of `in` to out. @returns CH_OK / CH_ERR. */
 int ch_codec_compress(int codec, const void *in, size_t in_len, ch_buf *out);
 
+/*
+ * The value of a magic 0/1 compressed wrapper message (ch_legacy.h), as
+ * Kafka 3.9 reads and writes it: gzip, snappy (xerial framing or raw),
+ * lz4; no zstd. For magic 0 an lz4 frame's header checksum is the broken
+ * one of Kafka 0.8-0.9 (KAFKA-3160, computed over the magic number too):
+ * ignored on reading, written so on writing. Snappy is written in xerial
+ * framing with 32 KiB blocks (snappy-java's SnappyOutputStream).
+ */
+int ch_codec_decompress_legacy(int codec, int magic, const void *in, size_t in_len, ch_buf *out,
+			       size_t max_out);
+int ch_codec_compress_legacy(int codec, int magic, const void *in, size_t in_len, ch_buf *out);
+
 #endif
