@@ -28,13 +28,26 @@ ch_resp_from_buf(ch_buf *b)
 void
 ch_chunk_free(ch_chunk *ck)
 {
-	if (ck->is_file) {
-		if (ck->release)
-			ck->release(ck->ud);
-	} else {
-		ch_buf_free(&ck->mem);
-	}
+	if ((ck->is_file || ck->fill) && ck->release)
+		ck->release(ck->ud);
+	ch_buf_free(&ck->mem);
 	free(ck);
+}
+
+int
+ch_chunk_made_at(ch_chunk *ck, size_t off, const uint8_t **p, size_t *n)
+{
+	if (off == ck->win_off + ck->mem.len) {
+		ch_buf_reset(&ck->mem);
+		ck->win_off = off;
+		size_t want = CH_MIN(ck->len - off, (size_t)CH_MADE_WINDOW);
+		if (want == 0 || ck->fill(ck->ud, &ck->mem, want) != CH_OK || !ch_buf_ok(&ck->mem) ||
+		    ck->mem.len == 0 || ck->mem.len > want)
+			return CH_ERR;
+	}
+	*p = ck->mem.data + (off - ck->win_off);
+	*n = ck->win_off + ck->mem.len - off;
+	return CH_OK;
 }
 
 void
@@ -85,7 +98,7 @@ ch_resp_append(ch_resp *r, const void *p, size_t n)
 	if (n == 0)
 		return;
 	ch_chunk *ck = r->tail;
-	if (!ck || ck->is_file) {
+	if (!ck || ck->is_file || ck->fill) {
 		ck = ch_xcalloc(1, sizeof(*ck));
 		ch_buf_init(&ck->mem);
 		link_chunk(r, ck);
@@ -112,6 +125,23 @@ ch_resp_add_file(ch_resp *r, int fd, off_t off, size_t len, ch_release_fn releas
 	ck->fd = fd;
 	ck->off = off;
 	ck->len = len;
+	ck->release = release;
+	ck->ud = ud;
+	link_chunk(r, ck);
+}
+
+void
+ch_resp_add_made(ch_resp *r, size_t len, ch_make_fn fill, ch_release_fn release, void *ud)
+{
+	if (len == 0) {
+		if (release)
+			release(ud);
+		return;
+	}
+	ch_chunk *ck = ch_xcalloc(1, sizeof(*ck));
+	ch_buf_init(&ck->mem);
+	ck->len = len;
+	ck->fill = fill;
 	ck->release = release;
 	ck->ud = ud;
 	link_chunk(r, ck);
@@ -150,12 +180,45 @@ pread_full(int fd, uint8_t *dst, size_t len, off_t off)
 	return CH_OK;
 }
 
+/* Makes all of a made chunk into its memory and turns it into a memory
+ * chunk (released). */
+static int
+made_to_mem(ch_chunk *ck)
+{
+	ch_buf all;
+	ch_buf_init(&all);
+	for (size_t off = 0; off < ck->len;) {
+		const uint8_t *p;
+		size_t n;
+		if (ch_chunk_made_at(ck, off, &p, &n) != CH_OK) {
+			ch_buf_free(&all);
+			return CH_ERR;
+		}
+		ch_buf_append(&all, p, n);
+		off += n;
+	}
+	if (!ch_buf_ok(&all)) {
+		ch_buf_free(&all);
+		return CH_ERR;
+	}
+	if (ck->release)
+		ck->release(ck->ud);
+	ch_buf_free(&ck->mem);
+	ck->mem = all;
+	ck->fill = NULL;
+	ck->release = NULL;
+	ck->win_off = 0;
+	return CH_OK;
+}
+
 int
-ch_resp_flatten(const ch_resp *r, ch_buf *out)
+ch_resp_flatten(ch_resp *r, ch_buf *out)
 {
 	if (r->bad)
 		return CH_ERR;
-	for (const ch_chunk *ck = r->head; ck; ck = ck->next) {
+	for (ch_chunk *ck = r->head; ck; ck = ck->next) {
+		if (ck->fill && made_to_mem(ck) != CH_OK)
+			return CH_ERR;
 		if (!ck->is_file) {
 			ch_buf_append(out, ck->mem.data, ck->len);
 			continue;

@@ -13,11 +13,14 @@
 typedef struct ch_chunk {
 	struct ch_chunk *next;
 	bool is_file;
-	ch_buf mem;            /* memory chunk: owned bytes (mem.len of them) */
+	ch_buf mem;            /* memory chunk: owned bytes (mem.len of them);
+				  made chunk: the bytes [win_off, win_off + mem.len) */
 	int fd;                /* file chunk: not owned */
 	off_t off;
-	size_t len;            /* bytes in this chunk (both kinds) */
-	ch_release_fn release; /* file chunk: called once when done */
+	size_t len;            /* bytes in this chunk (every kind) */
+	ch_make_fn fill;       /* made chunk: makes the next bytes (NULL otherwise) */
+	size_t win_off;        /* made chunk: offset of mem's first byte */
+	ch_release_fn release; /* file and made chunks: called once when done */
 	void *ud;
 } ch_chunk;
 
@@ -37,5 +40,11 @@ struct ch_resp {
 
 /* Release and free one chunk. */
 void ch_chunk_free(ch_chunk *ck);
+
+/* A made chunk's bytes from offset off on (off within its window, or just
+ * past it: then the next bytes are made first, at most CH_MADE_WINDOW).
+ * @returns CH_OK with *p and *n (n > 0), or CH_ERR if the maker failed. */
+#define CH_MADE_WINDOW (128u * 1024)
+int ch_chunk_made_at(ch_chunk *ck, size_t off, const uint8_t **p, size_t *n);
 
 #endif

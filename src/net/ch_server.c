@@ -313,13 +313,34 @@ flush(ch_conn *c)
 			}
 			ch_chunk *ck = r->cur;
 			size_t off = r->cur_off;
+			bool partial = false; /* a made chunk has more to make */
 			for (; ck && niov < CH_IOV_MAX; ck = ck->next, off = 0) {
 				if (ck->is_file)
 					break;
+				if (ck->fill) {
+					const uint8_t *p;
+					size_t n;
+					if (ch_chunk_made_at(ck, off, &p, &n) != CH_OK) {
+						CH_LOGE("net", "closing connection from %s: a response "
+							"could not be completed", c->peer);
+						conn_teardown(c);
+						return CH_ERR;
+					}
+					iov[niov].iov_base = (void *)(uintptr_t)p;
+					iov[niov].iov_len = n;
+					want += iov[niov++].iov_len;
+					if (off + n < ck->len) {
+						partial = true;
+						break;
+					}
+					continue;
+				}
 				iov[niov].iov_base = ck->mem.data + off;
 				iov[niov].iov_len = ck->len - off;
 				want += iov[niov++].iov_len;
 			}
+			if (partial)
+				break;
 			if (ck) { /* a file chunk, or out of iovecs */
 				if (niov == 0)
 					file = ck;

@@ -125,6 +125,61 @@ t_flatten_poisoned(void)
 	ch_buf_free(&b);
 }
 
+static int
+fill_digits(void *ud, ch_buf *out, size_t max)
+{
+	size_t *made = ud;
+	size_t n = CH_MIN(max, (size_t)3); /* at most 3 at a time */
+	for (size_t i = 0; i < n; i++)
+		ch_buf_append(out, &(char){(char)('0' + (*made + i) % 10)}, 1);
+	*made += n;
+	return CH_OK;
+}
+
+static int
+fill_fail(void *ud, ch_buf *out, size_t max)
+{
+	(void)ud;
+	(void)out;
+	(void)max;
+	return CH_ERR;
+}
+
+static void
+t_flatten_made(void)
+{
+	/* A made chunk is made whole by flatten and stays those bytes. */
+	released = 0;
+	size_t made = 0;
+	ch_resp *r = ch_resp_new();
+	ch_resp_append(r, "<", 1);
+	ch_resp_add_made(r, 12, fill_digits, on_release, &made);
+	ch_resp_append(r, ">", 1);
+	ch_resp_add_made(r, 0, fill_digits, on_release, &made); /* empty: released now */
+	CH_CHECK_EQ_INT(released, 1);
+	CH_CHECK_EQ_INT(ch_resp_len(r), 14);
+	ch_buf out, again;
+	ch_buf_init(&out);
+	ch_buf_init(&again);
+	CH_CHECK_EQ_INT(ch_resp_flatten(r, &out), CH_OK);
+	CH_CHECK(out.len == 14 && memcmp(out.data, "<012345678901>", 14) == 0);
+	CH_CHECK_EQ_INT(released, 2);
+	CH_CHECK_EQ_INT(ch_resp_flatten(r, &again), CH_OK);
+	CH_CHECK(again.len == 14 && memcmp(again.data, out.data, 14) == 0);
+	CH_CHECK_EQ_INT(made, 12);
+	ch_resp_free(r);
+	CH_CHECK_EQ_INT(released, 2);
+	/* A maker that fails: flatten fails; release still comes once. */
+	r = ch_resp_new();
+	ch_resp_add_made(r, 5, fill_fail, on_release, NULL);
+	ch_buf_reset(&out);
+	CH_CHECK_EQ_INT(ch_resp_flatten(r, &out), CH_ERR);
+	ch_resp_free(r);
+	CH_CHECK_EQ_INT(released, 3);
+	ch_buf_free(&out);
+	ch_buf_free(&again);
+}
+
 static void
 t_flatten_empty(void)
 {
@@ -139,4 +194,4 @@ t_flatten_empty(void)
 }
 
 CH_TEST_MAIN(CH_TEST(t_flatten_mixed), CH_TEST(t_flatten_short_file), CH_TEST(t_flatten_poisoned),
-	     CH_TEST(t_flatten_empty))
+	     CH_TEST(t_flatten_empty), CH_TEST(t_flatten_made))

@@ -588,14 +588,22 @@ t_idle_reaping(void)
  * socket buffer several times over (EAGAIN in the middle of sendfile). */
 static uint8_t *file_content;
 
-static void
-respond_mixed(void *arg)
+/* The one held request, taken. */
+static held
+take_held(void)
 {
-	CH_UNUSED(arg);
 	pthread_mutex_lock(&mu);
 	held h = T.held[0];
 	T.nheld = 0;
 	pthread_mutex_unlock(&mu);
+	return h;
+}
+
+static void
+respond_mixed(void *arg)
+{
+	CH_UNUSED(arg);
+	held h = take_held();
 	ch_resp *r = ch_resp_new();
 	ch_buf b;
 	ch_buf_init(&b);
@@ -636,6 +644,114 @@ t_sendfile(void)
 	WAIT_UNTIL(T.nrelease == 2);
 	pthread_mutex_unlock(&mu);
 	close(fd);
+	stop();
+	close(tmp_fd);
+	free(file_content);
+}
+
+/* A made chunk (ch_resp_add_made) between memory and a file range: its
+ * bytes are made a window at a time as the socket drains, in the pieces the
+ * maker chooses; a maker that fails closes only its connection. */
+typedef struct maker {
+	size_t made, len;
+	bool fail_at_half;
+} maker;
+
+static uint8_t
+made_byte(size_t i)
+{
+	return (uint8_t)(i * 13 + (i >> 9));
+}
+
+static int
+make_some(void *ud, ch_buf *out, size_t max)
+{
+	maker *m = ud;
+	if (m->fail_at_half && m->made >= m->len / 2)
+		return CH_ERR;
+	size_t n = CH_MIN(max, 1 + (m->made * 31) % 70000); /* uneven pieces */
+	for (size_t i = 0; i < n; i++)
+		ch_buf_append(out, &(uint8_t){made_byte(m->made + i)}, 1);
+	m->made += n;
+	return CH_OK;
+}
+
+static void
+release_maker(void *ud)
+{
+	free(ud);
+	count_release(NULL);
+}
+
+static bool made_fail;
+
+static void
+respond_made(void *arg)
+{
+	CH_UNUSED(arg);
+	held h = take_held();
+	ch_resp *r = ch_resp_new();
+	ch_resp_append(r, "HEAD", 4);
+	maker *m = calloc(1, sizeof(*m));
+	m->len = 3u << 20;
+	m->fail_at_half = made_fail;
+	ch_resp_add_made(r, m->len, make_some, release_maker, m);
+	ch_resp_add_file(r, tmp_fd, 7, 1000, count_release, NULL);
+	ch_resp_append(r, "TAIL", 4);
+	CH_CHECK_EQ_INT(ch_resp_len(r), 8 + (3u << 20) + 1000);
+	ch_conn_respond(h.c, h.seq, r);
+}
+
+static void
+t_made_chunk(void)
+{
+	if (!start(M_DEFER, NULL))
+		return;
+	tmp_fd = make_tmp(1u << 20, &file_content);
+	for (int fail = 0; fail <= 1; fail++) {
+		made_fail = fail;
+		pthread_mutex_lock(&mu);
+		T.nrelease = 0;
+		pthread_mutex_unlock(&mu);
+		int fd = cli_connect();
+		int other = cli_connect();
+		CH_CHECK(send_frame(fd, "fetch", 5));
+		pthread_mutex_lock(&mu);
+		WAIT_UNTIL(T.nheld == 1);
+		pthread_mutex_unlock(&mu);
+		on_loop(respond_made, NULL);
+		usleep(50 * 1000); /* let the socket buffer fill up first */
+		if (!fail) {
+			size_t len = 0;
+			uint8_t *p = recv_frame(fd, &len);
+			CH_CHECK(p != NULL);
+			if (p) {
+				CH_CHECK_EQ_INT(len, 8 + (3u << 20) + 1000);
+				CH_CHECK(memcmp(p, "HEAD", 4) == 0);
+				size_t bad = 0;
+				for (size_t i = 0; i < (3u << 20); i++)
+					bad += p[4 + i] != made_byte(i);
+				CH_CHECK_EQ_INT(bad, 0);
+				CH_CHECK(memcmp(p + 4 + (3u << 20), file_content + 7, 1000) == 0);
+				CH_CHECK(memcmp(p + len - 4, "TAIL", 4) == 0);
+			}
+			free(p);
+		} else {
+			CH_CHECK(wait_eof(fd)); /* the frame cannot be finished */
+			CH_CHECK(send_frame(other, "ping", 4)); /* the others go on */
+			pthread_mutex_lock(&mu);
+			WAIT_UNTIL(T.nheld == 1);
+			pthread_mutex_unlock(&mu);
+			on_loop(respond_all, NULL);
+			CH_CHECK(expect_frame(other, "ping", 4));
+		}
+		pthread_mutex_lock(&mu);
+		WAIT_UNTIL(T.nrelease == 2); /* the maker and the file, once each */
+		CH_CHECK_EQ_INT(T.nrelease, 2);
+		pthread_mutex_unlock(&mu);
+		close(fd);
+		close(other);
+	}
 	stop();
 	close(tmp_fd);
 	free(file_content);
@@ -913,7 +1029,7 @@ t_idle_stuck_reader(void)
 
 CH_TEST_MAIN(CH_TEST(t_echo_byte_by_byte), CH_TEST(t_pipelined_out_of_order),
 	     CH_TEST(t_bad_sizes_close), CH_TEST(t_disconnect_with_deferred),
-	     CH_TEST(t_close_in_handler), CH_TEST(t_idle_reaping), CH_TEST(t_sendfile),
+	     CH_TEST(t_close_in_handler), CH_TEST(t_idle_reaping), CH_TEST(t_sendfile), CH_TEST(t_made_chunk),
 	     CH_TEST(t_inflight_limit), CH_TEST(t_send_queue_limit),
 	     CH_TEST(t_many_connections), CH_TEST(t_free_with_pending),
 	     CH_TEST(t_stop_accepting), CH_TEST(t_hangup_while_paused), CH_TEST(t_emfile),
