@@ -23,9 +23,9 @@
  * Ranges are those of the generated codec unless an API is served only in
  * part. ApiVersions is answered from this table. */
 static const ch_api_handler handlers[] = {
-	{CH_APIKEY_PRODUCE, 3, 11, ch_api_Produce},       /* v3+: record batch v2 only */
-	{CH_APIKEY_FETCH, 4, 17, ch_api_Fetch},
-	{CH_APIKEY_LIST_OFFSETS, 1, 10, ch_api_ListOffsets},
+	{CH_APIKEY_PRODUCE, 0, 11, ch_api_Produce},       /* v0-v2: magic 0/1, converted */
+	{CH_APIKEY_FETCH, 0, 17, ch_api_Fetch},         /* v0-v3: down-converted to magic 0/1 */
+	{CH_APIKEY_LIST_OFFSETS, 0, 10, ch_api_ListOffsets},
 	{CH_APIKEY_METADATA, 0, 12, ch_api_Metadata},
 	{CH_APIKEY_OFFSET_COMMIT, 0, 9, ch_api_group},
 	{CH_APIKEY_OFFSET_FETCH, 0, 9, ch_api_group},

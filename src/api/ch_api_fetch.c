@@ -1,5 +1,5 @@
 /*
- * ch_api_fetch.c: Fetch v4-v17 for consumers (v13+ name topics by id).
+ * ch_api_fetch.c: Fetch v0-v17 for consumers (v13+ name topics by id).
  *
  * FLOW. A fetch is first scanned: for each partition, the log slice at the
  * fetch offset (ch_plog_read), bounded by PartitionMaxBytes and by what is
@@ -23,6 +23,18 @@
  * decode our output at every version with the generated decoder, which
  * must consume every byte, and re-encode it to the very same bytes.
  *
+ * OLD VERSIONS (Kafka 3.9 serves them, 4.0 dropped them: KIP-896). v0-v3
+ * read magic 0 (v0-v1) or magic 1 (v2-v3) message sets: each partition's
+ * slice is down-converted as it is sent (a made chunk, ch_api_legacy.h),
+ * its records field sized as Kafka's LazyDownConversionRecords sizes it
+ * (log/ch_legacy.h: at least the slice, at least the first converted
+ * batch). v0-v2 have no MaxBytes and a hard PartitionMaxBytes (Kafka's
+ * FetchParams.hardMaxBytesLimit): a slice is cut at the limit even inside
+ * its first batch, which then converts to nothing. A topic whose
+ * compression.type is zstd answers v0-v9 UNSUPPORTED_COMPRESSION_TYPE, as
+ * does a first batch compressed with zstd for v0-v3; KAFKA_STORAGE_ERROR is
+ * NOT_LEADER_OR_FOLLOWER for v0-v5 (clients that old do not know it).
+ *
  * SESSIONS (KIP-227): cohort creates none. Every request is a full fetch
  * and the response's SessionId is 0, which tells clients asking for a
  * session (epoch 0) that they did not get one; an incremental request
@@ -34,6 +46,7 @@
 #include <string.h>
 
 #include "api/ch_api.h"
+#include "api/ch_api_legacy.h"
 #include "api/ch_broker.h"
 #include "broker/ch_parts.h"
 #include "common/ch_common.h"
@@ -54,10 +67,13 @@ typedef struct fpart {
 	ch_uuid id;
 	ch_part_watch watch;
 	uint64_t seen;          /* ch_part_appended_bytes at the last look */
+	bool zstd_topic;        /* compression.type=zstd (v0-v9 cannot read it) */
 	/* scan results */
 	int16_t err;
 	int64_t hw, lso, start;
 	ch_plog_slice sl;
+	ch_api_down *down;      /* v0-v3: the slice, being down-converted */
+	int64_t down_size;
 } fpart;
 
 struct fetch {
@@ -78,6 +94,15 @@ slice_release_cb(void *ud)
 	free(s);
 }
 
+/* The request's MaxBytes as Kafka applies it: capped by fetch.max.bytes
+ * (v0-v2 have none: INT32_MAX). */
+static int64_t
+max_bytes(const ch_req *req)
+{
+	const ch_FetchRequest *rq = req->body;
+	return CH_MAX(CH_MIN((int64_t)rq->MaxBytes, (int64_t)req->bk->cfg->fetch_max_bytes), 0);
+}
+
 /* Reads every partition; returns the bytes found; *any_err if a partition
  * has an error. Kafka's ReplicaManager.readFromLog: each partition reads at
  * most min(PartitionMaxBytes, what is left of MaxBytes); until some
@@ -87,10 +112,9 @@ static int64_t
 scan(fetch *f, bool *any_err)
 {
 	ch_req *req = f->req;
-	const ch_FetchRequest *rq = req->body;
 	ch_broker *bk = req->bk;
 	int64_t total = 0;
-	int64_t left = CH_MAX(rq->MaxBytes, 0); /* of the response's MaxBytes */
+	int64_t left = max_bytes(req); /* of the response's MaxBytes */
 	*any_err = false;
 	for (int32_t i = 0; i < f->n; i++) {
 		fpart *fp = &f->parts[i];
@@ -112,7 +136,7 @@ scan(fetch *f, bool *any_err)
 		ch_plog *pl = ch_part_log(p);
 		fp->hw = fp->lso = ch_plog_end_offset(pl);
 		fp->start = ch_plog_start_offset(pl);
-		bool min_one = total == 0;
+		bool min_one = total == 0 && req->version >= 3; /* v0-v2: a hard limit */
 		/* read even with nothing left: the offset is still checked */
 		int64_t lim = CH_MIN(CH_MAX(fp->q->PartitionMaxBytes, 0), left);
 		int16_t kerr = 0;
@@ -128,7 +152,15 @@ scan(fetch *f, bool *any_err)
 		 * empty record set, no error, and later partitions are still
 		 * read with the remaining bytes. A partial trailing batch within
 		 * the limit is sent as Kafka sends it. */
-		if (fp->sl.len > lim && !min_one) {
+		if (fp->sl.len > lim && req->version <= 2) {
+			/* LogSegment.read without minOneMessage: the bytes up to
+			 * the limit, a partial batch included */
+			fp->sl.len = lim;
+			if (lim == 0) {
+				ch_plog_slice_release(&fp->sl);
+				memset(&fp->sl, 0, sizeof(fp->sl));
+			}
+		} else if (fp->sl.len > lim && !min_one) {
 			ch_plog_slice_release(&fp->sl);
 			memset(&fp->sl, 0, sizeof(fp->sl));
 		}
@@ -145,6 +177,41 @@ release_slices(fetch *f)
 		if (f->parts[i].sl.len > 0)
 			ch_plog_slice_release(&f->parts[i].sl);
 		memset(&f->parts[i].sl, 0, sizeof(f->parts[i].sl));
+		ch_api_down_free(f->parts[i].down);
+		f->parts[i].down = NULL;
+	}
+}
+
+/* A partition answered with an error alone (Kafka's
+ * FetchResponse.partitionResponse): no offsets, no records. */
+static void
+part_error(fpart *fp, int16_t kerr)
+{
+	fp->err = kerr;
+	fp->hw = fp->lso = fp->start = -1;
+	if (fp->sl.len > 0)
+		ch_plog_slice_release(&fp->sl);
+	memset(&fp->sl, 0, sizeof(fp->sl));
+}
+
+/* What Kafka's KafkaApis.maybeConvertFetchedData does to each partition
+ * for old versions: zstd topics for v0-v9, down-conversion for v0-v3. */
+static void
+convert_old(fetch *f)
+{
+	int16_t v = f->req->version;
+	for (int32_t i = 0; i < f->n; i++) {
+		fpart *fp = &f->parts[i];
+		if (v < 10 && fp->zstd_topic) {
+			part_error(fp, CH_KERR_UNSUPPORTED_COMPRESSION_TYPE);
+			continue;
+		}
+		if (v > 3 || fp->sl.len == 0)
+			continue;
+		int16_t kerr = ch_api_down_begin(&fp->sl, v <= 1 ? 0 : 1, fp->q->FetchOffset,
+						 &fp->down, &fp->down_size);
+		if (kerr)
+			part_error(fp, kerr);
 	}
 }
 
@@ -160,7 +227,8 @@ encode(fetch *f, int16_t top_err)
 	ch_buf b;
 	ch_buf_init(&b);
 	ch_api_resp_header(req, &b);
-	ch_wr_i32(&b, 0);         /* ThrottleTimeMs */
+	if (v >= 1)
+		ch_wr_i32(&b, 0); /* ThrottleTimeMs */
 	if (v >= 7) {
 		ch_wr_i16(&b, top_err);
 		ch_wr_i32(&b, 0); /* SessionId: no sessions */
@@ -185,20 +253,28 @@ encode(fetch *f, int16_t top_err)
 			bool unknown = fp->err == CH_KERR_UNKNOWN_TOPIC_OR_PARTITION ||
 				       fp->err == CH_KERR_UNKNOWN_TOPIC_ID;
 			ch_wr_i32(&b, fp->q->Partition);
-			ch_wr_i16(&b, fp->err);
+			ch_wr_i16(&b, fp->err == CH_KERR_KAFKA_STORAGE_ERROR && v <= 5
+					      ? CH_KERR_NOT_LEADER_OR_FOLLOWER
+					      : fp->err);
 			ch_wr_i64(&b, fp->err ? -1 : fp->hw);
-			ch_wr_i64(&b, fp->err ? -1 : fp->lso);
-			if (v >= 5)
-				ch_wr_i64(&b, fp->err ? -1 : fp->start);
-			ch_wr_array_len(&b, unknown ? 0 : -1, flex); /* AbortedTransactions */
+			if (v >= 4) {
+				ch_wr_i64(&b, fp->err ? -1 : fp->lso);
+				if (v >= 5)
+					ch_wr_i64(&b, fp->err ? -1 : fp->start);
+				ch_wr_array_len(&b, unknown ? 0 : -1, flex); /* AbortedTransactions */
+			}
 			if (v >= 11)
 				ch_wr_i32(&b, -1);     /* PreferredReadReplica */
-			int64_t len = fp->sl.len;
+			int64_t len = fp->down ? fp->down_size : fp->sl.len;
 			if (flex)
 				ch_wr_uvarint(&b, (uint32_t)len + 1);
 			else
 				ch_wr_i32(&b, (int32_t)len);
-			if (len > 0) {
+			if (fp->down) {
+				ch_resp_add_buf(r, &b);
+				ch_api_down_add(r, fp->down);
+				fp->down = NULL;
+			} else if (len > 0) {
 				ch_resp_add_buf(r, &b);
 				ch_plog_slice *s = ch_xmalloc(sizeof(*s));
 				*s = fp->sl;
@@ -230,6 +306,7 @@ static void
 answer(fetch *f, int16_t top_err)
 {
 	ch_req *req = f->req;
+	convert_old(f);
 	ch_resp *r = encode(f, top_err);
 	release_slices(f); /* none left unless encode skipped them */
 	ch_api_send_resp(req, r); /* frees req and f (in its arena) */
@@ -295,8 +372,15 @@ ch_api_Fetch(ch_req *req)
 			: (tq->Topic.len > 0 ? ch_topics_find(bk->topics, tq->Topic.p,
 							      (size_t)tq->Topic.len)
 					     : NULL);
-		if (tp)
+		bool zstd = false;
+		if (tp) {
 			name = ch_str_c(ch_req_strdup(req, (ch_str){tp->name, (int32_t)tp->name_len}));
+			if (req->version < 10) {
+				ch_topic_config tc;
+				ch_topic_config_resolve(bk->cfg, tp->configs, tp->n_configs, &tc);
+				zstd = tc.compression_type == CH_COMPRESSION_ZSTD;
+			}
+		}
 		int32_t np = tq->Partitions_n > 0 ? tq->Partitions_n : 0;
 		for (int32_t k = 0; k < np; k++, j++) {
 			fpart *fp = &f->parts[j];
@@ -304,6 +388,7 @@ ch_api_Fetch(ch_req *req)
 			fp->topic_ix = t;
 			fp->q = &tq->Partitions[k];
 			fp->name = name;
+			fp->zstd_topic = zstd;
 			fp->id = tq->TopicId;
 			fp->watch.ud = fp;
 			fp->watch.fn = on_watch;
@@ -313,7 +398,7 @@ ch_api_Fetch(ch_req *req)
 	int64_t have = scan(f, &any_err);
 	/* KafkaApis.handleFetchRequest: fetchMinBytes = min(MinBytes, MaxBytes);
 	 * ReplicaManager answers at once when that many bytes are readable. */
-	f->need = CH_MAX(CH_MIN(rq->MinBytes, rq->MaxBytes), 0);
+	f->need = CH_MAX(CH_MIN((int64_t)rq->MinBytes, max_bytes(req)), 0);
 	if (have >= f->need || rq->MaxWaitMs <= 0 || any_err || n == 0) {
 		answer(f, 0);
 		return;

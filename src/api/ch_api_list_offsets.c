@@ -1,6 +1,11 @@
 /*
- * ch_api_list_offsets.c: ListOffsets v1-v10 (InitProducerId is in
+ * ch_api_list_offsets.c: ListOffsets v0-v10 (InitProducerId is in
  * ch_api_producer_id.c).
+ *
+ * v0 (Kafka 3.9 serves it, 4.0 dropped it: KIP-896) is the old form: up to
+ * MaxNumOffsets segment base offsets, newest first, for -1 (the log end
+ * too), -2 or a timestamp matched against segment file times
+ * (ch_plog_legacy_offsets); other negative timestamps UNSUPPORTED_VERSION.
  *
  * Timestamps (KIP-79, KIP-734, KIP-1005): -1 latest (the log end offset),
  * -2 earliest (the log start offset), -3 the record with the largest
@@ -18,18 +23,46 @@
 #include "meta/ch_topics.h"
 #include "proto/generated/ch_errors.h"
 
+/* KafkaApis.handleListOffsetRequestV0 for one partition. */
+static void
+list_v0(ch_req *req, ch_part *p, const ch_ListOffsetsRequest_ListOffsetsPartition *q,
+	ch_ListOffsetsResponse_ListOffsetsPartitionResponse *r)
+{
+	if (q->MaxNumOffsets < 0) {
+		/* Kafka fails allocating a negative array (UNKNOWN_SERVER_ERROR) */
+		r->ErrorCode = CH_KERR_INVALID_REQUEST;
+		return;
+	}
+	ch_plog *pl = ch_part_log(p);
+	int64_t *offs = CH_REQ_NEW_ARRAY(req, int64_t, ch_plog_segment_count(pl) + 1);
+	int32_t n = 0;
+	int16_t kerr = 0;
+	ch_broker *bk = req->bk;
+	ch_plog_legacy_offsets(pl, q->Timestamp, q->MaxNumOffsets, bk->wall_ms(bk->shell), offs, &n,
+			       &kerr);
+	r->ErrorCode = kerr;
+	r->OldStyleOffsets = kerr ? NULL : offs;
+	r->OldStyleOffsets_n = kerr ? 0 : n;
+}
+
 /* One partition of a ListOffsets request: the offset (and timestamp) its
  * Timestamp asks for, or the partition's error with offset, timestamp and
- * leader epoch -1. */
+ * leader epoch -1; v0 answers in its old form (list_v0). */
 static void
-list_one(ch_broker *bk, const ch_ListOffsetsRequest_ListOffsetsTopic *tq,
+list_one(ch_req *req, const ch_ListOffsetsRequest_ListOffsetsTopic *tq,
 	 const ch_ListOffsetsRequest_ListOffsetsPartition *q,
 	 ch_ListOffsetsResponse_ListOffsetsPartitionResponse *r)
 {
+	ch_broker *bk = req->bk;
 	r->PartitionIndex = q->PartitionIndex;
 	r->Timestamp = -1;
 	r->Offset = -1;
 	r->LeaderEpoch = 0;
+	r->OldStyleOffsets_n = 0;
+	if (req->version == 0 && q->Timestamp < -2) {
+		r->ErrorCode = CH_KERR_UNSUPPORTED_VERSION;
+		return;
+	}
 	int16_t kerr = CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 	ch_part *p = tq->Name.len > 0 ? ch_parts_get(bk->parts, tq->Name.p, (size_t)tq->Name.len,
 						     q->PartitionIndex, &kerr)
@@ -37,6 +70,10 @@ list_one(ch_broker *bk, const ch_ListOffsetsRequest_ListOffsetsTopic *tq,
 	if (!p) {
 		r->ErrorCode = kerr;
 		r->LeaderEpoch = -1;
+		return;
+	}
+	if (req->version == 0) {
+		list_v0(req, p, q, r);
 		return;
 	}
 	ch_plog *pl = ch_part_log(p);
@@ -88,7 +125,7 @@ ch_api_ListOffsets(ch_req *req)
 			CH_REQ_NEW_ARRAY(req, ch_ListOffsetsResponse_ListOffsetsPartitionResponse, np);
 		tr->Partitions_n = np;
 		for (int32_t k = 0; k < np; k++)
-			list_one(req->bk, tq, &tq->Partitions[k], &tr->Partitions[k]);
+			list_one(req, tq, &tq->Partitions[k], &tr->Partitions[k]);
 	}
 	ch_api_send(req, &resp);
 }

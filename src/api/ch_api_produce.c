@@ -1,5 +1,8 @@
 /*
- * ch_api_produce.c: Produce v3-v11 (record batch v2 only).
+ * ch_api_produce.c: Produce v0-v11. v3+ carry record batches v2; v0-v2
+ * carry message sets of magic 0 or 1 (or batches v2, which Kafka takes
+ * there too), converted into one batch v2 per partition before the append
+ * as Kafka 3.9 converts them (ch_api_legacy.h, log/ch_legacy.h).
  *
  * Each partition's records go through ch_part_append, the same path the
  * coordinator uses, which validates (CRC, sizes, producer sequences) and
@@ -17,9 +20,11 @@
 #include <string.h>
 
 #include "api/ch_api.h"
+#include "api/ch_api_legacy.h"
 #include "api/ch_broker.h"
 #include "broker/ch_parts.h"
 #include "common/ch_log.h"
+#include "log/ch_legacy.h"
 #include "meta/ch_topics.h"
 #include "proto/generated/ch_errors.h"
 
@@ -52,7 +57,8 @@ on_durable(void *ud, int16_t kerr, int64_t base, int64_t last)
 }
 
 /* Kafka's ProduceRequest.validateRecords (v3+), before anything is
- * appended: the records must hold exactly one whole batch, of magic 2. Like
+ * appended, and LogValidator's rule for batches v2 that v0-v2 carry: the
+ * records must hold exactly one whole batch, of magic 2. Like
  * Kafka's batch iterator, an incomplete batch at the end is not a batch: it
  * is left out of *use_len (Kafka trims it the same way). A batch length
  * below the minimum is a corrupt frame. */
@@ -75,7 +81,9 @@ one_batch(int16_t version, const uint8_t *p, size_t len, size_t *use_len)
 	}
 	if (whole != 1 || p[MAGIC_AT] != 2)
 		return CH_KERR_INVALID_RECORD;
-	if (version < 7 && (p[ATTRIBUTES_AT + 1] & 0x7) == ZSTD && *use_len > ATTRIBUTES_AT + 1)
+	/* v0-v2 are not checked for zstd (validateRecords is for v3+) */
+	if (version >= 3 && version < 7 && (p[ATTRIBUTES_AT + 1] & 0x7) == ZSTD &&
+	    *use_len > ATTRIBUTES_AT + 1)
 		return CH_KERR_UNSUPPORTED_COMPRESSION_TYPE;
 	return CH_KERR_NONE;
 }
@@ -117,19 +125,34 @@ ch_api_Produce(ch_req *req)
 			pr->ErrorMessage = CH_STR_NULL; /* Kafka sends none for these errors */
 			int16_t kerr = 0;
 			ch_part *p = NULL;
-			size_t use_len = 0;
 			if (!acks_ok)
 				kerr = CH_KERR_INVALID_REQUIRED_ACKS;
 			else if (!t)
 				kerr = CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 			else if (t->internal)
 				kerr = CH_KERR_INVALID_TOPIC_EXCEPTION;
-			else if (pd->Records.len <= 0)
+			else if (pd->Records.len <= 0 && req->version >= 3)
 				kerr = CH_KERR_INVALID_RECORD;
-			else if ((kerr = one_batch(req->version, pd->Records.p,
-							   (size_t)pd->Records.len, &use_len)) == 0)
+			else
 				p = ch_parts_get(bk->parts, td->Name.p, (size_t)td->Name.len,
 						 pd->Index, &kerr);
+			uint8_t *data = (uint8_t *)pd->Records.p;
+			size_t len = pd->Records.len > 0 ? (size_t)pd->Records.len : 0;
+			ch_buf conv;
+			ch_buf_init(&conv);
+			if (p && req->version <= 2 && ch_legacy_is_legacy(data, len)) {
+				kerr = ch_api_legacy_up(req, t, data, len, &conv);
+				data = conv.data;
+				len = conv.len;
+			} else if (p) {
+				kerr = one_batch(req->version, data, len, &len);
+			}
+			if (kerr)
+				p = NULL;
+			/* Nothing whole to append (an empty set, a partial message):
+			 * Kafka answers NONE with offset -1. */
+			if (p && len == 0)
+				p = NULL;
 			if (p) {
 				ch_plog_append_info info;
 				produce_wait *w = NULL;
@@ -138,8 +161,8 @@ ch_api_Produce(ch_req *req)
 					w->ctx = ctx;
 					w->pr = pr;
 				}
-				kerr = ch_part_append(p, (uint8_t *)pd->Records.p, use_len,
-						      acks == -1 ? on_durable : NULL, w, &info);
+				kerr = ch_part_append(p, data, len, acks == -1 ? on_durable : NULL, w,
+						      &info);
 				if (!kerr) {
 					pr->BaseOffset = info.base_offset;
 					pr->LogAppendTimeMs = info.log_append_time;
@@ -148,6 +171,7 @@ ch_api_Produce(ch_req *req)
 						ctx->pending++;
 				}
 			}
+			ch_buf_free(&conv);
 			pr->ErrorCode = kerr;
 			ctx->failed |= kerr != 0;
 			if (kerr)

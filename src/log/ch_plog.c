@@ -741,6 +741,40 @@ ch_plog_max_timestamp(ch_plog *pl, int64_t *offset, int64_t *ts, int16_t *kerr)
 	return CH_OK;
 }
 
+int
+ch_plog_legacy_offsets(ch_plog *pl, int64_t ts, int32_t max, int64_t now_ms, int64_t *out,
+		       int32_t *n, int16_t *kerr)
+{
+	*kerr = CH_PLOG_NONE;
+	*n = 0;
+	/* Kafka's offsetTimeArray: (segment base, or the log start when above
+	 * it; the .log file's mtime) per segment, then (log end, now) when the
+	 * active segment is not empty. */
+	size_t m = pl->n_segs + (active(pl)->size > 0 ? 1 : 0);
+	int64_t start = m - 1; /* -1: latest */
+	if (ts == -2) {
+		start = 0;
+	} else if (ts != -1) {
+		for (; start >= 0; start--) {
+			int64_t mtime = now_ms;
+			if ((size_t)start < pl->n_segs) {
+				struct stat st;
+				if (fstat(pl->segs[start]->fd_log, &st) != 0) {
+					*kerr = CH_PLOG_KAFKA_STORAGE_ERROR;
+					return CH_ERR;
+				}
+				mtime = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+			}
+			if (mtime <= ts)
+				break;
+		}
+	}
+	for (int64_t i = start; i >= 0 && *n < max; i--)
+		out[(*n)++] = (size_t)i < pl->n_segs ? CH_MAX(pl->segs[i]->base, pl->log_start)
+						     : pl->leo;
+	return CH_OK;
+}
+
 /* ---- durability ------------------------------------------------------------ */
 
 typedef struct sync_item {

@@ -226,6 +226,20 @@ int ch_plog_offset_for_time(ch_plog *pl, int64_t ts, int64_t *offset, int64_t *f
 int ch_plog_max_timestamp(ch_plog *pl, int64_t *offset, int64_t *ts, int16_t *kerr);
 
 /*
+ * ListOffsets v0 (Kafka's UnifiedLog.legacyFetchOffsetsBefore): segment
+ * granularity. The candidates are each segment's base offset (the log start
+ * offset when above it) with its .log file's modification time, then the
+ * log end offset with now_ms if the active segment is not empty. ts -1
+ * (latest) starts from the last candidate, -2 (earliest) from the first,
+ * any other from the last whose time is <= ts; out gets up to max offsets
+ * from there back to the first, newest first (*n of them; out must hold
+ * ch_plog_segment_count() + 1). None when no candidate is old enough.
+ * @locality loop thread
+ */
+int ch_plog_legacy_offsets(ch_plog *pl, int64_t ts, int32_t max, int64_t now_ms, int64_t *out,
+			   int32_t *n, int16_t *kerr);
+
+/*
  * Durability: fdatasync every segment with unsynced bytes (and the directory
  * after a roll), then raise the synced offset to the log end offset seen at
  * the start. Concurrent with appends and reads. At most one ch_plog_sync per

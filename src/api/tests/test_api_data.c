@@ -4,15 +4,22 @@
  * read back through the sendfile chunks, offsets out of range, unknown
  * topics and ids, sessions, a long poll woken by a produce) -> ListOffsets
  * (earliest, latest, by time, max timestamp), and InitProducerId with an
- * idempotent producer's sequence checks.
+ * idempotent producer's sequence checks. Produce v0-v2 send magic 0/1
+ * message sets (v2 a gzip wrapper) and Fetch v0-v3 read them back
+ * down-converted; ListOffsets v0 answers the old way; the idempotent
+ * producer's batches v2 go through Produce v0-v2 too, as Kafka takes them.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "api_flows.h"
 #include "common/ch_common.h"
+#include "common/ch_endian.h"
 #include "log/ch_batch.h"
+#include "log/ch_codec.h"
+#include "log/ch_legacy.h"
 
 static const int16_t family[] = {CH_APIKEY_PRODUCE, CH_APIKEY_FETCH, CH_APIKEY_LIST_OFFSETS,
 				 CH_APIKEY_INIT_PRODUCER_ID};
@@ -42,6 +49,72 @@ make_batch(ch_buf *out, int n, int first, int64_t ts, producer pr)
 	}
 	if (ch_batch_builder_end(&bb, -1) != CH_OK)
 		abort();
+}
+
+/* One old message (magic 0/1) "k<i>"/"v<i>" at offset `offset`. */
+static void
+put_message(ch_buf *out, int magic, int64_t offset, int64_t ts, int i)
+{
+	char k[16], v[16];
+	int kn = snprintf(k, sizeof(k), "k%d", i);
+	int vn = snprintf(v, sizeof(v), "v%d", i);
+	size_t size = (size_t)(magic ? 22 : 14) + (size_t)kn + (size_t)vn;
+	uint8_t *p = ch_buf_extend(out, 12 + size);
+	ch_be_put64(p, (uint64_t)offset);
+	ch_be_put32(p + 8, (uint32_t)size);
+	uint8_t *m = p + 12;
+	m[4] = (uint8_t)magic;
+	m[5] = 0;
+	size_t at = 6;
+	if (magic) {
+		ch_be_put64(m + 6, (uint64_t)ts);
+		at = 14;
+	}
+	ch_be_put32(m + at, (uint32_t)kn);
+	memcpy(m + at + 4, k, (size_t)kn);
+	at += 4 + (size_t)kn;
+	ch_be_put32(m + at, (uint32_t)vn);
+	memcpy(m + at + 4, v, (size_t)vn);
+	ch_be_put32(m, (uint32_t)crc32(0, m + 4, (uInt)(size - 4)));
+}
+
+/* What a producer of Produce version v sends: v0 magic 0 messages, v1
+ * magic 1 messages, v2 one gzip wrapper of magic 1 messages (relative
+ * offsets); v3+ a batch v2. */
+static void
+make_records(ch_buf *out, int16_t v, int n, int first, int64_t ts)
+{
+	if (v >= 3) {
+		make_batch(out, n, first, ts, NO_PRODUCER);
+		return;
+	}
+	ch_buf_reset(out);
+	if (v != 2) {
+		for (int j = 0; j < n; j++)
+			put_message(out, v == 0 ? 0 : 1, 0, ts + j, first + j);
+		return;
+	}
+	ch_buf inner, z;
+	ch_buf_init(&inner);
+	ch_buf_init(&z);
+	for (int j = 0; j < n; j++)
+		put_message(&inner, 1, j, ts + j, first + j);
+	if (ch_codec_compress(CH_COMPRESSION_GZIP, inner.data, inner.len, &z) != CH_OK)
+		abort();
+	size_t size = 22 + z.len;
+	uint8_t *p = ch_buf_extend(out, 12 + size);
+	ch_be_put64(p, (uint64_t)(n - 1));
+	ch_be_put32(p + 8, (uint32_t)size);
+	uint8_t *m = p + 12;
+	m[4] = 1;
+	m[5] = CH_COMPRESSION_GZIP;
+	ch_be_put64(m + 6, (uint64_t)(ts + n - 1));
+	ch_be_put32(m + 14, UINT32_MAX); /* null key */
+	ch_be_put32(m + 18, (uint32_t)z.len);
+	memcpy(m + 22, z.data, z.len);
+	ch_be_put32(m, (uint32_t)crc32(0, m + 4, (uInt)(size - 4)));
+	ch_buf_free(&inner);
+	ch_buf_free(&z);
 }
 
 /* One partition's worth of records for a Produce request. */
@@ -108,11 +181,64 @@ typedef struct fetched {
 	bool bad;
 } fetched;
 
+/* An old message set (Fetch v0-v3), wrappers opened; a partial last
+ * message (the response's size cut it) is dropped, as consumers drop it. */
+static void
+parse_messages(const uint8_t *p, size_t len, int64_t wrapper, int wrapper_magic, fetched *out)
+{
+	size_t pos = 0;
+	int64_t base = 0;
+	if (wrapper >= 0 && wrapper_magic == 1) { /* relative inner offsets */
+		int64_t last = 0;
+		for (size_t q = 0; len - q >= 12 && ch_be_get32(p + q + 8) <= len - q - 12;
+		     q += 12 + ch_be_get32(p + q + 8))
+			last = (int64_t)ch_be_get64(p + q);
+		base = wrapper - last;
+	}
+	while (len - pos >= 12) {
+		int64_t off = (int64_t)ch_be_get64(p + pos);
+		size_t size = ch_be_get32(p + pos + 8);
+		if (size > len - pos - 12)
+			return;
+		const uint8_t *m = p + pos + 12;
+		if (size < 14 || ch_be_get32(m) != (uint32_t)crc32(0, m + 4, (uInt)(size - 4))) {
+			out->bad = true;
+			return;
+		}
+		int magic = m[4], codec = m[5] & 7;
+		size_t at = magic ? 14 : 6;
+		int32_t kl = (int32_t)ch_be_get32(m + at);
+		at += 4 + (size_t)CH_MAX(kl, 0);
+		int32_t vl = (int32_t)ch_be_get32(m + at);
+		at += 4;
+		if (codec) {
+			ch_buf inner;
+			ch_buf_init(&inner);
+			if (ch_codec_decompress_legacy(codec, magic, m + at, (size_t)vl, &inner,
+						       1 << 20) != CH_OK)
+				out->bad = true;
+			else
+				parse_messages(inner.data, inner.len, off, magic, out);
+			ch_buf_free(&inner);
+		} else if (out->n < 64) {
+			out->offset[out->n] = base + off;
+			snprintf(out->value[out->n], sizeof(out->value[0]), "%.*s", CH_MAX(vl, 0),
+				 (const char *)m + at);
+			out->n++;
+		}
+		pos += 12 + size;
+	}
+}
+
 static void
 parse_records(ch_bytes recs, fetched *out)
 {
 	memset(out, 0, sizeof(*out));
 	size_t pos = 0, len = recs.len > 0 ? (size_t)recs.len : 0;
+	if (len >= 17 && recs.p[16] < 2) {
+		parse_messages(recs.p, len, -1, 0, out);
+		return;
+	}
 	while (pos < len) {
 		ch_batch_hdr h;
 		if (ch_batch_check(recs.p + pos, len - pos, 0, false, &h) != 0) {
@@ -245,7 +371,7 @@ produce_step(tb *b, ch_arena *a, int16_t v, const char *topic, int64_t ts)
 	ch_buf_init(&batch);
 	/* acks=all: answered once an fsync covered the batch, which runs on a
 	 * worker thread, so never from inside ch_api_on_frame. */
-	make_batch(&batch, 3, 0, ts, NO_PRODUCER);
+	make_records(&batch, v, 3, 0, ts);
 	ch_parts_stats before = ch_parts_get_stats(b->bk.parts);
 	produce_one first = {topic, 0, {batch.data, (int32_t)batch.len}};
 	uint64_t seq = send_produce(b, v, -1, &first, 1);
@@ -258,11 +384,11 @@ produce_step(tb *b, ch_arena *a, int16_t v, const char *topic, int64_t ts)
 		CH_CHECK_EQ_INT(r0->Responses[0].PartitionResponses[0].ErrorCode, 0);
 		CH_CHECK_EQ_INT(r0->Responses[0].PartitionResponses[0].BaseOffset, 0);
 	}
-	make_batch(&batch, 2, 3, ts + 3, NO_PRODUCER);
+	make_records(&batch, v, 2, 3, ts + 3);
 	CH_CHECK_EQ_INT(produce(b, a, v, 1, topic, &batch, 0), 3);
 
 	/* acks=0: no response at all; a failed one closes the connection. */
-	make_batch(&batch, 1, 5, ts + 5, NO_PRODUCER);
+	make_records(&batch, v, 1, 5, ts + 5);
 	produce_one ok = {topic, 0, {batch.data, (int32_t)batch.len}};
 	seq = send_produce(b, v, 0, &ok, 1);
 	CH_CHECK(tb_wait(b, seq));
@@ -284,9 +410,10 @@ produce_step(tb *b, ch_arena *a, int16_t v, const char *topic, int64_t ts)
 		{topic, 0, {corrupt.data, (int32_t)corrupt.len}},
 		{topic, 0, {(const uint8_t *)"", 0}},
 	};
-	static const int16_t want[4] = {CH_KERR_UNKNOWN_TOPIC_OR_PARTITION,
-					CH_KERR_UNKNOWN_TOPIC_OR_PARTITION, CH_KERR_CORRUPT_MESSAGE,
-					CH_KERR_INVALID_RECORD};
+	/* v0-v2: an empty set is nothing to append, no error (Kafka 3.9). */
+	const int16_t want[4] = {CH_KERR_UNKNOWN_TOPIC_OR_PARTITION,
+				 CH_KERR_UNKNOWN_TOPIC_OR_PARTITION, CH_KERR_CORRUPT_MESSAGE,
+				 v <= 2 ? 0 : CH_KERR_INVALID_RECORD};
 	seq = send_produce(b, v, 1, bad, 4);
 	CH_CHECK(tb_wait(b, seq));
 	ch_ProduceResponse *r = tb_decode(b, seq, a);
@@ -332,11 +459,15 @@ fetch_step(tb *b, ch_arena *a, int16_t v, int16_t pv, const char *topic, ch_uuid
 	 * so a consumer cannot get stuck. */
 	fetch_at tiny = {topic, id, 0, 0, 1};
 	p = fetch(b, a, v, &tiny, 0);
-	if (p) {
+	if (p && v <= 2) {
+		/* ... but v0-v2 limits are hard: a cut batch converts to nothing. */
+		CH_CHECK(p->Records.len <= 0);
+	} else if (p) {
 		fetched fr;
 		parse_records(p->Records, &fr);
 		check_values(&fr, 0, 3);
-		CH_CHECK_EQ_INT(p->Records.len, fr.first_batch_size);
+		if (v >= 4)
+			CH_CHECK_EQ_INT(p->Records.len, fr.first_batch_size);
 	}
 	fetch_at past = {topic, id, 0, 100, 1 << 20};
 	p = fetch(b, a, v, &past, CH_KERR_OFFSET_OUT_OF_RANGE);
@@ -430,6 +561,44 @@ list_offsets_step(tb *b, ch_arena *a, int16_t v, const char *topic, int64_t ts)
 	CH_CHECK_EQ_INT(r->Topics_n, 2);
 	if (r->Topics_n != 2)
 		return;
+	if (v == 0) {
+		/* Segment granularity: the one segment's base, the log end; by
+		 * time, the candidates not newer than it (the segment's file and
+		 * the log end are newer than every record here). */
+		static const int want_n[4] = {1, 1, 0, 0};
+		static const int64_t want_first[4] = {0, 7, -1, -1};
+		CH_CHECK_EQ_INT(r->Topics[0].Partitions_n, 4);
+		for (int i = 0; i < 4 && i < r->Topics[0].Partitions_n; i++) {
+			const ch_ListOffsetsResponse_ListOffsetsPartitionResponse *p =
+				&r->Topics[0].Partitions[i];
+			CH_CHECK_EQ_INT(p->ErrorCode, 0);
+			CH_CHECK_EQ_INT(p->OldStyleOffsets_n, want_n[i]);
+			if (p->OldStyleOffsets_n > 0)
+				CH_CHECK_EQ_INT(p->OldStyleOffsets[0], want_first[i]);
+		}
+		CH_CHECK(r->Topics[1].Partitions_n == 1 &&
+			 r->Topics[1].Partitions[0].ErrorCode == CH_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+		ch_ListOffsetsRequest_ListOffsetsPartition more[3] = {
+			{0, -1, -1, 10},                         /* log end, then the segment */
+			{0, -1, ch_now_wall_ms() + 3600000, 10}, /* everything is older */
+			{0, -1, -3, 1},                          /* no such thing in v0 */
+		};
+		ch_ListOffsetsRequest_ListOffsetsTopic t2 = {ch_str_c(topic), more, 3};
+		q.Topics = &t2;
+		q.Topics_n = 1;
+		CALL(r2, ch_ListOffsetsResponse, b, a, 2, v, &q);
+		CH_CHECK(r2->Topics_n == 1 && r2->Topics[0].Partitions_n == 3);
+		if (r2->Topics_n != 1 || r2->Topics[0].Partitions_n != 3)
+			return;
+		for (int i = 0; i < 2; i++) {
+			const ch_ListOffsetsResponse_ListOffsetsPartitionResponse *p =
+				&r2->Topics[0].Partitions[i];
+			CH_CHECK(p->ErrorCode == 0 && p->OldStyleOffsets_n == 2 &&
+				 p->OldStyleOffsets[0] == 7 && p->OldStyleOffsets[1] == 0);
+		}
+		CH_CHECK_EQ_INT(r2->Topics[0].Partitions[2].ErrorCode, CH_KERR_UNSUPPORTED_VERSION);
+		return;
+	}
 	CH_CHECK_STR(r->Topics[0].Name, topic);
 	CH_CHECK_EQ_INT(r->Topics[0].Partitions_n, n);
 	static const int64_t want_offset[5] = {0, 7, 4, -1, 6};
