@@ -51,6 +51,10 @@ gzip_compress(const uint8_t *in, size_t in_len, ch_buf *out)
 	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
 			 Z_DEFAULT_STRATEGY) != Z_OK)
 		return CH_ERR;
+	/* The header Java's GZIPOutputStream writes (OS 255, "unknown"; zlib
+	 * would say 3, Unix): with the same deflate stream, Kafka's bytes. */
+	gz_header gh = {.os = 255};
+	deflateSetHeader(&zs, &gh);
 	size_t bound = deflateBound(&zs, (uLong)in_len);
 	if (!ch_buf_reserve(out, bound)) {
 		deflateEnd(&zs);
@@ -303,7 +307,7 @@ ch_codec_compress(int codec, const void *in, size_t in_len, ch_buf *out)
 	case CH_COMPRESSION_GZIP:
 		return gzip_compress(in, in_len, out);
 	case CH_COMPRESSION_SNAPPY:
-		return snappy_compress_buf(in, in_len, out);
+		return snappy_compress_xerial(in, in_len, out);
 	case CH_COMPRESSION_LZ4:
 		return lz4_compress(in, in_len, out);
 	case CH_COMPRESSION_ZSTD:
@@ -328,12 +332,11 @@ int
 ch_codec_compress_legacy(int codec, int magic, const void *in, size_t in_len, ch_buf *out)
 {
 	switch (codec) {
-	case CH_COMPRESSION_SNAPPY:
-		return snappy_compress_xerial(in, in_len, out);
 	case CH_COMPRESSION_LZ4:
 		return lz4_compress_legacy(in, in_len, magic, out);
 	case CH_COMPRESSION_GZIP:
-		return gzip_compress(in, in_len, out);
+	case CH_COMPRESSION_SNAPPY:
+		return ch_codec_compress(codec, in, in_len, out);
 	default:
 		return CH_ERR;
 	}

@@ -1,6 +1,8 @@
 /* test_batch.c: record batch v2 parsing, validation, rewrites, codecs. */
 #include "log/tests/log_util.h"
 
+#include <snappy-c.h>
+
 #include "common/ch_hash.h"
 #include "common/ch_test.h"
 #include "log/ch_codec.h"
@@ -169,23 +171,48 @@ t_codecs(void)
 		ch_buf_free(&z);
 		ch_buf_free(&back);
 	}
-	/* Xerial-framed snappy, as Java clients write it. */
+	/* Snappy: raw (librdkafka) and xerial-framed (Java clients) both read;
+	 * written framed, as snappy-java writes it. */
 	const char *msg = "hello hello hello hello xerial";
-	ch_buf raw, fr, out;
-	ch_buf_init(&raw);
+	char raw[128];
+	size_t raw_len = sizeof(raw);
+	CH_CHECK_EQ_INT(snappy_compress(msg, strlen(msg), raw, &raw_len), SNAPPY_OK);
+	ch_buf fr, out, ours;
 	ch_buf_init(&fr);
 	ch_buf_init(&out);
-	CH_CHECK_EQ_INT(ch_codec_compress(CH_COMPRESSION_SNAPPY, msg, strlen(msg), &raw), CH_OK);
+	ch_buf_init(&ours);
+	CH_CHECK_EQ_INT(ch_codec_decompress(CH_COMPRESSION_SNAPPY, raw, raw_len, &out, 1000), CH_OK);
+	CH_CHECK(out.len == strlen(msg) && memcmp(out.data, msg, out.len) == 0);
 	static const uint8_t hdr[16] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0, 0, 0, 0, 1, 0, 0, 0, 1};
 	ch_buf_append(&fr, hdr, 16);
-	uint8_t l[4] = {0, 0, (uint8_t)(raw.len >> 8), (uint8_t)raw.len};
+	uint8_t l[4] = {0, 0, (uint8_t)(raw_len >> 8), (uint8_t)raw_len};
 	ch_buf_append(&fr, l, 4);
-	ch_buf_append(&fr, raw.data, raw.len);
+	ch_buf_append(&fr, raw, raw_len);
+	ch_buf_reset(&out);
 	CH_CHECK_EQ_INT(ch_codec_decompress(CH_COMPRESSION_SNAPPY, fr.data, fr.len, &out, 1000), CH_OK);
 	CH_CHECK(out.len == strlen(msg) && memcmp(out.data, msg, out.len) == 0);
-	ch_buf_free(&raw);
+	CH_CHECK_EQ_INT(ch_codec_compress(CH_COMPRESSION_SNAPPY, msg, strlen(msg), &ours), CH_OK);
+	CH_CHECK(ours.len == fr.len && memcmp(ours.data, fr.data, fr.len) == 0);
+	/* 32 KiB of input per block. */
+	ch_buf big;
+	ch_buf_init(&big);
+	for (int i = 0; i < 70000; i++)
+		ch_buf_append(&big, &(char){(char)('a' + i % 7)}, 1);
+	ch_buf_reset(&ours);
+	CH_CHECK_EQ_INT(ch_codec_compress(CH_COMPRESSION_SNAPPY, big.data, big.len, &ours), CH_OK);
+	size_t blocks = 0;
+	for (size_t pos = 16; pos + 4 <= ours.len; blocks++)
+		pos += 4 + (((size_t)ours.data[pos] << 24) | ((size_t)ours.data[pos + 1] << 16) |
+			    ((size_t)ours.data[pos + 2] << 8) | ours.data[pos + 3]);
+	CH_CHECK_EQ_INT(blocks, 3);
+	ch_buf_reset(&out);
+	CH_CHECK_EQ_INT(ch_codec_decompress(CH_COMPRESSION_SNAPPY, ours.data, ours.len, &out, 1 << 20),
+			CH_OK);
+	CH_CHECK(out.len == big.len && memcmp(out.data, big.data, big.len) == 0);
+	ch_buf_free(&big);
 	ch_buf_free(&fr);
 	ch_buf_free(&out);
+	ch_buf_free(&ours);
 }
 
 CH_TEST_MAIN(CH_TEST(t_roundtrip), CH_TEST(t_reject), CH_TEST(t_fuzz_records), CH_TEST(t_codecs))
