@@ -4,7 +4,8 @@
 #   build  the compiler, CMake and the compression libraries cohortd links
 #   test   the above, plus clang (sanitizers, libFuzzer) and the real Kafka
 #          clients the tests drive: kcat, librdkafka, kafka-python,
-#          confluent-kafka-python (for /usr/bin/python3), Node.js;
+#          confluent-kafka-python (for /usr/bin/python3), Node.js, Debian's
+#          Go sarama 1.22.1 and kafka-go 0.2.1 (built by install-debian-go.sh);
 #          tools/install-clients.sh: the clients from PyPI, the Go module
 #          proxy and npm (pinned) into .deps/ and tests/integration/node_modules;
 #          and Apache Kafka itself (the reference broker, its tools and Java
@@ -17,7 +18,8 @@ what=${1:-build}
 DEBS=(gcc make cmake pkg-config zlib1g-dev libzstd-dev liblz4-dev libsnappy-dev libxxhash-dev)
 if [[ $what == test ]]; then
 	DEBS+=(clang libclang-rt-14-dev python3 kcat librdkafka-dev python3-confluent-kafka
-	       python3-kafka openjdk-17-jdk-headless maven iproute2 python3-venv)
+	       python3-kafka openjdk-17-jdk-headless maven iproute2 python3-venv
+	       golang-go golang-github-segmentio-kafka-go-dev golang-github-shopify-sarama-dev)
 	command -v node >/dev/null && command -v npm >/dev/null || DEBS+=(nodejs npm)
 fi
 
@@ -40,4 +42,5 @@ fi
 
 if [[ $what == test ]]; then
 	./tools/kafka-ref.sh install
+	./tools/install-debian-go.sh   # Debian's sarama 1.22.1 and kafka-go 0.2.1
 fi

@@ -134,30 +134,21 @@ class KafkaRef:
     stderr_tail = harness.Broker.stderr_tail
 
 
-class VersusKafka(unittest.TestCase):
-    """A differential test: one Apache Kafka 4.x and one cohortd with the same
-    settings; setUpClass runs cls.scenario(broker, base_ts) against Kafka, then
-    against cohortd, keeping cls.theirs and cls.ours. base_ts (now - 60 s) is the
-    same for both runs, for records whose timestamps the scenario sets."""
+class BothBrokers(unittest.TestCase):
+    """One Apache Kafka (KAFKA_VERSION) and one cohortd with the same
+    settings for the whole class, as self.kafka and self.cohortd; the tests
+    run their scenarios on both and compare."""
 
+    KAFKA_VERSION = "3.9"
     settings = {}
 
     @classmethod
-    def scenario(cls, broker, base_ts):
-        raise NotImplementedError
-
-    @classmethod
     def setUpClass(cls):
-        cls.kafka = KafkaRef("4", settings=cls.settings)
+        cls.kafka = KafkaRef(cls.KAFKA_VERSION, settings=cls.settings)
         cls.cohortd = harness.Broker(settings=cls.settings, name="cohortd")
         try:
             cls.kafka.start()
             cls.cohortd.start()
-            base_ts = int(time.time() * 1000) - 60000
-            print("Apache Kafka %s:" % cls.kafka.version, file=sys.stderr)
-            cls.theirs = cls.scenario(cls.kafka, base_ts)
-            print("cohortd:", file=sys.stderr)
-            cls.ours = cls.scenario(cls.cohortd, base_ts)
         except BaseException:
             cls.kafka.cleanup()
             cls.cohortd.cleanup()
@@ -167,3 +158,30 @@ class VersusKafka(unittest.TestCase):
     def tearDownClass(cls):
         cls.kafka.stop()
         cls.cohortd.stop()
+
+
+class VersusKafka(BothBrokers):
+    """A differential test: one Apache Kafka 4.x and one cohortd with the same
+    settings; setUpClass runs cls.scenario(broker, base_ts) against Kafka, then
+    against cohortd, keeping cls.theirs and cls.ours. base_ts (now - 60 s) is the
+    same for both runs, for records whose timestamps the scenario sets."""
+
+    KAFKA_VERSION = "4"
+
+    @classmethod
+    def scenario(cls, broker, base_ts):
+        raise NotImplementedError
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        try:
+            base_ts = int(time.time() * 1000) - 60000
+            print("Apache Kafka %s:" % cls.kafka.version, file=sys.stderr)
+            cls.theirs = cls.scenario(cls.kafka, base_ts)
+            print("cohortd:", file=sys.stderr)
+            cls.ours = cls.scenario(cls.cohortd, base_ts)
+        except BaseException:
+            cls.kafka.cleanup()
+            cls.cohortd.cleanup()
+            raise
