@@ -131,7 +131,7 @@ class LegacyClientsVersusKafka39(BothBrokers):
             # the default (magic 0) consumer: fine without lz4, nothing with it
             out["v0 read, no lz4"] = msgs(go(b, "sarama-consume", "-t", "lc-sarama1", "-p", 0,
                                              "-n", 30).stdout)
-            p = go(b, "sarama-consume", "-t", "lc-sarama1", "-p", 1, "-n", 30, "-wait", 6,
+            p = go(b, "sarama-consume", "-t", "lc-sarama1", "-p", 1, "-n", 30, "-wait", 12,
                    check=False)
             out["v0 read, lz4"] = (p.returncode, msgs(p.stdout))
             return out
