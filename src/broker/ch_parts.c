@@ -310,7 +310,7 @@ ptopic_drop(ch_parts *ps, ptopic *t, bool remove_dir)
 	*pp = t->next;
 	for (int32_t i = 0; i < t->n; i++)
 		if (t->parts[i])
-			part_retire(t->parts[i], CH_PART_UNKNOWN_TOPIC_OR_PARTITION, remove_dir);
+			part_retire(t->parts[i], CH_KERR_UNKNOWN_TOPIC_OR_PARTITION, remove_dir);
 	if (remove_dir) {
 		/* Partitions never opened still have their directories. */
 		for (int32_t i = 0; i < t->n; i++) {
@@ -380,7 +380,7 @@ sync_done(ch_job *j)
 	ps->stats.syncs++;
 	p->sync_busy = false;
 	if (p->sync_rc != CH_OK || ch_plog_failed(p->pl))
-		waiters_release(p, CH_PLOG_KAFKA_STORAGE_ERROR, 0);
+		waiters_release(p, CH_KERR_KAFKA_STORAGE_ERROR, 0);
 	else
 		waiters_release(p, 0, ch_plog_synced_offset(p->pl));
 	if (p->retired) {
@@ -472,7 +472,7 @@ part_open(ch_parts *ps, const ch_topic *t, int32_t index, ch_ratelog *rl, int16_
 					index);
 		if (ch_ratelog_fail(rl, ch_now_mono_ms(), strerror(-r)))
 			CH_LOGE(SUB, "cannot open the log of %s-%d: %s", t->name, index, strerror(-r));
-		*kerr = CH_PLOG_KAFKA_STORAGE_ERROR;
+		*kerr = CH_KERR_KAFKA_STORAGE_ERROR;
 		return NULL;
 	}
 	if (ch_ratelog_streak(rl))
@@ -634,7 +634,7 @@ part_retire(ch_part *p, int16_t kerr, bool remove_dir)
 ch_part *
 ch_parts_get(ch_parts *ps, const char *name, size_t len, int32_t index, int16_t *kerr)
 {
-	*kerr = CH_PART_UNKNOWN_TOPIC_OR_PARTITION;
+	*kerr = CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 	if (ps->closing)
 		return NULL;
 	const ch_topic *t = ch_topics_find(ps->topics, name, len);
@@ -790,9 +790,9 @@ pstate_check(ch_part *p, const ch_batch_hdr *h, pbatch *dup)
 	if (!st || st->n == 0)
 		return 0;
 	if (h->producer_epoch < st->epoch)
-		return CH_PART_INVALID_PRODUCER_EPOCH;
+		return CH_KERR_INVALID_PRODUCER_EPOCH;
 	if (h->producer_epoch > st->epoch)
-		return h->base_sequence == 0 ? 0 : CH_PART_OUT_OF_ORDER_SEQUENCE;
+		return h->base_sequence == 0 ? 0 : CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
 	int32_t last_seq = seq_add(h->base_sequence, h->last_offset_delta);
 	for (int i = 0; i < st->n; i++) {
 		const pbatch *b = &st->b[i];
@@ -802,7 +802,7 @@ pstate_check(ch_part *p, const ch_batch_hdr *h, pbatch *dup)
 		}
 	}
 	if (h->base_sequence != seq_add(st->b[st->head].last_seq, 1))
-		return CH_PART_OUT_OF_ORDER_SEQUENCE;
+		return CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
 	return 0;
 }
 
@@ -947,7 +947,7 @@ ch_part_append(ch_part *p, uint8_t *data, size_t len, ch_part_durable_fn durable
 {
 	memset(info, 0, sizeof(*info));
 	if (p->retired)
-		return CH_PART_UNKNOWN_TOPIC_OR_PARTITION;
+		return CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 	/* Idempotence: the first batch of an idempotent producer decides. */
 	ch_batch_hdr h;
 	bool any_pid = false;
@@ -980,7 +980,7 @@ ch_part_append(ch_part *p, uint8_t *data, size_t len, ch_part_durable_fn durable
 	}
 	int16_t kerr = 0;
 	if (ch_plog_append(p->pl, data, len, ch_now_wall_ms(), info, &kerr) != CH_OK)
-		return kerr ? kerr : CH_PLOG_KAFKA_STORAGE_ERROR;
+		return kerr ? kerr : CH_KERR_KAFKA_STORAGE_ERROR;
 	if (any_pid) {
 		for (size_t pos = 0; pos < len;) {
 			if (ch_batch_parse_hdr(data + pos, len - pos, 0, &h) != CH_BATCH_OK)
@@ -1063,7 +1063,7 @@ ch_part_replay(ch_part *p, int64_t from, ch_part_record_fn fn, void *ud, int16_t
 						     ch_batch_size(&h) > (int64_t)(buf.len - pos)))
 				break; /* cut short by the chunk: read on from there */
 			if (e != CH_BATCH_OK) {
-				*kerr = CH_PLOG_CORRUPT_MESSAGE;
+				*kerr = CH_KERR_CORRUPT_MESSAGE;
 				rc = -1;
 				break;
 			}
@@ -1077,7 +1077,7 @@ ch_part_replay(ch_part *p, int64_t from, ch_part_record_fn fn, void *ud, int16_t
 			ch_buf_reset(&scratch);
 			if (ch_batch_records(batch, &h, &scratch, REPLAY_MAX_DECOMPRESSED, &rp, &rl) !=
 			    CH_OK) {
-				*kerr = CH_PLOG_CORRUPT_MESSAGE;
+				*kerr = CH_KERR_CORRUPT_MESSAGE;
 				rc = -1;
 				break;
 			}
@@ -1096,14 +1096,14 @@ ch_part_replay(ch_part *p, int64_t from, ch_part_record_fn fn, void *ud, int16_t
 					break;
 			}
 			if (rc == 0 && (r < 0 || it.err)) {
-				*kerr = CH_PLOG_CORRUPT_MESSAGE;
+				*kerr = CH_KERR_CORRUPT_MESSAGE;
 				rc = -1;
 			}
 		}
 		if (rc == 0 && next == off) {
 			/* no whole batch in a chunk: cannot happen (a read returns at
 			 * least one whole batch); refuse to spin */
-			*kerr = CH_PLOG_CORRUPT_MESSAGE;
+			*kerr = CH_KERR_CORRUPT_MESSAGE;
 			rc = -1;
 		}
 		off = next;
@@ -1267,7 +1267,7 @@ static void
 retire_for_close(ch_part *p, void *ud)
 {
 	(void)ud;
-	part_retire(p, CH_PART_NOT_LEADER, false);
+	part_retire(p, CH_KERR_NOT_LEADER_OR_FOLLOWER, false);
 }
 
 void

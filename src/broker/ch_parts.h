@@ -53,6 +53,7 @@
 #include "config/ch_config.h" /* before ch_batch.h: both name CH_COMPRESSION_* */
 #include "log/ch_batch.h"
 #include "log/ch_plog.h"
+#include "proto/generated/ch_errors.h"
 
 struct ch_config;
 struct ch_topics;
@@ -60,13 +61,6 @@ struct ch_loop;
 
 typedef struct ch_parts ch_parts;
 typedef struct ch_part ch_part;
-
-/* Kafka error codes used here (besides CH_PLOG_*). */
-#define CH_PART_UNKNOWN_TOPIC_OR_PARTITION 3
-#define CH_PART_NOT_LEADER 6
-#define CH_PART_OUT_OF_ORDER_SEQUENCE 45
-#define CH_PART_DUPLICATE_SEQUENCE 46
-#define CH_PART_INVALID_PRODUCER_EPOCH 47
 
 /* Creates the manager. cfg and topics must outlive it. Starts the worker
  * threads and the housekeeping timer. */

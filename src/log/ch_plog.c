@@ -396,9 +396,9 @@ batch_kerr(int e)
 	switch (e) {
 	case CH_BATCH_EINVALID:
 	case CH_BATCH_ERECORDS:
-		return CH_PLOG_INVALID_RECORD;
+		return CH_KERR_INVALID_RECORD;
 	default:
-		return CH_PLOG_CORRUPT_MESSAGE;
+		return CH_KERR_CORRUPT_MESSAGE;
 	}
 }
 
@@ -446,11 +446,11 @@ int
 ch_plog_append(ch_plog *pl, uint8_t *data, size_t len, int64_t now_ms,
 	       ch_plog_append_info *info, int16_t *kerr)
 {
-	*kerr = CH_PLOG_NONE;
+	*kerr = CH_KERR_NONE;
 	memset(info, 0, sizeof(*info));
 	info->log_append_time = -1;
 	if (atomic_load(&pl->failed)) {
-		*kerr = CH_PLOG_KAFKA_STORAGE_ERROR;
+		*kerr = CH_KERR_KAFKA_STORAGE_ERROR;
 		return CH_ERR;
 	}
 	/* Pass 1: validate everything before touching anything. */
@@ -463,23 +463,23 @@ ch_plog_append(ch_plog *pl, uint8_t *data, size_t len, int64_t now_ms,
 			return CH_ERR;
 		}
 		if (ch_batch_size(&h) > pl->cfg.max_message_bytes) {
-			*kerr = CH_PLOG_MESSAGE_TOO_LARGE;
+			*kerr = CH_KERR_MESSAGE_TOO_LARGE;
 			return CH_ERR;
 		}
 		if (pl->cfg.cleanup_compact && !(h.attributes & CH_BATCH_ATTR_CONTROL) &&
 		    !keys_present(data + pos, &h)) {
-			*kerr = CH_PLOG_INVALID_RECORD;
+			*kerr = CH_KERR_INVALID_RECORD;
 			return CH_ERR;
 		}
 		pos += (size_t)ch_batch_size(&h);
 		n++;
 	}
 	if (n == 0) {
-		*kerr = CH_PLOG_CORRUPT_MESSAGE;
+		*kerr = CH_KERR_CORRUPT_MESSAGE;
 		return CH_ERR;
 	}
 	if ((int64_t)len > pl->cfg.segment_bytes || len > INT32_MAX) {
-		*kerr = CH_PLOG_RECORD_LIST_TOO_LARGE;
+		*kerr = CH_KERR_RECORD_LIST_TOO_LARGE;
 		return CH_ERR;
 	}
 	/* Pass 2: assign offsets (outside the CRC) and LogAppendTime (inside). */
@@ -508,7 +508,7 @@ ch_plog_append(ch_plog *pl, uint8_t *data, size_t len, int64_t now_ms,
 	     next - 1 - s->base > INT32_MAX)) {
 		if (roll(pl, now_ms) < 0) {
 			free(hdrs);
-			*kerr = CH_PLOG_KAFKA_STORAGE_ERROR;
+			*kerr = CH_KERR_KAFKA_STORAGE_ERROR;
 			return CH_ERR;
 		}
 		s = active(pl);
@@ -527,7 +527,7 @@ ch_plog_append(ch_plog *pl, uint8_t *data, size_t len, int64_t now_ms,
 				strerror(-r));
 		}
 		free(p);
-		*kerr = CH_PLOG_KAFKA_STORAGE_ERROR;
+		*kerr = CH_KERR_KAFKA_STORAGE_ERROR;
 		return CH_ERR;
 	}
 	if (ch_ratelog_streak(&pl->append_log))
@@ -566,9 +566,9 @@ ch_plog_read(ch_plog *pl, int64_t offset, int64_t max_bytes, ch_plog_slice *out,
 {
 	memset(out, 0, sizeof(*out));
 	out->fd = -1;
-	*kerr = CH_PLOG_NONE;
+	*kerr = CH_KERR_NONE;
 	if (offset < pl->log_start || offset > pl->leo) {
-		*kerr = CH_PLOG_OFFSET_OUT_OF_RANGE;
+		*kerr = CH_KERR_OFFSET_OUT_OF_RANGE;
 		return CH_ERR;
 	}
 	if (offset == pl->leo)
@@ -579,7 +579,7 @@ ch_plog_read(ch_plog *pl, int64_t offset, int64_t max_bytes, ch_plog_slice *out,
 	if (r < 0) {
 		if (ch_ratelog_fail(&pl->read_log, ch_now_mono_ms(), strerror(-r)))
 			CH_LOGE(SUB, "%s: read at %" PRId64 ": %s", pl->dir, offset, strerror(-r));
-		*kerr = CH_PLOG_KAFKA_STORAGE_ERROR;
+		*kerr = CH_KERR_KAFKA_STORAGE_ERROR;
 		return CH_ERR;
 	}
 	if (ch_ratelog_streak(&pl->read_log))
@@ -615,7 +615,7 @@ ch_plog_read_copy(ch_plog *pl, int64_t offset, int64_t max_bytes, ch_buf *out, i
 	if (sl.len > 0) {
 		uint8_t *p = ch_buf_extend(out, (size_t)sl.len);
 		if (!p || ch_logfs_read_full(pl->fs, sl.fd, p, (size_t)sl.len, sl.pos) < 0) {
-			*kerr = CH_PLOG_KAFKA_STORAGE_ERROR;
+			*kerr = CH_KERR_KAFKA_STORAGE_ERROR;
 			rc = CH_ERR;
 		}
 	}
@@ -694,7 +694,7 @@ int
 ch_plog_offset_for_time(ch_plog *pl, int64_t ts, int64_t *offset, int64_t *found_ts,
 			int16_t *kerr)
 {
-	*kerr = CH_PLOG_NONE;
+	*kerr = CH_KERR_NONE;
 	*offset = -1;
 	*found_ts = -1;
 	for (size_t i = 0; i < pl->n_segs; i++) {
@@ -706,7 +706,7 @@ ch_plog_offset_for_time(ch_plog *pl, int64_t ts, int64_t *offset, int64_t *found
 		if (r == 1)
 			r = record_for_time(s, &bp, ts, offset, found_ts);
 		if (r < 0) {
-			*kerr = CH_PLOG_KAFKA_STORAGE_ERROR;
+			*kerr = CH_KERR_KAFKA_STORAGE_ERROR;
 			return CH_ERR;
 		}
 		if (*offset >= 0) {
@@ -721,7 +721,7 @@ ch_plog_offset_for_time(ch_plog *pl, int64_t ts, int64_t *offset, int64_t *found
 int
 ch_plog_max_timestamp(ch_plog *pl, int64_t *offset, int64_t *ts, int16_t *kerr)
 {
-	*kerr = CH_PLOG_NONE;
+	*kerr = CH_KERR_NONE;
 	*offset = -1;
 	*ts = -1;
 	ch_seg *best = NULL;
@@ -735,7 +735,7 @@ ch_plog_max_timestamp(ch_plog *pl, int64_t *offset, int64_t *ts, int16_t *kerr)
 	if (r == 1)
 		r = record_for_time(best, &bp, best->max_ts, offset, ts);
 	if (r < 0) {
-		*kerr = CH_PLOG_KAFKA_STORAGE_ERROR;
+		*kerr = CH_KERR_KAFKA_STORAGE_ERROR;
 		return CH_ERR;
 	}
 	return CH_OK;
@@ -745,7 +745,7 @@ int
 ch_plog_legacy_offsets(ch_plog *pl, int64_t ts, int32_t max, int64_t now_ms, int64_t *out,
 		       int32_t *n, int16_t *kerr)
 {
-	*kerr = CH_PLOG_NONE;
+	*kerr = CH_KERR_NONE;
 	*n = 0;
 	/* Kafka's offsetTimeArray: (segment base, or the log start when above
 	 * it; the .log file's mtime) per segment, then (log end, now) when the
@@ -760,7 +760,7 @@ ch_plog_legacy_offsets(ch_plog *pl, int64_t ts, int32_t max, int64_t now_ms, int
 			if ((size_t)start < pl->n_segs) {
 				struct stat st;
 				if (fstat(pl->segs[start]->fd_log, &st) != 0) {
-					*kerr = CH_PLOG_KAFKA_STORAGE_ERROR;
+					*kerr = CH_KERR_KAFKA_STORAGE_ERROR;
 					return CH_ERR;
 				}
 				mtime = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
@@ -914,7 +914,7 @@ delete_first(ch_plog *pl)
 int
 ch_plog_retention(ch_plog *pl, int64_t now_ms, int *deleted, int16_t *kerr)
 {
-	*kerr = CH_PLOG_NONE;
+	*kerr = CH_KERR_NONE;
 	*deleted = 0;
 	if (!pl->cfg.cleanup_delete)
 		return CH_OK;
@@ -933,7 +933,7 @@ ch_plog_retention(ch_plog *pl, int64_t now_ms, int *deleted, int16_t *kerr)
 			break;
 		int64_t sz = s->size;
 		if (delete_first(pl) < 0) {
-			*kerr = CH_PLOG_KAFKA_STORAGE_ERROR;
+			*kerr = CH_KERR_KAFKA_STORAGE_ERROR;
 			return CH_ERR;
 		}
 		total -= sz;
@@ -945,11 +945,11 @@ ch_plog_retention(ch_plog *pl, int64_t now_ms, int *deleted, int16_t *kerr)
 int
 ch_plog_start_offset_check(ch_plog *pl, int64_t before_offset, int64_t *target, int16_t *kerr)
 {
-	*kerr = CH_PLOG_NONE;
+	*kerr = CH_KERR_NONE;
 	if (before_offset == -1)
 		before_offset = pl->leo;
 	if (before_offset < 0 || before_offset > pl->leo) {
-		*kerr = CH_PLOG_OFFSET_OUT_OF_RANGE;
+		*kerr = CH_KERR_OFFSET_OUT_OF_RANGE;
 		return CH_ERR;
 	}
 	*target = before_offset;
@@ -982,7 +982,7 @@ ch_plog_delete_records(ch_plog *pl, int64_t before_offset, int64_t *low_watermar
 	if (ch_plog_start_offset_check(pl, before_offset, &target, kerr) != CH_OK)
 		return CH_ERR;
 	if (target > pl->log_start && ch_plog_start_offset_write(pl, target) < 0) {
-		*kerr = CH_PLOG_KAFKA_STORAGE_ERROR;
+		*kerr = CH_KERR_KAFKA_STORAGE_ERROR;
 		return CH_ERR;
 	}
 	*low_watermark = ch_plog_start_offset_set(pl, target);

@@ -103,15 +103,7 @@
 #include "log/ch_batch.h"
 #include "log/ch_logfs.h"
 #include "log/ch_seg.h"
-
-/* Kafka error codes returned through *kerr. */
-#define CH_PLOG_NONE 0
-#define CH_PLOG_OFFSET_OUT_OF_RANGE 1
-#define CH_PLOG_CORRUPT_MESSAGE 2
-#define CH_PLOG_MESSAGE_TOO_LARGE 10
-#define CH_PLOG_RECORD_LIST_TOO_LARGE 18
-#define CH_PLOG_KAFKA_STORAGE_ERROR 56
-#define CH_PLOG_INVALID_RECORD 87
+#include "proto/generated/ch_errors.h"
 
 /* Topic/broker configs, Kafka's names and defaults. */
 typedef struct ch_plog_config {

@@ -273,16 +273,16 @@ ch_topic_name_validate(const char *name, size_t len, char *msg, size_t msglen)
 {
 	if (len == 0) {
 		msgf(msg, msglen, "Topic name is invalid: the empty string is not allowed");
-		return CH_TOPIC_ERR_INVALID_TOPIC_EXCEPTION;
+		return CH_KERR_INVALID_TOPIC_EXCEPTION;
 	}
 	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.')) {
 		msgf(msg, msglen, "Topic name is invalid: '%.*s' is not allowed", (int)len, name);
-		return CH_TOPIC_ERR_INVALID_TOPIC_EXCEPTION;
+		return CH_KERR_INVALID_TOPIC_EXCEPTION;
 	}
 	if (len > CH_TOPIC_NAME_MAX) {
 		msgf(msg, msglen, "Topic name is invalid: the length of '%.*s' is longer than the max "
 		     "allowed length %d", (int)CH_MIN(len, 300), name, CH_TOPIC_NAME_MAX);
-		return CH_TOPIC_ERR_INVALID_TOPIC_EXCEPTION;
+		return CH_KERR_INVALID_TOPIC_EXCEPTION;
 	}
 	for (size_t i = 0; i < len; i++) {
 		char c = name[i];
@@ -295,10 +295,10 @@ ch_topic_name_validate(const char *name, size_t len, char *msg, size_t msglen)
 			safe[len] = '\0';
 			msgf(msg, msglen, "Topic name is invalid: '%s' contains one or more characters "
 			     "other than ASCII alphanumerics, '.', '_' and '-'", safe);
-			return CH_TOPIC_ERR_INVALID_TOPIC_EXCEPTION;
+			return CH_KERR_INVALID_TOPIC_EXCEPTION;
 		}
 	}
-	return CH_TOPIC_ERR_NONE;
+	return CH_KERR_NONE;
 }
 
 /* ---- files (all through the ch_logfs file layer) ---- */
@@ -590,7 +590,7 @@ txn_confirm(struct ch_topics *reg, bool covered_only)
 		stop = stop->next;
 	for (ch_topics_txn *t = txn_detach(reg, stop), *nx; t; t = nx) {
 		nx = t->next;
-		txn_done(t, CH_TOPIC_ERR_NONE, NULL);
+		txn_done(t, CH_KERR_NONE, NULL);
 	}
 }
 
@@ -621,7 +621,7 @@ txn_written(void *arg)
 	snprintf(msg, sizeof(msg), "failed to persist the topic registry: %s", reg->write_err);
 	for (ch_topics_txn *t = txn_detach(reg, NULL), *nx; t; t = nx) {
 		nx = t->next;
-		txn_done(t, CH_TOPIC_ERR_KAFKA_STORAGE_ERROR,
+		txn_done(t, CH_KERR_KAFKA_STORAGE_ERROR,
 			 t->in_write ? msg : "an earlier change to the topic registry failed to persist");
 	}
 }
@@ -1348,11 +1348,11 @@ check_configs(const ch_topic_kv *configs, size_t n, char *msg, size_t msglen)
 {
 	if (n > CONFIGS_PER_TOPIC_MAX) {
 		msgf(msg, msglen, "too many topic configs (%zu)", n);
-		return CH_TOPIC_ERR_INVALID_CONFIG;
+		return CH_KERR_INVALID_CONFIG;
 	}
 	if (ch_topic_configs_validate(configs, n, msg, msglen) != CH_OK)
-		return CH_TOPIC_ERR_INVALID_CONFIG;
-	return CH_TOPIC_ERR_NONE;
+		return CH_KERR_INVALID_CONFIG;
+	return CH_KERR_NONE;
 }
 
 int16_t
@@ -1369,29 +1369,29 @@ ch_topics_create(ch_topics_txn *tx, const char *name, size_t len, int32_t partit
 		return ec;
 	if (find_name(reg, name, len)) {
 		msgf(msg, msglen, "Topic '%.*s' already exists.", (int)len, name);
-		return CH_TOPIC_ERR_TOPIC_ALREADY_EXISTS;
+		return CH_KERR_TOPIC_ALREADY_EXISTS;
 	}
 	const ch_topic *other = find_collision(reg, name, len);
 	if (other) {
 		msgf(msg, msglen, "Topic '%.*s' collides with existing topic: %s", (int)len, name,
 		     other->name);
-		return CH_TOPIC_ERR_INVALID_TOPIC_EXCEPTION;
+		return CH_KERR_INVALID_TOPIC_EXCEPTION;
 	}
 	if (partitions == -1)
 		partitions = reg->cfg->num_partitions;
 	if (partitions < 1) {
 		msgf(msg, msglen, "Number of partitions was set to an invalid non-positive value.");
-		return CH_TOPIC_ERR_INVALID_PARTITIONS;
+		return CH_KERR_INVALID_PARTITIONS;
 	}
 	if (partitions > CH_TOPIC_PARTITIONS_MAX) {
 		msgf(msg, msglen, "Number of partitions %" PRId32 " exceeds cohort's limit of %d "
 		     "per topic.", partitions, CH_TOPIC_PARTITIONS_MAX);
-		return CH_TOPIC_ERR_INVALID_PARTITIONS;
+		return CH_KERR_INVALID_PARTITIONS;
 	}
 	if ((ec = check_configs(configs, n_configs, msg, msglen)) != 0)
 		return ec;
 	if (validate_only)
-		return CH_TOPIC_ERR_NONE;
+		return CH_KERR_NONE;
 
 	ch_uuid id;
 	do
@@ -1403,7 +1403,7 @@ ch_topics_create(ch_topics_txn *tx, const char *name, size_t len, int32_t partit
 	txn_stage(tx, NULL, t);
 	if (out)
 		*out = t;
-	return CH_TOPIC_ERR_NONE;
+	return CH_KERR_NONE;
 }
 
 int16_t
@@ -1417,7 +1417,7 @@ ch_topics_ensure_offsets_topic(ch_topics_txn *tx, const ch_topic **out, char *ms
 		if (out)
 			*out = t;
 		msgf(msg, msglen, "%s", "");
-		return CH_TOPIC_ERR_NONE;
+		return CH_KERR_NONE;
 	}
 	char seg[16];
 	snprintf(seg, sizeof(seg), "%" PRId32, reg->cfg->offsets_topic_segment_bytes);
@@ -1436,10 +1436,10 @@ delete_topic(ch_topics_txn *tx, ch_topic *t, char *msg, size_t msglen)
 {
 	if (!tx->reg->cfg->delete_topic_enable) {
 		msgf(msg, msglen, "Topic deletion is disabled.");
-		return CH_TOPIC_ERR_TOPIC_DELETION_DISABLED;
+		return CH_KERR_TOPIC_DELETION_DISABLED;
 	}
 	txn_stage(tx, t, NULL);
-	return CH_TOPIC_ERR_NONE;
+	return CH_KERR_NONE;
 }
 
 int16_t
@@ -1449,7 +1449,7 @@ ch_topics_delete(ch_topics_txn *tx, const char *name, size_t len, char *msg, siz
 	ch_topic *t = find_name(tx->reg, name, len);
 	if (!t) {
 		msgf(msg, msglen, "This server does not host this topic-partition.");
-		return CH_TOPIC_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+		return CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 	}
 	return delete_topic(tx, t, msg, msglen);
 }
@@ -1461,7 +1461,7 @@ ch_topics_delete_id(ch_topics_txn *tx, const ch_uuid *id, char *msg, size_t msgl
 	ch_topic *t = find_id(tx->reg, id);
 	if (!t) {
 		msgf(msg, msglen, "This server does not host this topic ID.");
-		return CH_TOPIC_ERR_UNKNOWN_TOPIC_ID;
+		return CH_KERR_UNKNOWN_TOPIC_ID;
 	}
 	return delete_topic(tx, t, msg, msglen);
 }
@@ -1474,28 +1474,28 @@ ch_topics_add_partitions(ch_topics_txn *tx, const char *name, size_t len, int32_
 	ch_topic *t = find_name(tx->reg, name, len);
 	if (!t) {
 		msgf(msg, msglen, "This server does not host this topic-partition.");
-		return CH_TOPIC_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+		return CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 	}
 	if (total < t->partitions) {
 		msgf(msg, msglen, "The topic %s currently has %" PRId32 " partition(s); %" PRId32
 		     " would not be an increase.", t->name, t->partitions, total);
-		return CH_TOPIC_ERR_INVALID_PARTITIONS;
+		return CH_KERR_INVALID_PARTITIONS;
 	}
 	if (total == t->partitions) {
 		msgf(msg, msglen, "Topic already has %" PRId32 " partition(s).", t->partitions);
-		return CH_TOPIC_ERR_INVALID_PARTITIONS;
+		return CH_KERR_INVALID_PARTITIONS;
 	}
 	if (total > CH_TOPIC_PARTITIONS_MAX) {
 		msgf(msg, msglen, "Number of partitions %" PRId32 " exceeds cohort's limit of %d "
 		     "per topic.", total, CH_TOPIC_PARTITIONS_MAX);
-		return CH_TOPIC_ERR_INVALID_PARTITIONS;
+		return CH_KERR_INVALID_PARTITIONS;
 	}
 	if (validate_only)
-		return CH_TOPIC_ERR_NONE;
+		return CH_KERR_NONE;
 	ch_topic *c = topic_copy(t);
 	c->partitions = total;
 	txn_stage(tx, t, c);
-	return CH_TOPIC_ERR_NONE;
+	return CH_KERR_NONE;
 }
 
 int16_t
@@ -1507,7 +1507,7 @@ ch_topics_alter_configs(ch_topics_txn *tx, const char *name, size_t len,
 	ch_topic *t = find_name(tx->reg, name, len);
 	if (!t) {
 		msgf(msg, msglen, "This server does not host this topic-partition.");
-		return CH_TOPIC_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+		return CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 	}
 	int16_t ec = check_configs(configs, n_configs, msg, msglen);
 	if (ec != 0 || validate_only)
@@ -1517,7 +1517,7 @@ ch_topics_alter_configs(ch_topics_txn *tx, const char *name, size_t len,
 	c->configs = kv_copy(configs, n_configs);
 	c->n_configs = n_configs;
 	txn_stage(tx, t, c);
-	return CH_TOPIC_ERR_NONE;
+	return CH_KERR_NONE;
 }
 
 int16_t
@@ -1528,21 +1528,21 @@ ch_topics_set_broker_configs(ch_topics_txn *tx, int layer, const ch_topic_kv *co
 	msgf(msg, msglen, "%s", "");
 	if (n_configs > CONFIGS_PER_TOPIC_MAX) {
 		msgf(msg, msglen, "too many broker configs (%zu)", n_configs);
-		return CH_TOPIC_ERR_INVALID_REQUEST;
+		return CH_KERR_INVALID_REQUEST;
 	}
 	/* Kafka answers INVALID_REQUEST for any broker config it cannot take
 	 * (ConfigAdminManager.validateBrokerConfigChange, KAFKA-13609). */
 	if (ch_config_check_dynamic(reg->cfg, layer, configs, n_configs, msg, msglen) != CH_OK)
-		return CH_TOPIC_ERR_INVALID_REQUEST;
+		return CH_KERR_INVALID_REQUEST;
 	if (validate_only)
-		return CH_TOPIC_ERR_NONE;
+		return CH_KERR_NONE;
 	if (tx->n == tx->cap) {
 		tx->cap = tx->cap ? tx->cap * 2 : 4;
 		tx->ch = ch_xrealloc(tx->ch, tx->cap * sizeof(*tx->ch));
 	}
 	tx->ch[tx->n++] = (change){NULL, NULL, layer, reg->broker[layer]};
 	layer_apply(reg, layer, (blayer){kv_copy(configs, n_configs), n_configs});
-	return CH_TOPIC_ERR_NONE;
+	return CH_KERR_NONE;
 }
 
 void

@@ -4,8 +4,8 @@
  * (__consumer_offsets, __transaction_state). Lookup by name and by id is
  * O(1); iteration is in name order (Metadata, ListTopics).
  *
- * Operations return Kafka error codes (int16, CH_TOPIC_ERR_* below, the same
- * values as proto's CH_KERR_*) and fill msg with a human message for the
+ * Operations return Kafka error codes (int16, the generated CH_KERR_* of
+ * proto/generated/ch_errors.h) and fill msg with a human message for the
  * response's ErrorMessage. Topic names arrive as (pointer, length) because
  * wire strings are not NUL-terminated.
  *
@@ -87,18 +87,7 @@
 #include "common/ch_uuid.h"
 #include "config/ch_config.h"
 #include "log/ch_logfs.h"
-
-/* Kafka error codes used here (errors.tsv). */
-#define CH_TOPIC_ERR_NONE 0
-#define CH_TOPIC_ERR_UNKNOWN_TOPIC_OR_PARTITION 3
-#define CH_TOPIC_ERR_INVALID_TOPIC_EXCEPTION 17
-#define CH_TOPIC_ERR_TOPIC_ALREADY_EXISTS 36
-#define CH_TOPIC_ERR_INVALID_PARTITIONS 37
-#define CH_TOPIC_ERR_INVALID_CONFIG 40
-#define CH_TOPIC_ERR_INVALID_REQUEST 42
-#define CH_TOPIC_ERR_KAFKA_STORAGE_ERROR 56
-#define CH_TOPIC_ERR_TOPIC_DELETION_DISABLED 73
-#define CH_TOPIC_ERR_UNKNOWN_TOPIC_ID 100
+#include "proto/generated/ch_errors.h"
 
 #define CH_TOPIC_NAME_MAX 249
 /* cohort's cap per topic (Kafka has none): a CreateTopics asking for 2^31

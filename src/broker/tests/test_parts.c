@@ -358,21 +358,21 @@ t_broker_durable_unknown_topic(void)
 	ch_parts_append_durable(f.ps, "nope", 0, b.data, b.len, on_durable, &ARGS[0]);
 	CH_CHECK_EQ_INT(R.n, 0); /* posted, not called inside */
 	CH_CHECK(run_until(&f, 1));
-	CH_CHECK_EQ_INT(R.kerr[0], CH_PART_UNKNOWN_TOPIC_OR_PARTITION);
+	CH_CHECK_EQ_INT(R.kerr[0], CH_KERR_UNKNOWN_TOPIC_OR_PARTITION);
 	CH_CHECK_EQ_INT(R.base[0], -1);
 	/* a partition past the topic's count */
 	create(&f, "one", 1);
 	mkbatch(&b, 1, -1, -1, -1, 0);
 	ch_parts_append_durable(f.ps, "one", 1, b.data, b.len, on_durable, &ARGS[1]);
 	CH_CHECK(run_until(&f, 2));
-	CH_CHECK_EQ_INT(R.kerr[1], CH_PART_UNKNOWN_TOPIC_OR_PARTITION);
+	CH_CHECK_EQ_INT(R.kerr[1], CH_KERR_UNKNOWN_TOPIC_OR_PARTITION);
 	/* a corrupt batch: the log's error, posted */
 	mkbatch(&b, 1, -1, -1, -1, 0);
 	b.data[b.len - 1] ^= 0xff;
 	ch_parts_append_durable(f.ps, "one", 0, b.data, b.len, on_durable, &ARGS[2]);
 	CH_CHECK_EQ_INT(R.n, 2);
 	CH_CHECK(run_until(&f, 3));
-	CH_CHECK_EQ_INT(R.kerr[2], CH_PLOG_CORRUPT_MESSAGE);
+	CH_CHECK_EQ_INT(R.kerr[2], CH_KERR_CORRUPT_MESSAGE);
 	CH_CHECK_EQ_INT(R.calls[0] + R.calls[1] + R.calls[2], 3);
 	ch_buf_free(&b);
 	fx_free(&f);
@@ -405,7 +405,7 @@ t_broker_durable_topic_deleted(void)
 	CH_CHECK_EQ_INT(R.order[0], 0);
 	CH_CHECK_EQ_INT(R.kerr[0], 0);
 	CH_CHECK_EQ_INT(R.order[1], 1);
-	CH_CHECK_EQ_INT(R.kerr[1], CH_PART_UNKNOWN_TOPIC_OR_PARTITION);
+	CH_CHECK_EQ_INT(R.kerr[1], CH_KERR_UNKNOWN_TOPIC_OR_PARTITION);
 	char d[600];
 	snprintf(d, sizeof(d), "%s/del-0", f.dir);
 	CH_CHECK(access(d, F_OK) != 0);
@@ -434,8 +434,8 @@ t_broker_durable_sync_failure(void)
 	atomic_store(&G.fail, true);
 	gate_hold(false);
 	CH_CHECK(run_until(&f, 2));
-	CH_CHECK_EQ_INT(R.kerr[0], CH_PLOG_KAFKA_STORAGE_ERROR);
-	CH_CHECK_EQ_INT(R.kerr[1], CH_PLOG_KAFKA_STORAGE_ERROR);
+	CH_CHECK_EQ_INT(R.kerr[0], CH_KERR_KAFKA_STORAGE_ERROR);
+	CH_CHECK_EQ_INT(R.kerr[1], CH_KERR_KAFKA_STORAGE_ERROR);
 	CH_CHECK_EQ_INT(R.calls[0], 1);
 	CH_CHECK_EQ_INT(R.calls[1], 1);
 	int16_t kerr;
@@ -444,11 +444,11 @@ t_broker_durable_sync_failure(void)
 	ch_plog_append_info info;
 	mkbatch(&b, 1, -1, -1, -1, 0);
 	CH_CHECK_EQ_INT(ch_part_append(p, b.data, b.len, NULL, NULL, &info),
-			CH_PLOG_KAFKA_STORAGE_ERROR);
+			CH_KERR_KAFKA_STORAGE_ERROR);
 	mkbatch(&b, 1, -1, -1, -1, 0);
 	ch_parts_append_durable(f.ps, "sf", 0, b.data, b.len, on_durable, &ARGS[2]);
 	CH_CHECK(run_until(&f, 3));
-	CH_CHECK_EQ_INT(R.kerr[2], CH_PLOG_KAFKA_STORAGE_ERROR);
+	CH_CHECK_EQ_INT(R.kerr[2], CH_KERR_KAFKA_STORAGE_ERROR);
 	atomic_store(&G.fail, false);
 	/* reopened (a restart): recovery sorts out the tail, appends work */
 	fx_close_parts(&f);
@@ -560,7 +560,7 @@ t_broker_topic_recreated(void)
 	/* deleted and re-created through the manager */
 	delete_topic(&f, "re");
 	CH_CHECK(ch_parts_get(f.ps, "re", 2, 0, &kerr) == NULL);
-	CH_CHECK_EQ_INT(kerr, CH_PART_UNKNOWN_TOPIC_OR_PARTITION);
+	CH_CHECK_EQ_INT(kerr, CH_KERR_UNKNOWN_TOPIC_OR_PARTITION);
 	create(&f, "re", 1);
 	p = ch_parts_get(f.ps, "re", 2, 0, &kerr);
 	CH_CHECK(p != NULL);
@@ -628,8 +628,8 @@ t_broker_producer_rules(void)
 	CH_CHECK_EQ_INT(R.base[0], 3);
 	CH_CHECK_EQ_INT(R.calls[0], 1);
 	/* a gap, and an overlap that is no cached batch */
-	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 16, &info), CH_PART_OUT_OF_ORDER_SEQUENCE);
-	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 14, &info), CH_PART_OUT_OF_ORDER_SEQUENCE);
+	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 16, &info), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 14, &info), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
 	CH_CHECK_EQ_INT(ch_plog_end_offset(ch_part_log(p)), 5);
 	/* the next one */
 	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 15, &info), 0);
@@ -637,14 +637,14 @@ t_broker_producer_rules(void)
 	/* only the last five batches are remembered */
 	for (int i = 0; i < 5; i++)
 		CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 16 + i, &info), 0);
-	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 15, &info), CH_PART_OUT_OF_ORDER_SEQUENCE);
+	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 15, &info), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
 	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 16, &info), 0);
 	CH_CHECK_EQ_INT(info.base_offset, 6);
 	/* a new epoch must start at 0; then the old one is fenced */
-	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 1, 5, &info), CH_PART_OUT_OF_ORDER_SEQUENCE);
+	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 1, 5, &info), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
 	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 1, 0, &info), 0);
 	CH_CHECK_EQ_INT(info.base_offset, 11);
-	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 21, &info), CH_PART_INVALID_PRODUCER_EPOCH);
+	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 21, &info), CH_KERR_INVALID_PRODUCER_EPOCH);
 	/* sequences wrap at INT32_MAX to 0 */
 	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid + 1, 0, INT32_MAX - 1, &info), 0);
 	CH_CHECK_EQ_INT(append_pid(p, &b, 2, pid + 1, 0, INT32_MAX, &info), 0);
@@ -661,8 +661,8 @@ t_broker_producer_rules(void)
 	CH_CHECK(p != NULL);
 	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 1, 0, &info), 0); /* duplicate */
 	CH_CHECK_EQ_INT(info.base_offset, 11);
-	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 21, &info), CH_PART_INVALID_PRODUCER_EPOCH);
-	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 1, 2, &info), CH_PART_OUT_OF_ORDER_SEQUENCE);
+	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 21, &info), CH_KERR_INVALID_PRODUCER_EPOCH);
+	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 1, 2, &info), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
 	CH_CHECK_EQ_INT(append_pid(p, &b, 2, pid + 1, 0, INT32_MAX, &info), 0); /* duplicate */
 	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid + 2, 3, 77, &info), 0);        /* duplicate */
 	CH_CHECK_EQ_INT(ch_plog_end_offset(ch_part_log(p)), end);
@@ -714,7 +714,7 @@ t_broker_producer_rebuild_bounded(void)
 	int64_t end = ch_plog_end_offset(ch_part_log(p));
 	CH_CHECK_EQ_INT(append_pid(p, &b, 1, 2, 0, 0, &info), 0); /* duplicate */
 	CH_CHECK_EQ_INT(ch_plog_end_offset(ch_part_log(p)), end);
-	CH_CHECK_EQ_INT(append_pid(p, &b, 1, 2, 0, 5, &info), CH_PART_OUT_OF_ORDER_SEQUENCE);
+	CH_CHECK_EQ_INT(append_pid(p, &b, 1, 2, 0, 5, &info), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
 	/* the old one is forgotten: accepted at any sequence */
 	CH_CHECK_EQ_INT(append_pid(p, &b, 1, 1, 0, 5, &info), 0);
 	CH_CHECK_EQ_INT(info.base_offset, end);
@@ -747,7 +747,7 @@ refuse_appends(void *arg)
 	atomic_store(&G.full, true);
 	for (int i = 0; i < r->n; i++)
 		r->refused += ch_part_append(p, b.data, b.len, NULL, NULL, &info) ==
-			      CH_PLOG_KAFKA_STORAGE_ERROR;
+			      CH_KERR_KAFKA_STORAGE_ERROR;
 	atomic_store(&G.full, false);
 	CH_CHECK_EQ_INT(ch_part_append(p, b.data, b.len, NULL, NULL, &info), 0);
 	ch_buf_free(&b);
@@ -768,7 +768,7 @@ refuse_opens(void *arg)
 	int16_t kerr;
 	for (int i = 0; i < r->n; i++)
 		r->refused += ch_parts_get(r->f->ps, "broken", 6, 0, &kerr) == NULL &&
-			      kerr == CH_PLOG_KAFKA_STORAGE_ERROR;
+			      kerr == CH_KERR_KAFKA_STORAGE_ERROR;
 	unlink(path);
 	CH_CHECK(ch_parts_get(r->f->ps, "broken", 6, 0, &kerr) != NULL);
 }

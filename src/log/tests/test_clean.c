@@ -158,7 +158,7 @@ t_compact(void)
 		ch_plog_append_info info;
 		int16_t kerr;
 		CH_CHECK_EQ_INT(ch_plog_append(pl, b.data, b.len, 0, &info, &kerr), CH_ERR);
-		CH_CHECK_EQ_INT(kerr, CH_PLOG_INVALID_RECORD);
+		CH_CHECK_EQ_INT(kerr, CH_KERR_INVALID_RECORD);
 		ch_buf_free(&b);
 	}
 	ch_buf_free(&pad);

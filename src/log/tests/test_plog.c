@@ -94,7 +94,7 @@ t_append_read_roll(void)
 	CH_CHECK_EQ_INT(ch_plog_read(pl, expect, 100, &s, &kerr), CH_OK);
 	CH_CHECK_EQ_INT(s.len, 0);
 	CH_CHECK_EQ_INT(ch_plog_read(pl, expect + 1, 100, &s, &kerr), CH_ERR);
-	CH_CHECK_EQ_INT(kerr, CH_PLOG_OFFSET_OUT_OF_RANGE);
+	CH_CHECK_EQ_INT(kerr, CH_KERR_OFFSET_OUT_OF_RANGE);
 	CH_CHECK_EQ_INT(ch_plog_read(pl, -1, 100, &s, &kerr), CH_ERR);
 
 	/* Bad input is refused with the right code and changes nothing. */
@@ -104,15 +104,15 @@ t_append_read_roll(void)
 	b.data[b.len - 1] ^= 1;
 	ch_plog_append_info info;
 	CH_CHECK_EQ_INT(ch_plog_append(pl, b.data, b.len, 0, &info, &kerr), CH_ERR);
-	CH_CHECK_EQ_INT(kerr, CH_PLOG_CORRUPT_MESSAGE);
+	CH_CHECK_EQ_INT(kerr, CH_KERR_CORRUPT_MESSAGE);
 	CH_CHECK_EQ_INT(ch_plog_append(pl, b.data, 30, 0, &info, &kerr), CH_ERR);
-	CH_CHECK_EQ_INT(kerr, CH_PLOG_CORRUPT_MESSAGE);
+	CH_CHECK_EQ_INT(kerr, CH_KERR_CORRUPT_MESSAGE);
 	ch_buf_reset(&b);
 	tu_batch(&b, 200, 5, 0, 0, false, 0);
 	c.max_message_bytes = 1000;
 	ch_plog_set_config(pl, &c);
 	CH_CHECK_EQ_INT(ch_plog_append(pl, b.data, b.len, 0, &info, &kerr), CH_ERR);
-	CH_CHECK_EQ_INT(kerr, CH_PLOG_MESSAGE_TOO_LARGE);
+	CH_CHECK_EQ_INT(kerr, CH_KERR_MESSAGE_TOO_LARGE);
 	c.max_message_bytes = 1 << 20;
 	ch_plog_set_config(pl, &c);
 	CH_CHECK_EQ_INT(ch_plog_append(pl, b.data, b.len, 0, &info, &kerr), CH_OK);
@@ -409,7 +409,7 @@ t_retention(void)
 	CH_CHECK_EQ_INT(ch_plog_end_offset(pl), end);
 	ch_plog_slice s;
 	CH_CHECK_EQ_INT(ch_plog_read(pl, start - 1, 100, &s, &kerr), CH_ERR);
-	CH_CHECK_EQ_INT(kerr, CH_PLOG_OFFSET_OUT_OF_RANGE);
+	CH_CHECK_EQ_INT(kerr, CH_KERR_OFFSET_OUT_OF_RANGE);
 	CH_CHECK_EQ_INT(ch_plog_read(pl, start, 100, &s, &kerr), CH_OK);
 	CH_CHECK(s.len > 0 && s.first_offset == start);
 	ch_plog_slice_release(&s);
@@ -454,7 +454,7 @@ t_delete_records(void)
 	int64_t end = ch_plog_end_offset(pl), lw;
 	size_t nseg = ch_plog_segment_count(pl);
 	CH_CHECK_EQ_INT(ch_plog_delete_records(pl, end + 1, &lw, &kerr), CH_ERR);
-	CH_CHECK_EQ_INT(kerr, CH_PLOG_OFFSET_OUT_OF_RANGE);
+	CH_CHECK_EQ_INT(kerr, CH_KERR_OFFSET_OUT_OF_RANGE);
 	CH_CHECK_EQ_INT(ch_plog_delete_records(pl, 150, &lw, &kerr), CH_OK);
 	CH_CHECK_EQ_INT(lw, 150);
 	CH_CHECK(ch_plog_segment_count(pl) < nseg);
@@ -467,7 +467,7 @@ t_delete_records(void)
 	CH_CHECK_EQ_INT(ch_plog_delete_records(pl, 100, &lw, &kerr), CH_OK);
 	CH_CHECK_EQ_INT(lw, 150);
 	CH_CHECK_EQ_INT(ch_plog_delete_records(pl, -2, &lw, &kerr), CH_ERR);
-	CH_CHECK_EQ_INT(kerr, CH_PLOG_OFFSET_OUT_OF_RANGE);
+	CH_CHECK_EQ_INT(kerr, CH_KERR_OFFSET_OUT_OF_RANGE);
 	ch_plog_close(pl);
 	pl = open_log(&c, NULL, 0);
 	CH_CHECK_EQ_INT(ch_plog_start_offset(pl), 150);
@@ -599,7 +599,7 @@ fault_scenario(int err, long k, bool sticky, bool *fired)
 	for (int i = 20; i < 40; i++) {
 		int rc = append_one(pl, i, 0, &model, &kerr);
 		if (rc != CH_OK) {
-			CH_CHECK_EQ_INT(kerr, CH_PLOG_KAFKA_STORAGE_ERROR);
+			CH_CHECK_EQ_INT(kerr, CH_KERR_KAFKA_STORAGE_ERROR);
 			failed_op = true;
 		}
 		if (i % 5 == 0) {
@@ -696,7 +696,7 @@ t_sync_failure(void)
 	CH_CHECK_EQ_INT(ch_plog_synced_offset(pl), synced);
 	CH_CHECK(ch_plog_failed(pl));
 	CH_CHECK_EQ_INT(append_one(pl, 2, 0, NULL, &kerr), CH_ERR);
-	CH_CHECK_EQ_INT(kerr, CH_PLOG_KAFKA_STORAGE_ERROR);
+	CH_CHECK_EQ_INT(kerr, CH_KERR_KAFKA_STORAGE_ERROR);
 	int64_t end = ch_plog_end_offset(pl);
 	ch_plog_close(pl);
 	pl = open_log(&c, NULL, 0);
@@ -724,7 +724,7 @@ failing_reads(void *arg)
 		ch_plog_slice sl;
 		int16_t kerr;
 		if (ch_plog_read(r->pl, 3, 1 << 20, &sl, &kerr) != CH_OK &&
-		    kerr == CH_PLOG_KAFKA_STORAGE_ERROR)
+		    kerr == CH_KERR_KAFKA_STORAGE_ERROR)
 			r->refused++;
 		ch_plog_slice_release(&sl);
 	}
