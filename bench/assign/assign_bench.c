@@ -1,8 +1,9 @@
 /*
  * assign_bench.c: time, peak memory and stickiness of each assignor at large
- * sizes (issue 5). One process per (scenario, assignor) so that getrusage's
- * peak RSS belongs to that assignor alone; bench/assign/run.sh runs them all
- * and prints the table.
+ * sizes, those of Kafka's published figures (README, Benchmarks). One
+ * process per (scenario, assignor) so that getrusage's peak RSS belongs to
+ * that assignor alone; bench/assign/run.sh runs them all and prints the
+ * table.
  *
  *   assign_bench <scenario> <assignor>     one row
  *   assign_bench --header                  the table header

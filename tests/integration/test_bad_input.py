@@ -1,4 +1,4 @@
-"""Bad input over raw sockets (issue 2, "Bad input").
+"""Bad input over raw sockets: malformed frames, absurd sizes, clients that vanish.
 
 Every test does one bad thing to the broker, then checks that it still answers
 ApiVersions and Metadata on a new connection. The class ends with SIGTERM and

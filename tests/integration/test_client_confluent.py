@@ -4,7 +4,7 @@ on_assign / on_revoke / on_lost, eager range and cooperative-sticky,
 static membership; AdminClient list / describe consumer groups, group
 offsets, list_offsets with OffsetSpec, alter group offsets, delete groups;
 list_topics and a regex subscription (Metadata v12 from librdkafka >= 2.1
-carries four bytes after the body, see issue 9 part 5)."""
+carries four bytes after the body, which Kafka ignores and so does cohortd)."""
 import os
 import sys
 import time

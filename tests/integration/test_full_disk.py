@@ -1,4 +1,4 @@
-"""Deleting a topic on a completely full disk (issue 8).
+"""Deleting a topic on a completely full disk frees space, as an operator expects.
 
 The data directory is a small tmpfs, filled by producing until cohortd
 answers KAFKA_STORAGE_ERROR. Creating a topic then fails (it needs space),
