@@ -27,7 +27,7 @@
  * What passes is staged in one topic registry transaction (topic overrides
  * and broker config layers live there, durable together) and answered when
  * that is durable. The partition logs then take the new configs at once
- * (ch_parts_configs_changed): retention, compaction, segment and message
+ * (ch_log_manager_configs_changed): retention, compaction, segment and message
  * sizes apply without a restart.
  *
  * cohort differs from Kafka where it has nothing to change: BROKER_LOGGER
@@ -40,7 +40,7 @@
 
 #include "api/ch_api.h"
 #include "api/ch_broker.h"
-#include "broker/ch_parts.h"
+#include "broker/ch_log_manager.h"
 #include "common/ch_log.h"
 #include "proto/generated/ch_errors.h"
 
@@ -358,12 +358,12 @@ altered(void *ud, int16_t err, const char *msg)
 				r->type == RESOURCE_TOPIC ? "topic" : "broker", r->name.len,
 				r->name.p, c->req->peer);
 		/* The logs follow the registry (also when a failed write undid it). */
-		if (r->type == RESOURCE_TOPIC && bk->parts)
-			ch_parts_configs_changed(bk->parts, r->name.p, (size_t)r->name.len);
+		if (r->type == RESOURCE_TOPIC && bk->logs)
+			ch_log_manager_configs_changed(bk->logs, r->name.p, (size_t)r->name.len);
 		broker |= r->type == RESOURCE_BROKER;
 	}
-	if (broker && bk->parts)
-		ch_parts_configs_changed(bk->parts, NULL, 0);
+	if (broker && bk->logs)
+		ch_log_manager_configs_changed(bk->logs, NULL, 0);
 	if (c->incremental) {
 		ch_IncrementalAlterConfigsResponse resp;
 		ch_IncrementalAlterConfigsResponse_init(&resp);

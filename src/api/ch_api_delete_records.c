@@ -17,7 +17,7 @@
 
 #include "api/ch_api.h"
 #include "api/ch_broker.h"
-#include "broker/ch_parts.h"
+#include "broker/ch_log_manager.h"
 #include "proto/generated/ch_errors.h"
 
 typedef ch_DeleteRecordsResponse_DeleteRecordsPartitionResult dr_part;
@@ -77,7 +77,7 @@ ch_api_DeleteRecords(ch_req *req)
 			r->PartitionIndex = q->PartitionIndex;
 			r->LowWatermark = -1;
 			int16_t kerr;
-			ch_part *p = ch_parts_get(bk->parts, t->Name.p, len, q->PartitionIndex, &kerr);
+			ch_part *p = ch_log_manager_get(bk->logs, t->Name.p, len, q->PartitionIndex, &kerr);
 			if (p && internal)
 				kerr = CH_KERR_INVALID_TOPIC_EXCEPTION;
 			if (!p || internal) {

@@ -48,7 +48,7 @@
 #include "api/ch_api.h"
 #include "api/ch_api_legacy.h"
 #include "api/ch_broker.h"
-#include "broker/ch_parts.h"
+#include "broker/ch_log_manager.h"
 #include "common/ch_common.h"
 #include "common/ch_log.h"
 #include "meta/ch_topics.h"
@@ -126,7 +126,7 @@ scan(fetch *f, bool *any_err)
 			fp->err = req->version >= 13 ? CH_KERR_UNKNOWN_TOPIC_ID
 						     : CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 		} else {
-			p = ch_parts_get(bk->parts, fp->name.p, (size_t)fp->name.len,
+			p = ch_log_manager_get(bk->logs, fp->name.p, (size_t)fp->name.len,
 					 fp->q->Partition, &fp->err);
 		}
 		if (!p) {
@@ -410,7 +410,7 @@ ch_api_Fetch(ch_req *req)
 	for (int32_t i = 0; i < n; i++) {
 		fpart *fp = &f->parts[i];
 		int16_t kerr;
-		ch_part *p = ch_parts_get(bk->parts, fp->name.p, (size_t)fp->name.len,
+		ch_part *p = ch_log_manager_get(bk->logs, fp->name.p, (size_t)fp->name.len,
 					  fp->q->Partition, &kerr);
 		if (!p)
 			continue;

@@ -19,7 +19,7 @@
 
 #include "api/ch_api.h"
 #include "api/ch_broker.h"
-#include "broker/ch_parts.h"
+#include "broker/ch_log_manager.h"
 #include "meta/ch_topics.h"
 #include "proto/generated/ch_errors.h"
 
@@ -64,7 +64,7 @@ list_one(ch_req *req, const ch_ListOffsetsRequest_ListOffsetsTopic *tq,
 		return;
 	}
 	int16_t kerr = CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-	ch_part *p = tq->Name.len > 0 ? ch_parts_get(bk->parts, tq->Name.p, (size_t)tq->Name.len,
+	ch_part *p = tq->Name.len > 0 ? ch_log_manager_get(bk->logs, tq->Name.p, (size_t)tq->Name.len,
 						     q->PartitionIndex, &kerr)
 				      : NULL;
 	if (!p) {

@@ -11,7 +11,7 @@
  * answers at once (the data is in the page cache; log.flush.interval.* may
  * ask for a sync), acks=-1 (all) parks the request until every appended
  * partition is fsynced: the fsync worker batches the syncs (group commit,
- * ch_parts.h), so many producers' requests share one fdatasync.
+ * ch_log_manager.h), so many producers' requests share one fdatasync.
  *
  * The batches are rewritten in place (offsets, leader epoch, LogAppendTime)
  * inside the request frame, which the server keeps, unchanged and at the
@@ -22,7 +22,7 @@
 #include "api/ch_api.h"
 #include "api/ch_api_legacy.h"
 #include "api/ch_broker.h"
-#include "broker/ch_parts.h"
+#include "broker/ch_log_manager.h"
 #include "common/ch_log.h"
 #include "log/ch_legacy.h"
 #include "meta/ch_topics.h"
@@ -134,7 +134,7 @@ ch_api_Produce(ch_req *req)
 			else if (pd->Records.len <= 0 && req->version >= 3)
 				kerr = CH_KERR_INVALID_RECORD;
 			else
-				p = ch_parts_get(bk->parts, td->Name.p, (size_t)td->Name.len,
+				p = ch_log_manager_get(bk->logs, td->Name.p, (size_t)td->Name.len,
 						 pd->Index, &kerr);
 			uint8_t *data = (uint8_t *)pd->Records.p;
 			size_t len = pd->Records.len > 0 ? (size_t)pd->Records.len : 0;

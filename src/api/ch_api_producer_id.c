@@ -12,7 +12,7 @@
  *                                     idempotent producer's epoch, so no
  *                                     client can fence another's id here
  *
- * Ids come from ch_parts_next_producer_id, seeded from the wall clock so
+ * Ids come from ch_log_manager_next_producer_id, seeded from the wall clock so
  * they do not repeat across restarts. A transactional id (even "") gets
  * TRANSACTIONAL_ID_AUTHORIZATION_FAILED, what Kafka answers when the
  * transactional id may not be used, and what FindCoordinator answers for
@@ -21,7 +21,7 @@
  */
 #include "api/ch_api.h"
 #include "api/ch_broker.h"
-#include "broker/ch_parts.h"
+#include "broker/ch_log_manager.h"
 #include "common/ch_log.h"
 #include "proto/generated/ch_errors.h"
 
@@ -40,7 +40,7 @@ ch_api_InitProducerId(ch_req *req)
 	} else if (no_id != no_epoch) {
 		resp.ErrorCode = CH_KERR_INVALID_REQUEST;
 	} else {
-		resp.ProducerId = ch_parts_next_producer_id(req->bk->parts);
+		resp.ProducerId = ch_log_manager_next_producer_id(req->bk->logs);
 		resp.ProducerEpoch = 0;
 	}
 	CH_LOGD("api", "%s: InitProducerId (%lld/%d) -> %lld/%d error %d", req->peer,

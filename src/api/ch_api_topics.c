@@ -12,7 +12,7 @@
 
 #include "api/ch_api.h"
 #include "api/ch_broker.h"
-#include "broker/ch_parts.h"
+#include "broker/ch_log_manager.h"
 #include "common/ch_log.h"
 #include "proto/generated/ch_errors.h"
 
@@ -301,8 +301,8 @@ deleted(void *ud, int16_t err, const char *msg)
 			continue;
 		}
 		CH_LOGI("api", "deleted topic '%.*s' for %s", r->Name.len, r->Name.p, c->req->peer);
-		if (bk->parts && r->Name.len > 0) /* the logs go too */
-			ch_parts_topic_deleted(bk->parts, r->Name.p, (size_t)r->Name.len);
+		if (bk->logs && r->Name.len > 0) /* the logs go too */
+			ch_log_manager_topic_deleted(bk->logs, r->Name.p, (size_t)r->Name.len);
 	}
 	ch_api_send(c->req, resp);
 }

@@ -15,7 +15,7 @@
 
 typedef struct ch_config ch_config;
 typedef struct ch_topics ch_topics;
-struct ch_parts;
+struct ch_log_manager;
 struct ch_loop;
 struct ch_resp;
 
@@ -40,9 +40,9 @@ struct ch_broker {
 	 * header + body, ownership passes. Fetch sends log data this way. */
 	void (*reply_resp)(void *shell, void *conn, uint64_t seq, struct ch_resp *resp);
 
-	/* The data path: the partition manager (src/broker) and the loop,
+	/* The data path: the log manager (src/broker) and the loop,
 	 * for timers of parked requests (Fetch long polling). */
-	struct ch_parts *parts;
+	struct ch_log_manager *logs;
 	struct ch_loop *loop;
 
 	/* Counters for logs and tests. */

@@ -36,7 +36,7 @@ typedef struct load_failure {
 struct coord_shell {
 	ch_loop *loop;
 	ch_broker *bk;
-	ch_parts *parts;
+	ch_log_manager *logs;
 	ch_coord *coord;
 	ch_timer timer;
 	int64_t armed_for; /* core deadline the timer is armed for (wall ms) */
@@ -90,7 +90,7 @@ op_append(void *ud, int32_t partition, const ch_coord_record *recs, size_t n, ui
 		free(a);
 		abort(); /* out of memory: the broker may abort */
 	}
-	ch_parts_append_durable(s->parts, CH_CONSUMER_OFFSETS_TOPIC, partition, b.data, b.len,
+	ch_log_manager_append_durable(s->logs, CH_CONSUMER_OFFSETS_TOPIC, partition, b.data, b.len,
 				append_durable, a);
 	ch_buf_free(&b);
 }
@@ -179,7 +179,7 @@ load_partition(coord_shell *s, int32_t p, size_t *groups)
 		return true; /* already loaded */
 	int open_errno = 0;
 	int16_t kerr = 0;
-	ch_part *part = ch_parts_find(s->parts, CH_CONSUMER_OFFSETS_TOPIC, p, &open_errno);
+	ch_part *part = ch_log_manager_find(s->logs, CH_CONSUMER_OFFSETS_TOPIC, p, &open_errno);
 	bool ok = false;
 	if (!part)
 		snprintf(f->cause, sizeof(f->cause), "its log cannot be opened: %s",
@@ -235,13 +235,13 @@ retry_fired(ch_loop *loop, ch_timer *t, void *ud)
 }
 
 coord_shell *
-coord_shell_start(ch_loop *loop, ch_broker *bk, ch_parts *parts)
+coord_shell_start(ch_loop *loop, ch_broker *bk, ch_log_manager *logs)
 {
 	const ch_config *cfg = bk->cfg;
 	coord_shell *s = ch_xcalloc(1, sizeof(*s));
 	s->loop = loop;
 	s->bk = bk;
-	s->parts = parts;
+	s->logs = logs;
 	s->armed_for = INT64_MAX;
 
 	ch_coord_config cc;

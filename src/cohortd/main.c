@@ -12,10 +12,11 @@
 
 #include "api/ch_api.h"
 #include "api/ch_broker.h"
-#include "broker/ch_parts.h"
+#include "broker/ch_log_manager.h"
 #include "cohortd/coord_shell.h"
 #include "common/ch_common.h"
 #include "common/ch_log.h"
+#include "common/ch_workers.h"
 #include "config/ch_config.h"
 #include "meta/ch_topics.h"
 #include "event/ch_loop.h"
@@ -90,11 +91,11 @@ shell_wall(void *shell)
 	return ch_now_wall_ms();
 }
 
-/* ch_topics_exec: registry writes on the partition manager's workers. */
+/* ch_topics_exec: registry writes on the log manager's workers. */
 static void
 registry_run(void *ud, void (*work)(void *), void (*done)(void *), void *arg)
 {
-	ch_parts_run(ud, work, done, arg);
+	ch_workers_run(ud, work, done, arg);
 }
 
 static void
@@ -221,25 +222,25 @@ main(int argc, char **argv)
 		COHORT_VERSION, cfg.listener.host, ch_server_port(d.server), cfg.node_id,
 		d.bk.cluster_id, cfg.log_dir, ch_topics_count(topics));
 	/* The partition logs (after the signal setup: it starts threads). */
-	d.bk.parts = ch_parts_new(d.loop, &cfg, topics);
-	/* Registry writes (two fsyncs each) run on the partition manager's
+	d.bk.logs = ch_log_manager_new(d.loop, &cfg, topics);
+	/* Registry writes (two fsyncs each) run on the log manager's
 	 * workers, off the loop thread. */
-	ch_topics_set_exec(topics, &(ch_topics_exec){registry_run, d.bk.parts});
-	int failed = ch_parts_open_all(d.bk.parts);
+	ch_topics_set_exec(topics, &(ch_topics_exec){registry_run, ch_log_manager_workers(d.bk.logs)});
+	int failed = ch_log_manager_open_all(d.bk.logs);
 	if (failed)
 		CH_LOGE("cohortd", "%d partition log(s) could not be opened", failed);
 	/* The group coordinator: replays __consumer_offsets before serving. */
-	coord_shell *coord = coord_shell_start(d.loop, &d.bk, d.bk.parts);
+	coord_shell *coord = coord_shell_start(d.loop, &d.bk, d.bk.logs);
 	ch_loop_run(d.loop);
 
 	/* Shutdown order: stop accepting; answer parked group requests and
-	 * stop the coordinator's timers; let the partition manager finish or
+	 * stop the coordinator's timers; let the log manager finish or
 	 * fail pending appends (their callbacks still reach the coordinator);
 	 * then free the rest. */
 	ch_server_stop(d.server);
 	ch_coord_shutdown(d.bk.coord);
 	coord_shell_quiesce(coord);
-	ch_parts_free(d.bk.parts); /* finishes registry writes still running */
+	ch_log_manager_free(d.bk.logs); /* finishes registry writes still running */
 	ch_topics_set_exec(topics, NULL);
 	coord_shell_stop(coord);
 	ch_server_free(d.server);

@@ -250,7 +250,7 @@ bool ch_plog_flush_due(ch_plog *pl, int64_t now_ms);
 /* Failures that repeat per request (appends refused on a full disk, reads
  * failing) are logged in full once, then summarised at most every 10 s
  * (common/ch_ratelog.h); this writes the summaries that are due. Call it
- * now and then (the partition manager's one-second tick). @locality loop
+ * now and then (the log manager's one-second tick). @locality loop
  * thread */
 void ch_plog_log_tick(ch_plog *pl, int64_t now_mono_ms);
 

@@ -10,6 +10,7 @@
 
 #include "common/ch_common.h"
 #include "common/ch_log.h"
+#include "common/ch_workers.h"
 #include "net/ch_resp.h"
 #include "proto/ch_rd.h"
 #include "proto/generated/ch_msgs.h"
@@ -92,11 +93,11 @@ shell_wall(void *shell)
 	return ch_now_wall_ms();
 }
 
-/* Registry writes on the partition manager's workers, as in cohortd. */
+/* Registry writes on the log manager's workers, as in cohortd. */
 static void
 registry_run(void *ud, void (*work)(void *), void (*done)(void *), void *arg)
 {
-	ch_parts_run(ud, work, done, arg);
+	ch_workers_run(ud, work, done, arg);
 }
 
 void
@@ -146,11 +147,11 @@ tb_open(tb *b, const char *const *sets, size_t nsets)
 	bk->now_ms = shell_now;
 	bk->wall_ms = shell_wall;
 	bk->loop = b->loop;
-	bk->parts = ch_parts_new(b->loop, &b->cfg, b->topics);
-	ch_topics_set_exec(b->topics, &(ch_topics_exec){registry_run, bk->parts});
-	if (ch_parts_open_all(bk->parts) != 0)
+	bk->logs = ch_log_manager_new(b->loop, &b->cfg, b->topics);
+	ch_topics_set_exec(b->topics, &(ch_topics_exec){registry_run, ch_log_manager_workers(bk->logs)});
+	if (ch_log_manager_open_all(bk->logs) != 0)
 		abort();
-	b->coord = coord_shell_start(b->loop, bk, bk->parts);
+	b->coord = coord_shell_start(b->loop, bk, bk->logs);
 	if (!b->coord)
 		abort();
 	b->client_id = "api-test";
@@ -161,7 +162,7 @@ tb_close(tb *b)
 {
 	ch_coord_shutdown(b->bk.coord);
 	coord_shell_quiesce(b->coord);
-	ch_parts_free(b->bk.parts); /* finishes registry writes still running */
+	ch_log_manager_free(b->bk.logs); /* finishes registry writes still running */
 	ch_topics_set_exec(b->topics, NULL);
 	coord_shell_stop(b->coord);
 	ch_loop_free(b->loop);

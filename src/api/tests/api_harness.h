@@ -29,7 +29,7 @@
 
 #include "api/ch_api.h"
 #include "api/ch_broker.h"
-#include "broker/ch_parts.h"
+#include "broker/ch_log_manager.h"
 #include "cohortd/coord_shell.h"
 #include "common/ch_arena.h"
 #include "common/ch_buf.h"

@@ -372,12 +372,12 @@ produce_step(tb *b, ch_arena *a, int16_t v, const char *topic, int64_t ts)
 	/* acks=all: answered once an fsync covered the batch, which runs on a
 	 * worker thread, so never from inside ch_api_on_frame. */
 	make_records(&batch, v, 3, 0, ts);
-	ch_parts_stats before = ch_parts_get_stats(b->bk.parts);
+	ch_log_manager_stats before = ch_log_manager_get_stats(b->bk.logs);
 	produce_one first = {topic, 0, {batch.data, (int32_t)batch.len}};
 	uint64_t seq = send_produce(b, v, -1, &first, 1);
 	CH_CHECK_EQ_INT(tb_get(b, seq)->replies, 0);
 	CH_CHECK(tb_wait(b, seq));
-	CH_CHECK_EQ_INT(ch_parts_get_stats(b->bk.parts).durable_waiters, before.durable_waiters + 1);
+	CH_CHECK_EQ_INT(ch_log_manager_get_stats(b->bk.logs).durable_waiters, before.durable_waiters + 1);
 	ch_ProduceResponse *r0 = tb_decode(b, seq, a);
 	CH_CHECK(r0 && r0->Responses_n == 1 && r0->Responses[0].PartitionResponses_n == 1);
 	if (r0 && r0->Responses_n == 1 && r0->Responses[0].PartitionResponses_n == 1) {
@@ -660,7 +660,7 @@ idempotence_step(tb *b, ch_arena *a, int16_t v, int16_t pv, const char *topic, i
 	CH_CHECK_EQ_INT(produce(b, a, pv, -1, topic, &batch, 0), 9);
 	ch_buf_free(&batch);
 	int open_errno = 0;
-	ch_part *part = ch_parts_find(b->bk.parts, topic, 0, &open_errno);
+	ch_part *part = ch_log_manager_find(b->bk.logs, topic, 0, &open_errno);
 	CH_CHECK(part != NULL);
 	if (part)
 		CH_CHECK_EQ_INT(ch_plog_end_offset(ch_part_log(part)), 10);

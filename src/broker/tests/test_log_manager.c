@@ -1,8 +1,8 @@
 /*
- * test_parts.c: the partition manager (ch_parts) on a real loop, registry
- * and data directory: group commit (one fdatasync for many appends, every
+ * test_log_manager.c: the log manager (ch_log_manager) and its partitions
+ * on a real loop, registry and data directory: group commit (one fdatasync for many appends, every
  * durable callback exactly once and in order), the failure paths of
- * ch_parts_append_durable (unknown or deleted topic, failed fdatasync),
+ * ch_log_manager_append_durable (unknown or deleted topic, failed fdatasync),
  * replay, a topic deleted and re-created, the idempotent producer rules and
  * their state rebuilt from the log after a reopen.
  *
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "broker/ch_parts.h"
+#include "broker/ch_log_manager.h"
 #include "common/ch_buf.h"
 #include "common/ch_common.h"
 #include "config/ch_config.h"
@@ -135,7 +135,7 @@ typedef struct fx {
 	char dir[400];
 	ch_loop *loop;
 	struct ch_topics *topics;
-	ch_parts *ps;
+	ch_log_manager *lm;
 } fx;
 
 static void
@@ -146,16 +146,16 @@ fx_open_parts(fx *f)
 		fprintf(stderr, "topics: %s\n", err);
 		abort();
 	}
-	f->ps = ch_parts_new(f->loop, &f->cfg, f->topics);
-	ch_parts_set_logfs(f->ps, &G.ops);
+	f->lm = ch_log_manager_new(f->loop, &f->cfg, f->topics);
+	ch_log_manager_set_logfs(f->lm, &G.ops);
 }
 
 static void
 fx_close_parts(fx *f)
 {
-	ch_parts_free(f->ps);
+	ch_log_manager_free(f->lm);
 	ch_topics_close(f->topics);
-	f->ps = NULL;
+	f->lm = NULL;
 	f->topics = NULL;
 }
 
@@ -208,7 +208,7 @@ delete_topic(fx *f, const char *name)
 {
 	char msg[512];
 	CH_CHECK_EQ_INT(mu_delete(f->topics, name, strlen(name), msg, sizeof(msg)), 0);
-	ch_parts_topic_deleted(f->ps, name, strlen(name));
+	ch_log_manager_topic_deleted(f->lm, name, strlen(name));
 }
 
 /* A batch of n records "v<i>" from producer pid/epoch at seq (pid -1: none). */
@@ -288,9 +288,9 @@ t_broker_group_commit(void)
 	cb_reset();
 	create(&f, "gc", 1);
 	int16_t kerr;
-	ch_part *p = ch_parts_get(f.ps, "gc", 2, 0, &kerr);
+	ch_part *p = ch_log_manager_get(f.lm, "gc", 2, 0, &kerr);
 	CH_CHECK(p != NULL);
-	ch_parts_stats s0 = ch_parts_get_stats(f.ps);
+	ch_log_manager_stats s0 = ch_log_manager_get_stats(f.lm);
 	ch_buf b;
 	ch_buf_init(&b);
 	gate_hold(true);
@@ -318,19 +318,19 @@ t_broker_group_commit(void)
 		CH_CHECK_EQ_INT(R.base[i], 2 * i);
 		CH_CHECK_EQ_INT(R.last[i], 2 * i + 1);
 	}
-	ch_parts_stats s1 = ch_parts_get_stats(f.ps);
+	ch_log_manager_stats s1 = ch_log_manager_get_stats(f.lm);
 	/* the held sync covered the first append, one more covered the 99 */
 	CH_CHECK_EQ_INT(s1.syncs - s0.syncs, 2);
 	CH_CHECK_EQ_INT(s1.durable_waiters - s0.durable_waiters, N);
 	CH_CHECK(ch_plog_synced_offset(ch_part_log(p)) >= 2 * N);
 
-	/* the same through ch_parts_append_durable, without holding: every
+	/* the same through ch_log_manager_append_durable, without holding: every
 	 * callback once, in order, and fewer syncs than appends */
 	cb_reset();
-	s0 = ch_parts_get_stats(f.ps);
+	s0 = ch_log_manager_get_stats(f.lm);
 	for (int i = 0; i < N; i++) {
 		mkbatch(&b, 1, -1, -1, -1, 0);
-		ch_parts_append_durable(f.ps, "gc", 0, b.data, b.len, on_durable, &ARGS[i]);
+		ch_log_manager_append_durable(f.lm, "gc", 0, b.data, b.len, on_durable, &ARGS[i]);
 	}
 	CH_CHECK_EQ_INT(R.n, 0); /* never before the data is durable */
 	CH_CHECK(run_until(&f, N));
@@ -340,7 +340,7 @@ t_broker_group_commit(void)
 		CH_CHECK_EQ_INT(R.kerr[i], 0);
 		CH_CHECK_EQ_INT(R.base[i], 2 * N + i);
 	}
-	s1 = ch_parts_get_stats(f.ps);
+	s1 = ch_log_manager_get_stats(f.lm);
 	CH_CHECK(s1.syncs - s0.syncs < N);
 	ch_buf_free(&b);
 	fx_free(&f);
@@ -355,7 +355,7 @@ t_broker_durable_unknown_topic(void)
 	ch_buf b;
 	ch_buf_init(&b);
 	mkbatch(&b, 1, -1, -1, -1, 0);
-	ch_parts_append_durable(f.ps, "nope", 0, b.data, b.len, on_durable, &ARGS[0]);
+	ch_log_manager_append_durable(f.lm, "nope", 0, b.data, b.len, on_durable, &ARGS[0]);
 	CH_CHECK_EQ_INT(R.n, 0); /* posted, not called inside */
 	CH_CHECK(run_until(&f, 1));
 	CH_CHECK_EQ_INT(R.kerr[0], CH_KERR_UNKNOWN_TOPIC_OR_PARTITION);
@@ -363,13 +363,13 @@ t_broker_durable_unknown_topic(void)
 	/* a partition past the topic's count */
 	create(&f, "one", 1);
 	mkbatch(&b, 1, -1, -1, -1, 0);
-	ch_parts_append_durable(f.ps, "one", 1, b.data, b.len, on_durable, &ARGS[1]);
+	ch_log_manager_append_durable(f.lm, "one", 1, b.data, b.len, on_durable, &ARGS[1]);
 	CH_CHECK(run_until(&f, 2));
 	CH_CHECK_EQ_INT(R.kerr[1], CH_KERR_UNKNOWN_TOPIC_OR_PARTITION);
 	/* a corrupt batch: the log's error, posted */
 	mkbatch(&b, 1, -1, -1, -1, 0);
 	b.data[b.len - 1] ^= 0xff;
-	ch_parts_append_durable(f.ps, "one", 0, b.data, b.len, on_durable, &ARGS[2]);
+	ch_log_manager_append_durable(f.lm, "one", 0, b.data, b.len, on_durable, &ARGS[2]);
 	CH_CHECK_EQ_INT(R.n, 2);
 	CH_CHECK(run_until(&f, 3));
 	CH_CHECK_EQ_INT(R.kerr[2], CH_KERR_CORRUPT_MESSAGE);
@@ -392,10 +392,10 @@ t_broker_durable_topic_deleted(void)
 	ch_buf_init(&b);
 	gate_hold(true);
 	mkbatch(&b, 1, -1, -1, -1, 0);
-	ch_parts_append_durable(f.ps, "del", 0, b.data, b.len, on_durable, &ARGS[0]);
+	ch_log_manager_append_durable(f.lm, "del", 0, b.data, b.len, on_durable, &ARGS[0]);
 	CH_CHECK(gate_wait_blocked());
 	mkbatch(&b, 1, -1, -1, -1, 0);
-	ch_parts_append_durable(f.ps, "del", 0, b.data, b.len, on_durable, &ARGS[1]);
+	ch_log_manager_append_durable(f.lm, "del", 0, b.data, b.len, on_durable, &ARGS[1]);
 	delete_topic(&f, "del");
 	CH_CHECK_EQ_INT(R.n, 0);
 	gate_hold(false);
@@ -427,10 +427,10 @@ t_broker_durable_sync_failure(void)
 	ch_buf_init(&b);
 	gate_hold(true);
 	mkbatch(&b, 1, -1, -1, -1, 0);
-	ch_parts_append_durable(f.ps, "sf", 0, b.data, b.len, on_durable, &ARGS[0]);
+	ch_log_manager_append_durable(f.lm, "sf", 0, b.data, b.len, on_durable, &ARGS[0]);
 	CH_CHECK(gate_wait_blocked());
 	mkbatch(&b, 1, -1, -1, -1, 0);
-	ch_parts_append_durable(f.ps, "sf", 0, b.data, b.len, on_durable, &ARGS[1]);
+	ch_log_manager_append_durable(f.lm, "sf", 0, b.data, b.len, on_durable, &ARGS[1]);
 	atomic_store(&G.fail, true);
 	gate_hold(false);
 	CH_CHECK(run_until(&f, 2));
@@ -439,21 +439,21 @@ t_broker_durable_sync_failure(void)
 	CH_CHECK_EQ_INT(R.calls[0], 1);
 	CH_CHECK_EQ_INT(R.calls[1], 1);
 	int16_t kerr;
-	ch_part *p = ch_parts_get(f.ps, "sf", 2, 0, &kerr);
+	ch_part *p = ch_log_manager_get(f.lm, "sf", 2, 0, &kerr);
 	CH_CHECK(p != NULL);
 	ch_plog_append_info info;
 	mkbatch(&b, 1, -1, -1, -1, 0);
 	CH_CHECK_EQ_INT(ch_part_append(p, b.data, b.len, NULL, NULL, &info),
 			CH_KERR_KAFKA_STORAGE_ERROR);
 	mkbatch(&b, 1, -1, -1, -1, 0);
-	ch_parts_append_durable(f.ps, "sf", 0, b.data, b.len, on_durable, &ARGS[2]);
+	ch_log_manager_append_durable(f.lm, "sf", 0, b.data, b.len, on_durable, &ARGS[2]);
 	CH_CHECK(run_until(&f, 3));
 	CH_CHECK_EQ_INT(R.kerr[2], CH_KERR_KAFKA_STORAGE_ERROR);
 	atomic_store(&G.fail, false);
 	/* reopened (a restart): recovery sorts out the tail, appends work */
 	fx_close_parts(&f);
 	fx_open_parts(&f);
-	p = ch_parts_get(f.ps, "sf", 2, 0, &kerr);
+	p = ch_log_manager_get(f.lm, "sf", 2, 0, &kerr);
 	CH_CHECK(p != NULL);
 	cb_reset();
 	mkbatch(&b, 1, -1, -1, -1, 0);
@@ -497,7 +497,7 @@ t_broker_replay(void)
 	fx_init(&f);
 	create(&f, "rp", 1);
 	int16_t kerr;
-	ch_part *p = ch_parts_get(f.ps, "rp", 2, 0, &kerr);
+	ch_part *p = ch_log_manager_get(f.lm, "rp", 2, 0, &kerr);
 	ch_buf b;
 	ch_buf_init(&b);
 	ch_plog_append_info info;
@@ -535,7 +535,7 @@ t_broker_replay(void)
 	/* after a reopen: the same records */
 	fx_close_parts(&f);
 	fx_open_parts(&f);
-	p = ch_parts_get(f.ps, "rp", 2, 0, &kerr);
+	p = ch_log_manager_get(f.lm, "rp", 2, 0, &kerr);
 	memset(&a, 0, sizeof(a));
 	CH_CHECK_EQ_INT(ch_part_replay(p, 0, replay_fn, &a, &kerr), 0);
 	CH_CHECK_EQ_INT(a.n, 12);
@@ -550,7 +550,7 @@ t_broker_topic_recreated(void)
 	fx_init(&f);
 	create(&f, "re", 2);
 	int16_t kerr;
-	ch_part *p = ch_parts_get(f.ps, "re", 2, 0, &kerr);
+	ch_part *p = ch_log_manager_get(f.lm, "re", 2, 0, &kerr);
 	ch_buf b;
 	ch_buf_init(&b);
 	ch_plog_append_info info;
@@ -559,17 +559,17 @@ t_broker_topic_recreated(void)
 	ch_uuid id1 = ch_part_topic_id(p);
 	/* deleted and re-created through the manager */
 	delete_topic(&f, "re");
-	CH_CHECK(ch_parts_get(f.ps, "re", 2, 0, &kerr) == NULL);
+	CH_CHECK(ch_log_manager_get(f.lm, "re", 2, 0, &kerr) == NULL);
 	CH_CHECK_EQ_INT(kerr, CH_KERR_UNKNOWN_TOPIC_OR_PARTITION);
 	create(&f, "re", 1);
-	p = ch_parts_get(f.ps, "re", 2, 0, &kerr);
+	p = ch_log_manager_get(f.lm, "re", 2, 0, &kerr);
 	CH_CHECK(p != NULL);
 	if (p) {
 		ch_uuid id2 = ch_part_topic_id(p);
 		CH_CHECK(!ch_uuid_eq(&id1, &id2));
 		CH_CHECK_EQ_INT(ch_plog_end_offset(ch_part_log(p)), 0);
 	}
-	CH_CHECK(ch_parts_get(f.ps, "re", 2, 1, &kerr) == NULL);
+	CH_CHECK(ch_log_manager_get(f.lm, "re", 2, 1, &kerr) == NULL);
 	mkbatch(&b, 3, -1, -1, -1, 0);
 	CH_CHECK_EQ_INT(ch_part_append(p, b.data, b.len, NULL, NULL, &info), 0);
 	CH_CHECK_EQ_INT(info.base_offset, 0);
@@ -578,7 +578,7 @@ t_broker_topic_recreated(void)
 	char msg[512];
 	CH_CHECK_EQ_INT(mu_delete(f.topics, "re", 2, msg, sizeof(msg)), 0);
 	create(&f, "re", 1);
-	p = ch_parts_get(f.ps, "re", 2, 0, &kerr);
+	p = ch_log_manager_get(f.lm, "re", 2, 0, &kerr);
 	CH_CHECK(p != NULL);
 	if (p)
 		CH_CHECK_EQ_INT(ch_plog_end_offset(ch_part_log(p)), 0);
@@ -602,7 +602,7 @@ t_broker_producer_rules(void)
 	cb_reset();
 	create(&f, "idem", 1);
 	int16_t kerr;
-	ch_part *p = ch_parts_get(f.ps, "idem", 4, 0, &kerr);
+	ch_part *p = ch_log_manager_get(f.lm, "idem", 4, 0, &kerr);
 	ch_buf b;
 	ch_buf_init(&b);
 	ch_plog_append_info info;
@@ -657,7 +657,7 @@ t_broker_producer_rules(void)
 	/* reopened: the state comes back from the log's tail */
 	fx_close_parts(&f);
 	fx_open_parts(&f);
-	p = ch_parts_get(f.ps, "idem", 4, 0, &kerr);
+	p = ch_log_manager_get(f.lm, "idem", 4, 0, &kerr);
 	CH_CHECK(p != NULL);
 	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 1, 0, &info), 0); /* duplicate */
 	CH_CHECK_EQ_INT(info.base_offset, 11);
@@ -686,7 +686,7 @@ t_broker_producer_rebuild_bounded(void)
 					 sizeof(msg)),
 			0);
 	int16_t kerr;
-	ch_part *p = ch_parts_get(f.ps, "tail", 4, 0, &kerr);
+	ch_part *p = ch_log_manager_get(f.lm, "tail", 4, 0, &kerr);
 	ch_buf b;
 	ch_buf_init(&b);
 	ch_plog_append_info info;
@@ -709,7 +709,7 @@ t_broker_producer_rebuild_bounded(void)
 	CH_CHECK_EQ_INT(append_pid(p, &b, 1, 2, 0, 0, &info), 0); /* recent producer */
 	fx_close_parts(&f);
 	fx_open_parts(&f);
-	p = ch_parts_get(f.ps, "tail", 4, 0, &kerr);
+	p = ch_log_manager_get(f.lm, "tail", 4, 0, &kerr);
 	CH_CHECK(p != NULL);
 	int64_t end = ch_plog_end_offset(ch_part_log(p));
 	CH_CHECK_EQ_INT(append_pid(p, &b, 1, 2, 0, 0, &info), 0); /* duplicate */
@@ -737,7 +737,7 @@ refuse_appends(void *arg)
 {
 	refuse_run *r = arg;
 	int16_t kerr;
-	ch_part *p = ch_parts_get(r->f->ps, "full", 4, 0, &kerr);
+	ch_part *p = ch_log_manager_get(r->f->lm, "full", 4, 0, &kerr);
 	if (!p)
 		return;
 	ch_buf b;
@@ -767,10 +767,10 @@ refuse_opens(void *arg)
 	fclose(fp);
 	int16_t kerr;
 	for (int i = 0; i < r->n; i++)
-		r->refused += ch_parts_get(r->f->ps, "broken", 6, 0, &kerr) == NULL &&
+		r->refused += ch_log_manager_get(r->f->lm, "broken", 6, 0, &kerr) == NULL &&
 			      kerr == CH_KERR_KAFKA_STORAGE_ERROR;
 	unlink(path);
-	CH_CHECK(ch_parts_get(r->f->ps, "broken", 6, 0, &kerr) != NULL);
+	CH_CHECK(ch_log_manager_get(r->f->lm, "broken", 6, 0, &kerr) != NULL);
 }
 
 static void
