@@ -7,7 +7,7 @@
  *   ch_log_manager.c     the topic table, lookups, deletion, configuration,
  *                        group commit (fsyncs and durable waiters),
  *                        housekeeping (flush timer, retention, compaction's
- *                        scheduling and its job)
+ *                        scheduling and its job, producer expiry)
  *   ch_partition.c       a partition's life (open, retire, free), append,
  *                        replay, DeleteRecords, watches
  *   ch_producer_state.c  idempotent producers of one partition, producer ids
@@ -48,7 +48,8 @@ struct ch_log_manager {
 	ptopic *buckets[CH_LM_BUCKETS];
 	int open_errno; /* cause of the last failed open (ch_log_manager_find) */
 	ch_timer tick;
-	int64_t last_retention_ms; /* monotonic */
+	int64_t last_retention_ms;  /* monotonic */
+	int64_t last_expiration_ms; /* monotonic */
 	ch_producer_ids producer_ids;
 	ch_log_manager_stats stats;
 	bool closing;

@@ -493,6 +493,32 @@ tick_retention(ch_part *p, void *ud)
 	clean_start(p, ch_loop_now(lm->loop));
 }
 
+typedef struct expire_arg {
+	int64_t now_ms;
+	size_t n;
+} expire_arg;
+
+/* Forgets the partition's producers idle for producer.id.expiration.ms. */
+static void
+expire_one(ch_part *p, void *ud)
+{
+	expire_arg *a = ud;
+	size_t n = ch_producer_state_expire(&p->producers, a->now_ms,
+					    p->lm->cfg->producer_id_expiration_ms);
+	if (n)
+		CH_LOGD(SUB, "%s-%d: %zu producer id(s) expired", p->topic, p->index, n);
+	a->n += n;
+}
+
+size_t
+ch_log_manager_expire_producers(ch_log_manager *lm, int64_t now_ms)
+{
+	expire_arg a = {now_ms, 0};
+	each_part(lm, expire_one, &a);
+	lm->stats.producers_expired += a.n;
+	return a.n;
+}
+
 void
 ch_log_manager_configs_changed(ch_log_manager *lm, const char *topic, size_t topic_len)
 {
@@ -517,6 +543,10 @@ tick_cb(ch_loop *loop, ch_timer *t, void *ud)
 		lm->last_retention_ms = mono;
 		each_part(lm, tick_retention, NULL);
 	}
+	if (mono - lm->last_expiration_ms >= CH_PRODUCER_EXPIRATION_CHECK_MS) {
+		lm->last_expiration_ms = mono;
+		ch_log_manager_expire_producers(lm, now);
+	}
 	ch_timer_arm(loop, t, mono + CH_MIN(ival, 1000));
 }
 
@@ -540,6 +570,7 @@ ch_log_manager_new(ch_loop *loop, const struct ch_config *cfg, struct ch_topics 
 	lm->workers = ch_workers_new(N_WORKERS, work_post, lm);
 	ch_producer_ids_init(&lm->producer_ids, ch_now_wall_ms());
 	lm->last_retention_ms = ch_loop_now(loop);
+	lm->last_expiration_ms = lm->last_retention_ms;
 	ch_timer_init(&lm->tick, tick_cb, lm);
 	ch_timer_arm(loop, &lm->tick, ch_loop_now(loop) + 1000);
 	return lm;

@@ -48,7 +48,9 @@
  * cleanup.policy=delete logs, and a compaction started on the pool for
  * cleanup.policy=compact logs with a segment closed since their last one
  * (at most one per log at a time, no more often than log.cleaner.backoff.ms,
- * and once more after delete.retention.ms for the tombstones it kept).
+ * and once more after delete.retention.ms for the tombstones it kept);
+ * every CH_PRODUCER_EXPIRATION_CHECK_MS: producers idle for
+ * producer.id.expiration.ms are forgotten (ch_producer_state.h).
  *
  * @locality the loop thread.
  */
@@ -117,6 +119,12 @@ void ch_log_manager_configs_changed(ch_log_manager *lm, const char *topic, size_
 void ch_log_manager_append_durable(ch_log_manager *lm, const char *topic, int32_t partition,
 				   uint8_t *data, size_t len, ch_part_durable_fn cb, void *ud);
 
+/* Forgets, in every partition, the producers whose last batch is
+ * producer.id.expiration.ms old at wall-clock time now_ms (the housekeeping
+ * tick calls it; tests call it with a time of their choosing).
+ * @returns how many. */
+size_t ch_log_manager_expire_producers(ch_log_manager *lm, int64_t now_ms);
+
 /* A fresh producer id for InitProducerId (ch_producer_ids, in
  * ch_producer_state.h). */
 int64_t ch_log_manager_next_producer_id(ch_log_manager *lm);
@@ -127,6 +135,7 @@ typedef struct ch_log_manager_stats {
 	uint64_t durable_waiters; /* waiters released by them */
 	uint64_t cleanings;
 	uint64_t retention_deleted;
+	uint64_t producers_expired;
 } ch_log_manager_stats;
 ch_log_manager_stats ch_log_manager_get_stats(const ch_log_manager *lm);
 

@@ -15,42 +15,43 @@
 /* Reads of the tail at rebuild go this many bytes at a time. */
 #define REBUILD_CHUNK (1 << 20)
 
-/* One producer: its epoch and last batches (a ring, head the latest). */
-struct ch_producer {
+/* One producer: epoch, last batch's max timestamp, last batches (a ring,
+ * head the latest). */
+typedef struct producer {
 	int64_t pid;
 	int16_t epoch;
+	int64_t last_timestamp; /* max timestamp of its last batch (wall ms) */
 	int n;    /* batches remembered, up to CH_PRODUCER_BATCHES */
 	int head; /* index of the latest */
 	ch_producer_batch b[CH_PRODUCER_BATCHES];
-};
+} producer;
 
 void
 ch_producer_state_init(ch_producer_state *ps)
 {
-	memset(ps, 0, sizeof(*ps));
+	ch_map_init(&ps->producers);
 }
 
 void
 ch_producer_state_free(ch_producer_state *ps)
 {
-	free(ps->prod);
-	memset(ps, 0, sizeof(*ps));
+	ch_map_foreach(&ps->producers, e)
+		free(e->value);
+	ch_map_free(&ps->producers);
 }
 
 size_t
 ch_producer_state_count(const ch_producer_state *ps)
 {
-	return ps->n;
+	return ps->producers.n;
 }
 
-/* The producer's entry, or NULL. */
-static ch_producer *
+/* The producer's entry, or NULL. The key is the id's bytes in host order:
+ * only this process ever reads it. */
+static producer *
 find(const ch_producer_state *ps, int64_t pid)
 {
-	for (size_t i = 0; i < ps->n; i++)
-		if (ps->prod[i].pid == pid)
-			return &ps->prod[i];
-	return NULL;
+	return ch_map_get(&ps->producers, &pid, sizeof(pid));
 }
 
 /* seq + n in Kafka's wrapping sequence space (INT32_MAX + 1 is 0). */
@@ -65,7 +66,7 @@ int
 ch_producer_state_check(const ch_producer_state *ps, const ch_batch_hdr *h,
 			ch_producer_batch *dup)
 {
-	const ch_producer *st = find(ps, h->producer_id);
+	const producer *st = find(ps, h->producer_id);
 	if (!st || st->n == 0)
 		return 0;
 	if (h->producer_epoch < st->epoch)
@@ -88,16 +89,12 @@ ch_producer_state_check(const ch_producer_state *ps, const ch_batch_hdr *h,
 void
 ch_producer_state_update(ch_producer_state *ps, const ch_batch_hdr *h)
 {
-	ch_producer *st = find(ps, h->producer_id);
+	producer *st = find(ps, h->producer_id);
 	if (!st) {
-		if (ps->n == ps->cap) {
-			ps->cap = ps->cap ? ps->cap * 2 : 4;
-			ps->prod = ch_xrealloc(ps->prod, sizeof(*ps->prod) * ps->cap);
-		}
-		st = &ps->prod[ps->n++];
-		memset(st, 0, sizeof(*st));
+		st = ch_xcalloc(1, sizeof(*st));
 		st->pid = h->producer_id;
 		st->epoch = h->producer_epoch;
+		ch_map_put(&ps->producers, &st->pid, sizeof(st->pid), st);
 	}
 	if (h->producer_epoch != st->epoch) {
 		st->epoch = h->producer_epoch;
@@ -110,6 +107,25 @@ ch_producer_state_update(ch_producer_state *ps, const ch_batch_hdr *h)
 	st->head = slot;
 	if (st->n < CH_PRODUCER_BATCHES)
 		st->n++;
+	st->last_timestamp = h->max_timestamp;
+}
+
+size_t
+ch_producer_state_expire(ch_producer_state *ps, int64_t now_ms, int64_t expiration_ms)
+{
+	size_t n = 0;
+	ch_map_foreach_safe(&ps->producers, e, tmp)
+	{
+		producer *st = e->value;
+		/* Kafka: currentTimeMs - lastTimestamp >= producerIdExpirationMs,
+		 * written so that a client's wild timestamp cannot overflow. */
+		if (st->last_timestamp <= now_ms - expiration_ms) {
+			ch_map_remove_entry(&ps->producers, e);
+			free(st);
+			n++;
+		}
+	}
+	return n;
 }
 
 /*

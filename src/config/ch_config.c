@@ -210,6 +210,8 @@ static const cdef cdefs[] = {
 	 "Record timestamps: CreateTime (producer's) or LogAppendTime (broker's)."},
 	{"num.recovery.threads.per.data.dir", V_INT(1, INT32_MAX), 0, "1", OFF(num_recovery_threads_per_data_dir),
 	 "Threads used for log recovery at startup."},
+	{"producer.id.expiration.ms", V_INT(1, INT32_MAX), 0, "86400000", OFF(producer_id_expiration_ms),
+	 "A partition forgets an idempotent producer whose last batch is older than this."},
 
 	/* group coordinator and __consumer_offsets */
 	{"offsets.topic.num.partitions", V_INT(1, INT32_MAX), 0, "50", OFF(offsets_topic_num_partitions),
@@ -1680,6 +1682,7 @@ static const char *const dynamic_keys[] = {
 	"num.io.threads",
 	"num.network.threads",
 	"num.recovery.threads.per.data.dir",
+	"producer.id.expiration.ms",
 };
 
 bool

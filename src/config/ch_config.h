@@ -161,6 +161,7 @@ struct ch_config {
 	int64_t log_cleaner_delete_retention_ms;
 	ch_timestamp_type log_message_timestamp_type;
 	int32_t num_recovery_threads_per_data_dir;
+	int32_t producer_id_expiration_ms; /* idempotent producers (ch_producer_state.h) */
 
 	/* group coordinator and __consumer_offsets */
 	int32_t offsets_topic_num_partitions;

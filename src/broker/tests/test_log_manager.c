@@ -723,6 +723,51 @@ t_broker_producer_rebuild_bounded(void)
 	fx_free(&f);
 }
 
+/* producer.id.expiration.ms, in virtual time (the expiry's clock is an
+ * argument): a producer whose last batch (max timestamp 1000 + n - 1, see
+ * mkbatch) is that old is forgotten by every partition, also after a
+ * reopen rebuilt it from the log. */
+static void
+t_broker_producer_expiry(void)
+{
+	fx f;
+	fx_init(&f);
+	char err[512];
+	CH_CHECK(ch_config_set(&f.cfg, "producer.id.expiration.ms", "60000", NULL, err,
+			       sizeof(err)) == CH_OK);
+	CH_CHECK(ch_config_finish(&f.cfg, err, sizeof(err)) == CH_OK);
+	create(&f, "exp", 2);
+	int16_t kerr;
+	ch_part *p0 = ch_log_manager_get(f.lm, "exp", 3, 0, &kerr);
+	ch_part *p1 = ch_log_manager_get(f.lm, "exp", 3, 1, &kerr);
+	CH_CHECK(p0 && p1);
+	ch_buf b;
+	ch_buf_init(&b);
+	ch_plog_append_info info;
+	CH_CHECK_EQ_INT(append_pid(p0, &b, 3, 11, 0, 0, &info), 0); /* max ts 1002 */
+	CH_CHECK_EQ_INT(append_pid(p1, &b, 1, 12, 0, 0, &info), 0); /* max ts 1000 */
+	CH_CHECK_EQ_INT(ch_log_manager_expire_producers(f.lm, 1000 + 60000 - 1), 0);
+	CH_CHECK_EQ_INT(append_pid(p0, &b, 1, 11, 0, 7, &info), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+	CH_CHECK_EQ_INT(ch_log_manager_expire_producers(f.lm, 1000 + 60000), 1); /* 12 */
+	CH_CHECK_EQ_INT(append_pid(p1, &b, 1, 12, 0, 7, &info), 0); /* forgotten: any sequence */
+	CH_CHECK_EQ_INT(append_pid(p0, &b, 1, 11, 0, 7, &info), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+	CH_CHECK_EQ_INT(ch_log_manager_get_stats(f.lm).producers_expired, 1);
+	/* reopened: the rebuilt state carries the batches' timestamps */
+	fx_close_parts(&f);
+	fx_open_parts(&f);
+	p0 = ch_log_manager_get(f.lm, "exp", 3, 0, &kerr);
+	p1 = ch_log_manager_get(f.lm, "exp", 3, 1, &kerr);
+	CH_CHECK(p0 && p1);
+	CH_CHECK_EQ_INT(append_pid(p0, &b, 1, 11, 0, 7, &info), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+	CH_CHECK_EQ_INT(ch_log_manager_expire_producers(f.lm, 1000 + 60000 - 1), 0);
+	CH_CHECK_EQ_INT(ch_log_manager_expire_producers(f.lm, 1000 + 60000), 1); /* 12 again */
+	CH_CHECK_EQ_INT(append_pid(p0, &b, 1, 11, 0, 7, &info), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+	CH_CHECK_EQ_INT(ch_log_manager_expire_producers(f.lm, 1002 + 60000), 1); /* 11 */
+	CH_CHECK_EQ_INT(append_pid(p0, &b, 1, 11, 0, 7, &info), 0);
+	ch_buf_free(&b);
+	fx_free(&f);
+}
+
 /* ---- errors that repeat per request are logged once, then summarised -------- */
 
 typedef struct refuse_run {
@@ -803,4 +848,5 @@ CH_TEST_MAIN(CH_TEST(t_broker_group_commit), CH_TEST(t_broker_durable_unknown_to
 	     CH_TEST(t_broker_durable_topic_deleted), CH_TEST(t_broker_durable_sync_failure),
 	     CH_TEST(t_broker_replay), CH_TEST(t_broker_topic_recreated),
 	     CH_TEST(t_broker_producer_rules), CH_TEST(t_broker_producer_rebuild_bounded),
+	     CH_TEST(t_broker_producer_expiry),
 	     CH_TEST(t_broker_repeated_errors_logged_once))
