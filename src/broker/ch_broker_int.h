@@ -21,19 +21,15 @@
 #include "broker/ch_log_manager.h"
 #include "broker/ch_partition.h"
 #include "broker/ch_producer_state.h"
+#include "common/ch_map.h"
 #include "common/ch_ratelog.h"
 #include "common/ch_workers.h"
 #include "event/ch_loop.h"
 #include "log/ch_plog.h"
 
-#define CH_LM_BUCKETS 1024
-
 /* A topic of the table: its partitions, opened lazily. */
 typedef struct ptopic {
-	struct ptopic *next;
-	char *name;
-	size_t name_len;
-	uint64_t hash;
+	ch_map_entry *entry; /* in topics_by_name; its key is the name */
 	ch_uuid id;
 	ch_part **parts;      /* [n], NULL: not opened (yet) */
 	ch_ratelog *open_log; /* [n]: opens that failed (a lookup retries each time) */
@@ -45,7 +41,7 @@ struct ch_log_manager {
 	const struct ch_config *cfg;
 	struct ch_topics *topics;
 	ch_workers *workers;
-	ptopic *buckets[CH_LM_BUCKETS];
+	ch_map topics_by_name; /* name -> ptopic: the topics looked up so far */
 	int open_errno; /* cause of the last failed open (ch_log_manager_find) */
 	ch_timer tick;
 	int64_t last_retention_ms;  /* monotonic */

@@ -16,7 +16,6 @@
 
 #include "broker/ch_broker_int.h"
 #include "common/ch_common.h"
-#include "common/ch_hash.h"
 #include "common/ch_log.h"
 #include "common/ch_ratelog.h"
 #include "config/ch_config.h"
@@ -62,10 +61,7 @@ plog_config_for(const ch_log_manager *lm, const ch_topic *t, ch_plog_config *pc)
 char *
 ch_lm_part_dir(const ch_log_manager *lm, const char *topic, int32_t index)
 {
-	size_t n = strlen(lm->cfg->log_dir) + strlen(topic) + 32;
-	char *d = ch_xmalloc(n);
-	snprintf(d, n, "%s/%s-%" PRId32, lm->cfg->log_dir, topic, index);
-	return d;
+	return ch_plog_dir_path(lm->cfg->log_dir, topic, index);
 }
 
 void
@@ -78,9 +74,7 @@ ch_lm_rm_dir(const char *dir)
 	while ((e = readdir(d)) != NULL) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		size_t n = strlen(dir) + strlen(e->d_name) + 2;
-		char *f = ch_xmalloc(n);
-		snprintf(f, n, "%s/%s", dir, e->d_name);
+		char *f = ch_path_join(dir, e->d_name);
 		if (unlink(f) != 0)
 			CH_LOGW(SUB, "cannot remove %s: %s", f, strerror(errno));
 		free(f);
@@ -94,22 +88,24 @@ ch_lm_rm_dir(const char *dir)
 
 /* The table's entry for a topic name (h its hash), or NULL. */
 static ptopic *
-ptopic_find(ch_log_manager *lm, const char *name, size_t len, uint64_t h)
+ptopic_find(ch_log_manager *lm, const char *name, size_t len)
 {
-	for (ptopic *t = lm->buckets[h % CH_LM_BUCKETS]; t; t = t->next)
-		if (t->hash == h && t->name_len == len && !memcmp(t->name, name, len))
-			return t;
-	return NULL;
+	return ch_map_get(&lm->topics_by_name, name, len);
+}
+
+/* Frees a topic's entry (its partitions already retired or never opened). */
+static void
+ptopic_free(ptopic *t)
+{
+	free(t->parts);
+	free(t->open_log);
+	free(t);
 }
 
 /* Unlinks the topic from the table and retires its partitions. */
 static void
 ptopic_drop(ch_log_manager *lm, ptopic *t, bool remove_dir)
 {
-	ptopic **pp = &lm->buckets[t->hash % CH_LM_BUCKETS];
-	while (*pp != t)
-		pp = &(*pp)->next;
-	*pp = t->next;
 	for (int32_t i = 0; i < t->n; i++)
 		if (t->parts[i])
 			ch_part_retire(t->parts[i], CH_KERR_UNKNOWN_TOPIC_OR_PARTITION, remove_dir);
@@ -118,15 +114,13 @@ ptopic_drop(ch_log_manager *lm, ptopic *t, bool remove_dir)
 		for (int32_t i = 0; i < t->n; i++) {
 			if (t->parts[i])
 				continue;
-			char *d = ch_lm_part_dir(lm, t->name, i);
+			char *d = ch_lm_part_dir(lm, t->entry->key, i);
 			ch_lm_rm_dir(d);
 			free(d);
 		}
 	}
-	free(t->parts);
-	free(t->open_log);
-	free(t->name);
-	free(t);
+	ch_map_remove_entry(&lm->topics_by_name, t->entry);
+	ptopic_free(t);
 }
 
 /* ---- durable waiters and syncs --------------------------------------------------- */
@@ -300,8 +294,7 @@ ch_log_manager_get(ch_log_manager *lm, const char *name, size_t len, int32_t ind
 	if (lm->closing)
 		return NULL;
 	const ch_topic *t = ch_topics_find(lm->topics, name, len);
-	uint64_t h = ch_hash_bytes(name, len);
-	ptopic *pt = ptopic_find(lm, name, len, h);
+	ptopic *pt = ptopic_find(lm, name, len);
 	if (pt && (!t || !ch_uuid_eq(&pt->id, &t->id))) {
 		/* deleted, perhaps re-created: the old logs go */
 		ptopic_drop(lm, pt, true);
@@ -311,12 +304,8 @@ ch_log_manager_get(ch_log_manager *lm, const char *name, size_t len, int32_t ind
 		return NULL;
 	if (!pt) {
 		pt = ch_xcalloc(1, sizeof(*pt));
-		pt->name = ch_xstrndup(name, len);
-		pt->name_len = len;
-		pt->hash = h;
 		pt->id = t->id;
-		pt->next = lm->buckets[h % CH_LM_BUCKETS];
-		lm->buckets[h % CH_LM_BUCKETS] = pt;
+		pt->entry = ch_map_put(&lm->topics_by_name, name, len, pt);
 	}
 	if (pt->n < t->partitions) {
 		size_t n = (size_t)t->partitions, added = (size_t)(t->partitions - pt->n);
@@ -346,7 +335,7 @@ ch_log_manager_find(ch_log_manager *lm, const char *topic, int32_t partition, in
 void
 ch_log_manager_topic_deleted(ch_log_manager *lm, const char *name, size_t len)
 {
-	ptopic *pt = ptopic_find(lm, name, len, ch_hash_bytes(name, len));
+	ptopic *pt = ptopic_find(lm, name, len);
 	if (pt) {
 		ptopic_drop(lm, pt, true);
 		return;
@@ -363,9 +352,7 @@ ch_log_manager_topic_deleted(ch_log_manager *lm, const char *name, size_t len)
 		const char *q = e->d_name + len + 1;
 		if (strspn(q, "0123456789") != strlen(q))
 			continue;
-		size_t m = strlen(lm->cfg->log_dir) + n + 2;
-		char *dir = ch_xmalloc(m);
-		snprintf(dir, m, "%s/%s", lm->cfg->log_dir, e->d_name);
+		char *dir = ch_path_join(lm->cfg->log_dir, e->d_name);
 		ch_lm_rm_dir(dir);
 		free(dir);
 	}
@@ -407,17 +394,17 @@ ch_log_manager_append_durable(ch_log_manager *lm, const char *topic, int32_t par
 
 /* ---- housekeeping ------------------------------------------------------------------- */
 
-/* Calls fn for every open partition (fn may retire it). */
+/* Calls fn for every open partition (fn must not add or drop topics). */
 static void
 each_part(ch_log_manager *lm, void (*fn)(ch_part *p, void *ud), void *ud)
 {
-	for (size_t b = 0; b < CH_LM_BUCKETS; b++)
-		for (ptopic *t = lm->buckets[b], *nx; t; t = nx) {
-			nx = t->next;
-			for (int32_t i = 0; i < t->n; i++)
-				if (t->parts[i])
-					fn(t->parts[i], ud);
-		}
+	ch_map_foreach(&lm->topics_by_name, e)
+	{
+		ptopic *t = e->value;
+		for (int32_t i = 0; i < t->n; i++)
+			if (t->parts[i])
+				fn(t->parts[i], ud);
+	}
 }
 
 /* Every second: a flush.ms sync if due, and the log's rate-limited error
@@ -435,11 +422,13 @@ tick_flush(ch_part *p, void *ud)
 static void
 tick_open_logs(ch_log_manager *lm, int64_t now_mono)
 {
-	for (size_t b = 0; b < CH_LM_BUCKETS; b++)
-		for (ptopic *pt = lm->buckets[b]; pt; pt = pt->next)
-			for (int32_t i = 0; i < pt->n; i++)
-				if (!pt->parts[i])
-					ch_ratelog_tick(&pt->open_log[i], now_mono);
+	ch_map_foreach(&lm->topics_by_name, e)
+	{
+		ptopic *pt = e->value;
+		for (int32_t i = 0; i < pt->n; i++)
+			if (!pt->parts[i])
+				ch_ratelog_tick(&pt->open_log[i], now_mono);
+	}
 }
 
 /* The log config again from the topic's overrides and the broker config. */
@@ -567,6 +556,7 @@ ch_log_manager_new(ch_loop *loop, const struct ch_config *cfg, struct ch_topics 
 	lm->loop = loop;
 	lm->cfg = cfg;
 	lm->topics = topics;
+	ch_map_init(&lm->topics_by_name);
 	lm->workers = ch_workers_new(N_WORKERS, work_post, lm);
 	ch_producer_ids_init(&lm->producer_ids, ch_now_wall_ms());
 	lm->last_retention_ms = ch_loop_now(loop);
@@ -617,19 +607,15 @@ ch_log_manager_free(ch_log_manager *lm)
 	 * deliver its results. */
 	while (ch_workers_inflight(lm->workers) > 0)
 		ch_loop_run_once(lm->loop, 100);
-	for (size_t b = 0; b < CH_LM_BUCKETS; b++) {
-		while (lm->buckets[b]) {
-			ptopic *t = lm->buckets[b];
-			lm->buckets[b] = t->next;
-			for (int32_t i = 0; i < t->n; i++)
-				if (t->parts[i])
-					retire_for_close(t->parts[i], NULL);
-			free(t->parts);
-			free(t->open_log);
-			free(t->name);
-			free(t);
-		}
+	ch_map_foreach(&lm->topics_by_name, e)
+	{
+		ptopic *t = e->value;
+		for (int32_t i = 0; i < t->n; i++)
+			if (t->parts[i])
+				retire_for_close(t->parts[i], NULL);
+		ptopic_free(t);
 	}
+	ch_map_free(&lm->topics_by_name);
 	/* Parked responses answered by the retirement go out now. */
 	ch_loop_run_once(lm->loop, 0);
 	ch_workers_free(lm->workers);

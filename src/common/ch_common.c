@@ -54,6 +54,15 @@ ch_xstrndup(const char *s, size_t n)
 	return p;
 }
 
+char *
+ch_path_join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *p = ch_xmalloc(n);
+	snprintf(p, n, "%s/%s", dir, name);
+	return p;
+}
+
 int64_t
 ch_now_mono_ms(void)
 {

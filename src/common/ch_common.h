@@ -32,6 +32,8 @@ void *ch_xcalloc(size_t n, size_t size);
 void *ch_xrealloc(void *p, size_t n);
 char *ch_xstrdup(const char *s);
 char *ch_xstrndup(const char *s, size_t n);
+/* "dir/name", allocated (caller frees). */
+char *ch_path_join(const char *dir, const char *name);
 
 /* Monotonic and wall clocks in milliseconds. The pure cores (group/,
  * assign/) never call these: they receive now_ms as an argument. The rest

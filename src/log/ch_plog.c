@@ -40,13 +40,13 @@ ch_plog_config_default(ch_plog_config *c)
 	c->leader_epoch = 0;
 }
 
-static char *
-path_join(const char *a, const char *b)
+char *
+ch_plog_dir_path(const char *data_dir, const char *topic, int32_t partition)
 {
-	size_t n = strlen(a) + strlen(b) + 2;
-	char *p = ch_xmalloc(n);
-	snprintf(p, n, "%s/%s", a, b);
-	return p;
+	size_t n = strlen(data_dir) + strlen(topic) + 16;
+	char *d = ch_xmalloc(n);
+	snprintf(d, n, "%s/%s-%" PRId32, data_dir, topic, partition);
+	return d;
 }
 
 /* ---- segment array (mutations under the lock) ------------------------------ */
@@ -111,8 +111,8 @@ offset_file_write(ch_plog *pl, const char *name, int64_t off, bool durable, ch_r
 {
 	char tname[64];
 	snprintf(tname, sizeof(tname), "%s.tmp", name);
-	char *tmp = path_join(pl->dir, tname);
-	char *dst = path_join(pl->dir, name);
+	char *tmp = ch_path_join(pl->dir, tname);
+	char *dst = ch_path_join(pl->dir, name);
 	char txt[32];
 	int n = snprintf(txt, sizeof(txt), "%" PRId64 "\n", off);
 	int fd = pl->fs->open(pl->fs, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -145,7 +145,7 @@ offset_file_write(ch_plog *pl, const char *name, int64_t off, bool durable, ch_r
 static int64_t
 offset_file_read(ch_plog *pl, const char *name)
 {
-	char *p = path_join(pl->dir, name);
+	char *p = ch_path_join(pl->dir, name);
 	int fd = pl->fs->open(pl->fs, p, O_RDONLY, 0);
 	free(p);
 	if (fd < 0)
@@ -233,7 +233,7 @@ scan_dir(ch_plog *pl, int64_t **bases, size_t *n)
 			drop = bsearch(&b, *bases, *n, sizeof(int64_t), cmp_i64) == NULL;
 		}
 		if (drop) {
-			char *p = path_join(pl->dir, nm);
+			char *p = ch_path_join(pl->dir, nm);
 			CH_LOGI(SUB, "removing leftover %s", p);
 			(void)pl->fs->unlink(pl->fs, p);
 			free(p);
@@ -261,9 +261,7 @@ ch_plog_open(const char *data_dir, const char *topic, int32_t partition,
 	atomic_init(&pl->synced, 0);
 	atomic_init(&pl->failed, false);
 	pl->last_flush_ms = now_ms;
-	size_t n = strlen(data_dir) + strlen(topic) + 16;
-	pl->dir = ch_xmalloc(n);
-	snprintf(pl->dir, n, "%s/%s-%" PRId32, data_dir, topic, partition);
+	pl->dir = ch_plog_dir_path(data_dir, topic, partition);
 	ch_ratelog_init(&pl->append_log, SUB, CH_LOG_ERROR, "appends to %s", pl->dir);
 	ch_ratelog_init(&pl->read_log, SUB, CH_LOG_ERROR, "reads of %s", pl->dir);
 	ch_ratelog_init(&pl->checkpoint_log, SUB, CH_LOG_ERROR, "recovery-point writes of %s",
@@ -285,7 +283,7 @@ ch_plog_open(const char *data_dir, const char *topic, int32_t partition,
 	for (size_t i = 0; i < nb; i++) {
 		char nm[CH_SEG_NAME_DIGITS + 8];
 		snprintf(nm, sizeof(nm), "%020" PRId64 ".log", bases[i]);
-		char *p = path_join(pl->dir, nm);
+		char *p = ch_path_join(pl->dir, nm);
 		struct stat st;
 		sizes[i] = stat(p, &st) == 0 ? (int64_t)st.st_size : 0;
 		free(p);

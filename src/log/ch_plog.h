@@ -126,6 +126,10 @@ void ch_plog_config_default(ch_plog_config *c);
 
 typedef struct ch_plog ch_plog;
 
+/* The directory of a partition's log, "<data_dir>/<topic>-<partition>"
+ * (caller frees). */
+char *ch_plog_dir_path(const char *data_dir, const char *topic, int32_t partition);
+
 /*
  * Opens (creating if needed) <data_dir>/<topic>-<partition>/, recovering as
  * ch_seg.h describes. fs NULL: the real file system.

@@ -101,15 +101,6 @@ msgf(char *msg, size_t msglen, const char *fmt, ...)
 	va_end(ap);
 }
 
-static char *
-path_join(const char *dir, const char *file)
-{
-	size_t n = strlen(dir) + strlen(file) + 2;
-	char *p = ch_xmalloc(n);
-	snprintf(p, n, "%s/%s", dir, file);
-	return p;
-}
-
 /* ---- keys and the visible indexes ---- */
 
 /* Kafka's collision name: '.' read as '_'. buf holds CH_TOPIC_NAME_MAX. */
@@ -1073,7 +1064,7 @@ ch_meta_properties_ensure(ch_logfs *fs, const char *dir, int32_t node_id, char *
 {
 	if (!fs)
 		fs = ch_logfs_posix();
-	char *path = path_join(dir, CH_META_PROPERTIES_FILE);
+	char *path = ch_path_join(dir, CH_META_PROPERTIES_FILE);
 	char *data = NULL;
 	size_t len;
 	int rc = CH_ERR;
@@ -1093,7 +1084,7 @@ ch_meta_properties_ensure(ch_logfs *fs, const char *dir, int32_t node_id, char *
 				 "#\n#Written by cohortd. Do not edit.\n"
 				 "node.id=%" PRId32 "\ndirectory.id=%s\nversion=1\ncluster.id=%s\n",
 				 node_id, ds, cs);
-		char *tmp = path_join(dir, CH_META_PROPERTIES_FILE ".tmp");
+		char *tmp = ch_path_join(dir, CH_META_PROPERTIES_FILE ".tmp");
 		rc = write_atomic(fs, dir, path, tmp, text, (size_t)n, err, errlen) == 0 ? CH_OK
 										 : CH_ERR;
 		free(tmp);
@@ -1187,9 +1178,9 @@ ch_topics_open_fs(struct ch_topics **out, struct ch_config *cfg, ch_logfs *fs, c
 	reg->cfg = cfg;
 	reg->fs = fs ? fs : ch_logfs_posix();
 	reg->dir = ch_xstrdup(cfg->log_dir);
-	reg->path = path_join(reg->dir, CH_TOPICS_FILE);
-	reg->tmp_path = path_join(reg->dir, CH_TOPICS_FILE ".tmp");
-	reg->reserve_path = path_join(reg->dir, CH_TOPICS_RESERVE_FILE);
+	reg->path = ch_path_join(reg->dir, CH_TOPICS_FILE);
+	reg->tmp_path = ch_path_join(reg->dir, CH_TOPICS_FILE ".tmp");
+	reg->reserve_path = ch_path_join(reg->dir, CH_TOPICS_RESERVE_FILE);
 	reg->lock_fd = -1;
 	reg->reserve_fd = -1;
 	ch_map_init(&reg->by_name);
@@ -1199,7 +1190,7 @@ ch_topics_open_fs(struct ch_topics **out, struct ch_config *cfg, ch_logfs *fs, c
 
 	if (mkdir_p(reg->fs, reg->dir, err, errlen) != CH_OK)
 		goto fail;
-	char *lock = path_join(reg->dir, ".lock");
+	char *lock = ch_path_join(reg->dir, ".lock");
 	reg->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (reg->lock_fd < 0 || flock(reg->lock_fd, LOCK_EX | LOCK_NB) != 0) {
 		if (errno == EWOULDBLOCK)
@@ -1214,7 +1205,7 @@ ch_topics_open_fs(struct ch_topics **out, struct ch_config *cfg, ch_logfs *fs, c
 
 	/* A leftover from a write that never reached rename: the old file is
 	 * the truth. */
-	char *mtmp = path_join(reg->dir, CH_META_PROPERTIES_FILE ".tmp");
+	char *mtmp = ch_path_join(reg->dir, CH_META_PROPERTIES_FILE ".tmp");
 	const char *tmps[] = {reg->tmp_path, mtmp};
 	for (size_t i = 0; i < 2; i++) {
 		if (reg->fs->unlink(reg->fs, tmps[i]) == 0)
@@ -1222,7 +1213,7 @@ ch_topics_open_fs(struct ch_topics **out, struct ch_config *cfg, ch_logfs *fs, c
 	}
 	free(mtmp);
 
-	char *meta = path_join(reg->dir, CH_META_PROPERTIES_FILE);
+	char *meta = ch_path_join(reg->dir, CH_META_PROPERTIES_FILE);
 	bool formatted = file_exists(meta);
 	free(meta);
 	if (file_exists(reg->path)) {
