@@ -30,6 +30,7 @@ void
 ch_producer_state_init(ch_producer_state *ps)
 {
 	ch_map_init(&ps->producers);
+	ps->last = NULL;
 }
 
 void
@@ -38,6 +39,7 @@ ch_producer_state_free(ch_producer_state *ps)
 	ch_map_foreach(&ps->producers, e)
 		free(e->value);
 	ch_map_free(&ps->producers);
+	ps->last = NULL;
 }
 
 size_t
@@ -49,9 +51,15 @@ ch_producer_state_count(const ch_producer_state *ps)
 /* The producer's entry, or NULL. The key is the id's bytes in host order:
  * only this process ever reads it. */
 static producer *
-find(const ch_producer_state *ps, int64_t pid)
+find(ch_producer_state *ps, int64_t pid)
 {
-	return ch_map_get(&ps->producers, &pid, sizeof(pid));
+	producer *st = ps->last;
+	if (st && st->pid == pid)
+		return st;
+	st = ch_map_get(&ps->producers, &pid, sizeof(pid));
+	if (st)
+		ps->last = st;
+	return st;
 }
 
 /* seq + n in Kafka's wrapping sequence space (INT32_MAX + 1 is 0). */
@@ -63,7 +71,7 @@ seq_add(int32_t seq, int32_t n)
 }
 
 int
-ch_producer_state_check(const ch_producer_state *ps, const ch_batch_hdr *h,
+ch_producer_state_check(ch_producer_state *ps, const ch_batch_hdr *h,
 			ch_producer_batch *dup)
 {
 	const producer *st = find(ps, h->producer_id);
@@ -95,6 +103,7 @@ ch_producer_state_update(ch_producer_state *ps, const ch_batch_hdr *h)
 		st->pid = h->producer_id;
 		st->epoch = h->producer_epoch;
 		ch_map_put(&ps->producers, &st->pid, sizeof(st->pid), st);
+		ps->last = st;
 	}
 	if (h->producer_epoch != st->epoch) {
 		st->epoch = h->producer_epoch;
@@ -121,6 +130,8 @@ ch_producer_state_expire(ch_producer_state *ps, int64_t now_ms, int64_t expirati
 		 * written so that a client's wild timestamp cannot overflow. */
 		if (st->last_timestamp <= now_ms - expiration_ms) {
 			ch_map_remove_entry(&ps->producers, e);
+			if (ps->last == st)
+				ps->last = NULL;
 			free(st);
 			n++;
 		}

@@ -38,7 +38,8 @@
  * seen only further back are unknown again (accepted at any sequence).
  *
  * LOOKUP: a ch_map keyed by the 8 bytes of the producer id, so a check costs
- * the same with one producer or a hundred thousand.
+ * the same with one producer or a hundred thousand, in front of it the
+ * entry found last (a partition usually hears from one producer at a time).
  *
  * @locality the loop thread (the partition's owner).
  */
@@ -68,6 +69,7 @@ typedef struct ch_producer_batch {
 
 typedef struct ch_producer_state {
 	ch_map producers; /* 8-byte producer id -> its entry */
+	void *last;       /* the entry found last: most partitions see one producer */
 } ch_producer_state;
 
 void ch_producer_state_init(ch_producer_state *ps);
@@ -79,7 +81,7 @@ size_t ch_producer_state_count(const ch_producer_state *ps);
 #define CH_PRODUCER_DUPLICATE (-1)
 /* Checks a batch header (producer_id >= 0) against the state: 0 to append,
  * a Kafka error code, or CH_PRODUCER_DUPLICATE with the original in *dup. */
-int ch_producer_state_check(const ch_producer_state *ps, const ch_batch_hdr *h,
+int ch_producer_state_check(ch_producer_state *ps, const ch_batch_hdr *h,
 			    ch_producer_batch *dup);
 /* Records an appended batch (its header as stored: offsets assigned). */
 void ch_producer_state_update(ch_producer_state *ps, const ch_batch_hdr *h);
