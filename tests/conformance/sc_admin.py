@@ -160,14 +160,21 @@ def scenarios(ctx):
     for v in (0, 1, 4, 9, 12):
         t = N("auto")
         steps += [call("c", "Metadata", v, md([t], v, auto=True), accept=[
-                      (r"^Metadata:Topics\[Name=admin-auto-[0-9]+\]\.(ErrorCode|Partitions.*|TopicId)$",
+                      (r"^Metadata:Topics\[Name=admin(-k39)?-auto-[0-9]+\]\.(ErrorCode|Partitions.*|TopicId)$",
                        "README: auto-created topics are returned ready in the same response")]),
                   *wait_topic("c", t, 1),
                   call("c", "Metadata", v, md([t], v, auto=True), expect={"Topics[0].ErrorCode": NONE})]
     out.append(Scenario("metadata: auto-created topics", steps))
 
-    steps = [call("c", "Metadata", 1, md(["__consumer_offsets"], 1)),
-             call("c", "Metadata", 12, md(["__consumer_offsets"], 12))]
+    # Partition 0 only: "create_partitions: duplicates, internal topic" grows
+    # __consumer_offsets on cohortd and Kafka 4.x, not on 3.9 (the second pass).
+    def first_partition(r):
+        r = dict(r, Topics=[dict(t, Partitions=[p for p in t["Partitions"]
+                                                if p["PartitionIndex"] == 0])
+                            for t in r["Topics"]])
+        return r
+    steps = [call("c", "Metadata", 1, md(["__consumer_offsets"], 1), keep=first_partition),
+             call("c", "Metadata", 12, md(["__consumer_offsets"], 12), keep=first_partition)]
     out.append(Scenario("metadata: __consumer_offsets is internal", steps))
 
     t = N("mdops")

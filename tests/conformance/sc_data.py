@@ -1,11 +1,12 @@
 """Produce, Fetch and ListOffsets: appends, reads and offset lookups, and their
-edge cases (out of range, unknown partition, max timestamp, too large)."""
-import struct
-
+edge cases (out of range, unknown partition, max timestamp, too large); the
+versions KIP-896 removed (Produce v0-v2 with magic 0/1 message sets, Fetch
+v0-v3 down-converted, ListOffsets v0) against Kafka 3.9."""
+import kwire_legacy as L
 from conform import Scenario, V, call, send_only
 from kproto import ZERO_UUID, record_batch
-from sclib import (NONE, OFFSET_OUT_OF_RANGE, UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION,
-                   create_topic)
+from sclib import (CORRUPT_MESSAGE, NONE, OFFSET_OUT_OF_RANGE, UNKNOWN_TOPIC_ID,
+                   UNKNOWN_TOPIC_OR_PARTITION, create_topic)
 
 AREA = "data"
 
@@ -147,11 +148,108 @@ def list_offsets_versions(N, v):
     return Scenario("list_offsets v%d: latest, earliest, by time, max timestamp" % v, s)
 
 
+# ---- the versions KIP-896 removed (Kafka 3.9): message sets of magic 0 and 1
+
+def legacy_sets():
+    """Message sets Produce v0-v2 carry (kwire_legacy writes them by hand)."""
+    m = L.message
+    return [
+        ("magic 0", m(b"v0", b"k0", magic=0) + m(b"v1", None, magic=0), NONE),
+        ("magic 1 CreateTime", m(b"a", b"k", timestamp=BASE_TS) +
+         m(b"b", None, timestamp=BASE_TS - 5), NONE),
+        ("gzip wrapper", L.gzip_wrapper(m(b"c", b"k", timestamp=BASE_TS, offset=0) +
+                                        m(b"d", b"k", timestamp=BASE_TS + 1, offset=1),
+                                        timestamp=BASE_TS + 1, offset=1), NONE),
+        ("magic 0 gzip wrapper", L.gzip_wrapper(m(b"e", magic=0) + m(b"f", magic=0), magic=0),
+         NONE),
+        ("CRC", (lambda e: e[:-1] + b"X")(m(b"v")), CORRUPT_MESSAGE),
+        ("magic 5", (lambda e: e[:16] + b"\x05" + e[17:])(m(b"v")), CORRUPT_MESSAGE),
+        ("nested compression", L.gzip_wrapper(L.gzip_wrapper(m(b"x"))), None),
+        ("inner CRC", L.gzip_wrapper((lambda e: e[:-1] + b"X")(m(b"a"))), CORRUPT_MESSAGE),
+        ("partial entry", m(b"v", b"k")[:20], NONE),
+        ("LogAppendTime set by the producer", m(b"a", attributes=L.LOG_APPEND_TIME,
+                                                timestamp=5000), None),
+    ]
+
+
+def produce_legacy(N, v):
+    t = N("produce-legacy")
+    s = create_topic("c", t, 2)
+    for name, records, want in legacy_sets():
+        s.append(call("c", "Produce", v, produce(t, 0, records), label=name,
+                      expect={} if want is None else
+                      {"Responses[0].PartitionResponses[0].ErrorCode": want}))
+    s += [call("c", "Produce", v, produce(t, 0, three_records()), label="batch v2"),
+          call("c", "Produce", v, produce(t, 5, L.message(b"v")), label="unknown partition",
+               expect={"Responses[0].PartitionResponses[0].ErrorCode":
+                       UNKNOWN_TOPIC_OR_PARTITION}),
+          call("c", "Produce", v, produce(t, 1, L.message(b"v"), acks=2), label="bad acks"),
+          send_only("c", "Produce", v, produce(t, 1, L.message(b"v", timestamp=BASE_TS), acks=0)),
+          call("c", "ListOffsets", 0, list_offsets(t, {0: -1, 1: -1}))]
+    return Scenario("produce v%d: magic 0/1 message sets, wrappers, bad input" % v, s)
+
+
+def legacy_data(N, name):
+    """A 2-partition topic, partition 0 holding magic 1, a gzip wrapper, magic
+    0 and a batch v2 (offsets 0-2, 3-4, 5-6, 7-9)."""
+    t = N(name)
+    m = L.message
+    s = create_topic("c", t, 2)
+    for v, records in ((2, m(b"a", b"k0", timestamp=BASE_TS) + m(b"b", None, timestamp=BASE_TS + 1)
+                        + m(None, b"k2", timestamp=BASE_TS + 2)),
+                       (2, L.gzip_wrapper(m(b"c", b"k3", timestamp=BASE_TS + 10, offset=0)
+                                          + m(b"d", b"k4", timestamp=BASE_TS + 11, offset=1),
+                                          timestamp=BASE_TS + 11, offset=1)),
+                       (0, m(b"e", b"k5", magic=0) + m(b"f", b"k6", magic=0)),
+                       (3, three_records(BASE_TS + 20))):
+        s.append(call("c", "Produce", v, produce(t, 0, records), compare=False,
+                      expect={"Responses[0].PartitionResponses[0].ErrorCode": NONE}))
+    return t, s
+
+
+def fetch_legacy(N, v):
+    t, s = legacy_data(N, "fetch-legacy")
+    for off in (0, 1, 4, 6, 8, 10):
+        s.append(call("c", "Fetch", v, fetch(v, t, {0: off}), label="offset %d" % off))
+    s += [call("c", "Fetch", v, fetch(v, t, {0: 0, 1: 0}, part_max=60), label="small limit"),
+          call("c", "Fetch", v, fetch(v, t, {0: 0}, max_bytes=1), label="max_bytes 1"),
+          call("c", "Fetch", v, fetch(v, t, {0: 11}),
+               expect={"Responses[0].Partitions[0].ErrorCode": OFFSET_OUT_OF_RANGE}),
+          call("c", "Fetch", v, fetch(v, t, {4: 0}),
+               expect={"Responses[0].Partitions[0].ErrorCode": UNKNOWN_TOPIC_OR_PARTITION}),
+          call("c", "Fetch", v, fetch(v, N("nosuch"), {0: 0}))]
+    return Scenario("fetch v%d: down-converted to magic %d, limits, errors" % (v, 0 if v < 2 else 1),
+                    s)
+
+
+def list_offsets_v0(N):
+    t, s = legacy_data(N, "lo-legacy")
+
+    def lo(parts):
+        """parts: {partition: (timestamp, max_num_offsets)}"""
+        return {"ReplicaId": -1, "Topics": [{"Name": t, "Partitions": [
+            {"PartitionIndex": p, "Timestamp": ts, "MaxNumOffsets": n}
+            for p, (ts, n) in parts.items()]}]}
+    s += [call("c", "ListOffsets", 0, lo({0: (-1, 1), 1: (-1, 1)})),
+          call("c", "ListOffsets", 0, lo({0: (-1, 10), 1: (-2, 10)})),
+          call("c", "ListOffsets", 0, lo({0: (-2, 1)})),
+          call("c", "ListOffsets", 0, lo({0: (BASE_TS, 10)})),
+          call("c", "ListOffsets", 0, lo({0: (BASE_TS + 10 ** 9, 10)})),
+          call("c", "ListOffsets", 0, lo({0: (-1, 0)})),
+          call("c", "ListOffsets", 0, lo({7: (-1, 1)})),
+          call("c", "ListOffsets", 0, {"ReplicaId": -1, "Topics": [{"Name": N("nosuch"),
+                                                                     "Partitions": [
+              {"PartitionIndex": 0, "Timestamp": -1, "MaxNumOffsets": 1}]}]})]
+    return Scenario("list_offsets v0: latest, earliest, by time, max_num_offsets", s)
+
+
 def scenarios(ctx):
     N = ctx.name
-    out = [produce_versions(N, v) for v in range(3, 12)]
+    out = [produce_legacy(N, v) for v in range(0, 3)]
+    out += [fetch_legacy(N, v) for v in range(0, 4)]
+    out += [list_offsets_v0(N)]
+    out += [produce_versions(N, v) for v in range(3, 12)]
     out += [produce_bad(N, v) for v in (3, 6, 7, 8, 11)]
     out += [fetch_versions(N, v) for v in range(4, 18)]
     out += [list_offsets_versions(N, v) for v in range(1, 11)]
-    _ = struct
     return out

@@ -5,6 +5,7 @@ from conform import call, poll
 
 # Kafka error codes the scenarios name (errors.tsv has them all).
 NONE = 0
+CORRUPT_MESSAGE = 2
 OFFSET_OUT_OF_RANGE = 1
 UNKNOWN_TOPIC_OR_PARTITION = 3
 LEADER_NOT_AVAILABLE = 5
