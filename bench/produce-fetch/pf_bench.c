@@ -20,6 +20,7 @@
  * gone. Both brokers get the same layout (created with CreateTopics).
  *
  *   pf_bench - [N [SIZE]]   runs the mock only
+ *   PF_COMPRESSION=lz4 ...  the producers compress (default none)
  */
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
@@ -113,6 +114,10 @@ produce(const char *bs, const char *topic, const char *acks, long n, int sz, int
 	set(c, "batch.size", "1000000");
 	set(c, "queue.buffering.max.messages", "1000000");
 	set(c, "queue.buffering.max.kbytes", "1048576");
+	/* PF_COMPRESSION=gzip|snappy|lz4|zstd: what the broker must inflate to
+	 * validate each record (Kafka's LogValidator) */
+	const char *codec = getenv("PF_COMPRESSION");
+	set(c, "compression.type", codec && *codec ? codec : "none");
 	rd_kafka_conf_set_dr_msg_cb(c, dr);
 	rd_kafka_t *p = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof(err));
 	char *val = malloc((size_t)sz);

@@ -130,7 +130,7 @@ ch_api_DescribeConfigs(ch_req *req)
 		r->ResourceType = q->ResourceType;
 		r->ResourceName = q->ResourceName;
 		r->ErrorCode = CH_KERR_NONE;
-		r->ErrorMessage = CH_STR_NULL;
+		r->ErrorMessage = CH_STR_LIT(""); /* the spec's default, which Kafka leaves */
 		if (q->ResourceType == RESOURCE_BROKER) {
 			char self[16];
 			snprintf(self, sizeof(self), "%d", bk->node_id);

@@ -17,6 +17,9 @@
  * inside the request frame, which the server keeps, unchanged and at the
  * same address, until the response is submitted (ch_server.h).
  */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "api/ch_api.h"
@@ -24,7 +27,9 @@
 #include "api/ch_broker.h"
 #include "broker/ch_log_manager.h"
 #include "common/ch_log.h"
+#include "config/ch_config.h"
 #include "log/ch_legacy.h"
+#include "log/ch_plog.h"
 #include "meta/ch_topics.h"
 #include "proto/generated/ch_errors.h"
 
@@ -88,6 +93,135 @@ one_batch(int16_t version, const uint8_t *p, size_t len, size_t *use_len)
 	return CH_KERR_NONE;
 }
 
+/* The append errors Kafka's ReplicaManager answers with no log start offset
+ * (UNKNOWN_LOG_APPEND_INFO); every other one carries the partition's. */
+static bool
+append_error_without_start(int16_t kerr)
+{
+	return kerr == CH_KERR_UNKNOWN_TOPIC_OR_PARTITION || kerr == CH_KERR_NOT_LEADER_OR_FOLLOWER ||
+	       kerr == CH_KERR_MESSAGE_TOO_LARGE || kerr == CH_KERR_RECORD_LIST_TOO_LARGE ||
+	       kerr == CH_KERR_CORRUPT_MESSAGE || kerr == CH_KERR_KAFKA_STORAGE_ERROR;
+}
+
+/* ---- record errors (v8+): what Kafka's RecordValidationException carries ---- */
+
+typedef struct rec_errs {
+	ch_req *req;
+	const char *topic;
+	int32_t partition;
+	int64_t now, before_max, after_max;
+	ch_ProduceResponse_BatchIndexAndErrorMessage *out; /* NULL: count only */
+	int32_t n;
+} rec_errs;
+
+static ch_str
+req_printf(ch_req *req, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static ch_str
+req_printf(ch_req *req, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	char *p = ch_req_alloc(req, (size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return (ch_str){p, n};
+}
+
+/* Java's long arithmetic, which the window in Kafka's message uses. */
+static int64_t
+java_add(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+/* LogValidator's RecordError messages, word for word. */
+static void
+on_record_error(void *ud, const ch_plog_record_error *e)
+{
+	rec_errs *r = ud;
+	if (r->out) {
+		ch_str m;
+		if (e->why == CH_PLOG_REC_NO_KEY)
+			m = req_printf(r->req, "Compacted topic cannot accept message without key in "
+					       "topic partition %s-%" PRId32,
+				       r->topic, r->partition);
+		else if (e->why == CH_PLOG_REC_TS_RANGE)
+			m = req_printf(r->req, "Timestamp %" PRId64 " of message with offset %" PRId64
+					       " is out of range. The timestamp should be within [%" PRId64
+					       ", %" PRId64 "]",
+				       e->timestamp, e->offset, java_add(r->now, -r->before_max),
+				       java_add(r->now, r->after_max));
+		else
+			m = req_printf(r->req, "Invalid timestamp type in message DefaultRecord(offset=%" PRId64
+					       ", timestamp=%" PRId64 ", key=%" PRId32
+					       " bytes, value=%" PRId32 " bytes). Producer should not "
+					       "set timestamp type to LogAppendTime.",
+				       e->offset, e->timestamp, e->key_len, e->value_len);
+		r->out[r->n].BatchIndex = e->index;
+		r->out[r->n].BatchIndexErrorMessage = m;
+	}
+	r->n++;
+}
+
+/*
+ * After the append refused the batch at data with kerr: when records were in
+ * error (not the batch), the response's RecordErrors and ErrorMessage as
+ * Kafka's RecordValidationException gives them (ProduceResponse v8+).
+ */
+static void
+record_errors(ch_req *req, const ch_topic *t, int32_t partition, const uint8_t *data,
+	      size_t len, int64_t now, int16_t kerr, ch_ProduceResponse_PartitionProduceResponse *pr)
+{
+	ch_batch_hdr h;
+	if (ch_batch_check(data, len, 0, true, &h) != CH_BATCH_OK)
+		return;
+	ch_topic_config tc;
+	ch_topic_config_resolve(req->bk->cfg, t->configs, t->n_configs, &tc);
+	ch_plog_config pc;
+	ch_plog_config_default(&pc);
+	pc.cleanup_compact = (tc.cleanup_policy & CH_CLEANUP_COMPACT) != 0;
+	pc.log_append_time = tc.message_timestamp_type == CH_TIMESTAMP_LOG_APPEND_TIME;
+	pc.ts_before_max_ms = tc.message_timestamp_before_max_ms;
+	pc.ts_after_max_ms = tc.message_timestamp_after_max_ms;
+	rec_errs r = {req, t->name, partition, now, pc.ts_before_max_ms, pc.ts_after_max_ms,
+		      NULL, 0};
+	int64_t max_ts;
+	if (ch_plog_check_records(&pc, data, &h, now, &max_ts, on_record_error, &r) != kerr ||
+	    r.n == 0)
+		return; /* the batch itself was refused: no record errors */
+	r.out = CH_REQ_NEW_ARRAY(req, ch_ProduceResponse_BatchIndexAndErrorMessage, r.n);
+	r.n = 0;
+	ch_plog_check_records(&pc, data, &h, now, &max_ts, on_record_error, &r);
+	pr->RecordErrors = r.out;
+	pr->RecordErrors_n = r.n;
+	if (kerr == CH_KERR_INVALID_TIMESTAMP) {
+		pr->ErrorMessage =
+			CH_STR_LIT("One or more records have been rejected due to invalid timestamp");
+		return;
+	}
+	/* Java's List.toString of the first three RecordErrors */
+	ch_buf b;
+	ch_buf_init(&b);
+	for (int32_t i = 0; i < r.n && i < 3; i++) {
+		const ch_str *m = &r.out[i].BatchIndexErrorMessage;
+		char head[64];
+		snprintf(head, sizeof(head), "%sRecordError(batchIndex=%" PRId32 ", message='",
+			 i ? ", " : "", r.out[i].BatchIndex);
+		ch_buf_append(&b, head, strlen(head));
+		ch_buf_append(&b, m->p, (size_t)m->len);
+		ch_buf_append(&b, "')", 2);
+	}
+	pr->ErrorMessage = req_printf(req, "One or more records have been rejected due to %" PRId32
+					   " record errors in total, and only showing the first "
+					   "three errors at most: [%.*s]",
+				      r.n, (int)b.len, b.data ? (const char *)b.data : "");
+	ch_buf_free(&b);
+}
+
 void
 ch_api_Produce(ch_req *req)
 {
@@ -122,7 +256,7 @@ ch_api_Produce(ch_req *req)
 			pr->LogStartOffset = -1;
 			pr->CurrentLeader.LeaderId = -1;
 			pr->CurrentLeader.LeaderEpoch = -1;
-			pr->ErrorMessage = CH_STR_NULL; /* Kafka sends none for these errors */
+			pr->ErrorMessage = CH_STR_NULL; /* Kafka sends one for record errors only */
 			int16_t kerr = 0;
 			ch_part *p = NULL;
 			if (!acks_ok)
@@ -163,6 +297,13 @@ ch_api_Produce(ch_req *req)
 				}
 				kerr = ch_part_append(p, data, len, acks == -1 ? on_durable : NULL, w,
 						      &info);
+				if ((kerr == CH_KERR_INVALID_TIMESTAMP ||
+				     kerr == CH_KERR_INVALID_RECORD) &&
+				    req->version >= 8)
+					record_errors(req, t, pd->Index, data, len, info.now_ms, kerr,
+						      pr);
+				if (kerr && !append_error_without_start(kerr))
+					pr->LogStartOffset = ch_plog_start_offset(ch_part_log(p));
 				if (!kerr) {
 					pr->BaseOffset = info.base_offset;
 					pr->LogAppendTimeMs = info.log_append_time;

@@ -54,6 +54,8 @@ plog_config_for(const ch_log_manager *lm, const ch_topic *t, ch_plog_config *pc)
 	pc->cleanup_compact = (tc.cleanup_policy & CH_CLEANUP_COMPACT) != 0;
 	pc->delete_retention_ms = tc.delete_retention_ms;
 	pc->log_append_time = tc.message_timestamp_type == CH_TIMESTAMP_LOG_APPEND_TIME;
+	pc->ts_before_max_ms = tc.message_timestamp_before_max_ms;
+	pc->ts_after_max_ms = tc.message_timestamp_after_max_ms;
 	pc->max_message_bytes = tc.max_message_bytes;
 	pc->leader_epoch = 0;
 }

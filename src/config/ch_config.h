@@ -160,6 +160,8 @@ struct ch_config {
 	int64_t log_cleaner_max_compaction_lag_ms;
 	int64_t log_cleaner_delete_retention_ms;
 	ch_timestamp_type log_message_timestamp_type;
+	int64_t log_message_timestamp_after_max_ms;
+	int64_t log_message_timestamp_before_max_ms;
 	int32_t num_recovery_threads_per_data_dir;
 	int32_t producer_id_expiration_ms; /* idempotent producers (ch_producer_state.h) */
 
@@ -248,6 +250,8 @@ typedef struct ch_topic_config {
 	int64_t max_compaction_lag_ms;
 	int32_t max_message_bytes;
 	ch_timestamp_type message_timestamp_type;
+	int64_t message_timestamp_after_max_ms;  /* KIP-937, CreateTime only */
+	int64_t message_timestamp_before_max_ms;
 	double min_cleanable_dirty_ratio;
 	int64_t min_compaction_lag_ms;
 	int32_t min_insync_replicas;

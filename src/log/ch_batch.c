@@ -192,6 +192,18 @@ ch_batch_set_log_append_time(uint8_t *p, size_t size, int64_t ts)
 	ch_be_put32(p + 17, ch_batch_compute_crc(p, size));
 }
 
+void
+ch_batch_set_create_time(uint8_t *p, size_t size, int64_t max_ts)
+{
+	uint16_t attr = (uint16_t)((p[21] << 8) | p[22]);
+	if (!(attr & CH_BATCH_ATTR_LOG_APPEND_TIME) && (int64_t)ch_be_get64(p + 35) == max_ts)
+		return;
+	attr &= (uint16_t)~CH_BATCH_ATTR_LOG_APPEND_TIME;
+	p[21] = (uint8_t)(attr >> 8);
+	p[22] = (uint8_t)attr;
+	ch_be_put64(p + 35, (uint64_t)max_ts);
+	ch_be_put32(p + 17, ch_batch_compute_crc(p, size));
+}
 
 int
 ch_batch_records(const uint8_t *batch, const ch_batch_hdr *h, ch_buf *scratch,

@@ -147,6 +147,9 @@ void ch_batch_set_base_offset(uint8_t *p, int64_t base_offset);
 void ch_batch_set_leader_epoch(uint8_t *p, int32_t epoch);
 /* Sets the LogAppendTime bit and maxTimestamp = ts, recomputes the CRC. */
 void ch_batch_set_log_append_time(uint8_t *p, size_t size, int64_t ts);
+/* Clears the LogAppendTime bit and sets maxTimestamp = max_ts (CRC
+ * recomputed only when something changed). */
+void ch_batch_set_create_time(uint8_t *p, size_t size, int64_t max_ts);
 
 /* One record of an uncompressed (or decompressed) records section. Slices
  * point into the input. */

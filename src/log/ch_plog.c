@@ -36,6 +36,8 @@ ch_plog_config_default(ch_plog_config *c)
 	c->cleanup_compact = false;
 	c->delete_retention_ms = 24LL * 3600 * 1000;
 	c->log_append_time = false;
+	c->ts_before_max_ms = INT64_MAX;
+	c->ts_after_max_ms = 3600000; /* Kafka 4's default (KIP-1030) */
 	c->max_message_bytes = 1048588;
 	c->leader_epoch = 0;
 }
@@ -400,28 +402,76 @@ batch_kerr(int e)
 	}
 }
 
-/* A compacted topic takes only keyed records (Kafka's LogValidator); this
- * also checks the records of compressed batches, which must be inflated. */
+/* Kafka's recordHasInvalidTimestamp, without its long overflow. */
 static bool
-keys_present(const uint8_t *b, const ch_batch_hdr *h)
+timestamp_out_of_range(int64_t ts, int64_t now, int64_t before_max, int64_t after_max)
 {
+	__int128 diff = (__int128)now - ts;
+	return diff > before_max || -diff > after_max;
+}
+
+int16_t
+ch_plog_check_records(const ch_plog_config *cfg, const uint8_t *b, const ch_batch_hdr *h,
+		      int64_t now_ms, int64_t *max_ts, ch_plog_record_error_fn fn, void *ud)
+{
+	*max_ts = -1;
 	ch_buf scratch;
 	ch_buf_init(&scratch);
 	const uint8_t *recs;
 	size_t rlen;
-	bool ok = ch_batch_records(b, h, &scratch, 64u << 20, &recs, &rlen) == CH_OK;
-	if (ok) {
-		ch_record_iter it;
-		ch_record rec;
-		int more;
-		ch_record_iter_init(&it, recs, rlen, h->records_count);
-		while ((more = ch_record_next(&it, &rec)) == 1)
-			if (rec.key.len < 0)
-				ok = false;
-		ok = ok && more == 0 && !it.err;
+	if (ch_batch_records(b, h, &scratch, CH_PLOG_MAX_INFLATE, &recs, &rlen) != CH_OK) {
+		ch_buf_free(&scratch);
+		return CH_KERR_CORRUPT_MESSAGE;
+	}
+	bool lat = h->attributes & CH_BATCH_ATTR_LOG_APPEND_TIME;
+	bool compressed = ch_batch_compression(h) != CH_COMPRESSION_NONE;
+	int16_t worst = CH_KERR_NONE;
+	ch_record_iter it;
+	ch_record rec;
+	int more;
+	int32_t i = 0;
+	ch_record_iter_init(&it, recs, rlen, h->records_count);
+	while ((more = ch_record_next(&it, &rec)) == 1) {
+		/* One record per offset, as ch_batch_check wants of uncompressed
+		 * batches (Kafka 4.4 fails these with UNKNOWN_SERVER_ERROR; README). */
+		if (rec.offset_delta != i) {
+			more = -1;
+			break;
+		}
+		/* a LogAppendTime batch's records all carry its maxTimestamp */
+		int64_t ts = lat ? h->max_timestamp : h->base_timestamp + rec.timestamp_delta;
+		ch_plog_record_why why = 0;
+		if (cfg->cleanup_compact && rec.key.len < 0)
+			why = CH_PLOG_REC_NO_KEY;
+		else if (!cfg->log_append_time && ts != -1)
+			why = timestamp_out_of_range(ts, now_ms, cfg->ts_before_max_ms,
+						     cfg->ts_after_max_ms)
+				      ? CH_PLOG_REC_TS_RANGE
+				      : 0;
+		else if (lat)
+			why = CH_PLOG_REC_TS_TYPE;
+		if (why) {
+			int16_t e = why == CH_PLOG_REC_NO_KEY ? CH_KERR_INVALID_RECORD
+							      : CH_KERR_INVALID_TIMESTAMP;
+			if (worst != CH_KERR_INVALID_TIMESTAMP)
+				worst = e;
+			if (fn) {
+				/* Kafka's in-place compressed path reads no keys or values */
+				ch_plog_record_error re = {
+					i, e, why, h->base_offset + rec.offset_delta, ts,
+					compressed || rec.key.len < 0 ? 0 : rec.key.len,
+					compressed || rec.value.len < 0 ? 0 : rec.value.len};
+				fn(ud, &re);
+			}
+		}
+		if (ts > *max_ts)
+			*max_ts = ts;
+		i++;
 	}
 	ch_buf_free(&scratch);
-	return ok;
+	if (more < 0 || it.err)
+		return CH_KERR_INVALID_RECORD;
+	return worst;
 }
 
 static int
@@ -451,36 +501,50 @@ ch_plog_append(ch_plog *pl, uint8_t *data, size_t len, int64_t now_ms,
 		*kerr = CH_KERR_KAFKA_STORAGE_ERROR;
 		return CH_ERR;
 	}
-	/* Pass 1: validate everything before touching anything. */
+	info->now_ms = now_ms;
+	/* Pass 1: validate everything before touching anything, as Kafka's
+	 * UnifiedLog.analyzeAndValidateRecords and LogValidator do. */
 	size_t n = 0, pos = 0;
+	ch_buf max_ts; /* int64_t per batch: its largest record timestamp */
+	ch_buf_init(&max_ts);
 	while (pos < len) {
 		ch_batch_hdr h;
 		int e = ch_batch_check(data + pos, len - pos, 0, true, &h);
 		if (e != CH_BATCH_OK) {
 			*kerr = batch_kerr(e);
-			return CH_ERR;
+			goto invalid;
 		}
 		if (ch_batch_size(&h) > pl->cfg.max_message_bytes) {
 			*kerr = CH_KERR_MESSAGE_TOO_LARGE;
-			return CH_ERR;
+			goto invalid;
 		}
-		if (pl->cfg.cleanup_compact && !(h.attributes & CH_BATCH_ATTR_CONTROL) &&
-		    !keys_present(data + pos, &h)) {
+		/* a producer's batch starts at 0 and is never a control batch */
+		if (h.base_offset != 0 || (h.attributes & CH_BATCH_ATTR_CONTROL)) {
 			*kerr = CH_KERR_INVALID_RECORD;
-			return CH_ERR;
+			goto invalid;
 		}
+		int64_t m;
+		*kerr = ch_plog_check_records(&pl->cfg, data + pos, &h, now_ms, &m, NULL, NULL);
+		if (*kerr)
+			goto invalid;
+		ch_buf_append(&max_ts, &m, sizeof(m));
 		pos += (size_t)ch_batch_size(&h);
 		n++;
 	}
 	if (n == 0) {
 		*kerr = CH_KERR_CORRUPT_MESSAGE;
-		return CH_ERR;
+		goto invalid;
 	}
 	if ((int64_t)len > pl->cfg.segment_bytes || len > INT32_MAX) {
 		*kerr = CH_KERR_RECORD_LIST_TOO_LARGE;
-		return CH_ERR;
+		goto invalid;
 	}
-	/* Pass 2: assign offsets (outside the CRC) and LogAppendTime (inside). */
+	if (!ch_buf_ok(&max_ts)) {
+		*kerr = CH_KERR_UNKNOWN_SERVER_ERROR;
+		goto invalid;
+	}
+	/* Pass 2: assign offsets (outside the CRC) and the timestamp type and
+	 * maxTimestamp (inside). */
 	ch_batch_hdr *hdrs = ch_xmalloc(n * sizeof(*hdrs));
 	int64_t next = pl->leo;
 	pos = 0;
@@ -490,12 +554,18 @@ ch_plog_append(ch_plog *pl, uint8_t *data, size_t len, int64_t now_ms,
 		size_t sz = (size_t)ch_batch_size(&hdrs[i]);
 		ch_batch_set_base_offset(b, next);
 		ch_batch_set_leader_epoch(b, pl->cfg.leader_epoch);
-		if (pl->cfg.log_append_time)
+		if (pl->cfg.log_append_time) {
 			ch_batch_set_log_append_time(b, sz, now_ms);
+		} else {
+			int64_t m;
+			memcpy(&m, max_ts.data + i * sizeof(m), sizeof(m));
+			ch_batch_set_create_time(b, sz, m);
+		}
 		ch_batch_parse_hdr(b, sz, 0, &hdrs[i]);
 		next = ch_batch_last_offset(&hdrs[i]) + 1;
 		pos += sz;
 	}
+	ch_buf_free(&max_ts);
 	/* Roll when the batch set would not fit, the segment is old, or the
 	 * 32-bit relative offsets / positions of the index would overflow. */
 	ch_seg *s = active(pl);
@@ -540,6 +610,9 @@ ch_plog_append(ch_plog *pl, uint8_t *data, size_t len, int64_t now_ms,
 	pl->leo = next;
 	pthread_mutex_unlock(&pl->lock);
 	return CH_OK;
+invalid:
+	ch_buf_free(&max_ts);
+	return CH_ERR;
 }
 
 /* ---- read ------------------------------------------------------------------ */

@@ -118,6 +118,8 @@ typedef struct ch_plog_config {
 	bool cleanup_compact;         /* cleanup.policy contains "compact" */
 	int64_t delete_retention_ms;  /* delete.retention.ms: 1 day */
 	bool log_append_time;         /* message.timestamp.type=LogAppendTime */
+	int64_t ts_before_max_ms;     /* message.timestamp.before.max.ms: INT64_MAX */
+	int64_t ts_after_max_ms;      /* message.timestamp.after.max.ms: 3600000 */
 	int32_t max_message_bytes;    /* max.message.bytes: 1048588 */
 	int32_t leader_epoch;         /* written into partitionLeaderEpoch */
 } ch_plog_config;
@@ -153,15 +155,61 @@ typedef struct ch_plog_append_info {
 	int64_t log_start_offset;
 	int32_t batches;
 	int64_t records;         /* offsets assigned */
+	int64_t now_ms;          /* the clock the records were checked against */
 } ch_plog_append_info;
+
+/* A record of a producer's batch that Kafka's LogValidator refuses: its
+ * index in the batch and why (INVALID_RECORD: no key on a compacted topic;
+ * INVALID_TIMESTAMP: out of the timestamp window, or LogAppendTime set by
+ * the producer). */
+typedef enum ch_plog_record_why {
+	CH_PLOG_REC_NO_KEY = 1,   /* INVALID_RECORD: compacted topic, null key */
+	CH_PLOG_REC_TS_RANGE = 2, /* INVALID_TIMESTAMP: outside the window */
+	CH_PLOG_REC_TS_TYPE = 3,  /* INVALID_TIMESTAMP: LogAppendTime from a producer */
+} ch_plog_record_why;
+
+typedef struct ch_plog_record_error {
+	int32_t index;
+	int16_t kerr;
+	ch_plog_record_why why;
+	int64_t offset;    /* the record's offset in the batch as sent */
+	int64_t timestamp; /* its timestamp */
+	int32_t key_len, value_len; /* what Kafka's DefaultRecord.toString shows */
+} ch_plog_record_error;
+
+typedef void (*ch_plog_record_error_fn)(void *ud, const ch_plog_record_error *e);
+
+/*
+ * Kafka's record-by-record checks (LogValidator.validateRecord) of the
+ * checked batch b (ch_batch_check): the records of a compressed batch are
+ * inflated (bounded by CH_PLOG_MAX_INFLATE), each record is parsed, must
+ * have offset delta 0, 1, 2, ..., a key on a compacted topic and, with
+ * CreateTime, a timestamp within
+ * [now - ts_before_max_ms, now + ts_after_max_ms]. fn (may be NULL) is
+ * called for each record in error. *max_ts: the largest record timestamp.
+ * @returns 0; CORRUPT_MESSAGE (does not inflate); INVALID_RECORD (a
+ * malformed record, a count that does not match, a record in error);
+ * INVALID_TIMESTAMP when any record's timestamp is in error (it wins, as in
+ * Kafka's processRecordErrors).
+ */
+int16_t ch_plog_check_records(const ch_plog_config *cfg, const uint8_t *b, const ch_batch_hdr *h,
+			      int64_t now_ms, int64_t *max_ts, ch_plog_record_error_fn fn,
+			      void *ud);
+
+/* A compressed batch may inflate to at most this (Kafka has no bound). */
+#define CH_PLOG_MAX_INFLATE (64u << 20)
 
 /*
  * Validates and appends the record batches in data[0..len) (one or more, as
  * a Produce request carries them). Rewrites in place: baseOffset,
- * partitionLeaderEpoch, and for LogAppendTime the timestamp (and CRC).
+ * partitionLeaderEpoch, and the timestamp type and maxTimestamp (and CRC):
+ * LogAppendTime's, or with CreateTime the largest record timestamp, as
+ * Kafka sets them.
  * Rolls a new segment first when segment.bytes or segment.ms says so.
- * Errors: CORRUPT_MESSAGE (bad CRC, framing, magic), INVALID_RECORD (bad
- * header fields or records; a record without key on a compacted topic),
+ * Errors: CORRUPT_MESSAGE (bad CRC, framing, magic, a compressed batch that
+ * does not inflate), INVALID_RECORD (bad header fields or records, a base
+ * offset other than 0, a control batch; a record without key on a compacted
+ * topic), INVALID_TIMESTAMP (ch_plog_check_records),
  * MESSAGE_TOO_LARGE (a batch over
  * max.message.bytes), RECORD_LIST_TOO_LARGE (more than a segment),
  * KAFKA_STORAGE_ERROR (I/O; the log is unchanged).

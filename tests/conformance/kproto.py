@@ -15,6 +15,7 @@ included when sent (unknown tags under "_unknown_tags").
     c = Conn(port, P)
     resp = c.call("JoinGroup", 5, {"GroupId": "g", "SessionTimeoutMs": 10000, ...})
 """
+import gzip
 import json
 import os
 import struct
@@ -518,8 +519,14 @@ def crc32c(data):
 
 
 def record_batch(records, base_timestamp=1700000000000, producer_id=-1, producer_epoch=-1,
-                 base_sequence=-1, attributes=0):
-    """An uncompressed v2 record batch. records: list of (key, value[, ts_delta[, headers]])."""
+                 base_sequence=-1, attributes=0, compress=None, offset_deltas=None,
+                 count=None, last_offset_delta=None, max_timestamp=None, base_offset=0):
+    """A v2 record batch. records: list of (key, value[, ts_delta[, headers]]).
+    compress: None, or a function over the records section (gzip.compress)
+    whose codec the caller puts in attributes. The other keywords override
+    what the header or records would say, to build batches a broker must
+    refuse: offset_deltas (one per record), count, last_offset_delta,
+    max_timestamp, base_offset."""
     body = []
     max_delta = 0
     for i, rec in enumerate(records):
@@ -528,7 +535,7 @@ def record_batch(records, base_timestamp=1700000000000, producer_id=-1, producer
         headers = rec[3] if len(rec) > 3 else []
         max_delta = max(max_delta, ts_delta)
         r = bytearray(b"\x00")   # record attributes
-        r += varint(ts_delta) + varint(i)
+        r += varint(ts_delta) + varint(offset_deltas[i] if offset_deltas else i)
         for b in (key, value):
             if b is None:
                 r += varint(-1)
@@ -540,17 +547,46 @@ def record_batch(records, base_timestamp=1700000000000, producer_id=-1, producer
             hk = hk.encode()
             r += varint(len(hk)) + hk + varint(len(hv)) + hv
         body.append(varint(len(r)) + bytes(r))
-    after_crc = struct.pack(">hiqqqhii", attributes, len(records) - 1, base_timestamp,
-                            base_timestamp + max_delta, producer_id, producer_epoch,
-                            base_sequence, len(records)) + b"".join(body)
+    section = b"".join(body)
+    if compress is not None:
+        section = compress(section)
+    after_crc = struct.pack(
+        ">hiqqqhii", attributes,
+        len(records) - 1 if last_offset_delta is None else last_offset_delta, base_timestamp,
+        base_timestamp + max_delta if max_timestamp is None else max_timestamp, producer_id,
+        producer_epoch, base_sequence, len(records) if count is None else count) + section
     crc = crc32c(after_crc)
     head = struct.pack(">ibI", 0, 2, crc)   # partition leader epoch, magic, crc
-    return struct.pack(">qi", 0, len(head) + len(after_crc)) + head + after_crc
+    return struct.pack(">qi", base_offset, len(head) + len(after_crc)) + head + after_crc
+
+
+def _records(section, count, gzipped):
+    """The records of one batch's records section (gzip: compared record by
+    record, since two correct brokers may compress the same records apart)."""
+    b = Reader(gzip.decompress(section) if gzipped else section)
+    recs = []
+    for _ in range(count):
+        size = b.varint()
+        rr = Reader(b.take(size))
+        rec = {"Attributes": rr.take(1)[0], "TimestampDelta": rr.varint(),
+               "OffsetDelta": rr.varint()}
+        for k in ("Key", "Value"):
+            n = rr.varint()
+            rec[k] = None if n < 0 else rr.take(n)
+        hs = []
+        for _ in range(rr.varint()):
+            hk = rr.take(rr.varint()).decode()
+            n = rr.varint()
+            hs.append((hk, None if n < 0 else rr.take(n)))
+        rec["Headers"] = hs
+        recs.append(rec)
+    return recs
 
 
 def parse_batches(data):
     """Decode a records field into a list of batch dicts with their records
-    (v2 batches; uncompressed only is decoded record by record)."""
+    (v2 batches; uncompressed and gzip ones are decoded record by record: the
+    bytes of a compressed section may differ between two correct brokers)."""
     if data is None:
         return None
     out = []
@@ -574,26 +610,15 @@ def parse_batches(data):
         (batch["Attributes"], batch["LastOffsetDelta"], batch["BaseTimestamp"],
          batch["MaxTimestamp"], batch["ProducerId"], batch["ProducerEpoch"],
          batch["BaseSequence"], count) = struct.unpack(">hiqqqhii", b.take(40))
-        if batch["Attributes"] & 0x7:
-            batch["compressed_bytes"] = len(b.data) - b.pos
+        section = b.data[b.pos:]
+        if batch["Attributes"] & 0x7 not in (0, 1):
+            batch["compressed_bytes"] = len(section)
         else:
-            recs = []
-            for _ in range(count):
-                size = b.varint()
-                rr = Reader(b.take(size))
-                rec = {"Attributes": rr.take(1)[0], "TimestampDelta": rr.varint(),
-                       "OffsetDelta": rr.varint()}
-                for k in ("Key", "Value"):
-                    n = rr.varint()
-                    rec[k] = None if n < 0 else rr.take(n)
-                hs = []
-                for _ in range(rr.varint()):
-                    hk = rr.take(rr.varint()).decode()
-                    n = rr.varint()
-                    hs.append((hk, None if n < 0 else rr.take(n)))
-                rec["Headers"] = hs
-                recs.append(rec)
-            batch["Records"] = recs
+            try:
+                batch["Records"] = _records(section, count, batch["Attributes"] & 0x7 == 1)
+            except (ProtocolError, OSError, EOFError, UnicodeDecodeError) as e:
+                # a batch a broker should not have stored: shown, not fatal
+                batch["Records"] = "undecodable: %s" % e
         out.append(batch)
     if r.remaining():
         out.append({"partial_batch_bytes": r.remaining()})

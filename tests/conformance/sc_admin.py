@@ -19,7 +19,7 @@ ACCEPT = [
     (r"^CreateTopics:Topics\[Name=[^\]]*\]\.Configs\[Name=(compression\.(gzip|lz4|zstd)\.level|"
      r"errors\.deadletterqueue\.group\.enable|(follower|leader)\.replication\.throttled\.replicas|"
      r"local\.retention\.(bytes|ms)|max\.decompressed\.message\.bytes|"
-     r"message\.timestamp\.(after|before)\.max\.ms|remote\.[a-z.]+|"
+     r"remote\.[a-z.]+|"
      r"unclean\.leader\.election\.enable)\]$",
      "README: topic configs cohortd does not implement are not listed"),
     (r"^ApiVersions:(SupportedFeatures|FinalizedFeatures|FinalizedFeaturesEpoch|ZkMigrationReady)",

@@ -2,11 +2,16 @@
 edge cases (out of range, unknown partition, max timestamp, too large); the
 versions KIP-896 removed (Produce v0-v2 with magic 0/1 message sets, Fetch
 v0-v3 down-converted, ListOffsets v0) against Kafka 3.9."""
+import gzip
+import re
+import time
+
 import kwire_legacy as L
-from conform import Scenario, V, call, send_only
+from conform import Scenario, V, call, poll, send_only
 from kproto import ZERO_UUID, record_batch
-from sclib import (CORRUPT_MESSAGE, NONE, OFFSET_OUT_OF_RANGE, UNKNOWN_TOPIC_ID,
-                   UNKNOWN_TOPIC_OR_PARTITION, create_topic)
+from sclib import (CORRUPT_MESSAGE, INVALID_RECORD, INVALID_TIMESTAMP, NONE, OFFSET_OUT_OF_RANGE,
+                   UNKNOWN_SERVER_ERROR, UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION,
+                   create_topic)
 
 AREA = "data"
 
@@ -85,10 +90,8 @@ def produce_bad(N, v):
     big = record_batch([(b"k", b"x" * (1048588 + 100))])
     s = create_topic("c", t, 1)
     # A batch that says zstd but holds plain records: before v7 Kafka refuses
-    # zstd outright (UNSUPPORTED_COMPRESSION_TYPE, checked before inflating).
-    # From v7 Kafka inflates and fails (UNKNOWN_SERVER_ERROR) where cohortd
-    # stores compressed batches unread: a known difference (docs/NOTES.md),
-    # so only the pre-v7 check is scripted.
+    # zstd outright (UNSUPPORTED_COMPRESSION_TYPE, checked before inflating);
+    # from v7 both inflate it and fail (produce_not_inflating).
     zstd = record_batch([(b"k", b"v")], attributes=4)
     s += [call("c", "Produce", v, produce(t, 0, bytes(corrupt))),
           call("c", "Produce", v, produce(t, 0, big)),
@@ -100,6 +103,212 @@ def produce_bad(N, v):
           call("c", "ListOffsets", 7, list_offsets(t, {0: -1})),
           call("c", "Fetch", 12, fetch(12, t, {0: 0}, topic_id=None))]
     return Scenario("produce v%d: corrupt, too large, truncated batches" % v, s)
+
+
+# ---- LogValidator: records checked one by one, compressed or not
+
+def gz(section):
+    return gzip.compress(section, mtime=0)
+
+
+GZIP = 1
+LOG_APPEND_TIME_ATTR = 0x08
+CONTROL_ATTR = 0x20
+RECS = [(b"k0", b"v0", 0), (b"k1", b"v1", 5), (b"k2", b"v2", 2)]
+
+
+def produce_validation(N, v):
+    """Batches whose header is right but whose records are not, compressed
+    and not; header fields Kafka rewrites (maxTimestamp, the timestamp type)."""
+    t = N("validate")
+    cases = [
+        ("gzip", record_batch(RECS, attributes=GZIP, compress=gz), NONE),
+        ("gzip, a record cut short", record_batch(
+            RECS, attributes=GZIP, compress=lambda sec: gz(sec[:-3])), INVALID_RECORD),
+        ("gzip, fewer records than counted", record_batch(
+            RECS[:2], attributes=GZIP, compress=gz, count=3, last_offset_delta=2),
+         INVALID_RECORD),
+        ("gzip, more records than counted", record_batch(
+            RECS, attributes=GZIP, compress=gz, count=2, last_offset_delta=1), INVALID_RECORD),
+        ("gzip, count and last offset disagree", record_batch(
+            RECS, attributes=GZIP, compress=gz, last_offset_delta=5), INVALID_RECORD),
+        # the record's length varint claims 63 bytes
+        ("uncompressed, a malformed record", record_batch(
+            RECS[:1], compress=lambda sec: bytes([0x7e]) + sec[1:]), INVALID_RECORD),
+        ("maxTimestamp below the records'", record_batch(RECS, max_timestamp=BASE_TS - 1), NONE),
+        ("gzip, maxTimestamp above the records'", record_batch(
+            RECS, attributes=GZIP, compress=gz, max_timestamp=BASE_TS + 99), NONE),
+        ("LogAppendTime set by the producer", record_batch(
+            RECS, attributes=LOG_APPEND_TIME_ATTR), NONE),
+        ("base offset 5", record_batch(RECS, base_offset=5), INVALID_RECORD),
+        ("a control batch", record_batch(RECS, attributes=CONTROL_ATTR), INVALID_RECORD),
+    ]
+    s = create_topic("c", t, 1)
+    for name, batch, want in cases:
+        s.append(call("c", "Produce", v, produce(t, 0, batch), label=name,
+                      expect={"Responses[0].PartitionResponses[0].ErrorCode": want}))
+    s += [call("c", "Fetch", 12, fetch(12, t, {0: 0}, topic_id=None)),
+          call("c", "ListOffsets", 7, list_offsets(t, {0: -3}))]
+    return Scenario("produce v%d: records checked one by one (LogValidator)" % v, s)
+
+
+def produce_deltas(N, v):
+    """Records whose offset deltas are not 0, 1, 2, ...: a topic of their own
+    (Kafka keeps one of them, so what follows would differ)."""
+    t = N("deltas")
+    s = create_topic("c", t, 1)
+    for name, batch in (("uncompressed, offset deltas 0 2 1",
+                         record_batch(RECS, offset_deltas=[0, 2, 1])),
+                        ("gzip, offset deltas 0 2 1",
+                         record_batch(RECS, attributes=GZIP, compress=gz, offset_deltas=[0, 2, 1])),
+                        ("gzip, offset deltas 1 2 3",
+                         record_batch(RECS, attributes=GZIP, compress=gz, offset_deltas=[1, 2, 3]))):
+        s.append(call("c", "Produce", v, produce(t, 0, batch), label=name, accept=DELTAS,
+                      expect={"Responses[0].PartitionResponses[0].ErrorCode":
+                              lambda e: e in (NONE, INVALID_RECORD, UNKNOWN_SERVER_ERROR)}))
+    return Scenario("produce v%d: offset deltas other than 0, 1, 2, ..." % v, s)
+
+
+# README: offset deltas other than 0..n-1 are INVALID_RECORD; Kafka 4.4 stores
+# an uncompressed such batch as it is and fails a compressed one
+# (UNKNOWN_SERVER_ERROR).
+DELTAS = [(r"^Produce:Responses\[Name=[^\]]*\]\.PartitionResponses\[0\]\."
+           r"(ErrorCode|BaseOffset|LogStartOffset)$",
+           "README: a batch whose offset deltas are not 0, 1, 2, ... is INVALID_RECORD")]
+
+
+# README: a compressed batch that does not inflate is CORRUPT_MESSAGE; Kafka
+# fails with an internal error.
+NOT_INFLATED = [(r"^Produce:Responses\[Name=[^\]]*\]\.PartitionResponses\[0\]\."
+                 r"(ErrorCode|LogStartOffset)$",
+                 "README: a compressed batch that does not inflate is CORRUPT_MESSAGE")]
+
+
+def produce_not_inflating(N, v):
+    t = N("inflate")
+    s = create_topic("c", t, 1)
+    s += [call("c", "Produce", v, produce(t, 0, record_batch(RECS, attributes=GZIP)),
+               label="gzip over plain records", accept=NOT_INFLATED,
+               expect={"Responses[0].PartitionResponses[0].ErrorCode":
+                       lambda e: e in (CORRUPT_MESSAGE, UNKNOWN_SERVER_ERROR)})]
+    if v >= 7:
+        s += [call("c", "Produce", v, produce(t, 0, record_batch(RECS, attributes=4)),
+                   label="zstd over plain records", accept=NOT_INFLATED,
+                   expect={"Responses[0].PartitionResponses[0].ErrorCode":
+                           lambda e: e in (CORRUPT_MESSAGE, UNKNOWN_SERVER_ERROR)})]
+    s += [call("c", "ListOffsets", 7, list_offsets(t, {0: -1}))]
+    return Scenario("produce v%d: a compressed batch that does not inflate" % v, s)
+
+
+WINDOW = re.compile(r"within \[(-?\d+), (-?\d+)\]")
+
+
+def window_width(r):
+    """keep=: the timestamp window in Kafka's messages depends on each
+    broker's clock; its width (before.max.ms + after.max.ms) does not."""
+    def fix(m):
+        return "within a window %d ms wide" % ((int(m.group(2)) - int(m.group(1))) & (2 ** 64 - 1))
+    def walk(x):
+        if isinstance(x, dict):
+            return {k: walk(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [walk(v) for v in x]
+        if isinstance(x, str):
+            return WINDOW.sub(fix, x)
+        return x
+    return walk(r)
+
+
+def append_time_set(r):
+    """keep=: each broker's own clock: whether LogAppendTimeMs is one."""
+    r = window_width(r)
+    for t in r["Responses"]:
+        for p in t["PartitionResponses"]:
+            p["LogAppendTimeMs"] = p["LogAppendTimeMs"] > 1600000000000
+    return r
+
+
+def produce_timestamps(N, v, now):
+    """KIP-937's message.timestamp.before/after.max.ms (Kafka 4's defaults:
+    no limit behind, one hour ahead), the window per topic, LogAppendTime
+    topics, compacted topics' keys: RecordErrors and ErrorMessage (v8+)."""
+    t, narrow, lat, compact = N("ts"), N("ts-narrow"), N("ts-lat"), N("ts-compact")
+    ahead = now + 2 * 3600 * 1000
+    s = create_topic("c", t, 1)
+    s += create_topic("c", narrow, 1, {"message.timestamp.before.max.ms": "600000",
+                                       "message.timestamp.after.max.ms": "60000"})
+    s += create_topic("c", lat, 1, {"message.timestamp.type": "LogAppendTime"})
+    s += create_topic("c", compact, 1, {"cleanup.policy": "compact"})
+    ts_err = {"Responses[0].PartitionResponses[0].ErrorCode": INVALID_TIMESTAMP}
+    ok = {"Responses[0].PartitionResponses[0].ErrorCode": NONE}
+
+    def p(topic, batch, expect, label):
+        return call("c", "Produce", v, produce(topic, 0, batch), expect=expect, label=label,
+                    keep=window_width)
+    s += [p(t, record_batch(RECS, base_timestamp=ahead), ts_err, "two hours ahead"),
+          p(t, record_batch([(b"k", b"ok", 0), (b"k", b"late", 7200000)], base_timestamp=now),
+            ts_err, "one record of two ahead"),
+          p(t, record_batch(RECS, base_timestamp=ahead, attributes=GZIP, compress=gz), ts_err,
+            "gzip, ahead"),
+          p(t, record_batch(RECS, base_timestamp=now - 10 ** 10), ok, "long ago"),
+          p(t, record_batch(RECS, base_timestamp=-1), ok, "no timestamp (-1)"),
+          p(narrow, record_batch(RECS, base_timestamp=now - 3600 * 1000), ts_err,
+            "an hour ago, ten minutes allowed"),
+          p(narrow, record_batch(RECS, base_timestamp=now + 600000), ts_err,
+            "ten minutes ahead, one allowed"),
+          p(narrow, record_batch(RECS, base_timestamp=now), ok, "now"),
+          p(narrow, record_batch(RECS, base_timestamp=ahead, attributes=LOG_APPEND_TIME_ATTR),
+            ts_err, "LogAppendTime from the producer, its time ahead"),
+          call("c", "Produce", v, produce(lat, 0, record_batch(RECS, base_timestamp=ahead)),
+               expect=ok, label="LogAppendTime topic, ahead", keep=append_time_set),
+          p(lat, record_batch(RECS, attributes=LOG_APPEND_TIME_ATTR), ts_err,
+            "LogAppendTime topic, LogAppendTime from the producer"),
+          p(compact, record_batch([(b"k", b"v"), (None, b"v"), (None, b"w")]),
+            {"Responses[0].PartitionResponses[0].ErrorCode": INVALID_RECORD},
+            "compacted, two records without a key"),
+          p(compact, record_batch([(None, b"v", 0), (b"k", b"v", 7200000)], base_timestamp=now),
+            ts_err, "compacted, no key and ahead"),
+          call("c", "ListOffsets", 7, list_offsets(t, {0: -1})),
+          call("c", "ListOffsets", 7, list_offsets(narrow, {0: -1}))]
+    return Scenario("produce v%d: timestamps out of the window (KIP-937)" % v, s)
+
+
+def timestamp_configs(N):
+    """The KIP-937 keys: defaults, validation, DescribeConfigs of topic and broker."""
+    t, bad = N("ts-config"), N("ts-config-bad")
+    keys = ["message.timestamp.before.max.ms", "message.timestamp.after.max.ms",
+            "message.timestamp.type"]
+    bkeys = ["log." + k for k in keys]
+
+    def describe(rtype, name, ks):
+        return {"Resources": [{"ResourceType": rtype, "ResourceName": name,
+                               "ConfigurationKeys": ks}],
+                "IncludeSynonyms": True, "IncludeDocumentation": False}
+    s = create_topic("c", t, 1, {"message.timestamp.after.max.ms": "5000"})
+    s += [call("c", "DescribeConfigs", 4, describe(2, t, keys)),
+          call("c", "DescribeConfigs", 4, describe(4, "1", bkeys)),
+          call("c", "CreateTopics", 7, {"Topics": [
+              {"Name": bad, "NumPartitions": 1, "ReplicationFactor": 1,
+               "Configs": [{"Name": "message.timestamp.before.max.ms", "Value": "-1"}]}],
+              "timeoutMs": 30000, "validateOnly": True}, accept=CONFIG_MESSAGE),
+          call("c", "IncrementalAlterConfigs", 1, {"Resources": [
+              {"ResourceType": 2, "ResourceName": t, "Configs": [
+                  {"Name": "message.timestamp.after.max.ms", "ConfigOperation": 0,
+                   "Value": "not a number"}]}], "ValidateOnly": False}, accept=CONFIG_MESSAGE),
+          call("c", "IncrementalAlterConfigs", 1, {"Resources": [
+              {"ResourceType": 2, "ResourceName": t, "Configs": [
+                  {"Name": "message.timestamp.before.max.ms", "ConfigOperation": 0,
+                   "Value": "1000"}]}], "ValidateOnly": False}),
+          # Kafka applies a change through its metadata log: shown a moment later
+          poll("c", "DescribeConfigs", 4, describe(2, t, keys), compare=True,
+               until=lambda r: any(c["Name"] == "message.timestamp.before.max.ms"
+                                   and c["Value"] == "1000" for c in r["Results"][0]["Configs"]))]
+    return Scenario("message.timestamp.before/after.max.ms: defaults, validation, describe", s)
+
+
+# README: a bad config value gets Kafka's error code with cohortd's own words.
+CONFIG_MESSAGE = [(r"^(CreateTopics|IncrementalAlterConfigs):.*ErrorMessage$",
+                   "README: a bad topic config value has cohortd's own message")]
 
 
 def fetch_versions(N, v):
@@ -250,6 +459,12 @@ def scenarios(ctx):
     out += [list_offsets_v0(N)]
     out += [produce_versions(N, v) for v in range(3, 12)]
     out += [produce_bad(N, v) for v in (3, 6, 7, 8, 11)]
+    out += [produce_validation(N, v) for v in (3, 8, 11)]
+    out += [produce_not_inflating(N, v) for v in (3, 7, 11)]
+    out += [produce_deltas(N, v) for v in (3, 11)]
+    now = int(time.time() * 1000)
+    out += [produce_timestamps(N, v, now) for v in (3, 7, 8, 11)]
+    out += [timestamp_configs(N)]
     out += [fetch_versions(N, v) for v in range(4, 18)]
     out += [list_offsets_versions(N, v) for v in range(1, 11)]
     return out

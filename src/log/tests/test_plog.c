@@ -6,8 +6,10 @@
 #include <fcntl.h>
 #include <pthread.h>
 
+#include "common/ch_endian.h"
 #include "common/ch_log.h"
 #include "common/ch_test.h"
+#include "log/ch_codec.h"
 #include "log/ch_plog.h"
 
 static ch_plog_config
@@ -765,7 +767,144 @@ t_read_errors_logged_once(void)
 	tu_rmdir();
 }
 
+/* The uncompressed producer batch in b rebuilt with its records section,
+ * cut by `cut` bytes, compressed with gzip (header, length and CRC fixed). */
+static void
+regzip(ch_buf *b, size_t cut)
+{
+	ch_buf z;
+	ch_buf_init(&z);
+	CH_CHECK_EQ_INT(ch_codec_compress(CH_COMPRESSION_GZIP, b->data + CH_BATCH_HDR_SIZE,
+					  b->len - CH_BATCH_HDR_SIZE - cut, &z),
+			CH_OK);
+	b->len = CH_BATCH_HDR_SIZE;
+	ch_buf_append(b, z.data, z.len);
+	b->data[22] |= CH_COMPRESSION_GZIP;
+	ch_be_put32(b->data + 8, (uint32_t)(b->len - CH_BATCH_LOG_OVERHEAD));
+	ch_be_put32(b->data + 17, ch_batch_compute_crc(b->data, b->len));
+	ch_buf_free(&z);
+}
+
+static int n_rec_errs;
+static ch_plog_record_why last_why;
+
+static void
+count_rec_err(void *ud, const ch_plog_record_error *e)
+{
+	(void)ud;
+	n_rec_errs++;
+	last_why = e->why;
+}
+
+/* check_records on the batch in b with cfg at now: the code, and the
+ * callback's count in *n. */
+static int16_t
+check(const ch_plog_config *cfg, const ch_buf *b, int64_t now, int64_t *max_ts, int *n)
+{
+	ch_batch_hdr h;
+	CH_CHECK_EQ_INT(ch_batch_check(b->data, b->len, 0, true, &h), CH_BATCH_OK);
+	n_rec_errs = 0;
+	int16_t k = ch_plog_check_records(cfg, b->data, &h, now, max_ts, count_rec_err, NULL);
+	*n = n_rec_errs;
+	return k;
+}
+
+static void
+t_check_records(void)
+{
+	ch_plog_config c;
+	ch_plog_config_default(&c);
+	int64_t ts0 = 1700000000000, max_ts;
+	int n;
+	ch_buf b;
+	ch_buf_init(&b);
+
+	/* Compressed batches are inflated and read record by record. */
+	tu_batch(&b, 5, ts0, 0, 0, false, 0);
+	regzip(&b, 0);
+	CH_CHECK_EQ_INT(check(&c, &b, ts0, &max_ts, &n), CH_KERR_NONE);
+	CH_CHECK_EQ_INT(max_ts, ts0 + 4);
+	b.len = 0;
+	tu_batch(&b, 5, ts0, 0, 0, false, 0);
+	regzip(&b, 3); /* the last record cut short */
+	CH_CHECK_EQ_INT(check(&c, &b, ts0, &max_ts, &n), CH_KERR_INVALID_RECORD);
+	CH_CHECK_EQ_INT(n, 0);
+	b.len = 0;
+	tu_batch(&b, 5, ts0, 0, 0, false, 0);
+	b.data[22] |= CH_COMPRESSION_GZIP; /* says gzip, holds plain records */
+	ch_be_put32(b.data + 17, ch_batch_compute_crc(b.data, b.len));
+	CH_CHECK_EQ_INT(check(&c, &b, ts0, &max_ts, &n), CH_KERR_CORRUPT_MESSAGE);
+
+	/* The timestamp window (KIP-937): Kafka 4's default, one hour ahead. */
+	b.len = 0;
+	tu_batch(&b, 5, ts0, 0, 0, false, 0);
+	CH_CHECK_EQ_INT(check(&c, &b, ts0 - 3599999, &max_ts, &n), CH_KERR_INVALID_TIMESTAMP);
+	CH_CHECK_EQ_INT(n, 3); /* ts0+2 .. ts0+4 are past now + 1 h */
+	CH_CHECK_EQ_INT(last_why, CH_PLOG_REC_TS_RANGE);
+	CH_CHECK_EQ_INT(check(&c, &b, ts0 + 4 - 3600000, &max_ts, &n), CH_KERR_NONE);
+	c.ts_before_max_ms = 10;
+	CH_CHECK_EQ_INT(check(&c, &b, ts0 + 13, &max_ts, &n), CH_KERR_INVALID_TIMESTAMP);
+	CH_CHECK_EQ_INT(n, 3);
+	c.log_append_time = true; /* no window for LogAppendTime topics */
+	CH_CHECK_EQ_INT(check(&c, &b, ts0 + 13, &max_ts, &n), CH_KERR_NONE);
+	regzip(&b, 0);
+	c.log_append_time = false;
+	CH_CHECK_EQ_INT(check(&c, &b, ts0 + 13, &max_ts, &n), CH_KERR_INVALID_TIMESTAMP);
+	CH_CHECK_EQ_INT(n, 3);
+
+	/* Compacted topics: keys, compressed too; a timestamp error wins. */
+	ch_plog_config_default(&c);
+	c.cleanup_compact = true;
+	b.len = 0;
+	tu_batch(&b, 2, ts0, 0, 0, true, 0);
+	CH_CHECK_EQ_INT(check(&c, &b, ts0, &max_ts, &n), CH_KERR_NONE);
+	b.len = 0;
+	ch_batch_builder bb;
+	ch_batch_builder_begin(&bb, &b, 0, 0, ts0, -1, -1, -1);
+	ch_bytes v = {(const uint8_t *)"v", 1};
+	ch_batch_builder_add(&bb, 0, ts0, CH_BYTES_NULL, v, 0, NULL, 0);
+	ch_batch_builder_add(&bb, 1, ts0 + 7200000, v, v, 0, NULL, 0);
+	CH_CHECK_EQ_INT(ch_batch_builder_end(&bb, -1), CH_OK);
+	regzip(&b, 0);
+	CH_CHECK_EQ_INT(check(&c, &b, ts0 + 7200000, &max_ts, &n), CH_KERR_INVALID_RECORD);
+	CH_CHECK_EQ_INT(n, 1);
+	CH_CHECK_EQ_INT(last_why, CH_PLOG_REC_NO_KEY);
+	CH_CHECK_EQ_INT(check(&c, &b, ts0, &max_ts, &n), CH_KERR_INVALID_TIMESTAMP);
+	CH_CHECK_EQ_INT(n, 2);
+
+	/* The append writes the records' largest timestamp as maxTimestamp
+	 * and refuses what a producer may not send. */
+	tu_mkdtemp();
+	ch_plog_config_default(&c);
+	ch_plog *pl = open_log(&c, NULL, ts0);
+	ch_plog_append_info info;
+	int16_t kerr;
+	b.len = 0;
+	tu_batch(&b, 3, ts0, 0, 0, false, 0);
+	ch_be_put64(b.data + 35, (uint64_t)(ts0 + 99));
+	ch_be_put32(b.data + 17, ch_batch_compute_crc(b.data, b.len));
+	CH_CHECK_EQ_INT(ch_plog_append(pl, b.data, b.len, ts0, &info, &kerr), CH_OK);
+	ch_batch_hdr h;
+	CH_CHECK_EQ_INT(ch_batch_check(b.data, b.len, 0, true, &h), CH_BATCH_OK);
+	CH_CHECK_EQ_INT(h.max_timestamp, ts0 + 2);
+	b.len = 0;
+	tu_batch(&b, 3, ts0, 0, 0, false, 0);
+	ch_be_put64(b.data, 5); /* base offset 5 */
+	CH_CHECK_EQ_INT(ch_plog_append(pl, b.data, b.len, ts0, &info, &kerr), CH_ERR);
+	CH_CHECK_EQ_INT(kerr, CH_KERR_INVALID_RECORD);
+	b.len = 0;
+	tu_batch(&b, 3, ts0 + 7200000, 0, 0, false, 0);
+	CH_CHECK_EQ_INT(ch_plog_append(pl, b.data, b.len, ts0, &info, &kerr), CH_ERR);
+	CH_CHECK_EQ_INT(kerr, CH_KERR_INVALID_TIMESTAMP);
+	CH_CHECK_EQ_INT(info.now_ms, ts0);
+	CH_CHECK_EQ_INT(ch_plog_end_offset(pl), 3);
+	ch_plog_close(pl);
+	tu_rmdir();
+	ch_buf_free(&b);
+}
+
 CH_TEST_MAIN(CH_TEST(t_append_read_roll), CH_TEST(t_roll_by_time_and_lat),
 	     CH_TEST(t_timestamps), CH_TEST(t_recovery), CH_TEST(t_retention),
 	     CH_TEST(t_delete_records), CH_TEST(t_sync_concurrent), CH_TEST(t_fault_injection),
-	     CH_TEST(t_sync_failure), CH_TEST(t_read_errors_logged_once))
+	     CH_TEST(t_sync_failure), CH_TEST(t_read_errors_logged_once),
+	     CH_TEST(t_check_records))
