@@ -184,6 +184,24 @@ NOT_INFLATED = [(r"^Produce:Responses\[Name=[^\]]*\]\.PartitionResponses\[0\]\."
                  "README: a compressed batch that does not inflate is CORRUPT_MESSAGE")]
 
 
+def topic_codec(N, v):
+    """A topic's compression.type other than producer: Kafka recompresses
+    (LogValidator.buildRecordsAndAssignOffsets), cohortd stores as received."""
+    tg, tn = N("codec-gzip"), N("codec-none")
+    s = create_topic("c", tg, 1, {"compression.type": "gzip"})
+    s += create_topic("c", tn, 1, {"compression.type": "uncompressed"})
+    s += [call("c", "Produce", v, produce(tg, 0, record_batch(RECS))),
+          call("c", "Produce", v, produce(tn, 0, record_batch(RECS, attributes=GZIP, compress=gz))),
+          call("c", "Fetch", 12, fetch(12, tg, {0: 0}, topic_id=None), accept=RECOMPRESS),
+          call("c", "Fetch", 12, fetch(12, tn, {0: 0}, topic_id=None), accept=RECOMPRESS)]
+    return Scenario("produce v%d: a topic's compression.type" % v, s)
+
+
+RECOMPRESS = [(r"^Fetch:Responses\[Topic=[^\]]*\]\.Partitions\[PartitionIndex=0\]\.Records\[0\]"
+               r"\.(Attributes|BatchLength)$",
+               "README: batches v2 are stored with the producer's compression")]
+
+
 def produce_not_inflating(N, v):
     t = N("inflate")
     s = create_topic("c", t, 1)
@@ -462,6 +480,7 @@ def scenarios(ctx):
     out += [produce_validation(N, v) for v in (3, 8, 11)]
     out += [produce_not_inflating(N, v) for v in (3, 7, 11)]
     out += [produce_deltas(N, v) for v in (3, 11)]
+    out += [topic_codec(N, 9)]
     now = int(time.time() * 1000)
     out += [produce_timestamps(N, v, now) for v in (3, 7, 8, 11)]
     out += [timestamp_configs(N)]
