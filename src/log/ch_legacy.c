@@ -116,7 +116,7 @@ check_record(const ch_legacy_up_cfg *cfg, bool batch_lat, int64_t ts, bool has_k
 	if (ts < -1)
 		return CH_KERR_INVALID_TIMESTAMP; /* Kafka's batch builder throws */
 	if (!cfg->log_append_time && ts != -1)
-		return 0; /* message.timestamp.before/after.max.ms: no limit */
+		return 0; /* the KIP-937 window: ch_plog_append, on the converted batch */
 	if (batch_lat)
 		return CH_KERR_INVALID_TIMESTAMP;
 	return 0;
