@@ -380,8 +380,8 @@ void coord_entry_end(coord_entry *e);
 		coord_entry_end(&e_);                                             \
 	} while (0)
 #else
-#define COORD_CHECK_ON_RETURN(c, group_id) ((void)(c))
-#define COORD_CHECK_AFTER(c, group_id) ((void)(c))
+#define COORD_CHECK_ON_RETURN(c, group_id) ((void)(c), (void)(group_id))
+#define COORD_CHECK_AFTER(c, group_id) ((void)(c), (void)(group_id))
 #endif
 
 /* ---- membership (ch_group.c) -------------------------------------------- */
