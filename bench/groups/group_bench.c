@@ -66,7 +66,9 @@ rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_l
 	     void *opaque)
 {
 	consumer *c = opaque;
-	int coop = !strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE");
+	/* NULL while the consumer closes (no protocol any more) */
+	const char *proto = rd_kafka_rebalance_protocol(rk);
+	int coop = proto && !strcmp(proto, "COOPERATIVE");
 	double t = now_ms();
 	if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
 		if (coop) {
