@@ -13,7 +13,7 @@
 #include "api/ch_api.h"
 #include "api/ch_broker.h"
 #include "common/ch_log.h"
-#include "group/ch_group.h"
+#include "group/ch_coord.h"
 #include "proto/generated/ch_errors.h"
 
 #define KEY_TYPE_GROUP 0

@@ -10,7 +10,7 @@
 
 #include "common/ch_buf.h"
 #include "config/ch_config.h"
-#include "group/ch_group.h"
+#include "group/ch_coord.h"
 #include "meta/ch_topics.h"
 
 typedef struct ch_config ch_config;

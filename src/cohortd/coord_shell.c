@@ -15,7 +15,7 @@
 
 #include "common/ch_common.h"
 #include "common/ch_log.h"
-#include "group/ch_group.h"
+#include "group/ch_coord.h"
 #include "log/ch_batch.h"
 #include "meta/ch_topics.h"
 #include "proto/generated/ch_errors.h"

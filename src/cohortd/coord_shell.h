@@ -6,7 +6,7 @@
  *   - a wall clock, and one loop timer kept at the core's next deadline;
  *   - at startup, a replay of every __consumer_offsets partition. One that
  *     cannot be opened or read is LOAD_FAILED in the core (its groups are
- *     refused, see ch_group.h), logged at ERROR with the cause, and tried
+ *     refused, see ch_coord.h), logged at ERROR with the cause, and tried
  *     again on a timer with backoff (1 s doubling to 60 s) until it loads.
  */
 #ifndef COHORTD_COORD_SHELL_H

@@ -1,5 +1,5 @@
 # group_pure: the coordinator core reads no clock, draws no randomness and
-# writes no log or file of its own (ch_group.h: those come through
+# writes no log or file of its own (ch_coord.h: those come through
 # ch_coord_ops). Fails if the library references any such function.
 #   cmake -DNM=nm -DLIB=libch_group.a -P check_pure.cmake
 execute_process(COMMAND ${NM} -u ${LIB} OUTPUT_VARIABLE undefined RESULT_VARIABLE rc)

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "group/ch_group.h"
+#include "group/ch_coord.h"
 #include "proto/generated/ch_errors.h"
 #include "proto/generated/ch_msgs.h"
 

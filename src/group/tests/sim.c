@@ -346,10 +346,10 @@ send_commit(cons *c, int32_t gen, bool probe)
 	if (n == 0)
 		a.offsets[n++] = (h_offset){TOPIC, 0, c->commit_offset};
 	a.noffsets = n;
-	ch_group_info gi = ch_coord_group_info(S.h->c, G);
+	ch_coord_group_info gi = ch_coord_group_get_info(S.h->c, G);
 	rinfo *in = new_info(c, probe);
 	in->must_fail = c->zombie || gen != gi.generation ||
-			gi.state == CH_GROUP_COMPLETING_REBALANCE;
+			gi.state == CH_COORD_GROUP_COMPLETING_REBALANCE;
 	in->n = n;
 	for (int i = 0; i < n; i++) {
 		in->part[i] = a.offsets[i].partition;
@@ -566,7 +566,7 @@ on_respond(h_env *h, h_req *r)
 		r->user = cur_info;
 	if (r->tag > 0)
 		S.dirty[r->tag - 1] = true;
-	ch_group_info gi = ch_coord_group_info(h->c, G);
+	ch_coord_group_info gi = ch_coord_group_get_info(h->c, G);
 	switch (r->api) {
 	case H_JOIN:
 		if (r->error == 0 && (!gi.exists || r->generation != gi.generation))
@@ -890,7 +890,7 @@ restart(void)
 	if (S.verbose)
 		printf("  t=%lld: coordinator restart\n", (long long)S.h->now);
 	h_restart(S.h);
-	ch_group_info gi = ch_coord_group_info(S.h->c, G);
+	ch_coord_group_info gi = ch_coord_group_get_info(S.h->c, G);
 	int32_t loaded = gi.exists ? gi.generation : 0;
 	/* generations past the replayed one never completed: no member may
 	 * have been told its assignment for them */
@@ -1098,7 +1098,7 @@ disrupt(void)
 static bool
 converged(void)
 {
-	ch_group_info gi = ch_coord_group_info(S.h->c, G);
+	ch_coord_group_info gi = ch_coord_group_get_info(S.h->c, G);
 	int live = 0;
 	for (int i = 0; i < S.nc; i++) {
 		cons *c = &S.c[i];
@@ -1110,7 +1110,7 @@ converged(void)
 	}
 	if (live == 0)
 		return !gi.exists || gi.members == 0;
-	return gi.exists && gi.state == CH_GROUP_STABLE && gi.members == live;
+	return gi.exists && gi.state == CH_COORD_GROUP_STABLE && gi.members == live;
 }
 
 static void
@@ -1118,7 +1118,7 @@ check_step(void)
 {
 	if (S.h->violations)
 		return;
-	ch_group_info gi = ch_coord_group_info(S.h->c, G);
+	ch_coord_group_info gi = ch_coord_group_get_info(S.h->c, G);
 	if (gi.exists && gi.generation < S.max_group_gen)
 		fail("group generation went back (%s) to %lld", "", gi.generation);
 	if (gi.exists && gi.generation > S.max_group_gen)
@@ -1249,7 +1249,7 @@ run_seed(uint64_t seed, bool verbose)
 	int live = 0;
 	for (int i = 0; i < S.nc; i++)
 		live += S.c[i].alive && !S.c[i].zombie;
-	ch_group_info gi = ch_coord_group_info(S.h->c, G);
+	ch_coord_group_info gi = ch_coord_group_get_info(S.h->c, G);
 	int bad = S.failures + S.h->violations;
 	if (bad && verbose) {
 		printf("  end: pending_appends=%zu\n", h_pending_appends(S.h));
@@ -1270,7 +1270,7 @@ run_seed(uint64_t seed, bool verbose)
 		       "coord-restarts=%d lost=%d fetch-checks=%d "
 		       "stable %lld ms after last disruption\n",
 		       seed, bad ? "FAIL" : "ok", S.nc, live, S.parts, gi.generation,
-		       gi.exists ? ch_group_state_name(gi.state) : "-", S.n_join, S.n_sync, S.n_hb,
+		       gi.exists ? ch_coord_group_state_name(gi.state) : "-", S.n_join, S.n_sync, S.n_hb,
 		       S.n_commit_ok, S.n_commit_rej, S.n_crash, S.n_leave, S.n_static,
 		       S.n_zombie_fenced, S.n_probe, S.n_dup, S.n_new, S.n_restart, S.n_lost,
 		       S.n_fetch_checks,

@@ -11,7 +11,7 @@
 
 #include "common/ch_log.h"
 #include "common/ch_test.h"
-#include "group/ch_group_int.h"
+#include "group/ch_coord_int.h"
 #include "harness.h"
 
 /* Coordinator INFO logs only with GROUP_TEST_LOG set. */
@@ -38,10 +38,10 @@ fin(h_env *h)
 	CH_CHECK_EQ_INT(v, 0);
 }
 
-static ch_group_info
+static ch_coord_group_info
 info(h_env *h, const char *g)
 {
-	return ch_coord_group_info(h->c, g);
+	return ch_coord_group_get_info(h->c, g);
 }
 
 #define STATE(h, g) ((int)info((h), (g)).state)
@@ -122,7 +122,7 @@ t_join_invalid_session_timeout(void)
 	r = H_JOIN(h, .v = H_V(5), .group = G, .session_ms = 1800001);
 	CH_CHECK(h_done(r));
 	CH_CHECK_EQ_INT(r->error, CH_KERR_INVALID_SESSION_TIMEOUT);
-	CH_CHECK(!EXISTS(h, G) || STATE(h, G) == CH_GROUP_EMPTY);
+	CH_CHECK(!EXISTS(h, G) || STATE(h, G) == CH_COORD_GROUP_EMPTY);
 	/* the bounds themselves are valid */
 	r = H_JOIN(h, .v = H_V(5), .group = G, .session_ms = 6000);
 	CH_CHECK(h_done(r));
@@ -142,16 +142,16 @@ t_join_member_id_required(void)
 	CH_CHECK_EQ_INT(r->error, CH_KERR_MEMBER_ID_REQUIRED);
 	CH_CHECK(starts_with(r->member_id, "app-"));
 	CH_CHECK(strlen(r->member_id) > 4);
-	ch_group_info gi = info(h, G);
+	ch_coord_group_info gi = info(h, G);
 	CH_CHECK(gi.exists);
-	CH_CHECK_EQ_INT(gi.state, CH_GROUP_EMPTY);
+	CH_CHECK_EQ_INT(gi.state, CH_COORD_GROUP_EMPTY);
 	CH_CHECK_EQ_INT(gi.members, 0);
 	CH_CHECK_EQ_INT(gi.pending_members, 1);
 	char id[H_STR];
 	strcpy(id, r->member_id);
 	h_req *r2 = H_JOIN(h, .v = H_V(4), .group = G, .member = id, .client_id = "app");
 	CH_CHECK(!h_done(r2));
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_PREPARING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_PREPARING_REBALANCE);
 	CH_CHECK_EQ_INT(info(h, G).pending_members, 0);
 	h_advance(h, 3000);
 	CH_CHECK(h_done(r2));
@@ -159,7 +159,7 @@ t_join_member_id_required(void)
 	CH_CHECK_EQ_STR(r2->member_id, id);
 	CH_CHECK_EQ_STR(r2->leader, id);
 	CH_CHECK_EQ_INT(r2->generation, 1);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_COMPLETING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_COMPLETING_REBALANCE);
 	fin(h);
 }
 
@@ -289,7 +289,7 @@ t_join_group_max_size(void)
 	h_req *r = H_JOIN(h, .v = H_V(3), .group = G);
 	CH_CHECK(h_done(r));
 	CH_CHECK_EQ_INT(r->error, CH_KERR_GROUP_MAX_SIZE_REACHED);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_STABLE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
 	CH_CHECK_EQ_INT(info(h, G).members, 2);
 	fin(h);
 }
@@ -335,7 +335,7 @@ t_join_initial_delay(void)
 	h_req *a = H_JOIN(h, .v = H_V(3), .group = G);
 	h_advance(h, 2999);
 	CH_CHECK(!h_done(a));
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_PREPARING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_PREPARING_REBALANCE);
 	h_advance(h, 1);
 	CH_CHECK(h_done(a));
 	CH_CHECK_EQ_INT(a->resp_at - T0, 3000);
@@ -394,7 +394,7 @@ t_join_nonempty_completes_when_all_rejoined(void)
 	h_advance(h, 100);
 	h_req *a = H_JOIN(h, .v = H_V(5), .group = G, .member = ids[0]); /* leader: rebalance */
 	CH_CHECK(!h_done(a));
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_PREPARING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_PREPARING_REBALANCE);
 	h_req *hb = H_HB(h, .group = G, .member = ids[1], .gen = gen);
 	CH_CHECK(h_done(hb) && hb->error == CH_KERR_REBALANCE_IN_PROGRESS);
 	h_advance(h, 100);
@@ -408,7 +408,7 @@ t_join_nonempty_completes_when_all_rejoined(void)
 	CH_CHECK_EQ_INT(a->resp_at, c->sent_at);
 	CH_CHECK_EQ_STR(a->leader, ids[0]);
 	CH_CHECK_EQ_INT(a->nrows, 3);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_COMPLETING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_COMPLETING_REBALANCE);
 	fin(h);
 }
 
@@ -449,7 +449,7 @@ t_join_stable_same_metadata_no_rebalance(void)
 	CH_CHECK_EQ_INT(b->generation, gen);
 	CH_CHECK_EQ_STR(b->leader, ids[0]);
 	CH_CHECK_EQ_INT(b->nrows, 0);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_STABLE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
 	/* and SyncGroup gives the assignment of this generation */
 	h_req *s = H_SYNC(h, .v = H_V(3), .group = G, .member = ids[1], .gen = gen);
 	CH_CHECK(h_done(s) && s->error == 0);
@@ -468,7 +468,7 @@ t_join_stable_changed_metadata_rebalances(void)
 	h_req *b = H_JOIN(h, .v = H_V(5), .group = G, .member = ids[1],
 			  .protos = {{"range", s.p, s.len}}, .nprotos = 1);
 	CH_CHECK(!h_done(b));
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_PREPARING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_PREPARING_REBALANCE);
 	h_req *a = H_JOIN(h, .v = H_V(5), .group = G, .member = ids[0]);
 	CH_CHECK(h_done(a) && h_done(b));
 	CH_CHECK_EQ_INT(b->generation, gen + 1);
@@ -483,7 +483,7 @@ t_join_stable_leader_rejoin_rebalances(void)
 	h_form_group(h, G, 2, ids);
 	h_req *a = H_JOIN(h, .v = H_V(5), .group = G, .member = ids[0]);
 	CH_CHECK(!h_done(a));
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_PREPARING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_PREPARING_REBALANCE);
 	fin(h);
 }
 
@@ -495,13 +495,13 @@ t_join_completing_same_metadata_returns_current(void)
 	h_req *b = H_JOIN(h, .v = H_V(3), .group = G);
 	h_advance(h, 6000);
 	CH_CHECK(h_done(a) && h_done(b));
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_COMPLETING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_COMPLETING_REBALANCE);
 	/* b lost its response and asks again with the same metadata */
 	h_req *b2 = H_JOIN(h, .v = H_V(3), .group = G, .member = b->member_id);
 	CH_CHECK(h_done(b2));
 	CH_CHECK_EQ_INT(b2->error, 0);
 	CH_CHECK_EQ_INT(b2->generation, b->generation);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_COMPLETING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_COMPLETING_REBALANCE);
 	fin(h);
 }
 
@@ -539,7 +539,7 @@ t_sync_follower_before_leader(void)
 	CH_CHECK_EQ_INT(sb->error, 0);
 	CH_CHECK(h_blob_str(sa->assignment, "AA"));
 	CH_CHECK(h_blob_str(sb->assignment, "BBB"));
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_STABLE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
 	fin(h);
 }
 
@@ -553,7 +553,7 @@ t_sync_follower_after_leader(void)
 			   .assign = {{a, (const uint8_t *)"AA", 2}, {b, (const uint8_t *)"BBB", 3}},
 			   .nassign = 2);
 	CH_CHECK(h_done(sa) && sa->error == 0);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_STABLE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
 	h_advance(h, 2000);
 	h_req *sb = H_SYNC(h, .group = G, .member = b, .gen = gen);
 	CH_CHECK(h_done(sb));
@@ -591,10 +591,10 @@ t_sync_waits_for_durable_store(void)
 			   .nassign = 2);
 	CH_CHECK(!h_done(sa) && !h_done(sb));
 	CH_CHECK(h_count_records(h, G, 2, false) == before + 1);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_COMPLETING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_COMPLETING_REBALANCE);
 	h_release_appends(h);
 	CH_CHECK(h_done(sa) && h_done(sb));
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_STABLE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
 	fin(h);
 }
 
@@ -615,7 +615,7 @@ t_sync_store_failure(void)
 	CH_CHECK(h_done(sa) && h_done(sb));
 	CH_CHECK_EQ_INT(sa->error, CH_KERR_COORDINATOR_NOT_AVAILABLE);
 	CH_CHECK_EQ_INT(sb->error, CH_KERR_COORDINATOR_NOT_AVAILABLE);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_PREPARING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_PREPARING_REBALANCE);
 	fin(h);
 }
 
@@ -655,7 +655,7 @@ t_sync_new_generation_while_old_store_in_flight(void)
 	CH_CHECK(h_done(s2a) && h_done(s2b) && h_done(s2c));
 	CH_CHECK(h_blob_str(s2b->assignment, "b2"));
 	CH_CHECK(h_blob_str(s2c->assignment, "c2"));
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_STABLE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
 	fin(h);
 }
 
@@ -681,7 +681,7 @@ t_session_timer_survives_parked_sync(void)
 	/* b dies too: the group must end up Empty, not hold b forever */
 	h_advance(h, 120000);
 	CH_CHECK_EQ_INT(info(h, G).members, 0);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_EMPTY);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_EMPTY);
 	fin(h);
 }
 
@@ -722,7 +722,7 @@ t_sync_rebalance_in_progress(void)
 	char ids[2][H_STR];
 	int32_t gen = h_form_group(h, G, 2, ids);
 	H_JOIN(h, .v = H_V(5), .group = G, .member = ids[0]);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_PREPARING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_PREPARING_REBALANCE);
 	h_req *s = H_SYNC(h, .group = G, .member = ids[1], .gen = gen);
 	CH_CHECK(h_done(s));
 	CH_CHECK_EQ_INT(s->error, CH_KERR_REBALANCE_IN_PROGRESS);
@@ -742,7 +742,7 @@ t_sync_pending_completing_gets_rebalance_in_progress(void)
 	H_JOIN(h, .v = H_V(3), .group = G);
 	CH_CHECK(h_done(sb));
 	CH_CHECK_EQ_INT(sb->error, CH_KERR_REBALANCE_IN_PROGRESS);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_PREPARING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_PREPARING_REBALANCE);
 	fin(h);
 }
 
@@ -799,7 +799,7 @@ t_sync_pending_members_removed_at_timeout(void)
 	CH_CHECK_EQ_INT(info(h, G).members, 2);
 	h_advance_to(h, joined + 20000);
 	CH_CHECK_EQ_INT(info(h, G).members, 1);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_PREPARING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_PREPARING_REBALANCE);
 	h_req *hb = H_HB(h, .group = G, .member = b, .gen = gen);
 	CH_CHECK_EQ_INT(hb->error, CH_KERR_UNKNOWN_MEMBER_ID);
 	hb = H_HB(h, .group = G, .member = a, .gen = gen);
@@ -823,7 +823,7 @@ t_hb_states(void)
 	CH_CHECK_EQ_INT(r->error, 0);
 	H_SYNC(h, .group = G, .member = a, .gen = gen, .assign = {{a, (const uint8_t *)"x", 1}},
 	       .nassign = 1);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_STABLE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
 	r = H_HB(h, .v = H_V(0), .group = G, .member = b, .gen = gen);
 	CH_CHECK_EQ_INT(r->error, 0);
 	r = H_HB(h, .group = G, .member = b, .gen = gen + 1);
@@ -834,7 +834,7 @@ t_hb_states(void)
 	CH_CHECK_EQ_INT(r->error, CH_KERR_UNKNOWN_MEMBER_ID);
 	/* PreparingRebalance */
 	H_JOIN(h, .v = H_V(3), .group = G);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_PREPARING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_PREPARING_REBALANCE);
 	r = H_HB(h, .group = G, .member = b, .gen = gen);
 	CH_CHECK_EQ_INT(r->error, CH_KERR_REBALANCE_IN_PROGRESS);
 	fin(h);
@@ -852,7 +852,7 @@ t_hb_keeps_session_alive(void)
 		h_req *r2 = H_HB(h, .group = G, .member = ids[1], .gen = gen);
 		CH_CHECK(r1->error == 0 && r2->error == 0);
 	}
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_STABLE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
 	CH_CHECK_EQ_INT(info(h, G).members, 2);
 	fin(h);
 }
@@ -874,7 +874,7 @@ t_session_expiry_rebalances(void)
 	CH_CHECK_EQ_INT(info(h, G).members, 2);
 	h_advance_to(h, last + 10001);
 	CH_CHECK_EQ_INT(info(h, G).members, 1);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_PREPARING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_PREPARING_REBALANCE);
 	h_req *r = H_HB(h, .group = G, .member = ids[0], .gen = gen);
 	CH_CHECK_EQ_INT(r->error, CH_KERR_REBALANCE_IN_PROGRESS);
 	h_req *j = H_JOIN(h, .v = H_V(5), .group = G, .member = ids[0]);
@@ -923,7 +923,7 @@ t_leave_v0_single(void)
 	CH_CHECK(h_done(r));
 	CH_CHECK_EQ_INT(r->error, 0);
 	CH_CHECK_EQ_INT(info(h, G).members, 1);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_PREPARING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_PREPARING_REBALANCE);
 	fin(h);
 }
 
@@ -975,7 +975,7 @@ t_leave_by_instance_id(void)
 		CH_CHECK_EQ_INT(r->rows[2].error, CH_KERR_FENCED_INSTANCE_ID);
 	}
 	CH_CHECK_EQ_INT(info(h, G).members, 2);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_PREPARING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_PREPARING_REBALANCE);
 	fin(h);
 }
 
@@ -988,8 +988,8 @@ t_leave_last_member_empties_group(void)
 	h_req *r = H_LEAVE(h, .v = H_V(5), .group = G, .members = {{.member = ids[0]}},
 			   .nmembers = 1);
 	CH_CHECK(h_done(r) && r->error == 0);
-	ch_group_info gi = info(h, G);
-	CH_CHECK_EQ_INT(gi.state, CH_GROUP_EMPTY);
+	ch_coord_group_info gi = info(h, G);
+	CH_CHECK_EQ_INT(gi.state, CH_COORD_GROUP_EMPTY);
 	CH_CHECK_EQ_INT(gi.members, 0);
 	CH_CHECK_EQ_INT(gi.generation, gen + 1);
 	fin(h);
@@ -1027,7 +1027,7 @@ t_static_rejoin_replaces_and_fences(void)
 	CH_CHECK_EQ_INT(j->generation, gen);
 	CH_CHECK_EQ_STR(j->leader, ids[0]);
 	CH_CHECK_EQ_INT(j->nrows, 0);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_STABLE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
 	CH_CHECK_EQ_INT(info(h, G).generation, gen);
 	CH_CHECK_EQ_INT(info(h, G).members, 2);
 	char nid[H_STR];
@@ -1049,7 +1049,7 @@ t_static_rejoin_replaces_and_fences(void)
 	CH_CHECK(h_blob_str(r->assignment, "A1"));
 	r = H_HB(h, .group = G, .member = nid, .gen = gen, .instance = "i1");
 	CH_CHECK_EQ_INT(r->error, 0);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_STABLE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
 	fin(h);
 }
 
@@ -1066,7 +1066,7 @@ t_static_leader_rejoin_v9_skip_assignment(void)
 	CH_CHECK_EQ_STR(j->leader, j->member_id);
 	CH_CHECK_EQ_INT(j->nrows, 2);
 	CH_CHECK_EQ_INT(j->generation, gen);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_STABLE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
 	h_req *s = H_SYNC(h, .group = G, .member = j->member_id, .gen = gen, .instance = "i0");
 	CH_CHECK(h_done(s) && s->error == 0);
 	CH_CHECK(h_blob_str(s->assignment, "A0"));
@@ -1090,7 +1090,7 @@ t_static_leader_rejoin_v5_old_leader_id(void)
 		CH_CHECK(strcmp(j->leader, j->member_id) != 0);
 		CH_CHECK_EQ_INT(j->nrows, 0);
 		CH_CHECK_EQ_INT(j->generation, gen);
-		CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_STABLE);
+		CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
 	}
 	fin(h);
 }
@@ -1103,7 +1103,7 @@ t_static_rejoin_completing_rebalances(void)
 	h_req *b = H_JOIN(h, .v = H_V(5), .group = G, .instance = "i1");
 	h_advance(h, 6000);
 	CH_CHECK(h_done(a) && h_done(b));
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_COMPLETING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_COMPLETING_REBALANCE);
 	/* the follower waits for the leader's assignment... */
 	h_req *sb = H_SYNC(h, .group = G, .member = b->member_id, .gen = b->generation,
 			   .instance = "i1");
@@ -1111,7 +1111,7 @@ t_static_rejoin_completing_rebalances(void)
 	/* ...when the leader's instance restarts: new rebalance */
 	h_req *a2 = H_JOIN(h, .v = H_V(5), .group = G, .instance = "i0");
 	CH_CHECK(!h_done(a2));
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_PREPARING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_PREPARING_REBALANCE);
 	CH_CHECK(h_done(sb));
 	h_req *sa = sb;
 	CH_CHECK_EQ_INT(sa->error, CH_KERR_REBALANCE_IN_PROGRESS);
@@ -1131,7 +1131,7 @@ t_static_changed_protocol_rebalances(void)
 	CH_CHECK(h_done(a));
 	H_SYNC(h, .group = G, .member = a->member_id, .gen = a->generation, .instance = "i0",
 	       .assign = {{a->member_id, m, 1}}, .nassign = 1);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_STABLE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
 	h_req *a2 = H_JOIN(h, .v = H_V(5), .group = G, .instance = "i0",
 			   .protos = {{"roundrobin", m, 1}}, .nprotos = 1);
 	/* a rebalance, which completes at once (the only member is back) */
@@ -1139,7 +1139,7 @@ t_static_changed_protocol_rebalances(void)
 	CH_CHECK(h_done(a2));
 	CH_CHECK_EQ_INT(a2->generation, a->generation + 1);
 	CH_CHECK(h_blob_str(a2->protocol_name, "roundrobin"));
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_COMPLETING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_COMPLETING_REBALANCE);
 	fin(h);
 }
 
@@ -1178,7 +1178,7 @@ t_static_session_expiry_removes(void)
 	CH_CHECK_EQ_INT(info(h, G).members, 2);
 	h_advance_to(h, start + 10001);
 	CH_CHECK_EQ_INT(info(h, G).members, 1);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_PREPARING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_PREPARING_REBALANCE);
 	fin(h);
 }
 
@@ -1232,7 +1232,7 @@ t_commit_member_checks(void)
 	c = H_COMMIT(h, .group = "nogroup", .member = "x", .gen = 3, .offsets = {{"t", 0, 1}},
 		     .noffsets = 1);
 	CH_CHECK_EQ_INT(c->rows[0].error, CH_KERR_ILLEGAL_GENERATION);
-	CH_CHECK(!EXISTS(h, "nogroup") || STATE(h, "nogroup") == CH_GROUP_DEAD);
+	CH_CHECK(!EXISTS(h, "nogroup") || STATE(h, "nogroup") == CH_COORD_GROUP_DEAD);
 	CH_CHECK_EQ_INT(info(h, G).offsets, 0);
 	fin(h);
 }
@@ -1244,7 +1244,7 @@ t_commit_preparing_old_generation_accepted(void)
 	char ids[2][H_STR];
 	int32_t gen = h_form_group(h, G, 2, ids);
 	H_JOIN(h, .v = H_V(5), .group = G, .member = ids[0]);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_PREPARING_REBALANCE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_PREPARING_REBALANCE);
 	h_req *c = H_COMMIT(h, .group = G, .member = ids[1], .gen = gen, .offsets = {{"t", 0, 9}},
 			    .noffsets = 1);
 	CH_CHECK(h_done(c));
@@ -1274,7 +1274,7 @@ t_commit_standalone_creates_group(void)
 	CH_CHECK(h_done(c));
 	CH_CHECK_EQ_INT(c->rows[0].error, 0);
 	CH_CHECK(EXISTS(h, "solo"));
-	CH_CHECK_EQ_INT(STATE(h, "solo"), CH_GROUP_EMPTY);
+	CH_CHECK_EQ_INT(STATE(h, "solo"), CH_COORD_GROUP_EMPTY);
 	/* again, on the existing Empty group */
 	c = H_COMMIT(h, .v = H_V(9), .group = "solo", .member = "", .gen = -1,
 		     .offsets = {{"t", 0, 101}}, .noffsets = 1);
@@ -1681,7 +1681,7 @@ t_delete_groups(void)
 		 h_row_group(d, "nogroup")->error == CH_KERR_GROUP_ID_NOT_FOUND);
 	CH_CHECK(h_row_group(d, G) && h_row_group(d, G)->error == CH_KERR_NON_EMPTY_GROUP);
 	CH_CHECK(h_row_group(d, "solo") && h_row_group(d, "solo")->error == 0);
-	CH_CHECK(!EXISTS(h, "solo") || STATE(h, "solo") == CH_GROUP_DEAD);
+	CH_CHECK(!EXISTS(h, "solo") || STATE(h, "solo") == CH_COORD_GROUP_DEAD);
 	CH_CHECK_EQ_INT(h_count_records(h, "solo", 1, true), 3); /* offset tombstones */
 	CH_CHECK(h_count_records(h, "solo", 2, true) >= 1);      /* group tombstone */
 	h_req *f = H_FETCH(h, .v = H_V(7), .groups = {{"solo", .ntopics = -1}});
@@ -1691,7 +1691,7 @@ t_delete_groups(void)
 	CH_CHECK(h_row_group(d, "solo") && !strcmp(h_row_group(d, "solo")->state, "Dead"));
 	/* after the member leaves, the group can be deleted */
 	H_LEAVE(h, .v = H_V(0), .group = G, .member = ids[0]);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_EMPTY);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_EMPTY);
 	const char *g1[] = {G};
 	d = h_delete_groups(h, H_V(0), g1, 1);
 	CH_CHECK(h_row_group(d, G) && h_row_group(d, G)->error == 0);
@@ -1755,13 +1755,13 @@ t_retention_from_empty(void)
 	/* still there: a Stable group subscribed to "t" keeps its offsets */
 	CH_CHECK_EQ_INT(info(h, G).offsets, 1);
 	H_LEAVE(h, .v = H_V(0), .group = G, .member = ids[0]);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_EMPTY);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_EMPTY);
 	int64_t empty_at = h->now;
 	h_advance_to(h, empty_at + 7 * DAY - 11 * 60000);
 	CH_CHECK_EQ_INT(info(h, G).offsets, 1);
 	h_advance_to(h, empty_at + 7 * DAY + 11 * 60000);
 	CH_CHECK(!EXISTS(h, G) || info(h, G).offsets == 0);
-	CH_CHECK(!EXISTS(h, G) || STATE(h, G) == CH_GROUP_DEAD);
+	CH_CHECK(!EXISTS(h, G) || STATE(h, G) == CH_COORD_GROUP_DEAD);
 	CH_CHECK_EQ_INT(h_count_records(h, G, 1, true), 1);
 	CH_CHECK(h_count_records(h, G, 2, true) >= 1);
 	fin(h);
@@ -1795,19 +1795,19 @@ t_replay_rebuilds_groups(void)
 	seed_offsets(h, "gone");
 	const char *gone[] = {"gone"};
 	h_delete_groups(h, H_V(2), gone, 1);
-	ch_group_info before = info(h, G);
+	ch_coord_group_info before = info(h, G);
 
 	h_env *r = h_replay(h);
-	ch_group_info after = info(r, G);
+	ch_coord_group_info after = info(r, G);
 	CH_CHECK(after.exists);
-	CH_CHECK_EQ_INT(after.state, CH_GROUP_STABLE);
+	CH_CHECK_EQ_INT(after.state, CH_COORD_GROUP_STABLE);
 	CH_CHECK_EQ_INT(after.generation, before.generation);
 	CH_CHECK_EQ_INT(after.members, 2);
 	CH_CHECK_EQ_INT(after.offsets, 2);
 	CH_CHECK(after.leader && before.leader && !strcmp(after.leader, before.leader));
 	CH_CHECK(after.protocol && !strcmp(after.protocol, "range"));
 	CH_CHECK_EQ_INT(info(r, "solo").offsets, 3);
-	CH_CHECK(!EXISTS(r, "gone") || STATE(r, "gone") == CH_GROUP_DEAD);
+	CH_CHECK(!EXISTS(r, "gone") || STATE(r, "gone") == CH_COORD_GROUP_DEAD);
 	h_req *f = H_FETCH(r, .v = H_V(8),
 			   .groups = {{G, .ntopics = -1}, {"solo", .ntopics = -1}}, .ngroups = 2);
 	CH_CHECK(h_row_tp(f, G, "t", 0) && h_row_tp(f, G, "t", 0)->offset == 7);
@@ -1840,13 +1840,13 @@ t_replay_empty_group_and_static(void)
 	strcpy(nid, j->member_id);
 	seed_offsets(h, "solo");
 	h_env *r = h_replay(h);
-	CH_CHECK_EQ_INT(STATE(r, G), CH_GROUP_STABLE);
+	CH_CHECK_EQ_INT(STATE(r, G), CH_COORD_GROUP_STABLE);
 	CH_CHECK_EQ_INT(info(r, G).generation, gen);
 	h_req *hb = H_HB(r, .group = G, .member = nid, .gen = gen, .instance = "i1");
 	CH_CHECK_EQ_INT(hb->error, 0);
 	hb = H_HB(r, .group = G, .member = ids[1], .gen = gen, .instance = "i1");
 	CH_CHECK_EQ_INT(hb->error, CH_KERR_FENCED_INSTANCE_ID);
-	CH_CHECK_EQ_INT(STATE(r, "solo"), CH_GROUP_EMPTY);
+	CH_CHECK_EQ_INT(STATE(r, "solo"), CH_COORD_GROUP_EMPTY);
 	fin(r);
 	fin(h);
 }
@@ -2002,7 +2002,7 @@ t_load_refuses_until_loaded(void)
 	CH_CHECK(h_done(c) && c->rows[0].error == 0);
 
 	CH_CHECK_EQ_INT(h_load_partition(h, src, pg, true), 1);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_STABLE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
 	CH_CHECK_EQ_INT(info(h, G).generation, gen);
 	h_req *f = H_FETCH(h, .groups = {{G, .topics = {{"t", {0}, 1}}, .ntopics = 1}}, .ngroups = 1);
 	CH_CHECK(h_row_group(f, G) && h_row_group(f, G)->error == 0);
@@ -2054,7 +2054,7 @@ t_load_failure_then_retry(void)
 	/* the retry reads the same log again */
 	CH_CHECK_EQ_INT(h_load_partition(h, src, pg, true), 1);
 	CH_CHECK_EQ_INT(ch_coord_partition_count(h->c, CH_COORD_LOAD_FAILED), 0);
-	CH_CHECK_EQ_INT(STATE(h, G), CH_GROUP_STABLE);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
 	CH_CHECK_EQ_INT(info(h, G).members, 2);
 	h_req *f = H_FETCH(h, .v = H_V(1), .groups = {{G, .topics = {{"t", {0, 1}, 2}}, .ntopics = 1}});
 	CH_CHECK(h_row_tp(f, NULL, "t", 0) && h_row_tp(f, NULL, "t", 0)->offset == 7 &&
@@ -2075,28 +2075,28 @@ t_load_failure_then_retry(void)
 static void
 check_answer_cells(h_env *h, const char *mid, int32_t gen)
 {
-	ch_group_info i = ch_coord_group_info(h->c, G);
+	ch_coord_group_info i = ch_coord_group_get_info(h->c, G);
 	int col = i.exists ? (int)i.state + 1 : COORD_COL_NO_GROUP;
 	const coord_rule *r;
-	if ((r = coord_rule_at(REQ_HEARTBEAT, col))->act == ACT_ANSWER)
+	if ((r = ch_coord_rule_at(REQ_HEARTBEAT, col))->act == ACT_ANSWER)
 		CH_CHECK_EQ_INT(H_HB(h, .group = G, .member = mid, .gen = gen)->error, r->err);
-	if ((r = coord_rule_at(REQ_SYNC, col))->act == ACT_ANSWER)
+	if ((r = ch_coord_rule_at(REQ_SYNC, col))->act == ACT_ANSWER)
 		CH_CHECK_EQ_INT(H_SYNC(h, .v = H_V(3), .group = G, .member = mid, .gen = gen)->error,
 				r->err);
-	if ((r = coord_rule_at(REQ_COMMIT, col))->act == ACT_ANSWER) {
+	if ((r = ch_coord_rule_at(REQ_COMMIT, col))->act == ACT_ANSWER) {
 		h_req *c = H_COMMIT(h, .v = H_V(7), .group = G, .member = mid, .gen = gen,
 				    .offsets = {{"t", 0, 1}}, .noffsets = 1);
 		CH_CHECK(c->nrows == 1 && c->rows[0].error == r->err);
 	}
-	if ((r = coord_rule_at(REQ_DELETE, col))->act == ACT_ANSWER) {
+	if ((r = ch_coord_rule_at(REQ_DELETE, col))->act == ACT_ANSWER) {
 		const char *gs[] = {G};
 		h_req *d = h_delete_groups(h, H_V(2), gs, 1);
 		CH_CHECK(d->nrows == 1 && d->rows[0].error == r->err);
 	}
-	r = coord_rule_at(REQ_JOIN_UNKNOWN, col);
+	r = ch_coord_rule_at(REQ_JOIN_UNKNOWN, col);
 	CH_CHECK(r->act == ACT_ANSWER);
 	CH_CHECK_EQ_INT(H_JOIN(h, .v = H_V(5), .group = G, .member = "nobody")->error, r->err);
-	CH_CHECK_EQ_INT(ch_coord_group_info(h->c, G).state, i.state); /* none moved it */
+	CH_CHECK_EQ_INT(ch_coord_group_get_info(h->c, G).state, i.state); /* none moved it */
 }
 
 /* The error cells of the state table, in every state a group reaches. */
@@ -2107,29 +2107,29 @@ t_state_table_answers(void)
 	char ids[2][H_STR];
 	check_answer_cells(h, "nobody", 0); /* no group */
 	int32_t gen = h_form_group(h, G, 2, ids);
-	CH_CHECK(info(h, G).state == CH_GROUP_STABLE);
+	CH_CHECK(info(h, G).state == CH_COORD_GROUP_STABLE);
 	check_answer_cells(h, ids[0], gen);
 	H_JOIN(h, .v = H_V(5), .group = G, .member = ids[0]); /* the leader: rebalance */
-	CH_CHECK(info(h, G).state == CH_GROUP_PREPARING_REBALANCE);
+	CH_CHECK(info(h, G).state == CH_COORD_GROUP_PREPARING_REBALANCE);
 	check_answer_cells(h, ids[1], gen);
 	h_req *j1 = H_JOIN(h, .v = H_V(5), .group = G, .member = ids[1]);
-	CH_CHECK(h_done(j1) && info(h, G).state == CH_GROUP_COMPLETING_REBALANCE);
+	CH_CHECK(h_done(j1) && info(h, G).state == CH_COORD_GROUP_COMPLETING_REBALANCE);
 	check_answer_cells(h, ids[1], j1->generation);
 	H_LEAVE(h, .v = H_V(3), .group = G, .members = {{ids[0]}, {ids[1]}}, .nmembers = 2);
-	CH_CHECK(info(h, G).state == CH_GROUP_EMPTY);
+	CH_CHECK(info(h, G).state == CH_COORD_GROUP_EMPTY);
 	check_answer_cells(h, ids[0], j1->generation);
 	fin(h);
 }
 
-/* The state table in ch_group.h is the one the code reads
- * (ch_group_table.c). GROUP_STATE_TABLE_WRITE=1 rewrites the header's copy. */
+/* The state table in ch_coord.h is the one the code reads
+ * (ch_coord_table.c). GROUP_STATE_TABLE_WRITE=1 rewrites the header's copy. */
 static void
 t_state_table_in_header(void)
 {
 	static char want[1 << 16];
 	size_t n = ch_coord_state_table(want, sizeof(want));
 	CH_CHECK(n > 0 && n < sizeof(want));
-	const char *path = CH_SOURCE_DIR "/src/group/ch_group.h";
+	const char *path = CH_SOURCE_DIR "/src/group/ch_coord.h";
 	FILE *f = fopen(path, "rb");
 	CH_CHECK(f != NULL);
 	if (!f)
@@ -2159,7 +2159,7 @@ t_state_table_in_header(void)
 	}
 	if (!same)
 		fprintf(stderr,
-			"%s: the state table differs from ch_group_table.c's rules; rewrite it with "
+			"%s: the state table differs from ch_coord_table.c's rules; rewrite it with "
 			"GROUP_STATE_TABLE_WRITE=1 group_test_coord t_state_table_in_header. The "
 			"code's table:\n%s",
 			path, want);

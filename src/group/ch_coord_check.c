@@ -1,5 +1,5 @@
 /*
- * ch_group_check.c: the coordinator's invariants.
+ * ch_coord_check.c: the coordinator's invariants.
  *
  * ch_coord_check walks everything; the simulator and the unit tests call
  * it after every step. Builds with CH_COORD_CHECKS (the sanitizer build
@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "common/ch_common.h"
-#include "group/ch_group_int.h"
+#include "group/ch_coord_int.h"
 
 #define COORD_FULL_CHECK_EVERY 256
 #define COORD_CHECK_ITEMS 64
@@ -37,13 +37,13 @@ fail(const char *fmt, ...)
 
 /* The members: list, maps, counters, parked requests, timers. */
 static const char *
-check_members(const ch_group *g, ch_coord_load_state ls)
+check_members(const ch_coord_group *g, ch_coord_load_state ls)
 {
 	size_t n = 0;
 	int32_t awaiting = 0, pending_sync = 0;
 	bool leader_found = false;
 	const char *id = g->group_id;
-	for (const ch_member *m = g->first; m; m = m->next) {
+	for (const ch_coord_member *m = g->first; m; m = m->next) {
 		n++;
 		if (m->group != g)
 			return fail("group %s: member %s points to another group", id, m->member_id);
@@ -56,9 +56,9 @@ check_members(const ch_group *g, ch_coord_load_state ls)
 		if (m->instance_id &&
 		    ch_map_get(&g->static_members, m->instance_id, strlen(m->instance_id)) != m)
 			return fail("group %s: static member map out of date for %s", id, m->member_id);
-		if (m->sync_token && g->state != CH_GROUP_COMPLETING_REBALANCE)
+		if (m->sync_token && g->state != CH_COORD_GROUP_COMPLETING_REBALANCE)
 			return fail("group %s: parked SyncGroup in state %s", id,
-				    ch_group_state_name(g->state));
+				    ch_coord_group_state_name(g->state));
 		if (m->session.kind != T_MEMBER || m->session.owner != m)
 			return fail("group %s: member %s's session timer is not its own", id,
 				    m->member_id);
@@ -66,7 +66,7 @@ check_members(const ch_group *g, ch_coord_load_state ls)
 		if (!m->join_token && !m->sync_token && !ch_heap_armed(&m->session.node) &&
 		    ls == CH_COORD_LOADED)
 			return fail("group %s: member %s has no session timer", id, m->member_id);
-		if (m->is_new && !m->join_token && g->state != CH_GROUP_PREPARING_REBALANCE)
+		if (m->is_new && !m->join_token && g->state != CH_COORD_GROUP_PREPARING_REBALANCE)
 			return fail("group %s: new member %s outside a join phase without a JoinGroup",
 				    id, m->member_id);
 	}
@@ -77,7 +77,7 @@ check_members(const ch_group *g, ch_coord_load_state ls)
 	 * after every entry point). */
 	ch_map_foreach(&g->members, e)
 	{
-		const ch_member *m = e->value;
+		const ch_coord_member *m = e->value;
 		if (m->group != g || m->member_id != e->key)
 			return fail("group %s: member map entry %s is not that member", id, e->key);
 	}
@@ -98,7 +98,7 @@ check_members(const ch_group *g, ch_coord_load_state ls)
 
 /* Members handed an id with MEMBER_ID_REQUIRED. */
 static const char *
-check_pending(const ch_group *g)
+check_pending(const ch_coord_group *g)
 {
 	ch_map_foreach(&g->pending, e)
 	{
@@ -108,7 +108,7 @@ check_pending(const ch_group *g)
 		if (p->timer.kind != T_PENDING || p->timer.owner != p ||
 		    !ch_heap_armed(&p->timer.node))
 			return fail("group %s: pending member %s has no timer", g->group_id, e->key);
-		if (member_find(g, ch_str_c(p->member_id)))
+		if (ch_coord_member_find(g, ch_str_c(p->member_id)))
 			return fail("group %s: %s is both pending and a member", g->group_id, e->key);
 	}
 	return NULL;
@@ -116,16 +116,16 @@ check_pending(const ch_group *g)
 
 /* The state, PreparingRebalance's sub-state and the group's timers. */
 static const char *
-check_state(const ch_group *g)
+check_state(const ch_coord_group *g)
 {
 	const char *id = g->group_id;
 	size_t n = g->members.n;
 	if (g->join_timer.kind != T_GROUP_JOIN || g->join_timer.owner != g ||
 	    g->sync_timer.kind != T_GROUP_SYNC || g->sync_timer.owner != g)
 		return fail("group %s: a group timer is not the group's", id);
-	if ((g->state == CH_GROUP_PREPARING_REBALANCE) != (g->join_wait != JOIN_WAIT_NONE))
+	if ((g->state == CH_COORD_GROUP_PREPARING_REBALANCE) != (g->join_wait != JOIN_WAIT_NONE))
 		return fail("group %s: join sub-state %d in state %s", id, (int)g->join_wait,
-			    ch_group_state_name(g->state));
+			    ch_coord_group_state_name(g->state));
 	if (g->join_wait == JOIN_WAIT_INITIAL) {
 		/* (the budget is the rebalance timeout when the delay began, less the
 		 * re-arms: members that left since do not shrink it) */
@@ -134,39 +134,39 @@ check_state(const ch_group *g)
 	} else if (g->initial.remaining_ms || g->initial.member_joined) {
 		return fail("group %s: initial delay state outside the initial delay", id);
 	}
-	if (g->state != CH_GROUP_PREPARING_REBALANCE && ch_heap_armed(&g->join_timer.node))
-		return fail("group %s: join timer armed in %s", id, ch_group_state_name(g->state));
+	if (g->state != CH_COORD_GROUP_PREPARING_REBALANCE && ch_heap_armed(&g->join_timer.node))
+		return fail("group %s: join timer armed in %s", id, ch_coord_group_state_name(g->state));
 	if (g->rebalance_reason.cause < CH_COORD_CAUSE_NONE ||
 	    g->rebalance_reason.cause > CH_COORD_CAUSE_DELETED ||
 	    !memchr(g->rebalance_reason.detail, '\0', sizeof(g->rebalance_reason.detail)))
 		return fail("group %s: rebalance reason garbled", id);
 	switch (g->state) {
-	case CH_GROUP_EMPTY:
+	case CH_COORD_GROUP_EMPTY:
 		if (n)
 			return fail("group %s: Empty with %zu members", id, n);
 		break;
-	case CH_GROUP_PREPARING_REBALANCE:
+	case CH_COORD_GROUP_PREPARING_REBALANCE:
 		if (!ch_heap_armed(&g->join_timer.node))
 			return fail("group %s: PreparingRebalance without a join timer", id);
 		break;
-	case CH_GROUP_COMPLETING_REBALANCE:
-	case CH_GROUP_STABLE:
+	case CH_COORD_GROUP_COMPLETING_REBALANCE:
+	case CH_COORD_GROUP_STABLE:
 		if (!n)
-			return fail("group %s: %s with no members", id, ch_group_state_name(g->state));
-		if (g->awaiting_join && g->state == CH_GROUP_COMPLETING_REBALANCE)
+			return fail("group %s: %s with no members", id, ch_coord_group_state_name(g->state));
+		if (g->awaiting_join && g->state == CH_COORD_GROUP_COMPLETING_REBALANCE)
 			return fail("group %s: CompletingRebalance with a parked JoinGroup", id);
 		if (!g->protocol_name)
 			return fail("group %s: no protocol selected in a completed generation", id);
 		break;
-	case CH_GROUP_DEAD:
+	case CH_COORD_GROUP_DEAD:
 		return fail("group %s: a Dead group is still registered", id);
 	default:
 		return fail("group %s: no such state %d", id, (int)g->state);
 	}
 	/* Every member supports the selected protocol. */
-	if (g->protocol_name && g->state != CH_GROUP_PREPARING_REBALANCE)
-		for (const ch_member *m = g->first; m; m = m->next)
-			if (!member_protocol_find(m, g->protocol_name))
+	if (g->protocol_name && g->state != CH_COORD_GROUP_PREPARING_REBALANCE)
+		for (const ch_coord_member *m = g->first; m; m = m->next)
+			if (!ch_coord_member_protocol(m, g->protocol_name))
 				return fail("group %s: member %s does not support protocol %s", id,
 					    m->member_id, g->protocol_name);
 	return NULL;
@@ -175,11 +175,11 @@ check_state(const ch_group *g)
 /* An assignment store in flight is the group's own, for a generation the
  * group has reached. */
 static const char *
-check_store(const ch_coord *c, const ch_group *g)
+check_store(const ch_coord *c, const ch_coord_group *g)
 {
 	if (!g->store_id)
 		return NULL;
-	const pending_append *a = append_find(&c->appends, g->store_id);
+	const pending_append *a = ch_coord_append_find(&c->appends, g->store_id);
 	if (!a || a->kind != A_SYNC_STORE || strcmp(a->group_id, g->group_id) != 0)
 		return fail("group %s: store %" PRIu64 " is not an assignment store of the group in flight",
 			    g->group_id, g->store_id);
@@ -191,7 +191,7 @@ check_store(const ch_coord *c, const ch_group *g)
 
 /* Committed offsets: each map key is "topic\0" + the partition. */
 static const char *
-check_offsets(const ch_group *g)
+check_offsets(const ch_coord_group *g)
 {
 	ch_map_foreach(&g->offsets, e)
 	{
@@ -205,8 +205,8 @@ check_offsets(const ch_group *g)
 	return NULL;
 }
 
-const char *
-coord_check_group(const ch_coord *c, const ch_group *g)
+static const char *
+check_group(const ch_coord *c, const ch_coord_group *g)
 {
 	ch_coord_load_state ls = ch_coord_partition_state(c, g->partition);
 	if (g->coord != c)
@@ -280,24 +280,24 @@ ch_coord_check(const ch_coord *c)
 		e = fail("the offsets retention timer is not armed");
 	ch_map_foreach(&c->groups, ge)
 	{
-		const ch_group *g = ge->value;
+		const ch_coord_group *g = ge->value;
 		if (!e && g->group_id != ge->key)
 			e = fail("group %s filed under %s", g->group_id, ge->key);
 		if (!e)
-			e = coord_check_group(c, g);
+			e = check_group(c, g);
 	}
 	return e;
 }
 
 #ifdef CH_COORD_CHECKS
 coord_entry
-coord_entry_begin(ch_coord *c, const char *where, ch_str group_id)
+ch_coord_entry_begin(ch_coord *c, const char *where, ch_str group_id)
 {
-	return (coord_entry){c, where, group_id.len < 0 ? NULL : str_dup(group_id)};
+	return (coord_entry){c, where, group_id.len < 0 ? NULL : ch_coord_str_dup(group_id)};
 }
 
 void
-coord_entry_end(coord_entry *e)
+ch_coord_entry_end(coord_entry *e)
 {
 	ch_coord *c = e->c;
 	const char *err = NULL;
@@ -310,10 +310,10 @@ coord_entry_end(coord_entry *e)
 		 * and offsets is checked on every (items / COORD_CHECK_ITEMS)th
 		 * call only, so a call costs O(COORD_CHECK_ITEMS) on average (the
 		 * simulator's groups of hundreds, which it checks itself). */
-		const ch_group *g = group_find(c, ch_str_c(e->group));
+		const ch_coord_group *g = ch_coord_group_find(c, ch_str_c(e->group));
 		size_t items = g ? g->members.n + g->pending.n + g->offsets.n : 0;
 		if (g && n % (items / COORD_CHECK_ITEMS + 1) == 0)
-			err = coord_check_group(c, g);
+			err = check_group(c, g);
 	}
 	free(e->group);
 	if (!err)

@@ -1,5 +1,5 @@
 /*
- * ch_group_store.c: the coordinator's durable state in __consumer_offsets.
+ * ch_coord_store.c: the coordinator's durable state in __consumer_offsets.
  *
  * Records use Kafka's own schemas (../shared/kafka-protocol/coordinator-records), so Kafka's
  * tools can read the topic:
@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "common/ch_common.h"
-#include "group/ch_group_int.h"
+#include "group/ch_coord_int.h"
 #include "proto/ch_wr.h"
 #include "proto/generated/ch_errors.h"
 
@@ -34,7 +34,7 @@
 #define VALUE_OFFSET_EXPIRE_V 1
 #define VALUE_GROUP_V 3
 
-void
+static void
 record_init(ch_coord_record *r)
 {
 	ch_buf_init(&r->key);
@@ -43,7 +43,7 @@ record_init(ch_coord_record *r)
 }
 
 void
-record_free(ch_coord_record *r)
+ch_coord_record_free(ch_coord_record *r)
 {
 	ch_buf_free(&r->key);
 	ch_buf_free(&r->value);
@@ -59,8 +59,8 @@ group_key(ch_coord_record *r, const char *group)
 	ch_GroupMetadataKey_encode(&r->key, KEY_GROUP_V, &k);
 }
 
-void
-record_group_metadata(ch_coord_record *r, const ch_group *g, int64_t now)
+static void
+record_group_metadata(ch_coord_record *r, const ch_coord_group *g, int64_t now)
 {
 	(void)now;
 	record_init(r);
@@ -75,7 +75,7 @@ record_group_metadata(ch_coord_record *r, const ch_group *g, int64_t now)
 	v.members_n = (int32_t)g->members.n;
 	v.members = ch_xcalloc(g->members.n, sizeof(*v.members));
 	int32_t i = 0;
-	for (const ch_member *m = g->first; m; m = m->next, i++) {
+	for (const ch_coord_member *m = g->first; m; m = m->next, i++) {
 		ch_GroupMetadataValue_MemberMetadata *x = &v.members[i];
 		x->memberId = ch_str_c(m->member_id);
 		x->groupInstanceId = ch_str_c(m->instance_id);
@@ -97,7 +97,7 @@ record_group_metadata(ch_coord_record *r, const ch_group *g, int64_t now)
 }
 
 void
-record_group_tombstone(ch_coord_record *r, const ch_group *g)
+ch_coord_record_group_tombstone(ch_coord_record *r, const ch_coord_group *g)
 {
 	record_init(r);
 	group_key(r, g->group_id);
@@ -117,7 +117,7 @@ offset_key(ch_coord_record *r, const char *group, const char *topic, int32_t par
 }
 
 void
-record_offset(ch_coord_record *r, const char *group, const char *topic, int32_t partition,
+ch_coord_record_offset(ch_coord_record *r, const char *group, const char *topic, int32_t partition,
 	      int64_t offset, int32_t leader_epoch, const char *metadata, size_t mlen,
 	      int64_t commit_ts, int64_t expire_ts)
 {
@@ -136,7 +136,7 @@ record_offset(ch_coord_record *r, const char *group, const char *topic, int32_t 
 }
 
 void
-record_offset_tombstone(ch_coord_record *r, const char *group, const char *topic, int32_t partition)
+ch_coord_record_offset_tombstone(ch_coord_record *r, const char *group, const char *topic, int32_t partition)
 {
 	record_init(r);
 	offset_key(r, group, topic, partition);
@@ -166,7 +166,7 @@ appends_insert(append_table *t, pending_append *a)
 }
 
 const pending_append *
-append_find(const append_table *t, uint64_t id)
+ch_coord_append_find(const append_table *t, uint64_t id)
 {
 	uint32_t s = (uint32_t)id;
 	return s < t->cap && t->slot[s] && t->slot[s]->id == id ? t->slot[s] : NULL;
@@ -177,7 +177,7 @@ static pending_append *
 appends_take(append_table *t, uint64_t id)
 {
 	uint32_t s = (uint32_t)id;
-	if (!append_find(t, id))
+	if (!ch_coord_append_find(t, id))
 		return NULL;
 	pending_append *a = t->slot[s];
 	t->slot[s] = NULL;
@@ -187,7 +187,7 @@ appends_take(append_table *t, uint64_t id)
 }
 
 void
-append_table_free(append_table *t, void (*drop)(pending_append *a))
+ch_coord_append_table_free(append_table *t, void (*drop)(pending_append *a))
 {
 	for (uint32_t s = 0; s < t->cap; s++)
 		if (t->slot[s])
@@ -198,7 +198,7 @@ append_table_free(append_table *t, void (*drop)(pending_append *a))
 }
 
 pending_append *
-append_new(ch_coord *c, append_kind kind, ch_group *g, void *token, int16_t version)
+ch_coord_append_new(ch_coord *c, append_kind kind, ch_coord_group *g, void *token, int16_t version)
 {
 	pending_append *a = ch_xcalloc(1, sizeof(*a));
 	appends_insert(&c->appends, a);
@@ -211,17 +211,17 @@ append_new(ch_coord *c, append_kind kind, ch_group *g, void *token, int16_t vers
 }
 
 void
-append_issue(ch_coord *c, pending_append *a, const ch_coord_record *recs, size_t n,
+ch_coord_append_issue(ch_coord *c, pending_append *a, const ch_coord_record *recs, size_t n,
 	     int32_t partition)
 {
 	c->ops.append(c->ops.ud, partition, recs, n, a->id);
 }
 
 void
-group_store(ch_group *g, append_kind kind, void *token, int16_t version, int64_t now, void *data)
+ch_coord_group_store(ch_coord_group *g, append_kind kind, void *token, int16_t version, int64_t now, void *data)
 {
 	ch_coord *c = g->coord;
-	pending_append *a = append_new(c, kind, g, token, version);
+	pending_append *a = ch_coord_append_new(c, kind, g, token, version);
 	a->data = data;
 	if (kind == A_SYNC_STORE) {
 		g->store_id = a->id;
@@ -229,8 +229,8 @@ group_store(ch_group *g, append_kind kind, void *token, int16_t version, int64_t
 	}
 	ch_coord_record r;
 	record_group_metadata(&r, g, now);
-	append_issue(c, a, &r, 1, g->partition);
-	record_free(&r);
+	ch_coord_append_issue(c, a, &r, 1, g->partition);
+	ch_coord_record_free(&r);
 }
 
 void
@@ -241,13 +241,13 @@ ch_coord_append_done(ch_coord *c, int64_t now, uint64_t id, int16_t error)
 		return;
 	switch (a->kind) {
 	case A_SYNC_STORE:
-		sync_append_done(c, a, error, now);
+		ch_coord_sync_append_done(c, a, error, now);
 		break;
 	case A_STATIC_STORE:
-		static_append_done(c, a, error, now);
+		ch_coord_static_append_done(c, a, error, now);
 		break;
 	case A_DEFERRED:
-		deferred_append_done(c, a, error, now);
+		ch_coord_deferred_append_done(c, a, error, now);
 		break;
 	case A_FIRE:
 		if (error)
@@ -265,12 +265,12 @@ ch_coord_append_done(ch_coord *c, int64_t now, uint64_t id, int16_t error)
 static int
 load_group(ch_coord *c, ch_str group, const uint8_t *val, size_t vlen, bool tombstone)
 {
-	ch_group *g = group_find(c, group);
+	ch_coord_group *g = ch_coord_group_find(c, group);
 	if (tombstone) {
 		if (g) {
-			coord_reason why = coord_reason_make(CH_COORD_CAUSE_LOADED,
+			coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_LOADED,
 							     "tombstone replayed");
-			group_delete(g, 0, &why);
+			ch_coord_group_delete(g, 0, &why);
 		}
 		return 0;
 	}
@@ -286,19 +286,19 @@ load_group(ch_coord *c, ch_str group, const uint8_t *val, size_t vlen, bool tomb
 		return -1;
 	}
 	if (!g)
-		g = group_get_or_create(c, group, v.currentStateTimestamp);
+		g = ch_coord_group_get_or_create(c, group, v.currentStateTimestamp);
 	/* Replace the members with the stored ones. */
 	while (g->first)
-		group_member_drop(g, g->first);
+		ch_coord_member_drop(g, g->first);
 	g->generation = v.generation;
 	free(g->protocol_type);
-	g->protocol_type = v.protocolType.len > 0 ? str_dup(v.protocolType) : NULL;
+	g->protocol_type = v.protocolType.len > 0 ? ch_coord_str_dup(v.protocolType) : NULL;
 	free(g->protocol_name);
-	g->protocol_name = str_dup(v.protocol);
+	g->protocol_name = ch_coord_str_dup(v.protocol);
 	g->state_ts = v.currentStateTimestamp >= 0 ? v.currentStateTimestamp : 0;
 	for (int32_t i = 0; i < v.members_n; i++) {
 		const ch_GroupMetadataValue_MemberMetadata *x = &v.members[i];
-		ch_member *m = group_member_restore(g, x->memberId, x->groupInstanceId, x->clientId,
+		ch_coord_member *m = ch_coord_member_restore(g, x->memberId, x->groupInstanceId, x->clientId,
 						    x->clientHost, x->sessionTimeout,
 						    x->rebalanceTimeout > 0 ? x->rebalanceTimeout
 									    : x->sessionTimeout,
@@ -306,9 +306,9 @@ load_group(ch_coord *c, ch_str group, const uint8_t *val, size_t vlen, bool tomb
 		if (ch_str_eq(x->memberId, v.leader))
 			g->leader = m;
 	}
-	coord_reason why = coord_reason_make(CH_COORD_CAUSE_LOADED,
+	coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_LOADED,
 					     "replayed from __consumer_offsets-%d", g->partition);
-	group_set_state(g, g->members.n ? CH_GROUP_STABLE : CH_GROUP_EMPTY, g->state_ts, &why);
+	ch_coord_group_set_state(g, g->members.n ? CH_COORD_GROUP_STABLE : CH_COORD_GROUP_EMPTY, g->state_ts, &why);
 	ch_arena_reset(&a);
 	return 0;
 }
@@ -329,13 +329,13 @@ ch_coord_load_record(ch_coord *c, const uint8_t *key, size_t klen, const uint8_t
 		if (ch_OffsetCommitKey_decode(&r, &a, kver, &k) == 0 && k.group.len >= 0 &&
 		    k.topic.len >= 0) {
 			touched = k.group;
-			ch_group *g = group_find(c, k.group);
+			ch_coord_group *g = ch_coord_group_find(c, k.group);
 			if (tombstone) {
-				offset_entry *e = g ? offset_find(g, k.topic.p, (size_t)k.topic.len,
+				offset_entry *e = g ? ch_coord_offset_find(g, k.topic.p, (size_t)k.topic.len,
 								  k.partition)
 						    : NULL;
 				if (e)
-					offset_remove(g, e);
+					ch_coord_offset_remove(g, e);
 				rc = 0;
 			} else {
 				ch_rd vr;
@@ -345,8 +345,8 @@ ch_coord_load_record(ch_coord *c, const uint8_t *key, size_t klen, const uint8_t
 				if (ch_rd_ok(&vr) && vver >= 0 && vver <= 4 &&
 				    ch_OffsetCommitValue_decode(&vr, &a, vver, &v) == 0) {
 					if (!g)
-						g = group_get_or_create(c, k.group, v.commitTimestamp);
-					offset_put(g, k.topic.p, (size_t)k.topic.len, k.partition,
+						g = ch_coord_group_get_or_create(c, k.group, v.commitTimestamp);
+					ch_coord_offset_put(g, k.topic.p, (size_t)k.topic.len, k.partition,
 						   v.offset, vver >= 3 ? v.leaderEpoch : -1,
 						   v.metadata.p, (size_t)CH_MAX(v.metadata.len, 0),
 						   v.commitTimestamp, vver == 1 ? v.expireTimestamp : -1);
@@ -388,23 +388,23 @@ load_finish_groups(ch_coord *c, int64_t now, int32_t partition, bool ok)
 	size_t n = 0;
 	ch_map_foreach_safe(&c->groups, e, tmp)
 	{
-		ch_group *g = e->value;
+		ch_coord_group *g = e->value;
 		if (partition >= 0 ? g->partition != partition
 				   : c->load_state[g->partition] == CH_COORD_LOADED)
 			continue;
 		n++;
 		if (!ok) {
-			coord_reason why = coord_reason_make(
+			coord_reason why = ch_coord_reason_make(
 				CH_COORD_CAUSE_LOADED, "__consumer_offsets-%d failed to load", g->partition);
-			group_delete(g, now, &why);
+			ch_coord_group_delete(g, now, &why);
 			continue;
 		}
 		/* Members of loaded groups must heartbeat within their session. */
-		for (ch_member *m = g->first; m; m = m->next)
-			member_touch_session(m, now);
-		if (g->members.n == 0 && g->state != CH_GROUP_EMPTY) {
-			coord_reason why = coord_reason_make(CH_COORD_CAUSE_LOADED, "loaded with no members");
-			group_set_state(g, CH_GROUP_EMPTY, now, &why);
+		for (ch_coord_member *m = g->first; m; m = m->next)
+			ch_coord_member_touch_session(m, now);
+		if (g->members.n == 0 && g->state != CH_COORD_GROUP_EMPTY) {
+			coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_LOADED, "loaded with no members");
+			ch_coord_group_set_state(g, CH_COORD_GROUP_EMPTY, now, &why);
 		}
 	}
 	return n;

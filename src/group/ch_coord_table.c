@@ -1,8 +1,8 @@
 /*
- * ch_group_table.c: the state table: what each group state does with each
- * request. The request handlers (ch_group.c, ch_group_offsets.c,
- * ch_group_admin.c) look their cell up here and do what it says; the copy
- * of the table in ch_group.h is rendered from these rules (the group_coord
+ * ch_coord_table.c: the state table: what each group state does with each
+ * request. The request handlers (ch_coord.c, ch_coord_offsets.c,
+ * ch_coord_admin.c) look their cell up here and do what it says; the copy
+ * of the table in ch_coord.h is rendered from these rules (the group_coord
  * test compares them), so the documentation and the code cannot drift.
  *
  * A cell is an action and, for ACT_ANSWER, the error answered. `check`
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "common/ch_common.h"
-#include "group/ch_group_int.h"
+#include "group/ch_coord_int.h"
 #include "proto/generated/ch_errors.h"
 
 #define A(e) {ACT_ANSWER, CH_KERR_##e, false}
@@ -25,7 +25,7 @@
 #define DOC(a) {ACT_##a, 0, true} /* after the member check */
 #define NEVER {ACT_NEVER, CH_KERR_UNKNOWN_MEMBER_ID, false}
 
-/* Columns: no such group, then ch_group_state order. */
+/* Columns: no such group, then ch_coord_group_state order. */
 static const coord_rule rules[COORD_REQ_N][COORD_COL_N] = {
     /*                       no group        Empty           Preparing        Completing       Stable           Dead */
     [REQ_JOIN_NEW] =        {DO(CREATE),    DO(JOIN_NEW),   DO(JOIN_NEW),    DO(JOIN_NEW),    DO(JOIN_NEW),    A(COORDINATOR_NOT_AVAILABLE)},
@@ -45,18 +45,18 @@ static const coord_rule rules[COORD_REQ_N][COORD_COL_N] = {
 };
 
 const coord_rule *
-coord_rule_at(coord_req req, int col)
+ch_coord_rule_at(coord_req req, int col)
 {
 	return &rules[req][col];
 }
 
 const coord_rule *
-coord_rule_for(coord_req req, const ch_group *g)
+ch_coord_rule_for(coord_req req, const ch_coord_group *g)
 {
-	return coord_rule_at(req, g ? (int)g->state + 1 : COORD_COL_NO_GROUP);
+	return ch_coord_rule_at(req, g ? (int)g->state + 1 : COORD_COL_NO_GROUP);
 }
 
-/* ---- the rendered table (ch_group.h) ------------------------------------- */
+/* ---- the rendered table (ch_coord.h) ------------------------------------- */
 
 static const char *const req_labels[COORD_REQ_N] = {
     [REQ_JOIN_NEW] = "JoinGroup, no id",

@@ -1,5 +1,5 @@
 /*
- * ch_group_admin.c: ListGroups, DescribeGroups, DeleteGroups: the
+ * ch_coord_admin.c: ListGroups, DescribeGroups, DeleteGroups: the
  * operator's view of groups.
  */
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include <strings.h>
 
 #include "common/ch_common.h"
-#include "group/ch_group_int.h"
+#include "group/ch_coord_int.h"
 #include "proto/ch_acl.h"
 #include "proto/generated/ch_errors.h"
 
@@ -46,8 +46,8 @@ ch_coord_list(ch_coord *c, const ch_coord_req *req)
 	bool by_type = version >= 5 && rq->TypesFilter_n > 0;
 	ch_map_foreach(&c->groups, e)
 	{
-		const ch_group *g = e->value;
-		const char *state = ch_group_state_name(g->state);
+		const ch_coord_group *g = e->value;
+		const char *state = ch_coord_group_state_name(g->state);
 		if (by_state && !str_in_ci(rq->StatesFilter, rq->StatesFilter_n, state))
 			continue;
 		if (by_type && !str_in_ci(rq->TypesFilter, rq->TypesFilter_n, "classic"))
@@ -75,7 +75,7 @@ ch_coord_describe(ch_coord *c, const ch_coord_req *req)
 	r.Groups_n = n;
 	size_t nmembers = 0;
 	for (int32_t i = 0; i < n; i++) {
-		const ch_group *g = group_find(c, rq->Groups[i]);
+		const ch_coord_group *g = ch_coord_group_find(c, rq->Groups[i]);
 		nmembers += g ? g->members.n : 0;
 	}
 	ch_DescribeGroupsResponse_DescribedGroupMember *pool =
@@ -83,11 +83,11 @@ ch_coord_describe(ch_coord *c, const ch_coord_req *req)
 	size_t used = 0;
 	for (int32_t i = 0; i < n; i++) {
 		ch_DescribeGroupsResponse_DescribedGroup *o = &r.Groups[i];
-		const ch_group *g = group_find(c, rq->Groups[i]);
+		const ch_coord_group *g = ch_coord_group_find(c, rq->Groups[i]);
 		o->GroupId = rq->Groups[i];
 		o->AuthorizedOperations =
 			rq->IncludeAuthorizedOperations ? CH_GROUP_AUTHORIZED_OPS : INT32_MIN;
-		int16_t load_err = rq->Groups[i].len < 0 ? 0 : coord_load_error(c, rq->Groups[i]);
+		int16_t load_err = rq->Groups[i].len < 0 ? 0 : ch_coord_load_error(c, rq->Groups[i]);
 		if (rq->Groups[i].len < 0 || load_err) {
 			o->ErrorCode = load_err ? load_err : CH_KERR_INVALID_GROUP_ID;
 			o->GroupState = ch_str_c("");
@@ -97,7 +97,7 @@ ch_coord_describe(ch_coord *c, const ch_coord_req *req)
 				o->AuthorizedOperations = INT32_MIN;
 			continue;
 		}
-		const coord_rule *rule = coord_rule_for(REQ_DESCRIBE, g);
+		const coord_rule *rule = ch_coord_rule_for(REQ_DESCRIBE, g);
 		if (rule->act == ACT_DESCRIBE_DEAD) {
 			/* Kafka (v0-v5) describes an unknown group as Dead, no error. */
 			o->ErrorCode = CH_KERR_NONE;
@@ -109,7 +109,7 @@ ch_coord_describe(ch_coord *c, const ch_coord_req *req)
 		}
 		bool stable = rule->act == ACT_DESCRIBE_FULL;
 		o->ErrorCode = CH_KERR_NONE;
-		o->GroupState = ch_str_c(ch_group_state_name(g->state));
+		o->GroupState = ch_str_c(ch_coord_group_state_name(g->state));
 		o->ProtocolType = ch_str_c(g->protocol_type ? g->protocol_type : "");
 		/* Protocol and metadata only when Stable; the assignment a member
 		 * holds in every state (Kafka 4's ClassicGroupMember.describeNoMetadata;
@@ -117,7 +117,7 @@ ch_coord_describe(ch_coord *c, const ch_coord_req *req)
 		o->ProtocolData = ch_str_c(stable && g->protocol_name ? g->protocol_name : "");
 		o->Members = pool + used;
 		o->Members_n = 0;
-		for (const ch_member *m = g->first; m; m = m->next) {
+		for (const ch_coord_member *m = g->first; m; m = m->next) {
 			ch_DescribeGroupsResponse_DescribedGroupMember *x = &o->Members[o->Members_n++];
 			used++;
 			x->MemberId = ch_str_c(m->member_id);
@@ -166,13 +166,13 @@ ch_coord_delete_groups(ch_coord *c, const ch_coord_req *req)
 	const ch_DeleteGroupsRequest *rq = req->body;
 	int64_t now = req->now;
 	COORD_CHECK_ON_RETURN(c, CH_STR_NULL);
-	deferred *d = deferred_new(req, sizeof(ch_DeleteGroupsResponse), delete_finish);
+	deferred *d = ch_coord_deferred_new(req, sizeof(ch_DeleteGroupsResponse), delete_finish);
 	ch_DeleteGroupsResponse *r = d->resp;
 	ch_DeleteGroupsResponse_init(r);
 	int32_t n = CH_MAX(rq->GroupsNames_n, 0);
-	r->Results = deferred_alloc(d, (size_t)n, sizeof(*r->Results));
-	del_ctx *x = deferred_alloc(d, 1, sizeof(*x));
-	x->deleted = deferred_alloc(d, (size_t)n, sizeof(*x->deleted));
+	r->Results = ch_coord_deferred_alloc(d, (size_t)n, sizeof(*r->Results));
+	del_ctx *x = ch_coord_deferred_alloc(d, 1, sizeof(*x));
+	x->deleted = ch_coord_deferred_alloc(d, (size_t)n, sizeof(*x->deleted));
 	d->ctx = x;
 	r->Results_n = 0;
 	for (int32_t i = 0; i < n; i++) {
@@ -184,10 +184,10 @@ ch_coord_delete_groups(ch_coord *c, const ch_coord_req *req)
 		if (seen)
 			continue;
 		ch_DeleteGroupsResponse_DeletableGroupResult *o = &r->Results[r->Results_n++];
-		o->GroupId = deferred_str(d, id);
-		ch_group *g = id.len <= 0 ? NULL : group_find(c, id);
-		int16_t load_err = id.len <= 0 ? 0 : coord_load_error(c, id);
-		const coord_rule *rule = coord_rule_for(REQ_DELETE, g);
+		o->GroupId = ch_coord_deferred_str(d, id);
+		ch_coord_group *g = id.len <= 0 ? NULL : ch_coord_group_find(c, id);
+		int16_t load_err = id.len <= 0 ? 0 : ch_coord_load_error(c, id);
+		const coord_rule *rule = ch_coord_rule_for(REQ_DELETE, g);
 		if (id.len <= 0) {
 			o->ErrorCode = CH_KERR_INVALID_GROUP_ID;
 		} else if (load_err) {
@@ -202,20 +202,20 @@ ch_coord_delete_groups(ch_coord *c, const ch_coord_req *req)
 			ch_map_foreach(&g->offsets, oe)
 			{
 				const offset_entry *e = oe->value;
-				record_offset_tombstone(&recs[k++], g->group_id, e->topic, e->partition);
+				ch_coord_record_offset_tombstone(&recs[k++], g->group_id, e->topic, e->partition);
 			}
-			record_group_tombstone(&recs[k++], g);
-			deferred_add_append(c, d, g, recs, k);
+			ch_coord_record_group_tombstone(&recs[k++], g);
+			ch_coord_deferred_add_append(c, d, g, recs, k);
 			for (size_t j = 0; j < k; j++)
-				record_free(&recs[j]);
+				ch_coord_record_free(&recs[j]);
 			free(recs);
-			coord_reason why = coord_reason_make(CH_COORD_CAUSE_DELETED,
+			coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_DELETED,
 							     "deleted by DeleteGroups (%zu offsets)",
 							     g->offsets.n);
-			group_delete(g, now, &why);
+			ch_coord_group_delete(g, now, &why);
 			o->ErrorCode = CH_KERR_NONE;
 			x->deleted[x->n++] = o;
 		}
 	}
-	deferred_start(c, d, now);
+	ch_coord_deferred_start(c, d, now);
 }

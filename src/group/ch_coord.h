@@ -1,5 +1,19 @@
 /*
- * ch_group: the classic group coordinator, as a pure state machine.
+ * ch_coord.h: the classic group coordinator (Kafka's GroupCoordinator), as a
+ * pure state machine.
+ *
+ * Names. The module's one prefix is ch_coord (CH_COORD for constants): every
+ * function group/ exports, every type and constant of this header and every
+ * ch_ name of ch_coord_int.h (ch_coord_group, ch_coord_member) has it, and
+ * the files are ch_coord*.c; what one file alone uses is static. Why
+ * ch_coord and not ch_group: the module is the coordinator, its API (the
+ * shell in cohortd/coord_shell.c, ch_broker's `coord`) was already
+ * ch_coord_*, and "group" is one of the things it holds (ch_coord_group),
+ * so ch_group_find could not say whether it finds a group or is the module.
+ * The folder (and CMake library ch_group) keeps DESIGN.md's name, group/.
+ * The group_symbols test fails if the library exports a name without the
+ * prefix. Types private to group/ (ch_coord_int.h) without a ch_ keep short
+ * names (coord_timer, pending_member, deferred): no other layer sees them.
  *
  * No sockets, files or clock in here. Everything comes in as a call with the
  * current time (`now`, wall-clock milliseconds, virtual in the simulator):
@@ -30,15 +44,15 @@
  *
  *   Dead: deleted (DeleteGroups, offsets expired, tombstone replayed).
  *
- * Transitions, with the function that performs them (ch_group.c unless
- * named); each goes through group_set_state, which logs it with its reason:
+ * Transitions, with the function that performs them (ch_coord.c unless
+ * named); each goes through ch_coord_group_set_state, which logs it with its reason:
  *   Empty|Stable|CompletingRebalance -> PreparingRebalance   prepare_rebalance
  *   PreparingRebalance -> CompletingRebalance|Empty          complete_join
- *   CompletingRebalance -> Stable                            sync_append_done (the
+ *   CompletingRebalance -> Stable                            ch_coord_sync_append_done (the
  *                                                            leader's assignment is durable)
- *   any -> Dead                                              group_delete
+ *   any -> Dead                                              ch_coord_group_delete
  *   replay: -> Stable|Empty                                  load_group, load_finish_groups
- *                                                            (ch_group_store.c)
+ *                                                            (ch_coord_store.c)
  *
  * PreparingRebalance has a sub-state, how its join phase ends: when every
  * member has rejoined or at the rebalance timeout (Kafka's DelayedJoin), or,
@@ -47,7 +61,7 @@
  * (Kafka's InitialDelayedJoin).
  *
  * What each state does with each request, the state table. The handlers
- * look their cell up in ch_group_table.c and do what it says; this copy is
+ * look their cell up in ch_coord_table.c and do what it says; this copy is
  * rendered from those rules, and the group_coord test fails when the two
  * differ (GROUP_STATE_TABLE_WRITE=1 group_test_coord t_state_table_in_header
  * rewrites it). Before the table come the checks that do not depend on the
@@ -60,7 +74,7 @@
  * the coordinator at once, so a request finds no group instead. Not in the
  * table: ListGroups (every state is listed) and OffsetDelete (Dead and
  * no group: GROUP_ID_NOT_FOUND; otherwise it depends on the members and
- * the protocol type, ch_group_offsets.c).
+ * the protocol type, ch_coord_offsets.c).
  *
  * BEGIN STATE TABLE
  *                   no group     Empty        Preparing    Completing   Stable       Dead
@@ -305,15 +319,15 @@ void ch_coord_load_done(ch_coord *c, int64_t now);
 
 /* ---- introspection (tests, simulator, metrics) -------------------------- */
 
-typedef enum ch_group_state {
-	CH_GROUP_EMPTY = 0,
-	CH_GROUP_PREPARING_REBALANCE,
-	CH_GROUP_COMPLETING_REBALANCE,
-	CH_GROUP_STABLE,
-	CH_GROUP_DEAD,
-} ch_group_state;
+typedef enum ch_coord_group_state {
+	CH_COORD_GROUP_EMPTY = 0,
+	CH_COORD_GROUP_PREPARING_REBALANCE,
+	CH_COORD_GROUP_COMPLETING_REBALANCE,
+	CH_COORD_GROUP_STABLE,
+	CH_COORD_GROUP_DEAD,
+} ch_coord_group_state;
 
-const char *ch_group_state_name(ch_group_state s);
+const char *ch_coord_group_state_name(ch_coord_group_state s);
 
 /* Why a group changed state: the cause of a rebalance (what the rebalance
  * history and metrics count) or of another transition. */
@@ -336,18 +350,18 @@ typedef enum ch_coord_cause {
 
 const char *ch_coord_cause_name(ch_coord_cause c);
 
-typedef struct ch_group_info {
+typedef struct ch_coord_group_info {
 	bool exists;
-	ch_group_state state;
+	ch_coord_group_state state;
 	int32_t generation;
 	int32_t members;
 	int32_t pending_members;
 	const char *leader;   /* NULL if none */
 	const char *protocol; /* NULL if none */
 	int32_t offsets;      /* committed partitions */
-} ch_group_info;
+} ch_coord_group_info;
 
-ch_group_info ch_coord_group_info(const ch_coord *c, const char *group_id);
+ch_coord_group_info ch_coord_group_get_info(const ch_coord *c, const char *group_id);
 size_t ch_coord_group_count(const ch_coord *c);
 /* Approximate heap bytes held (for the memory-per-member benchmark). */
 size_t ch_coord_memory(const ch_coord *c);

@@ -1,7 +1,7 @@
 /*
- * ch_group.c: membership: JoinGroup, SyncGroup, Heartbeat, LeaveGroup, the
- * group state machine and its timers. Offsets are in ch_group_offsets.c,
- * admin requests in ch_group_admin.c, records in ch_group_store.c.
+ * ch_coord.c: membership: JoinGroup, SyncGroup, Heartbeat, LeaveGroup, the
+ * group state machine and its timers. Offsets are in ch_coord_offsets.c,
+ * admin requests in ch_coord_admin.c, records in ch_coord_store.c.
  *
  * The behaviour follows Apache Kafka's classic GroupCoordinator; comments
  * name the Kafka function a piece mirrors where that helps reading both.
@@ -14,14 +14,14 @@
 
 #include "common/ch_common.h"
 #include "common/ch_hash.h"
-#include "group/ch_group_int.h"
+#include "group/ch_coord_int.h"
 #include "proto/generated/ch_errors.h"
 
 static const char *const state_names[] = {"Empty", "PreparingRebalance", "CompletingRebalance",
 					  "Stable", "Dead"};
 
 const char *
-ch_group_state_name(ch_group_state s)
+ch_coord_group_state_name(ch_coord_group_state s)
 {
 	return (unsigned)s < CH_ARRAY_LEN(state_names) ? state_names[s] : "Unknown";
 }
@@ -50,7 +50,7 @@ ch_coord_cause_name(ch_coord_cause c)
 }
 
 coord_reason
-coord_reason_make(ch_coord_cause cause, const char *fmt, ...)
+ch_coord_reason_make(ch_coord_cause cause, const char *fmt, ...)
 {
 	coord_reason r;
 	r.cause = cause;
@@ -78,7 +78,7 @@ ch_coord_config_defaults(ch_coord_config *c)
 /* ---- small helpers -------------------------------------------------------- */
 
 char *
-str_dup(ch_str s)
+ch_coord_str_dup(ch_str s)
 {
 	return s.len < 0 ? NULL : ch_xstrndup(s.p ? s.p : "", (size_t)s.len);
 }
@@ -95,13 +95,13 @@ cstr(const char *s)
 	return ch_str_c(s);
 }
 
-void
+static void
 timer_set(ch_coord *c, coord_timer *t, int64_t deadline)
 {
 	ch_heap_set(&c->timers, &t->node, deadline);
 }
 
-void
+static void
 timer_cancel(ch_coord *c, coord_timer *t)
 {
 	ch_heap_remove(&c->timers, &t->node);
@@ -155,8 +155,8 @@ new_member_id(ch_coord *c, ch_str prefix)
 
 /* ---- groups ----------------------------------------------------------------- */
 
-ch_group *
-group_find(const ch_coord *c, ch_str id)
+ch_coord_group *
+ch_coord_group_find(const ch_coord *c, ch_str id)
 {
 	if (id.len < 0)
 		return NULL;
@@ -205,7 +205,7 @@ ch_coord_load_state_name(ch_coord_load_state s)
 }
 
 int16_t
-coord_load_error(const ch_coord *c, ch_str group_id)
+ch_coord_load_error(const ch_coord *c, ch_str group_id)
 {
 	switch (ch_coord_partition_state(c, ch_coord_partition_for(c, group_id))) {
 	case CH_COORD_LOADED:
@@ -217,17 +217,17 @@ coord_load_error(const ch_coord *c, ch_str group_id)
 	}
 }
 
-ch_group *
-group_get_or_create(ch_coord *c, ch_str id, int64_t now)
+ch_coord_group *
+ch_coord_group_get_or_create(ch_coord *c, ch_str id, int64_t now)
 {
-	ch_group *g = group_find(c, id);
+	ch_coord_group *g = ch_coord_group_find(c, id);
 	if (g)
 		return g;
 	g = ch_xcalloc(1, sizeof(*g));
 	g->coord = c;
 	ch_map_entry *e = ch_map_put(&c->groups, id.p ? id.p : "", (size_t)CH_MAX(id.len, 0), g);
 	g->group_id = e->key;
-	g->state = CH_GROUP_EMPTY;
+	g->state = CH_COORD_GROUP_EMPTY;
 	g->state_ts = now;
 	ch_map_init(&g->members);
 	ch_map_init(&g->static_members);
@@ -243,7 +243,7 @@ group_get_or_create(ch_coord *c, ch_str id, int64_t now)
 }
 
 void
-group_set_state(ch_group *g, ch_group_state s, int64_t now, const coord_reason *why)
+ch_coord_group_set_state(ch_coord_group *g, ch_coord_group_state s, int64_t now, const coord_reason *why)
 {
 	if (g->state == s)
 		return;
@@ -254,9 +254,9 @@ group_set_state(ch_group *g, ch_group_state s, int64_t now, const coord_reason *
 				     ? CH_LOG_DEBUG
 				     : CH_LOG_INFO;
 	ch_coord_log(g->coord, level, "group %s: %s -> %s (generation %d): %s", g->group_id,
-		     ch_group_state_name(g->state), ch_group_state_name(s), g->generation,
+		     ch_coord_group_state_name(g->state), ch_coord_group_state_name(s), g->generation,
 		     why->detail);
-	if (s == CH_GROUP_PREPARING_REBALANCE) {
+	if (s == CH_COORD_GROUP_PREPARING_REBALANCE) {
 		g->rebalance_reason = *why;
 		g->join_wait = JOIN_WAIT_MEMBERS;
 	} else {
@@ -267,17 +267,17 @@ group_set_state(ch_group *g, ch_group_state s, int64_t now, const coord_reason *
 	g->state_ts = now;
 }
 
-bool
-group_is_static_fenced(const ch_group *g, ch_str instance_id, ch_str member_id)
+static bool
+group_is_static_fenced(const ch_coord_group *g, ch_str instance_id, ch_str member_id)
 {
 	if (instance_id.len < 0)
 		return false;
-	ch_member *m = ch_map_get(&g->static_members, instance_id.p, (size_t)instance_id.len);
+	ch_coord_member *m = ch_map_get(&g->static_members, instance_id.p, (size_t)instance_id.len);
 	return m && !ch_str_eq_c(member_id, m->member_id);
 }
 
-ch_member *
-member_find(const ch_group *g, ch_str member_id)
+ch_coord_member *
+ch_coord_member_find(const ch_coord_group *g, ch_str member_id)
 {
 	if (member_id.len < 0)
 		return NULL;
@@ -287,14 +287,14 @@ member_find(const ch_group *g, ch_str member_id)
 /* Kafka's ClassicGroup.validateMember, then the generation: an instance id
  * no static member holds is UNKNOWN_MEMBER_ID, even with a known member id. */
 int16_t
-validate_member(const ch_group *g, ch_str member_id, ch_str instance_id, int32_t generation)
+ch_coord_validate_member(const ch_coord_group *g, ch_str member_id, ch_str instance_id, int32_t generation)
 {
 	if (instance_id.len >= 0 &&
 	    !ch_map_get(&g->static_members, instance_id.p, (size_t)instance_id.len))
 		return CH_KERR_UNKNOWN_MEMBER_ID;
 	if (group_is_static_fenced(g, instance_id, member_id))
 		return CH_KERR_FENCED_INSTANCE_ID;
-	if (!member_find(g, member_id))
+	if (!ch_coord_member_find(g, member_id))
 		return CH_KERR_UNKNOWN_MEMBER_ID;
 	if (generation != g->generation)
 		return CH_KERR_ILLEGAL_GENERATION;
@@ -302,10 +302,10 @@ validate_member(const ch_group *g, ch_str member_id, ch_str instance_id, int32_t
 }
 
 static int32_t
-group_rebalance_timeout(const ch_group *g)
+group_rebalance_timeout(const ch_coord_group *g)
 {
 	int32_t t = 0;
-	for (ch_member *m = g->first; m; m = m->next)
+	for (ch_coord_member *m = g->first; m; m = m->next)
 		t = CH_MAX(t, m->rebalance_timeout_ms);
 	return t;
 }
@@ -313,7 +313,7 @@ group_rebalance_timeout(const ch_group *g)
 /* ---- protocols ------------------------------------------------------------ */
 
 static void
-votes_add(ch_group *g, const ch_member *m, int delta)
+votes_add(ch_coord_group *g, const ch_coord_member *m, int delta)
 {
 	for (int32_t i = 0; i < m->n_protocols; i++) {
 		const char *name = m->protocols[i].name;
@@ -330,7 +330,7 @@ votes_add(ch_group *g, const ch_member *m, int delta)
 }
 
 static intptr_t
-votes_for(const ch_group *g, ch_str name)
+votes_for(const ch_coord_group *g, ch_str name)
 {
 	return (intptr_t)ch_map_get(&g->protocol_votes, name.p, (size_t)CH_MAX(name.len, 0));
 }
@@ -339,7 +339,7 @@ votes_for(const ch_group *g, ch_str name)
  * it names a type and protocols), or if it has the group's protocol type
  * and at least one protocol every current member supports. */
 static bool
-supports_protocols(const ch_group *g, const ch_JoinGroupRequest *rq)
+supports_protocols(const ch_coord_group *g, const ch_JoinGroupRequest *rq)
 {
 	if (g->members.n == 0)
 		return !str_is_empty(rq->ProtocolType) && rq->Protocols_n > 0;
@@ -356,12 +356,12 @@ supports_protocols(const ch_group *g, const ch_JoinGroupRequest *rq)
  * wins. Ties go to the candidate the earliest member prefers (Kafka leaves
  * ties to hash order; we make them deterministic). */
 static const char *
-select_protocol(const ch_group *g)
+select_protocol(const ch_coord_group *g)
 {
 	size_t n = g->members.n;
 	if (!n || !g->first)
 		return NULL;
-	const ch_member *first = g->first;
+	const ch_coord_member *first = g->first;
 	int32_t best = -1;
 	intptr_t best_votes = -1;
 	for (int32_t i = 0; i < first->n_protocols; i++) {
@@ -369,7 +369,7 @@ select_protocol(const ch_group *g)
 		if (votes_for(g, cstr(cand)) != (intptr_t)n)
 			continue;
 		intptr_t votes = 0;
-		for (const ch_member *m = g->first; m; m = m->next) {
+		for (const ch_coord_member *m = g->first; m; m = m->next) {
 			for (int32_t j = 0; j < m->n_protocols; j++) {
 				const char *p = m->protocols[j].name;
 				if (votes_for(g, cstr(p)) == (intptr_t)n) {
@@ -387,7 +387,7 @@ select_protocol(const ch_group *g)
 }
 
 const member_protocol *
-member_protocol_find(const ch_member *m, const char *name)
+ch_coord_member_protocol(const ch_coord_member *m, const char *name)
 {
 	if (!name)
 		return NULL;
@@ -425,7 +425,7 @@ protocols_copy(const ch_JoinGroupRequest *rq, int32_t *n)
 
 /* Kafka's MemberMetadata.matches: same protocols, same metadata, same order. */
 static bool
-member_matches(const ch_member *m, const ch_JoinGroupRequest *rq)
+member_matches(const ch_coord_member *m, const ch_JoinGroupRequest *rq)
 {
 	if (m->n_protocols != CH_MAX(rq->Protocols_n, 0))
 		return false;
@@ -474,7 +474,7 @@ join_error(ch_coord *c, void *token, int16_t err, const char *member_id, int32_t
 /* A JoinGroup response for the current generation; the leader (when
  * `as_leader`) gets every member's metadata for the selected protocol. */
 static void
-join_respond(ch_coord *c, ch_group *g, ch_member *m, void *token, int16_t version, bool as_leader,
+join_respond(ch_coord *c, ch_coord_group *g, ch_coord_member *m, void *token, int16_t version, bool as_leader,
 	     const char *leader_id, bool skip_assignment)
 {
 	ch_JoinGroupResponse r;
@@ -493,8 +493,8 @@ join_respond(ch_coord *c, ch_group *g, ch_member *m, void *token, int16_t versio
 	int32_t n = 0;
 	if (as_leader) {
 		members = ch_xcalloc(g->members.n, sizeof(*members));
-		for (ch_member *x = g->first; x; x = x->next) {
-			const member_protocol *p = member_protocol_find(x, g->protocol_name);
+		for (ch_coord_member *x = g->first; x; x = x->next) {
+			const member_protocol *p = ch_coord_member_protocol(x, g->protocol_name);
 			members[n].MemberId = cstr(x->member_id);
 			members[n].GroupInstanceId = cstr(x->instance_id);
 			members[n].Metadata = p ? (ch_bytes){p->metadata, p->metadata_len}
@@ -509,7 +509,7 @@ join_respond(ch_coord *c, ch_group *g, ch_member *m, void *token, int16_t versio
 }
 
 static void
-sync_respond(ch_coord *c, ch_group *g, void *token, int16_t err, const uint8_t *assignment,
+sync_respond(ch_coord *c, ch_coord_group *g, void *token, int16_t err, const uint8_t *assignment,
 	     int32_t len)
 {
 	ch_SyncGroupResponse r;
@@ -526,14 +526,14 @@ sync_respond(ch_coord *c, ch_group *g, void *token, int16_t err, const uint8_t *
 /* ---- members ----------------------------------------------------------------- */
 
 void
-member_touch_session(ch_member *m, int64_t now)
+ch_coord_member_touch_session(ch_coord_member *m, int64_t now)
 {
 	ch_coord *c = m->group->coord;
 	timer_set(c, &m->session, now + m->session_timeout_ms);
 }
 
 static void
-member_unpark_join(ch_group *g, ch_member *m)
+member_unpark_join(ch_coord_group *g, ch_coord_member *m)
 {
 	if (m->join_token) {
 		m->join_token = NULL;
@@ -542,7 +542,7 @@ member_unpark_join(ch_group *g, ch_member *m)
 }
 
 static void
-member_clear_pending_sync(ch_group *g, ch_member *m)
+member_clear_pending_sync(ch_coord_group *g, ch_coord_member *m)
 {
 	if (m->pending_sync) {
 		m->pending_sync = false;
@@ -550,17 +550,17 @@ member_clear_pending_sync(ch_group *g, ch_member *m)
 	}
 }
 
-static ch_member *
-member_add(ch_group *g, char *member_id, ch_str instance_id, ch_str client_id,
+static ch_coord_member *
+member_add(ch_coord_group *g, char *member_id, ch_str instance_id, ch_str client_id,
 	   const char *client_host, const ch_JoinGroupRequest *rq, int32_t rebalance_timeout)
 {
-	ch_member *m = ch_xcalloc(1, sizeof(*m));
+	ch_coord_member *m = ch_xcalloc(1, sizeof(*m));
 	m->group = g;
 	ch_map_entry *e = ch_map_put(&g->members, member_id, strlen(member_id), m);
 	free(member_id);
 	m->member_id = e->key;
-	m->instance_id = str_dup(instance_id);
-	m->client_id = str_dup(client_id.len < 0 ? cstr("") : client_id);
+	m->instance_id = ch_coord_str_dup(instance_id);
+	m->client_id = ch_coord_str_dup(client_id.len < 0 ? cstr("") : client_id);
 	m->client_host = ch_xstrdup(client_host ? client_host : "");
 	m->session_timeout_ms = rq->SessionTimeoutMs;
 	m->rebalance_timeout_ms = rebalance_timeout;
@@ -580,7 +580,7 @@ member_add(ch_group *g, char *member_id, ch_str instance_id, ch_str client_id,
 		g->leader = m;
 	if (g->members.n == 1) {
 		/* The first member of an empty group sets its protocol type. */
-		char *type = str_dup(rq->ProtocolType); /* may alias the old one */
+		char *type = ch_coord_str_dup(rq->ProtocolType); /* may alias the old one */
 		free(g->protocol_type);
 		g->protocol_type = type;
 	}
@@ -591,7 +591,7 @@ member_add(ch_group *g, char *member_id, ch_str instance_id, ch_str client_id,
  * JoinGroup gets UNKNOWN_MEMBER_ID (Kafka does this so a still-live client
  * rejoins); a parked SyncGroup too (Kafka leaves it to time out). */
 static void
-member_remove(ch_group *g, ch_member *m)
+member_remove(ch_coord_group *g, ch_coord_member *m)
 {
 	ch_coord *c = g->coord;
 	if (m->join_token) {
@@ -608,7 +608,7 @@ member_remove(ch_group *g, ch_member *m)
 	timer_cancel(c, &m->session);
 	votes_add(g, m, -1);
 	if (m->instance_id) {
-		ch_member *s = ch_map_get(&g->static_members, m->instance_id, strlen(m->instance_id));
+		ch_coord_member *s = ch_map_get(&g->static_members, m->instance_id, strlen(m->instance_id));
 		if (s == m)
 			ch_map_remove(&g->static_members, m->instance_id, strlen(m->instance_id));
 	}
@@ -634,7 +634,7 @@ member_remove(ch_group *g, ch_member *m)
 }
 
 static void
-pending_remove(ch_group *g, pending_member *p)
+pending_remove(ch_coord_group *g, pending_member *p)
 {
 	timer_cancel(g->coord, &p->timer);
 	ch_map_remove(&g->pending, p->member_id, strlen(p->member_id));
@@ -642,7 +642,7 @@ pending_remove(ch_group *g, pending_member *p)
 }
 
 void
-group_member_drop(ch_group *g, ch_member *m)
+ch_coord_member_drop(ch_coord_group *g, ch_coord_member *m)
 {
 	if (m->join_token) {
 		m->join_token = NULL;
@@ -652,8 +652,8 @@ group_member_drop(ch_group *g, ch_member *m)
 	member_remove(g, m);
 }
 
-ch_member *
-group_member_restore(ch_group *g, ch_str member_id, ch_str instance_id, ch_str client_id,
+ch_coord_member *
+ch_coord_member_restore(ch_coord_group *g, ch_str member_id, ch_str instance_id, ch_str client_id,
 		     ch_str client_host, int32_t session_timeout, int32_t rebalance_timeout,
 		     ch_bytes subscription, ch_bytes assignment)
 {
@@ -666,8 +666,8 @@ group_member_restore(ch_group *g, ch_str member_id, ch_str instance_id, ch_str c
 	rq.Protocols_n = g->protocol_name ? 1 : 0;
 	rq.SessionTimeoutMs = session_timeout;
 	rq.ProtocolType = cstr(g->protocol_type ? g->protocol_type : "");
-	char *host = str_dup(client_host.len < 0 ? cstr("") : client_host);
-	ch_member *m = member_add(g, str_dup(member_id), instance_id, client_id, host, &rq,
+	char *host = ch_coord_str_dup(client_host.len < 0 ? cstr("") : client_host);
+	ch_coord_member *m = member_add(g, ch_coord_str_dup(member_id), instance_id, client_id, host, &rq,
 				  rebalance_timeout);
 	free(host);
 	m->assignment_len = CH_MAX(assignment.len, 0);
@@ -679,19 +679,19 @@ group_member_restore(ch_group *g, ch_str member_id, ch_str instance_id, ch_str c
 
 /* ---- the state machine ------------------------------------------------------- */
 
-static void prepare_rebalance(ch_group *g, int64_t now, const coord_reason *why);
+static void prepare_rebalance(ch_coord_group *g, int64_t now, const coord_reason *why);
 static int16_t store_error(int16_t e);
-static void try_complete_join(ch_group *g, int64_t now);
+static void try_complete_join(ch_coord_group *g, int64_t now);
 
 /* Kafka's maybePrepareRebalance: a rebalance starts unless one is already
  * in its join phase, which may now be complete. */
 static void
-maybe_prepare_rebalance(ch_group *g, int64_t now, const coord_reason *why)
+maybe_prepare_rebalance(ch_coord_group *g, int64_t now, const coord_reason *why)
 {
-	if (g->state == CH_GROUP_STABLE || g->state == CH_GROUP_COMPLETING_REBALANCE ||
-	    g->state == CH_GROUP_EMPTY) {
+	if (g->state == CH_COORD_GROUP_STABLE || g->state == CH_COORD_GROUP_COMPLETING_REBALANCE ||
+	    g->state == CH_COORD_GROUP_EMPTY) {
 		prepare_rebalance(g, now, why);
-	} else if (g->state == CH_GROUP_PREPARING_REBALANCE) {
+	} else if (g->state == CH_COORD_GROUP_PREPARING_REBALANCE) {
 		COORD_LOGD(g->coord, "group %s (PreparingRebalance): %s", g->group_id, why->detail);
 		try_complete_join(g, now);
 	}
@@ -700,9 +700,9 @@ maybe_prepare_rebalance(ch_group *g, int64_t now, const coord_reason *why)
 /* Kafka's resetAndPropagateAssignmentError: members waiting for their
  * assignment learn that a new rebalance started. */
 static void
-reset_assignments(ch_group *g, int16_t err)
+reset_assignments(ch_coord_group *g, int16_t err)
 {
-	for (ch_member *m = g->first; m; m = m->next) {
+	for (ch_coord_member *m = g->first; m; m = m->next) {
 		free(m->assignment);
 		m->assignment = NULL;
 		m->assignment_len = 0;
@@ -719,19 +719,19 @@ reset_assignments(ch_group *g, int16_t err)
  * when every member has rejoined or at the rebalance timeout, or, from
  * Empty, when the initial delay runs out. */
 static void
-prepare_rebalance(ch_group *g, int64_t now, const coord_reason *why)
+prepare_rebalance(ch_coord_group *g, int64_t now, const coord_reason *why)
 {
 	ch_coord *c = g->coord;
-	if (g->state == CH_GROUP_COMPLETING_REBALANCE)
+	if (g->state == CH_COORD_GROUP_COMPLETING_REBALANCE)
 		reset_assignments(g, CH_KERR_REBALANCE_IN_PROGRESS);
 	timer_cancel(c, &g->sync_timer);
-	for (ch_member *m = g->first; m; m = m->next)
+	for (ch_coord_member *m = g->first; m; m = m->next)
 		member_clear_pending_sync(g, m);
-	if (g->state == CH_GROUP_STABLE || g->state == CH_GROUP_EMPTY)
+	if (g->state == CH_COORD_GROUP_STABLE || g->state == CH_COORD_GROUP_EMPTY)
 		g->rebalance_started = now;
 	int32_t timeout = group_rebalance_timeout(g);
-	bool from_empty = g->state == CH_GROUP_EMPTY;
-	group_set_state(g, CH_GROUP_PREPARING_REBALANCE, now, why);
+	bool from_empty = g->state == CH_COORD_GROUP_EMPTY;
+	ch_coord_group_set_state(g, CH_COORD_GROUP_PREPARING_REBALANCE, now, why);
 	if (from_empty) {
 		/* Kafka's InitialDelayedJoin: an Empty group waits the initial
 		 * delay for more members, re-armed while new ones keep coming,
@@ -750,15 +750,15 @@ prepare_rebalance(ch_group *g, int64_t now, const coord_reason *why)
 /* Kafka's hasAllMembersJoined: every member has a parked JoinGroup and no
  * member id handed out with MEMBER_ID_REQUIRED is still outstanding. */
 static bool
-all_joined(const ch_group *g)
+all_joined(const ch_coord_group *g)
 {
 	return (size_t)g->awaiting_join == g->members.n && g->pending.n == 0;
 }
 
-static void complete_join(ch_group *g, int64_t now);
+static void complete_join(ch_coord_group *g, int64_t now);
 
 static void
-try_complete_join(ch_group *g, int64_t now)
+try_complete_join(ch_coord_group *g, int64_t now)
 {
 	if (g->join_wait == JOIN_WAIT_MEMBERS && all_joined(g))
 		complete_join(g, now);
@@ -768,12 +768,12 @@ try_complete_join(ch_group *g, int64_t now)
  * generation, answer every parked JoinGroup (the leader with all members'
  * metadata), and start waiting for SyncGroups. */
 static void
-complete_join(ch_group *g, int64_t now)
+complete_join(ch_coord_group *g, int64_t now)
 {
 	ch_coord *c = g->coord;
 	timer_cancel(c, &g->join_timer);
 	int removed = 0;
-	for (ch_member *m = g->first, *next; m; m = next) {
+	for (ch_coord_member *m = g->first, *next; m; m = next) {
 		next = m->next;
 		/* Kafka removes only dynamic members here: a static member that
 		 * has not rejoined keeps its place until its session expires (or
@@ -789,30 +789,30 @@ complete_join(ch_group *g, int64_t now)
 	free(g->protocol_name);
 	g->protocol_name = NULL;
 	if (g->members.n == 0) {
-		coord_reason why = coord_reason_make(
+		coord_reason why = ch_coord_reason_make(
 			CH_COORD_CAUSE_JOIN_DONE, "join phase ended with no members (rebalance: %s)",
 			ch_coord_cause_name(g->rebalance_reason.cause));
-		group_set_state(g, CH_GROUP_EMPTY, now, &why);
-		group_store(g, A_FIRE, NULL, 0, now, NULL);
+		ch_coord_group_set_state(g, CH_COORD_GROUP_EMPTY, now, &why);
+		ch_coord_group_store(g, A_FIRE, NULL, 0, now, NULL);
 		return;
 	}
 	const char *proto = select_protocol(g);
 	g->protocol_name = proto ? ch_xstrdup(proto) : NULL;
-	coord_reason why = coord_reason_make(
+	coord_reason why = ch_coord_reason_make(
 		CH_COORD_CAUSE_JOIN_DONE,
 		"join phase ended: %zu members, leader %s, protocol %s, %d removed, %" PRId64
 		" ms since the rebalance began (rebalance: %s)",
 		g->members.n, g->leader->member_id, g->protocol_name ? g->protocol_name : "-",
 		removed, now - g->rebalance_started, ch_coord_cause_name(g->rebalance_reason.cause));
-	group_set_state(g, CH_GROUP_COMPLETING_REBALANCE, now, &why);
-	for (ch_member *m = g->first; m; m = m->next) {
+	ch_coord_group_set_state(g, CH_COORD_GROUP_COMPLETING_REBALANCE, now, &why);
+	for (ch_coord_member *m = g->first; m; m = m->next) {
 		void *t = m->join_token;
 		int16_t v = m->join_version;
 		member_unpark_join(g, m);
 		m->is_new = false;
 		m->pending_sync = true;
 		g->pending_sync++;
-		member_touch_session(m, now);
+		ch_coord_member_touch_session(m, now);
 		if (t)
 			join_respond(c, g, m, t, v, m == g->leader, g->leader->member_id, false);
 	}
@@ -824,20 +824,20 @@ complete_join(ch_group *g, int64_t now)
 /* Kafka's removeMemberAndUpdateGroup: a completed generation rebalances;
  * a join phase may now be complete. `why` is logged either way. */
 static void
-remove_member_and_update(ch_group *g, ch_member *m, int64_t now, const coord_reason *why)
+remove_member_and_update(ch_coord_group *g, ch_coord_member *m, int64_t now, const coord_reason *why)
 {
 	member_remove(g, m);
 	switch (g->state) {
-	case CH_GROUP_STABLE:
-	case CH_GROUP_COMPLETING_REBALANCE:
+	case CH_COORD_GROUP_STABLE:
+	case CH_COORD_GROUP_COMPLETING_REBALANCE:
 		prepare_rebalance(g, now, why);
 		break;
-	case CH_GROUP_PREPARING_REBALANCE:
+	case CH_COORD_GROUP_PREPARING_REBALANCE:
 		COORD_LOGI(g->coord, "group %s (PreparingRebalance): %s", g->group_id, why->detail);
 		try_complete_join(g, now);
 		break;
 	default:
-		COORD_LOGI(g->coord, "group %s (%s): %s", g->group_id, ch_group_state_name(g->state),
+		COORD_LOGI(g->coord, "group %s (%s): %s", g->group_id, ch_coord_group_state_name(g->state),
 			   why->detail);
 		break;
 	}
@@ -848,7 +848,7 @@ remove_member_and_update(ch_group *g, ch_member *m, int64_t now, const coord_rea
 /* One JoinGroup, as its paths below see it. */
 typedef struct join_ctx {
 	ch_coord *c;
-	ch_group *g; /* NULL until the group exists */
+	ch_coord_group *g; /* NULL until the group exists */
 	int64_t now;
 	void *token;
 	int16_t version;
@@ -856,9 +856,9 @@ typedef struct join_ctx {
 	ch_str client_id;
 	const char *client_host;
 	int32_t rebalance_timeout; /* v0 has none: the session timeout */
-	ch_member *m;              /* the member the member id names */
+	ch_coord_member *m;              /* the member the member id names */
 	pending_member *pm;        /* the pending member it names */
-	ch_member *instance;       /* the member holding the instance id */
+	ch_coord_member *instance;       /* the member holding the instance id */
 } join_ctx;
 
 /* Which row of the state table a JoinGroup is (fills j->m, pm, instance).
@@ -868,7 +868,7 @@ static coord_req
 join_classify(join_ctx *j)
 {
 	const ch_JoinGroupRequest *rq = j->rq;
-	ch_group *g = j->g;
+	ch_coord_group *g = j->g;
 	bool has_instance = rq->GroupInstanceId.len >= 0;
 	j->m = NULL;
 	j->pm = NULL;
@@ -879,7 +879,7 @@ join_classify(join_ctx *j)
 		return !has_instance ? REQ_JOIN_NEW : j->instance ? REQ_JOIN_STATIC : REQ_JOIN_STATIC_NEW;
 	if (!g)
 		return REQ_JOIN_UNKNOWN;
-	j->m = member_find(g, rq->MemberId);
+	j->m = ch_coord_member_find(g, rq->MemberId);
 	j->pm = ch_map_get(&g->pending, rq->MemberId.p, (size_t)rq->MemberId.len);
 	if (j->pm)
 		return REQ_JOIN_PENDING;
@@ -903,7 +903,7 @@ join_invalid(ch_coord *c, void *token, const ch_JoinGroupRequest *rq)
 		 rq->SessionTimeoutMs > c->cfg.max_session_timeout_ms)
 		err = CH_KERR_INVALID_SESSION_TIMEOUT;
 	else
-		err = coord_load_error(c, rq->GroupId);
+		err = ch_coord_load_error(c, rq->GroupId);
 	if (err)
 		join_error(c, token, err, "", -1);
 	return err != CH_KERR_NONE;
@@ -914,12 +914,12 @@ join_invalid(ch_coord *c, void *token, const ch_JoinGroupRequest *rq)
 static void
 join_drop_unused_group(join_ctx *j, bool new_only, const char *what)
 {
-	ch_group *g = j->g;
-	if (g->members.n || g->offsets.n || g->state != CH_GROUP_EMPTY || (new_only && g->generation))
+	ch_coord_group *g = j->g;
+	if (g->members.n || g->offsets.n || g->state != CH_COORD_GROUP_EMPTY || (new_only && g->generation))
 		return;
-	coord_reason why = coord_reason_make(CH_COORD_CAUSE_JOIN_REFUSED, "JoinGroup refused: %s",
+	coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_JOIN_REFUSED, "JoinGroup refused: %s",
 					     what);
-	group_delete(g, j->now, &why);
+	ch_coord_group_delete(g, j->now, &why);
 }
 
 /* Kafka's acceptJoiningMember (group.max.size, for anyone not yet a
@@ -928,7 +928,7 @@ join_drop_unused_group(join_ctx *j, bool new_only, const char *what)
 static bool
 join_refused(join_ctx *j)
 {
-	ch_group *g = j->g;
+	ch_coord_group *g = j->g;
 	if (!j->m && g->members.n >= (size_t)j->c->cfg.max_size) {
 		if (j->pm)
 			pending_remove(g, j->pm);
@@ -949,9 +949,9 @@ join_refused(join_ctx *j)
 static void
 join_add(join_ctx *j, char *member_id)
 {
-	ch_group *g = j->g;
+	ch_coord_group *g = j->g;
 	ch_coord *c = j->c;
-	ch_member *m = member_add(g, member_id, j->rq->GroupInstanceId, j->client_id,
+	ch_coord_member *m = member_add(g, member_id, j->rq->GroupInstanceId, j->client_id,
 				  j->client_host, j->rq, j->rebalance_timeout);
 	m->is_new = true;
 	m->joined_at = j->now;
@@ -964,10 +964,10 @@ join_add(join_ctx *j, char *member_id)
 	 * fixed new-member join timeout (5 minutes). */
 	timer_set(c, &m->session, j->now + c->cfg.new_member_join_timeout_ms);
 	coord_reason why = m->instance_id
-				   ? coord_reason_make(CH_COORD_CAUSE_MEMBER_JOINED,
+				   ? ch_coord_reason_make(CH_COORD_CAUSE_MEMBER_JOINED,
 						       "static member %s (instance %s) joined",
 						       m->member_id, m->instance_id)
-				   : coord_reason_make(CH_COORD_CAUSE_MEMBER_JOINED,
+				   : ch_coord_reason_make(CH_COORD_CAUSE_MEMBER_JOINED,
 						       "member %s joined", m->member_id);
 	maybe_prepare_rebalance(g, j->now, &why);
 }
@@ -1013,7 +1013,7 @@ join_add_new(join_ctx *j, coord_req kind)
 
 /* Kafka's updateMember (with a parked JoinGroup). */
 static void
-member_update(ch_group *g, ch_member *m, const ch_JoinGroupRequest *rq, int32_t rebalance_timeout,
+member_update(ch_coord_group *g, ch_coord_member *m, const ch_JoinGroupRequest *rq, int32_t rebalance_timeout,
 	      void *token, int16_t version)
 {
 	votes_add(g, m, -1);
@@ -1043,7 +1043,7 @@ static void
 join_update(join_ctx *j, ch_coord_cause cause, const char *what)
 {
 	member_update(j->g, j->m, j->rq, j->rebalance_timeout, j->token, j->version);
-	coord_reason why = coord_reason_make(cause, "member %s %s", j->m->member_id, what);
+	coord_reason why = ch_coord_reason_make(cause, "member %s %s", j->m->member_id, what);
 	maybe_prepare_rebalance(j->g, j->now, &why);
 }
 
@@ -1059,7 +1059,7 @@ join_known_update(join_ctx *j)
 static void
 join_known_resend(join_ctx *j)
 {
-	ch_group *g = j->g;
+	ch_coord_group *g = j->g;
 	if (!member_matches(j->m, j->rq)) {
 		join_update(j, CH_COORD_CAUSE_METADATA_CHANGED, "rejoined with other protocols");
 		return;
@@ -1074,20 +1074,20 @@ join_known_resend(join_ctx *j)
 static void
 join_known_current(join_ctx *j)
 {
-	ch_group *g = j->g;
+	ch_coord_group *g = j->g;
 	if (j->m == g->leader) {
 		join_update(j, CH_COORD_CAUSE_LEADER_REJOINED, "(the leader) rejoined");
 	} else if (!member_matches(j->m, j->rq)) {
 		join_update(j, CH_COORD_CAUSE_METADATA_CHANGED, "rejoined with other protocols");
 	} else {
-		member_touch_session(j->m, j->now);
+		ch_coord_member_touch_session(j->m, j->now);
 		join_respond(j->c, g, j->m, j->token, j->version, false, g->leader->member_id, false);
 	}
 }
 
 /* Rename a member (static replacement); returns the member. */
-static ch_member *
-member_rename(ch_group *g, ch_member *m, char *new_id)
+static ch_coord_member *
+member_rename(ch_coord_group *g, ch_coord_member *m, char *new_id)
 {
 	ch_map_remove(&g->members, m->member_id, strlen(m->member_id));
 	ch_map_entry *e = ch_map_put(&g->members, new_id, strlen(new_id), m);
@@ -1126,8 +1126,8 @@ static_store_free(static_store *st)
 static static_store *
 static_replace(join_ctx *j)
 {
-	ch_group *g = j->g;
-	ch_member *m = j->instance;
+	ch_coord_group *g = j->g;
+	ch_coord_member *m = j->instance;
 	char *old_id = ch_xstrdup(m->member_id);
 	if (m->join_token) {
 		void *t = m->join_token;
@@ -1153,8 +1153,8 @@ static_replace(join_ctx *j)
 	member_rename(g, m, new_member_id(j->c, j->rq->GroupInstanceId));
 	COORD_LOGI(j->c, "group %s: static member %s (instance %s) rejoined in state %s; "
 		   "replacing member id %s",
-		   g->group_id, m->member_id, m->instance_id, ch_group_state_name(g->state), old_id);
-	member_touch_session(m, j->now);
+		   g->group_id, m->member_id, m->instance_id, ch_coord_group_state_name(g->state), old_id);
+	ch_coord_member_touch_session(m, j->now);
 	member_update(g, m, j->rq, j->rebalance_timeout, j->token, j->version);
 	return st;
 }
@@ -1172,8 +1172,8 @@ join_static_replace(join_ctx *j)
 static void
 static_rebalance(join_ctx *j, static_store *st, const char *what)
 {
-	ch_member *m = j->instance;
-	coord_reason why = coord_reason_make(CH_COORD_CAUSE_STATIC_REPLACED,
+	ch_coord_member *m = j->instance;
+	coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_STATIC_REPLACED,
 					     "static member %s (instance %s) rejoined %s, replacing %s",
 					     m->member_id, m->instance_id, what, st->old_member_id);
 	prepare_rebalance(j->g, j->now, &why);
@@ -1190,14 +1190,14 @@ join_static_replace_rebalance(join_ctx *j)
 
 /* ACT_JOIN_REPLACE_KEEP (Stable): with the selected protocol unchanged
  * there is no rebalance: the new member id is stored, then the JoinGroup
- * is answered (static_append_done; the request waits on the append, not in
+ * is answered (ch_coord_static_append_done; the request waits on the append, not in
  * the member). Otherwise the group rebalances. */
 static void
 join_static_replace_keep(join_ctx *j)
 {
-	ch_group *g = j->g;
+	ch_coord_group *g = j->g;
 	static_store *st = static_replace(j);
-	ch_member *m = j->instance;
+	ch_coord_member *m = j->instance;
 	const char *next = select_protocol(g);
 	if (!next || !g->protocol_name || strcmp(next, g->protocol_name) != 0) {
 		static_rebalance(j, st, "with other protocols");
@@ -1207,15 +1207,15 @@ join_static_replace_keep(join_ctx *j)
 	member_unpark_join(g, m);
 	st->instance_id = ch_xstrdup(m->instance_id);
 	st->new_member_id = ch_xstrdup(m->member_id);
-	group_store(g, A_STATIC_STORE, t, j->version, j->now, st);
+	ch_coord_group_store(g, A_STATIC_STORE, t, j->version, j->now, st);
 }
 
 /* The member a static store was for, or NULL if it was replaced again or
  * left while the store was in flight. */
-static ch_member *
-static_store_member(const ch_group *g, const static_store *st)
+static ch_coord_member *
+static_store_member(const ch_coord_group *g, const static_store *st)
 {
-	ch_member *m = g ? ch_map_get(&g->static_members, st->instance_id, strlen(st->instance_id))
+	ch_coord_member *m = g ? ch_map_get(&g->static_members, st->instance_id, strlen(st->instance_id))
 			 : NULL;
 	return m && strcmp(m->member_id, st->new_member_id) == 0 ? m : NULL;
 }
@@ -1223,7 +1223,7 @@ static_store_member(const ch_group *g, const static_store *st)
 /* The store failed: Kafka puts the old member id, protocols and timeouts
  * back and reports the error. */
 static void
-static_store_revert(ch_group *g, ch_member *m, static_store *st, void *token, int16_t error,
+static_store_revert(ch_coord_group *g, ch_coord_member *m, static_store *st, void *token, int16_t error,
 		    int64_t now)
 {
 	COORD_LOGW(g->coord, "group %s: failed to store static member %s: %s", g->group_id,
@@ -1238,7 +1238,7 @@ static_store_revert(ch_group *g, ch_member *m, static_store *st, void *token, in
 	m->session_timeout_ms = st->old_session_timeout;
 	m->rebalance_timeout_ms = st->old_rebalance_timeout;
 	member_rename(g, m, ch_xstrdup(st->old_member_id));
-	member_touch_session(m, now);
+	ch_coord_member_touch_session(m, now);
 	join_error(g->coord, token, store_error(error), "", g->generation);
 }
 
@@ -1248,7 +1248,7 @@ static_store_revert(ch_group *g, ch_member *m, static_store *st, void *token, in
  * leader does not compute an assignment a Stable group would never hand
  * out. */
 static void
-static_store_answer(ch_group *g, ch_member *m, const static_store *st, void *token, int16_t version)
+static_store_answer(ch_coord_group *g, ch_coord_member *m, const static_store *st, void *token, int16_t version)
 {
 	if (version >= 9) {
 		bool leader = m == g->leader;
@@ -1260,11 +1260,11 @@ static_store_answer(ch_group *g, ch_member *m, const static_store *st, void *tok
 }
 
 void
-static_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
+ch_coord_static_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
 {
 	static_store *st = a->data;
-	ch_group *g = group_find(c, cstr(a->group_id));
-	ch_member *m = static_store_member(g, st);
+	ch_coord_group *g = ch_coord_group_find(c, cstr(a->group_id));
+	ch_coord_member *m = static_store_member(g, st);
 	if (!m)
 		join_error(c, a->token, g ? CH_KERR_FENCED_INSTANCE_ID : CH_KERR_UNKNOWN_MEMBER_ID, "",
 			   -1);
@@ -1325,7 +1325,7 @@ ch_coord_join(ch_coord *c, const ch_coord_req *req)
 		return;
 	join_ctx j = {
 	    .c = c,
-	    .g = group_find(c, rq->GroupId),
+	    .g = ch_coord_group_find(c, rq->GroupId),
 	    .now = now,
 	    .token = token,
 	    .version = version,
@@ -1336,10 +1336,10 @@ ch_coord_join(ch_coord *c, const ch_coord_req *req)
 									    : rq->SessionTimeoutMs,
 	};
 	coord_req kind = join_classify(&j);
-	const coord_rule *r = coord_rule_for(kind, j.g);
+	const coord_rule *r = ch_coord_rule_for(kind, j.g);
 	if (r->act == ACT_CREATE) {
-		j.g = group_get_or_create(c, rq->GroupId, now);
-		r = coord_rule_for(kind, j.g);
+		j.g = ch_coord_group_get_or_create(c, rq->GroupId, now);
+		r = ch_coord_rule_for(kind, j.g);
 	}
 	if (j.g && join_refused(&j))
 		return;
@@ -1351,9 +1351,9 @@ ch_coord_join(ch_coord *c, const ch_coord_req *req)
 /* Kafka's validateSyncGroup past Dead: the member and its generation,
  * then the protocol type and name when the request names them (v5). */
 static int16_t
-sync_check(const ch_group *g, const ch_SyncGroupRequest *rq)
+sync_check(const ch_coord_group *g, const ch_SyncGroupRequest *rq)
 {
-	int16_t err = validate_member(g, rq->MemberId, rq->GroupInstanceId, rq->GenerationId);
+	int16_t err = ch_coord_validate_member(g, rq->MemberId, rq->GroupInstanceId, rq->GenerationId);
 	if (!err && rq->ProtocolType.len >= 0 &&
 	    (!g->protocol_type || !ch_str_eq_c(rq->ProtocolType, g->protocol_type)))
 		err = CH_KERR_INCONSISTENT_GROUP_PROTOCOL;
@@ -1365,19 +1365,19 @@ sync_check(const ch_group *g, const ch_SyncGroupRequest *rq)
 
 /* The leader's assignment becomes the members' (a member it left out gets
  * an empty one, never null; an id named twice keeps its first) and is
- * stored; sync_append_done answers the waiting SyncGroups once it is
+ * stored; ch_coord_sync_append_done answers the waiting SyncGroups once it is
  * durable, or resets the assignments if the store fails. */
 static void
-sync_store_assignment(ch_group *g, const ch_SyncGroupRequest *rq, int16_t version, int64_t now)
+sync_store_assignment(ch_coord_group *g, const ch_SyncGroupRequest *rq, int16_t version, int64_t now)
 {
-	for (ch_member *x = g->first; x; x = x->next) {
+	for (ch_coord_member *x = g->first; x; x = x->next) {
 		free(x->assignment);
 		x->assignment = NULL;
 		x->assignment_len = 0;
 	}
 	for (int32_t i = 0; i < rq->Assignments_n; i++) {
 		const ch_SyncGroupRequest_SyncGroupRequestAssignment *a = &rq->Assignments[i];
-		ch_member *x = member_find(g, a->MemberId);
+		ch_coord_member *x = ch_coord_member_find(g, a->MemberId);
 		if (!x || x->assignment)
 			continue;
 		x->assignment_len = CH_MAX(a->Assignment.len, 0);
@@ -1385,10 +1385,10 @@ sync_store_assignment(ch_group *g, const ch_SyncGroupRequest *rq, int16_t versio
 		if (x->assignment_len)
 			memcpy(x->assignment, a->Assignment.p, (size_t)x->assignment_len);
 	}
-	for (ch_member *x = g->first; x; x = x->next)
+	for (ch_coord_member *x = g->first; x; x = x->next)
 		if (!x->assignment)
 			x->assignment = ch_xcalloc(1, 1); /* zero-length, not null */
-	group_store(g, A_SYNC_STORE, NULL, version, now, NULL);
+	ch_coord_group_store(g, A_SYNC_STORE, NULL, version, now, NULL);
 }
 
 /* ACT_SYNC_WAIT (CompletingRebalance): the SyncGroup waits for the
@@ -1397,7 +1397,7 @@ sync_store_assignment(ch_group *g, const ch_SyncGroupRequest *rq, int16_t versio
  * generation's store still in flight does not block it (its completion is
  * ignored: store_id moves on). */
 static void
-sync_wait(ch_group *g, ch_member *m, void *token, int16_t version, const ch_SyncGroupRequest *rq,
+sync_wait(ch_coord_group *g, ch_coord_member *m, void *token, int16_t version, const ch_SyncGroupRequest *rq,
 	  int64_t now)
 {
 	if (m->sync_token)
@@ -1405,7 +1405,7 @@ sync_wait(ch_group *g, ch_member *m, void *token, int16_t version, const ch_Sync
 	m->sync_token = token;
 	m->sync_version = version;
 	member_clear_pending_sync(g, m);
-	member_touch_session(m, now);
+	ch_coord_member_touch_session(m, now);
 	if (m == g->leader && !(g->store_id && g->store_generation == g->generation))
 		sync_store_assignment(g, rq, version, now);
 }
@@ -1413,10 +1413,10 @@ sync_wait(ch_group *g, ch_member *m, void *token, int16_t version, const ch_Sync
 /* ACT_SYNC_ASSIGNMENT (Stable): a late follower, or a retry: the stored
  * assignment is already there. */
 static void
-sync_answer_assignment(ch_group *g, ch_member *m, void *token, int64_t now)
+sync_answer_assignment(ch_coord_group *g, ch_coord_member *m, void *token, int64_t now)
 {
 	member_clear_pending_sync(g, m);
-	member_touch_session(m, now);
+	ch_coord_member_touch_session(m, now);
 	sync_respond(g->coord, g, token, CH_KERR_NONE, m->assignment, m->assignment_len);
 }
 
@@ -1429,7 +1429,7 @@ sync_invalid(const ch_coord *c, const ch_SyncGroupRequest *rq)
 {
 	if (str_is_empty(rq->GroupId))
 		return CH_KERR_INVALID_GROUP_ID;
-	int16_t err = coord_load_error(c, rq->GroupId);
+	int16_t err = ch_coord_load_error(c, rq->GroupId);
 	return err == CH_KERR_COORDINATOR_LOAD_IN_PROGRESS ? CH_KERR_REBALANCE_IN_PROGRESS : err;
 }
 
@@ -1442,17 +1442,17 @@ ch_coord_sync(ch_coord *c, const ch_coord_req *req)
 	int16_t version = req->version;
 	COORD_CHECK_ON_RETURN(c, rq->GroupId);
 	int16_t err = sync_invalid(c, rq);
-	ch_group *g = err ? NULL : group_find(c, rq->GroupId);
-	const coord_rule *r = coord_rule_for(REQ_SYNC, g);
+	ch_coord_group *g = err ? NULL : ch_coord_group_find(c, rq->GroupId);
+	const coord_rule *r = ch_coord_rule_for(REQ_SYNC, g);
 	if (!err && r->check)
 		err = sync_check(g, rq);
 	if (!err) {
 		switch (r->act) {
 		case ACT_SYNC_WAIT:
-			sync_wait(g, member_find(g, rq->MemberId), token, version, rq, now);
+			sync_wait(g, ch_coord_member_find(g, rq->MemberId), token, version, rq, now);
 			return;
 		case ACT_SYNC_ASSIGNMENT:
-			sync_answer_assignment(g, member_find(g, rq->MemberId), token, now);
+			sync_answer_assignment(g, ch_coord_member_find(g, rq->MemberId), token, now);
 			return;
 		default: /* ACT_ANSWER */
 			COORD_NEVER(c, r);
@@ -1487,36 +1487,36 @@ store_error(int16_t e)
 }
 
 void
-sync_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
+ch_coord_sync_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
 {
-	ch_group *g = group_find(c, cstr(a->group_id));
+	ch_coord_group *g = ch_coord_group_find(c, cstr(a->group_id));
 	if (!g || g->store_id != a->id)
 		return;
 	g->store_id = 0;
-	if (g->state != CH_GROUP_COMPLETING_REBALANCE || g->generation != a->generation)
+	if (g->state != CH_COORD_GROUP_COMPLETING_REBALANCE || g->generation != a->generation)
 		return; /* a newer rebalance already started */
 	if (error) {
 		COORD_LOGW(g->coord, "group %s: storing the assignment of generation %d failed: %s",
 			g->group_id, g->generation, ch_kerr_name(error));
 		reset_assignments(g, store_error(error));
-		coord_reason why = coord_reason_make(CH_COORD_CAUSE_STORE_FAILED,
+		coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_STORE_FAILED,
 						     "storing the assignment of generation %d failed: %s",
 						     g->generation, ch_kerr_name(error));
 		maybe_prepare_rebalance(g, now, &why);
 		return;
 	}
-	for (ch_member *m = g->first; m; m = m->next) {
+	for (ch_coord_member *m = g->first; m; m = m->next) {
 		if (m->sync_token) {
 			void *t = m->sync_token;
 			m->sync_token = NULL;
 			sync_respond(c, g, t, CH_KERR_NONE, m->assignment, m->assignment_len);
 		}
 	}
-	coord_reason why = coord_reason_make(
+	coord_reason why = ch_coord_reason_make(
 		CH_COORD_CAUSE_ASSIGNMENT_STORED,
 		"assignment stored: %zu members, %" PRId64 " ms after the rebalance began (rebalance: %s)",
 		g->members.n, now - g->rebalance_started, ch_coord_cause_name(g->rebalance_reason.cause));
-	group_set_state(g, CH_GROUP_STABLE, now, &why);
+	ch_coord_group_set_state(g, CH_COORD_GROUP_STABLE, now, &why);
 }
 
 /* ---- Heartbeat, LeaveGroup ------------------------------------------------------- */
@@ -1535,21 +1535,21 @@ ch_coord_heartbeat(ch_coord *c, const ch_coord_req *req)
 	ch_HeartbeatResponse_init(&r);
 	if (str_is_empty(rq->GroupId)) {
 		r.ErrorCode = CH_KERR_INVALID_GROUP_ID;
-	} else if ((r.ErrorCode = coord_load_error(c, rq->GroupId)) != CH_KERR_NONE) {
+	} else if ((r.ErrorCode = ch_coord_load_error(c, rq->GroupId)) != CH_KERR_NONE) {
 		if (r.ErrorCode == CH_KERR_COORDINATOR_LOAD_IN_PROGRESS)
 			r.ErrorCode = CH_KERR_NONE;
 	} else {
-		ch_group *g = group_find(c, rq->GroupId);
-		const coord_rule *rule = coord_rule_for(REQ_HEARTBEAT, g);
+		ch_coord_group *g = ch_coord_group_find(c, rq->GroupId);
+		const coord_rule *rule = ch_coord_rule_for(REQ_HEARTBEAT, g);
 		COORD_NEVER(c, rule);
 		r.ErrorCode = rule->err;
 		if (rule->check) {
-			int16_t err = validate_member(g, rq->MemberId, rq->GroupInstanceId,
+			int16_t err = ch_coord_validate_member(g, rq->MemberId, rq->GroupInstanceId,
 						      rq->GenerationId);
 			if (err)
 				r.ErrorCode = err;
 			else
-				member_touch_session(member_find(g, rq->MemberId), now);
+				ch_coord_member_touch_session(ch_coord_member_find(g, rq->MemberId), now);
 		}
 	}
 	respond(c, token, &r);
@@ -1559,16 +1559,16 @@ ch_coord_heartbeat(ch_coord *c, const ch_coord_req *req)
  * identity): by instance id alone (v3+ static members), a pending member,
  * or a member; returns that member's error. */
 static int16_t
-leave_one(ch_group *g, int64_t now, ch_str member_id, ch_str instance_id, ch_str reason)
+leave_one(ch_coord_group *g, int64_t now, ch_str member_id, ch_str instance_id, ch_str reason)
 {
 	const char *sep = reason.len > 0 ? ": " : "";
 	int rlen = CH_MAX(reason.len, 0);
 	const char *rtext = reason.p ? reason.p : "";
 	if (str_is_empty(member_id) && instance_id.len >= 0) {
-		ch_member *m = ch_map_get(&g->static_members, instance_id.p, (size_t)instance_id.len);
+		ch_coord_member *m = ch_map_get(&g->static_members, instance_id.p, (size_t)instance_id.len);
 		if (!m)
 			return CH_KERR_UNKNOWN_MEMBER_ID;
-		coord_reason why = coord_reason_make(CH_COORD_CAUSE_MEMBER_LEFT,
+		coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_MEMBER_LEFT,
 						     "static member %s (instance %s) left%s%.*s",
 						     m->member_id, m->instance_id, sep, rlen, rtext);
 		remove_member_and_update(g, m, now, &why);
@@ -1583,10 +1583,10 @@ leave_one(ch_group *g, int64_t now, ch_str member_id, ch_str instance_id, ch_str
 	}
 	if (group_is_static_fenced(g, instance_id, member_id))
 		return CH_KERR_FENCED_INSTANCE_ID;
-	ch_member *m = member_find(g, member_id);
+	ch_coord_member *m = ch_coord_member_find(g, member_id);
 	if (!m)
 		return CH_KERR_UNKNOWN_MEMBER_ID;
-	coord_reason why = coord_reason_make(CH_COORD_CAUSE_MEMBER_LEFT, "member %s left%s%.*s",
+	coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_MEMBER_LEFT, "member %s left%s%.*s",
 					     m->member_id, sep, rlen, rtext);
 	remove_member_and_update(g, m, now, &why);
 	return CH_KERR_NONE;
@@ -1615,12 +1615,12 @@ ch_coord_leave(ch_coord *c, const ch_coord_req *req)
 		n = 1;
 	}
 	ch_LeaveGroupResponse_MemberResponse *out = ch_xcalloc((size_t)n, sizeof(*out));
-	ch_group *g = str_is_empty(rq->GroupId) ? NULL : group_find(c, rq->GroupId);
+	ch_coord_group *g = str_is_empty(rq->GroupId) ? NULL : ch_coord_group_find(c, rq->GroupId);
 	if (str_is_empty(rq->GroupId))
 		r.ErrorCode = CH_KERR_INVALID_GROUP_ID;
 	else
-		r.ErrorCode = coord_load_error(c, rq->GroupId);
-	const coord_rule *rule = coord_rule_for(REQ_LEAVE, g);
+		r.ErrorCode = ch_coord_load_error(c, rq->GroupId);
+	const coord_rule *rule = ch_coord_rule_for(REQ_LEAVE, g);
 	if (!r.ErrorCode && rule->act != ACT_LEAVE) {
 		COORD_NEVER(c, rule);
 		r.ErrorCode = rule->err;
@@ -1649,10 +1649,10 @@ ch_coord_leave(ch_coord *c, const ch_coord_req *req)
 /* ---- timers -------------------------------------------------------------------- */
 
 static void
-join_timer_fired(ch_group *g, int64_t now)
+join_timer_fired(ch_coord_group *g, int64_t now)
 {
 	ch_coord *c = g->coord;
-	if (g->state != CH_GROUP_PREPARING_REBALANCE)
+	if (g->state != CH_COORD_GROUP_PREPARING_REBALANCE)
 		return;
 	if (g->join_wait == JOIN_WAIT_INITIAL && g->initial.member_joined &&
 	    g->initial.remaining_ms > 0) {
@@ -1668,14 +1668,14 @@ join_timer_fired(ch_group *g, int64_t now)
 }
 
 static void
-sync_timer_fired(ch_group *g, int64_t now)
+sync_timer_fired(ch_coord_group *g, int64_t now)
 {
-	if ((g->state != CH_GROUP_COMPLETING_REBALANCE && g->state != CH_GROUP_STABLE) ||
+	if ((g->state != CH_COORD_GROUP_COMPLETING_REBALANCE && g->state != CH_COORD_GROUP_STABLE) ||
 	    g->pending_sync == 0)
 		return;
 	int removed = 0;
 	char first[COORD_DETAIL_MAX / 2] = "";
-	for (ch_member *m = g->first, *next; m; m = next) {
+	for (ch_coord_member *m = g->first, *next; m; m = next) {
 		next = m->next;
 		if (m->pending_sync) {
 			if (!removed++)
@@ -1683,7 +1683,7 @@ sync_timer_fired(ch_group *g, int64_t now)
 			member_remove(g, m);
 		}
 	}
-	coord_reason why = coord_reason_make(
+	coord_reason why = ch_coord_reason_make(
 		CH_COORD_CAUSE_SYNC_TIMEOUT,
 		"%d member(s) sent no SyncGroup for generation %d in time (%s%s); removed", removed,
 		g->generation, first, removed > 1 ? ", ..." : "");
@@ -1691,9 +1691,9 @@ sync_timer_fired(ch_group *g, int64_t now)
 }
 
 static void
-session_expired(ch_member *m, int64_t now)
+session_expired(ch_coord_member *m, int64_t now)
 {
-	ch_group *g = m->group;
+	ch_coord_group *g = m->group;
 	ch_coord *c = g->coord;
 	if (m->join_token && m->is_new) {
 		if (now - m->joined_at < c->cfg.new_member_join_timeout_ms) {
@@ -1707,7 +1707,7 @@ session_expired(ch_member *m, int64_t now)
 		timer_set(c, &m->session, now + m->session_timeout_ms);
 		return;
 	}
-	coord_reason why = coord_reason_make(
+	coord_reason why = ch_coord_reason_make(
 		CH_COORD_CAUSE_SESSION_TIMEOUT, "session of member %s%s%s%s expired after %d ms",
 		m->member_id, m->instance_id ? " (instance " : "", m->instance_id ? m->instance_id : "",
 		m->instance_id ? ")" : "", m->session_timeout_ms);
@@ -1716,7 +1716,7 @@ session_expired(ch_member *m, int64_t now)
 
 /* The group a timer belongs to; NULL for the coordinator's own
  * (retention). */
-static const ch_group *
+static const ch_coord_group *
 timer_group(const coord_timer *t)
 {
 	switch (t->kind) {
@@ -1724,7 +1724,7 @@ timer_group(const coord_timer *t)
 	case T_GROUP_SYNC:
 		return t->owner;
 	case T_MEMBER:
-		return ((const ch_member *)t->owner)->group;
+		return ((const ch_coord_member *)t->owner)->group;
 	case T_PENDING:
 		return ((const pending_member *)t->owner)->group;
 	default:
@@ -1748,7 +1748,7 @@ timer_fire(ch_coord *c, coord_timer *t, int64_t now)
 		break;
 	case T_PENDING: {
 		pending_member *p = t->owner;
-		ch_group *g = p->group;
+		ch_coord_group *g = p->group;
 		COORD_LOGI(c, "group %s: pending member %s never rejoined; dropping it", g->group_id,
 			   p->member_id);
 		pending_remove(g, p);
@@ -1756,7 +1756,7 @@ timer_fire(ch_coord *c, coord_timer *t, int64_t now)
 		break;
 	}
 	case T_RETENTION:
-		retention_run(c, now);
+		ch_coord_retention_run(c, now);
 		timer_set(c, &c->retention, now + c->cfg.offsets_retention_check_ms);
 		break;
 	}
@@ -1778,7 +1778,7 @@ ch_coord_tick(ch_coord *c, int64_t now)
 			break;
 		coord_timer *t = (coord_timer *)n;
 		ch_heap_remove(&c->timers, n);
-		const ch_group *g = timer_group(t);
+		const ch_coord_group *g = timer_group(t);
 		/* each fired timer's group is checked after it (all, for retention) */
 		COORD_CHECK_ON_RETURN(c, g ? ch_str_c(g->group_id) : CH_STR_NULL);
 		timer_fire(c, t, now);
@@ -1791,7 +1791,7 @@ ch_coord *
 ch_coord_new(const ch_coord_config *cfg, const ch_coord_ops *ops, int64_t now)
 {
 	if (!ops->respond || !ops->append || !ops->random_uuid)
-		abort(); /* the shell must supply these (ch_group.h) */
+		abort(); /* the shell must supply these (ch_coord.h) */
 	ch_coord *c = ch_xcalloc(1, sizeof(*c));
 	c->cfg = *cfg;
 	if (c->cfg.offsets_partitions <= 0)
@@ -1808,18 +1808,18 @@ ch_coord_new(const ch_coord_config *cfg, const ch_coord_ops *ops, int64_t now)
 }
 
 static void
-group_free(ch_group *g)
+group_free(ch_coord_group *g)
 {
 	ch_coord *c = g->coord;
 	while (g->first) /* without answering: the coordinator is going away */
-		group_member_drop(g, g->first);
+		ch_coord_member_drop(g, g->first);
 	ch_map_foreach_safe(&g->pending, e, tmp)
 	{
 		pending_remove(g, e->value);
 	}
 	timer_cancel(c, &g->join_timer);
 	timer_cancel(c, &g->sync_timer);
-	offsets_free(g);
+	ch_coord_offsets_free(g);
 	ch_map_free(&g->members);
 	ch_map_free(&g->static_members);
 	ch_map_free(&g->pending);
@@ -1830,10 +1830,10 @@ group_free(ch_group *g)
 }
 
 void
-group_delete(ch_group *g, int64_t now, const coord_reason *why)
+ch_coord_group_delete(ch_coord_group *g, int64_t now, const coord_reason *why)
 {
 	ch_coord *c = g->coord;
-	group_set_state(g, CH_GROUP_DEAD, now, why);
+	ch_coord_group_set_state(g, CH_COORD_GROUP_DEAD, now, why);
 	ch_map_remove(&c->groups, g->group_id, strlen(g->group_id));
 	group_free(g);
 }
@@ -1861,12 +1861,12 @@ ch_coord_free(ch_coord *c)
 {
 	ch_map_foreach_safe(&c->groups, e, tmp)
 	{
-		ch_group *g = e->value;
+		ch_coord_group *g = e->value;
 		ch_map_remove_entry(&c->groups, e);
 		group_free(g);
 	}
 	ch_map_free(&c->groups);
-	append_table_free(&c->appends, append_drop);
+	ch_coord_append_table_free(&c->appends, append_drop);
 	ch_heap_free(&c->timers);
 	free(c->load_state);
 	free(c);
@@ -1878,8 +1878,8 @@ ch_coord_shutdown(ch_coord *c)
 	COORD_CHECK_ON_RETURN(c, CH_STR_NULL);
 	ch_map_foreach(&c->groups, e)
 	{
-		ch_group *g = e->value;
-		for (ch_member *m = g->first; m; m = m->next) {
+		ch_coord_group *g = e->value;
+		for (ch_coord_member *m = g->first; m; m = m->next) {
 			if (m->join_token) {
 				void *t = m->join_token;
 				member_unpark_join(g, m);
@@ -1896,14 +1896,14 @@ ch_coord_shutdown(ch_coord *c)
 
 /* ---- introspection --------------------------------------------------------------- */
 
-ch_group_info
-ch_coord_group_info(const ch_coord *c, const char *group_id)
+ch_coord_group_info
+ch_coord_group_get_info(const ch_coord *c, const char *group_id)
 {
-	ch_group_info i;
+	ch_coord_group_info i;
 	memset(&i, 0, sizeof(i));
-	ch_group *g = group_find(c, cstr(group_id));
+	ch_coord_group *g = ch_coord_group_find(c, cstr(group_id));
 	if (!g) {
-		i.state = CH_GROUP_DEAD;
+		i.state = CH_COORD_GROUP_DEAD;
 		return i;
 	}
 	i.exists = true;
@@ -1930,11 +1930,11 @@ ch_coord_memory(const ch_coord *c)
 		   c->groups.nbuckets * sizeof(void *);
 	ch_map_foreach(&c->groups, e)
 	{
-		const ch_group *g = e->value;
+		const ch_coord_group *g = e->value;
 		b += sizeof(*g) + sizeof(ch_map_entry) + e->klen + 1;
 		b += (g->members.nbuckets + g->static_members.nbuckets + g->offsets.nbuckets) *
 		     sizeof(void *);
-		for (const ch_member *m = g->first; m; m = m->next) {
+		for (const ch_coord_member *m = g->first; m; m = m->next) {
 			b += sizeof(*m) + sizeof(ch_map_entry) + strlen(m->member_id) + 1;
 			b += strlen(m->client_id) + 1 + strlen(m->client_host) + 1;
 			if (m->instance_id)

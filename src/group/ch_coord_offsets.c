@@ -1,5 +1,5 @@
 /*
- * ch_group_offsets.c: committed offsets: OffsetCommit, OffsetFetch,
+ * ch_coord_offsets.c: committed offsets: OffsetCommit, OffsetFetch,
  * OffsetDelete, offsets retention, and the deferred responses that wait for
  * __consumer_offsets appends.
  *
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "common/ch_common.h"
-#include "group/ch_group_int.h"
+#include "group/ch_coord_int.h"
 #include "proto/generated/ch_errors.h"
 
 /* ---- the offsets map ------------------------------------------------------ */
@@ -30,7 +30,7 @@ offset_key(char *buf, size_t cap, const char *topic, size_t tlen, int32_t partit
 }
 
 offset_entry *
-offset_find(const ch_group *g, const char *topic, size_t tlen, int32_t partition)
+ch_coord_offset_find(const ch_coord_group *g, const char *topic, size_t tlen, int32_t partition)
 {
 	char stack[512];
 	char *buf = tlen + 5 <= sizeof(stack) ? stack : ch_xmalloc(tlen + 5);
@@ -42,11 +42,11 @@ offset_find(const ch_group *g, const char *topic, size_t tlen, int32_t partition
 }
 
 void
-offset_put(ch_group *g, const char *topic, size_t tlen, int32_t partition, int64_t offset,
+ch_coord_offset_put(ch_coord_group *g, const char *topic, size_t tlen, int32_t partition, int64_t offset,
 	   int32_t leader_epoch, const char *metadata, size_t mlen, int64_t commit_ts,
 	   int64_t expire_ts)
 {
-	offset_entry *e = offset_find(g, topic, tlen, partition);
+	offset_entry *e = ch_coord_offset_find(g, topic, tlen, partition);
 	if (!e) {
 		e = ch_xcalloc(1, sizeof(*e));
 		char *buf = ch_xmalloc(tlen + 5);
@@ -70,7 +70,7 @@ offset_put(ch_group *g, const char *topic, size_t tlen, int32_t partition, int64
 }
 
 void
-offset_remove(ch_group *g, offset_entry *e)
+ch_coord_offset_remove(ch_coord_group *g, offset_entry *e)
 {
 	/* topic_len, not strlen: a replayed record's topic may hold a NUL */
 	ch_map_remove(&g->offsets, e->topic, e->topic_len + 5);
@@ -79,7 +79,7 @@ offset_remove(ch_group *g, offset_entry *e)
 }
 
 void
-offsets_free(ch_group *g)
+ch_coord_offsets_free(ch_coord_group *g)
 {
 	ch_map_foreach_safe(&g->offsets, me, tmp)
 	{
@@ -94,7 +94,7 @@ offsets_free(ch_group *g)
 /* ---- deferred responses ------------------------------------------------------ */
 
 void *
-deferred_alloc(deferred *d, size_t n, size_t size)
+ch_coord_deferred_alloc(deferred *d, size_t n, size_t size)
 {
 	if (n && size > SIZE_MAX / n)
 		abort();
@@ -105,13 +105,13 @@ deferred_alloc(deferred *d, size_t n, size_t size)
 }
 
 deferred *
-deferred_new(const ch_coord_req *req, size_t resp_size, deferred_finish_fn *finish)
+ch_coord_deferred_new(const ch_coord_req *req, size_t resp_size, deferred_finish_fn *finish)
 {
 	deferred *d = ch_xcalloc(1, sizeof(*d));
 	d->token = req->token;
 	d->version = req->version;
 	ch_arena_init(&d->arena);
-	d->resp = deferred_alloc(d, 1, resp_size);
+	d->resp = ch_coord_deferred_alloc(d, 1, resp_size);
 	d->finish = finish;
 	return d;
 }
@@ -119,14 +119,14 @@ deferred_new(const ch_coord_req *req, size_t resp_size, deferred_finish_fn *fini
 static char *
 dstrdup(deferred *d, const char *s, size_t n)
 {
-	char *p = deferred_alloc(d, n + 1, 1);
+	char *p = ch_coord_deferred_alloc(d, n + 1, 1);
 	memcpy(p, s, n);
 	p[n] = '\0';
 	return p;
 }
 
 ch_str
-deferred_str(deferred *d, ch_str s)
+ch_coord_deferred_str(deferred *d, ch_str s)
 {
 	if (s.len < 0)
 		return CH_STR_NULL;
@@ -134,12 +134,12 @@ deferred_str(deferred *d, ch_str s)
 }
 
 void
-deferred_add_append(ch_coord *c, deferred *d, ch_group *g, const ch_coord_record *recs, size_t n)
+ch_coord_deferred_add_append(ch_coord *c, deferred *d, ch_coord_group *g, const ch_coord_record *recs, size_t n)
 {
-	pending_append *a = append_new(c, A_DEFERRED, g, d->token, d->version);
+	pending_append *a = ch_coord_append_new(c, A_DEFERRED, g, d->token, d->version);
 	a->data = d;
 	d->outstanding++;
-	append_issue(c, a, recs, n, g->partition);
+	ch_coord_append_issue(c, a, recs, n, g->partition);
 }
 
 static void
@@ -153,14 +153,14 @@ deferred_finish(ch_coord *c, deferred *d, int64_t now)
 }
 
 void
-deferred_start(ch_coord *c, deferred *d, int64_t now)
+ch_coord_deferred_start(ch_coord *c, deferred *d, int64_t now)
 {
 	if (d->outstanding == 0)
 		deferred_finish(c, d, now);
 }
 
 void
-deferred_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
+ch_coord_deferred_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now)
 {
 	deferred *d = a->data;
 	if (error && !d->error)
@@ -218,7 +218,7 @@ commit_finish(ch_coord *c, deferred *d, int64_t now)
 	commit_ctx *x = d->ctx;
 	if (!x)
 		return; /* rejected before anything was appended */
-	ch_group *g = group_find(c, ch_str_c(x->group_id));
+	ch_coord_group *g = ch_coord_group_find(c, ch_str_c(x->group_id));
 	for (int32_t i = 0; i < x->n; i++) {
 		commit_item *it = &x->items[i];
 		if (d->error) {
@@ -226,7 +226,7 @@ commit_finish(ch_coord *c, deferred *d, int64_t now)
 			continue;
 		}
 		if (g)
-			offset_put(g, it->topic, it->tlen, it->partition, it->offset, it->leader_epoch,
+			ch_coord_offset_put(g, it->topic, it->tlen, it->partition, it->offset, it->leader_epoch,
 				   it->metadata, it->mlen, it->commit_ts, it->expire_ts);
 	}
 }
@@ -236,10 +236,10 @@ commit_finish(ch_coord *c, deferred *d, int64_t now)
  * be this generation's member; a simple commit (none of them) is only for
  * a group without members. */
 static int16_t
-commit_check(const ch_group *g, int32_t generation, ch_str member_id, ch_str instance_id)
+commit_check(const ch_coord_group *g, int32_t generation, ch_str member_id, ch_str instance_id)
 {
 	if (generation >= 0 || member_id.len > 0 || instance_id.len >= 0)
-		return validate_member(g, member_id, instance_id, generation);
+		return ch_coord_validate_member(g, member_id, instance_id, generation);
 	return g->members.n > 0 ? CH_KERR_UNKNOWN_MEMBER_ID : CH_KERR_NONE;
 }
 
@@ -247,18 +247,18 @@ commit_check(const ch_group *g, int32_t generation, ch_str member_id, ch_str ins
  * not); *gp is the group, created for a simple commit to none. */
 static int16_t
 commit_rule(ch_coord *c, ch_str id, int32_t generation, ch_str member_id, ch_str instance_id,
-	    int64_t now, ch_group **gp)
+	    int64_t now, ch_coord_group **gp)
 {
-	ch_group *g = group_find(c, id);
-	const coord_rule *r = coord_rule_for(REQ_COMMIT, g);
+	ch_coord_group *g = ch_coord_group_find(c, id);
+	const coord_rule *r = ch_coord_rule_for(REQ_COMMIT, g);
 	*gp = NULL;
 	if (r->act == ACT_COMMIT_SIMPLE) {
 		/* OffsetMetadataManager.validateOffsetCommit: only a simple
 		 * commit (generation -1) creates a group. */
 		if (generation >= 0)
 			return CH_KERR_ILLEGAL_GENERATION;
-		g = group_get_or_create(c, id, now);
-		r = coord_rule_for(REQ_COMMIT, g);
+		g = ch_coord_group_get_or_create(c, id, now);
+		r = ch_coord_rule_for(REQ_COMMIT, g);
 	}
 	*gp = g;
 	int16_t err = r->check ? commit_check(g, generation, member_id, instance_id) : CH_KERR_NONE;
@@ -276,19 +276,19 @@ ch_coord_commit(ch_coord *c, const ch_coord_req *req)
 	int64_t now = req->now;
 	int16_t version = req->version;
 	COORD_CHECK_ON_RETURN(c, rq->GroupId);
-	deferred *d = deferred_new(req, sizeof(ch_OffsetCommitResponse), commit_finish);
+	deferred *d = ch_coord_deferred_new(req, sizeof(ch_OffsetCommitResponse), commit_finish);
 	ch_OffsetCommitResponse *resp = d->resp;
 	ch_OffsetCommitResponse_init(resp);
 	int32_t nt = CH_MAX(rq->Topics_n, 0);
-	resp->Topics = deferred_alloc(d, (size_t)nt, sizeof(*resp->Topics));
+	resp->Topics = ch_coord_deferred_alloc(d, (size_t)nt, sizeof(*resp->Topics));
 	resp->Topics_n = nt;
 	int32_t total = 0;
 	for (int32_t t = 0; t < nt; t++) {
 		const ch_OffsetCommitRequest_OffsetCommitRequestTopic *tq = &rq->Topics[t];
 		ch_OffsetCommitResponse_OffsetCommitResponseTopic *to = &resp->Topics[t];
 		int32_t np = CH_MAX(tq->Partitions_n, 0);
-		to->Name = deferred_str(d, tq->Name.len < 0 ? ch_str_c("") : tq->Name);
-		to->Partitions = deferred_alloc(d, (size_t)np, sizeof(*to->Partitions));
+		to->Name = ch_coord_deferred_str(d, tq->Name.len < 0 ? ch_str_c("") : tq->Name);
+		to->Partitions = ch_coord_deferred_alloc(d, (size_t)np, sizeof(*to->Partitions));
 		to->Partitions_n = np;
 		for (int32_t p = 0; p < np; p++)
 			to->Partitions[p].PartitionIndex = tq->Partitions[p].PartitionIndex;
@@ -299,26 +299,26 @@ ch_coord_commit(ch_coord *c, const ch_coord_req *req)
 	ch_str instance_id = version >= 7 ? rq->GroupInstanceId : CH_STR_NULL;
 
 	int16_t err = CH_KERR_NONE;
-	ch_group *g = NULL;
+	ch_coord_group *g = NULL;
 	if (rq->GroupId.len < 0) {
 		err = CH_KERR_INVALID_GROUP_ID;
-	} else if ((err = coord_load_error(c, rq->GroupId)) == CH_KERR_NONE) {
+	} else if ((err = ch_coord_load_error(c, rq->GroupId)) == CH_KERR_NONE) {
 		err = commit_rule(c, rq->GroupId, generation, member_id, instance_id, now, &g);
 	}
 	if (err) {
 		for (int32_t t = 0; t < nt; t++)
 			for (int32_t p = 0; p < resp->Topics[t].Partitions_n; p++)
 				resp->Topics[t].Partitions[p].ErrorCode = err;
-		deferred_start(c, d, now);
+		ch_coord_deferred_start(c, d, now);
 		return;
 	}
-	ch_member *m = member_find(g, member_id);
+	ch_coord_member *m = ch_coord_member_find(g, member_id);
 	if (m)
-		member_touch_session(m, now);
+		ch_coord_member_touch_session(m, now);
 
-	commit_ctx *x = deferred_alloc(d, 1, sizeof(*x));
+	commit_ctx *x = ch_coord_deferred_alloc(d, 1, sizeof(*x));
 	x->group_id = dstrdup(d, g->group_id, strlen(g->group_id));
-	x->items = deferred_alloc(d, (size_t)total, sizeof(*x->items));
+	x->items = ch_coord_deferred_alloc(d, (size_t)total, sizeof(*x->items));
 	d->ctx = x;
 	ch_coord_record *recs = ch_xcalloc((size_t)(total ? total : 1), sizeof(*recs));
 	int32_t nrec = 0;
@@ -354,17 +354,17 @@ ch_coord_commit(ch_coord *c, const ch_coord_req *req)
 			it->mlen = (size_t)mlen;
 			it->commit_ts = version == 1 && pq->CommitTimestamp >= 0 ? pq->CommitTimestamp : now;
 			it->expire_ts = expire;
-			record_offset(&recs[nrec++], g->group_id, it->topic, it->partition, it->offset,
+			ch_coord_record_offset(&recs[nrec++], g->group_id, it->topic, it->partition, it->offset,
 				      it->leader_epoch, it->metadata, it->mlen, it->commit_ts,
 				      it->expire_ts);
 		}
 	}
 	if (nrec)
-		deferred_add_append(c, d, g, recs, (size_t)nrec);
+		ch_coord_deferred_add_append(c, d, g, recs, (size_t)nrec);
 	for (int32_t i = 0; i < nrec; i++)
-		record_free(&recs[i]);
+		ch_coord_record_free(&recs[i]);
 	free(recs);
-	deferred_start(c, d, now);
+	ch_coord_deferred_start(c, d, now);
 }
 
 /* ---- OffsetFetch ----------------------------------------------------------------- */
@@ -373,9 +373,9 @@ typedef ch_OffsetFetchResponse_OffsetFetchResponsePartitions fetch_part; /* v8+ 
 typedef ch_OffsetFetchResponse_OffsetFetchResponseTopics fetch_topic;
 
 static void
-fill_part(fetch_part *o, const ch_group *g, const char *topic, size_t tlen, int32_t partition)
+fill_part(fetch_part *o, const ch_coord_group *g, const char *topic, size_t tlen, int32_t partition)
 {
-	const offset_entry *e = g ? offset_find(g, topic, tlen, partition) : NULL;
+	const offset_entry *e = g ? ch_coord_offset_find(g, topic, tlen, partition) : NULL;
 	o->PartitionIndex = partition;
 	o->CommittedOffset = e ? e->offset : -1;
 	o->CommittedLeaderEpoch = e ? e->leader_epoch : -1;
@@ -386,18 +386,18 @@ fill_part(fetch_part *o, const ch_group *g, const char *topic, size_t tlen, int3
 
 /* One group's offsets, in the v8+ shape (converted for older versions). */
 static void
-fetch_group(deferred *d, const ch_group *g, const ch_OffsetFetchRequest_OffsetFetchRequestTopics *topics,
+fetch_group(deferred *d, const ch_coord_group *g, const ch_OffsetFetchRequest_OffsetFetchRequestTopics *topics,
 	    int32_t ntopics, fetch_topic **out, int32_t *nout)
 {
 	if (ntopics >= 0) {
-		*out = deferred_alloc(d, (size_t)ntopics, sizeof(**out));
+		*out = ch_coord_deferred_alloc(d, (size_t)ntopics, sizeof(**out));
 		*nout = ntopics;
 		for (int32_t t = 0; t < ntopics; t++) {
 			const ch_OffsetFetchRequest_OffsetFetchRequestTopics *tq = &topics[t];
 			fetch_topic *to = &(*out)[t];
 			int32_t np = CH_MAX(tq->PartitionIndexes_n, 0);
 			to->Name = tq->Name;
-			to->Partitions = deferred_alloc(d, (size_t)np, sizeof(fetch_part));
+			to->Partitions = ch_coord_deferred_alloc(d, (size_t)np, sizeof(fetch_part));
 			to->Partitions_n = np;
 			for (int32_t p = 0; p < np; p++)
 				fill_part(&to->Partitions[p], g, tq->Name.p ? tq->Name.p : "",
@@ -410,7 +410,7 @@ fetch_group(deferred *d, const ch_group *g, const ch_OffsetFetchRequest_OffsetFe
 	*nout = 0;
 	if (!g || g->offsets.n == 0)
 		return;
-	*out = deferred_alloc(d, g->offsets.n, sizeof(**out));
+	*out = ch_coord_deferred_alloc(d, g->offsets.n, sizeof(**out));
 	ch_map topic_idx;
 	ch_map_init(&topic_idx);
 	ch_map_foreach(&g->offsets, me)
@@ -423,7 +423,7 @@ fetch_group(deferred *d, const ch_group *g, const ch_OffsetFetchRequest_OffsetFe
 			ch_map_put(&topic_idx, e->topic, tlen, (void *)idx);
 			fetch_topic *to = &(*out)[idx - 1];
 			to->Name = ch_str_c(e->topic);
-			to->Partitions = deferred_alloc(d, g->offsets.n, sizeof(fetch_part));
+			to->Partitions = ch_coord_deferred_alloc(d, g->offsets.n, sizeof(fetch_part));
 			to->Partitions_n = 0;
 		}
 		fetch_topic *to = &(*out)[idx - 1];
@@ -436,14 +436,14 @@ fetch_group(deferred *d, const ch_group *g, const ch_OffsetFetchRequest_OffsetFe
  * or its state table cell is an error (none is: OffsetFetch does not
  * depend on the state). 0 and *gp = the group (or NULL): fetch. */
 static int16_t
-fetch_error(const ch_coord *c, ch_str id, const ch_group **gp)
+fetch_error(const ch_coord *c, ch_str id, const ch_coord_group **gp)
 {
 	*gp = NULL;
-	int16_t err = coord_load_error(c, id);
+	int16_t err = ch_coord_load_error(c, id);
 	if (err)
 		return err;
-	const ch_group *g = group_find(c, id);
-	const coord_rule *r = coord_rule_for(REQ_FETCH, g);
+	const ch_coord_group *g = ch_coord_group_find(c, id);
+	const coord_rule *r = ch_coord_rule_for(REQ_FETCH, g);
 	if (r->act != ACT_FETCH) {
 		COORD_NEVER(c, r);
 		return r->err;
@@ -459,41 +459,41 @@ ch_coord_fetch(ch_coord *c, const ch_coord_req *req)
 	int64_t now = req->now;
 	int16_t version = req->version;
 	COORD_CHECK_ON_RETURN(c, version >= 8 ? CH_STR_NULL : rq->GroupId);
-	deferred *d = deferred_new(req, sizeof(ch_OffsetFetchResponse), NULL);
+	deferred *d = ch_coord_deferred_new(req, sizeof(ch_OffsetFetchResponse), NULL);
 	ch_OffsetFetchResponse *resp = d->resp;
 	ch_OffsetFetchResponse_init(resp);
 	if (version >= 8) {
 		int32_t ng = CH_MAX(rq->Groups_n, 0);
-		resp->Groups = deferred_alloc(d, (size_t)ng, sizeof(*resp->Groups));
+		resp->Groups = ch_coord_deferred_alloc(d, (size_t)ng, sizeof(*resp->Groups));
 		resp->Groups_n = ng;
 		for (int32_t i = 0; i < ng; i++) {
 			const ch_OffsetFetchRequest_OffsetFetchRequestGroup *gq = &rq->Groups[i];
 			ch_OffsetFetchResponse_OffsetFetchResponseGroup *go = &resp->Groups[i];
 			go->GroupId = gq->GroupId;
-			const ch_group *g;
+			const ch_coord_group *g;
 			go->ErrorCode = fetch_error(c, gq->GroupId, &g);
 			if (go->ErrorCode) /* no offsets: "none committed" would be a lie */
 				continue;
 			fetch_group(d, g, gq->Topics, gq->Topics_n, &go->Topics, &go->Topics_n);
 		}
-		deferred_start(c, d, now);
+		ch_coord_deferred_start(c, d, now);
 		return;
 	}
 	/* v0-v7: one group; the same data in the older field set. Before v2
 	 * there is no top-level error: a load error goes on every requested
 	 * partition (with offset -1, as Kafka's getErrorResponse does). */
-	const ch_group *g = NULL;
+	const ch_coord_group *g = NULL;
 	int16_t load_err = rq->GroupId.len < 0 ? 0 : fetch_error(c, rq->GroupId, &g);
 	if (load_err && version >= 2) {
 		resp->ErrorCode = load_err;
 		resp->Topics_n = 0;
-		deferred_start(c, d, now);
+		ch_coord_deferred_start(c, d, now);
 		return;
 	}
 	int32_t nq = rq->Topics_n;
 	ch_OffsetFetchRequest_OffsetFetchRequestTopics *tq = NULL;
 	if (nq > 0) {
-		tq = deferred_alloc(d, (size_t)nq, sizeof(*tq));
+		tq = ch_coord_deferred_alloc(d, (size_t)nq, sizeof(*tq));
 		for (int32_t t = 0; t < nq; t++) {
 			tq[t].Name = rq->Topics[t].Name;
 			tq[t].PartitionIndexes = rq->Topics[t].PartitionIndexes;
@@ -503,14 +503,14 @@ ch_coord_fetch(ch_coord *c, const ch_coord_req *req)
 	fetch_topic *topics;
 	int32_t n;
 	fetch_group(d, g, tq, nq, &topics, &n);
-	resp->Topics = deferred_alloc(d, (size_t)n, sizeof(*resp->Topics));
+	resp->Topics = ch_coord_deferred_alloc(d, (size_t)n, sizeof(*resp->Topics));
 	resp->Topics_n = n;
 	for (int32_t t = 0; t < n; t++) {
 		resp->Topics[t].Name = topics[t].Name;
 		int32_t np = topics[t].Partitions_n;
 		resp->Topics[t].Partitions_n = np;
 		resp->Topics[t].Partitions =
-			deferred_alloc(d, (size_t)np, sizeof(*resp->Topics[t].Partitions));
+			ch_coord_deferred_alloc(d, (size_t)np, sizeof(*resp->Topics[t].Partitions));
 		for (int32_t p = 0; p < np; p++) {
 			ch_OffsetFetchResponse_OffsetFetchResponsePartition *o =
 				&resp->Topics[t].Partitions[p];
@@ -524,18 +524,18 @@ ch_coord_fetch(ch_coord *c, const ch_coord_req *req)
 	}
 	if (rq->GroupId.len < 0)
 		resp->ErrorCode = CH_KERR_INVALID_GROUP_ID;
-	deferred_start(c, d, now);
+	ch_coord_deferred_start(c, d, now);
 }
 
 /* ---- OffsetDelete ------------------------------------------------------------------ */
 
 /* Topics the group's members subscribe to (consumer protocol). */
 static bool
-group_subscribes(const ch_group *g, ch_str topic)
+group_subscribes(const ch_coord_group *g, ch_str topic)
 {
 	if (!g->protocol_type || strcmp(g->protocol_type, "consumer") != 0 || !g->protocol_name)
 		return false;
-	for (const ch_member *m = g->first; m; m = m->next) {
+	for (const ch_coord_member *m = g->first; m; m = m->next) {
 		for (int32_t i = 0; i < m->n_protocols; i++) {
 			if (strcmp(m->protocols[i].name, g->protocol_name) != 0)
 				continue;
@@ -582,41 +582,41 @@ ch_coord_offset_delete(ch_coord *c, const ch_coord_req *req)
 	const ch_OffsetDeleteRequest *rq = req->body;
 	int64_t now = req->now;
 	COORD_CHECK_ON_RETURN(c, rq->GroupId);
-	deferred *d = deferred_new(req, sizeof(ch_OffsetDeleteResponse), odel_finish);
+	deferred *d = ch_coord_deferred_new(req, sizeof(ch_OffsetDeleteResponse), odel_finish);
 	ch_OffsetDeleteResponse *resp = d->resp;
 	ch_OffsetDeleteResponse_init(resp);
-	ch_group *g = rq->GroupId.len < 0 ? NULL : group_find(c, rq->GroupId);
-	int16_t load_err = rq->GroupId.len < 0 ? 0 : coord_load_error(c, rq->GroupId);
+	ch_coord_group *g = rq->GroupId.len < 0 ? NULL : ch_coord_group_find(c, rq->GroupId);
+	int16_t load_err = rq->GroupId.len < 0 ? 0 : ch_coord_load_error(c, rq->GroupId);
 	if (rq->GroupId.len < 0) {
 		resp->ErrorCode = CH_KERR_INVALID_GROUP_ID;
 	} else if (load_err) {
 		resp->ErrorCode = load_err;
-	} else if (!g || g->state == CH_GROUP_DEAD) {
+	} else if (!g || g->state == CH_COORD_GROUP_DEAD) {
 		resp->ErrorCode = CH_KERR_GROUP_ID_NOT_FOUND;
 	} else if (g->members.n > 0 &&
 		   (!g->protocol_type || strcmp(g->protocol_type, "consumer") != 0)) {
 		resp->ErrorCode = CH_KERR_NON_EMPTY_GROUP;
 	}
 	if (resp->ErrorCode) {
-		deferred_start(c, d, now);
+		ch_coord_deferred_start(c, d, now);
 		return;
 	}
 	int32_t nt = CH_MAX(rq->Topics_n, 0), total = 0;
 	for (int32_t t = 0; t < nt; t++)
 		total += CH_MAX(rq->Topics[t].Partitions_n, 0);
-	odel_ctx *x = deferred_alloc(d, 1, sizeof(*x));
-	x->deleted = deferred_alloc(d, (size_t)total, sizeof(*x->deleted));
+	odel_ctx *x = ch_coord_deferred_alloc(d, 1, sizeof(*x));
+	x->deleted = ch_coord_deferred_alloc(d, (size_t)total, sizeof(*x->deleted));
 	d->ctx = x;
 	ch_coord_record *recs = ch_xcalloc((size_t)(total ? total : 1), sizeof(*recs));
 	int32_t nrec = 0;
-	resp->Topics = deferred_alloc(d, (size_t)nt, sizeof(*resp->Topics));
+	resp->Topics = ch_coord_deferred_alloc(d, (size_t)nt, sizeof(*resp->Topics));
 	resp->Topics_n = nt;
 	for (int32_t t = 0; t < nt; t++) {
 		const ch_OffsetDeleteRequest_OffsetDeleteRequestTopic *tq = &rq->Topics[t];
 		ch_OffsetDeleteResponse_OffsetDeleteResponseTopic *to = &resp->Topics[t];
 		int32_t np = CH_MAX(tq->Partitions_n, 0);
-		to->Name = deferred_str(d, tq->Name);
-		to->Partitions = deferred_alloc(d, (size_t)np, sizeof(*to->Partitions));
+		to->Name = ch_coord_deferred_str(d, tq->Name);
+		to->Partitions = ch_coord_deferred_alloc(d, (size_t)np, sizeof(*to->Partitions));
 		to->Partitions_n = np;
 		bool subscribed = g->members.n > 0 && group_subscribes(g, tq->Name);
 		for (int32_t p = 0; p < np; p++) {
@@ -631,22 +631,22 @@ ch_coord_offset_delete(ch_coord *c, const ch_coord_req *req)
 				to->Partitions[p].ErrorCode = CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 				continue;
 			}
-			offset_entry *e = tq->Name.len >= 0 ? offset_find(g, tq->Name.p,
+			offset_entry *e = tq->Name.len >= 0 ? ch_coord_offset_find(g, tq->Name.p,
 									  (size_t)tq->Name.len, part)
 							    : NULL;
 			if (!e)
 				continue; /* nothing to delete: success */
-			record_offset_tombstone(&recs[nrec++], g->group_id, e->topic, part);
+			ch_coord_record_offset_tombstone(&recs[nrec++], g->group_id, e->topic, part);
 			x->deleted[x->n++] = &to->Partitions[p];
-			offset_remove(g, e);
+			ch_coord_offset_remove(g, e);
 		}
 	}
 	if (nrec)
-		deferred_add_append(c, d, g, recs, (size_t)nrec);
+		ch_coord_deferred_add_append(c, d, g, recs, (size_t)nrec);
 	for (int32_t i = 0; i < nrec; i++)
-		record_free(&recs[i]);
+		ch_coord_record_free(&recs[i]);
 	free(recs);
-	deferred_start(c, d, now);
+	ch_coord_deferred_start(c, d, now);
 }
 
 /* ---- retention ------------------------------------------------------------------------ */
@@ -657,22 +657,22 @@ ch_coord_offset_delete(ch_coord *c, const ch_coord_req *req)
  * expire timestamps from OffsetCommit v1-v4 always), then drop Empty groups
  * that have no offsets left. */
 void
-retention_run(ch_coord *c, int64_t now)
+ch_coord_retention_run(ch_coord *c, int64_t now)
 {
 	int64_t ret = c->cfg.offsets_retention_ms;
 	size_t expired_total = 0, groups_removed = 0;
 	ch_map_foreach_safe(&c->groups, ge, gtmp)
 	{
-		ch_group *g = ge->value;
+		ch_coord_group *g = ge->value;
 		if (g->store_id)
 			continue; /* a store in flight: look again next time */
 		if (ch_coord_partition_state(c, g->partition) != CH_COORD_LOADED)
 			continue; /* still loading: its records are not all in */
-		bool empty = g->state == CH_GROUP_EMPTY;
+		bool empty = g->state == CH_COORD_GROUP_EMPTY;
 		/* A group that never had a protocol type is a simple (standalone)
 		 * consumer's: its offsets expire by commit time. */
 		bool simple = empty && !g->protocol_type;
-		bool stable_consumer = g->state == CH_GROUP_STABLE && g->protocol_type &&
+		bool stable_consumer = g->state == CH_COORD_GROUP_STABLE && g->protocol_type &&
 				       strcmp(g->protocol_type, "consumer") == 0;
 		size_t n = 0;
 		ch_coord_record *recs = NULL;
@@ -690,26 +690,26 @@ retention_run(ch_coord *c, int64_t now)
 			if (!expire)
 				continue;
 			recs = ch_xrealloc(recs, (n + 1) * sizeof(*recs));
-			record_offset_tombstone(&recs[n++], g->group_id, e->topic, e->partition);
-			offset_remove(g, e);
+			ch_coord_record_offset_tombstone(&recs[n++], g->group_id, e->topic, e->partition);
+			ch_coord_offset_remove(g, e);
 		}
 		bool drop = empty && g->offsets.n == 0;
 		if (drop) {
 			recs = ch_xrealloc(recs, (n + 1) * sizeof(*recs));
-			record_group_tombstone(&recs[n++], g);
+			ch_coord_record_group_tombstone(&recs[n++], g);
 		}
 		if (n) {
-			pending_append *a = append_new(c, A_FIRE, g, NULL, 0);
-			append_issue(c, a, recs, n, g->partition);
+			pending_append *a = ch_coord_append_new(c, A_FIRE, g, NULL, 0);
+			ch_coord_append_issue(c, a, recs, n, g->partition);
 		}
 		expired_total += drop ? n - 1 : n;
 		for (size_t i = 0; i < n; i++)
-			record_free(&recs[i]);
+			ch_coord_record_free(&recs[i]);
 		free(recs);
 		if (drop) {
-			coord_reason why = coord_reason_make(
+			coord_reason why = ch_coord_reason_make(
 				CH_COORD_CAUSE_DELETED, "offsets retention: Empty with no offsets left");
-			group_delete(g, now, &why);
+			ch_coord_group_delete(g, now, &why);
 			groups_removed++;
 		}
 	}

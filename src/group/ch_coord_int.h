@@ -1,5 +1,5 @@
 /*
- * ch_group_int.h: the coordinator's private structures, shared by the files
+ * ch_coord_int.h: the coordinator's private structures, shared by the files
  * of src/group/ (membership, offsets, admin, storage). Not for other layers.
  */
 #ifndef CH_GROUP_INT_H
@@ -10,17 +10,17 @@
 #include "common/ch_arena.h"
 #include "common/ch_heap.h"
 #include "common/ch_map.h"
-#include "group/ch_group.h"
+#include "group/ch_coord.h"
 
-typedef struct ch_group ch_group;
-typedef struct ch_member ch_member;
+typedef struct ch_coord_group ch_coord_group;
+typedef struct ch_coord_member ch_coord_member;
 
 /* What a heap node belongs to; the node is the first field of its owner's
  * timer struct so the owner can be found from the node. */
 typedef enum timer_kind {
-	T_GROUP_JOIN,    /* owner: ch_group (initial delay / rebalance timeout) */
-	T_GROUP_SYNC,    /* owner: ch_group (pending sync) */
-	T_MEMBER,        /* owner: ch_member (session expiry) */
+	T_GROUP_JOIN,    /* owner: ch_coord_group (initial delay / rebalance timeout) */
+	T_GROUP_SYNC,    /* owner: ch_coord_group (pending sync) */
+	T_MEMBER,        /* owner: ch_coord_member (session expiry) */
 	T_PENDING,       /* owner: pending member (MEMBER_ID_REQUIRED, not yet back) */
 	T_RETENTION,     /* owner: the coordinator */
 } timer_kind;
@@ -39,8 +39,8 @@ typedef struct member_protocol {
 	int32_t metadata_len;
 } member_protocol;
 
-struct ch_member {
-	ch_group *group;
+struct ch_coord_member {
+	ch_coord_group *group;
 	char *member_id;   /* key in group->members */
 	char *instance_id; /* group.instance.id, NULL for dynamic members */
 	char *client_id;
@@ -63,13 +63,13 @@ struct ch_member {
 	bool pending_sync;    /* must send SyncGroup for the current generation */
 	int64_t joined_at;    /* when is_new was set (new-member join timeout) */
 	coord_timer session;  /* session (or new-member) expiry */
-	ch_member *prev, *next; /* group order: first joined first (leader choice) */
+	ch_coord_member *prev, *next; /* group order: first joined first (leader choice) */
 };
 
 /* A v4+ member that was given an id with MEMBER_ID_REQUIRED and has not
  * joined with it yet. */
 typedef struct pending_member {
-	ch_group *group;
+	ch_coord_group *group;
 	char *member_id;
 	coord_timer timer;
 } pending_member;
@@ -111,18 +111,18 @@ typedef struct initial_delay {
 	bool member_joined;   /* a new member arrived since the delay was (re-)armed */
 } initial_delay;
 
-struct ch_group {
+struct ch_coord_group {
 	ch_coord *coord;
 	char *group_id; /* key in coord->groups */
-	ch_group_state state;
+	ch_coord_group_state state;
 	int64_t state_ts; /* when the current state was entered (wall ms) */
 	int32_t generation;
 	char *protocol_type; /* NULL until the first member */
 	char *protocol_name; /* selected protocol of the current generation */
-	ch_member *leader;
-	ch_map members;         /* member id -> ch_member */
-	ch_member *first, *last;
-	ch_map static_members;  /* instance id -> ch_member */
+	ch_coord_member *leader;
+	ch_map members;         /* member id -> ch_coord_member */
+	ch_coord_member *first, *last;
+	ch_map static_members;  /* instance id -> ch_coord_member */
 	ch_map pending;         /* member id -> pending_member */
 	ch_map protocol_votes;  /* protocol name -> (intptr) members supporting it */
 	int32_t awaiting_join;  /* members with a parked JoinGroup */
@@ -176,7 +176,7 @@ typedef struct append_table {
 struct ch_coord {
 	ch_coord_config cfg;
 	ch_coord_ops ops;
-	ch_map groups; /* group id -> ch_group */
+	ch_map groups; /* group id -> ch_coord_group */
 	ch_heap timers;
 	coord_timer retention;
 	append_table appends;
@@ -186,7 +186,7 @@ struct ch_coord {
 	size_t bytes; /* approximate heap use */
 };
 
-/* ---- the state table (ch_group_table.c) ---------------------------------- */
+/* ---- the state table (ch_coord_table.c) ---------------------------------- */
 
 /* The requests of the table (rows). A JoinGroup is one of seven kinds,
  * told apart by its member id and instance id (join_classify). */
@@ -208,10 +208,10 @@ typedef enum coord_req {
 	COORD_REQ_N
 } coord_req;
 
-/* Columns: no such group, then one per ch_group_state. */
-enum { COORD_COL_NO_GROUP = 0, COORD_COL_N = CH_GROUP_DEAD + 2 };
+/* Columns: no such group, then one per ch_coord_group_state. */
+enum { COORD_COL_NO_GROUP = 0, COORD_COL_N = CH_COORD_GROUP_DEAD + 2 };
 
-/* What a state does with a request (ch_group_table.c explains each). */
+/* What a state does with a request (ch_coord_table.c explains each). */
 typedef enum coord_act {
 	ACT_NEVER,  /* cannot happen; answers `err` (CH_COORD_CHECKS builds abort) */
 	ACT_ANSWER, /* answer `err` */
@@ -244,9 +244,9 @@ typedef struct coord_rule {
 } coord_rule;
 
 /* The cell of request `req` for group g (NULL: no such group). */
-const coord_rule *coord_rule_for(coord_req req, const ch_group *g);
+const coord_rule *ch_coord_rule_for(coord_req req, const ch_coord_group *g);
 /* The cell of `req` in column `col` (COORD_COL_NO_GROUP or state + 1). */
-const coord_rule *coord_rule_at(coord_req req, int col);
+const coord_rule *ch_coord_rule_at(coord_req req, int col);
 
 /* A cell that cannot be reached was: with CH_COORD_CHECKS the process
  * aborts (a bug in the table or in join_classify); without, the cell's
@@ -258,7 +258,7 @@ void ch_coord_never(const ch_coord *c, const char *where) __attribute__((noretur
 #define COORD_NEVER(c, r) ((void)(c), (void)(r))
 #endif
 
-/* ---- shared helpers (ch_group.c) ---------------------------------------- */
+/* ---- shared helpers (ch_coord.c) ---------------------------------------- */
 /* Log through ops->log (the core has no log of its own); the line is
  * formatted only when the shell would write it. */
 void ch_coord_log(const ch_coord *c, ch_log_level level, const char *fmt, ...)
@@ -266,64 +266,59 @@ void ch_coord_log(const ch_coord *c, ch_log_level level, const char *fmt, ...)
 #define COORD_LOGW(c, ...) ch_coord_log((c), CH_LOG_WARN, __VA_ARGS__)
 #define COORD_LOGI(c, ...) ch_coord_log((c), CH_LOG_INFO, __VA_ARGS__)
 #define COORD_LOGD(c, ...) ch_coord_log((c), CH_LOG_DEBUG, __VA_ARGS__)
-ch_group *group_find(const ch_coord *c, ch_str id);
-ch_group *group_get_or_create(ch_coord *c, ch_str id, int64_t now);
+ch_coord_group *ch_coord_group_find(const ch_coord *c, ch_str id);
+ch_coord_group *ch_coord_group_get_or_create(ch_coord *c, ch_str id, int64_t now);
 /* A reason, formatted ("member %s joined"); the detail is cut to fit. */
-coord_reason coord_reason_make(ch_coord_cause cause, const char *fmt, ...)
+coord_reason ch_coord_reason_make(ch_coord_cause cause, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Every state change goes through here: logged at INFO (replay at DEBUG)
  * with its reason; PreparingRebalance keeps the reason as the rebalance's. */
-void group_set_state(ch_group *g, ch_group_state s, int64_t now, const coord_reason *why);
+void ch_coord_group_set_state(ch_coord_group *g, ch_coord_group_state s, int64_t now, const coord_reason *why);
 /* -> Dead: the group leaves the coordinator and is freed. */
-void group_delete(ch_group *g, int64_t now, const coord_reason *why);
-bool group_is_static_fenced(const ch_group *g, ch_str instance_id, ch_str member_id);
-ch_member *member_find(const ch_group *g, ch_str member_id);
-void member_touch_session(ch_member *m, int64_t now);
+void ch_coord_group_delete(ch_coord_group *g, int64_t now, const coord_reason *why);
+ch_coord_member *ch_coord_member_find(const ch_coord_group *g, ch_str member_id);
+void ch_coord_member_touch_session(ch_coord_member *m, int64_t now);
 /* Validate member/instance/generation as Kafka's validateCurrentMember;
  * 0 when fine. */
-int16_t validate_member(const ch_group *g, ch_str member_id, ch_str instance_id,
+int16_t ch_coord_validate_member(const ch_coord_group *g, ch_str member_id, ch_str instance_id,
 			int32_t generation);
-void timer_set(ch_coord *c, coord_timer *t, int64_t deadline);
-void timer_cancel(ch_coord *c, coord_timer *t);
-char *str_dup(ch_str s); /* NULL for a null string */
+char *ch_coord_str_dup(ch_str s); /* NULL for a null string */
 /* 0 if the group's partition is LOADED, else the error Kafka gives before
  * any API mapping: COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATOR. */
-int16_t coord_load_error(const ch_coord *c, ch_str group_id);
+int16_t ch_coord_load_error(const ch_coord *c, ch_str group_id);
 
-/* ---- appends (ch_group_store.c) ----------------------------------------- */
+/* ---- appends (ch_coord_store.c) ----------------------------------------- */
 /* A new append in flight (in c->appends from now: issue it at once). */
-pending_append *append_new(ch_coord *c, append_kind kind, ch_group *g, void *token,
+pending_append *ch_coord_append_new(ch_coord *c, append_kind kind, ch_coord_group *g, void *token,
 			   int16_t version);
 /* The append in flight with this id, or NULL (it stays in the table). */
-const pending_append *append_find(const append_table *t, uint64_t id);
+const pending_append *ch_coord_append_find(const append_table *t, uint64_t id);
 /* Frees the table; drop(a) frees each append still in flight, unanswered
  * (the coordinator is going away). */
-void append_table_free(append_table *t, void (*drop)(pending_append *a));
-void append_issue(ch_coord *c, pending_append *a, const ch_coord_record *recs, size_t n,
+void ch_coord_append_table_free(append_table *t, void (*drop)(pending_append *a));
+void ch_coord_append_issue(ch_coord *c, pending_append *a, const ch_coord_record *recs, size_t n,
 		  int32_t partition);
-void record_init(ch_coord_record *r);
-void record_free(ch_coord_record *r);
-void record_group_metadata(ch_coord_record *r, const ch_group *g, int64_t now);
-void record_group_tombstone(ch_coord_record *r, const ch_group *g);
-void record_offset(ch_coord_record *r, const char *group, const char *topic, int32_t partition,
+void ch_coord_record_free(ch_coord_record *r);
+void ch_coord_record_group_tombstone(ch_coord_record *r, const ch_coord_group *g);
+void ch_coord_record_offset(ch_coord_record *r, const char *group, const char *topic, int32_t partition,
 		   int64_t offset, int32_t leader_epoch, const char *metadata, size_t mlen,
 		   int64_t commit_ts, int64_t expire_ts);
-void record_offset_tombstone(ch_coord_record *r, const char *group, const char *topic,
+void ch_coord_record_offset_tombstone(ch_coord_record *r, const char *group, const char *topic,
 			     int32_t partition);
 /* Store the group's metadata (after a sync or a static replacement). */
-void group_store(ch_group *g, append_kind kind, void *token, int16_t version, int64_t now,
+void ch_coord_group_store(ch_coord_group *g, append_kind kind, void *token, int16_t version, int64_t now,
 		 void *data);
 
-/* ---- offsets (ch_group_offsets.c) --------------------------------------- */
-offset_entry *offset_find(const ch_group *g, const char *topic, size_t tlen, int32_t partition);
+/* ---- offsets (ch_coord_offsets.c) --------------------------------------- */
+offset_entry *ch_coord_offset_find(const ch_coord_group *g, const char *topic, size_t tlen, int32_t partition);
 /* Set a committed offset; metadata is mlen bytes (NULL with 0: ""). */
-void offset_put(ch_group *g, const char *topic, size_t tlen, int32_t partition, int64_t offset,
+void ch_coord_offset_put(ch_coord_group *g, const char *topic, size_t tlen, int32_t partition, int64_t offset,
 		int32_t leader_epoch, const char *metadata, size_t mlen, int64_t commit_ts,
 		int64_t expire_ts);
-void offset_remove(ch_group *g, offset_entry *e);
-void offsets_free(ch_group *g);
-void deferred_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now);
-/* A response that waits for one or more appends (ch_group_offsets.c). */
+void ch_coord_offset_remove(ch_coord_group *g, offset_entry *e);
+void ch_coord_offsets_free(ch_coord_group *g);
+void ch_coord_deferred_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now);
+/* A response that waits for one or more appends (ch_coord_offsets.c). */
 typedef struct deferred deferred;
 /* Applies what the appends made durable (d->error: the first failure). */
 typedef void deferred_finish_fn(ch_coord *c, deferred *d, int64_t now);
@@ -339,23 +334,20 @@ struct deferred {
 };
 /* The deferred response to req: d->resp is resp_size zeroed bytes in its
  * arena (run the codec's _init on it); once no append is outstanding
- * (deferred_start, or the last completion) finish runs and d->resp is
+ * (ch_coord_deferred_start, or the last completion) finish runs and d->resp is
  * sent, and d is freed. */
-deferred *deferred_new(const ch_coord_req *req, size_t resp_size, deferred_finish_fn *finish);
+deferred *ch_coord_deferred_new(const ch_coord_req *req, size_t resp_size, deferred_finish_fn *finish);
 /* n (at least one) zeroed elements of `size` bytes that live as long as d. */
-void *deferred_alloc(deferred *d, size_t n, size_t size);
+void *ch_coord_deferred_alloc(deferred *d, size_t n, size_t size);
 /* A copy of s that lives as long as d (null stays null). */
-ch_str deferred_str(deferred *d, ch_str s);
-void deferred_add_append(ch_coord *c, deferred *d, ch_group *g, const ch_coord_record *recs,
+ch_str ch_coord_deferred_str(deferred *d, ch_str s);
+void ch_coord_deferred_add_append(ch_coord *c, deferred *d, ch_coord_group *g, const ch_coord_record *recs,
 			 size_t n);
 /* Answer at once if no append was issued. */
-void deferred_start(ch_coord *c, deferred *d, int64_t now);
-void retention_run(ch_coord *c, int64_t now);
+void ch_coord_deferred_start(ch_coord *c, deferred *d, int64_t now);
+void ch_coord_retention_run(ch_coord *c, int64_t now);
 
-/* ---- invariants (ch_group_check.c) --------------------------------------- */
-/* The invariants of one group; NULL or the first violation. */
-const char *coord_check_group(const ch_coord *c, const ch_group *g);
-
+/* ---- invariants (ch_coord_check.c) --------------------------------------- */
 /* With CH_COORD_CHECKS, the end of an entry point checks the group it
  * named (everything for a null id, and every so many calls) and a
  * violation aborts with its text; without, these are no-ops.
@@ -369,32 +361,32 @@ typedef struct coord_entry {
 	const char *where;
 	char *group; /* a copy; NULL: check everything */
 } coord_entry;
-coord_entry coord_entry_begin(ch_coord *c, const char *where, ch_str group_id);
-void coord_entry_end(coord_entry *e);
+coord_entry ch_coord_entry_begin(ch_coord *c, const char *where, ch_str group_id);
+void ch_coord_entry_end(coord_entry *e);
 #define COORD_CHECK_ON_RETURN(c, group_id)                                        \
-	coord_entry coord_entry_ __attribute__((cleanup(coord_entry_end), unused)) = \
-		coord_entry_begin((c), __func__, (group_id))
+	coord_entry coord_entry_ __attribute__((cleanup(ch_coord_entry_end), unused)) = \
+		ch_coord_entry_begin((c), __func__, (group_id))
 #define COORD_CHECK_AFTER(c, group_id)                                            \
 	do {                                                                      \
-		coord_entry e_ = coord_entry_begin((c), __func__, (group_id));    \
-		coord_entry_end(&e_);                                             \
+		coord_entry e_ = ch_coord_entry_begin((c), __func__, (group_id));    \
+		ch_coord_entry_end(&e_);                                             \
 	} while (0)
 #else
 #define COORD_CHECK_ON_RETURN(c, group_id) ((void)(c), (void)(group_id))
 #define COORD_CHECK_AFTER(c, group_id) ((void)(c), (void)(group_id))
 #endif
 
-/* ---- membership (ch_group.c) -------------------------------------------- */
+/* ---- membership (ch_coord.c) -------------------------------------------- */
 /* The member's protocol of that name, or NULL. */
-const member_protocol *member_protocol_find(const ch_member *m, const char *name);
+const member_protocol *ch_coord_member_protocol(const ch_coord_member *m, const char *name);
 /* Replay: drop a member without answering anything; restore a stored one
  * (its only protocol is the group's selected one, with its subscription). */
-void group_member_drop(ch_group *g, ch_member *m);
-ch_member *group_member_restore(ch_group *g, ch_str member_id, ch_str instance_id,
+void ch_coord_member_drop(ch_coord_group *g, ch_coord_member *m);
+ch_coord_member *ch_coord_member_restore(ch_coord_group *g, ch_str member_id, ch_str instance_id,
 				ch_str client_id, ch_str client_host, int32_t session_timeout,
 				int32_t rebalance_timeout, ch_bytes subscription,
 				ch_bytes assignment);
-void sync_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now);
-void static_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now);
+void ch_coord_sync_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now);
+void ch_coord_static_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now);
 
 #endif
