@@ -19,6 +19,7 @@
 
 static const char *const state_names[] = {"Empty", "PreparingRebalance", "CompletingRebalance",
 					  "Stable", "Dead"};
+_Static_assert(CH_ARRAY_LEN(state_names) == CH_COORD_GROUP_DEAD + 1, "a name for every state");
 
 const char *
 ch_coord_group_state_name(ch_coord_group_state s)
@@ -42,6 +43,9 @@ static const char *const cause_names[] = {
     [CH_COORD_CAUSE_JOIN_REFUSED] = "join refused",
     [CH_COORD_CAUSE_DELETED] = "deleted",
 };
+/* The checker and ch_coord_cause_name take DELETED for the last cause. */
+_Static_assert(CH_ARRAY_LEN(cause_names) == CH_COORD_CAUSE_DELETED + 1,
+	       "a name for every cause, DELETED last");
 
 const char *
 ch_coord_cause_name(ch_coord_cause c)

@@ -185,6 +185,11 @@ struct ch_coord {
 	uint8_t *load_state; /* ch_coord_load_state per __consumer_offsets partition */
 	size_t bytes; /* approximate heap use */
 };
+/* load_state holds a ch_coord_load_state in a byte; the checker takes
+ * LOAD_FAILED for the last state. */
+_Static_assert(CH_COORD_LOAD_FAILED <= UINT8_MAX, "a load state must fit load_state's byte");
+/* The checker takes A_FIRE for the last append kind. */
+_Static_assert(A_FIRE == 3 && A_SYNC_STORE == 0, "append kinds are 0..A_FIRE");
 
 /* ---- the state table (ch_coord_table.c) ---------------------------------- */
 
@@ -210,6 +215,11 @@ typedef enum coord_req {
 
 /* Columns: no such group, then one per ch_coord_group_state. */
 enum { COORD_COL_NO_GROUP = 0, COORD_COL_N = CH_COORD_GROUP_DEAD + 2 };
+/* Column state + 1 is that state's: the states are 0..Dead, in order. */
+_Static_assert(CH_COORD_GROUP_EMPTY == 0 && CH_COORD_GROUP_PREPARING_REBALANCE == 1 &&
+		       CH_COORD_GROUP_COMPLETING_REBALANCE == 2 && CH_COORD_GROUP_STABLE == 3 &&
+		       CH_COORD_GROUP_DEAD == 4,
+	       "the state table's columns follow ch_coord_group_state's order");
 
 /* What a state does with a request (ch_coord_table.c explains each). */
 typedef enum coord_act {

@@ -68,6 +68,9 @@ typedef struct ch_logfs_fault {
 	bool fail_reads;        /* also count (and fail) pread */
 } ch_logfs_fault;
 
+/* The fault layer is handed out as its ops. */
+_Static_assert(offsetof(ch_logfs_fault, ops) == 0, "ops must be first of ch_logfs_fault");
+
 void ch_logfs_fault_init(ch_logfs_fault *f, ch_logfs *base);
 /* Arms a fault at the n-th mutating op from now. */
 void ch_logfs_fault_arm(ch_logfs_fault *f, long n, int err, bool sticky);
