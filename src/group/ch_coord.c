@@ -87,24 +87,28 @@ ch_coord_str_dup(ch_str s)
 	return s.len < 0 ? NULL : ch_xstrndup(s.p ? s.p : "", (size_t)s.len);
 }
 
+/* True for a null or zero-length string (an absent id). */
 static bool
 str_is_empty(ch_str s)
 {
 	return s.len <= 0;
 }
 
+/* A NUL-terminated string as a ch_str (NULL stays null). */
 static ch_str
 cstr(const char *s)
 {
 	return ch_str_c(s);
 }
 
+/* (Re-)arms t on the coordinator's heap at deadline (O(log n)). */
 static void
 timer_set(ch_coord *c, coord_timer *t, int64_t deadline)
 {
 	ch_heap_set(&c->timers, &t->node, deadline);
 }
 
+/* Disarms t; a timer not armed is left alone. */
 static void
 timer_cancel(ch_coord *c, coord_timer *t)
 {
@@ -134,6 +138,7 @@ ch_coord_never(const ch_coord *c, const char *where)
 }
 #endif
 
+/* A fresh member-id UUID from the shell's randomness, as 36 hex chars and a NUL. */
 static void
 uuid_for(ch_coord *c, char *out /* 37 bytes */)
 {
@@ -247,7 +252,8 @@ ch_coord_group_get_or_create(ch_coord *c, ch_str id, int64_t now)
 }
 
 void
-ch_coord_group_set_state(ch_coord_group *g, ch_coord_group_state s, int64_t now, const coord_reason *why)
+ch_coord_group_set_state(ch_coord_group *g, ch_coord_group_state s, int64_t now,
+			 const coord_reason *why)
 {
 	if (g->state == s)
 		return;
@@ -258,8 +264,8 @@ ch_coord_group_set_state(ch_coord_group *g, ch_coord_group_state s, int64_t now,
 				     ? CH_LOG_DEBUG
 				     : CH_LOG_INFO;
 	ch_coord_log(g->coord, level, "group %s: %s -> %s (generation %d): %s", g->group_id,
-		     ch_coord_group_state_name(g->state), ch_coord_group_state_name(s), g->generation,
-		     why->detail);
+		     ch_coord_group_state_name(g->state), ch_coord_group_state_name(s),
+		     g->generation, why->detail);
 	if (s == CH_COORD_GROUP_PREPARING_REBALANCE) {
 		g->rebalance_reason = *why;
 		g->join_wait = JOIN_WAIT_MEMBERS;
@@ -271,6 +277,7 @@ ch_coord_group_set_state(ch_coord_group *g, ch_coord_group_state s, int64_t now,
 	g->state_ts = now;
 }
 
+/* True if instance_id is held by a member other than member_id (KIP-345 fencing). */
 static bool
 group_is_static_fenced(const ch_coord_group *g, ch_str instance_id, ch_str member_id)
 {
@@ -291,7 +298,8 @@ ch_coord_member_find(const ch_coord_group *g, ch_str member_id)
 /* Kafka's ClassicGroup.validateMember, then the generation: an instance id
  * no static member holds is UNKNOWN_MEMBER_ID, even with a known member id. */
 int16_t
-ch_coord_validate_member(const ch_coord_group *g, ch_str member_id, ch_str instance_id, int32_t generation)
+ch_coord_validate_member(const ch_coord_group *g, ch_str member_id, ch_str instance_id,
+			 int32_t generation)
 {
 	if (instance_id.len >= 0 &&
 	    !ch_map_get(&g->static_members, instance_id.p, (size_t)instance_id.len))
@@ -305,6 +313,7 @@ ch_coord_validate_member(const ch_coord_group *g, ch_str member_id, ch_str insta
 	return CH_KERR_NONE;
 }
 
+/* The group's rebalance timeout: the largest of its members' (Kafka's). */
 static int32_t
 group_rebalance_timeout(const ch_coord_group *g)
 {
@@ -316,6 +325,7 @@ group_rebalance_timeout(const ch_coord_group *g)
 
 /* ---- protocols ------------------------------------------------------------ */
 
+/* Adds delta to the vote count of each protocol m supports; a count of 0 leaves the map. */
 static void
 votes_add(ch_coord_group *g, const ch_coord_member *m, int delta)
 {
@@ -333,6 +343,7 @@ votes_add(ch_coord_group *g, const ch_coord_member *m, int delta)
 	}
 }
 
+/* How many members support the protocol `name`. */
 static intptr_t
 votes_for(const ch_coord_group *g, ch_str name)
 {
@@ -401,6 +412,7 @@ ch_coord_member_protocol(const ch_coord_member *m, const char *name)
 	return NULL;
 }
 
+/* Frees n protocols and the array. */
 static void
 protocols_free(member_protocol *p, int32_t n)
 {
@@ -411,6 +423,7 @@ protocols_free(member_protocol *p, int32_t n)
 	free(p);
 }
 
+/* Copies a JoinGroup's protocols (names and metadata); *n gets their count. Caller frees. */
 static member_protocol *
 protocols_copy(const ch_JoinGroupRequest *rq, int32_t *n)
 {
@@ -447,6 +460,7 @@ member_matches(const ch_coord_member *m, const ch_JoinGroupRequest *rq)
 
 /* ---- responses ------------------------------------------------------------- */
 
+/* Answers token through the shell (ops->respond); resp is the API's response struct. */
 static void
 respond(ch_coord *c, void *token, const void *resp)
 {
@@ -469,6 +483,7 @@ join_error_as(ch_coord *c, void *token, int16_t err, ch_str member_id, int32_t g
 	respond(c, token, &r);
 }
 
+/* A JoinGroup error answer naming member_id ("" for NULL), as join_error_as. */
 static void
 join_error(ch_coord *c, void *token, int16_t err, const char *member_id, int32_t generation)
 {
@@ -478,8 +493,8 @@ join_error(ch_coord *c, void *token, int16_t err, const char *member_id, int32_t
 /* A JoinGroup response for the current generation; the leader (when
  * `as_leader`) gets every member's metadata for the selected protocol. */
 static void
-join_respond(ch_coord *c, ch_coord_group *g, ch_coord_member *m, void *token, int16_t version, bool as_leader,
-	     const char *leader_id, bool skip_assignment)
+join_respond(ch_coord *c, ch_coord_group *g, ch_coord_member *m, void *token, int16_t version,
+	     bool as_leader, const char *leader_id, bool skip_assignment)
 {
 	ch_JoinGroupResponse r;
 	ch_JoinGroupResponse_init(&r);
@@ -512,6 +527,7 @@ join_respond(ch_coord *c, ch_coord_group *g, ch_coord_member *m, void *token, in
 	free(members);
 }
 
+/* Answers a SyncGroup: err, or (err 0) the protocol and the assignment (never null). */
 static void
 sync_respond(ch_coord *c, ch_coord_group *g, void *token, int16_t err, const uint8_t *assignment,
 	     int32_t len)
@@ -536,6 +552,7 @@ ch_coord_member_touch_session(ch_coord_member *m, int64_t now)
 	timer_set(c, &m->session, now + m->session_timeout_ms);
 }
 
+/* Forgets m's parked JoinGroup (without answering it) and keeps awaiting_join right. */
 static void
 member_unpark_join(ch_coord_group *g, ch_coord_member *m)
 {
@@ -545,6 +562,7 @@ member_unpark_join(ch_coord_group *g, ch_coord_member *m)
 	}
 }
 
+/* m no longer owes a SyncGroup; keeps the pending_sync counter right. */
 static void
 member_clear_pending_sync(ch_coord_group *g, ch_coord_member *m)
 {
@@ -554,6 +572,8 @@ member_clear_pending_sync(ch_coord_group *g, ch_coord_member *m)
 	}
 }
 
+/* Adds a member (member_id owned by the call) at the end of the group order, with the
+ * JoinGroup's protocols; the first member leads and sets the protocol type. */
 static ch_coord_member *
 member_add(ch_coord_group *g, char *member_id, ch_str instance_id, ch_str client_id,
 	   const char *client_host, const ch_JoinGroupRequest *rq, int32_t rebalance_timeout)
@@ -612,7 +632,8 @@ member_remove(ch_coord_group *g, ch_coord_member *m)
 	timer_cancel(c, &m->session);
 	votes_add(g, m, -1);
 	if (m->instance_id) {
-		ch_coord_member *s = ch_map_get(&g->static_members, m->instance_id, strlen(m->instance_id));
+		ch_coord_member *s =
+			ch_map_get(&g->static_members, m->instance_id, strlen(m->instance_id));
 		if (s == m)
 			ch_map_remove(&g->static_members, m->instance_id, strlen(m->instance_id));
 	}
@@ -637,6 +658,7 @@ member_remove(ch_coord_group *g, ch_coord_member *m)
 	 * and offsets retention tells consumer groups from simple ones by it. */
 }
 
+/* Drops a pending (MEMBER_ID_REQUIRED) member and its timer. */
 static void
 pending_remove(ch_coord_group *g, pending_member *p)
 {
@@ -671,8 +693,8 @@ ch_coord_member_restore(ch_coord_group *g, ch_str member_id, ch_str instance_id,
 	rq.SessionTimeoutMs = session_timeout;
 	rq.ProtocolType = cstr(g->protocol_type ? g->protocol_type : "");
 	char *host = ch_coord_str_dup(client_host.len < 0 ? cstr("") : client_host);
-	ch_coord_member *m = member_add(g, ch_coord_str_dup(member_id), instance_id, client_id, host, &rq,
-				  rebalance_timeout);
+	ch_coord_member *m = member_add(g, ch_coord_str_dup(member_id), instance_id, client_id,
+					host, &rq, rebalance_timeout);
 	free(host);
 	m->assignment_len = CH_MAX(assignment.len, 0);
 	m->assignment = ch_xmalloc((size_t)m->assignment_len + 1);
@@ -761,6 +783,7 @@ all_joined(const ch_coord_group *g)
 
 static void complete_join(ch_coord_group *g, int64_t now);
 
+/* Ends the join phase if it waits for members and every one has rejoined. */
 static void
 try_complete_join(ch_coord_group *g, int64_t now)
 {
@@ -828,7 +851,8 @@ complete_join(ch_coord_group *g, int64_t now)
 /* Kafka's removeMemberAndUpdateGroup: a completed generation rebalances;
  * a join phase may now be complete. `why` is logged either way. */
 static void
-remove_member_and_update(ch_coord_group *g, ch_coord_member *m, int64_t now, const coord_reason *why)
+remove_member_and_update(ch_coord_group *g, ch_coord_member *m, int64_t now,
+			 const coord_reason *why)
 {
 	member_remove(g, m);
 	switch (g->state) {
@@ -841,8 +865,8 @@ remove_member_and_update(ch_coord_group *g, ch_coord_member *m, int64_t now, con
 		try_complete_join(g, now);
 		break;
 	default:
-		COORD_LOGI(g->coord, "group %s (%s): %s", g->group_id, ch_coord_group_state_name(g->state),
-			   why->detail);
+		COORD_LOGI(g->coord, "group %s (%s): %s", g->group_id,
+			   ch_coord_group_state_name(g->state), why->detail);
 		break;
 	}
 }
@@ -919,10 +943,11 @@ static void
 join_drop_unused_group(join_ctx *j, bool new_only, const char *what)
 {
 	ch_coord_group *g = j->g;
-	if (g->members.n || g->offsets.n || g->state != CH_COORD_GROUP_EMPTY || (new_only && g->generation))
+	if (g->members.n || g->offsets.n || g->state != CH_COORD_GROUP_EMPTY ||
+	    (new_only && g->generation))
 		return;
-	coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_JOIN_REFUSED, "JoinGroup refused: %s",
-					     what);
+	coord_reason why =
+		ch_coord_reason_make(CH_COORD_CAUSE_JOIN_REFUSED, "JoinGroup refused: %s", what);
 	ch_coord_group_delete(g, j->now, &why);
 }
 
@@ -998,27 +1023,42 @@ join_new_dynamic(join_ctx *j)
 	free(id);
 }
 
-/* ACT_JOIN_ADD: a new static member (classicGroupJoinNewStaticMember) or
- * a pending one back with its id. */
+/* ACT_JOIN_ADD, a pending id: a v4+ member back with the id its
+ * MEMBER_ID_REQUIRED answer handed out (KIP-394) joins with it. */
 static void
-join_add_new(join_ctx *j, coord_req kind)
+join_pending(join_ctx *j)
 {
-	if (kind == REQ_JOIN_PENDING) {
-		char *id = ch_xstrdup(j->pm->member_id);
-		pending_remove(j->g, j->pm);
-		j->pm = NULL;
-		join_add(j, id);
-	} else if (kind == REQ_JOIN_STATIC_NEW) {
-		join_add(j, new_member_id(j->c, j->rq->GroupInstanceId));
-	} else {
-		join_add(j, new_member_id(j->c, j->client_id.len >= 0 ? j->client_id : cstr("")));
-	}
+	char *id = ch_xstrdup(j->pm->member_id);
+	pending_remove(j->g, j->pm);
+	j->pm = NULL;
+	join_add(j, id);
+}
+
+/* ACT_JOIN_ADD, a new instance: a static member whose instance id no
+ * member holds joins at once, with a new id "instance-UUID"
+ * (classicGroupJoinNewStaticMember). */
+static void
+join_static_new(join_ctx *j)
+{
+	join_add(j, new_member_id(j->c, j->rq->GroupInstanceId));
+}
+
+/* ACT_JOIN_FENCED: the instance id is held by another member id (a newer
+ * incarnation replaced this one): FENCED_INSTANCE_ID, logged as Kafka's
+ * validateExistingMember does, since operators look for it. */
+static void
+join_fenced(join_ctx *j)
+{
+	COORD_LOGI(j->c, "group %s: JoinGroup of member %.*s for static instance %s is fenced by "
+		   "member %s", j->g->group_id, j->rq->MemberId.len, j->rq->MemberId.p,
+		   j->instance->instance_id, j->instance->member_id);
+	join_error_as(j->c, j->token, CH_KERR_FENCED_INSTANCE_ID, j->rq->MemberId, -1);
 }
 
 /* Kafka's updateMember (with a parked JoinGroup). */
 static void
-member_update(ch_coord_group *g, ch_coord_member *m, const ch_JoinGroupRequest *rq, int32_t rebalance_timeout,
-	      void *token, int16_t version)
+member_update(ch_coord_group *g, ch_coord_member *m, const ch_JoinGroupRequest *rq,
+	      int32_t rebalance_timeout, void *token, int16_t version)
 {
 	votes_add(g, m, -1);
 	protocols_free(m->protocols, m->n_protocols);
@@ -1111,6 +1151,7 @@ typedef struct static_store {
 	char *new_member_id;
 } static_store;
 
+/* Frees what a static replacement kept for a revert. */
 static void
 static_store_free(static_store *st)
 {
@@ -1155,9 +1196,11 @@ static_replace(join_ctx *j)
 	m->protocols = NULL;
 	m->n_protocols = 0;
 	member_rename(g, m, new_member_id(j->c, j->rq->GroupInstanceId));
-	COORD_LOGI(j->c, "group %s: static member %s (instance %s) rejoined in state %s; "
+	COORD_LOGI(j->c,
+		   "group %s: static member %s (instance %s) rejoined in state %s; "
 		   "replacing member id %s",
-		   g->group_id, m->member_id, m->instance_id, ch_coord_group_state_name(g->state), old_id);
+		   g->group_id, m->member_id, m->instance_id, ch_coord_group_state_name(g->state),
+		   old_id);
 	ch_coord_member_touch_session(m, j->now);
 	member_update(g, m, j->rq, j->rebalance_timeout, j->token, j->version);
 	return st;
@@ -1219,16 +1262,16 @@ join_static_replace_keep(join_ctx *j)
 static ch_coord_member *
 static_store_member(const ch_coord_group *g, const static_store *st)
 {
-	ch_coord_member *m = g ? ch_map_get(&g->static_members, st->instance_id, strlen(st->instance_id))
-			 : NULL;
+	ch_coord_member *m =
+		g ? ch_map_get(&g->static_members, st->instance_id, strlen(st->instance_id)) : NULL;
 	return m && strcmp(m->member_id, st->new_member_id) == 0 ? m : NULL;
 }
 
 /* The store failed: Kafka puts the old member id, protocols and timeouts
  * back and reports the error. */
 static void
-static_store_revert(ch_coord_group *g, ch_coord_member *m, static_store *st, void *token, int16_t error,
-		    int64_t now)
+static_store_revert(ch_coord_group *g, ch_coord_member *m, static_store *st, void *token,
+		    int16_t error, int64_t now)
 {
 	COORD_LOGW(g->coord, "group %s: failed to store static member %s: %s", g->group_id,
 		   m->member_id, ch_kerr_name(error));
@@ -1252,7 +1295,8 @@ static_store_revert(ch_coord_group *g, ch_coord_member *m, static_store *st, voi
  * leader does not compute an assignment a Stable group would never hand
  * out. */
 static void
-static_store_answer(ch_coord_group *g, ch_coord_member *m, const static_store *st, void *token, int16_t version)
+static_store_answer(ch_coord_group *g, ch_coord_member *m, const static_store *st, void *token,
+		    int16_t version)
 {
 	if (version >= 9) {
 		bool leader = m == g->leader;
@@ -1288,7 +1332,13 @@ join_dispatch(join_ctx *j, coord_req kind, const coord_rule *r)
 		join_new_dynamic(j);
 		break;
 	case ACT_JOIN_ADD:
-		join_add_new(j, kind);
+		if (kind == REQ_JOIN_PENDING)
+			join_pending(j);
+		else
+			join_static_new(j);
+		break;
+	case ACT_JOIN_FENCED:
+		join_fenced(j);
 		break;
 	case ACT_JOIN_REPLACE:
 		join_static_replace(j);
@@ -1357,7 +1407,8 @@ ch_coord_join(ch_coord *c, const ch_coord_req *req)
 static int16_t
 sync_check(const ch_coord_group *g, const ch_SyncGroupRequest *rq)
 {
-	int16_t err = ch_coord_validate_member(g, rq->MemberId, rq->GroupInstanceId, rq->GenerationId);
+	int16_t err =
+		ch_coord_validate_member(g, rq->MemberId, rq->GroupInstanceId, rq->GenerationId);
 	if (!err && rq->ProtocolType.len >= 0 &&
 	    (!g->protocol_type || !ch_str_eq_c(rq->ProtocolType, g->protocol_type)))
 		err = CH_KERR_INCONSISTENT_GROUP_PROTOCOL;
@@ -1372,7 +1423,8 @@ sync_check(const ch_coord_group *g, const ch_SyncGroupRequest *rq)
  * stored; ch_coord_sync_append_done answers the waiting SyncGroups once it is
  * durable, or resets the assignments if the store fails. */
 static void
-sync_store_assignment(ch_coord_group *g, const ch_SyncGroupRequest *rq, int16_t version, int64_t now)
+sync_store_assignment(ch_coord_group *g, const ch_SyncGroupRequest *rq, int16_t version,
+		      int64_t now)
 {
 	for (ch_coord_member *x = g->first; x; x = x->next) {
 		free(x->assignment);
@@ -1401,8 +1453,8 @@ sync_store_assignment(ch_coord_group *g, const ch_SyncGroupRequest *rq, int16_t 
  * generation's store still in flight does not block it (its completion is
  * ignored: store_id moves on). */
 static void
-sync_wait(ch_coord_group *g, ch_coord_member *m, void *token, int16_t version, const ch_SyncGroupRequest *rq,
-	  int64_t now)
+sync_wait(ch_coord_group *g, ch_coord_member *m, void *token, int16_t version,
+	  const ch_SyncGroupRequest *rq, int64_t now)
 {
 	if (m->sync_token)
 		sync_respond(g->coord, g, m->sync_token, CH_KERR_REBALANCE_IN_PROGRESS, NULL, 0);
@@ -1453,10 +1505,12 @@ ch_coord_sync(ch_coord *c, const ch_coord_req *req)
 	if (!err) {
 		switch (r->act) {
 		case ACT_SYNC_WAIT:
-			sync_wait(g, ch_coord_member_find(g, rq->MemberId), token, version, rq, now);
+			sync_wait(g, ch_coord_member_find(g, rq->MemberId), token, version, rq,
+				  now);
 			return;
 		case ACT_SYNC_ASSIGNMENT:
-			sync_answer_assignment(g, ch_coord_member_find(g, rq->MemberId), token, now);
+			sync_answer_assignment(g, ch_coord_member_find(g, rq->MemberId), token,
+					       now);
 			return;
 		default: /* ACT_ANSWER */
 			COORD_NEVER(c, r);
@@ -1553,7 +1607,8 @@ ch_coord_heartbeat(ch_coord *c, const ch_coord_req *req)
 			if (err)
 				r.ErrorCode = err;
 			else
-				ch_coord_member_touch_session(ch_coord_member_find(g, rq->MemberId), now);
+				ch_coord_member_touch_session(ch_coord_member_find(g, rq->MemberId),
+							      now);
 		}
 	}
 	respond(c, token, &r);
@@ -1569,7 +1624,8 @@ leave_one(ch_coord_group *g, int64_t now, ch_str member_id, ch_str instance_id, 
 	int rlen = CH_MAX(reason.len, 0);
 	const char *rtext = reason.p ? reason.p : "";
 	if (str_is_empty(member_id) && instance_id.len >= 0) {
-		ch_coord_member *m = ch_map_get(&g->static_members, instance_id.p, (size_t)instance_id.len);
+		ch_coord_member *m =
+			ch_map_get(&g->static_members, instance_id.p, (size_t)instance_id.len);
 		if (!m)
 			return CH_KERR_UNKNOWN_MEMBER_ID;
 		coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_MEMBER_LEFT,
@@ -1652,6 +1708,8 @@ ch_coord_leave(ch_coord *c, const ch_coord_req *req)
 
 /* ---- timers -------------------------------------------------------------------- */
 
+/* The join timer: the initial delay re-arms while members keep arriving (within the rebalance
+ * timeout); otherwise the join phase ends. */
 static void
 join_timer_fired(ch_coord_group *g, int64_t now)
 {
@@ -1671,10 +1729,13 @@ join_timer_fired(ch_coord_group *g, int64_t now)
 	complete_join(g, now);
 }
 
+/* The pending-sync timer: members that sent no SyncGroup for this generation are removed and
+ * the group rebalances. */
 static void
 sync_timer_fired(ch_coord_group *g, int64_t now)
 {
-	if ((g->state != CH_COORD_GROUP_COMPLETING_REBALANCE && g->state != CH_COORD_GROUP_STABLE) ||
+	if ((g->state != CH_COORD_GROUP_COMPLETING_REBALANCE &&
+	     g->state != CH_COORD_GROUP_STABLE) ||
 	    g->pending_sync == 0)
 		return;
 	int removed = 0;
@@ -1694,6 +1755,8 @@ sync_timer_fired(ch_coord_group *g, int64_t now)
 	prepare_rebalance(g, now, &why);
 }
 
+/* A member's session (or new-member join) timer: a member with a parked request is alive and
+ * re-armed; otherwise it is removed (Kafka's heartbeat expiration). */
 static void
 session_expired(ch_coord_member *m, int64_t now)
 {
@@ -1811,6 +1874,7 @@ ch_coord_new(const ch_coord_config *cfg, const ch_coord_ops *ops, int64_t now)
 	return c;
 }
 
+/* Frees a group and everything in it, answering nothing (shutdown, deletion). */
 static void
 group_free(ch_coord_group *g)
 {

@@ -45,7 +45,8 @@
  *   Dead: deleted (DeleteGroups, offsets expired, tombstone replayed).
  *
  * Transitions, with the function that performs them (ch_coord.c unless
- * named); each goes through ch_coord_group_set_state, which logs it with its reason:
+ * named); each goes through ch_coord_group_set_state, which logs it with
+ * its reason:
  *   Empty|Stable|CompletingRebalance -> PreparingRebalance   prepare_rebalance
  *   PreparingRebalance -> CompletingRebalance|Empty          complete_join
  *   CompletingRebalance -> Stable                            ch_coord_sync_append_done (the
@@ -83,7 +84,7 @@
  *   known instance  -            -            replace      replace+rb   keep|rb      NOT_AVAIL
  *   pending id      -            add          add          add          add          NOT_AVAIL
  *   member's id     -            -            update       resend|rb    current|rb   NOT_AVAIL
- *   fenced instance -            -            FENCED       FENCED       FENCED       NOT_AVAIL
+ *   fenced instance -            -            fenced       fenced       fenced       NOT_AVAIL
  *   unknown id      UNKNOWN      UNKNOWN      UNKNOWN      UNKNOWN      UNKNOWN      NOT_AVAIL
  * SyncGroup         UNKNOWN      UNKNOWN*     REBALANCING* wait*        assignment*  NOT_AVAIL
  * Heartbeat         UNKNOWN      UNKNOWN*     REBALANCING* NONE*        NONE*        NOT_AVAIL
@@ -105,6 +106,8 @@
  * add         the member is added and the group rebalances; from Empty after
  *             group.initial.rebalance.delay.ms
  *             (addMemberThenRebalanceOrCompleteJoin, InitialDelayedJoin)
+ * fenced      FENCED_INSTANCE_ID: a newer member id holds the instance; logged
+ *             with both ids (validateExistingMember)
  * replace     new member id for the instance, the old one fenced; the join phase
  *             goes on (updateStaticMemberThenRebalanceOrCompleteJoin, KIP-345)
  * replace+rb  replace, and rebalance: the leader may have assigned to the old id
@@ -145,7 +148,6 @@
  * UNKNOWN     UNKNOWN_MEMBER_ID
  * REBALANCING REBALANCE_IN_PROGRESS
  * NOT_AVAIL   COORDINATOR_NOT_AVAILABLE
- * FENCED      FENCED_INSTANCE_ID
  * NON_EMPTY   NON_EMPTY_GROUP
  * NOT_FOUND   GROUP_ID_NOT_FOUND
  * END STATE TABLE

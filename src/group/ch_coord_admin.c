@@ -12,6 +12,7 @@
 #include "proto/generated/ch_errors.h"
 
 
+/* True if s is one of the n strings of list, ignoring case (ListGroups filters). */
 static bool
 str_in_ci(const ch_str *list, int32_t n, const char *s)
 {
@@ -87,7 +88,8 @@ ch_coord_describe(ch_coord *c, const ch_coord_req *req)
 		o->GroupId = rq->Groups[i];
 		o->AuthorizedOperations =
 			rq->IncludeAuthorizedOperations ? CH_GROUP_AUTHORIZED_OPS : INT32_MIN;
-		int16_t load_err = rq->Groups[i].len < 0 ? 0 : ch_coord_load_error(c, rq->Groups[i]);
+		int16_t load_err =
+			rq->Groups[i].len < 0 ? 0 : ch_coord_load_error(c, rq->Groups[i]);
 		if (rq->Groups[i].len < 0 || load_err) {
 			o->ErrorCode = load_err ? load_err : CH_KERR_INVALID_GROUP_ID;
 			o->GroupState = ch_str_c("");
@@ -148,6 +150,7 @@ typedef struct del_ctx {
 	int32_t n;
 } del_ctx;
 
+/* DeleteGroups once its tombstones are durable or failed: a failure goes on each deleted group. */
 static void
 delete_finish(ch_coord *c, deferred *d, int64_t now)
 {
@@ -202,7 +205,8 @@ ch_coord_delete_groups(ch_coord *c, const ch_coord_req *req)
 			ch_map_foreach(&g->offsets, oe)
 			{
 				const offset_entry *e = oe->value;
-				ch_coord_record_offset_tombstone(&recs[k++], g->group_id, e->topic, e->partition);
+				ch_coord_record_offset_tombstone(&recs[k++], g->group_id, e->topic,
+								 e->partition);
 			}
 			ch_coord_record_group_tombstone(&recs[k++], g);
 			ch_coord_deferred_add_append(c, d, g, recs, k);

@@ -25,6 +25,7 @@
 
 static char msg[512];
 
+/* Formats a violation into the static buffer and returns it. */
 static const char *__attribute__((format(printf, 1, 2)))
 fail(const char *fmt, ...)
 {
@@ -135,7 +136,8 @@ check_state(const ch_coord_group *g)
 		return fail("group %s: initial delay state outside the initial delay", id);
 	}
 	if (g->state != CH_COORD_GROUP_PREPARING_REBALANCE && ch_heap_armed(&g->join_timer.node))
-		return fail("group %s: join timer armed in %s", id, ch_coord_group_state_name(g->state));
+		return fail("group %s: join timer armed in %s", id,
+			    ch_coord_group_state_name(g->state));
 	if (g->rebalance_reason.cause < CH_COORD_CAUSE_NONE ||
 	    g->rebalance_reason.cause > CH_COORD_CAUSE_DELETED ||
 	    !memchr(g->rebalance_reason.detail, '\0', sizeof(g->rebalance_reason.detail)))
@@ -152,7 +154,8 @@ check_state(const ch_coord_group *g)
 	case CH_COORD_GROUP_COMPLETING_REBALANCE:
 	case CH_COORD_GROUP_STABLE:
 		if (!n)
-			return fail("group %s: %s with no members", id, ch_coord_group_state_name(g->state));
+			return fail("group %s: %s with no members", id,
+				    ch_coord_group_state_name(g->state));
 		if (g->awaiting_join && g->state == CH_COORD_GROUP_COMPLETING_REBALANCE)
 			return fail("group %s: CompletingRebalance with a parked JoinGroup", id);
 		if (!g->protocol_name)
@@ -205,6 +208,8 @@ check_offsets(const ch_coord_group *g)
 	return NULL;
 }
 
+/* One group's invariants (partition, members, pending, state, store, offsets); NULL or the
+ * first violation. */
 static const char *
 check_group(const ch_coord *c, const ch_coord_group *g)
 {

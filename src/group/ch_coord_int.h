@@ -228,6 +228,7 @@ typedef enum coord_act {
 	ACT_CREATE,
 	ACT_JOIN_NEW,
 	ACT_JOIN_ADD,
+	ACT_JOIN_FENCED,
 	ACT_JOIN_REPLACE,
 	ACT_JOIN_REPLACE_REBALANCE,
 	ACT_JOIN_REPLACE_KEEP,
@@ -283,7 +284,8 @@ coord_reason ch_coord_reason_make(ch_coord_cause cause, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Every state change goes through here: logged at INFO (replay at DEBUG)
  * with its reason; PreparingRebalance keeps the reason as the rebalance's. */
-void ch_coord_group_set_state(ch_coord_group *g, ch_coord_group_state s, int64_t now, const coord_reason *why);
+void ch_coord_group_set_state(ch_coord_group *g, ch_coord_group_state s, int64_t now,
+			      const coord_reason *why);
 /* -> Dead: the group leaves the coordinator and is freed. */
 void ch_coord_group_delete(ch_coord_group *g, int64_t now, const coord_reason *why);
 ch_coord_member *ch_coord_member_find(const ch_coord_group *g, ch_str member_id);
@@ -310,21 +312,23 @@ void ch_coord_append_issue(ch_coord *c, pending_append *a, const ch_coord_record
 		  int32_t partition);
 void ch_coord_record_free(ch_coord_record *r);
 void ch_coord_record_group_tombstone(ch_coord_record *r, const ch_coord_group *g);
-void ch_coord_record_offset(ch_coord_record *r, const char *group, const char *topic, int32_t partition,
-		   int64_t offset, int32_t leader_epoch, const char *metadata, size_t mlen,
-		   int64_t commit_ts, int64_t expire_ts);
+void ch_coord_record_offset(ch_coord_record *r, const char *group, const char *topic,
+			    int32_t partition, int64_t offset, int32_t leader_epoch,
+			    const char *metadata, size_t mlen, int64_t commit_ts,
+			    int64_t expire_ts);
 void ch_coord_record_offset_tombstone(ch_coord_record *r, const char *group, const char *topic,
 			     int32_t partition);
 /* Store the group's metadata (after a sync or a static replacement). */
-void ch_coord_group_store(ch_coord_group *g, append_kind kind, void *token, int16_t version, int64_t now,
-		 void *data);
+void ch_coord_group_store(ch_coord_group *g, append_kind kind, void *token, int16_t version,
+			  int64_t now, void *data);
 
 /* ---- offsets (ch_coord_offsets.c) --------------------------------------- */
-offset_entry *ch_coord_offset_find(const ch_coord_group *g, const char *topic, size_t tlen, int32_t partition);
+offset_entry *ch_coord_offset_find(const ch_coord_group *g, const char *topic, size_t tlen,
+				   int32_t partition);
 /* Set a committed offset; metadata is mlen bytes (NULL with 0: ""). */
-void ch_coord_offset_put(ch_coord_group *g, const char *topic, size_t tlen, int32_t partition, int64_t offset,
-		int32_t leader_epoch, const char *metadata, size_t mlen, int64_t commit_ts,
-		int64_t expire_ts);
+void ch_coord_offset_put(ch_coord_group *g, const char *topic, size_t tlen, int32_t partition,
+			 int64_t offset, int32_t leader_epoch, const char *metadata, size_t mlen,
+			 int64_t commit_ts, int64_t expire_ts);
 void ch_coord_offset_remove(ch_coord_group *g, offset_entry *e);
 void ch_coord_offsets_free(ch_coord_group *g);
 void ch_coord_deferred_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now);
@@ -346,13 +350,14 @@ struct deferred {
  * arena (run the codec's _init on it); once no append is outstanding
  * (ch_coord_deferred_start, or the last completion) finish runs and d->resp is
  * sent, and d is freed. */
-deferred *ch_coord_deferred_new(const ch_coord_req *req, size_t resp_size, deferred_finish_fn *finish);
+deferred *ch_coord_deferred_new(const ch_coord_req *req, size_t resp_size,
+				deferred_finish_fn *finish);
 /* n (at least one) zeroed elements of `size` bytes that live as long as d. */
 void *ch_coord_deferred_alloc(deferred *d, size_t n, size_t size);
 /* A copy of s that lives as long as d (null stays null). */
 ch_str ch_coord_deferred_str(deferred *d, ch_str s);
-void ch_coord_deferred_add_append(ch_coord *c, deferred *d, ch_coord_group *g, const ch_coord_record *recs,
-			 size_t n);
+void ch_coord_deferred_add_append(ch_coord *c, deferred *d, ch_coord_group *g,
+				  const ch_coord_record *recs, size_t n);
 /* Answer at once if no append was issued. */
 void ch_coord_deferred_start(ch_coord *c, deferred *d, int64_t now);
 void ch_coord_retention_run(ch_coord *c, int64_t now);

@@ -42,9 +42,9 @@ ch_coord_offset_find(const ch_coord_group *g, const char *topic, size_t tlen, in
 }
 
 void
-ch_coord_offset_put(ch_coord_group *g, const char *topic, size_t tlen, int32_t partition, int64_t offset,
-	   int32_t leader_epoch, const char *metadata, size_t mlen, int64_t commit_ts,
-	   int64_t expire_ts)
+ch_coord_offset_put(ch_coord_group *g, const char *topic, size_t tlen, int32_t partition,
+		    int64_t offset, int32_t leader_epoch, const char *metadata, size_t mlen,
+		    int64_t commit_ts, int64_t expire_ts)
 {
 	offset_entry *e = ch_coord_offset_find(g, topic, tlen, partition);
 	if (!e) {
@@ -116,6 +116,7 @@ ch_coord_deferred_new(const ch_coord_req *req, size_t resp_size, deferred_finish
 	return d;
 }
 
+/* A NUL-terminated copy of n bytes of s that lives as long as d. */
 static char *
 dstrdup(deferred *d, const char *s, size_t n)
 {
@@ -134,7 +135,8 @@ ch_coord_deferred_str(deferred *d, ch_str s)
 }
 
 void
-ch_coord_deferred_add_append(ch_coord *c, deferred *d, ch_coord_group *g, const ch_coord_record *recs, size_t n)
+ch_coord_deferred_add_append(ch_coord *c, deferred *d, ch_coord_group *g,
+			     const ch_coord_record *recs, size_t n)
 {
 	pending_append *a = ch_coord_append_new(c, A_DEFERRED, g, d->token, d->version);
 	a->data = d;
@@ -142,6 +144,7 @@ ch_coord_deferred_add_append(ch_coord *c, deferred *d, ch_coord_group *g, const 
 	ch_coord_append_issue(c, a, recs, n, g->partition);
 }
 
+/* Applies d's finish, sends its response and frees it. */
 static void
 deferred_finish(ch_coord *c, deferred *d, int64_t now)
 {
@@ -211,6 +214,8 @@ typedef struct commit_ctx {
 	int32_t n;
 } commit_ctx;
 
+/* OffsetCommit once its records are durable: the offsets become visible, or each gets the
+ * mapped append error. */
 static void
 commit_finish(ch_coord *c, deferred *d, int64_t now)
 {
@@ -226,8 +231,9 @@ commit_finish(ch_coord *c, deferred *d, int64_t now)
 			continue;
 		}
 		if (g)
-			ch_coord_offset_put(g, it->topic, it->tlen, it->partition, it->offset, it->leader_epoch,
-				   it->metadata, it->mlen, it->commit_ts, it->expire_ts);
+			ch_coord_offset_put(g, it->topic, it->tlen, it->partition, it->offset,
+					    it->leader_epoch, it->metadata, it->mlen, it->commit_ts,
+					    it->expire_ts);
 	}
 }
 
@@ -354,9 +360,9 @@ ch_coord_commit(ch_coord *c, const ch_coord_req *req)
 			it->mlen = (size_t)mlen;
 			it->commit_ts = version == 1 && pq->CommitTimestamp >= 0 ? pq->CommitTimestamp : now;
 			it->expire_ts = expire;
-			ch_coord_record_offset(&recs[nrec++], g->group_id, it->topic, it->partition, it->offset,
-				      it->leader_epoch, it->metadata, it->mlen, it->commit_ts,
-				      it->expire_ts);
+			ch_coord_record_offset(&recs[nrec++], g->group_id, it->topic, it->partition,
+					       it->offset, it->leader_epoch, it->metadata, it->mlen,
+					       it->commit_ts, it->expire_ts);
 		}
 	}
 	if (nrec)
@@ -372,6 +378,7 @@ ch_coord_commit(ch_coord *c, const ch_coord_req *req)
 typedef ch_OffsetFetchResponse_OffsetFetchResponsePartitions fetch_part; /* v8+ shape */
 typedef ch_OffsetFetchResponse_OffsetFetchResponseTopics fetch_topic;
 
+/* One partition of an OffsetFetch answer: the group's commit, or -1 and "" without one. */
 static void
 fill_part(fetch_part *o, const ch_coord_group *g, const char *topic, size_t tlen, int32_t partition)
 {
@@ -386,8 +393,9 @@ fill_part(fetch_part *o, const ch_coord_group *g, const char *topic, size_t tlen
 
 /* One group's offsets, in the v8+ shape (converted for older versions). */
 static void
-fetch_group(deferred *d, const ch_coord_group *g, const ch_OffsetFetchRequest_OffsetFetchRequestTopics *topics,
-	    int32_t ntopics, fetch_topic **out, int32_t *nout)
+fetch_group(deferred *d, const ch_coord_group *g,
+	    const ch_OffsetFetchRequest_OffsetFetchRequestTopics *topics, int32_t ntopics,
+	    fetch_topic **out, int32_t *nout)
 {
 	if (ntopics >= 0) {
 		*out = ch_coord_deferred_alloc(d, (size_t)ntopics, sizeof(**out));
@@ -423,7 +431,8 @@ fetch_group(deferred *d, const ch_coord_group *g, const ch_OffsetFetchRequest_Of
 			ch_map_put(&topic_idx, e->topic, tlen, (void *)idx);
 			fetch_topic *to = &(*out)[idx - 1];
 			to->Name = ch_str_c(e->topic);
-			to->Partitions = ch_coord_deferred_alloc(d, g->offsets.n, sizeof(fetch_part));
+			to->Partitions =
+				ch_coord_deferred_alloc(d, g->offsets.n, sizeof(fetch_part));
 			to->Partitions_n = 0;
 		}
 		fetch_topic *to = &(*out)[idx - 1];
@@ -566,6 +575,8 @@ typedef struct odel_ctx {
 	int32_t n;
 } odel_ctx;
 
+/* OffsetDelete once its tombstones are durable or failed: a failure goes on each deleted
+ * partition. */
 static void
 odel_finish(ch_coord *c, deferred *d, int64_t now)
 {
@@ -636,7 +647,8 @@ ch_coord_offset_delete(ch_coord *c, const ch_coord_req *req)
 							    : NULL;
 			if (!e)
 				continue; /* nothing to delete: success */
-			ch_coord_record_offset_tombstone(&recs[nrec++], g->group_id, e->topic, part);
+			ch_coord_record_offset_tombstone(&recs[nrec++], g->group_id, e->topic,
+							 part);
 			x->deleted[x->n++] = &to->Partitions[p];
 			ch_coord_offset_remove(g, e);
 		}
@@ -690,7 +702,8 @@ ch_coord_retention_run(ch_coord *c, int64_t now)
 			if (!expire)
 				continue;
 			recs = ch_xrealloc(recs, (n + 1) * sizeof(*recs));
-			ch_coord_record_offset_tombstone(&recs[n++], g->group_id, e->topic, e->partition);
+			ch_coord_record_offset_tombstone(&recs[n++], g->group_id, e->topic,
+							 e->partition);
 			ch_coord_offset_remove(g, e);
 		}
 		bool drop = empty && g->offsets.n == 0;

@@ -34,6 +34,7 @@
 #define VALUE_OFFSET_EXPIRE_V 1
 #define VALUE_GROUP_V 3
 
+/* An empty record (key and value buffers, not a tombstone). */
 static void
 record_init(ch_coord_record *r)
 {
@@ -49,6 +50,7 @@ ch_coord_record_free(ch_coord_record *r)
 	ch_buf_free(&r->value);
 }
 
+/* Writes the GroupMetadataKey of `group` (key version 2) into r's key. */
 static void
 group_key(ch_coord_record *r, const char *group)
 {
@@ -59,6 +61,8 @@ group_key(ch_coord_record *r, const char *group)
 	ch_GroupMetadataKey_encode(&r->key, KEY_GROUP_V, &k);
 }
 
+/* The group's GroupMetadataValue record (v3): members with the selected protocol's subscription
+ * and their assignment. Caller frees (ch_coord_record_free). */
 static void
 record_group_metadata(ch_coord_record *r, const ch_coord_group *g, int64_t now)
 {
@@ -104,6 +108,7 @@ ch_coord_record_group_tombstone(ch_coord_record *r, const ch_coord_group *g)
 	r->tombstone = true;
 }
 
+/* Writes the OffsetCommitKey (version 1) of group/topic/partition into r's key. */
 static void
 offset_key(ch_coord_record *r, const char *group, const char *topic, int32_t partition)
 {
@@ -136,7 +141,8 @@ ch_coord_record_offset(ch_coord_record *r, const char *group, const char *topic,
 }
 
 void
-ch_coord_record_offset_tombstone(ch_coord_record *r, const char *group, const char *topic, int32_t partition)
+ch_coord_record_offset_tombstone(ch_coord_record *r, const char *group, const char *topic,
+				 int32_t partition)
 {
 	record_init(r);
 	offset_key(r, group, topic, partition);
@@ -218,7 +224,8 @@ ch_coord_append_issue(ch_coord *c, pending_append *a, const ch_coord_record *rec
 }
 
 void
-ch_coord_group_store(ch_coord_group *g, append_kind kind, void *token, int16_t version, int64_t now, void *data)
+ch_coord_group_store(ch_coord_group *g, append_kind kind, void *token, int16_t version, int64_t now,
+		     void *data)
 {
 	ch_coord *c = g->coord;
 	pending_append *a = ch_coord_append_new(c, kind, g, token, version);
@@ -262,6 +269,8 @@ ch_coord_append_done(ch_coord *c, int64_t now, uint64_t id, int16_t error)
 
 /* ---- replay ------------------------------------------------------------------ */
 
+/* Replays one GroupMetadata record: a tombstone deletes the group, a value replaces its members
+ * and generation and leaves it Stable or Empty. 0, or -1 if the value is unreadable. */
 static int
 load_group(ch_coord *c, ch_str group, const uint8_t *val, size_t vlen, bool tombstone)
 {
@@ -298,17 +307,18 @@ load_group(ch_coord *c, ch_str group, const uint8_t *val, size_t vlen, bool tomb
 	g->state_ts = v.currentStateTimestamp >= 0 ? v.currentStateTimestamp : 0;
 	for (int32_t i = 0; i < v.members_n; i++) {
 		const ch_GroupMetadataValue_MemberMetadata *x = &v.members[i];
-		ch_coord_member *m = ch_coord_member_restore(g, x->memberId, x->groupInstanceId, x->clientId,
-						    x->clientHost, x->sessionTimeout,
-						    x->rebalanceTimeout > 0 ? x->rebalanceTimeout
-									    : x->sessionTimeout,
-						    x->subscription, x->assignment);
+		ch_coord_member *m = ch_coord_member_restore(
+			g, x->memberId, x->groupInstanceId, x->clientId, x->clientHost,
+			x->sessionTimeout,
+			x->rebalanceTimeout > 0 ? x->rebalanceTimeout : x->sessionTimeout,
+			x->subscription, x->assignment);
 		if (ch_str_eq(x->memberId, v.leader))
 			g->leader = m;
 	}
 	coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_LOADED,
 					     "replayed from __consumer_offsets-%d", g->partition);
-	ch_coord_group_set_state(g, g->members.n ? CH_COORD_GROUP_STABLE : CH_COORD_GROUP_EMPTY, g->state_ts, &why);
+	ch_coord_group_set_state(g, g->members.n ? CH_COORD_GROUP_STABLE : CH_COORD_GROUP_EMPTY,
+				 g->state_ts, &why);
 	ch_arena_reset(&a);
 	return 0;
 }
@@ -331,9 +341,10 @@ ch_coord_load_record(ch_coord *c, const uint8_t *key, size_t klen, const uint8_t
 			touched = k.group;
 			ch_coord_group *g = ch_coord_group_find(c, k.group);
 			if (tombstone) {
-				offset_entry *e = g ? ch_coord_offset_find(g, k.topic.p, (size_t)k.topic.len,
-								  k.partition)
-						    : NULL;
+				offset_entry *e =
+					g ? ch_coord_offset_find(g, k.topic.p, (size_t)k.topic.len,
+								 k.partition)
+					  : NULL;
 				if (e)
 					ch_coord_offset_remove(g, e);
 				rc = 0;
@@ -345,11 +356,14 @@ ch_coord_load_record(ch_coord *c, const uint8_t *key, size_t klen, const uint8_t
 				if (ch_rd_ok(&vr) && vver >= 0 && vver <= 4 &&
 				    ch_OffsetCommitValue_decode(&vr, &a, vver, &v) == 0) {
 					if (!g)
-						g = ch_coord_group_get_or_create(c, k.group, v.commitTimestamp);
-					ch_coord_offset_put(g, k.topic.p, (size_t)k.topic.len, k.partition,
-						   v.offset, vver >= 3 ? v.leaderEpoch : -1,
-						   v.metadata.p, (size_t)CH_MAX(v.metadata.len, 0),
-						   v.commitTimestamp, vver == 1 ? v.expireTimestamp : -1);
+						g = ch_coord_group_get_or_create(c, k.group,
+										 v.commitTimestamp);
+					ch_coord_offset_put(
+						g, k.topic.p, (size_t)k.topic.len, k.partition,
+						v.offset, vver >= 3 ? v.leaderEpoch : -1,
+						v.metadata.p, (size_t)CH_MAX(v.metadata.len, 0),
+						v.commitTimestamp,
+						vver == 1 ? v.expireTimestamp : -1);
 					rc = 0;
 				}
 			}
@@ -403,7 +417,8 @@ load_finish_groups(ch_coord *c, int64_t now, int32_t partition, bool ok)
 		for (ch_coord_member *m = g->first; m; m = m->next)
 			ch_coord_member_touch_session(m, now);
 		if (g->members.n == 0 && g->state != CH_COORD_GROUP_EMPTY) {
-			coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_LOADED, "loaded with no members");
+			coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_LOADED,
+								"loaded with no members");
 			ch_coord_group_set_state(g, CH_COORD_GROUP_EMPTY, now, &why);
 		}
 	}

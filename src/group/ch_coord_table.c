@@ -33,7 +33,7 @@ static const coord_rule rules[COORD_REQ_N][COORD_COL_N] = {
     [REQ_JOIN_STATIC] =     {NEVER,         NEVER,          DO(JOIN_REPLACE),DO(JOIN_REPLACE_REBALANCE), DO(JOIN_REPLACE_KEEP), A(COORDINATOR_NOT_AVAILABLE)},
     [REQ_JOIN_PENDING] =    {NEVER,         DO(JOIN_ADD),   DO(JOIN_ADD),    DO(JOIN_ADD),    DO(JOIN_ADD),    A(COORDINATOR_NOT_AVAILABLE)},
     [REQ_JOIN_KNOWN] =      {NEVER,         NEVER,          DO(JOIN_UPDATE), DO(JOIN_RESEND), DO(JOIN_CURRENT), A(COORDINATOR_NOT_AVAILABLE)},
-    [REQ_JOIN_FENCED] =     {NEVER,         NEVER,          A(FENCED_INSTANCE_ID), A(FENCED_INSTANCE_ID), A(FENCED_INSTANCE_ID), A(COORDINATOR_NOT_AVAILABLE)},
+    [REQ_JOIN_FENCED] =     {NEVER,         NEVER,          DO(JOIN_FENCED), DO(JOIN_FENCED), DO(JOIN_FENCED), A(COORDINATOR_NOT_AVAILABLE)},
     [REQ_JOIN_UNKNOWN] =    {A(UNKNOWN_MEMBER_ID), A(UNKNOWN_MEMBER_ID), A(UNKNOWN_MEMBER_ID), A(UNKNOWN_MEMBER_ID), A(UNKNOWN_MEMBER_ID), A(COORDINATOR_NOT_AVAILABLE)},
     [REQ_SYNC] =            {A(UNKNOWN_MEMBER_ID), C(UNKNOWN_MEMBER_ID), C(REBALANCE_IN_PROGRESS), DOC(SYNC_WAIT), DOC(SYNC_ASSIGNMENT), A(COORDINATOR_NOT_AVAILABLE)},
     [REQ_HEARTBEAT] =       {A(UNKNOWN_MEMBER_ID), C(UNKNOWN_MEMBER_ID), C(REBALANCE_IN_PROGRESS), C(NONE), C(NONE), A(COORDINATOR_NOT_AVAILABLE)},
@@ -96,6 +96,9 @@ static const struct {
 		      "the member is added and the group rebalances; from Empty after "
 		      "group.initial.rebalance.delay.ms (addMemberThenRebalanceOrCompleteJoin, "
 		      "InitialDelayedJoin)"},
+    [ACT_JOIN_FENCED] = {"fenced",
+			 "FENCED_INSTANCE_ID: a newer member id holds the instance; logged "
+			 "with both ids (validateExistingMember)"},
     [ACT_JOIN_REPLACE] = {"replace",
 			  "new member id for the instance, the old one fenced; the join "
 			  "phase goes on (updateStaticMemberThenRebalanceOrCompleteJoin, KIP-345)"},
@@ -157,11 +160,11 @@ static const struct {
     {CH_KERR_UNKNOWN_MEMBER_ID, "UNKNOWN"},
     {CH_KERR_REBALANCE_IN_PROGRESS, "REBALANCING"},
     {CH_KERR_COORDINATOR_NOT_AVAILABLE, "NOT_AVAIL"},
-    {CH_KERR_FENCED_INSTANCE_ID, "FENCED"},
     {CH_KERR_NON_EMPTY_GROUP, "NON_EMPTY"},
     {CH_KERR_GROUP_ID_NOT_FOUND, "NOT_FOUND"},
 };
 
+/* The table's short name of an error (UNKNOWN, REBALANCING, ...), else Kafka's name. */
 static const char *
 err_token(int16_t err)
 {
@@ -176,6 +179,7 @@ typedef struct out {
 	size_t cap, len;
 } out;
 
+/* Appends formatted text to o, counting what did not fit (o->len may pass o->cap). */
 static void __attribute__((format(printf, 2, 3)))
 put(out *o, const char *fmt, ...)
 {

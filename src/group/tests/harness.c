@@ -414,14 +414,18 @@ static void
 op_log(void *ud, ch_log_level level, const char *line)
 {
 	h_env *h = ud;
-	fprintf(stderr, "t=%lld %s [group] %s\n", (long long)h->now, ch_log_level_name(level), line);
+	if (h->capture_log)
+		snprintf(h->last_log, sizeof(h->last_log), "%s", line);
+	if (ch_log_enabled(level))
+		fprintf(stderr, "t=%lld %s [group] %s\n", (long long)h->now,
+			ch_log_level_name(level), line);
 }
 
 static bool
 op_log_enabled(void *ud, ch_log_level level)
 {
-	(void)ud;
-	return ch_log_enabled(level);
+	const h_env *h = ud;
+	return h->capture_log || ch_log_enabled(level);
 }
 
 /* ---- env ---------------------------------------------------------------- */

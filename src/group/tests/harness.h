@@ -156,6 +156,10 @@ typedef struct h_env {
 	int check_stride;
 	unsigned check_n;
 	bool crashing; /* inside ch_coord_free of a crashed coordinator */
+	/* capture_log: every core log line (any level) is kept in last_log,
+	 * the latest one, besides going to stderr above the threshold */
+	bool capture_log;
+	char last_log[1024];
 } h_env;
 
 /* A fresh coordinator at virtual time `start` (ms); cfg NULL: defaults.

@@ -1270,11 +1270,12 @@ run_seed(uint64_t seed, bool verbose)
 		       "coord-restarts=%d lost=%d fetch-checks=%d "
 		       "stable %lld ms after last disruption\n",
 		       seed, bad ? "FAIL" : "ok", S.nc, live, S.parts, gi.generation,
-		       gi.exists ? ch_coord_group_state_name(gi.state) : "-", S.n_join, S.n_sync, S.n_hb,
-		       S.n_commit_ok, S.n_commit_rej, S.n_crash, S.n_leave, S.n_static,
+		       gi.exists ? ch_coord_group_state_name(gi.state) : "-", S.n_join, S.n_sync,
+		       S.n_hb, S.n_commit_ok, S.n_commit_rej, S.n_crash, S.n_leave, S.n_static,
 		       S.n_zombie_fenced, S.n_probe, S.n_dup, S.n_new, S.n_restart, S.n_lost,
 		       S.n_fetch_checks,
-		       S.stable_since >= 0 ? (long long)(S.stable_since - S.last_disruption) : -1LL);
+		       S.stable_since >= 0 ? (long long)(S.stable_since - S.last_disruption)
+					   : -1LL);
 	for (int g = 0; g < MAXGEN; g++)
 		gen_free(g);
 	for (rinfo *in = S.infos, *nx; in; in = nx) {

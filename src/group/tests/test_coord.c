@@ -1040,8 +1040,15 @@ t_static_rejoin_replaces_and_fences(void)
 	r = H_COMMIT(h, .group = G, .member = ids[1], .gen = gen, .instance = "i1",
 		     .offsets = {{"t", 0, 5}}, .noffsets = 1);
 	CH_CHECK(h_done(r) && r->nrows == 1 && r->rows[0].error == CH_KERR_FENCED_INSTANCE_ID);
+	h->capture_log = true;
 	r = H_JOIN(h, .v = H_V(5), .group = G, .member = ids[1], .instance = "i1");
 	CH_CHECK_EQ_INT(r->error, CH_KERR_FENCED_INSTANCE_ID);
+	/* said with both ids, as Kafka's validateExistingMember logs it */
+	char fenced[2 * H_STR + 64];
+	snprintf(fenced, sizeof(fenced), "member %s for static instance i1 is fenced by member %s",
+		 ids[1], nid);
+	CH_CHECK(strstr(h->last_log, fenced) != NULL);
+	h->capture_log = false;
 	/* the new id gets the previous assignment */
 	r = H_SYNC(h, .group = G, .member = nid, .gen = gen, .instance = "i1");
 	CH_CHECK(h_done(r));
@@ -2159,7 +2166,8 @@ t_state_table_in_header(void)
 	}
 	if (!same)
 		fprintf(stderr,
-			"%s: the state table differs from ch_coord_table.c's rules; rewrite it with "
+			"%s: the state table differs from ch_coord_table.c's rules; rewrite it "
+			"with "
 			"GROUP_STATE_TABLE_WRITE=1 group_test_coord t_state_table_in_header. The "
 			"code's table:\n%s",
 			path, want);
