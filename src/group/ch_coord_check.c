@@ -10,6 +10,12 @@
  * COORD_FULL_CHECK_EVERY calls and after every load step, shutdown and
  * admin request, everything (O(all members and appends in flight)). A
  * tick checks the group of each timer it fires (retention: everything).
+ *
+ * The layers around the coordinator check their own part: the log
+ * validates every batch it appends (ch_batch_check in ch_plog_append), the
+ * coordinator's __consumer_offsets records included, in every build; the
+ * assignors run in the clients, not in cohortd, so their checker
+ * (src/assign/tests/assign_check.c) runs in their own tests and benches.
  */
 #include <inttypes.h>
 #include <stdarg.h>
