@@ -1,7 +1,8 @@
 # Top-level wrapper around CMake.
 #   make        optimised build into build/ (cohortd at build/cohortd)
 #   make run    build and start cohortd with its defaults (127.0.0.1:9092, ./data)
-#   make test   install what tests need, sanitizer build into build-asan/, run every test
+#   make test   install what tests need, the optimised build too (gcc: make run must
+#               compile), sanitizer build into build-asan/, run every test
 #   make gen    regenerate src/proto/generated from ../shared/kafka-protocol
 JOBS ?= $(shell nproc)
 PROTO_DIR ?= ../shared/kafka-protocol
@@ -34,7 +35,7 @@ asan:
 # the tests' own processes do not inherit the lock, so a straggler cannot
 # hold it.
 TEST_LOCK ?= /tmp/cohort-make-test.lock
-test: test-deps asan
+test: test-deps build asan
 	@flock -n $(TEST_LOCK) true || echo "make test: another run holds $(TEST_LOCK); waiting for it"
 	cd build-asan && flock -o $(TEST_LOCK) ctest --output-on-failure -j $(JOBS) --timeout 600
 
