@@ -1497,6 +1497,21 @@ kafka_invalid(const vspec *v, const char *name, const char *s, char *err, size_t
 	}
 }
 
+/* value trimmed and parsed against v into *pv: the trimmed copy (caller
+ * frees), or NULL with Kafka's words for a bad value of key in err. */
+static char *
+parse_checked(const vspec *v, const char *key, const char *value, pval *pv, char *err,
+	      size_t errlen)
+{
+	char *t = trim_dup(value, strlen(value));
+	char why[256] = "";
+	if (parse_value(v, t, pv, why, sizeof(why)) == 0)
+		return t;
+	kafka_invalid(v, key, t, err, errlen);
+	free(t);
+	return NULL;
+}
+
 /* ---- topic configs ---- */
 
 size_t
@@ -1523,14 +1538,10 @@ ch_topic_config_validate(const char *name, const char *value, char *err, size_t 
 		errf(err, errlen, "Null value not supported for topic configs: %s", name);
 		return CH_ERR;
 	}
-	char *v = trim_dup(value, strlen(value));
 	pval pv;
-	char why[256];
-	int rc = parse_value(&tdefs[t].v, v, &pv, why, sizeof(why));
-	if (rc != 0)
-		kafka_invalid(&tdefs[t].v, name, v, err, errlen);
+	char *v = parse_checked(&tdefs[t].v, name, value, &pv, err, errlen);
 	free(v);
-	return rc == 0 ? CH_OK : CH_ERR;
+	return v ? CH_OK : CH_ERR;
 }
 
 static int
@@ -1749,14 +1760,10 @@ dynamic_value(const char *key, const char *value, char *err, size_t errlen)
 		errf(err, errlen, "Null value not supported for : %s", key);
 		return NULL;
 	}
-	char *v = trim_dup(value, strlen(value));
 	pval pv;
-	char why[256] = "";
-	if (parse_value(&cdefs[i].v, v, &pv, why, sizeof(why)) != 0) {
-		kafka_invalid(&cdefs[i].v, key, v, err, errlen);
-		free(v);
+	char *v = parse_checked(&cdefs[i].v, key, value, &pv, err, errlen);
+	if (!v)
 		return NULL;
-	}
 	char *norm = normalise(&cdefs[i].v, v, &pv);
 	free(v);
 	return norm;
