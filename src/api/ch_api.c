@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/ch_broker.h"
+#include "broker/ch_broker.h"
 #include "common/ch_common.h"
 #include "common/ch_log.h"
 #include "proto/ch_wr.h"

@@ -39,7 +39,7 @@
 #include <string.h>
 
 #include "api/ch_api.h"
-#include "api/ch_broker.h"
+#include "broker/ch_broker.h"
 #include "broker/ch_log_manager.h"
 #include "common/ch_log.h"
 #include "proto/generated/ch_errors.h"

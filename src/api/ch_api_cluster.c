@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "api/ch_api.h"
-#include "api/ch_broker.h"
+#include "broker/ch_broker.h"
 #include "common/ch_common.h"
 #include "proto/ch_acl.h"
 #include "proto/generated/ch_errors.h"

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "api/ch_api.h"
-#include "api/ch_broker.h"
+#include "broker/ch_broker.h"
 #include "common/ch_common.h"
 #include "common/ch_log.h"
 #include "config/ch_config.h"

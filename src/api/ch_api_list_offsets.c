@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "api/ch_api.h"
-#include "api/ch_broker.h"
+#include "broker/ch_broker.h"
 #include "broker/ch_log_manager.h"
 #include "meta/ch_topics.h"
 #include "proto/generated/ch_errors.h"

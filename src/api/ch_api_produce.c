@@ -24,7 +24,7 @@
 
 #include "api/ch_api.h"
 #include "api/ch_api_legacy.h"
-#include "api/ch_broker.h"
+#include "broker/ch_broker.h"
 #include "broker/ch_log_manager.h"
 #include "common/ch_log.h"
 #include "config/ch_config.h"

@@ -13,7 +13,7 @@
 #define COHORTD_COORD_SHELL_H
 
 #include "api/ch_api.h"
-#include "api/ch_broker.h"
+#include "broker/ch_broker.h"
 #include "broker/ch_log_manager.h"
 #include "event/ch_loop.h"
 

@@ -11,12 +11,10 @@
 #include <string.h>
 
 #include "api/ch_api.h"
-#include "api/ch_broker.h"
-#include "broker/ch_log_manager.h"
+#include "broker/ch_broker.h"
 #include "cohortd/coord_shell.h"
 #include "common/ch_common.h"
 #include "common/ch_log.h"
-#include "common/ch_workers.h"
 #include "config/ch_config.h"
 #include "meta/ch_topics.h"
 #include "event/ch_loop.h"
@@ -91,13 +89,6 @@ shell_wall(void *shell)
 	return ch_now_wall_ms();
 }
 
-/* ch_topics_exec: registry writes on the log manager's workers. */
-static void
-registry_run(void *ud, void (*work)(void *), void (*done)(void *), void *arg)
-{
-	ch_workers_run(ud, work, done, arg);
-}
-
 static void
 on_request(void *ud, ch_conn *c, uint64_t seq, const uint8_t *frame, size_t len)
 {
@@ -165,31 +156,12 @@ main(int argc, char **argv)
 	ch_log_threshold = cfg.log_level;
 	signal(SIGPIPE, SIG_IGN);
 
-	struct ch_topics *topics = NULL;
-	if (ch_topics_open(&topics, &cfg, err, sizeof(err)) != CH_OK) {
-		fprintf(stderr, "cohortd: cannot open data directory: %s\n", err);
-		ch_config_free(&cfg);
-		return 1;
-	}
-
 	static cohortd d;
 	d.loop = ch_loop_new();
 	if (!d.loop) {
-		ch_topics_close(topics);
 		ch_config_free(&cfg);
 		return 1;
 	}
-	d.bk.cfg = &cfg;
-	d.bk.topics = topics;
-	d.bk.node_id = cfg.node_id;
-	d.bk.cluster_id = ch_topics_cluster_id(topics);
-	d.bk.shell = &d;
-	d.bk.reply = shell_reply;
-	d.bk.close = shell_close;
-	d.bk.now_ms = shell_now;
-	d.bk.wall_ms = shell_wall;
-	d.bk.reply_resp = shell_reply_resp;
-	d.bk.loop = d.loop;
 
 	ch_server_opts o;
 	ch_server_opts_init(&o);
@@ -207,28 +179,30 @@ main(int argc, char **argv)
 		fprintf(stderr, "cohortd: cannot listen on %s:%d: %s\n", cfg.listener.host,
 			cfg.listener.port, listen_err);
 		ch_loop_free(d.loop);
-		ch_topics_close(topics);
 		ch_config_free(&cfg);
 		return 1;
 	}
-	/* The advertised address; port 0 (ephemeral) advertises the bound port. */
-	d.bk.adv_host = cfg.advertised.host[0] ? cfg.advertised.host : "127.0.0.1";
-	d.bk.adv_port = cfg.advertised.port ? cfg.advertised.port : ch_server_port(d.server);
 	ch_loop_on_signal(d.loop, SIGTERM, on_signal, &d);
 	ch_loop_on_signal(d.loop, SIGINT, on_signal, &d);
 
+	/* The registry and the partition logs (after the signal setup: the
+	 * log manager starts threads). */
+	ch_broker_shell sh = {&d, shell_reply, shell_close, shell_now, shell_wall,
+			      shell_reply_resp};
+	if (ch_broker_open(&d.bk, &cfg, d.loop, &sh, err, sizeof(err)) != CH_OK) {
+		fprintf(stderr, "cohortd: cannot open data directory: %s\n", err);
+		ch_server_free(d.server);
+		ch_loop_free(d.loop);
+		ch_config_free(&cfg);
+		return 1;
+	}
+	/* Port 0 (ephemeral) advertises the bound port. */
+	if (!d.bk.adv_port)
+		d.bk.adv_port = ch_server_port(d.server);
 	CH_LOGI("cohortd", "cohortd %s listening on %s:%d (node.id %d, cluster.id %s, log.dirs %s, "
 		"%zu topics)",
 		COHORT_VERSION, cfg.listener.host, ch_server_port(d.server), cfg.node_id,
-		d.bk.cluster_id, cfg.log_dir, ch_topics_count(topics));
-	/* The partition logs (after the signal setup: it starts threads). */
-	d.bk.logs = ch_log_manager_new(d.loop, &cfg, topics);
-	/* Registry writes (two fsyncs each) run on the log manager's
-	 * workers, off the loop thread. */
-	ch_topics_set_exec(topics, &(ch_topics_exec){registry_run, ch_log_manager_workers(d.bk.logs)});
-	int failed = ch_log_manager_open_all(d.bk.logs);
-	if (failed)
-		CH_LOGE("cohortd", "%d partition log(s) could not be opened", failed);
+		d.bk.cluster_id, cfg.log_dir, ch_topics_count(d.bk.topics));
 	/* The group coordinator: replays __consumer_offsets before serving. */
 	coord_shell *coord = coord_shell_start(d.loop, &d.bk, d.bk.logs);
 	ch_loop_run(d.loop);
@@ -240,12 +214,10 @@ main(int argc, char **argv)
 	ch_server_stop(d.server);
 	ch_coord_shutdown(d.bk.coord);
 	coord_shell_quiesce(coord);
-	ch_log_manager_free(d.bk.logs); /* finishes registry writes still running */
-	ch_topics_set_exec(topics, NULL);
+	ch_broker_close(&d.bk);
 	coord_shell_stop(coord);
 	ch_server_free(d.server);
 	ch_loop_free(d.loop);
-	ch_topics_close(topics);
 	CH_LOGI("cohortd", "stopped after %llu requests (%llu rejected)",
 		(unsigned long long)d.bk.n_requests, (unsigned long long)d.bk.n_rejected);
 	ch_config_free(&cfg);

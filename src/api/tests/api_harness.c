@@ -10,7 +10,6 @@
 
 #include "common/ch_common.h"
 #include "common/ch_log.h"
-#include "common/ch_workers.h"
 #include "net/ch_resp.h"
 #include "proto/ch_rd.h"
 #include "proto/generated/ch_msgs.h"
@@ -93,13 +92,6 @@ shell_wall(void *shell)
 	return ch_now_wall_ms();
 }
 
-/* Registry writes on the log manager's workers, as in cohortd. */
-static void
-registry_run(void *ud, void (*work)(void *), void (*done)(void *), void *arg)
-{
-	ch_workers_run(ud, work, done, arg);
-}
-
 void
 tb_open(tb *b, const char *const *sets, size_t nsets)
 {
@@ -126,30 +118,17 @@ tb_open(tb *b, const char *const *sets, size_t nsets)
 	}
 	free(all);
 	ch_log_threshold = b->cfg.log_level;
-	if (ch_topics_open(&b->topics, &b->cfg, err, sizeof(err)) != CH_OK) {
-		fprintf(stderr, "harness: data directory: %s\n", err);
-		abort();
-	}
 	b->loop = ch_loop_new();
 	if (!b->loop)
 		abort();
 	ch_broker *bk = &b->bk;
-	bk->cfg = &b->cfg;
-	bk->topics = b->topics;
-	bk->node_id = b->cfg.node_id;
-	bk->adv_host = "127.0.0.1";
-	bk->adv_port = b->cfg.listener.port;
-	bk->cluster_id = ch_topics_cluster_id(b->topics);
-	bk->shell = b;
-	bk->reply = shell_reply;
-	bk->reply_resp = shell_reply_resp;
-	bk->close = shell_close;
-	bk->now_ms = shell_now;
-	bk->wall_ms = shell_wall;
-	bk->loop = b->loop;
-	bk->logs = ch_log_manager_new(b->loop, &b->cfg, b->topics);
-	ch_topics_set_exec(b->topics, &(ch_topics_exec){registry_run, ch_log_manager_workers(bk->logs)});
-	if (ch_log_manager_open_all(bk->logs) != 0)
+	ch_broker_shell sh = {b, shell_reply, shell_close, shell_now, shell_wall, shell_reply_resp};
+	if (ch_broker_open(bk, &b->cfg, b->loop, &sh, err, sizeof(err)) != CH_OK) {
+		fprintf(stderr, "harness: data directory: %s\n", err);
+		abort();
+	}
+	b->topics = bk->topics;
+	if (ch_log_manager_open_all(bk->logs) != 0) /* every log opened (a no-op lookup) */
 		abort();
 	b->coord = coord_shell_start(b->loop, bk, bk->logs);
 	if (!b->coord)
@@ -162,11 +141,10 @@ tb_close(tb *b)
 {
 	ch_coord_shutdown(b->bk.coord);
 	coord_shell_quiesce(b->coord);
-	ch_log_manager_free(b->bk.logs); /* finishes registry writes still running */
-	ch_topics_set_exec(b->topics, NULL);
+	ch_broker_close(&b->bk);
+	b->topics = NULL;
 	coord_shell_stop(b->coord);
 	ch_loop_free(b->loop);
-	ch_topics_close(b->topics);
 	ch_config_free(&b->cfg);
 	char cmd[700];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", b->dir);

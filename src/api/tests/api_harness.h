@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "api/ch_api.h"
-#include "api/ch_broker.h"
+#include "broker/ch_broker.h"
 #include "broker/ch_log_manager.h"
 #include "cohortd/coord_shell.h"
 #include "common/ch_arena.h"
