@@ -621,9 +621,10 @@ list_offsets_step(tb *b, ch_arena *a, int16_t v, const char *topic, int64_t ts)
 		 r->Topics[1].Partitions[0].ErrorCode == CH_KERR_UNKNOWN_TOPIC_OR_PARTITION);
 }
 
-/* InitProducerId, then an idempotent producer's batches: in order,
- * duplicated (answered with the first offsets, nothing appended) and with a
- * gap. */
+/* InitProducerId (fresh ids; a transactional id refused; v3+ ids/epochs
+ * named by the client never bump an epoch), then an idempotent producer's
+ * batches: in order, duplicated (answered with the first offsets, nothing
+ * appended) and with a gap; the requests naming its id did not fence it. */
 static void
 idempotence_step(tb *b, ch_arena *a, int16_t v, int16_t pv, const char *topic, int64_t ts)
 {
@@ -644,6 +645,34 @@ idempotence_step(tb *b, ch_arena *a, int16_t v, int16_t pv, const char *topic, i
 	CALL(rt, ch_InitProducerIdResponse, b, a, CH_APIKEY_INIT_PRODUCER_ID, v, &q);
 	CH_CHECK(rt->ErrorCode != 0);
 	CH_CHECK_EQ_INT(rt->ProducerId, -1);
+	q.TransactionalId = CH_STR_NULL;
+	if (v >= 3) {
+		/* KIP-360 fields without a transactional id: Kafka "blindly
+		 * accepts" (TransactionCoordinator.handleInitProducerId) with a
+		 * fresh id at epoch 0, whatever id/epoch is named, so no client
+		 * can bump (fence) another producer's epoch. */
+		q.ProducerId = r->ProducerId;
+		q.ProducerEpoch = 0;
+		CALL(rk, ch_InitProducerIdResponse, b, a, CH_APIKEY_INIT_PRODUCER_ID, v, &q);
+		CH_CHECK_EQ_INT(rk->ErrorCode, 0);
+		CH_CHECK(rk->ProducerId >= 0 && rk->ProducerId != r->ProducerId);
+		CH_CHECK_EQ_INT(rk->ProducerEpoch, 0);
+		q.ProducerId = 987654321; /* never issued */
+		q.ProducerEpoch = 5;
+		CALL(ru, ch_InitProducerIdResponse, b, a, CH_APIKEY_INIT_PRODUCER_ID, v, &q);
+		CH_CHECK_EQ_INT(ru->ErrorCode, 0);
+		CH_CHECK(ru->ProducerId != 987654321 && ru->ProducerId != rk->ProducerId);
+		CH_CHECK_EQ_INT(ru->ProducerEpoch, 0);
+		/* half a pair (KafkaApis.handleInitProducerIdRequest) */
+		q.ProducerEpoch = -1;
+		CALL(rh, ch_InitProducerIdResponse, b, a, CH_APIKEY_INIT_PRODUCER_ID, v, &q);
+		CH_CHECK_EQ_INT(rh->ErrorCode, CH_KERR_INVALID_REQUEST);
+		CH_CHECK_EQ_INT(rh->ProducerId, -1);
+		q.ProducerId = -1;
+		q.ProducerEpoch = 3;
+		CALL(rh2, ch_InitProducerIdResponse, b, a, CH_APIKEY_INIT_PRODUCER_ID, v, &q);
+		CH_CHECK_EQ_INT(rh2->ErrorCode, CH_KERR_INVALID_REQUEST);
+	}
 
 	producer pr = {r->ProducerId, r->ProducerEpoch, 0};
 	ch_buf batch;
