@@ -88,7 +88,7 @@ ch_lm_rm_dir(const char *dir)
 
 /* ---- topics table --------------------------------------------------------------- */
 
-/* The table's entry for a topic name (h its hash), or NULL. */
+/* The table's entry for a topic name, or NULL. */
 static ptopic *
 ptopic_find(ch_log_manager *lm, const char *name, size_t len)
 {
