@@ -766,10 +766,16 @@ int16_t
 ch_topics_commit_sync(ch_topics_txn *tx, char *msg, size_t msglen)
 {
 	assert(!tx->reg->has_exec);
-	sync_result r = {false, 0, msg, msglen};
-	ch_topics_commit(tx, sync_done, &r);
-	assert(r.called);
-	return r.err;
+	/* On the heap: tx keeps ud, and gcc (-O2, dangling-pointer) cannot see
+	 * that a commit without an executor ends, and frees tx, before it
+	 * returns. */
+	sync_result *r = ch_xcalloc(1, sizeof(*r));
+	*r = (sync_result){false, 0, msg, msglen};
+	ch_topics_commit(tx, sync_done, r);
+	assert(r->called);
+	int16_t err = r->err;
+	free(r);
+	return err;
 }
 
 void
