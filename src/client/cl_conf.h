@@ -1,0 +1,85 @@
+/*
+ * cl_conf: libcohort's configuration (cohort_conf), with Apache Kafka's
+ * consumer keys, value syntax, defaults and ConfigDef validators
+ * (ConsumerConfig / CommonClientConfigs in Kafka 4.4). The table in
+ * cl_conf.c is the one list of keys; cohort_conf_set/get go through it.
+ *
+ * A cohort_conf is plain data owned by one thread; a consumer takes a
+ * private copy when it is created, so later changes do not reach it.
+ */
+#ifndef CL_CONF_H
+#define CL_CONF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "assign/ch_assign.h"
+#include "cohort/cohort.h"
+
+typedef enum cl_offset_reset {
+	CL_RESET_LATEST = 0,
+	CL_RESET_EARLIEST,
+	CL_RESET_NONE,
+} cl_offset_reset;
+
+/* One bootstrap address, parsed from bootstrap.servers. */
+typedef struct cl_addr {
+	char *host; /* without IPv6 brackets */
+	int port;
+} cl_addr;
+
+struct cohort_conf {
+	/* connection */
+	cl_addr *bootstrap;     /* bootstrap.servers; nbootstrap == 0: unset */
+	int nbootstrap;
+	char *client_id;        /* "" by default */
+	char *client_rack;      /* "" by default: no rack */
+	int32_t request_timeout_ms;
+	int32_t default_api_timeout_ms;
+	int64_t metadata_max_age_ms;
+	int64_t retry_backoff_ms;
+	int64_t retry_backoff_max_ms;
+	int64_t reconnect_backoff_ms;
+	int64_t reconnect_backoff_max_ms;
+	int64_t socket_connection_setup_timeout_ms;
+	int64_t socket_connection_setup_timeout_max_ms;
+	int64_t connections_max_idle_ms;
+	bool allow_auto_create_topics;
+	bool exclude_internal_topics;
+	/* group */
+	char *group_id;         /* NULL: no group */
+	char *group_instance_id; /* NULL: dynamic member */
+	ch_assign_kind assignors[4]; /* partition.assignment.strategy, in preference order */
+	int nassignors;
+	int32_t session_timeout_ms;
+	int32_t heartbeat_interval_ms;
+	int32_t max_poll_interval_ms;
+	bool enable_auto_commit;
+	int32_t auto_commit_interval_ms;
+	/* fetching */
+	cl_offset_reset auto_offset_reset;
+	int32_t fetch_min_bytes;
+	int32_t fetch_max_wait_ms;
+	int32_t fetch_max_bytes;
+	int32_t max_partition_fetch_bytes;
+	int32_t max_poll_records;
+	bool check_crcs;
+	/* callbacks (consumer) */
+	struct cl_callbacks {
+		void *rebalance_listener; /* const cohort_rebalance_listener *, copied */
+	} cb;
+	void *listener_copy;      /* owned copy of the listener struct, or NULL */
+};
+
+/* Default values into a zeroed conf. false: out of memory. */
+bool cl_conf_init_defaults(cohort_conf *conf);
+/* Free what a conf owns (not the struct). */
+void cl_conf_release(cohort_conf *conf);
+/* Deep copy src into a zeroed dst. false: out of memory (dst released). */
+bool cl_conf_copy(cohort_conf *dst, const cohort_conf *src);
+
+/* snprintf into errstr when there is one. */
+void cl_errstr(char *errstr, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif
