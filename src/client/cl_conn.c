@@ -1,0 +1,685 @@
+/*
+ * cl_conn.c: connections to brokers, on the I/O thread's event loop.
+ *
+ * A broker connection goes DOWN -> CONNECTING (non-blocking connect,
+ * socket.connection.setup.timeout.ms) -> APIVERSIONS -> UP. ApiVersions is
+ * the first request on every connection: libcohort starts at the highest
+ * ApiVersions it has, and on UNSUPPORTED_VERSION retries at the highest the
+ * broker listed (the answer to an unsupported ApiVersions is v0, as Kafka's
+ * KIP-511 says). Every later request is sent at the highest version both
+ * sides support, or fails with COHORT_ERR__NO_COMMON_VERSION.
+ *
+ * Requests queue in `waiting` until the connection is UP, then go out in
+ * order; answers come back in order (Kafka answers each connection's
+ * requests in the order it got them) and are matched by correlation id.
+ * A request older than request.timeout.ms closes the connection, as Kafka's
+ * NetworkClient does: the timed-out request fails with TIMED_OUT, the
+ * others on that connection with TRANSPORT. A failed or lost connection
+ * fails everything queued on it; the owners retry with their own backoff.
+ * The next connect waits reconnect.backoff.ms doubling per consecutive
+ * failure up to reconnect.backoff.max.ms, with ±20 % jitter.
+ */
+#include "client/cl_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/ch_endian.h"
+#include "common/ch_log.h"
+#include "proto/ch_wr.h"
+
+/* The versions libcohort speaks, per API: the lowest is the first that has
+ * what the code needs (record batches v2 in Fetch v4+, MEMBER_ID_REQUIRED
+ * in JoinGroup v4+, group.instance.id in SyncGroup/Heartbeat/LeaveGroup
+ * v3+), the highest the codec's. */
+static const struct {
+	int16_t api, min;
+} api_min[] = {
+	{CH_APIKEY_FETCH, 4},         {CH_APIKEY_LIST_OFFSETS, 1}, {CH_APIKEY_METADATA, 4},
+	{CH_APIKEY_OFFSET_COMMIT, 2}, {CH_APIKEY_OFFSET_FETCH, 1}, {CH_APIKEY_FIND_COORDINATOR, 1},
+	{CH_APIKEY_JOIN_GROUP, 4},    {CH_APIKEY_HEARTBEAT, 3},    {CH_APIKEY_LEAVE_GROUP, 3},
+	{CH_APIKEY_SYNC_GROUP, 3},    {CH_APIKEY_API_VERSIONS, 0},
+};
+
+void
+cl_api_range(int16_t api, int16_t *min, int16_t *max)
+{
+	const ch_api_codec *codec = ch_api_codec_find(api);
+	*min = 0;
+	*max = codec ? codec->max_version : -1;
+	for (size_t i = 0; i < sizeof(api_min) / sizeof(api_min[0]); i++)
+		if (api_min[i].api == api)
+			*min = api_min[i].min;
+}
+
+int64_t
+cl_backoff(int64_t base, int64_t max, int n)
+{
+	double v = (double)base;
+	for (int i = 1; i < n && v < (double)max; i++)
+		v *= 2;
+	if (v > (double)max)
+		v = (double)max;
+	double jitter = 0.8 + 0.4 * ((double)rand() / RAND_MAX);
+	int64_t r = (int64_t)(v * jitter);
+	return r < 0 ? 0 : r;
+}
+
+static void broker_close(cl_broker *b, cohort_err err, const char *why);
+static void broker_connect(cl_broker *b);
+static void broker_arm(cl_broker *b);
+static void on_readable(ch_loop *loop, ch_io *io, unsigned ev);
+static void on_writable(ch_loop *loop, ch_io *io, unsigned ev);
+
+/* ---- queues ------------------------------------------------------------- */
+
+static void
+q_push(cl_req_queue *q, cl_req *r)
+{
+	r->next = NULL;
+	if (q->tail)
+		q->tail->next = r;
+	else
+		q->head = r;
+	q->tail = r;
+}
+
+static cl_req *
+q_pop(cl_req_queue *q)
+{
+	cl_req *r = q->head;
+	if (r) {
+		q->head = r->next;
+		if (!q->head)
+			q->tail = NULL;
+	}
+	return r;
+}
+
+/* Fail every request of q with err (q is taken first: callbacks may queue
+ * new requests on the same broker). */
+static void
+q_fail(cl_client *c, cl_req_queue *q, cohort_err err)
+{
+	cl_req_queue taken = *q;
+	q->head = q->tail = NULL;
+	cl_req *r;
+	while ((r = q_pop(&taken))) {
+		r->done(c, err, r->version, NULL, r->ud);
+		free(r);
+	}
+}
+
+/* ---- brokers ------------------------------------------------------------ */
+
+cl_broker *
+cl_broker_find(cl_client *c, int32_t node_id)
+{
+	for (cl_broker *b = c->brokers; b; b = b->next)
+		if (b->node_id == node_id)
+			return b;
+	return NULL;
+}
+
+static void
+on_timer(ch_loop *loop, ch_timer *t, void *ud)
+{
+	cl_broker *b = ud;
+	(void)t;
+	int64_t now = ch_loop_now(loop);
+	switch (b->state) {
+	case CL_BROKER_DOWN:
+		if (b->waiting.head && now >= b->retry_at)
+			broker_connect(b);
+		else
+			broker_arm(b);
+		return;
+	case CL_BROKER_CONNECTING:
+		broker_close(b, COHORT_ERR__TIMED_OUT, "connection setup timed out");
+		return;
+	case CL_BROKER_APIVERSIONS:
+	case CL_BROKER_UP:
+		for (cl_req **pp = &b->inflight.head; *pp; pp = &(*pp)->next) {
+			cl_req *r = *pp;
+			if (now < r->deadline)
+				continue;
+			/* the timed-out request gets TIMED_OUT, the rest TRANSPORT */
+			*pp = r->next;
+			if (b->inflight.tail == r) {
+				b->inflight.tail = NULL;
+				for (cl_req *x = b->inflight.head; x; x = x->next)
+					b->inflight.tail = x;
+			}
+			char why[96];
+			snprintf(why, sizeof(why), "request (api %d) timed out after %lld ms", r->api,
+				 (long long)r->timeout_ms);
+			broker_close(b, COHORT_ERR__TRANSPORT, why);
+			r->done(b->c, COHORT_ERR__TIMED_OUT, r->version, NULL, r->ud);
+			free(r);
+			return;
+		}
+		broker_arm(b);
+		return;
+	}
+}
+
+cl_broker *
+cl_broker_upsert(cl_client *c, int32_t node_id, const char *host, int32_t hlen, int port)
+{
+	cl_broker *b = cl_broker_find(c, node_id);
+	if (b) {
+		if ((int32_t)strlen(b->host) == hlen && memcmp(b->host, host, (size_t)hlen) == 0 &&
+		    b->port == port)
+			return b;
+		char *h = strndup(host, (size_t)hlen);
+		if (!h)
+			return NULL;
+		CH_LOGI(CL_LOG, "broker %d moved to %s:%d", node_id, h, port);
+		broker_close(b, COHORT_ERR__TRANSPORT, "broker address changed");
+		free(b->host);
+		b->host = h;
+		b->port = port;
+		return b;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b || !(b->host = strndup(host, (size_t)hlen))) {
+		free(b);
+		return NULL;
+	}
+	b->c = c;
+	b->node_id = node_id;
+	b->port = port;
+	b->fd = -1;
+	ch_buf_init(&b->out);
+	ch_timer_init(&b->timer, on_timer, b);
+	b->next = c->brokers;
+	c->brokers = b;
+	return b;
+}
+
+cl_broker *
+cl_broker_any(cl_client *c)
+{
+	cl_broker *best = NULL;
+	int best_rank = 99;
+	for (cl_broker *b = c->brokers; b; b = b->next) {
+		/* known brokers before bootstrap addresses, UP before connecting
+		 * before down; among down ones the one allowed to retry first */
+		int rank = b->state == CL_BROKER_UP ? 0 : b->state != CL_BROKER_DOWN ? 2 : 4;
+		if (b->node_id < 0)
+			rank++;
+		if (rank < best_rank || (rank == best_rank && b->state == CL_BROKER_DOWN &&
+					 b->retry_at < best->retry_at)) {
+			best = b;
+			best_rank = rank;
+		}
+	}
+	return best;
+}
+
+/* The earliest moment the broker's timer must look at it. */
+static void
+broker_arm(cl_broker *b)
+{
+	ch_loop *loop = b->c->loop;
+	int64_t at = -1;
+	if (b->state == CL_BROKER_DOWN) {
+		if (b->waiting.head)
+			at = b->retry_at;
+	} else if (b->state != CL_BROKER_CONNECTING) {
+		for (cl_req *r = b->inflight.head; r; r = r->next)
+			if (at < 0 || r->deadline < at)
+				at = r->deadline;
+	} else {
+		return; /* armed by broker_connect for the setup timeout */
+	}
+	if (at < 0)
+		ch_timer_cancel(loop, &b->timer);
+	else
+		ch_timer_arm(loop, &b->timer, at);
+}
+
+static void
+broker_close(cl_broker *b, cohort_err err, const char *why)
+{
+	cl_client *c = b->c;
+	if (b->fd >= 0) {
+		if (why)
+			CH_LOGI(CL_LOG, "broker %d (%s:%d): %s", b->node_id, b->host, b->port, why);
+		ch_io_remove(c->loop, &b->io);
+		close(b->fd);
+		b->fd = -1;
+		ch_framer_free(&b->fr);
+	}
+	if (b->state != CL_BROKER_UP)
+		b->failures++;
+	else
+		b->failures = 0;
+	b->state = CL_BROKER_DOWN;
+	b->retry_at = ch_loop_now(c->loop) + cl_backoff(c->conf.reconnect_backoff_ms,
+							 c->conf.reconnect_backoff_max_ms,
+							 b->failures ? b->failures : 1);
+	ch_buf_reset(&b->out);
+	b->out_off = 0;
+	ch_timer_cancel(c->loop, &b->timer);
+	q_fail(c, &b->inflight, err);
+	q_fail(c, &b->waiting, err);
+	broker_arm(b);
+}
+
+/* Append the frame of request r (at r->version) to the output buffer. */
+static void
+frame_request(cl_broker *b, cl_req *r)
+{
+	cl_client *c = b->c;
+	const ch_api_codec *codec = ch_api_codec_find(r->api);
+	bool flex = codec->flex_version >= 0 && r->version >= codec->flex_version;
+	size_t start = b->out.len;
+	ch_wr_i32(&b->out, 0);
+	ch_RequestHeader h;
+	ch_RequestHeader_init(&h);
+	h.RequestApiKey = r->api;
+	h.RequestApiVersion = r->version;
+	h.CorrelationId = r->corr = b->next_corr++;
+	h.ClientId = ch_str_c(c->client_id);
+	ch_RequestHeader_encode(&b->out, flex ? 2 : 1, &h);
+	r->build(c, r->version, &b->out, r->ud);
+	if (ch_buf_ok(&b->out))
+		ch_be_put32(b->out.data + start, (uint32_t)(b->out.len - start - 4));
+	r->deadline = ch_loop_now(c->loop) + r->timeout_ms;
+}
+
+static void
+flush_out(cl_broker *b)
+{
+	cl_client *c = b->c;
+	if (!ch_buf_ok(&b->out)) {
+		broker_close(b, COHORT_ERR__NOMEM, "out of memory");
+		return;
+	}
+	while (b->out_off < b->out.len) {
+		ssize_t n = send(b->fd, b->out.data + b->out_off, b->out.len - b->out_off,
+				 MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				ch_io_modify(c->loop, &b->io, CH_IO_READ | CH_IO_WRITE);
+				return;
+			}
+			char why[128];
+			snprintf(why, sizeof(why), "send failed: %s", strerror(errno));
+			broker_close(b, COHORT_ERR__TRANSPORT, why);
+			return;
+		}
+		b->out_off += (size_t)n;
+	}
+	ch_buf_reset(&b->out);
+	b->out_off = 0;
+	ch_io_modify(c->loop, &b->io, CH_IO_READ);
+}
+
+/* Send request r now (the connection is UP): pick its version. */
+static void
+send_now(cl_broker *b, cl_req *r)
+{
+	int16_t min, max;
+	cl_api_range(r->api, &min, &max);
+	int16_t bmin = r->api < CL_API_KEYS ? b->vmin[r->api] : 0;
+	int16_t bmax = r->api < CL_API_KEYS ? b->vmax[r->api] : -1;
+	if (r->max_version >= 0)
+		max = CH_MIN(max, r->max_version);
+	int16_t v = CH_MIN(max, bmax);
+	if (bmax < 0 || v < CH_MAX(min, bmin)) {
+		CH_LOGW(CL_LOG, "broker %d serves api %d at v%d-v%d, libcohort needs v%d-v%d",
+			b->node_id, r->api, bmin, bmax, min, max);
+		r->done(b->c, COHORT_ERR__NO_COMMON_VERSION, -1, NULL, r->ud);
+		free(r);
+		return;
+	}
+	r->version = v;
+	frame_request(b, r);
+	q_push(&b->inflight, r);
+	broker_arm(b);
+}
+
+static void
+send_waiting(cl_broker *b)
+{
+	cl_req *r;
+	while (b->state == CL_BROKER_UP && (r = q_pop(&b->waiting)))
+		send_now(b, r);
+	if (b->state == CL_BROKER_UP)
+		flush_out(b);
+}
+
+/* ---- ApiVersions ---------------------------------------------------------- */
+
+static void
+build_apiversions(cl_client *c, int16_t version, ch_buf *b, void *ud)
+{
+	(void)c;
+	(void)ud;
+	ch_ApiVersionsRequest m;
+	ch_ApiVersionsRequest_init(&m);
+	m.ClientSoftwareName = CH_STR_LIT("libcohort");
+	m.ClientSoftwareVersion = CH_STR_LIT(COHORT_VERSION_STR);
+	ch_ApiVersionsRequest_encode(b, version, &m);
+}
+
+static void send_apiversions(cl_broker *b);
+
+static void
+done_apiversions(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
+{
+	cl_broker *b = ud;
+	(void)c;
+	(void)version;
+	if (err)
+		return; /* the connection is being closed */
+	ch_ApiVersionsResponse *m = resp;
+	if (m->ErrorCode == CH_KERR_UNSUPPORTED_VERSION) {
+		int16_t broker_max = -1;
+		for (int32_t i = 0; i < m->ApiKeys_n; i++)
+			if (m->ApiKeys[i].ApiKey == CH_APIKEY_API_VERSIONS)
+				broker_max = m->ApiKeys[i].MaxVersion;
+		if (broker_max >= 0 && broker_max < b->apiversions_version) {
+			b->apiversions_version = broker_max;
+			send_apiversions(b);
+			return;
+		}
+	}
+	if (m->ErrorCode) {
+		char why[96];
+		snprintf(why, sizeof(why), "ApiVersions failed: %s", ch_kerr_name(m->ErrorCode));
+		broker_close(b, COHORT_ERR__TRANSPORT, why);
+		return;
+	}
+	for (int k = 0; k < CL_API_KEYS; k++)
+		b->vmin[k] = 0, b->vmax[k] = -1;
+	for (int32_t i = 0; i < m->ApiKeys_n; i++) {
+		int16_t k = m->ApiKeys[i].ApiKey;
+		if (k >= 0 && k < CL_API_KEYS) {
+			b->vmin[k] = m->ApiKeys[i].MinVersion;
+			b->vmax[k] = m->ApiKeys[i].MaxVersion;
+		}
+	}
+	b->state = CL_BROKER_UP;
+	b->failures = 0;
+	CH_LOGD(CL_LOG, "broker %d (%s:%d) up", b->node_id, b->host, b->port);
+	send_waiting(b);
+}
+
+static void
+send_apiversions(cl_broker *b)
+{
+	cl_req *r = calloc(1, sizeof(*r));
+	if (!r) {
+		broker_close(b, COHORT_ERR__NOMEM, "out of memory");
+		return;
+	}
+	r->api = CH_APIKEY_API_VERSIONS;
+	r->version = b->apiversions_version;
+	r->timeout_ms = b->c->conf.request_timeout_ms;
+	r->max_version = -1;
+	r->build = build_apiversions;
+	r->done = done_apiversions;
+	r->ud = b;
+	frame_request(b, r);
+	q_push(&b->inflight, r);
+	broker_arm(b);
+	flush_out(b);
+}
+
+/* ---- connecting --------------------------------------------------------- */
+
+static void
+connected(cl_broker *b)
+{
+	int one = 1;
+	setsockopt(b->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	b->state = CL_BROKER_APIVERSIONS;
+	ch_timer_cancel(b->c->loop, &b->timer);
+	ch_framer_init(&b->fr, INT32_MAX);
+	int16_t min;
+	cl_api_range(CH_APIKEY_API_VERSIONS, &min, &b->apiversions_version);
+	send_apiversions(b);
+}
+
+static void
+broker_connect(cl_broker *b)
+{
+	cl_client *c = b->c;
+	char port[16];
+	snprintf(port, sizeof(port), "%d", b->port);
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC};
+	struct addrinfo *res = NULL;
+	/* getaddrinfo blocks: fine for numeric addresses and local names */
+	int rc = getaddrinfo(b->host, port, &hints, &res);
+	if (rc != 0 || !res) {
+		char why[160];
+		snprintf(why, sizeof(why), "cannot resolve %s: %s", b->host, gai_strerror(rc));
+		b->fd = -1;
+		broker_close(b, COHORT_ERR__TRANSPORT, NULL);
+		CH_LOGW(CL_LOG, "%s", why);
+		return;
+	}
+	int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		freeaddrinfo(res);
+		broker_close(b, COHORT_ERR__TRANSPORT, NULL);
+		return;
+	}
+	rc = connect(fd, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	b->fd = fd;
+	ch_io_init(&b->io, fd, on_readable, on_writable, b);
+	if (ch_io_add(c->loop, &b->io, CH_IO_WRITE) != CH_OK) {
+		broker_close(b, COHORT_ERR__SYSTEM, "epoll registration failed");
+		return;
+	}
+	if (rc == 0) {
+		connected(b);
+		return;
+	}
+	if (errno != EINPROGRESS) {
+		char why[128];
+		snprintf(why, sizeof(why), "connect failed: %s", strerror(errno));
+		broker_close(b, COHORT_ERR__TRANSPORT, why);
+		return;
+	}
+	b->state = CL_BROKER_CONNECTING;
+	ch_timer_arm(c->loop, &b->timer,
+		     ch_loop_now(c->loop) + c->conf.socket_connection_setup_timeout_ms);
+}
+
+/* ---- I/O callbacks ------------------------------------------------------- */
+
+static void
+on_writable(ch_loop *loop, ch_io *io, unsigned ev)
+{
+	(void)loop;
+	(void)ev;
+	cl_broker *b = io->ud;
+	if (b->state == CL_BROKER_CONNECTING) {
+		int err = 0;
+		socklen_t len = sizeof(err);
+		getsockopt(b->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+		if (err) {
+			char why[128];
+			snprintf(why, sizeof(why), "connect failed: %s", strerror(err));
+			broker_close(b, COHORT_ERR__TRANSPORT, why);
+			return;
+		}
+		connected(b);
+		return;
+	}
+	flush_out(b);
+}
+
+/* One complete response frame: match it with the oldest request. */
+static void
+handle_frame(cl_broker *b, uint8_t *frame, size_t len)
+{
+	cl_client *c = b->c;
+	cl_req *r = b->inflight.head;
+	ch_rd rd;
+	ch_rd_init(&rd, frame, len);
+	int32_t corr = ch_rd_i32(&rd);
+	if (!r || !ch_rd_ok(&rd) || corr != r->corr) {
+		char why[96];
+		snprintf(why, sizeof(why), "response with unexpected correlation id %d", corr);
+		broker_close(b, COHORT_ERR__TRANSPORT, why);
+		return;
+	}
+	q_pop(&b->inflight);
+	const ch_api_codec *codec = ch_api_codec_find(r->api);
+	bool flex = codec->flex_version >= 0 && r->version >= codec->flex_version;
+	if (flex && r->api != CH_APIKEY_API_VERSIONS) /* ApiVersions: header v0 always */
+		ch_rd_skip_tags(&rd);
+	int16_t version = r->version;
+	if (r->api == CH_APIKEY_API_VERSIONS && ch_rd_left(&rd) >= 2 &&
+	    (int16_t)((rd.p[0] << 8) | rd.p[1]) == CH_KERR_UNSUPPORTED_VERSION)
+		version = 0; /* KIP-511: the error answer is v0 */
+	ch_arena a;
+	ch_arena_init(&a);
+	void *msg = ch_arena_alloc(&a, codec->resp_size);
+	cohort_err err = COHORT_ERR__NOMEM;
+	if (msg) {
+		codec->resp_init(msg);
+		err = codec->resp_decode(&rd, &a, version, msg) == 0 ? COHORT_OK : COHORT_ERR__BAD_MSG;
+	}
+	if (err == COHORT_ERR__BAD_MSG)
+		CH_LOGW(CL_LOG, "broker %d: undecodable %s v%d response", b->node_id, codec->name,
+			version);
+	r->done(c, err, version, err ? NULL : msg, r->ud);
+	free(r);
+	ch_arena_free(&a);
+	if (b->state != CL_BROKER_DOWN)
+		broker_arm(b);
+}
+
+static void
+on_readable(ch_loop *loop, ch_io *io, unsigned ev)
+{
+	(void)loop;
+	cl_broker *b = io->ud;
+	if (b->state == CL_BROKER_CONNECTING) {
+		on_writable(loop, io, ev);
+		return;
+	}
+	uint8_t buf[65536];
+	int fd = b->fd;
+	for (int rounds = 0; rounds < 16 && b->fd == fd; rounds++) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		if (n == 0) {
+			broker_close(b, COHORT_ERR__TRANSPORT, "connection closed by the broker");
+			return;
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			char why[128];
+			snprintf(why, sizeof(why), "recv failed: %s", strerror(errno));
+			broker_close(b, COHORT_ERR__TRANSPORT, why);
+			return;
+		}
+		size_t off = 0;
+		while (off < (size_t)n && b->fd == fd) {
+			size_t used = 0;
+			int rc = ch_framer_feed(&b->fr, buf + off, (size_t)n - off, &used);
+			off += used;
+			if (rc == CH_ERR) {
+				broker_close(b, COHORT_ERR__TRANSPORT, b->fr.err);
+				return;
+			}
+			if (rc == CH_AGAIN)
+				break;
+			size_t len;
+			uint8_t *frame = ch_framer_take(&b->fr, &len);
+			handle_frame(b, frame, len);
+			free(frame);
+		}
+		if ((size_t)n < sizeof(buf))
+			return;
+	}
+}
+
+/* ---- the public side of this file ---------------------------------------- */
+
+void
+cl_request(cl_broker *b, int16_t api, cl_build_fn build, cl_resp_fn done, void *ud)
+{
+	cl_request_timeout(b, api, b->c->conf.request_timeout_ms, build, done, ud);
+}
+
+void
+cl_request_timeout(cl_broker *b, int16_t api, int64_t timeout_ms, cl_build_fn build,
+		   cl_resp_fn done, void *ud)
+{
+	cl_request_ex(b, api, -1, timeout_ms, build, done, ud);
+}
+
+void
+cl_request_ex(cl_broker *b, int16_t api, int16_t max_version, int64_t timeout_ms,
+	      cl_build_fn build, cl_resp_fn done, void *ud)
+{
+	cl_client *c = b->c;
+	cl_req *r = calloc(1, sizeof(*r));
+	if (!r || c->closing) {
+		free(r);
+		done(c, r ? COHORT_ERR__CLOSED : COHORT_ERR__NOMEM, -1, NULL, ud);
+		return;
+	}
+	r->api = api;
+	r->timeout_ms = CH_MAX(timeout_ms, (int64_t)c->conf.request_timeout_ms);
+	r->max_version = max_version;
+	r->build = build;
+	r->done = done;
+	r->ud = ud;
+	if (b->state == CL_BROKER_UP) {
+		send_now(b, r);
+		flush_out(b);
+		return;
+	}
+	q_push(&b->waiting, r);
+	if (b->state == CL_BROKER_DOWN) {
+		if (ch_loop_now(c->loop) >= b->retry_at)
+			broker_connect(b);
+		else
+			broker_arm(b);
+	}
+}
+
+void
+cl_brokers_close(cl_client *c, cohort_err err)
+{
+	for (cl_broker *b = c->brokers; b; b = b->next)
+		broker_close(b, err, NULL);
+}
+
+void
+cl_brokers_free(cl_client *c)
+{
+	cl_brokers_close(c, COHORT_ERR__CLOSED);
+	cl_broker *b = c->brokers;
+	while (b) {
+		cl_broker *next = b->next;
+		ch_timer_cancel(c->loop, &b->timer);
+		ch_buf_free(&b->out);
+		free(b->host);
+		free(b);
+		b = next;
+	}
+	c->brokers = NULL;
+}

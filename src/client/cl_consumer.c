@@ -1,0 +1,886 @@
+/*
+ * cl_consumer.c: the public consumer calls (polling thread), the I/O
+ * thread's start and stop, and the queue between the two.
+ *
+ * The polling thread never touches brokers, metadata or the member: it
+ * posts closures to the loop (ch_loop_post) and, for calls that need an
+ * answer, waits on a cl_wait. Records and callbacks reach it through the
+ * chunk queue and the event queue under c->mu; cohort_poll runs the events
+ * first (so assigned() precedes the records of those partitions, and a
+ * revoked partition's records are never returned after revoked()), then
+ * returns records.
+ */
+#include "client/cl_int.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/ch_log.h"
+
+struct cohort_consumer {
+	cl_client c;
+};
+
+void
+cl_lock(cl_client *c)
+{
+	pthread_mutex_lock(&c->mu);
+}
+
+void
+cl_unlock(cl_client *c)
+{
+	pthread_mutex_unlock(&c->mu);
+}
+
+cl_tp *
+cl_tp_find(cl_client *c, const char *topic, int32_t partition)
+{
+	for (int i = 0; i < c->ntps; i++)
+		if (c->tps[i]->partition == partition && strcmp(c->tps[i]->topic, topic) == 0)
+			return c->tps[i];
+	return NULL;
+}
+
+cl_tp *
+cl_tp_get(cl_client *c, const char *topic, int32_t partition)
+{
+	cl_tp *tp = cl_tp_find(c, topic, partition);
+	if (tp)
+		return tp;
+	cl_tp **n = realloc(c->tps, sizeof(cl_tp *) * (size_t)(c->ntps + 1));
+	if (!n)
+		return NULL;
+	c->tps = n;
+	tp = calloc(1, sizeof(*tp));
+	if (!tp || !(tp->topic = strdup(topic))) {
+		free(tp);
+		return NULL;
+	}
+	tp->partition = partition;
+	tp->position = tp->fetch_pos = -1;
+	tp->leader_epoch = -1;
+	c->tps[c->ntps++] = tp;
+	return tp;
+}
+
+cohort_tp *
+cl_tps_new(cl_tp *const *tps, size_t n)
+{
+	size_t names = 0;
+	for (size_t i = 0; i < n; i++)
+		names += strlen(tps[i]->topic) + 1;
+	cohort_tp *d = malloc(sizeof(*d) * n + names + 1);
+	if (!d)
+		return NULL;
+	char *p = (char *)(d + n);
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(tps[i]->topic) + 1;
+		memcpy(p, tps[i]->topic, len);
+		d[i].topic = p;
+		d[i].partition = tps[i]->partition;
+		p += len;
+	}
+	return d;
+}
+
+void
+cl_event_push(cl_client *c, cl_event *ev)
+{
+	ev->next = NULL;
+	if (c->ev_tail)
+		c->ev_tail->next = ev;
+	else
+		c->ev_head = ev;
+	c->ev_tail = ev;
+	pthread_cond_broadcast(&c->cond);
+}
+
+static void
+event_free(cl_event *ev)
+{
+	free(ev->tps);
+	free(ev->offsets);
+	free(ev);
+}
+
+/* ---- waiting for the I/O thread ------------------------------------------- */
+
+static void
+deadline_ts(struct timespec *ts, int64_t ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (ms % 1000) * 1000000;
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}
+
+cohort_err
+cl_wait_for(cl_client *c, cl_wait *w, int64_t timeout_ms, cohort_tp_offset *out)
+{
+	struct timespec ts;
+	deadline_ts(&ts, timeout_ms < 0 ? 0 : timeout_ms);
+	cl_lock(c);
+	while (!w->done) {
+		if (timeout_ms < 0)
+			pthread_cond_wait(&c->cond, &c->mu);
+		else if (pthread_cond_timedwait(&c->cond, &c->mu, &ts) != 0)
+			break;
+	}
+	if (!w->done) {
+		w->abandoned = true; /* the I/O thread frees it */
+		cl_unlock(c);
+		return COHORT_ERR__TIMED_OUT;
+	}
+	cohort_err err = w->err;
+	for (size_t i = 0; out && i < w->n; i++) {
+		out[i].offset = w->offsets[i].offset;
+		out[i].err = w->offsets[i].err;
+	}
+	cl_unlock(c);
+	cl_wait_free(w);
+	return err;
+}
+
+/* ---- the I/O thread --------------------------------------------------------- */
+
+static void *
+io_main(void *ud)
+{
+	cl_client *c = ud;
+	ch_loop_run(c->loop);
+	return NULL;
+}
+
+static void
+io_start(ch_loop *loop, void *ud)
+{
+	(void)loop;
+	cl_client *c = ud;
+	cl_metadata_refresh(c);
+}
+
+static void
+io_stop(ch_loop *loop, void *ud)
+{
+	cl_client *c = ud;
+	c->closing = true;
+	cl_brokers_close(c, COHORT_ERR__CLOSED); /* requests in flight end */
+	cl_offsets_shutdown(c);                  /* calls waiting for a retry end */
+	ch_loop_stop(loop);
+}
+
+static _Atomic int consumer_seq;
+
+cohort_consumer *
+cohort_consumer_new(const cohort_conf *conf, char *errstr, size_t errstr_size)
+{
+	if (!conf) {
+		cl_errstr(errstr, errstr_size, "cohort_consumer_new: NULL conf");
+		return NULL;
+	}
+	if (conf->nbootstrap == 0) {
+		cl_errstr(errstr, errstr_size,
+			  "No resolvable bootstrap urls given in bootstrap.servers");
+		return NULL;
+	}
+	if (conf->heartbeat_interval_ms >= conf->session_timeout_ms) {
+		cl_errstr(errstr, errstr_size,
+			  "heartbeat.interval.ms (%d) must be set lower than session.timeout.ms (%d)",
+			  conf->heartbeat_interval_ms, conf->session_timeout_ms);
+		return NULL;
+	}
+	if (conf->group_instance_id && !conf->group_id) {
+		cl_errstr(errstr, errstr_size, "group.instance.id is set but group.id is not");
+		return NULL;
+	}
+	cohort_consumer *cc = calloc(1, sizeof(*cc));
+	if (!cc) {
+		cl_errstr(errstr, errstr_size, "out of memory");
+		return NULL;
+	}
+	cl_client *c = &cc->c;
+	if (!cl_conf_copy(&c->conf, conf)) {
+		free(cc);
+		cl_errstr(errstr, errstr_size, "out of memory");
+		return NULL;
+	}
+	if (conf->listener_copy)
+		c->listener = *(const cohort_rebalance_listener *)conf->listener_copy;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	/* Java's default client id: consumer-<group>-<n> */
+	int seq = ++consumer_seq;
+	char id[300];
+	if (c->conf.client_id[0])
+		snprintf(id, sizeof(id), "%s", c->conf.client_id);
+	else
+		snprintf(id, sizeof(id), "consumer-%s-%d", c->conf.group_id ? c->conf.group_id : "",
+			 seq);
+	c->client_id = strdup(id);
+	c->loop = ch_loop_new();
+	c->member = c->conf.group_id ? cl_member_new(c) : NULL;
+	if (!c->client_id || !c->loop || (c->conf.group_id && !c->member)) {
+		cl_errstr(errstr, errstr_size, "cannot create the client (out of memory or epoll)");
+		goto fail;
+	}
+	cl_metadata_init(c);
+	c->last_poll = ch_now_mono_ms();
+	ch_loop_post(c->loop, io_start, c);
+	if (pthread_create(&c->thread, NULL, io_main, c) != 0) {
+		cl_errstr(errstr, errstr_size, "cannot start the I/O thread");
+		goto fail;
+	}
+	c->thread_started = true;
+	return cc;
+fail:
+	cl_member_free(c->member);
+	cl_brokers_free(c);
+	if (c->loop)
+		ch_loop_free(c->loop);
+	free(c->client_id);
+	cl_conf_release(&c->conf);
+	pthread_mutex_destroy(&c->mu);
+	pthread_cond_destroy(&c->cond);
+	free(cc);
+	return NULL;
+}
+
+void
+cohort_conf_set_rebalance_listener(cohort_conf *conf, const cohort_rebalance_listener *listener)
+{
+	free(conf->listener_copy);
+	conf->listener_copy = NULL;
+	if (listener && (conf->listener_copy = malloc(sizeof(*listener))))
+		memcpy(conf->listener_copy, listener, sizeof(*listener));
+}
+
+/* A call that needs a group: CLOSED after close, STATE without group.id. */
+static cohort_err
+group_call(const cl_client *c)
+{
+	return c->closed ? COHORT_ERR__CLOSED : !c->member ? COHORT_ERR__STATE : COHORT_OK;
+}
+
+/* ---- subscribe ----------------------------------------------------------------- */
+
+typedef struct subscribe_msg {
+	cl_client *c;
+	char **topics;
+	int n;
+} subscribe_msg;
+
+static void
+io_subscribe(ch_loop *loop, void *ud)
+{
+	(void)loop;
+	subscribe_msg *s = ud;
+	cl_client *c = s->c;
+	for (int i = 0; i < c->nmd_topics; i++)
+		free(c->md_topics[i]);
+	free(c->md_topics);
+	c->md_topics = calloc((size_t)s->n + 1, sizeof(char *));
+	c->nmd_topics = 0;
+	for (int i = 0; c->md_topics && i < s->n; i++)
+		if ((c->md_topics[c->nmd_topics] = strdup(s->topics[i])))
+			c->nmd_topics++;
+	cl_metadata_refresh(c);
+	cl_member_subscribe(c, s->topics, s->n); /* takes the topics */
+	free(s);
+}
+
+cohort_err
+cohort_subscribe(cohort_consumer *cc, const char *const *topics, size_t n)
+{
+	cl_client *c = &cc->c;
+	cohort_err gerr = group_call(c);
+	if (gerr)
+		return gerr;
+	if (n == 0 || !topics)
+		return COHORT_ERR__INVALID_ARG;
+	subscribe_msg *s = calloc(1, sizeof(*s));
+	char **copy = calloc(n, sizeof(char *));
+	if (!s || !copy) {
+		free(s);
+		free(copy);
+		return COHORT_ERR__NOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!topics[i] || !topics[i][0] || !(copy[i] = strdup(topics[i]))) {
+			for (size_t j = 0; j <= i && j < n; j++)
+				free(copy[j]);
+			free(copy);
+			free(s);
+			return topics[i] && topics[i][0] ? COHORT_ERR__NOMEM : COHORT_ERR__INVALID_ARG;
+		}
+	s->c = c;
+	s->topics = copy;
+	s->n = (int)n;
+	ch_loop_post(c->loop, io_subscribe, s);
+	return COHORT_OK;
+}
+
+/* ---- poll ------------------------------------------------------------------------ */
+
+static void
+io_kick(ch_loop *loop, void *ud)
+{
+	(void)loop;
+	cl_fetcher_kick(ud);
+}
+
+static void
+io_polled(ch_loop *loop, void *ud)
+{
+	(void)loop;
+	cl_member_polled(ud);
+}
+
+static void
+io_revoke_done(ch_loop *loop, void *ud)
+{
+	(void)loop;
+	cl_member_revoke_done(ud);
+}
+
+/* The consumed positions of the owned partitions (or of tps when given),
+ * for commits. *n gets the count; NULL when out of memory or none. */
+static cohort_tp_offset *
+owned_positions(cl_client *c, const cohort_tp *tps, size_t ntps, size_t *n)
+{
+	cl_lock(c);
+	size_t cnt = 0;
+	for (int i = 0; i < c->ntps; i++)
+		if (c->tps[i]->owned && c->tps[i]->position >= 0)
+			cnt++;
+	cohort_tp_offset *o = calloc(cnt + 1, sizeof(*o));
+	size_t k = 0;
+	for (int i = 0; o && i < c->ntps; i++) {
+		cl_tp *tp = c->tps[i];
+		if (!tp->owned || tp->position < 0)
+			continue;
+		bool want = tps == NULL;
+		for (size_t j = 0; !want && j < ntps; j++)
+			want = tps[j].partition == tp->partition && strcmp(tps[j].topic, tp->topic) == 0;
+		if (want)
+			o[k++] = (cohort_tp_offset){tp->topic, tp->partition, tp->position, 0};
+	}
+	cl_unlock(c);
+	*n = k;
+	return o;
+}
+
+typedef struct commit_msg {
+	cl_client *c;
+	cl_wait *w;
+	cohort_commit_cb cb;
+	void *opaque;
+} commit_msg;
+
+static void
+io_commit(ch_loop *loop, void *ud)
+{
+	(void)loop;
+	commit_msg *m = ud;
+	cl_wait *w = m->w;
+	cl_offsets_commit(m->c, w->offsets, w->n, m->cb ? NULL : w, m->cb, m->opaque);
+	if (m->cb) /* async: the wait only carried the offsets */
+		cl_wait_free(w);
+	free(m);
+}
+
+/* Commit offsets (copied) and wait, or queue with cb. */
+static cohort_err
+commit(cl_client *c, const cohort_tp_offset *offs, size_t n, cohort_tp_offset *out,
+       cohort_commit_cb cb, void *opaque)
+{
+	cl_wait *w = cl_wait_new(offs, n);
+	commit_msg *m = calloc(1, sizeof(*m));
+	if (!w || !m) {
+		free(m);
+		cl_wait_free(w);
+		return COHORT_ERR__NOMEM;
+	}
+	m->c = c;
+	m->w = w;
+	m->cb = cb;
+	m->opaque = opaque;
+	ch_loop_post(c->loop, io_commit, m);
+	if (cb)
+		return COHORT_OK;
+	return cl_wait_for(c, w, c->conf.default_api_timeout_ms, out);
+}
+
+/* Auto-commit of the consumed positions (of tps, or all when NULL). */
+static void
+auto_commit_sync(cl_client *c, const cohort_tp *tps, size_t ntps)
+{
+	size_t n;
+	cohort_tp_offset *o = owned_positions(c, tps, ntps, &n);
+	if (o && n) {
+		cohort_err err = commit(c, o, n, o, NULL, NULL);
+		if (err)
+			CH_LOGW(CL_LOG, "auto-commit before revoke failed: %s", cohort_err_name(err));
+	}
+	free(o);
+}
+
+/* Run one event's callback (c->mu not held). Returns an error poll must
+ * return, else COHORT_OK. */
+static cohort_err
+run_event(cohort_consumer *cc, cl_event *ev)
+{
+	cl_client *c = &cc->c;
+	cohort_err ret = COHORT_OK;
+	switch (ev->kind) {
+	case CL_EV_ASSIGNED:
+		if (c->listener.assigned)
+			c->listener.assigned(cc, ev->tps, ev->n, c->listener.opaque);
+		break;
+	case CL_EV_REVOKED:
+		if (c->conf.enable_auto_commit)
+			auto_commit_sync(c, ev->tps, ev->n);
+		if (c->listener.revoked)
+			c->listener.revoked(cc, ev->tps, ev->n, c->listener.opaque);
+		/* from now on none of their records is returned */
+		cl_lock(c);
+		for (size_t i = 0; i < ev->n; i++) {
+			cl_tp *tp = cl_tp_find(c, ev->tps[i].topic, ev->tps[i].partition);
+			if (tp) {
+				tp->owned = false;
+				tp->epoch++;
+			}
+		}
+		c->revoke_pending = false;
+		cl_unlock(c);
+		ch_loop_post(c->loop, io_revoke_done, c);
+		break;
+	case CL_EV_LOST:
+		if (c->listener.lost)
+			c->listener.lost(cc, ev->tps, ev->n, c->listener.opaque);
+		break;
+	case CL_EV_COMMIT:
+		if (ev->cb)
+			ev->cb(cc, ev->err, ev->offsets, ev->n, ev->opaque);
+		break;
+	case CL_EV_ERROR:
+		ret = ev->err;
+		break;
+	}
+	event_free(ev);
+	return ret;
+}
+
+/* Run every queued event; stops at one that poll must return. */
+static cohort_err
+run_events(cohort_consumer *cc)
+{
+	cl_client *c = &cc->c;
+	for (;;) {
+		cl_lock(c);
+		cl_event *ev = c->ev_head;
+		if (ev) {
+			c->ev_head = ev->next;
+			if (!c->ev_head)
+				c->ev_tail = NULL;
+		}
+		cl_unlock(c);
+		if (!ev)
+			return COHORT_OK;
+		cohort_err err = run_event(cc, ev);
+		if (err)
+			return err;
+	}
+}
+
+/* Take up to max records from the queue (c->mu held). */
+static size_t
+take_records(cl_client *c, size_t max, bool *kick)
+{
+	size_t n = 0;
+	while (c->q_head && n < max) {
+		cl_chunk *ch = c->q_head;
+		cl_tp *tp = ch->tp;
+		bool stale = ch->epoch != tp->epoch || !tp->owned;
+		if (!stale) {
+			while (ch->pos < ch->n && n < max) {
+				cohort_record *r = &ch->recs[ch->pos++];
+				c->poll_recs[n++] = *r;
+				tp->position = r->offset + 1;
+				tp->leader_epoch = r->leader_epoch;
+			}
+		}
+		if (stale || ch->pos == ch->n) {
+			c->q_head = ch->next;
+			if (!c->q_head)
+				c->q_tail = NULL;
+			tp->queued--;
+			*kick = true;
+			/* its records may have been returned: free at the next poll */
+			ch->next = c->returned;
+			c->returned = ch;
+		}
+	}
+	return n;
+}
+
+cohort_err
+cohort_poll(cohort_consumer *cc, int timeout_ms, const cohort_record **records, size_t *count)
+{
+	cl_client *c = &cc->c;
+	*records = NULL;
+	*count = 0;
+	if (c->closed)
+		return COHORT_ERR__CLOSED;
+	/* records of the previous poll are released now */
+	cl_lock(c);
+	cl_chunk *ret = c->returned;
+	c->returned = NULL;
+	c->last_poll = ch_now_mono_ms();
+	bool expired = c->poll_expired;
+	c->poll_expired = false;
+	cl_unlock(c);
+	while (ret) {
+		cl_chunk *next = ret->next;
+		cl_chunk_free(ret);
+		ret = next;
+	}
+	if (expired || c->member)
+		ch_loop_post(c->loop, io_polled, c);
+	size_t max = (size_t)c->conf.max_poll_records;
+	if (c->poll_cap < max) {
+		cohort_record *r = realloc(c->poll_recs, max * sizeof(*r));
+		if (!r)
+			return COHORT_ERR__NOMEM;
+		c->poll_recs = r;
+		c->poll_cap = max;
+	}
+	int64_t now = ch_now_mono_ms();
+	if (c->member && c->conf.enable_auto_commit && now >= c->next_auto_commit) {
+		if (c->next_auto_commit) {
+			size_t n;
+			cohort_tp_offset *o = owned_positions(c, NULL, 0, &n);
+			if (o && n)
+				commit(c, o, n, NULL, NULL, NULL);
+			free(o);
+		}
+		c->next_auto_commit = now + c->conf.auto_commit_interval_ms;
+	}
+	int64_t deadline = timeout_ms < 0 ? INT64_MAX : now + timeout_ms;
+	for (;;) {
+		cohort_err err = run_events(cc);
+		if (err)
+			return err;
+		cl_lock(c);
+		if (c->fatal) {
+			err = c->fatal;
+			cl_unlock(c);
+			return err;
+		}
+		bool kick = false;
+		size_t n = c->ev_head ? 0 : take_records(c, max, &kick);
+		if (n || c->ev_head) {
+			cl_unlock(c);
+			if (kick)
+				ch_loop_post(c->loop, io_kick, c);
+			if (!n)
+				continue;
+			*records = c->poll_recs;
+			*count = n;
+			return COHORT_OK;
+		}
+		if (kick)
+			ch_loop_post(c->loop, io_kick, c);
+		now = ch_now_mono_ms();
+		if (now >= deadline) {
+			cl_unlock(c);
+			return COHORT_OK;
+		}
+		struct timespec ts;
+		deadline_ts(&ts, deadline == INT64_MAX ? 1000 : deadline - now);
+		pthread_cond_timedwait(&c->cond, &c->mu, &ts);
+		cl_unlock(c);
+	}
+}
+
+/* ---- commits, positions ------------------------------------------------------------- */
+
+cohort_err
+cohort_commit_sync(cohort_consumer *cc, cohort_tp_offset *offsets, size_t n)
+{
+	cl_client *c = &cc->c;
+	cohort_err gerr = group_call(c);
+	if (gerr)
+		return gerr;
+	if (offsets)
+		return n ? commit(c, offsets, n, offsets, NULL, NULL) : COHORT_OK;
+	size_t cnt;
+	cohort_tp_offset *o = owned_positions(c, NULL, 0, &cnt);
+	if (!o)
+		return COHORT_ERR__NOMEM;
+	cohort_err err = cnt ? commit(c, o, cnt, o, NULL, NULL) : COHORT_OK;
+	free(o);
+	return err;
+}
+
+cohort_err
+cohort_commit_async(cohort_consumer *cc, const cohort_tp_offset *offsets, size_t n,
+		    cohort_commit_cb cb, void *opaque)
+{
+	cl_client *c = &cc->c;
+	cohort_err gerr = group_call(c);
+	if (gerr)
+		return gerr;
+	cohort_commit_cb use = cb;
+	cohort_err err;
+	if (offsets) {
+		err = n ? commit(c, offsets, n, NULL, use, opaque) : COHORT_OK;
+	} else {
+		size_t cnt;
+		cohort_tp_offset *o = owned_positions(c, NULL, 0, &cnt);
+		if (!o)
+			return COHORT_ERR__NOMEM;
+		err = cnt ? commit(c, o, cnt, NULL, use, opaque) : COHORT_OK;
+		free(o);
+	}
+	return err;
+}
+
+typedef struct committed_msg {
+	cl_client *c;
+	cl_wait *w;
+} committed_msg;
+
+static void
+io_committed_msg(ch_loop *loop, void *ud)
+{
+	(void)loop;
+	committed_msg *m = ud;
+	cl_offsets_committed(m->c, m->w);
+	free(m);
+}
+
+cohort_err
+cohort_committed(cohort_consumer *cc, cohort_tp_offset *offsets, size_t n)
+{
+	cl_client *c = &cc->c;
+	cohort_err gerr = group_call(c);
+	if (gerr)
+		return gerr;
+	if (n == 0)
+		return COHORT_OK;
+	cl_wait *w = cl_wait_new(offsets, n);
+	committed_msg *m = calloc(1, sizeof(*m));
+	if (!w || !m) {
+		free(m);
+		cl_wait_free(w);
+		return COHORT_ERR__NOMEM;
+	}
+	m->c = c;
+	m->w = w;
+	ch_loop_post(c->loop, io_committed_msg, m);
+	return cl_wait_for(c, w, c->conf.default_api_timeout_ms, offsets);
+}
+
+cohort_err
+cohort_position(cohort_consumer *cc, const char *topic, int32_t partition, int64_t *offset)
+{
+	cl_client *c = &cc->c;
+	if (c->closed)
+		return COHORT_ERR__CLOSED;
+	cl_lock(c);
+	cl_tp *tp = cl_tp_find(c, topic, partition);
+	cohort_err err = tp && tp->owned ? COHORT_OK : COHORT_ERR__UNKNOWN_PARTITION;
+	if (!err)
+		*offset = tp->position;
+	cl_unlock(c);
+	return err;
+}
+
+cohort_err
+cohort_seek(cohort_consumer *cc, const char *topic, int32_t partition, int64_t offset)
+{
+	cl_client *c = &cc->c;
+	if (c->closed)
+		return COHORT_ERR__CLOSED;
+	if (offset < 0)
+		return COHORT_ERR__INVALID_ARG;
+	cl_lock(c);
+	cl_tp *tp = cl_tp_find(c, topic, partition);
+	cohort_err err = tp && tp->owned ? COHORT_OK : COHORT_ERR__UNKNOWN_PARTITION;
+	if (!err) {
+		tp->epoch++; /* drops fetches in flight and queued records */
+		tp->position = tp->fetch_pos = offset;
+		tp->offset_lookup = false;
+		tp->reset = false;
+	}
+	cl_unlock(c);
+	if (!err)
+		ch_loop_post(c->loop, io_kick, c);
+	return err;
+}
+
+cohort_err
+cohort_assignment(cohort_consumer *cc, cohort_tp **tps, size_t *n)
+{
+	cl_client *c = &cc->c;
+	*tps = NULL;
+	*n = 0;
+	if (c->closed)
+		return COHORT_ERR__CLOSED;
+	cl_lock(c);
+	cl_tp **owned = calloc((size_t)c->ntps + 1, sizeof(cl_tp *));
+	size_t k = 0;
+	for (int i = 0; owned && i < c->ntps; i++)
+		if (c->tps[i]->owned)
+			owned[k++] = c->tps[i];
+	*tps = owned ? cl_tps_new(owned, k) : NULL;
+	cl_unlock(c);
+	free(owned);
+	if (!*tps)
+		return COHORT_ERR__NOMEM;
+	*n = k;
+	return COHORT_OK;
+}
+
+cohort_err
+cohort_group_member_id(cohort_consumer *cc, char *buf, size_t size)
+{
+	cl_client *c = &cc->c;
+	cl_lock(c);
+	const char *id = c->member_id ? c->member_id : "";
+	size_t len = strlen(id);
+	cohort_err err = len + 1 <= size ? COHORT_OK : COHORT_ERR__INVALID_ARG;
+	if (!err)
+		memcpy(buf, id, len + 1);
+	cl_unlock(c);
+	return err;
+}
+
+/* ---- close ---------------------------------------------------------------------------- */
+
+typedef struct close_msg {
+	cl_client *c;
+	cl_wait *w;
+} close_msg;
+
+static void
+io_close(ch_loop *loop, void *ud)
+{
+	(void)loop;
+	close_msg *m = ud;
+	cl_member_close(m->c, m->w);
+	free(m);
+}
+
+cohort_err
+cohort_consumer_close(cohort_consumer *cc)
+{
+	cl_client *c = &cc->c;
+	if (c->closed)
+		return COHORT_ERR__CLOSED;
+	cohort_err err = COHORT_OK;
+	if (c->member) {
+		cl_wait *w = cl_wait_new(NULL, 0);
+		close_msg *m = calloc(1, sizeof(*m));
+		if (w && m) {
+			m->c = c;
+			m->w = w;
+			ch_loop_post(c->loop, io_close, m);
+			/* run the revoke (and any other callbacks) while the member
+			 * leaves */
+			int64_t deadline = ch_now_mono_ms() + c->conf.default_api_timeout_ms;
+			for (;;) {
+				run_events(cc);
+				cl_lock(c);
+				bool done = w->done || c->fatal;
+				if (!done && !c->ev_head) {
+					struct timespec ts;
+					deadline_ts(&ts, 100);
+					pthread_cond_timedwait(&c->cond, &c->mu, &ts);
+				}
+				done = w->done || c->fatal;
+				cl_unlock(c);
+				if (done || ch_now_mono_ms() >= deadline)
+					break;
+			}
+			err = cl_wait_for(c, w, 0, NULL);
+			if (err == COHORT_ERR__TIMED_OUT) {
+				cl_lock(c);
+				if (c->fatal)
+					err = COHORT_OK; /* the fatal error was already reported */
+				cl_unlock(c);
+			}
+		} else {
+			free(m);
+			cl_wait_free(w);
+			err = COHORT_ERR__NOMEM;
+		}
+	}
+	c->closed = true;
+	ch_loop_post(c->loop, io_stop, c);
+	if (c->thread_started) {
+		pthread_join(c->thread, NULL);
+		c->thread_started = false;
+	}
+	return err;
+}
+
+void
+cohort_consumer_free(cohort_consumer *cc)
+{
+	if (!cc)
+		return;
+	cl_client *c = &cc->c;
+	if (!c->closed)
+		cohort_consumer_close(cc);
+	/* the I/O thread is gone: everything is this thread's now */
+	cl_metadata_free(c);
+	cl_member_free(c->member);
+	c->member = NULL;
+	cl_brokers_free(c);
+	ch_loop_free(c->loop);
+	for (int i = 0; i < c->nmd_topics; i++)
+		free(c->md_topics[i]);
+	free(c->md_topics);
+	cl_chunk *ch = c->q_head;
+	while (ch) {
+		cl_chunk *next = ch->next;
+		cl_chunk_free(ch);
+		ch = next;
+	}
+	ch = c->returned;
+	while (ch) {
+		cl_chunk *next = ch->next;
+		cl_chunk_free(ch);
+		ch = next;
+	}
+	cl_event *ev = c->ev_head;
+	while (ev) {
+		cl_event *next = ev->next;
+		event_free(ev);
+		ev = next;
+	}
+	for (int i = 0; i < c->ntps; i++) {
+		free(c->tps[i]->topic);
+		free(c->tps[i]);
+	}
+	free(c->tps);
+	free(c->poll_recs);
+	free(c->client_id);
+	free(c->member_id);
+	cl_conf_release(&c->conf);
+	pthread_mutex_destroy(&c->mu);
+	pthread_cond_destroy(&c->cond);
+	free(cc);
+}

@@ -1,0 +1,499 @@
+/*
+ * cl_fetcher.c: Fetch requests and record batches (I/O thread).
+ *
+ * One Fetch in flight per leader broker, for the owned partitions whose
+ * position is known and that have nothing queued for the polling thread
+ * (Java's fetcher skips partitions with buffered records too), with
+ * fetch.min.bytes, fetch.max.wait.ms, fetch.max.bytes and
+ * max.partition.fetch.bytes. No fetch sessions (session id 0, epoch -1:
+ * a full fetch every time). Fetch v13+ names topics by id; when a topic's
+ * id is not known the request stays at v12.
+ *
+ * Record batches (magic 2) are checked (CRC-32C when check.crcs),
+ * decompressed with the same code and Debian libraries as cohortd's log
+ * (log/ch_batch.c, log/ch_codec.c), and their records copied into a chunk
+ * (keys, values and headers in one buffer) that the polling thread owns
+ * from then on. Control batches and records below the fetch position are
+ * skipped; a batch cut at the end of the response is left for the next
+ * fetch. A partition answered OFFSET_OUT_OF_RANGE is reset by
+ * auto.offset.reset; leader errors refresh the metadata.
+ */
+#include "client/cl_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/ch_log.h"
+#include "log/ch_batch.h"
+
+#define MAX_DECOMPRESSED (256u << 20) /* a batch inflating past this is corrupt */
+
+typedef struct f_part {
+	cl_tp *tp;
+	uint64_t epoch;
+	int64_t offset;
+	int32_t leader_epoch;
+} f_part;
+
+typedef struct f_req {
+	cl_client *c;
+	cl_broker *b;
+	f_part *parts;
+	int n;
+	bool ids;               /* every topic has an id: v13+ allowed */
+} f_req;
+
+static bool
+uuid_zero(ch_uuid u)
+{
+	for (int i = 0; i < 16; i++)
+		if (u.b[i])
+			return false;
+	return true;
+}
+
+void
+cl_chunk_free(cl_chunk *ch)
+{
+	if (!ch)
+		return;
+	free(ch->recs);
+	ch_buf_free(&ch->data);
+	free(ch);
+}
+
+static void
+build_fetch(cl_client *c, int16_t version, ch_buf *b, void *ud)
+{
+	f_req *f = ud;
+	ch_FetchRequest r;
+	ch_FetchRequest_init(&r);
+	r.ReplicaId = -1;
+	r.ReplicaState.ReplicaId = -1;
+	r.ReplicaState.ReplicaEpoch = -1;
+	r.MaxWaitMs = c->conf.fetch_max_wait_ms;
+	r.MinBytes = c->conf.fetch_min_bytes;
+	r.MaxBytes = c->conf.fetch_max_bytes;
+	r.IsolationLevel = 0;
+	r.SessionId = 0;
+	r.SessionEpoch = -1;
+	r.RackId = ch_str_c(c->conf.client_rack);
+	r.ForgottenTopicsData_n = 0;
+	ch_FetchRequest_FetchTopic *t = calloc((size_t)f->n + 1, sizeof(*t));
+	ch_FetchRequest_FetchPartition *p = calloc((size_t)f->n + 1, sizeof(*p));
+	if (!t || !p) {
+		b->oom = true;
+		free(t);
+		free(p);
+		return;
+	}
+	int nt = 0;
+	ch_FetchRequest_FetchPartition *next = p;
+	for (int i = 0; i < f->n; i++) {
+		int j = 0;
+		while (j < nt && !ch_str_eq_c(t[j].Topic, f->parts[i].tp->topic))
+			j++;
+		if (j < nt)
+			continue;
+		const cl_md_topic *mt = cl_metadata_topic(c, f->parts[i].tp->topic);
+		t[nt].Topic = ch_str_c(f->parts[i].tp->topic);
+		if (mt)
+			t[nt].TopicId = mt->id;
+		t[nt].Partitions = next;
+		for (int k = i; k < f->n; k++) {
+			if (strcmp(f->parts[k].tp->topic, f->parts[i].tp->topic) != 0)
+				continue;
+			next->Partition = f->parts[k].tp->partition;
+			next->CurrentLeaderEpoch = f->parts[k].leader_epoch;
+			next->FetchOffset = f->parts[k].offset;
+			next->LastFetchedEpoch = -1;
+			next->LogStartOffset = -1;
+			next->PartitionMaxBytes = c->conf.max_partition_fetch_bytes;
+			next++;
+			t[nt].Partitions_n++;
+		}
+		nt++;
+	}
+	r.Topics = t;
+	r.Topics_n = nt;
+	ch_FetchRequest_encode(b, version, &r);
+	free(t);
+	free(p);
+}
+
+/* Offsets of the slices inside chunk->data, turned into pointers at the
+ * end (the buffer moves while it grows). */
+typedef struct rec_slices {
+	int64_t key, value;     /* offset into data, -1 null */
+	int64_t headers;        /* offset of the cohort_header array in data, -1 none */
+} rec_slices;
+
+static int64_t
+put(ch_buf *b, const void *p, size_t n, bool nul)
+{
+	int64_t at = (int64_t)b->len;
+	if (n)
+		ch_buf_append(b, p, n);
+	if (nul)
+		ch_buf_append(b, "", 1);
+	return at;
+}
+
+/* Parse a record's raw headers into data: an aligned cohort_header array
+ * whose pointers are offsets until fix-up. */
+static int
+put_headers(ch_buf *d, const uint8_t *h, size_t len, int32_t count, int64_t *at)
+{
+	while (d->len % 8)
+		ch_buf_append(d, "", 1);
+	*at = (int64_t)d->len;
+	size_t arr = sizeof(cohort_header) * (size_t)count;
+	uint8_t *space = ch_buf_extend(d, arr);
+	if (!space)
+		return CH_ERR;
+	memset(space, 0, arr);
+	ch_rd rd;
+	ch_rd_init(&rd, h, len);
+	for (int32_t i = 0; i < count; i++) {
+		int32_t kl = ch_rd_varint(&rd);
+		const uint8_t *k = kl > 0 ? ch_rd_take(&rd, (size_t)kl) : NULL;
+		int32_t vl = ch_rd_varint(&rd);
+		const uint8_t *v = vl > 0 ? ch_rd_take(&rd, (size_t)vl) : NULL;
+		if (!ch_rd_ok(&rd) || kl < 0)
+			return CH_ERR;
+		int64_t ko = put(d, k, (size_t)kl, true);
+		int64_t vo = vl >= 0 ? put(d, v, (size_t)vl, false) : -1;
+		cohort_header *hd = (cohort_header *)(d->data + *at) + i;
+		hd->key = (const char *)(intptr_t)ko;
+		hd->value = (const void *)(intptr_t)vo;
+		hd->value_len = vl;
+	}
+	return CH_OK;
+}
+
+/* Decode the record batches of one partition into a chunk. Returns the
+ * chunk (possibly with no records when everything was skipped) or NULL with
+ * *err set. *next: the fetch position after what was read. */
+static cl_chunk *
+decode_records(cl_client *c, cl_tp *tp, int64_t from, const uint8_t *p, size_t len, int64_t *next,
+	       cohort_err *err)
+{
+	cl_chunk *ch = calloc(1, sizeof(*ch));
+	rec_slices *sl = NULL;
+	size_t cap = 0;
+	ch_buf scratch;
+	ch_buf_init(&scratch);
+	*next = from;
+	*err = COHORT_OK;
+	if (!ch) {
+		*err = COHORT_ERR__NOMEM;
+		return NULL;
+	}
+	ch_buf_init(&ch->data);
+	ch->tp = tp;
+	size_t off = 0;
+	while (off < len) {
+		ch_batch_hdr h;
+		int rc = ch_batch_parse_hdr(p + off, len - off, 0, &h);
+		if (rc == CH_BATCH_ESHORT || (rc == CH_BATCH_OK && (size_t)ch_batch_size(&h) > len - off))
+			break; /* cut at the end of the response */
+		if (rc != CH_BATCH_OK) {
+			CH_LOGW(CL_LOG, "%s-%d: bad record batch at %lld: %s", tp->topic, tp->partition,
+				(long long)*next, ch_batch_err_str(rc));
+			*err = COHORT_ERR__BAD_MSG;
+			break;
+		}
+		const uint8_t *batch = p + off;
+		size_t size = (size_t)ch_batch_size(&h);
+		off += size;
+		if (ch_batch_last_offset(&h) < *next)
+			continue;
+		if (c->conf.check_crcs && ch_batch_compute_crc(batch, size) != h.crc) {
+			CH_LOGW(CL_LOG, "%s-%d: record batch at %lld fails its CRC", tp->topic,
+				tp->partition, (long long)h.base_offset);
+			*err = COHORT_ERR__BAD_MSG;
+			break;
+		}
+		int64_t batch_next = ch_batch_last_offset(&h) + 1;
+		if (h.attributes & CH_BATCH_ATTR_CONTROL) {
+			*next = batch_next;
+			continue;
+		}
+		const uint8_t *recs;
+		size_t recs_len;
+		if (ch_batch_records(batch, &h, &scratch, MAX_DECOMPRESSED, &recs, &recs_len) != CH_OK) {
+			CH_LOGW(CL_LOG, "%s-%d: record batch at %lld does not decompress", tp->topic,
+				tp->partition, (long long)h.base_offset);
+			*err = COHORT_ERR__BAD_MSG;
+			break;
+		}
+		ch_record_iter it;
+		ch_record_iter_init(&it, recs, recs_len, h.records_count);
+		ch_record rec;
+		int r;
+		while ((r = ch_record_next(&it, &rec)) == 1) {
+			int64_t offset = h.base_offset + rec.offset_delta;
+			if (offset < *next)
+				continue;
+			if ((size_t)ch->n == cap) {
+				cap = cap ? cap * 2 : 64;
+				cohort_record *nr = realloc(ch->recs, cap * sizeof(*nr));
+				rec_slices *ns = realloc(sl, cap * sizeof(*ns));
+				if (nr)
+					ch->recs = nr;
+				if (ns)
+					sl = ns;
+				if (!nr || !ns) {
+					*err = COHORT_ERR__NOMEM;
+					goto out;
+				}
+			}
+			cohort_record *cr = &ch->recs[ch->n];
+			rec_slices *s = &sl[ch->n];
+			memset(cr, 0, sizeof(*cr));
+			cr->partition = tp->partition;
+			cr->offset = offset;
+			bool lat = (h.attributes & CH_BATCH_ATTR_LOG_APPEND_TIME) != 0;
+			cr->timestamp = lat ? h.max_timestamp : h.base_timestamp + rec.timestamp_delta;
+			cr->timestamp_type = lat ? 1 : 0;
+			cr->leader_epoch = h.partition_leader_epoch;
+			cr->key_len = rec.key.len;
+			cr->value_len = rec.value.len;
+			s->key = rec.key.len >= 0 ? put(&ch->data, rec.key.p, (size_t)rec.key.len, false) : -1;
+			s->value = rec.value.len >= 0
+					   ? put(&ch->data, rec.value.p, (size_t)rec.value.len, false)
+					   : -1;
+			s->headers = -1;
+			cr->headers_n = rec.headers_count;
+			if (rec.headers_count > 0 &&
+			    put_headers(&ch->data, rec.headers, rec.headers_len, rec.headers_count,
+					&s->headers) != CH_OK) {
+				*err = COHORT_ERR__BAD_MSG;
+				goto out;
+			}
+			ch->n++;
+			*next = offset + 1;
+		}
+		if (r < 0 || it.err) {
+			CH_LOGW(CL_LOG, "%s-%d: malformed record in the batch at %lld", tp->topic,
+				tp->partition, (long long)h.base_offset);
+			*err = COHORT_ERR__BAD_MSG;
+			break;
+		}
+		*next = batch_next;
+	}
+out:
+	ch_buf_free(&scratch);
+	if (!*err && !ch_buf_ok(&ch->data))
+		*err = COHORT_ERR__NOMEM;
+	if (*err && ch->n == 0) {
+		free(sl);
+		cl_chunk_free(ch);
+		return NULL;
+	}
+	/* the slices become pointers now that the buffer stopped moving */
+	for (int32_t i = 0; i < ch->n; i++) {
+		cohort_record *cr = &ch->recs[i];
+		cr->topic = tp->topic;
+		cr->key = sl[i].key >= 0 ? ch->data.data + sl[i].key : NULL;
+		cr->value = sl[i].value >= 0 ? ch->data.data + sl[i].value : NULL;
+		if (sl[i].headers >= 0) {
+			cohort_header *hd = (cohort_header *)(ch->data.data + sl[i].headers);
+			for (int32_t k = 0; k < cr->headers_n; k++) {
+				intptr_t ko = (intptr_t)hd[k].key, vo = (intptr_t)hd[k].value;
+				hd[k].key = (const char *)ch->data.data + ko;
+				hd[k].value = vo >= 0 ? ch->data.data + vo : NULL;
+			}
+			cr->headers = hd;
+		} else {
+			cr->headers_n = 0;
+		}
+	}
+	if (*err) /* keep what decoded; the next fetch starts at the bad batch */
+		*err = COHORT_OK;
+	free(sl);
+	return ch;
+}
+
+static cl_tp *
+f_find(f_req *f, ch_str topic, ch_uuid id, bool by_id, int32_t partition, int *idx)
+{
+	for (int i = 0; i < f->n; i++) {
+		cl_tp *tp = f->parts[i].tp;
+		if (tp->partition != partition)
+			continue;
+		if (by_id) {
+			const cl_md_topic *mt = cl_metadata_topic(f->c, tp->topic);
+			if (!mt || memcmp(mt->id.b, id.b, 16) != 0)
+				continue;
+		} else if (!ch_str_eq_c(topic, tp->topic)) {
+			continue;
+		}
+		*idx = i;
+		return tp;
+	}
+	return NULL;
+}
+
+static void
+done_fetch(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
+{
+	f_req *f = ud;
+	f->b->fetching = false;
+	bool refresh = false;
+	if (err == COHORT_ERR__CLOSED)
+		goto out;
+	if (!err && ((ch_FetchResponse *)resp)->ErrorCode)
+		err = ((ch_FetchResponse *)resp)->ErrorCode;
+	bool *seen = calloc((size_t)f->n + 1, sizeof(bool));
+	if (!err && seen) {
+		const ch_FetchResponse *r = resp;
+		for (int32_t t = 0; t < r->Responses_n; t++) {
+			const ch_FetchResponse_FetchableTopicResponse *rt = &r->Responses[t];
+			for (int32_t q = 0; q < rt->Partitions_n; q++) {
+				const ch_FetchResponse_PartitionData *pd = &rt->Partitions[q];
+				int idx = -1;
+				cl_tp *tp = f_find(f, rt->Topic, rt->TopicId, version >= 13,
+						   pd->PartitionIndex, &idx);
+				if (!tp)
+					continue;
+				seen[idx] = true;
+				f_part *fp = &f->parts[idx];
+				if (pd->ErrorCode == CH_KERR_OFFSET_OUT_OF_RANGE) {
+					CH_LOGI(CL_LOG, "%s-%d: offset %lld out of range: resetting (%s)",
+						tp->topic, tp->partition, (long long)fp->offset,
+						c->conf.auto_offset_reset == CL_RESET_EARLIEST ? "earliest"
+						: c->conf.auto_offset_reset == CL_RESET_LATEST ? "latest"
+											 : "none");
+					cl_lock(c);
+					if (tp->epoch == fp->epoch && tp->owned) {
+						tp->fetch_pos = -1;
+						tp->reset = true;
+						tp->epoch++;
+					}
+					tp->fetching = false;
+					cl_unlock(c);
+					continue;
+				}
+				if (pd->ErrorCode) {
+					refresh = true;
+					CH_LOGD(CL_LOG, "%s-%d: fetch: %s", tp->topic, tp->partition,
+						ch_kerr_name(pd->ErrorCode));
+					cl_lock(c);
+					tp->fetching = false;
+					cl_unlock(c);
+					continue;
+				}
+				int64_t next;
+				cohort_err derr;
+				cl_chunk *ch = decode_records(c, tp, fp->offset, pd->Records.p,
+							      (size_t)CH_MAX(pd->Records.len, 0), &next,
+							      &derr);
+				cl_lock(c);
+				tp->fetching = false;
+				if (ch && tp->epoch == fp->epoch && tp->owned && tp->fetch_pos == fp->offset) {
+					tp->fetch_pos = next;
+					if (ch->n > 0) {
+						ch->epoch = tp->epoch;
+						tp->queued++;
+						if (c->q_tail)
+							c->q_tail->next = ch;
+						else
+							c->q_head = ch;
+						c->q_tail = ch;
+						pthread_cond_broadcast(&c->cond);
+						ch = NULL;
+					}
+				}
+				cl_unlock(c);
+				cl_chunk_free(ch);
+				if (derr)
+					CH_LOGW(CL_LOG, "%s-%d: %s", tp->topic, tp->partition,
+						cohort_err_name(derr));
+			}
+		}
+	}
+	/* partitions without an answer (or the whole request failed) */
+	cl_lock(c);
+	for (int i = 0; i < f->n; i++)
+		if (!seen || !seen[i])
+			f->parts[i].tp->fetching = false;
+	cl_unlock(c);
+	free(seen);
+	if (err) {
+		CH_LOGD(CL_LOG, "fetch from broker %d: %s", f->b->node_id, cohort_err_name(err));
+		refresh = true;
+	}
+out:
+	free(f->parts);
+	free(f);
+	if (err == COHORT_ERR__CLOSED)
+		return;
+	if (refresh)
+		cl_metadata_refresh(c);
+	cl_offsets_lookup(c); /* partitions reset by OFFSET_OUT_OF_RANGE */
+	cl_fetcher_kick(c);   /* a failed broker waits for its reconnect backoff */
+}
+
+void
+cl_fetcher_kick(cl_client *c)
+{
+	if (c->closing)
+		return;
+	cl_lock(c);
+	int n = c->ntps;
+	f_part *cand = calloc((size_t)n + 1, sizeof(*cand));
+	cl_broker **leaders = calloc((size_t)n + 1, sizeof(*leaders));
+	int m = 0;
+	for (int i = 0; cand && leaders && i < c->ntps; i++) {
+		cl_tp *tp = c->tps[i];
+		if (!tp->owned || tp->fetch_pos < 0 || tp->fetching || tp->queued > 0)
+			continue;
+		const cl_md_topic *t = cl_metadata_topic(c, tp->topic);
+		const cl_md_partition *p = NULL;
+		for (int32_t k = 0; t && k < t->nparts; k++)
+			if (t->parts[k].partition == tp->partition)
+				p = &t->parts[k];
+		cl_broker *b = p && p->leader >= 0 ? cl_broker_find(c, p->leader) : NULL;
+		if (!b || b->fetching)
+			continue;
+		cand[m] = (f_part){tp, tp->epoch, tp->fetch_pos, p->leader_epoch};
+		leaders[m++] = b;
+	}
+	cl_unlock(c);
+	for (int i = 0; i < m; i++) {
+		cl_broker *b = leaders[i];
+		if (!b || b->fetching)
+			continue;
+		f_req *f = calloc(1, sizeof(*f));
+		f_part *parts = calloc((size_t)m, sizeof(*parts));
+		if (!f || !parts) {
+			free(f);
+			free(parts);
+			break;
+		}
+		f->c = c;
+		f->b = b;
+		f->parts = parts;
+		f->ids = true;
+		for (int k = i; k < m; k++)
+			if (leaders[k] == b) {
+				const cl_md_topic *t = cl_metadata_topic(c, cand[k].tp->topic);
+				if (!t || uuid_zero(t->id))
+					f->ids = false;
+				f->parts[f->n++] = cand[k];
+				leaders[k] = NULL;
+			}
+		cl_lock(c);
+		for (int k = 0; k < f->n; k++)
+			f->parts[k].tp->fetching = true;
+		cl_unlock(c);
+		b->fetching = true;
+		cl_request_ex(b, CH_APIKEY_FETCH, f->ids ? -1 : 12,
+			      (int64_t)c->conf.request_timeout_ms + c->conf.fetch_max_wait_ms,
+			      build_fetch, done_fetch, f);
+	}
+	free(cand);
+	free(leaders);
+}

@@ -1,0 +1,366 @@
+/*
+ * cl_int.h: libcohort's internals, shared by the files of src/client/.
+ *
+ * Threads and what each one owns:
+ *
+ *   I/O thread       runs c->loop (event/ch_loop): every cl_broker
+ *                    (connections, requests), the metadata, the group
+ *                    member and the fetcher's requests. Nothing else
+ *                    touches them.
+ *   polling thread   the application's: the public calls and every callback.
+ *                    It talks to the I/O thread by posting closures
+ *                    (ch_loop_post) and waiting on a cl_wait when it needs
+ *                    an answer.
+ *   shared, c->mu    the partition table (cl_tp: positions, fetched records)
+ *                    and the event queue (callbacks to run on the polling
+ *                    thread); c->cond wakes a polling thread waiting for them.
+ *
+ * File per concern: cl_conf (configuration), cl_conn (broker connections,
+ * ApiVersions, request/response), cl_metadata (bootstrap, Metadata),
+ * cl_member (the group member: coordinator, join, sync, heartbeat, leave),
+ * cl_offsets (OffsetCommit, OffsetFetch, ListOffsets), cl_fetcher (Fetch,
+ * record batches), cl_consumer (the public consumer calls and the queue).
+ */
+#ifndef CL_INT_H
+#define CL_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "client/cl_conf.h"
+#include "cohort/cohort.h"
+#include "common/ch_arena.h"
+#include "common/ch_buf.h"
+#include "event/ch_loop.h"
+#include "net/ch_frame.h"
+#include "proto/generated/ch_api_keys.h"
+#include "proto/generated/ch_errors.h"
+#include "proto/generated/ch_msgs.h"
+
+typedef struct cl_client cl_client;
+typedef struct cl_broker cl_broker;
+typedef struct cl_req cl_req;
+
+/* ---- requests (cl_conn.c) ---------------------------------------------- */
+
+/* Encode the request body for `version` into b (the header is the
+ * connection's). Called on the I/O thread when the request is sent. */
+typedef void (*cl_build_fn)(cl_client *c, int16_t version, ch_buf *b, void *ud);
+/*
+ * The answer: err is COHORT_OK with resp the decoded response (a ch_*Response
+ * struct of `version`, in memory valid during the call), or a local error
+ * (TRANSPORT: connection lost; TIMED_OUT: request.timeout.ms passed;
+ * BAD_MSG: undecodable; NO_COMMON_VERSION; CLOSED: the client is stopping)
+ * with resp NULL. Called exactly once per request, on the I/O thread.
+ */
+typedef void (*cl_resp_fn)(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud);
+
+struct cl_req {
+	cl_req *next;
+	int16_t api;
+	int16_t version;
+	int32_t corr;
+	int64_t timeout_ms; /* request.timeout.ms unless longer */
+	int16_t max_version; /* the caller's cap, or -1 */
+	int64_t deadline;   /* monotonic ms; set when sent */
+	cl_build_fn build;
+	cl_resp_fn done;
+	void *ud;
+};
+
+typedef struct cl_req_queue {
+	cl_req *head, *tail;
+} cl_req_queue;
+
+typedef enum cl_broker_state {
+	CL_BROKER_DOWN = 0,    /* not connected; may be backing off */
+	CL_BROKER_CONNECTING,  /* non-blocking connect in progress */
+	CL_BROKER_APIVERSIONS, /* connected, ApiVersions in flight */
+	CL_BROKER_UP,          /* versions known, requests flow */
+} cl_broker_state;
+
+#define CL_API_KEYS 75 /* api keys below this are tracked per broker */
+
+struct cl_broker {
+	cl_client *c;
+	cl_broker *next;       /* c->brokers list */
+	int32_t node_id;       /* < 0: a bootstrap address (-1, -2, ...) */
+	char *host;
+	int port;
+	cl_broker_state state;
+	int fd;
+	ch_io io;
+	ch_framer fr;
+	ch_buf out;            /* encoded frames not yet written */
+	size_t out_off;        /* bytes of out already written */
+	cl_req_queue waiting;  /* not sent yet (connection not UP) */
+	cl_req_queue inflight; /* sent, in correlation order */
+	int32_t next_corr;
+	int16_t apiversions_version; /* the ApiVersions version being tried */
+	int16_t vmin[CL_API_KEYS], vmax[CL_API_KEYS]; /* broker's; vmax -1: not served */
+	int failures;          /* consecutive connection failures */
+	int64_t retry_at;      /* monotonic ms: no connect before */
+	ch_timer timer;        /* connect/request timeouts and reconnect */
+	bool fetching;         /* a Fetch is in flight to this broker */
+};
+
+/* Queue a request to broker b; connects if needed. The callback runs
+ * exactly once: later, or from inside this call when the request cannot
+ * even be queued (CLOSED, NOMEM, NO_COMMON_VERSION); callers must not
+ * retry from their callback on those. */
+void cl_request(cl_broker *b, int16_t api, cl_build_fn build, cl_resp_fn done, void *ud);
+/* Same with a request timeout other than request.timeout.ms (JoinGroup
+ * waits up to the rebalance timeout at the coordinator). */
+void cl_request_timeout(cl_broker *b, int16_t api, int64_t timeout_ms, cl_build_fn build,
+			cl_resp_fn done, void *ud);
+/* Same, sent at no more than max_version (the fetcher without topic ids). */
+void cl_request_ex(cl_broker *b, int16_t api, int16_t max_version, int64_t timeout_ms,
+		   cl_build_fn build, cl_resp_fn done, void *ud);
+/* The broker with this node id, NULL if unknown. */
+cl_broker *cl_broker_find(cl_client *c, int32_t node_id);
+/* Add or update node_id's address. NULL only when out of memory. */
+cl_broker *cl_broker_upsert(cl_client *c, int32_t node_id, const char *host, int32_t hlen,
+			    int port);
+/* A broker good for cluster-wide requests (Metadata, FindCoordinator):
+ * an UP one, else a connecting one, else the one whose backoff ends first.
+ * NULL when there is none. */
+cl_broker *cl_broker_any(cl_client *c);
+/* Close every connection, failing their requests with err. */
+void cl_brokers_close(cl_client *c, cohort_err err);
+void cl_brokers_free(cl_client *c);
+/* Versions libcohort sends of an API: [min, max]. */
+void cl_api_range(int16_t api, int16_t *min, int16_t *max);
+
+/* ---- metadata (cl_metadata.c) ------------------------------------------ */
+
+typedef struct cl_md_partition {
+	int32_t partition;
+	int32_t leader;        /* node id, -1 none */
+	int32_t leader_epoch;
+	int16_t err;
+} cl_md_partition;
+
+typedef struct cl_md_topic {
+	char *name;
+	ch_uuid id;
+	int16_t err;
+	bool internal;
+	cl_md_partition *parts; /* sorted by partition */
+	int32_t nparts;
+} cl_md_topic;
+
+typedef struct cl_metadata {
+	cl_md_topic *topics;    /* the topics asked for, sorted by name */
+	int32_t ntopics;
+	int64_t updated;        /* monotonic ms of the last answer, 0: never */
+	bool inflight;
+	bool again;             /* another refresh was asked for while in flight */
+	struct cl_md_waiter *waiters; /* called after the answer in flight */
+	struct cl_md_waiter *next_waiters; /* called after the next one */
+	int64_t version;        /* bumped by every answer */
+	int fails;              /* consecutive failures, for backoff */
+	ch_timer timer;         /* periodic (metadata.max.age.ms) and retry */
+} cl_metadata;
+
+void cl_metadata_init(cl_client *c);
+void cl_metadata_free(cl_client *c);
+/* Ask for fresh metadata now (coalesced with one in flight). */
+void cl_metadata_refresh(cl_client *c);
+/* Refresh, then call fn once the answer (or failure: err) is in. */
+typedef void (*cl_md_fn)(cl_client *c, cohort_err err, void *ud);
+void cl_metadata_refresh_then(cl_client *c, cl_md_fn fn, void *ud);
+/* Make sure these topics are asked for too (the leader's group topics). */
+bool cl_metadata_want(cl_client *c, const ch_str *topics, int32_t n);
+const cl_md_topic *cl_metadata_topic(const cl_client *c, const char *name);
+
+/* ---- partitions shared with the polling thread (c->mu) ----------------- */
+
+/* A fetched, decoded run of records of one partition. */
+typedef struct cl_chunk {
+	struct cl_chunk *next;
+	struct cl_tp *tp;
+	uint64_t epoch;        /* tp->epoch when fetched; stale chunks are dropped */
+	cohort_record *recs;
+	int32_t n;
+	int32_t pos;           /* records already returned */
+	int64_t next_offset;   /* the fetch position after this chunk */
+	ch_buf data;           /* keys, values, headers (decompressed batches) */
+	void *frame;           /* the response frame the slices may point into */
+	int *frame_refs;       /* shared count of chunks using frame */
+} cl_chunk;
+
+typedef struct cl_tp {
+	char *topic;
+	int32_t partition;
+	bool owned;            /* in the current assignment */
+	int64_t position;      /* polling side: next offset to return; -1 unknown */
+	int64_t fetch_pos;     /* I/O side: next offset to fetch; -1 unknown */
+	int32_t leader_epoch;  /* of the last record returned, -1 unknown */
+	uint64_t epoch;        /* bumped by assign/seek/revoke: fetches in flight
+				  or chunks queued with an older epoch are dropped */
+	bool fetching;         /* a Fetch for it is in flight */
+	bool offset_lookup;    /* an OffsetFetch/ListOffsets for it is in flight */
+	bool reset;            /* out of range: auto.offset.reset, not the commit */
+	int32_t queued;        /* chunks in the queue */
+} cl_tp;
+
+/* ---- events for the polling thread (c->mu) ------------------------------ */
+
+typedef enum cl_event_kind {
+	CL_EV_ASSIGNED,
+	CL_EV_REVOKED,   /* the member waits for its ack (cl_member_revoke_done) */
+	CL_EV_LOST,
+	CL_EV_COMMIT,    /* an async commit's result */
+	CL_EV_ERROR,     /* a fatal error for cohort_poll to return */
+} cl_event_kind;
+
+typedef struct cl_event {
+	struct cl_event *next;
+	cl_event_kind kind;
+	cohort_tp *tps;        /* malloc'd with the topic names inside */
+	size_t n;
+	cohort_err err;
+	cohort_tp_offset *offsets; /* COMMIT */
+	cohort_commit_cb cb;
+	void *opaque;
+} cl_event;
+
+/* Queue an event for the polling thread (takes ownership). c->mu held. */
+void cl_event_push(cl_client *c, cl_event *ev);
+/* A cohort_tp array of n entries with room for their names, as one
+ * allocation; NULL when out of memory. */
+cohort_tp *cl_tps_new(cl_tp *const *tps, size_t n);
+
+/* ---- one synchronous call's answer -------------------------------------- */
+
+/*
+ * A polling-thread call waiting for the I/O thread. Heap-allocated and
+ * shared: the waiter may give up (its timeout) while the I/O thread still
+ * holds it, so whichever side lets go last frees it (under c->mu).
+ * offsets is the wait's own copy: the I/O thread writes results into it.
+ */
+typedef struct cl_wait {
+	bool done;
+	bool abandoned;          /* the waiter left: the I/O side frees */
+	cohort_err err;
+	cohort_tp_offset *offsets; /* owned (with the topic names) */
+	size_t n;
+} cl_wait;
+
+/* Mark w done with err and wake its waiter (I/O thread). */
+void cl_wait_finish(cl_client *c, cl_wait *w, cohort_err err);
+/* A wait holding a copy of offsets (NULL, 0 for none); NULL on OOM. */
+cl_wait *cl_wait_new(const cohort_tp_offset *offsets, size_t n);
+/* Free a wait nobody else holds (NULL is fine). */
+void cl_wait_free(cl_wait *w);
+/* Wait until done or timeout_ms (< 0: forever); returns w->err or
+ * TIMED_OUT. Copies per-partition results and offsets back into out
+ * (n entries) and frees or abandons w. Polling thread. */
+cohort_err cl_wait_for(cl_client *c, cl_wait *w, int64_t timeout_ms, cohort_tp_offset *out);
+
+/* ---- the group member (cl_member.c) ------------------------------------- */
+
+typedef struct cl_member cl_member;
+cl_member *cl_member_new(cl_client *c);
+void cl_member_free(cl_member *m);
+/* The subscription changed (I/O thread): join or rejoin. */
+void cl_member_subscribe(cl_client *c, char **topics, int n);
+/* The polling thread ran a revoke the member asked for. */
+void cl_member_revoke_done(cl_client *c);
+/* Leave the group for close (LeaveGroup unless static); w finishes when
+ * done. */
+void cl_member_close(cl_client *c, cl_wait *w);
+/* Metadata changed: a leader checks whether the partition counts of the
+ * subscribed topics moved. */
+void cl_member_metadata_changed(cl_client *c);
+/* Generation and member id for commits: COHORT_OK in a stable generation
+ * (or inside its revoke), REBALANCE_IN_PROGRESS while joining or syncing,
+ * _ASSIGNMENT_LOST without a generation. */
+cohort_err cl_member_commit_identity(cl_client *c, int32_t *gen, const char **member_id);
+/* The coordinator's broker, NULL until found. */
+cl_broker *cl_member_coordinator(cl_client *c);
+/* Run fn once the coordinator is known (now if it is). */
+void cl_member_with_coordinator(cl_client *c, void (*fn)(cl_client *c, void *ud), void *ud);
+/* A coordinator error in a response (NOT_COORDINATOR, ...): find it again. */
+void cl_member_coordinator_lost(cl_client *c, int16_t err);
+/* The polling thread called poll (for max.poll.interval.ms). */
+void cl_member_polled(cl_client *c);
+
+/* ---- offsets (cl_offsets.c) --------------------------------------------- */
+
+/* Commit (I/O thread): offsets (copied) with a commit identity; w or
+ * (cb, opaque) gets the result. */
+void cl_offsets_commit(cl_client *c, cohort_tp_offset *offsets, size_t n, cl_wait *w,
+		       cohort_commit_cb cb, void *opaque);
+/* Committed offsets into w->offsets. */
+void cl_offsets_committed(cl_client *c, cl_wait *w);
+/* End every call still waiting (for a coordinator or a retry) with
+ * CLOSED: the I/O thread is stopping. */
+void cl_offsets_shutdown(cl_client *c);
+/* Find starting positions for owned partitions whose fetch_pos is -1:
+ * the committed offset, else auto.offset.reset (ListOffsets). */
+void cl_offsets_lookup(cl_client *c);
+
+/* ---- fetcher (cl_fetcher.c) --------------------------------------------- */
+
+/* Send Fetch requests for owned partitions with a known position and no
+ * fetch in flight, one per leader (I/O thread). */
+void cl_fetcher_kick(cl_client *c);
+void cl_chunk_free(cl_chunk *ch);
+
+/* ---- the client ---------------------------------------------------------- */
+
+struct cl_client {
+	cohort_conf conf;        /* private copy */
+	cohort_rebalance_listener listener;
+	char *client_id;         /* conf.client_id or "cohort-consumer-N" */
+	ch_loop *loop;
+	pthread_t thread;
+	bool thread_started;
+	bool closing;            /* I/O side: no new work */
+
+	cl_broker *brokers;
+	int32_t next_bootstrap;  /* next negative id for bootstrap entries */
+	cl_metadata md;
+	char **md_topics;        /* topics the metadata asks for (subscription) */
+	int nmd_topics;
+	cl_member *member;
+	struct o_call *calls;    /* cl_offsets.c: calls in progress */
+
+	/* shared with the polling thread */
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	cl_tp **tps;             /* every partition ever owned (owned or not) */
+	int ntps;
+	cl_chunk *q_head, *q_tail; /* fetched records, in arrival order */
+	size_t q_bytes;
+	cl_event *ev_head, *ev_tail;
+	cohort_err fatal;        /* first fatal error, reported by poll */
+	bool poll_expired;       /* the member left for max.poll.interval.ms */
+	char *member_id;         /* a copy of the member's id, for the API */
+	int64_t last_poll;       /* monotonic ms of the last poll */
+	bool revoke_pending;     /* a REVOKED event awaits its ack */
+
+	/* polling thread only */
+	cl_chunk *returned;      /* chunks whose records the last poll returned */
+	cohort_record *poll_recs;
+	size_t poll_cap;
+	bool closed;
+	int64_t next_auto_commit;
+};
+
+/* The partition, created (not owned) when missing; NULL when out of memory.
+ * c->mu held. */
+cl_tp *cl_tp_get(cl_client *c, const char *topic, int32_t partition);
+cl_tp *cl_tp_find(cl_client *c, const char *topic, int32_t partition);
+/* Lock/unlock c->mu. */
+void cl_lock(cl_client *c);
+void cl_unlock(cl_client *c);
+
+/* Exponential backoff with Kafka's ±20 % jitter: base * 2^(n-1), capped. */
+int64_t cl_backoff(int64_t base, int64_t max, int n);
+
+#define CL_LOG "cohort"
+
+#endif

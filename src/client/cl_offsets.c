@@ -1,0 +1,898 @@
+/*
+ * cl_offsets.c: offset commits, committed offsets and starting positions
+ * (I/O thread).
+ *
+ * OffsetCommit carries the member's generation and member id: only a member
+ * of the current generation (STABLE, or REVOKING: the commit inside
+ * revoked()) commits; a partition it does not own is refused locally with
+ * COHORT_ERR__ASSIGNMENT_LOST. REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION and
+ * UNKNOWN_MEMBER_ID answers are returned as they are, never retried as if
+ * current. Coordinator errors (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE,
+ * COORDINATOR_LOAD_IN_PROGRESS, a lost connection) find the coordinator
+ * again and retry, until default.api.timeout.ms.
+ *
+ * A newly owned partition starts at its committed offset (OffsetFetch);
+ * without one, or after OFFSET_OUT_OF_RANGE, at auto.offset.reset
+ * (ListOffsets -2 earliest / -1 latest to the partition's leader).
+ */
+#include "client/cl_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/ch_log.h"
+
+/* One commit or committed-offsets call in progress. */
+typedef struct o_committed_lookup o_committed_lookup;
+
+typedef struct o_call {
+	struct o_call *next, *prev; /* c->calls */
+	cl_client *c;
+	o_committed_lookup *lookup; /* set for a position lookup's OffsetFetch */
+	bool commit;           /* OffsetCommit, else OffsetFetch */
+	cohort_tp_offset *offs; /* own copy (topics inside) */
+	size_t n;
+	cl_wait *w;            /* sync caller, or NULL */
+	cohort_commit_cb cb;   /* async caller */
+	void *opaque;
+	int32_t generation;
+	char *member_id;
+	int64_t deadline;
+	int tries;
+	ch_timer retry;
+} o_call;
+
+/* Copy offsets with their topic names into one allocation. */
+static cohort_tp_offset *
+copy_offsets(const cohort_tp_offset *o, size_t n)
+{
+	size_t names = 0;
+	for (size_t i = 0; i < n; i++)
+		names += strlen(o[i].topic) + 1;
+	cohort_tp_offset *d = malloc(sizeof(*d) * n + names + 1);
+	if (!d)
+		return NULL;
+	char *p = (char *)(d + n);
+	for (size_t i = 0; i < n; i++) {
+		d[i] = o[i];
+		size_t len = strlen(o[i].topic) + 1;
+		memcpy(p, o[i].topic, len);
+		d[i].topic = p;
+		p += len;
+	}
+	return d;
+}
+
+cl_wait *
+cl_wait_new(const cohort_tp_offset *offsets, size_t n)
+{
+	cl_wait *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	if (n) {
+		w->offsets = copy_offsets(offsets, n);
+		if (!w->offsets) {
+			free(w);
+			return NULL;
+		}
+	}
+	w->n = n;
+	return w;
+}
+
+void
+cl_wait_free(cl_wait *w)
+{
+	if (!w)
+		return;
+	free(w->offsets);
+	free(w);
+}
+
+void
+cl_wait_finish(cl_client *c, cl_wait *w, cohort_err err)
+{
+	cl_lock(c);
+	if (w->abandoned) {
+		cl_unlock(c);
+		cl_wait_free(w);
+		return;
+	}
+	w->err = err;
+	w->done = true;
+	pthread_cond_broadcast(&c->cond);
+	cl_unlock(c);
+}
+
+static void
+call_free(o_call *o)
+{
+	if (o->prev)
+		o->prev->next = o->next;
+	else
+		o->c->calls = o->next;
+	if (o->next)
+		o->next->prev = o->prev;
+	ch_timer_cancel(o->c->loop, &o->retry);
+	free(o->offs);
+	free(o->member_id);
+	free(o);
+}
+
+/* Hand the result to the caller and free the call. */
+static void
+call_finish(o_call *o, cohort_err err)
+{
+	cl_client *c = o->c;
+	if (o->w) {
+		cl_lock(c);
+		bool gone = o->w->abandoned;
+		if (!gone && o->w->offsets)
+			for (size_t i = 0; i < o->n && i < o->w->n; i++) {
+				o->w->offsets[i].offset = o->offs[i].offset;
+				o->w->offsets[i].err = o->offs[i].err;
+			}
+		cl_unlock(c);
+		cl_wait_finish(c, o->w, err);
+	} else if (o->cb) {
+		cl_event *ev = calloc(1, sizeof(*ev));
+		if (ev) {
+			ev->kind = CL_EV_COMMIT;
+			ev->err = err;
+			ev->offsets = o->offs;
+			ev->n = o->n;
+			ev->cb = o->cb;
+			ev->opaque = o->opaque;
+			o->offs = NULL;
+			cl_lock(c);
+			cl_event_push(c, ev);
+			cl_unlock(c);
+		}
+	}
+	call_free(o);
+}
+
+/* ---- OffsetCommit ------------------------------------------------------------ */
+
+/* Topics of o->offs in first-seen order, for grouping partitions. */
+static int
+distinct_topics(const o_call *o, const char **names, bool (*use)(const cohort_tp_offset *))
+{
+	int n = 0;
+	for (size_t i = 0; i < o->n; i++) {
+		if (use && !use(&o->offs[i]))
+			continue;
+		int j = 0;
+		while (j < n && strcmp(names[j], o->offs[i].topic) != 0)
+			j++;
+		if (j == n)
+			names[n++] = o->offs[i].topic;
+	}
+	return n;
+}
+
+static bool
+to_send(const cohort_tp_offset *o)
+{
+	return o->err == COHORT_OK;
+}
+
+static void
+build_commit(cl_client *c, int16_t version, ch_buf *b, void *ud)
+{
+	o_call *o = ud;
+	ch_OffsetCommitRequest r;
+	ch_OffsetCommitRequest_init(&r);
+	r.GroupId = ch_str_c(c->conf.group_id);
+	r.GenerationIdOrMemberEpoch = o->generation;
+	r.MemberId = ch_str_c(o->member_id);
+	r.GroupInstanceId = ch_str_c(c->conf.group_instance_id);
+	r.RetentionTimeMs = -1;
+	const char **names = calloc(o->n + 1, sizeof(char *));
+	ch_OffsetCommitRequest_OffsetCommitRequestTopic *t = calloc(o->n + 1, sizeof(*t));
+	ch_OffsetCommitRequest_OffsetCommitRequestPartition *p = calloc(o->n + 1, sizeof(*p));
+	if (!names || !t || !p) {
+		b->oom = true;
+		goto out;
+	}
+	int nt = distinct_topics(o, names, to_send);
+	ch_OffsetCommitRequest_OffsetCommitRequestPartition *next = p;
+	for (int j = 0; j < nt; j++) {
+		t[j].Name = ch_str_c(names[j]);
+		t[j].Partitions = next;
+		for (size_t i = 0; i < o->n; i++) {
+			if (!to_send(&o->offs[i]) || strcmp(o->offs[i].topic, names[j]) != 0)
+				continue;
+			next->PartitionIndex = o->offs[i].partition;
+			next->CommittedOffset = o->offs[i].offset;
+			next->CommittedLeaderEpoch = -1;
+			next->CommitTimestamp = -1;
+			next->CommittedMetadata = CH_STR_LIT("");
+			cl_lock(c);
+			cl_tp *tp = cl_tp_find(c, o->offs[i].topic, o->offs[i].partition);
+			if (tp && tp->position == o->offs[i].offset)
+				next->CommittedLeaderEpoch = tp->leader_epoch;
+			cl_unlock(c);
+			next++;
+			t[j].Partitions_n++;
+		}
+	}
+	r.Topics = t;
+	r.Topics_n = nt;
+	ch_OffsetCommitRequest_encode(b, version, &r);
+out:
+	free(names);
+	free(t);
+	free(p);
+}
+
+static void send_call(cl_client *c, void *ud);
+
+/* Retry a call after a coordinator error, within its deadline. */
+static bool
+retry_call(o_call *o, int16_t err)
+{
+	cl_client *c = o->c;
+	if (c->closing)
+		return false;
+	int64_t now = ch_loop_now(c->loop);
+	int64_t wait = cl_backoff(c->conf.retry_backoff_ms, c->conf.retry_backoff_max_ms, ++o->tries);
+	if (now + wait >= o->deadline)
+		return false;
+	if (err != CH_KERR_COORDINATOR_LOAD_IN_PROGRESS)
+		cl_member_coordinator_lost(c, err);
+	ch_timer_arm(c->loop, &o->retry, now + wait);
+	return true;
+}
+
+static bool
+coordinator_error(int e)
+{
+	return e == CH_KERR_NOT_COORDINATOR || e == CH_KERR_COORDINATOR_NOT_AVAILABLE ||
+	       e == CH_KERR_COORDINATOR_LOAD_IN_PROGRESS || e == COHORT_ERR__TRANSPORT ||
+	       e == COHORT_ERR__TIMED_OUT;
+}
+
+static void
+done_commit(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
+{
+	(void)version;
+	o_call *o = ud;
+	if (err == COHORT_ERR__CLOSED) {
+		call_finish(o, err);
+		return;
+	}
+	if (err) {
+		if (coordinator_error(err) && retry_call(o, 0))
+			return;
+		call_finish(o, err);
+		return;
+	}
+	const ch_OffsetCommitResponse *r = resp;
+	cohort_err first = COHORT_OK;
+	int retriable = 0;
+	for (int32_t t = 0; t < r->Topics_n; t++)
+		for (int32_t p = 0; p < r->Topics[t].Partitions_n; p++) {
+			const ch_OffsetCommitResponse_OffsetCommitResponsePartition *rp =
+				&r->Topics[t].Partitions[p];
+			for (size_t i = 0; i < o->n; i++)
+				if (o->offs[i].err == COHORT_OK && o->offs[i].partition == rp->PartitionIndex &&
+				    ch_str_eq_c(r->Topics[t].Name, o->offs[i].topic)) {
+					if (coordinator_error(rp->ErrorCode))
+						retriable = rp->ErrorCode;
+					else if (rp->ErrorCode)
+						o->offs[i].err = rp->ErrorCode;
+				}
+		}
+	if (retriable && retry_call(o, (int16_t)retriable))
+		return;
+	for (size_t i = 0; i < o->n; i++) {
+		if (retriable && o->offs[i].err == COHORT_OK)
+			o->offs[i].err = retriable;
+		if (!first && o->offs[i].err)
+			first = o->offs[i].err;
+	}
+	if (first)
+		CH_LOGD(CL_LOG, "group %s: commit: %s", c->conf.group_id, cohort_err_name(first));
+	call_finish(o, first);
+}
+
+/* ---- OffsetFetch (committed offsets) ------------------------------------------ */
+
+static void
+build_fetch_offsets(cl_client *c, int16_t version, ch_buf *b, void *ud)
+{
+	o_call *o = ud;
+	ch_OffsetFetchRequest r;
+	ch_OffsetFetchRequest_init(&r);
+	const char **names = calloc(o->n + 1, sizeof(char *));
+	ch_OffsetFetchRequest_OffsetFetchRequestTopic *t = calloc(o->n + 1, sizeof(*t));
+	ch_OffsetFetchRequest_OffsetFetchRequestTopics *t8 = calloc(o->n + 1, sizeof(*t8));
+	int32_t *parts = calloc(o->n + 1, sizeof(int32_t));
+	ch_OffsetFetchRequest_OffsetFetchRequestGroup g = {0};
+	if (!names || !t || !t8 || !parts) {
+		b->oom = true;
+		goto out;
+	}
+	int nt = distinct_topics(o, names, NULL);
+	int32_t *next = parts;
+	for (int j = 0; j < nt; j++) {
+		t[j].Name = t8[j].Name = ch_str_c(names[j]);
+		t[j].PartitionIndexes = t8[j].PartitionIndexes = next;
+		for (size_t i = 0; i < o->n; i++)
+			if (strcmp(o->offs[i].topic, names[j]) == 0) {
+				*next++ = o->offs[i].partition;
+				t[j].PartitionIndexes_n++;
+			}
+		t8[j].PartitionIndexes_n = t[j].PartitionIndexes_n;
+	}
+	r.GroupId = ch_str_c(c->conf.group_id);
+	r.Topics = t;
+	r.Topics_n = nt;
+	g.GroupId = r.GroupId;
+	g.MemberId = CH_STR_NULL;
+	g.MemberEpoch = -1;
+	g.Topics = t8;
+	g.Topics_n = nt;
+	r.Groups = &g;
+	r.Groups_n = 1;
+	ch_OffsetFetchRequest_encode(b, version, &r);
+out:
+	free(names);
+	free(t);
+	free(t8);
+	free(parts);
+}
+
+/* Store one partition's answer into the call. */
+static void
+take_committed(o_call *o, ch_str topic, int32_t partition, int64_t offset, int16_t err,
+	       int *retriable)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (o->offs[i].partition == partition && ch_str_eq_c(topic, o->offs[i].topic)) {
+			if (coordinator_error(err) || err == CH_KERR_UNSTABLE_OFFSET_COMMIT)
+				*retriable = err;
+			o->offs[i].err = err;
+			o->offs[i].offset = err ? -1 : offset;
+		}
+}
+
+static void
+done_fetch_offsets(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
+{
+	(void)c;
+	o_call *o = ud;
+	if (err) {
+		if (err != COHORT_ERR__CLOSED && coordinator_error(err) && retry_call(o, 0))
+			return;
+		call_finish(o, err);
+		return;
+	}
+	const ch_OffsetFetchResponse *r = resp;
+	int retriable = 0;
+	int16_t top = 0;
+	if (version >= 8) {
+		for (int32_t g = 0; g < r->Groups_n; g++) {
+			if (r->Groups[g].ErrorCode)
+				top = r->Groups[g].ErrorCode;
+			for (int32_t t = 0; t < r->Groups[g].Topics_n; t++) {
+				const ch_OffsetFetchResponse_OffsetFetchResponseTopics *rt =
+					&r->Groups[g].Topics[t];
+				for (int32_t p = 0; p < rt->Partitions_n; p++)
+					take_committed(o, rt->Name, rt->Partitions[p].PartitionIndex,
+						       rt->Partitions[p].CommittedOffset,
+						       rt->Partitions[p].ErrorCode, &retriable);
+			}
+		}
+	} else {
+		top = version >= 2 ? r->ErrorCode : 0;
+		for (int32_t t = 0; t < r->Topics_n; t++)
+			for (int32_t p = 0; p < r->Topics[t].Partitions_n; p++)
+				take_committed(o, r->Topics[t].Name, r->Topics[t].Partitions[p].PartitionIndex,
+					       r->Topics[t].Partitions[p].CommittedOffset,
+					       r->Topics[t].Partitions[p].ErrorCode, &retriable);
+	}
+	if (top && coordinator_error(top))
+		retriable = top;
+	if (retriable && retry_call(o, (int16_t)retriable))
+		return;
+	cohort_err first = top;
+	for (size_t i = 0; i < o->n && !first; i++)
+		first = o->offs[i].err;
+	call_finish(o, first);
+}
+
+static void
+send_call(cl_client *c, void *ud)
+{
+	o_call *o = ud;
+	cl_broker *coord = cl_member_coordinator(c);
+	if (!coord) {
+		if (!retry_call(o, CH_KERR_COORDINATOR_NOT_AVAILABLE))
+			call_finish(o, COHORT_ERR_COORDINATOR_NOT_AVAILABLE);
+		return;
+	}
+	if (o->commit)
+		cl_request(coord, CH_APIKEY_OFFSET_COMMIT, build_commit, done_commit, o);
+	else
+		cl_request(coord, CH_APIKEY_OFFSET_FETCH, build_fetch_offsets, done_fetch_offsets, o);
+}
+
+static void
+on_retry(ch_loop *loop, ch_timer *t, void *ud)
+{
+	(void)loop;
+	(void)t;
+	o_call *o = ud;
+	cl_member_with_coordinator(o->c, send_call, o);
+}
+
+static o_call *
+call_new(cl_client *c, const cohort_tp_offset *offs, size_t n)
+{
+	o_call *o = calloc(1, sizeof(*o));
+	if (!o)
+		return NULL;
+	o->c = c;
+	o->n = n;
+	o->offs = copy_offsets(offs, n);
+	if (!o->offs) {
+		free(o);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		o->offs[i].err = COHORT_OK;
+	ch_timer_init(&o->retry, on_retry, o);
+	o->deadline = ch_loop_now(c->loop) + c->conf.default_api_timeout_ms;
+	o->next = c->calls;
+	if (c->calls)
+		c->calls->prev = o;
+	c->calls = o;
+	return o;
+}
+
+void
+cl_offsets_commit(cl_client *c, cohort_tp_offset *offsets, size_t n, cl_wait *w,
+		  cohort_commit_cb cb, void *opaque)
+{
+	o_call *o = call_new(c, offsets, n);
+	if (!o) {
+		if (w)
+			cl_wait_finish(c, w, COHORT_ERR__NOMEM);
+		return;
+	}
+	o->commit = true;
+	o->w = w;
+	o->cb = cb;
+	o->opaque = opaque;
+	const char *member_id = NULL;
+	if (!c->conf.group_id) {
+		call_finish(o, COHORT_ERR__STATE);
+		return;
+	}
+	/* a rebalance in flight: REBALANCE_IN_PROGRESS (retriable), as Java's
+	 * RebalanceInProgressException; a partition not owned: lost */
+	cohort_err who = cl_member_commit_identity(c, &o->generation, &member_id);
+	size_t sendable = 0;
+	cohort_err first = COHORT_OK;
+	cl_lock(c);
+	for (size_t i = 0; i < n; i++) {
+		cl_tp *tp = cl_tp_find(c, o->offs[i].topic, o->offs[i].partition);
+		if (!tp || !tp->owned)
+			o->offs[i].err = COHORT_ERR__ASSIGNMENT_LOST;
+		else if (who)
+			o->offs[i].err = who;
+		else
+			sendable++;
+		if (!first)
+			first = o->offs[i].err;
+	}
+	cl_unlock(c);
+	if (!sendable) {
+		call_finish(o, first);
+		return;
+	}
+	o->member_id = strdup(member_id);
+	if (!o->member_id) {
+		call_finish(o, COHORT_ERR__NOMEM);
+		return;
+	}
+	cl_member_with_coordinator(c, send_call, o);
+}
+
+void
+cl_offsets_committed(cl_client *c, cl_wait *w)
+{
+	if (!c->conf.group_id) {
+		cl_wait_finish(c, w, COHORT_ERR__STATE);
+		return;
+	}
+	o_call *o = call_new(c, w->offsets, w->n);
+	if (!o) {
+		cl_wait_finish(c, w, COHORT_ERR__NOMEM);
+		return;
+	}
+	o->w = w;
+	cl_member_with_coordinator(c, send_call, o);
+}
+
+/* ---- starting positions --------------------------------------------------------- */
+
+/* One lookup round: the partitions, with the epochs they had. */
+typedef struct o_lookup {
+	cl_client *c;
+	cl_tp **tps;
+	uint64_t *epochs;
+	int n;
+	cl_broker *leader;      /* ListOffsets rounds */
+	int32_t *leader_epochs;
+} o_lookup;
+
+static void
+lookup_free(o_lookup *l)
+{
+	free(l->tps);
+	free(l->epochs);
+	free(l->leader_epochs);
+	free(l);
+}
+
+/* Done with a partition's lookup (c->mu held): position known or not. */
+static void
+lookup_end(cl_tp *tp, uint64_t epoch, int64_t offset)
+{
+	if (tp->epoch != epoch)
+		return; /* a seek or a new assignment came first */
+	tp->offset_lookup = false;
+	if (offset >= 0) {
+		tp->fetch_pos = tp->position = offset;
+		tp->reset = false;
+	}
+}
+
+static void
+build_list_offsets(cl_client *c, int16_t version, ch_buf *b, void *ud)
+{
+	o_lookup *l = ud;
+	ch_ListOffsetsRequest r;
+	ch_ListOffsetsRequest_init(&r);
+	r.ReplicaId = -1;
+	r.IsolationLevel = 0;
+	r.TimeoutMs = c->conf.request_timeout_ms;
+	ch_ListOffsetsRequest_ListOffsetsTopic *t = calloc((size_t)l->n + 1, sizeof(*t));
+	ch_ListOffsetsRequest_ListOffsetsPartition *p = calloc((size_t)l->n + 1, sizeof(*p));
+	if (!t || !p) {
+		b->oom = true;
+		free(t);
+		free(p);
+		return;
+	}
+	int64_t ts = c->conf.auto_offset_reset == CL_RESET_EARLIEST ? -2 : -1;
+	int nt = 0;
+	ch_ListOffsetsRequest_ListOffsetsPartition *next = p;
+	for (int i = 0; i < l->n; i++) {
+		int j = 0;
+		while (j < nt && !ch_str_eq_c(t[j].Name, l->tps[i]->topic))
+			j++;
+		if (j < nt)
+			continue; /* its topic is done */
+		t[nt].Name = ch_str_c(l->tps[i]->topic);
+		t[nt].Partitions = next;
+		for (int k = i; k < l->n; k++)
+			if (strcmp(l->tps[k]->topic, l->tps[i]->topic) == 0) {
+				next->PartitionIndex = l->tps[k]->partition;
+				next->CurrentLeaderEpoch = l->leader_epochs[k];
+				next->Timestamp = ts;
+				next->MaxNumOffsets = 1;
+				next++;
+				t[nt].Partitions_n++;
+			}
+		nt++;
+	}
+	r.Topics = t;
+	r.Topics_n = nt;
+	ch_ListOffsetsRequest_encode(b, version, &r);
+	free(t);
+	free(p);
+}
+
+static void
+done_list_offsets(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
+{
+	(void)version;
+	o_lookup *l = ud;
+	bool refresh = err != COHORT_OK;
+	cl_lock(c);
+	for (int i = 0; i < l->n; i++) {
+		int64_t off = -1;
+		if (!err) {
+			const ch_ListOffsetsResponse *r = resp;
+			for (int32_t t = 0; t < r->Topics_n; t++) {
+				if (!ch_str_eq_c(r->Topics[t].Name, l->tps[i]->topic))
+					continue;
+				for (int32_t p = 0; p < r->Topics[t].Partitions_n; p++) {
+					const ch_ListOffsetsResponse_ListOffsetsPartitionResponse *rp =
+						&r->Topics[t].Partitions[p];
+					if (rp->PartitionIndex != l->tps[i]->partition)
+						continue;
+					if (rp->ErrorCode)
+						refresh = true;
+					else
+						off = rp->Offset;
+				}
+			}
+		}
+		lookup_end(l->tps[i], l->epochs[i], off);
+		if (off < 0 && l->tps[i]->epoch == l->epochs[i])
+			l->tps[i]->offset_lookup = false;
+	}
+	cl_unlock(c);
+	lookup_free(l);
+	if (err == COHORT_ERR__CLOSED)
+		return;
+	if (refresh)
+		cl_metadata_refresh(c); /* the next answer runs the lookups again */
+	cl_fetcher_kick(c);
+}
+
+/* ListOffsets for partitions without a committed offset, per leader. */
+static void
+reset_positions(cl_client *c, cl_tp **tps, uint64_t *epochs, int n)
+{
+	if (c->conf.auto_offset_reset == CL_RESET_NONE) {
+		cl_lock(c);
+		for (int i = 0; i < n; i++)
+			lookup_end(tps[i], epochs[i], -1);
+		cl_event *ev = calloc(1, sizeof(*ev));
+		if (ev) {
+			ev->kind = CL_EV_ERROR;
+			ev->err = COHORT_ERR__OFFSET_OUT_OF_RANGE;
+			cl_event_push(c, ev);
+		}
+		cl_unlock(c);
+		return;
+	}
+	bool *done = calloc((size_t)n + 1, sizeof(bool));
+	if (!done)
+		return;
+	for (int i = 0; i < n; i++) {
+		if (done[i])
+			continue;
+		const cl_md_topic *t = cl_metadata_topic(c, tps[i]->topic);
+		const cl_md_partition *p = NULL;
+		for (int32_t k = 0; t && k < t->nparts; k++)
+			if (t->parts[k].partition == tps[i]->partition)
+				p = &t->parts[k];
+		cl_broker *leader = p && p->leader >= 0 ? cl_broker_find(c, p->leader) : NULL;
+		if (!leader) {
+			done[i] = true;
+			cl_lock(c);
+			lookup_end(tps[i], epochs[i], -1);
+			if (tps[i]->epoch == epochs[i])
+				tps[i]->offset_lookup = false;
+			cl_unlock(c);
+			cl_metadata_refresh(c);
+			continue;
+		}
+		o_lookup *l = calloc(1, sizeof(*l));
+		if (!l)
+			break;
+		l->c = c;
+		l->leader = leader;
+		l->tps = calloc((size_t)n, sizeof(cl_tp *));
+		l->epochs = calloc((size_t)n, sizeof(uint64_t));
+		l->leader_epochs = calloc((size_t)n, sizeof(int32_t));
+		if (!l->tps || !l->epochs || !l->leader_epochs) {
+			lookup_free(l);
+			break;
+		}
+		for (int k = i; k < n; k++) {
+			if (done[k])
+				continue;
+			const cl_md_topic *tk = cl_metadata_topic(c, tps[k]->topic);
+			for (int32_t q = 0; tk && q < tk->nparts; q++)
+				if (tk->parts[q].partition == tps[k]->partition &&
+				    tk->parts[q].leader == leader->node_id) {
+					done[k] = true;
+					l->tps[l->n] = tps[k];
+					l->epochs[l->n] = epochs[k];
+					l->leader_epochs[l->n++] = tk->parts[q].leader_epoch;
+				}
+		}
+		cl_request(leader, CH_APIKEY_LIST_OFFSETS, build_list_offsets, done_list_offsets, l);
+	}
+	free(done);
+}
+
+static void
+done_lookup_committed(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud);
+
+static void
+build_lookup_committed(cl_client *c, int16_t version, ch_buf *b, void *ud)
+{
+	o_call *o = ((o_call **)ud)[0];
+	build_fetch_offsets(c, version, b, o);
+}
+
+/* OffsetFetch for the partitions of l, then reset those without one. */
+struct o_committed_lookup {
+	o_call *o;
+	o_lookup *l;
+};
+
+static void
+send_lookup_committed(cl_client *c, void *ud)
+{
+	o_committed_lookup *cl = ud;
+	cl_broker *coord = cl_member_coordinator(c);
+	if (!coord) {
+		done_lookup_committed(c, COHORT_ERR_COORDINATOR_NOT_AVAILABLE, -1, NULL, cl);
+		return;
+	}
+	cl_request(coord, CH_APIKEY_OFFSET_FETCH, build_lookup_committed, done_lookup_committed, cl);
+}
+
+static void
+done_lookup_committed(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
+{
+	o_committed_lookup *cl = ud;
+	o_call *o = cl->o;
+	o_lookup *l = cl->l;
+	if (!err) {
+		/* reuse the commit path's parsing */
+		const ch_OffsetFetchResponse *r = resp;
+		int retriable = 0;
+		if (version >= 8) {
+			for (int32_t g = 0; g < r->Groups_n; g++) {
+				if (r->Groups[g].ErrorCode)
+					err = r->Groups[g].ErrorCode;
+				for (int32_t t = 0; t < r->Groups[g].Topics_n; t++)
+					for (int32_t p = 0; p < r->Groups[g].Topics[t].Partitions_n; p++) {
+						const ch_OffsetFetchResponse_OffsetFetchResponsePartitions *rp =
+							&r->Groups[g].Topics[t].Partitions[p];
+						take_committed(o, r->Groups[g].Topics[t].Name,
+							       rp->PartitionIndex, rp->CommittedOffset,
+							       rp->ErrorCode, &retriable);
+					}
+			}
+		} else {
+			if (version >= 2 && r->ErrorCode)
+				err = r->ErrorCode;
+			for (int32_t t = 0; t < r->Topics_n; t++)
+				for (int32_t p = 0; p < r->Topics[t].Partitions_n; p++)
+					take_committed(o, r->Topics[t].Name,
+						       r->Topics[t].Partitions[p].PartitionIndex,
+						       r->Topics[t].Partitions[p].CommittedOffset,
+						       r->Topics[t].Partitions[p].ErrorCode, &retriable);
+		}
+		if (!err && retriable)
+			err = retriable;
+	}
+	if (err) {
+		/* give the partitions back to the next lookup round */
+		cl_lock(c);
+		for (int i = 0; i < l->n; i++)
+			if (l->tps[i]->epoch == l->epochs[i])
+				l->tps[i]->offset_lookup = false;
+		cl_unlock(c);
+		if (err != COHORT_ERR__CLOSED && coordinator_error(err))
+			cl_member_coordinator_lost(c, (int16_t)(err > 0 ? err : 0));
+		if (err != COHORT_ERR__CLOSED)
+			CH_LOGD(CL_LOG, "committed offsets lookup: %s", cohort_err_name(err));
+		call_free(o);
+		lookup_free(l);
+		free(cl);
+		if (err != COHORT_ERR__CLOSED)
+			cl_metadata_refresh(c); /* its answer runs the lookups again */
+		return;
+	}
+	cl_tp **reset = calloc((size_t)l->n + 1, sizeof(cl_tp *));
+	uint64_t *reset_epochs = calloc((size_t)l->n + 1, sizeof(uint64_t));
+	int nreset = 0;
+	cl_lock(c);
+	for (int i = 0; i < l->n; i++) {
+		if (o->offs[i].offset >= 0)
+			lookup_end(l->tps[i], l->epochs[i], o->offs[i].offset);
+		else if (reset && reset_epochs && l->tps[i]->epoch == l->epochs[i]) {
+			reset[nreset] = l->tps[i];
+			reset_epochs[nreset++] = l->epochs[i];
+		}
+	}
+	cl_unlock(c);
+	if (nreset)
+		reset_positions(c, reset, reset_epochs, nreset);
+	free(reset);
+	free(reset_epochs);
+	call_free(o);
+	lookup_free(l);
+	free(cl);
+	cl_fetcher_kick(c);
+}
+
+void
+cl_offsets_lookup(cl_client *c)
+{
+	if (c->closing)
+		return;
+	cl_lock(c);
+	int n = 0;
+	for (int i = 0; i < c->ntps; i++) {
+		cl_tp *tp = c->tps[i];
+		if (tp->owned && tp->fetch_pos < 0 && !tp->offset_lookup)
+			n++;
+	}
+	if (n == 0) {
+		cl_unlock(c);
+		return;
+	}
+	cl_tp **tps = calloc((size_t)n, sizeof(cl_tp *));
+	uint64_t *epochs = calloc((size_t)n, sizeof(uint64_t));
+	cohort_tp_offset *offs = calloc((size_t)n, sizeof(*offs));
+	int nc = 0, nr = 0; /* committed lookups first, resets at the end */
+	if (tps && epochs && offs) {
+		for (int i = 0; i < c->ntps; i++) {
+			cl_tp *tp = c->tps[i];
+			if (!tp->owned || tp->fetch_pos >= 0 || tp->offset_lookup)
+				continue;
+			tp->offset_lookup = true;
+			if (tp->reset) {
+				tps[n - 1 - nr] = tp;
+				epochs[n - 1 - nr++] = tp->epoch;
+			} else {
+				offs[nc] = (cohort_tp_offset){tp->topic, tp->partition, -1, 0};
+				tps[nc] = tp;
+				epochs[nc++] = tp->epoch;
+			}
+		}
+	}
+	cl_unlock(c);
+	if (!tps || !epochs || !offs) {
+		free(tps);
+		free(epochs);
+		free(offs);
+		return;
+	}
+	if (nr)
+		reset_positions(c, tps + n - nr, epochs + n - nr, nr);
+	if (nc) {
+		o_committed_lookup *cl = calloc(1, sizeof(*cl));
+		o_lookup *l = calloc(1, sizeof(*l));
+		o_call *o = cl && l ? call_new(c, offs, (size_t)nc) : NULL;
+		if (o) {
+			l->c = c;
+			l->tps = tps;
+			l->epochs = epochs;
+			l->n = nc;
+			cl->o = o;
+			cl->l = l;
+			o->lookup = cl;
+			tps = NULL;
+			epochs = NULL;
+			cl_member_with_coordinator(c, send_lookup_committed, cl);
+		} else {
+			free(cl);
+			free(l);
+		}
+	}
+	free(tps);
+	free(epochs);
+	free(offs);
+}
+
+void
+cl_offsets_shutdown(cl_client *c)
+{
+	while (c->calls) {
+		o_call *o = c->calls;
+		if (o->lookup) {
+			o_committed_lookup *cl = o->lookup;
+			lookup_free(cl->l);
+			free(cl);
+			call_free(o);
+		} else {
+			call_finish(o, COHORT_ERR__CLOSED);
+		}
+	}
+}
