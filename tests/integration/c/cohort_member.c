@@ -1,0 +1,369 @@
+/*
+ * cohort_member.c: one libcohort group consumer, driven line by line over
+ * stdin/stdout with c/group_consumer.c's protocol (options, events and
+ * commands; test_group_helpers.MemberProcess parses it), so the scenarios
+ * of client_scenarios.py run on libcohort as on every other client.
+ *
+ *   cohort_member -b HOST:PORT -g GROUP -t TOPIC[,TOPIC...] [-a ASSIGNOR]
+ *                 [-i INSTANCE] [-s SESSION_MS] [-n NAME] [-R] [-P N] [-q]
+ *                 [-D MS] [-X key=value]...
+ *
+ * -V prints every record whole: REC t p o key value h1=v1,h2=v2 (key,
+ * value and header values in hex, "~" for null, "-" for no headers).
+ * -R commits the consumed positions of revoked partitions synchronously in
+ * the revoke callback (never in lost); -P N commits the consumed positions
+ * every N records. Events: READY, ASSIGNED <member> <parts>, REVOKED
+ * <parts>, LOST <parts>, ASSIGNMENT <member> <parts>, MSG t p o usec,
+ * COMMIT t p o ERROR usec, COMMITTED t p o, ERROR name reason, FATAL name
+ * reason, CLOSED. Commands: close, commit T P O, commitpos, committed T P...,
+ * exit.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <cohort/cohort.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAXP 1024
+
+static struct {
+	char topic[128];
+	int32_t partition;
+} owned[MAXP];
+static int nowned;
+static int opt_commit_on_revoke, opt_commit_every, opt_quiet, opt_delay_ms, opt_verbose;
+static long since_commit;
+
+static long long
+now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static const char *
+ename(cohort_err e)
+{
+	return e == COHORT_OK ? "NO_ERROR" : cohort_err_name(e);
+}
+
+static void
+hex(const void *p, int32_t len)
+{
+	if (!p && len < 0) {
+		printf("~");
+		return;
+	}
+	if (len == 0)
+		printf("\"\"");
+	for (int32_t i = 0; i < len; i++)
+		printf("%02x", ((const unsigned char *)p)[i]);
+}
+
+static void
+print_record(const cohort_record *r)
+{
+	printf("REC %s %d %lld ", r->topic, r->partition, (long long)r->offset);
+	hex(r->key, r->key_len);
+	printf(" ");
+	hex(r->value, r->value_len);
+	printf(" ");
+	if (r->headers_n == 0)
+		printf("-");
+	for (int32_t i = 0; i < r->headers_n; i++) {
+		printf("%s%s=", i ? "," : "", r->headers[i].key);
+		hex(r->headers[i].value, r->headers[i].value_len);
+	}
+	printf("\n");
+}
+
+static void
+print_parts(const char *what, const char *member, const cohort_tp *tps, size_t n)
+{
+	printf("%s", what);
+	if (member)
+		printf(" %s", member[0] ? member : "-");
+	printf(" ");
+	if (n == 0)
+		printf("-");
+	for (size_t i = 0; i < n; i++)
+		printf("%s%s:%d", i ? "," : "", tps[i].topic, tps[i].partition);
+	printf("\n");
+}
+
+static void
+print_assignment(cohort_consumer *c)
+{
+	char id[256] = "";
+	cohort_group_member_id(c, id, sizeof(id));
+	cohort_tp tps[MAXP];
+	for (int i = 0; i < nowned; i++) {
+		tps[i].topic = owned[i].topic;
+		tps[i].partition = owned[i].partition;
+	}
+	print_parts("ASSIGNMENT", id, tps, (size_t)nowned);
+}
+
+static void
+commit_offsets(cohort_consumer *c, cohort_tp_offset *o, size_t n)
+{
+	if (n == 0)
+		return;
+	cohort_err err = cohort_commit_sync(c, o, n);
+	long long us = now_us();
+	for (size_t i = 0; i < n; i++)
+		printf("COMMIT %s %d %lld %s %lld\n", o[i].topic, o[i].partition,
+		       (long long)o[i].offset, ename(o[i].err ? o[i].err : err), us);
+}
+
+/* The consumed positions of these partitions (all owned when tps NULL). */
+static void
+commit_positions(cohort_consumer *c, const cohort_tp *tps, size_t n)
+{
+	cohort_tp_offset o[MAXP];
+	size_t k = 0;
+	if (!tps) {
+		for (int i = 0; i < nowned; i++) {
+			int64_t pos;
+			if (cohort_position(c, owned[i].topic, owned[i].partition, &pos) == COHORT_OK &&
+			    pos >= 0)
+				o[k++] = (cohort_tp_offset){owned[i].topic, owned[i].partition, pos, 0};
+		}
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			int64_t pos;
+			if (cohort_position(c, tps[i].topic, tps[i].partition, &pos) == COHORT_OK &&
+			    pos >= 0)
+				o[k++] = (cohort_tp_offset){tps[i].topic, tps[i].partition, pos, 0};
+		}
+	}
+	commit_offsets(c, o, k);
+}
+
+static void
+on_assigned(cohort_consumer *c, const cohort_tp *tps, size_t n, void *opaque)
+{
+	(void)opaque;
+	char id[256] = "";
+	cohort_group_member_id(c, id, sizeof(id));
+	print_parts("ASSIGNED", id, tps, n);
+	for (size_t i = 0; i < n && nowned < MAXP; i++) {
+		snprintf(owned[nowned].topic, sizeof(owned[nowned].topic), "%s", tps[i].topic);
+		owned[nowned++].partition = tps[i].partition;
+	}
+	print_assignment(c);
+}
+
+static void
+drop(const cohort_tp *tps, size_t n)
+{
+	int k = 0;
+	for (int i = 0; i < nowned; i++) {
+		int gone = 0;
+		for (size_t j = 0; j < n && !gone; j++)
+			gone = owned[i].partition == tps[j].partition &&
+			       strcmp(owned[i].topic, tps[j].topic) == 0;
+		if (!gone)
+			owned[k++] = owned[i];
+	}
+	nowned = k;
+}
+
+static void
+on_revoked(cohort_consumer *c, const cohort_tp *tps, size_t n, void *opaque)
+{
+	(void)opaque;
+	print_parts("REVOKED", NULL, tps, n);
+	if (opt_commit_on_revoke)
+		commit_positions(c, tps, n);
+	drop(tps, n);
+	print_assignment(c);
+}
+
+static void
+on_lost(cohort_consumer *c, const cohort_tp *tps, size_t n, void *opaque)
+{
+	(void)opaque;
+	print_parts("LOST", NULL, tps, n);
+	drop(tps, n);
+	print_assignment(c);
+}
+
+static void
+set(cohort_conf *conf, const char *k, const char *v)
+{
+	char err[512];
+	if (cohort_conf_set(conf, k, v, err, sizeof(err)) != COHORT_OK) {
+		fprintf(stderr, "cohort_member: %s\n", err);
+		exit(2);
+	}
+}
+
+/* One command line; returns 1 to close, 2 to exit without closing. */
+static int
+command(cohort_consumer *c, char *line)
+{
+	char *w[64];
+	int n = 0;
+	for (char *s = strtok(line, " \t\r\n"); s && n < 64; s = strtok(NULL, " \t\r\n"))
+		w[n++] = s;
+	if (n == 0)
+		return 0;
+	if (strcmp(w[0], "close") == 0)
+		return 1;
+	if (strcmp(w[0], "exit") == 0)
+		return 2;
+	if (strcmp(w[0], "commitpos") == 0) {
+		commit_positions(c, NULL, 0);
+	} else if (strcmp(w[0], "commit") == 0 && n == 4) {
+		cohort_tp_offset o = {w[1], atoi(w[2]), atoll(w[3]), 0};
+		commit_offsets(c, &o, 1);
+	} else if (strcmp(w[0], "committed") == 0 && n >= 3) {
+		cohort_tp_offset o[64];
+		for (int i = 2; i < n; i++)
+			o[i - 2] = (cohort_tp_offset){w[1], atoi(w[i]), -1, 0};
+		cohort_err err = cohort_committed(c, o, (size_t)(n - 2));
+		if (err)
+			printf("COMMITTED_ERROR %s\n", ename(err));
+		else
+			for (int i = 0; i < n - 2; i++)
+				printf("COMMITTED %s %d %lld\n", o[i].topic, o[i].partition,
+				       (long long)(o[i].offset < 0 ? -1001 : o[i].offset));
+	} else {
+		printf("ERROR _INVALID_ARG unknown command\n");
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	cohort_conf *conf = cohort_conf_new();
+	const char *topics_arg = NULL;
+	int session_ms = 6000, opt;
+	char hb[32], sess[32];
+	while ((opt = getopt(argc, argv, "b:g:t:a:i:s:n:RP:qD:X:V")) != -1) {
+		switch (opt) {
+		case 'b': set(conf, "bootstrap.servers", optarg); break;
+		case 'g': set(conf, "group.id", optarg); break;
+		case 't': topics_arg = optarg; break;
+		case 'a': set(conf, "partition.assignment.strategy", optarg); break;
+		case 'i': set(conf, "group.instance.id", optarg); break;
+		case 's': session_ms = atoi(optarg); break;
+		case 'n': set(conf, "client.id", optarg); break;
+		case 'R': opt_commit_on_revoke = 1; break;
+		case 'P': opt_commit_every = atoi(optarg); break;
+		case 'q': opt_quiet = 1; break;
+		case 'V': opt_verbose = 1; break;
+		case 'D': opt_delay_ms = atoi(optarg); break;
+		case 'X': {
+			char *eq = strchr(optarg, '=');
+			if (!eq) {
+				fprintf(stderr, "cohort_member: -X wants key=value\n");
+				return 2;
+			}
+			*eq = 0;
+			set(conf, optarg, eq + 1);
+			break;
+		}
+		default:
+			fprintf(stderr, "usage: cohort_member -b HOST:PORT -g GROUP -t TOPICS ...\n");
+			return 2;
+		}
+	}
+	if (!topics_arg) {
+		fprintf(stderr, "cohort_member: -t is required\n");
+		return 2;
+	}
+	snprintf(sess, sizeof(sess), "%d", session_ms);
+	snprintf(hb, sizeof(hb), "%d", session_ms / 10 > 100 ? session_ms / 10 : 100);
+	set(conf, "session.timeout.ms", sess);
+	set(conf, "heartbeat.interval.ms", hb);
+	set(conf, "enable.auto.commit", "false");
+	set(conf, "auto.offset.reset", "earliest");
+	set(conf, "metadata.max.age.ms", "2000");
+	cohort_rebalance_listener l = {on_assigned, on_revoked, on_lost, NULL};
+	cohort_conf_set_rebalance_listener(conf, &l);
+	char err[512];
+	cohort_consumer *c = cohort_consumer_new(conf, err, sizeof(err));
+	cohort_conf_free(conf);
+	if (!c) {
+		fprintf(stderr, "cohort_member: %s\n", err);
+		return 2;
+	}
+	char *tlist = strdup(topics_arg);
+	const char *topics[64];
+	size_t nt = 0;
+	for (char *s = strtok(tlist, ","); s && nt < 64; s = strtok(NULL, ","))
+		topics[nt++] = s;
+	cohort_err e = cohort_subscribe(c, topics, nt);
+	if (e) {
+		printf("FATAL %s subscribe\n", ename(e));
+		return 2;
+	}
+	printf("READY\n");
+	char line[4096];
+	size_t have = 0;
+	int stop = 0;
+	while (!stop) {
+		const cohort_record *recs;
+		size_t n;
+		e = cohort_poll(c, 50, &recs, &n);
+		if (e) {
+			printf("%s %s %s\n", cohort_err_is_fatal(e) ? "FATAL" : "ERROR", ename(e),
+			       cohort_err_str(e));
+			if (cohort_err_is_fatal(e))
+				break;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (!opt_quiet)
+				printf("MSG %s %d %lld %lld\n", recs[i].topic, recs[i].partition,
+				       (long long)recs[i].offset, now_us());
+			if (opt_verbose)
+				print_record(&recs[i]);
+			if (opt_delay_ms)
+				usleep((useconds_t)opt_delay_ms * 1000);
+			if (opt_commit_every && ++since_commit >= opt_commit_every) {
+				since_commit = 0;
+				commit_positions(c, NULL, 0);
+			}
+		}
+		struct pollfd pfd = {0, POLLIN, 0};
+		while (!stop && poll(&pfd, 1, 0) > 0) {
+			ssize_t r = read(0, line + have, sizeof(line) - 1 - have);
+			if (r <= 0) {
+				stop = 1; /* stdin closed: close */
+				break;
+			}
+			have += (size_t)r;
+			char *nl;
+			while (!stop && (nl = memchr(line, '\n', have))) {
+				*nl = 0;
+				int rc = command(c, line);
+				size_t used = (size_t)(nl - line) + 1;
+				memmove(line, nl + 1, have - used);
+				have -= used;
+				if (rc == 2) {
+					fflush(stdout);
+					_exit(3);
+				}
+				if (rc == 1)
+					stop = 1;
+			}
+			if (have == sizeof(line) - 1)
+				have = 0;
+		}
+	}
+	e = cohort_consumer_close(c);
+	if (e && !cohort_err_is_fatal(e))
+		printf("ERROR %s close\n", ename(e));
+	cohort_consumer_free(c);
+	free(tlist);
+	printf("CLOSED\n");
+	return 0;
+}

@@ -1,0 +1,158 @@
+"""libcohort (src/client, the C client) as a group member, against cohortd
+and against Apache Kafka 4.4.0 in the same test: c/cohort_member.c speaks
+group_consumer.c's line protocol, so client_scenarios.py's consumer-group
+scenarios run on it as on every other client:
+
+- consume_through_rebalances with range, roundrobin, sticky and
+  cooperative-sticky: members join (scale out), one leaves (scale in), one
+  is killed without leaving (its partitions move after the session
+  timeout); every record is read, none re-read across graceful rebalances
+  (commit in revoke), none below an acknowledged commit, and the final
+  commits, read back with kafka-python, are the end offsets; after each
+  rebalance every partition is owned by exactly one member;
+- eager: a join revokes everything first; cooperative-sticky: a join
+  revokes only what moves and the old members keep the rest (KIP-429);
+- a static member (group.instance.id) killed and restarted within its
+  session gets its partitions back and the other member sees no rebalance;
+- a member stopped past its session is told LOST when it resumes, and
+  rejoins.
+"""
+import os
+import time
+
+from client_scenarios import CallbackClientTests, ClientGroupTest, member_flags, wait_cover
+from harness import main
+from kafka_ref import KafkaRef
+from test_group_helpers import GROUP_SETTINGS, all_parts, create_topics
+
+MEMBER = os.environ.get("COHORT_MEMBER", "")
+
+
+class LibcohortGroups(CallbackClientTests, ClientGroupTest):
+    """Against cohortd."""
+
+    CLIENT = "libcohort"
+
+    @classmethod
+    def setUpClass(cls):
+        if not os.access(MEMBER, os.X_OK):
+            raise SystemExit("FAIL: COHORT_MEMBER (it_cohort_member) not built: %r" % MEMBER)
+        super().setUpClass()
+
+    def member_argv(self, *flags):
+        return [MEMBER] + member_flags(self.broker.bootstrap, *flags)
+
+    def consume_and_check_revoke_commits(self, assignor):
+        """consume_through_rebalances, and every commit made inside a revoke
+        callback was accepted: the scenario itself lets a refused commit
+        explain a re-read, but a member of the current generation committing
+        in revoked() must never be refused (Kafka accepts commits of the
+        current generation while the group prepares a rebalance)."""
+        members = self.consume_through_rebalances(assignor)
+        refused = []
+        for m in members:
+            in_revoke = False
+            for line in m.lines:
+                if line.startswith("REVOKED "):
+                    in_revoke = True
+                elif line.startswith("ASSIGNMENT "):
+                    in_revoke = False
+                elif in_revoke and line.startswith("COMMIT ") and " NO_ERROR " not in line:
+                    refused.append((m.name, line))
+        self.assertEqual(refused, [], "commits refused inside revoked()")
+
+    def test_consume_eager_range(self):
+        self.consume_and_check_revoke_commits("range")
+
+    def test_consume_cooperative_sticky(self):
+        self.consume_and_check_revoke_commits("cooperative-sticky")
+
+    def test_consume_roundrobin(self):
+        self.consume_and_check_revoke_commits("roundrobin")
+
+    def test_consume_sticky(self):
+        self.consume_and_check_revoke_commits("sticky")
+
+    def test_compressed_batches(self):
+        """Records produced by librdkafka (confluent-kafka) uncompressed and
+        with gzip, snappy, lz4 and zstd come out of libcohort byte for byte:
+        keys (one null), values (one empty, one null), headers."""
+        import confluent_kafka
+        from test_group_helpers import MemberProcess, wait_until
+        for codec in ("none", "gzip", "snappy", "lz4", "zstd"):
+            topic = "cz-%s" % codec
+            create_topics(self.broker.port, {topic: 1})
+            p = confluent_kafka.Producer({"bootstrap.servers": self.broker.bootstrap,
+                                          "compression.type": codec, "linger.ms": 20,
+                                          "acks": "all"})
+            want = []
+            for i in range(300):
+                key = None if i == 7 else b"key-%d" % i
+                value = None if i == 11 else b"" if i == 12 else (b"value-%d-" % i) * (i % 40)
+                headers = [] if i % 3 else [("h%d" % i, b"x" * (i % 5)), ("n", None)]
+                p.produce(topic, key=key, value=value, headers=headers or None, partition=0)
+                hx = lambda b: "~" if b is None else (b.hex() if b else '""')
+                want.append("REC %s 0 %d %s %s %s" % (
+                    topic, i, hx(key), hx(value),
+                    ",".join("%s=%s" % (k, hx(v)) for k, v in headers) or "-"))
+            self.assertEqual(p.flush(30), 0)
+            m = MemberProcess([MEMBER, "-V", "-q"] + member_flags(
+                self.broker.bootstrap, "g-" + topic, [topic], "libcohort-cz-" + codec, "range",
+                None, 6000, False, 0, 0), "libcohort-cz-" + codec)
+            self.addCleanup(m.cleanup)
+            wait_until(lambda: sum(1 for l in m.lines if l.startswith("REC ")) >= 300, 60,
+                       "300 records of %s" % topic)
+            got = [l for l in m.lines if l.startswith("REC ")]
+            self.assertEqual(got, want, codec)
+            self.assertEqual(m.close(), 0)
+
+    def test_static_member_close_sends_no_leave(self):
+        """KIP-345: a static member's close sends no LeaveGroup, so closing
+        and restarting it within its session is no rebalance either: the
+        restarted member gets the same partitions, the other sees nothing."""
+        topic, group = "stc-libcohort", "g-stc-libcohort"
+        create_topics(self.broker.port, {topic: 4})
+        parts = all_parts({topic: 4})
+        kw = dict(assignor="range", session_ms=10000)
+        a = self.member(group, [topic], "libcohort-stc-a", instance="stc-a", **kw)
+        b = self.member(group, [topic], "libcohort-stc-b", instance="stc-b", **kw)
+        wait_cover([a, b], parts, each_owns=True)
+        time.sleep(1.0)
+        wait_cover([a, b], parts, each_owns=True)
+        b_events, a_parts = b.n_rebalance_events(), set(a.assignment)
+        self.assertEqual(a.close(), 0)
+        a2 = self.member(group, [topic], "libcohort-stc-a2", instance="stc-a", **kw)
+        wait_cover([a2, b], parts, each_owns=True)
+        self.assertEqual(a2.assignment, a_parts)
+        time.sleep(3.0)  # a rebalance would reach b through its heartbeat by now
+        self.assertEqual(b.n_rebalance_events(), b_events,
+                         "the other member saw a rebalance: %s" % b.events)
+        for m in (a2, b):
+            self.assertIsNone(m.fatal, m.name)
+            self.assertEqual(m.close(), 0)
+
+
+class LibcohortGroupsKafka(LibcohortGroups):
+    """The same scenarios against Apache Kafka 4.4.0 (tools/kafka-ref.sh)."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not os.access(MEMBER, os.X_OK):
+            raise SystemExit("FAIL: COHORT_MEMBER (it_cohort_member) not built: %r" % MEMBER)
+        cls.broker = KafkaRef("4", settings=dict(GROUP_SETTINGS), name=cls.__name__)
+        try:
+            cls.broker.start()
+        except BaseException:
+            cls.broker.cleanup()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            cls.broker.stop()
+        finally:
+            cls.broker.cleanup()
+
+
+if __name__ == "__main__":
+    main()
