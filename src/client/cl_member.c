@@ -105,6 +105,9 @@ struct cl_member {
 	m_after_revoke after_revoke;
 	cl_tp **pending_add;     /* cooperative: assigned once the revoke is acked */
 	int npending_add;
+	cl_tp **prev;            /* eager: what the last revoke before a join took,
+				    the "previous assignment" sticky reports */
+	int nprev;
 
 	m_join_member *jmembers; /* leader: the members of this generation */
 	int32_t njmembers;
@@ -222,6 +225,7 @@ lose_partitions(cl_member *m, const char *why)
 	cl_unlock(c);
 	m->nowned = m->nrevoking = 0;
 	m->npending_add = 0;
+	m->nprev = 0; /* lost partitions are claimed by nobody */
 	push_tps(m, CL_EV_LOST, all, n);
 	free(all);
 }
@@ -555,13 +559,17 @@ protocol_kind(const cl_member *m)
 static int
 owned_lists(cl_member *m, ch_assign_tplist **out, int32_t **parts_out)
 {
-	*out = calloc((size_t)m->nowned + 1, sizeof(**out));
-	*parts_out = calloc((size_t)m->nowned + 1, sizeof(int32_t));
+	/* an eager member revoked everything before joining: it reports the
+	 * assignment it had (the sticky assignor's previous assignment) */
+	cl_tp **set = m->nowned || m->cooperative ? m->owned : m->prev;
+	int nset = m->nowned || m->cooperative ? m->nowned : m->nprev;
+	*out = calloc((size_t)nset + 1, sizeof(**out));
+	*parts_out = calloc((size_t)nset + 1, sizeof(int32_t));
 	if (!*out || !*parts_out)
 		return -1;
 	int n = 0;
-	for (int i = 0; i < m->nowned; i++) {
-		cl_tp *tp = m->owned[i];
+	for (int i = 0; i < nset; i++) {
+		cl_tp *tp = set[i];
 		int j = 0;
 		while (j < n && !ch_str_eq_c((*out)[j].topic, tp->topic))
 			j++;
@@ -571,9 +579,9 @@ owned_lists(cl_member *m, ch_assign_tplist **out, int32_t **parts_out)
 	int32_t *p = *parts_out;
 	for (int j = 0; j < n; j++) {
 		(*out)[j].partitions = p;
-		for (int i = 0; i < m->nowned; i++)
-			if (ch_str_eq_c((*out)[j].topic, m->owned[i]->topic))
-				*p++ = m->owned[i]->partition, (*out)[j].n++;
+		for (int i = 0; i < nset; i++)
+			if (ch_str_eq_c((*out)[j].topic, set[i]->topic))
+				*p++ = set[i]->partition, (*out)[j].n++;
 	}
 	return n;
 }
@@ -1145,7 +1153,15 @@ cl_member_revoke_done(cl_client *c)
 		if (!tp_in(m->owned[i], m->revoking, m->nrevoking))
 			m->owned[n++] = m->owned[i];
 	m->nowned = n;
-	free(m->revoking);
+	free(m->prev);
+	m->prev = NULL;
+	m->nprev = 0;
+	if (m->after_revoke == AFTER_JOIN && !m->cooperative) {
+		m->prev = m->revoking;
+		m->nprev = m->nrevoking;
+	} else {
+		free(m->revoking);
+	}
 	m->revoking = NULL;
 	m->nrevoking = 0;
 	switch (m->after_revoke) {
@@ -1403,6 +1419,7 @@ cl_member_free(cl_member *m)
 	free(m->owned);
 	free(m->revoking);
 	free(m->pending_add);
+	free(m->prev);
 	free(m->member_id);
 	free(m->protocol);
 	free(m);

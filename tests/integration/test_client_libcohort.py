@@ -73,6 +73,28 @@ class LibcohortGroups(CallbackClientTests, ClientGroupTest):
     def test_consume_sticky(self):
         self.consume_and_check_revoke_commits("sticky")
 
+    def test_eager_sticky_keeps(self):
+        """Eager sticky (KIP-54): members revoke everything before the join,
+        but report their previous assignment in the user data, so on a join
+        the old members get back a subset of what they had."""
+        topic, group = "es-libcohort", "g-es-libcohort"
+        create_topics(self.broker.port, {topic: 12})
+        parts = all_parts({topic: 12})
+        olds = [self.member(group, [topic], "libcohort-es%d" % i, assignor="sticky")
+                for i in range(3)]
+        wait_cover(olds, parts, each_owns=True)
+        time.sleep(1.0)
+        wait_cover(olds, parts, each_owns=True)
+        before = {m.name: set(m.assignment) for m in olds}
+        new = self.member(group, [topic], "libcohort-es3", assignor="sticky")
+        wait_cover(olds + [new], parts, each_owns=True)
+        for m in olds:
+            self.assertTrue(m.assignment <= before[m.name],
+                            "%s: %s, had %s" % (m.name, sorted(m.assignment),
+                                                sorted(before[m.name])))
+        for m in [new] + olds:
+            self.assertEqual(m.close(), 0)
+
     def test_compressed_batches(self):
         """Records produced by librdkafka (confluent-kafka) uncompressed and
         with gzip, snappy, lz4 and zstd come out of libcohort byte for byte:
