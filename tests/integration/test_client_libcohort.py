@@ -23,7 +23,7 @@ import time
 from client_scenarios import CallbackClientTests, ClientGroupTest, member_flags, wait_cover
 from harness import main
 from kafka_ref import KafkaRef
-from test_group_helpers import GROUP_SETTINGS, all_parts, create_topics
+from test_group_helpers import GROUP_SETTINGS, MemberProcess, all_parts, create_topics
 
 MEMBER = os.environ.get("COHORT_MEMBER", "")
 
@@ -73,6 +73,29 @@ class LibcohortGroups(CallbackClientTests, ClientGroupTest):
     def test_consume_sticky(self):
         self.consume_and_check_revoke_commits("sticky")
 
+    def test_heartbeats_during_slow_revoke(self):
+        """Heartbeats come from libcohort's I/O thread: a member whose revoke
+        callback takes twice its session timeout stays in the group (no
+        LOST, its commits in revoke accepted) and the rebalance completes."""
+        topic, group = "hb-libcohort", "g-hb-libcohort"
+        create_topics(self.broker.port, {topic: 4})
+        parts = all_parts({topic: 4})
+        slow = MemberProcess([MEMBER, "-W", "6000"] + member_flags(
+            self.broker.bootstrap, group, [topic], "libcohort-hb-slow", "range", None,
+            3000, True, 0, 0), "libcohort-hb-slow")
+        self.addCleanup(slow.cleanup)
+        wait_cover([slow], parts)
+        other = self.member(group, [topic], "libcohort-hb-other", session_ms=3000)
+        wait_cover([slow, other], parts, timeout=90, each_owns=True)
+        kinds = [k for k, _ in slow.events if k in ("REVOKED", "LOST")]
+        self.assertEqual(kinds, ["REVOKED"], slow.events)
+        refused = [l for l in slow.lines if l.startswith("COMMIT ") and " NO_ERROR " not in l]
+        self.assertEqual(refused, [])
+        for m in (other, slow):
+            self.assertIsNone(m.fatal, m.name)
+        self.assertEqual(other.close(), 0)
+        self.assertEqual(slow.close(timeout=90), 0)
+
     def test_eager_sticky_keeps(self):
         """Eager sticky (KIP-54): members revoke everything before the join,
         but report their previous assignment in the user data, so on a join
@@ -100,7 +123,7 @@ class LibcohortGroups(CallbackClientTests, ClientGroupTest):
         with gzip, snappy, lz4 and zstd come out of libcohort byte for byte:
         keys (one null), values (one empty, one null), headers."""
         import confluent_kafka
-        from test_group_helpers import MemberProcess, wait_until
+        from test_group_helpers import wait_until
         for codec in ("none", "gzip", "snappy", "lz4", "zstd"):
             topic = "cz-%s" % codec
             create_topics(self.broker.port, {topic: 1})

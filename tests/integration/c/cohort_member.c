@@ -8,6 +8,7 @@
  *                 [-i INSTANCE] [-s SESSION_MS] [-n NAME] [-R] [-P N] [-q]
  *                 [-D MS] [-X key=value]...
  *
+ * -W MS sleeps MS milliseconds inside every revoke callback (a slow one).
  * -V prints every record whole: REC t p o key value h1=v1,h2=v2 (key,
  * value and header values in hex, "~" for null, "-" for no headers).
  * -R commits the consumed positions of revoked partitions synchronously in
@@ -35,6 +36,7 @@ static struct {
 } owned[MAXP];
 static int nowned;
 static int opt_commit_on_revoke, opt_commit_every, opt_quiet, opt_delay_ms, opt_verbose;
+static int opt_revoke_sleep_ms;
 static long since_commit;
 
 static long long
@@ -178,6 +180,8 @@ on_revoked(cohort_consumer *c, const cohort_tp *tps, size_t n, void *opaque)
 {
 	(void)opaque;
 	print_parts("REVOKED", NULL, tps, n);
+	if (opt_revoke_sleep_ms)
+		usleep((useconds_t)opt_revoke_sleep_ms * 1000);
 	if (opt_commit_on_revoke)
 		commit_positions(c, tps, n);
 	drop(tps, n);
@@ -247,7 +251,7 @@ main(int argc, char **argv)
 	const char *topics_arg = NULL;
 	int session_ms = 6000, opt;
 	char hb[32], sess[32];
-	while ((opt = getopt(argc, argv, "b:g:t:a:i:s:n:RP:qD:X:V")) != -1) {
+	while ((opt = getopt(argc, argv, "b:g:t:a:i:s:n:RP:qD:X:VW:")) != -1) {
 		switch (opt) {
 		case 'b': set(conf, "bootstrap.servers", optarg); break;
 		case 'g': set(conf, "group.id", optarg); break;
@@ -260,6 +264,7 @@ main(int argc, char **argv)
 		case 'P': opt_commit_every = atoi(optarg); break;
 		case 'q': opt_quiet = 1; break;
 		case 'V': opt_verbose = 1; break;
+		case 'W': opt_revoke_sleep_ms = atoi(optarg); break;
 		case 'D': opt_delay_ms = atoi(optarg); break;
 		case 'X': {
 			char *eq = strchr(optarg, '=');
