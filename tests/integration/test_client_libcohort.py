@@ -21,8 +21,9 @@ import os
 import time
 
 from client_scenarios import CallbackClientTests, ClientGroupTest, member_flags, wait_cover
-from harness import main
+from harness import free_port, main
 from kafka_ref import KafkaRef
+from version_proxy import VersionProxy
 from test_group_helpers import GROUP_SETTINGS, MemberProcess, all_parts, create_topics
 
 MEMBER = os.environ.get("COHORT_MEMBER", "")
@@ -197,6 +198,48 @@ class LibcohortGroupsKafka(LibcohortGroups):
             cls.broker.stop()
         finally:
             cls.broker.cleanup()
+
+
+# A "Kafka 2.3" in ApiVersions: the highest versions libcohort may send.
+OLD_BROKER_CAPS = {18: 2, 3: 7, 1: 11, 2: 5, 8: 7, 9: 5, 10: 2, 11: 5, 12: 3, 13: 3, 14: 3}
+PROXY_PORT = free_port()
+
+
+class LibcohortOldBroker(ClientGroupTest):
+    """Version negotiation: cohortd behind version_proxy.py, which answers
+    ApiVersions as an older broker (above v2: UNSUPPORTED_VERSION with a v0
+    body) and caps every API libcohort uses; cohortd advertises the proxy,
+    so every connection goes through it. The group scenario still works, and
+    libcohort sent each API at exactly the highest version both sides have
+    (after retrying ApiVersions at the broker's highest)."""
+
+    CLIENT = "libcohort-old"
+    broker_settings = dict(GROUP_SETTINGS, **{
+        "advertised.listeners": "PLAINTEXT://127.0.0.1:%d" % PROXY_PORT})
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.proxy = VersionProxy(cls.broker.port, OLD_BROKER_CAPS, PROXY_PORT)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.proxy.close()
+        super().tearDownClass()
+
+    def member_argv(self, *flags):
+        return [MEMBER] + member_flags("127.0.0.1:%d" % PROXY_PORT, *flags)
+
+    def test_negotiated_versions(self):
+        self.consume_through_rebalances("range")
+        with self.proxy.lock:
+            seen = [(k, v) for cid, k, v in self.proxy.seen if cid.startswith(self.CLIENT)]
+        got = {}
+        for k, v in seen:
+            got.setdefault(k, set()).add(v)
+        want = {k: {v} for k, v in OLD_BROKER_CAPS.items() if k != 18}
+        want[18] = {4, 2}   # its highest first, then the broker's
+        self.assertEqual(got, want)
 
 
 if __name__ == "__main__":

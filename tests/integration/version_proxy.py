@@ -1,0 +1,104 @@
+"""version_proxy.py: a TCP proxy in front of a broker that plays an older
+broker in ApiVersions, for testing a client's version negotiation.
+
+It answers ApiVersions itself: at a version above its ApiVersions cap with
+UNSUPPORTED_VERSION and a v0 body (what Kafka answers, KIP-511), otherwise
+with the upstream broker's versions capped by `caps` {api_key: max}. Every
+other request is forwarded as it is, and every request's (api key, version)
+is recorded in `seen` as (client id, api key, version). The broker must advertise the proxy's address
+(advertised.listeners) so that the client's later connections come here too.
+"""
+import socket
+import struct
+import threading
+
+import kwire
+
+
+class VersionProxy:
+    def __init__(self, upstream_port, caps, port):
+        self.upstream_port = upstream_port
+        self.caps = dict(caps)
+        self.port = port
+        self.seen = []
+        self.lock = threading.Lock()
+        with kwire.Conn(upstream_port) as c:
+            self.versions = kwire.api_versions(c, 0)["api_keys"]
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", port))
+        self.sock.listen(64)
+        self.closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def close(self):
+        self.closed = True
+        self.sock.close()
+
+    def _accept(self):
+        while not self.closed:
+            try:
+                client, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    @staticmethod
+    def _read_frame(s):
+        head = b""
+        while len(head) < 4:
+            chunk = s.recv(4 - len(head))
+            if not chunk:
+                return None
+            head += chunk
+        (n,) = struct.unpack(">i", head)
+        body = b""
+        while len(body) < n:
+            chunk = s.recv(n - len(body))
+            if not chunk:
+                return None
+            body += chunk
+        return body
+
+    def _api_versions(self, corr, version):
+        cap = self.caps.get(kwire.API_API_VERSIONS, 0)
+        err = 35 if version > cap else 0   # UNSUPPORTED_VERSION: a v0 body
+        w = kwire.Writer(False)
+        w.int32(corr).int16(err)
+        keys = sorted(self.versions)
+        w.array_len(len(keys))
+        for k in keys:
+            lo, hi = self.versions[k]
+            w.int16(k).int16(lo).int16(min(hi, self.caps.get(k, hi)))
+        if not err and version >= 1:
+            w.int32(0)
+        return kwire.frame(w.bytes())
+
+    def _serve(self, client):
+        up = None
+        try:
+            while True:
+                req = self._read_frame(client)
+                if req is None:
+                    return
+                key, version, corr = struct.unpack(">hhi", req[:8])
+                (idlen,) = struct.unpack(">h", req[8:10])
+                cid = req[10:10 + idlen].decode("utf-8", "replace") if idlen > 0 else ""
+                with self.lock:
+                    self.seen.append((cid, key, version))
+                if key == kwire.API_API_VERSIONS:
+                    client.sendall(self._api_versions(corr, version))
+                    continue
+                if up is None:
+                    up = socket.create_connection(("127.0.0.1", self.upstream_port))
+                up.sendall(kwire.frame(req))
+                resp = self._read_frame(up)
+                if resp is None:
+                    return
+                client.sendall(kwire.frame(resp))
+        except OSError:
+            return
+        finally:
+            client.close()
+            if up is not None:
+                up.close()
