@@ -24,7 +24,8 @@ from client_scenarios import CallbackClientTests, ClientGroupTest, member_flags,
 from harness import free_port, main
 from kafka_ref import KafkaRef
 from version_proxy import VersionProxy
-from test_group_helpers import GROUP_SETTINGS, MemberProcess, all_parts, create_topics
+from test_group_helpers import (GROUP_SETTINGS, MemberProcess, all_parts, check_reads,
+                                create_topics, wait_until)
 
 MEMBER = os.environ.get("COHORT_MEMBER", "")
 
@@ -97,6 +98,44 @@ class LibcohortGroups(CallbackClientTests, ClientGroupTest):
         self.assertEqual(other.close(), 0)
         self.assertEqual(slow.close(timeout=90), 0)
 
+    def test_coordinator_killed(self):
+        """cohortd killed with SIGKILL and restarted while the group consumes:
+        the members lose their connections (coordinator and leader), find
+        the coordinator again, rejoin and go on: every record read, none
+        re-read below an acknowledged commit, the final commits at the end."""
+        if not hasattr(self.broker, "kill9"):
+            self.skipTest("needs a broker the test can restart")
+        topic, group = "ck-libcohort", "g-ck-libcohort"
+        create_topics(self.broker.port, {topic: 4})
+        ends = self.produce(topic, 4, 150)
+        members = [self.member(group, [topic], "libcohort-ck%d" % i, delay_ms=4)
+                   for i in range(2)]
+        self.wait_group(members, all_parts({topic: 4}), group)
+        self.wait_read(members, topic, 200)
+        self.broker.kill9()
+        time.sleep(1.0)          # the members see refused connections meanwhile
+        self.broker.start()
+        self.wait_read(members, topic, 600, timeout=120)
+        self.wait_group(members, all_parts({topic: 4}), group)
+        want = {(topic, p): e for p, e in ends.items()}
+        last = {}
+
+        def committed_all():
+            for m in members:
+                m.send("commitpos")
+            time.sleep(0.5)
+            last["v"] = type(self).read_offsets(self.broker.bootstrap, group)
+            return last["v"] == want
+        try:
+            wait_until(committed_all, 60, "the committed offsets to be the end offsets", 0.5)
+        except AssertionError:
+            raise AssertionError("committed %s, end offsets %s" % (last.get("v"), want))
+        dups, problems = check_reads(members, topic, ends)
+        self.assertEqual(problems, [])
+        for m in members:
+            self.assertIsNone(m.fatal, m.name)
+            self.assertEqual(m.close(), 0)
+
     def test_eager_sticky_keeps(self):
         """Eager sticky (KIP-54): members revoke everything before the join,
         but report their previous assignment in the user data, so on a join
@@ -124,7 +163,6 @@ class LibcohortGroups(CallbackClientTests, ClientGroupTest):
         with gzip, snappy, lz4 and zstd come out of libcohort byte for byte:
         keys (one null), values (one empty, one null), headers."""
         import confluent_kafka
-        from test_group_helpers import wait_until
         for codec in ("none", "gzip", "snappy", "lz4", "zstd"):
             topic = "cz-%s" % codec
             create_topics(self.broker.port, {topic: 1})
