@@ -1113,6 +1113,10 @@ finish_stable(cl_member *m)
 		tp->position = -1;
 		tp->fetch_pos = -1;
 		tp->leader_epoch = -1;
+		/* a lookup of an earlier ownership may still be in flight: its
+		 * answer is ignored (older epoch), so it must not block this one */
+		tp->offset_lookup = false;
+		tp->reset = false;
 		m->owned[m->nowned++] = tp;
 	}
 	cl_unlock(c);
