@@ -238,6 +238,76 @@ class LibcohortGroupsKafka(LibcohortGroups):
             cls.broker.cleanup()
 
 
+RDK_MEMBER = os.environ.get("GROUP_CONSUMER", "")   # c/group_consumer.c (librdkafka 2.0.2)
+
+
+class LibcohortMixedGroups(ClientGroupTest):
+    """Mixed groups: libcohort members and librdkafka 2.0.2 (Debian) members
+    in one group, each kind leading in turn (the first member to join leads):
+    the same consume-through-rebalances checks, so each side must read the
+    other's assignments (the consumer embedded protocol, byte-compatible)
+    and honour its rebalance protocol."""
+
+    CLIENT = "mixed-cohort"
+    KINDS = ("libcohort", "librdkafka", "libcohort")   # members 1, 2, 3
+
+    @classmethod
+    def setUpClass(cls):
+        for path, what in ((MEMBER, "COHORT_MEMBER"), (RDK_MEMBER, "GROUP_CONSUMER")):
+            if not os.access(path, os.X_OK):
+                raise SystemExit("FAIL: %s not built: %r" % (what, path))
+        super().setUpClass()
+
+    def member_argv(self, group, topics, name, *rest):
+        kind = self.KINDS[(int(name.rsplit("-", 1)[1]) - 1) % len(self.KINDS)]
+        prog = MEMBER if kind == "libcohort" else RDK_MEMBER
+        return [prog] + member_flags(self.broker.bootstrap, group, topics, name, *rest)
+
+    def test_libcohort_leads_range(self):
+        self.consume_through_rebalances("range")
+
+    def test_libcohort_leads_cooperative_sticky(self):
+        self.consume_through_rebalances("cooperative-sticky")
+
+    def test_librdkafka_leads_range(self):
+        self.KINDS = ("librdkafka", "libcohort", "librdkafka")
+        self.CLIENT = "mixed-rdk"   # its own topic and group
+        self.consume_through_rebalances("range")
+
+    def test_librdkafka_leads_roundrobin(self):
+        self.KINDS = ("librdkafka", "libcohort", "librdkafka")
+        self.CLIENT = "mixed-rdk"   # its own topic and group
+        self.consume_through_rebalances("roundrobin")
+
+    def test_librdkafka_leads_cooperative_sticky(self):
+        self.KINDS = ("librdkafka", "libcohort", "librdkafka")
+        self.CLIENT = "mixed-rdk"   # its own topic and group
+        self.consume_through_rebalances("cooperative-sticky")
+
+
+class LibcohortMixedGroupsKafka(LibcohortMixedGroups):
+    """The mixed groups against Apache Kafka 4.4.0."""
+
+    @classmethod
+    def setUpClass(cls):
+        for path, what in ((MEMBER, "COHORT_MEMBER"), (RDK_MEMBER, "GROUP_CONSUMER")):
+            if not os.access(path, os.X_OK):
+                raise SystemExit("FAIL: %s not built: %r" % (what, path))
+        cls.broker = KafkaRef("4", settings=dict(GROUP_SETTINGS), name=cls.__name__)
+        try:
+            cls.broker.start()
+        except BaseException:
+            cls.broker.cleanup()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            cls.broker.stop()
+        finally:
+            cls.broker.cleanup()
+
+
 # A "Kafka 2.3" in ApiVersions: the highest versions libcohort may send.
 OLD_BROKER_CAPS = {18: 2, 3: 7, 1: 11, 2: 5, 8: 7, 9: 5, 10: 2, 11: 5, 12: 3, 13: 3, 14: 3}
 PROXY_PORT = free_port()

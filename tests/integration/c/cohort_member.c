@@ -30,9 +30,14 @@
 
 #define MAXP 1024
 
+/* The assignment, and per partition the offset after the last record this
+ * program processed (-1: none since it was assigned). Commits use these,
+ * not cohort_position(): the library's position is past the whole batch
+ * the last poll returned, the program's is past the records it printed. */
 static struct {
 	char topic[128];
 	int32_t partition;
+	int64_t pos;
 } owned[MAXP];
 static int nowned;
 static int opt_commit_on_revoke, opt_commit_every, opt_quiet, opt_delay_ms, opt_verbose;
@@ -122,28 +127,29 @@ commit_offsets(cohort_consumer *c, cohort_tp_offset *o, size_t n)
 		       (long long)o[i].offset, ename(o[i].err ? o[i].err : err), us);
 }
 
-/* The consumed positions of these partitions (all owned when tps NULL). */
+/* The processed positions of these partitions (all owned when tps NULL). */
 static void
 commit_positions(cohort_consumer *c, const cohort_tp *tps, size_t n)
 {
 	cohort_tp_offset o[MAXP];
 	size_t k = 0;
-	if (!tps) {
-		for (int i = 0; i < nowned; i++) {
-			int64_t pos;
-			if (cohort_position(c, owned[i].topic, owned[i].partition, &pos) == COHORT_OK &&
-			    pos >= 0)
-				o[k++] = (cohort_tp_offset){owned[i].topic, owned[i].partition, pos, 0};
-		}
-	} else {
-		for (size_t i = 0; i < n; i++) {
-			int64_t pos;
-			if (cohort_position(c, tps[i].topic, tps[i].partition, &pos) == COHORT_OK &&
-			    pos >= 0)
-				o[k++] = (cohort_tp_offset){tps[i].topic, tps[i].partition, pos, 0};
-		}
+	for (int i = 0; i < nowned; i++) {
+		int want = tps == NULL;
+		for (size_t j = 0; !want && j < n; j++)
+			want = owned[i].partition == tps[j].partition &&
+			       strcmp(owned[i].topic, tps[j].topic) == 0;
+		if (want && owned[i].pos >= 0)
+			o[k++] = (cohort_tp_offset){owned[i].topic, owned[i].partition, owned[i].pos, 0};
 	}
 	commit_offsets(c, o, k);
+}
+
+static void
+processed(const cohort_record *r)
+{
+	for (int i = 0; i < nowned; i++)
+		if (owned[i].partition == r->partition && strcmp(owned[i].topic, r->topic) == 0)
+			owned[i].pos = r->offset + 1;
 }
 
 static void
@@ -155,6 +161,7 @@ on_assigned(cohort_consumer *c, const cohort_tp *tps, size_t n, void *opaque)
 	print_parts("ASSIGNED", id, tps, n);
 	for (size_t i = 0; i < n && nowned < MAXP; i++) {
 		snprintf(owned[nowned].topic, sizeof(owned[nowned].topic), "%s", tps[i].topic);
+		owned[nowned].pos = -1;
 		owned[nowned++].partition = tps[i].partition;
 	}
 	print_assignment(c);
@@ -331,6 +338,7 @@ main(int argc, char **argv)
 				       (long long)recs[i].offset, now_us());
 			if (opt_verbose)
 				print_record(&recs[i]);
+			processed(&recs[i]);
 			if (opt_delay_ms)
 				usleep((useconds_t)opt_delay_ms * 1000);
 			if (opt_commit_every && ++since_commit >= opt_commit_every) {
