@@ -44,6 +44,14 @@ typedef struct f_req {
 	bool ids;               /* every topic has an id: v13+ allowed */
 } f_req;
 
+/* base + delta on broker-sent values: wraps instead of overflowing (a
+ * hostile batch must not be undefined behaviour). */
+static int64_t
+add_wrap(int64_t base, int64_t delta)
+{
+	return (int64_t)((uint64_t)base + (uint64_t)delta);
+}
+
 static bool
 uuid_zero(ch_uuid u)
 {
@@ -172,12 +180,9 @@ put_headers(ch_buf *d, const uint8_t *h, size_t len, int32_t count, int64_t *at)
 	return CH_OK;
 }
 
-/* Decode the record batches of one partition into a chunk. Returns the
- * chunk (possibly with no records when everything was skipped) or NULL with
- * *err set. *next: the fetch position after what was read. */
-static cl_chunk *
-decode_records(cl_client *c, cl_tp *tp, int64_t from, const uint8_t *p, size_t len, int64_t *next,
-	       cohort_err *err)
+cl_chunk *
+cl_records_decode(cl_tp *tp, bool check_crcs, int64_t from, const uint8_t *p, size_t len,
+		  int64_t *next, cohort_err *err)
 {
 	cl_chunk *ch = calloc(1, sizeof(*ch));
 	rec_slices *sl = NULL;
@@ -191,6 +196,12 @@ decode_records(cl_client *c, cl_tp *tp, int64_t from, const uint8_t *p, size_t l
 		return NULL;
 	}
 	ch_buf_init(&ch->data);
+	/* never NULL: an empty key or value is a valid pointer with length 0 */
+	if (!ch_buf_reserve(&ch->data, 256)) {
+		free(ch);
+		*err = COHORT_ERR__NOMEM;
+		return NULL;
+	}
 	ch->tp = tp;
 	size_t off = 0;
 	while (off < len) {
@@ -207,15 +218,16 @@ decode_records(cl_client *c, cl_tp *tp, int64_t from, const uint8_t *p, size_t l
 		const uint8_t *batch = p + off;
 		size_t size = (size_t)ch_batch_size(&h);
 		off += size;
-		if (ch_batch_last_offset(&h) < *next)
+		int64_t last_offset = add_wrap(h.base_offset, h.last_offset_delta);
+		if (last_offset < *next)
 			continue;
-		if (c->conf.check_crcs && ch_batch_compute_crc(batch, size) != h.crc) {
+		if (check_crcs && ch_batch_compute_crc(batch, size) != h.crc) {
 			CH_LOGW(CL_LOG, "%s-%d: record batch at %lld fails its CRC", tp->topic,
 				tp->partition, (long long)h.base_offset);
 			*err = COHORT_ERR__BAD_MSG;
 			break;
 		}
-		int64_t batch_next = ch_batch_last_offset(&h) + 1;
+		int64_t batch_next = add_wrap(last_offset, 1);
 		if (h.attributes & CH_BATCH_ATTR_CONTROL) {
 			*next = batch_next;
 			continue;
@@ -233,7 +245,7 @@ decode_records(cl_client *c, cl_tp *tp, int64_t from, const uint8_t *p, size_t l
 		ch_record rec;
 		int r;
 		while ((r = ch_record_next(&it, &rec)) == 1) {
-			int64_t offset = h.base_offset + rec.offset_delta;
+			int64_t offset = add_wrap(h.base_offset, rec.offset_delta);
 			if (offset < *next)
 				continue;
 			if ((size_t)ch->n == cap) {
@@ -255,7 +267,7 @@ decode_records(cl_client *c, cl_tp *tp, int64_t from, const uint8_t *p, size_t l
 			cr->partition = tp->partition;
 			cr->offset = offset;
 			bool lat = (h.attributes & CH_BATCH_ATTR_LOG_APPEND_TIME) != 0;
-			cr->timestamp = lat ? h.max_timestamp : h.base_timestamp + rec.timestamp_delta;
+			cr->timestamp = lat ? h.max_timestamp : add_wrap(h.base_timestamp, rec.timestamp_delta);
 			cr->timestamp_type = lat ? 1 : 0;
 			cr->leader_epoch = h.partition_leader_epoch;
 			cr->key_len = rec.key.len;
@@ -273,7 +285,7 @@ decode_records(cl_client *c, cl_tp *tp, int64_t from, const uint8_t *p, size_t l
 				goto out;
 			}
 			ch->n++;
-			*next = offset + 1;
+			*next = add_wrap(offset, 1);
 		}
 		if (r < 0 || it.err) {
 			CH_LOGW(CL_LOG, "%s-%d: malformed record in the batch at %lld", tp->topic,
@@ -387,9 +399,10 @@ done_fetch(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 				}
 				int64_t next;
 				cohort_err derr;
-				cl_chunk *ch = decode_records(c, tp, fp->offset, pd->Records.p,
-							      (size_t)CH_MAX(pd->Records.len, 0), &next,
-							      &derr);
+				cl_chunk *ch = cl_records_decode(tp, c->conf.check_crcs, fp->offset,
+								 pd->Records.p,
+								 (size_t)CH_MAX(pd->Records.len, 0),
+								 &next, &derr);
 				cl_lock(c);
 				tp->fetching = false;
 				if (ch && tp->epoch == fp->epoch && tp->owned && tp->fetch_pos == fp->offset) {

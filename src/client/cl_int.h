@@ -308,6 +308,15 @@ void cl_offsets_lookup(cl_client *c);
  * fetch in flight, one per leader (I/O thread). */
 void cl_fetcher_kick(cl_client *c);
 void cl_chunk_free(cl_chunk *ch);
+/*
+ * Decode a partition's Records field (untrusted: record batches v2, the last
+ * one possibly cut) into a chunk of the records at or after `from`. Returns
+ * the chunk (it may hold no records) or NULL with *err set when nothing
+ * decoded; *next gets the fetch position after what was read. Pure (any
+ * thread); fuzzed by fuzz_client_records.
+ */
+cl_chunk *cl_records_decode(cl_tp *tp, bool check_crcs, int64_t from, const uint8_t *p,
+			    size_t len, int64_t *next, cohort_err *err);
 
 /* ---- the client ---------------------------------------------------------- */
 
