@@ -136,6 +136,42 @@ class LibcohortGroups(CallbackClientTests, ClientGroupTest):
             self.assertIsNone(m.fatal, m.name)
             self.assertEqual(m.close(), 0)
 
+    def test_auto_commit(self):
+        """enable.auto.commit: the consumed positions are committed before a
+        revoke (a member joining takes over where the first one stopped,
+        nothing read twice), and every auto.commit.interval.ms from poll
+        (the group's commits reach the end offsets without any explicit
+        commit)."""
+        topic = "ac-libcohort"
+        create_topics(self.broker.port, {topic: 4})
+        ends = self.produce(topic, 4, 100)
+        parts = all_parts({topic: 4})
+
+        def auto_member(group, name, interval_ms):
+            m = MemberProcess([MEMBER, "-X", "enable.auto.commit=true",
+                               "-X", "auto.commit.interval.ms=%d" % interval_ms] + member_flags(
+                self.broker.bootstrap, group, [topic], name, "range", None, 3000, False, 0, 4),
+                name)
+            self.addCleanup(m.cleanup)
+            return m
+        # before a revoke: the interval is too long to matter here
+        a = auto_member("g-ac-revoke", "libcohort-ac-a", 600000)
+        wait_cover([a], parts)
+        self.wait_read([a], topic, 100)
+        b = auto_member("g-ac-revoke", "libcohort-ac-b", 600000)
+        wait_cover([a, b], parts, each_owns=True)
+        self.wait_read([a, b], topic, 400)
+        reads = [(p, o) for m in (a, b) for (t, p, o, us) in m.msgs]
+        self.assertEqual(len(reads), len(set(reads)), "records read twice across the revoke")
+        # periodic, from poll
+        c = auto_member("g-ac-periodic", "libcohort-ac-c", 300)
+        want = {(topic, p): e for p, e in ends.items()}
+        wait_until(lambda: type(self).read_offsets(self.broker.bootstrap, "g-ac-periodic") == want,
+                   60, "auto-committed offsets at the end offsets", 0.5)
+        for m in (a, b, c):
+            self.assertIsNone(m.fatal, m.name)
+            self.assertEqual(m.close(), 0)
+
     def test_eager_sticky_keeps(self):
         """Eager sticky (KIP-54): members revoke everything before the join,
         but report their previous assignment in the user data, so on a join

@@ -256,7 +256,8 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	cohort_conf *conf = cohort_conf_new();
 	const char *topics_arg = NULL;
-	int session_ms = 6000, opt;
+	int session_ms = 6000, opt, nextra = 0;
+	char *extra[32];
 	char hb[32], sess[32];
 	while ((opt = getopt(argc, argv, "b:g:t:a:i:s:n:RP:qD:X:VW:")) != -1) {
 		switch (opt) {
@@ -273,16 +274,13 @@ main(int argc, char **argv)
 		case 'V': opt_verbose = 1; break;
 		case 'W': opt_revoke_sleep_ms = atoi(optarg); break;
 		case 'D': opt_delay_ms = atoi(optarg); break;
-		case 'X': {
-			char *eq = strchr(optarg, '=');
-			if (!eq) {
+		case 'X':
+			if (!strchr(optarg, '=') || nextra == 32) {
 				fprintf(stderr, "cohort_member: -X wants key=value\n");
 				return 2;
 			}
-			*eq = 0;
-			set(conf, optarg, eq + 1);
+			extra[nextra++] = optarg; /* applied after the fixed settings */
 			break;
-		}
 		default:
 			fprintf(stderr, "usage: cohort_member -b HOST:PORT -g GROUP -t TOPICS ...\n");
 			return 2;
@@ -299,6 +297,11 @@ main(int argc, char **argv)
 	set(conf, "enable.auto.commit", "false");
 	set(conf, "auto.offset.reset", "earliest");
 	set(conf, "metadata.max.age.ms", "2000");
+	for (int i = 0; i < nextra; i++) {
+		char *eq = strchr(extra[i], '=');
+		*eq = 0;
+		set(conf, extra[i], eq + 1);
+	}
 	cohort_rebalance_listener l = {on_assigned, on_revoked, on_lost, NULL};
 	cohort_conf_set_rebalance_listener(conf, &l);
 	char err[512];
