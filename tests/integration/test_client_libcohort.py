@@ -172,6 +172,46 @@ class LibcohortGroups(CallbackClientTests, ClientGroupTest):
             self.assertIsNone(m.fatal, m.name)
             self.assertEqual(m.close(), 0)
 
+    def test_seek_async_commit_committed(self):
+        """cohort_seek re-reads from the offset given (records past it fetched
+        earlier are dropped); cohort_commit_async reports through its
+        callback on the polling thread; cohort_committed reads it back."""
+        topic, group = "sk-libcohort", "g-sk-libcohort"
+        create_topics(self.broker.port, {topic: 1})
+        self.produce(topic, 1, 100)
+        m = self.member(group, [topic], "libcohort-sk", commit_on_revoke=False, commit_every=0)
+        self.wait_read([m], topic, 100)
+        n = len(m.msgs)
+        m.send("seek %s 0 90" % topic)
+        m.wait(lambda s: len(s.msgs) >= n + 10, 30, "the 10 records after the seek")
+        self.assertIn("SEEK %s 0 90 NO_ERROR" % topic, m.lines)
+        self.assertEqual([o for (t, p, o, us) in m.msgs[n:]], list(range(90, 100)))
+        m.send("seek %s 7 0" % topic)   # not assigned
+        m.wait(lambda s: any(l.startswith("SEEK %s 7" % topic) for l in s.lines), 30, "SEEK")
+        self.assertIn("SEEK %s 7 0 _UNKNOWN_PARTITION" % topic, m.lines)
+        m.send("commitasync")
+        m.wait(lambda s: any(c[2] == 100 for c in s.commits), 30, "the async commit's result")
+        self.assertEqual([c[:4] for c in m.commits], [(topic, 0, 100, "NO_ERROR")])
+        self.assertEqual(m.fetch_committed(topic, [0]), {0: 100})
+        self.assertEqual(m.close(), 0)
+
+    def test_fenced_static_duplicate(self):
+        """A second member with the same group.instance.id takes the place of
+        the first (KIP-345); the first learns it is fenced: cohort_poll
+        returns FENCED_INSTANCE_ID, a fatal error, and it stops."""
+        topic, group = "fe-libcohort", "g-fe-libcohort"
+        create_topics(self.broker.port, {topic: 2})
+        parts = all_parts({topic: 2})
+        a = self.member(group, [topic], "libcohort-fe-a", instance="dup", session_ms=10000)
+        wait_cover([a], parts)
+        a2 = self.member(group, [topic], "libcohort-fe-a2", instance="dup", session_ms=10000)
+        a.wait(lambda s: s.fatal is not None, 60, "FENCED_INSTANCE_ID")
+        self.assertTrue(a.fatal.startswith("FENCED_INSTANCE_ID"), a.fatal)
+        a.wait(lambda s: s.closed, 60, "the fenced member to stop")
+        wait_cover([a2], parts)
+        self.assertIsNone(a2.fatal)
+        self.assertEqual(a2.close(), 0)
+
     def test_eager_sticky_keeps(self):
         """Eager sticky (KIP-54): members revoke everything before the join,
         but report their previous assignment in the user data, so on a join

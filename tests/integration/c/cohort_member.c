@@ -17,7 +17,8 @@
  * <parts>, LOST <parts>, ASSIGNMENT <member> <parts>, MSG t p o usec,
  * COMMIT t p o ERROR usec, COMMITTED t p o, ERROR name reason, FATAL name
  * reason, CLOSED. Commands: close, commit T P O, commitpos, committed T P...,
- * exit.
+ * exit; and libcohort's own: seek T P O, commitasync (the processed
+ * positions, COMMIT lines printed by the result callback).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cohort/cohort.h>
@@ -214,6 +215,18 @@ set(cohort_conf *conf, const char *k, const char *v)
 	}
 }
 
+static void
+on_commit_async(cohort_consumer *c, cohort_err err, const cohort_tp_offset *o, size_t n,
+		void *opaque)
+{
+	(void)c;
+	(void)opaque;
+	long long us = now_us();
+	for (size_t i = 0; i < n; i++)
+		printf("COMMIT %s %d %lld %s %lld\n", o[i].topic, o[i].partition,
+		       (long long)o[i].offset, ename(o[i].err ? o[i].err : err), us);
+}
+
 /* One command line; returns 1 to close, 2 to exit without closing. */
 static int
 command(cohort_consumer *c, char *line)
@@ -233,6 +246,19 @@ command(cohort_consumer *c, char *line)
 	} else if (strcmp(w[0], "commit") == 0 && n == 4) {
 		cohort_tp_offset o = {w[1], atoi(w[2]), atoll(w[3]), 0};
 		commit_offsets(c, &o, 1);
+	} else if (strcmp(w[0], "seek") == 0 && n == 4) {
+		cohort_err err = cohort_seek(c, w[1], atoi(w[2]), atoll(w[3]));
+		printf("SEEK %s %s %s %s\n", w[1], w[2], w[3], ename(err));
+	} else if (strcmp(w[0], "commitasync") == 0) {
+		cohort_tp_offset o[MAXP];
+		size_t k = 0;
+		for (int i = 0; i < nowned; i++)
+			if (owned[i].pos >= 0)
+				o[k++] = (cohort_tp_offset){owned[i].topic, owned[i].partition,
+							    owned[i].pos, 0};
+		cohort_err err = cohort_commit_async(c, o, k, on_commit_async, NULL);
+		if (err)
+			printf("ERROR %s commitasync\n", ename(err));
 	} else if (strcmp(w[0], "committed") == 0 && n >= 3) {
 		cohort_tp_offset o[64];
 		for (int i = 2; i < n; i++)
