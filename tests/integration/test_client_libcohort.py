@@ -425,6 +425,31 @@ class LibcohortOldBroker(ClientGroupTest):
         want[18] = {4, 2}   # its highest first, then the broker's
         self.assertEqual(got, want)
 
+    def test_coordinator_rediscovery(self):
+        """Heartbeats answered NOT_COORDINATOR, then COORDINATOR_NOT_AVAILABLE:
+        the member looks the coordinator up again (FindCoordinator) each
+        time and goes on in its generation, without a rebalance."""
+        topic, group = "rd-libcohort-old", "g-rd-libcohort-old"
+        create_topics(self.broker.port, {topic: 2})
+        parts = all_parts({topic: 2})
+        m = self.member(group, [topic], "libcohort-old-rd")
+        wait_cover([m], parts)
+        name = "libcohort-old-rd"
+
+        def finds():
+            with self.proxy.lock:
+                return sum(1 for cid, k, v in self.proxy.seen if cid == name and k == 10)
+        before, events = finds(), m.n_rebalance_events()
+        with self.proxy.lock:
+            self.proxy.inject += [16, 15]   # NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE
+        wait_until(lambda: finds() >= before + 2, 30, "two more FindCoordinator requests")
+        with self.proxy.lock:
+            self.assertEqual(self.proxy.inject, [])
+        time.sleep(1.0)   # more heartbeats, now answered by the coordinator
+        self.assertEqual(m.n_rebalance_events(), events, m.events)
+        self.assertIsNone(m.fatal)
+        self.assertEqual(m.close(), 0)
+
 
 if __name__ == "__main__":
     main()

@@ -5,7 +5,8 @@ It answers ApiVersions itself: at a version above its ApiVersions cap with
 UNSUPPORTED_VERSION and a v0 body (what Kafka answers, KIP-511), otherwise
 with the upstream broker's versions capped by `caps` {api_key: max}. Every
 other request is forwarded as it is, and every request's (api key, version)
-is recorded in `seen` as (client id, api key, version). The broker must advertise the proxy's address
+is recorded in `seen` as (client id, api key, version). Heartbeats (v1-v3)
+can be answered with the errors queued in `inject` instead. The broker must advertise the proxy's address
 (advertised.listeners) so that the client's later connections come here too.
 """
 import socket
@@ -21,6 +22,7 @@ class VersionProxy:
         self.caps = dict(caps)
         self.port = port
         self.seen = []
+        self.inject = []   # Heartbeat errors to answer instead of the broker, in order
         self.lock = threading.Lock()
         with kwire.Conn(upstream_port) as c:
             self.versions = kwire.api_versions(c, 0)["api_keys"]
@@ -88,6 +90,11 @@ class VersionProxy:
                     self.seen.append((cid, key, version))
                 if key == kwire.API_API_VERSIONS:
                     client.sendall(self._api_versions(corr, version))
+                    continue
+                with self.lock:
+                    err = self.inject.pop(0) if key == 12 and version <= 3 and self.inject else None
+                if err is not None:   # Heartbeat v1-v3: throttle_time_ms, error_code
+                    client.sendall(kwire.frame(struct.pack(">iih", corr, 0, err)))
                     continue
                 if up is None:
                     up = socket.create_connection(("127.0.0.1", self.upstream_port))
