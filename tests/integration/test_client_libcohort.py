@@ -212,6 +212,25 @@ class LibcohortGroups(CallbackClientTests, ClientGroupTest):
         self.assertIsNone(a2.fatal)
         self.assertEqual(a2.close(), 0)
 
+    def test_poll_interval_exceeded(self):
+        """max.poll.interval.ms: a member that does not poll in time leaves
+        the group (its partitions are lost, told at the next poll) and
+        rejoins at that poll."""
+        topic, group = "pi-libcohort", "g-pi-libcohort"
+        create_topics(self.broker.port, {topic: 1})
+        self.produce(topic, 1, 2)
+        m = MemberProcess([MEMBER, "-X", "max.poll.interval.ms=2000"] + member_flags(
+            self.broker.bootstrap, group, [topic], "libcohort-pi", "range", None, 6000, False,
+            0, 2500), "libcohort-pi")   # 2.5 s per record: 5 s between two polls
+        self.addCleanup(m.cleanup)
+
+        def lost_then_assigned(s):
+            kinds = [k for k, _ in s.events if k in ("ASSIGNED", "LOST")]
+            return "LOST" in kinds and "ASSIGNED" in kinds[kinds.index("LOST"):]
+        m.wait(lost_then_assigned, 60, "LOST, then ASSIGNED again")
+        self.assertIsNone(m.fatal)
+        self.assertEqual(m.close(timeout=90), 0)
+
     def test_eager_sticky_keeps(self):
         """Eager sticky (KIP-54): members revoke everything before the join,
         but report their previous assignment in the user data, so on a join
