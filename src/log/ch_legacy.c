@@ -445,8 +445,10 @@ ch_legacy_down_batch(const uint8_t *b, size_t len, int magic, int64_t first_offs
 	ch_record_iter_init(&it, recs, rlen, h.records_count);
 	int more;
 	while ((more = ch_record_next(&it, &rec)) == 1) {
-		int64_t off = h.base_offset + rec.offset_delta;
-		int64_t ts = lat ? h.max_timestamp : h.base_timestamp + rec.timestamp_delta;
+		/* wrapping sums: a hostile batch's base must not be undefined behaviour */
+		int64_t off = (int64_t)((uint64_t)h.base_offset + (uint64_t)(int64_t)rec.offset_delta);
+		int64_t ts = lat ? h.max_timestamp
+				 : (int64_t)((uint64_t)h.base_timestamp + (uint64_t)rec.timestamp_delta);
 		if (!codec && off < first_offset)
 			continue;
 		if (base < 0)
