@@ -4,10 +4,11 @@
 #   make test   install what tests need, the optimised build too (gcc: make run must
 #               compile), sanitizer build into build-asan/, run every test
 #   make gen    regenerate src/proto/generated from ../shared/kafka-protocol
+#   make format / make format-check   apply / check .clang-format (C sources but generated code)
 JOBS ?= $(shell nproc)
 PROTO_DIR ?= ../shared/kafka-protocol
 
-.PHONY: all deps build run test test-deps asan gen bench bench-assign clean
+.PHONY: all deps build run test test-deps asan gen bench bench-assign clean format format-check
 
 all: build
 
@@ -38,6 +39,16 @@ TEST_LOCK ?= /tmp/cohort-make-test.lock
 test: test-deps build asan
 	@flock -n $(TEST_LOCK) true || echo "make test: another run holds $(TEST_LOCK); waiting for it"
 	cd build-asan && flock -o $(TEST_LOCK) ctest --output-on-failure -j $(JOBS) --timeout 600
+
+# The C sources git tracks, but the generated codec (gen_proto.py's output
+# is committed as it writes it).
+FORMAT_FILES = git ls-files '*.c' '*.h' | grep -v '/generated/'
+format:
+	$(FORMAT_FILES) | xargs clang-format -i
+
+format-check:
+	@$(FORMAT_FILES) | xargs clang-format --dry-run --Werror || \
+	  { echo "format-check: run 'make format' (clang-format, .clang-format)"; exit 1; }
 
 gen:
 	python3 tools/gen_proto.py $(PROTO_DIR) src/proto/generated

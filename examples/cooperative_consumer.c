@@ -55,7 +55,8 @@ revoked(cohort_consumer *c, const cohort_tp *tps, size_t n, void *opaque)
 	size_t k = 0;
 	for (size_t i = 0; o && i < n; i++) {
 		int64_t pos;
-		if (cohort_position(c, tps[i].topic, tps[i].partition, &pos) == COHORT_OK && pos >= 0)
+		if (cohort_position(c, tps[i].topic, tps[i].partition, &pos) == COHORT_OK &&
+		    pos >= 0)
 			o[k++] = (cohort_tp_offset){tps[i].topic, tps[i].partition, pos, 0};
 	}
 	if (k) {
@@ -125,7 +126,8 @@ main(int argc, char **argv)
 		if (n) {
 			total += (long)n;
 			printf("consumed %zu record(s), %ld in all; last %s-%d@%lld\n", n, total,
-			       recs[n - 1].topic, recs[n - 1].partition, (long long)recs[n - 1].offset);
+			       recs[n - 1].topic, recs[n - 1].partition,
+			       (long long)recs[n - 1].offset);
 			fflush(stdout);
 		}
 	}

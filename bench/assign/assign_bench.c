@@ -111,7 +111,7 @@ run(ch_assign_kind kind, ac_group *g, double *ms)
 static int
 kind_by_arg(const char *s)
 {
-	static const char *names[] = {"range", "roundrobin", "sticky", "cooperative-sticky",
+	static const char *names[] = {"range",   "roundrobin",  "sticky", "cooperative-sticky",
 				      "uniform", "server-range"};
 	for (int k = 0; k < CH_ASSIGN_KIND_COUNT; k++)
 		if (strcmp(s, names[k]) == 0)
@@ -123,9 +123,9 @@ int
 main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "--header") == 0) {
-		printf("%-8s %-19s %7s %9s %9s %9s %9s %15s %9s %15s %8s %8s\n", "scenario", "assignor",
-		       "members", "parts", "fresh_ms", "steady_ms", "join_ms", "join_moved/min",
-		       "leave_ms", "leave_moved/min", "peak_MB", "input_MB");
+		printf("%-8s %-19s %7s %9s %9s %9s %9s %15s %9s %15s %8s %8s\n", "scenario",
+		       "assignor", "members", "parts", "fresh_ms", "steady_ms", "join_ms",
+		       "join_moved/min", "leave_ms", "leave_moved/min", "peak_MB", "input_MB");
 		return 0;
 	}
 	if (argc != 3 || kind_by_arg(argv[2]) < 0) {
@@ -207,8 +207,9 @@ main(int argc, char **argv)
 	else
 		snprintf(jm, sizeof(jm), "%lld/-", (long long)join.moved);
 	snprintf(lm, sizeof(lm), "%lld/%s", (long long)leave.moved, half || !sticky ? "-" : "0");
-	printf("%-8s %-19s %7d %9lld %9.1f %9.1f %9.1f %15s %9.1f %15s %8.0f %8.0f\n", sc, argv[2], nm,
-	       (long long)total, fresh_ms, steady_ms, join.ms, jm, leave.ms, lm, peak_mb(), input_mb);
+	printf("%-8s %-19s %7d %9lld %9.1f %9.1f %9.1f %15s %9.1f %15s %8.0f %8.0f\n", sc, argv[2],
+	       nm, (long long)total, fresh_ms, steady_ms, join.ms, jm, leave.ms, lm, peak_mb(),
+	       input_mb);
 	free(before);
 	free(after);
 	free(base);

@@ -44,10 +44,10 @@ now_ms(void)
 
 typedef struct consumer {
 	rd_kafka_t *rk;
-	int nparts;          /* partitions currently owned */
-	int *owned;          /* partition -> 1 */
-	double empty_since;  /* when the assignment became empty (0: not empty) */
-	double empty_total;  /* time spent empty after having owned something */
+	int nparts;         /* partitions currently owned */
+	int *owned;         /* partition -> 1 */
+	double empty_since; /* when the assignment became empty (0: not empty) */
+	double empty_total; /* time spent empty after having owned something */
 	int had_any, revokes, assigns;
 	int closing;
 } consumer;
@@ -117,10 +117,10 @@ consumer_new(target *tg, const char *group, const char *topic, const char *assig
 	consumer *c = calloc(1, sizeof(*c));
 	c->owned = calloc((size_t)topic_parts + 1, sizeof(int));
 	rd_kafka_conf_t *conf = rd_kafka_conf_new();
-#define SET(k, v)                                                                   \
-	if (rd_kafka_conf_set(conf, k, v, err, sizeof(err)) != RD_KAFKA_CONF_OK) { \
-		fprintf(stderr, "%s\n", err);                                        \
-		exit(1);                                                             \
+#define SET(k, v)                                                                                  \
+	if (rd_kafka_conf_set(conf, k, v, err, sizeof(err)) != RD_KAFKA_CONF_OK) {                 \
+		fprintf(stderr, "%s\n", err);                                                      \
+		exit(1);                                                                           \
 	}
 	SET("bootstrap.servers", tg->bootstrap);
 	SET("group.id", group);
@@ -256,8 +256,20 @@ create_topic(target *tg, const char *topic, int parts)
 	rd_kafka_NewTopic_destroy(nt);
 }
 
-enum { R_JOIN10, R_JOINBIG, R_PLUS1, R_MINUS1, R_STATIC, R_STATIC_REB, R_UNOWNED_EAGER_MEAN,
-       R_UNOWNED_EAGER_MAX, R_UNOWNED_COOP_MEAN, R_UNOWNED_COOP_MAX, R_PLUS1_COOP, R_N };
+enum {
+	R_JOIN10,
+	R_JOINBIG,
+	R_PLUS1,
+	R_MINUS1,
+	R_STATIC,
+	R_STATIC_REB,
+	R_UNOWNED_EAGER_MEAN,
+	R_UNOWNED_EAGER_MAX,
+	R_UNOWNED_COOP_MEAN,
+	R_UNOWNED_COOP_MAX,
+	R_PLUS1_COOP,
+	R_N
+};
 static const char *row_names[R_N] = {
 	"stable group, 10 join at once (ms)",
 	"stable group, BIG join at once (ms)",
@@ -278,7 +290,8 @@ unowned_stats(consumer **cs, int n, double *mean, double *max)
 {
 	double sum = 0, mx = 0, t = now_ms();
 	for (int i = 0; i < n; i++) {
-		double e = cs[i]->empty_total + (cs[i]->empty_since > 0 ? t - cs[i]->empty_since : 0);
+		double e =
+			cs[i]->empty_total + (cs[i]->empty_since > 0 ? t - cs[i]->empty_since : 0);
 		sum += e;
 		if (e > mx)
 			mx = e;
@@ -317,7 +330,8 @@ run_target(target *tg, int ti, int seq)
 	t0 = now_ms();
 	cs[10] = consumer_new(tg, group, topic, "range", NULL);
 	results[ti][R_PLUS1] = wait_covered(cs, 11, t0);
-	unowned_stats(cs, 10, &results[ti][R_UNOWNED_EAGER_MEAN], &results[ti][R_UNOWNED_EAGER_MAX]);
+	unowned_stats(cs, 10, &results[ti][R_UNOWNED_EAGER_MEAN],
+		      &results[ti][R_UNOWNED_EAGER_MAX]);
 	t0 = now_ms();
 	cs[0]->closing = 1;
 	pthread_t th;
@@ -390,15 +404,27 @@ main(int argc, char **argv)
 	int c;
 	while ((c = getopt(argc, argv, "b:n:s:H:")) != -1) {
 		switch (c) {
-		case 'b': cohortd = optarg; break;
-		case 'n': big = atoi(optarg); break;
-		case 's': session_ms = atoi(optarg); break;
-		case 'H': heartbeat_ms = atoi(optarg); break;
-		default: return 2;
+		case 'b':
+			cohortd = optarg;
+			break;
+		case 'n':
+			big = atoi(optarg);
+			break;
+		case 's':
+			session_ms = atoi(optarg);
+			break;
+		case 'H':
+			heartbeat_ms = atoi(optarg);
+			break;
+		default:
+			return 2;
 		}
 	}
 	if (!cohortd || big < 1 || big > MAXC) {
-		fprintf(stderr, "usage: group_bench -b COHORTD_HOST:PORT [-n BIG<=%d] [-s SESSION_MS] [-H HB_MS]\n", MAXC);
+		fprintf(stderr,
+			"usage: group_bench -b COHORTD_HOST:PORT [-n BIG<=%d] [-s SESSION_MS] [-H "
+			"HB_MS]\n",
+			MAXC);
 		return 2;
 	}
 	char err[512];

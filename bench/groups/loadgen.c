@@ -30,11 +30,33 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { K_OFFSET_COMMIT = 8, K_JOIN = 11, K_HEARTBEAT = 12, K_SYNC = 14 };
-enum { E_NONE = 0, E_ILLEGAL_GENERATION = 22, E_UNKNOWN_MEMBER = 25, E_REBALANCING = 27,
-       E_MEMBER_ID_REQUIRED = 79 };
-enum { ST_IDLE, ST_JOIN, ST_SYNC, ST_STABLE, ST_HB, ST_COMMIT };
-enum { PH_JOIN, PH_HB, PH_COMMIT, PH_DONE };
+enum {
+	K_OFFSET_COMMIT = 8,
+	K_JOIN = 11,
+	K_HEARTBEAT = 12,
+	K_SYNC = 14
+};
+enum {
+	E_NONE = 0,
+	E_ILLEGAL_GENERATION = 22,
+	E_UNKNOWN_MEMBER = 25,
+	E_REBALANCING = 27,
+	E_MEMBER_ID_REQUIRED = 79
+};
+enum {
+	ST_IDLE,
+	ST_JOIN,
+	ST_SYNC,
+	ST_STABLE,
+	ST_HB,
+	ST_COMMIT
+};
+enum {
+	PH_JOIN,
+	PH_HB,
+	PH_COMMIT,
+	PH_DONE
+};
 
 typedef struct {
 	int fd, group, idx, state, inflight, is_leader;
@@ -283,7 +305,8 @@ r32(rd *r)
 		r->bad = 1;
 		return 0;
 	}
-	uint32_t v = ((uint32_t)r->p[0] << 24) | ((uint32_t)r->p[1] << 16) | ((uint32_t)r->p[2] << 8) | r->p[3];
+	uint32_t v = ((uint32_t)r->p[0] << 24) | ((uint32_t)r->p[1] << 16) |
+		     ((uint32_t)r->p[2] << 8) | r->p[3];
 	r->p += 4;
 	return (int32_t)v;
 }
@@ -333,7 +356,8 @@ on_response(member *m, const unsigned char *p, size_t n)
 	int32_t corr = r32(&r);
 	m->inflight = 0;
 	if (corr != m->corr) {
-		fprintf(stderr, "loadgen: member %d: correlation %d != %d\n", m->idx, corr, m->corr);
+		fprintf(stderr, "loadgen: member %d: correlation %d != %d\n", m->idx, corr,
+			m->corr);
 		exit(1);
 	}
 	switch (m->state) {
@@ -446,7 +470,8 @@ on_readable(member *m)
 		}
 		ssize_t k = read(m->fd, m->rbuf + m->rlen, m->rcap - m->rlen);
 		if (k == 0) {
-			fprintf(stderr, "loadgen: member %d: connection closed by the broker\n", m->idx);
+			fprintf(stderr, "loadgen: member %d: connection closed by the broker\n",
+				m->idx);
 			exit(1);
 		}
 		if (k < 0) {
@@ -519,13 +544,15 @@ find_coordinators(struct sockaddr_in *sa)
 					exit(1);
 				got += (size_t)k;
 				if (got == 4) {
-					need = 4 + (((size_t)resp[0] << 24) | ((size_t)resp[1] << 16) |
+					need = 4 + (((size_t)resp[0] << 24) |
+						    ((size_t)resp[1] << 16) |
 						    ((size_t)resp[2] << 8) | resp[3]);
 					if (need > sizeof(resp))
 						exit(1);
 				}
 			}
-			int16_t err = (int16_t)((resp[12] << 8) | resp[13]); /* size corr throttle err */
+			int16_t err =
+				(int16_t)((resp[12] << 8) | resp[13]); /* size corr throttle err */
 			if (!err)
 				break;
 			struct timespec d = {0, 100000000};
@@ -546,19 +573,37 @@ main(int argc, char **argv)
 	topic = "loadgen";
 	while ((c = getopt(argc, argv, "b:m:g:t:P:d:p:x:")) != -1) {
 		switch (c) {
-		case 'b': bootstrap = optarg; break;
-		case 'm': nmembers = atoi(optarg); break;
-		case 'g': ngroups = atoi(optarg); break;
-		case 't': topic = optarg; break;
-		case 'P': nparts = atoi(optarg); break;
-		case 'd': secs = atoi(optarg); break;
-		case 'p': pid = atoi(optarg); break;
-		case 'x': name = optarg; break;
-		default: return 2;
+		case 'b':
+			bootstrap = optarg;
+			break;
+		case 'm':
+			nmembers = atoi(optarg);
+			break;
+		case 'g':
+			ngroups = atoi(optarg);
+			break;
+		case 't':
+			topic = optarg;
+			break;
+		case 'P':
+			nparts = atoi(optarg);
+			break;
+		case 'd':
+			secs = atoi(optarg);
+			break;
+		case 'p':
+			pid = atoi(optarg);
+			break;
+		case 'x':
+			name = optarg;
+			break;
+		default:
+			return 2;
 		}
 	}
 	if (!bootstrap || ngroups < 1 || ngroups > 100000 || nmembers < 1 || nparts < 1) {
-		fprintf(stderr, "usage: loadgen -b HOST:PORT -m MEMBERS -g GROUPS [-t TOPIC -P PARTS -d SECS -p PID]\n");
+		fprintf(stderr, "usage: loadgen -b HOST:PORT -m MEMBERS -g GROUPS [-t TOPIC -P "
+				"PARTS -d SECS -p PID]\n");
 		return 2;
 	}
 	char host[64];
@@ -613,7 +658,8 @@ main(int argc, char **argv)
 		}
 		if (phase == PH_JOIN) {
 			for (int i = 0; i < nmembers; i++)
-				if (M[i].state == ST_STABLE && !M[i].inflight && now >= M[i].next_hb_ms)
+				if (M[i].state == ST_STABLE && !M[i].inflight &&
+				    now >= M[i].next_hb_ms)
 					send_hb(&M[i]);
 			if (all_stable()) {
 				join_ms = now - t0;
@@ -630,7 +676,9 @@ main(int argc, char **argv)
 			if (phase == PH_HB) {
 				hb_rate = rate;
 				phase = PH_COMMIT;
-				fprintf(stderr, "loadgen: heartbeats: %lld/s (%ld rebalance errors)\n", rate, n_rebal);
+				fprintf(stderr,
+					"loadgen: heartbeats: %lld/s (%ld rebalance errors)\n",
+					rate, n_rebal);
 				/* let in-flight heartbeats drain into commits */
 				n_ok = n_rebal = 0;
 				phase_start = now;
@@ -639,7 +687,8 @@ main(int argc, char **argv)
 						send_commit(&M[i]);
 			} else {
 				commit_rate = rate;
-				fprintf(stderr, "loadgen: commits: %lld/s (%ld rebalance errors)\n", rate, n_rebal);
+				fprintf(stderr, "loadgen: commits: %lld/s (%ld rebalance errors)\n",
+					rate, n_rebal);
 				phase = PH_DONE;
 			}
 		}

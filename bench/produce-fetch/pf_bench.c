@@ -84,14 +84,17 @@ create_topic(const char *bs, rd_kafka_mock_cluster_t *mc, const char *topic, int
 	rd_kafka_AdminOptions_set_request_timeout(o, 30000, err, sizeof(err));
 	rd_kafka_CreateTopics(rk, &nt, 1, o, q);
 	rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 30000);
-	const rd_kafka_CreateTopics_result_t *res = ev ? rd_kafka_event_CreateTopics_result(ev) : NULL;
+	const rd_kafka_CreateTopics_result_t *res =
+		ev ? rd_kafka_event_CreateTopics_result(ev) : NULL;
 	size_t cnt = 0;
-	const rd_kafka_topic_result_t **tr = res ? rd_kafka_CreateTopics_result_topics(res, &cnt) : NULL;
+	const rd_kafka_topic_result_t **tr =
+		res ? rd_kafka_CreateTopics_result_topics(res, &cnt) : NULL;
 	if (!ev || rd_kafka_event_error(ev) || cnt != 1 || rd_kafka_topic_result_error(tr[0])) {
 		fprintf(stderr, "create topic %s: %s\n", topic,
-			!ev ? "timed out"
-			    : rd_kafka_event_error(ev) ? rd_kafka_event_error_string(ev)
-			    : cnt == 1 ? rd_kafka_topic_result_error_string(tr[0]) : "no result");
+			!ev                        ? "timed out"
+			: rd_kafka_event_error(ev) ? rd_kafka_event_error_string(ev)
+			: cnt == 1                 ? rd_kafka_topic_result_error_string(tr[0])
+						   : "no result");
 		exit(1);
 	}
 	rd_kafka_event_destroy(ev);
@@ -123,8 +126,9 @@ produce(const char *bs, const char *topic, const char *acks, long n, int sz, int
 	char *val = malloc((size_t)sz);
 	memset(val, 'x', (size_t)sz);
 	/* warm up: metadata and topic creation */
-	rd_kafka_producev(p, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(0), RD_KAFKA_V_VALUE(val, 1),
-			  RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+	rd_kafka_producev(p, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(0),
+			  RD_KAFKA_V_VALUE(val, 1), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+			  RD_KAFKA_V_END);
 	rd_kafka_flush(p, 30000);
 	delivered = failed = 0;
 	double t0 = now_s();
@@ -139,8 +143,8 @@ produce(const char *bs, const char *topic, const char *acks, long n, int sz, int
 	rd_kafka_flush(p, 120000);
 	double dt = now_s() - t0;
 	if (delivered != n || failed)
-		fprintf(stderr, "warning: %s: delivered %ld of %ld (%ld failed)\n", topic, delivered,
-			n, failed);
+		fprintf(stderr, "warning: %s: delivered %ld of %ld (%ld failed)\n", topic,
+			delivered, n, failed);
 	rd_kafka_destroy(p);
 	free(val);
 	return dt;
@@ -213,7 +217,8 @@ static void
 row(const char *what, long n, int sz, double a, double b)
 {
 	double mb = (double)n * sz / 1e6;
-	printf("%-20s %12.0f %9.1f %12.0f %9.1f %8.2f\n", what, n / a, mb / a, n / b, mb / b, b / a);
+	printf("%-20s %12.0f %9.1f %12.0f %9.1f %8.2f\n", what, n / a, mb / a, n / b, mb / b,
+	       b / a);
 }
 
 int

@@ -58,27 +58,33 @@ typedef int cohort_err;
 #define COHORT_OK 0
 
 /* Local errors: the library's own, never sent by a broker. */
-#define COHORT_ERR__BAD_CONF (-100)       /* unknown key or invalid value */
-#define COHORT_ERR__INVALID_ARG (-101)    /* a call's argument is invalid */
-#define COHORT_ERR__NOMEM (-102)          /* out of memory */
-#define COHORT_ERR__TIMED_OUT (-103)      /* the call's timeout passed */
-#define COHORT_ERR__TRANSPORT (-104)      /* connection failed or was lost */
-#define COHORT_ERR__CLOSED (-105)         /* the handle is closed or closing */
-#define COHORT_ERR__STATE (-106)          /* not allowed in the current state
+#define COHORT_ERR__BAD_CONF (-100)    /* unknown key or invalid value */
+#define COHORT_ERR__INVALID_ARG (-101) /* a call's argument is invalid */
+#define COHORT_ERR__NOMEM (-102)       /* out of memory */
+#define COHORT_ERR__TIMED_OUT (-103)   /* the call's timeout passed */
+#define COHORT_ERR__TRANSPORT (-104)   /* connection failed or was lost */
+#define COHORT_ERR__CLOSED (-105)      /* the handle is closed or closing */
+#define COHORT_ERR__STATE                                                                          \
+	(-106)                     /* not allowed in the current state
 					     (e.g. commit without a group) */
-#define COHORT_ERR__BAD_MSG (-107)        /* a response or record did not decode */
-#define COHORT_ERR__NO_COMMON_VERSION (-108) /* the broker serves no version
+#define COHORT_ERR__BAD_MSG (-107) /* a response or record did not decode */
+#define COHORT_ERR__NO_COMMON_VERSION                                                              \
+	(-108) /* the broker serves no version
 					     of an API the library needs */
-#define COHORT_ERR__ASSIGNMENT_LOST (-109) /* partitions lost (session expiry,
+#define COHORT_ERR__ASSIGNMENT_LOST                                                                \
+	(-109)                               /* partitions lost (session expiry,
 					     fencing, poll interval passed):
 					     commits for them are refused */
 #define COHORT_ERR__UNKNOWN_PARTITION (-110) /* not in the current assignment */
-#define COHORT_ERR__REBALANCE_FAILED (-111) /* the rebalance could not complete
+#define COHORT_ERR__REBALANCE_FAILED                                                               \
+	(-111) /* the rebalance could not complete
 					     within the retries it allows */
-#define COHORT_ERR__OFFSET_OUT_OF_RANGE (-112) /* out of range and
+#define COHORT_ERR__OFFSET_OUT_OF_RANGE                                                            \
+	(-112)                         /* out of range and
 					     auto.offset.reset=none */
-#define COHORT_ERR__UNSUPPORTED (-113)    /* the feature is not implemented */
-#define COHORT_ERR__SYSTEM (-114)         /* a system call failed (threads,
+#define COHORT_ERR__UNSUPPORTED (-113) /* the feature is not implemented */
+#define COHORT_ERR__SYSTEM                                                                         \
+	(-114) /* a system call failed (threads,
 					     sockets, epoll) */
 
 /* Some Kafka codes an application may want to test by name (Errors.java). */
@@ -191,12 +197,12 @@ typedef struct cohort_record {
 	const char *topic;
 	int32_t partition;
 	int64_t offset;
-	int64_t timestamp;       /* ms since the epoch */
-	int timestamp_type;      /* 0 CreateTime, 1 LogAppendTime */
-	int32_t leader_epoch;    /* -1 if unknown */
-	const void *key;         /* NULL for a null key */
+	int64_t timestamp;    /* ms since the epoch */
+	int timestamp_type;   /* 0 CreateTime, 1 LogAppendTime */
+	int32_t leader_epoch; /* -1 if unknown */
+	const void *key;      /* NULL for a null key */
 	int32_t key_len;
-	const void *value;       /* NULL for a null value (tombstone) */
+	const void *value; /* NULL for a null value (tombstone) */
 	int32_t value_len;
 	const cohort_header *headers;
 	int32_t headers_n;
@@ -258,8 +264,8 @@ COHORT_API cohort_err cohort_subscribe(cohort_consumer *c, const char *const *to
  * COHORT_ERR__OFFSET_OUT_OF_RANGE (auto.offset.reset=none), or
  * COHORT_ERR__CLOSED. Polling thread.
  */
-COHORT_API cohort_err cohort_poll(cohort_consumer *c, int timeout_ms,
-				  const cohort_record **records, size_t *count);
+COHORT_API cohort_err cohort_poll(cohort_consumer *c, int timeout_ms, const cohort_record **records,
+				  size_t *count);
 
 /*
  * Commit offsets to the group coordinator and wait for the answer (at most

@@ -23,8 +23,8 @@
  * Ranges are those of the generated codec unless an API is served only in
  * part. ApiVersions is answered from this table. */
 static const ch_api_handler handlers[] = {
-	{CH_APIKEY_PRODUCE, 0, 11, ch_api_Produce},       /* v0-v2: magic 0/1, converted */
-	{CH_APIKEY_FETCH, 0, 17, ch_api_Fetch},         /* v0-v3: down-converted to magic 0/1 */
+	{CH_APIKEY_PRODUCE, 0, 11, ch_api_Produce}, /* v0-v2: magic 0/1, converted */
+	{CH_APIKEY_FETCH, 0, 17, ch_api_Fetch},     /* v0-v3: down-converted to magic 0/1 */
 	{CH_APIKEY_LIST_OFFSETS, 0, 10, ch_api_ListOffsets},
 	{CH_APIKEY_METADATA, 0, 12, ch_api_Metadata},
 	{CH_APIKEY_OFFSET_COMMIT, 0, 9, ch_api_group},
@@ -106,7 +106,8 @@ static void
 log_reject(const char *peer, int16_t key, int16_t version, int32_t corr, const char *why)
 {
 	const ch_api_codec *c = ch_api_codec_find(key);
-	CH_LOGW("api", "rejected request from %s: api_key=%d (%s) api_version=%d correlation_id=%d: %s",
+	CH_LOGW("api",
+		"rejected request from %s: api_key=%d (%s) api_version=%d correlation_id=%d: %s",
 		peer, key, c ? c->name : "unknown", version, corr, why);
 }
 

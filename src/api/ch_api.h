@@ -33,13 +33,13 @@ typedef struct ch_broker ch_broker;
  * call that ends it. */
 typedef struct ch_req {
 	ch_broker *bk;
-	void *conn;          /* opaque connection handle of the shell */
-	uint64_t seq;        /* request sequence on that connection */
-	const char *peer;    /* "ip:port" of the client, for logs */
-	int16_t key;         /* ApiKey */
-	int16_t version;     /* request api version */
-	int32_t corr;        /* correlation id */
-	ch_str client_id;    /* header client id (may be null) */
+	void *conn;       /* opaque connection handle of the shell */
+	uint64_t seq;     /* request sequence on that connection */
+	const char *peer; /* "ip:port" of the client, for logs */
+	int16_t key;      /* ApiKey */
+	int16_t version;  /* request api version */
+	int32_t corr;     /* correlation id */
+	ch_str client_id; /* header client id (may be null) */
 	const ch_api_codec *codec;
 	void *body;          /* decoded request, codec->req_size bytes, in arena */
 	ch_arena arena;      /* decoded request and response scratch */

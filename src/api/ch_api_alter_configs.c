@@ -48,7 +48,12 @@
 #define RESOURCE_BROKER 4
 #define RESOURCE_BROKER_LOGGER 8
 
-enum { OP_SET = 0, OP_DELETE = 1, OP_APPEND = 2, OP_SUBTRACT = 3 };
+enum {
+	OP_SET = 0,
+	OP_DELETE = 1,
+	OP_APPEND = 2,
+	OP_SUBTRACT = 3
+};
 
 /* One config change of a resource; legacy AlterConfigs entries are SETs. */
 typedef struct alter_op {
@@ -131,7 +136,8 @@ list_edit(ch_req *req, const char *cur, const char *arg, bool append)
 	size_t cap = strlen(cur ? cur : "") + strlen(arg) + 2;
 	char *out = ch_req_alloc(req, cap), *items = ch_req_strdup(req, ch_str_c(cur ? cur : ""));
 	size_t o = 0;
-	for (char *save = NULL, *t = strtok_r(items, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+	for (char *save = NULL, *t = strtok_r(items, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
 		bool drop = false;
 		if (!append) {
 			char *a = ch_req_strdup(req, ch_str_c(arg));
@@ -166,8 +172,8 @@ list_edit(ch_req *req, const char *cur, const char *arg, bool append)
  */
 static int16_t
 new_set(alter_ctx *c, const alter_res *r, const ch_topic_kv *cur, size_t ncur,
-	bool (*is_list)(const char *), const char *(*dflt)(const char *), bool topic,
-	kvset *out, const char **msg)
+	bool (*is_list)(const char *), const char *(*dflt)(const char *), bool topic, kvset *out,
+	const char **msg)
 {
 	ch_req *req = c->req;
 	static char buf[400];
@@ -191,18 +197,21 @@ new_set(alter_ctx *c, const alter_res *r, const ch_topic_kv *cur, size_t ncur,
 			const char *opname = o->op == OP_APPEND ? "APPEND" : "SUBTRACT";
 			if (!is_list(key)) {
 				if (topic) /* ConfigurationControlManager */
-					snprintf(buf, sizeof(buf), "Can't %s to key %s because its type "
-						 "is not LIST.", opname, key);
+					snprintf(buf, sizeof(buf),
+						 "Can't %s to key %s because its type "
+						 "is not LIST.",
+						 opname, key);
 				else /* ConfigAdminManager.prepareIncrementalConfigs */
-					snprintf(buf, sizeof(buf), "Config value %s is not allowed for "
-						 "config key: %s", o->op == OP_APPEND ? "append"
-										  : "subtract", key);
+					snprintf(buf, sizeof(buf),
+						 "Config value %s is not allowed for "
+						 "config key: %s",
+						 o->op == OP_APPEND ? "append" : "subtract", key);
 				*msg = buf;
 				return CH_KERR_INVALID_CONFIG;
 			}
 			ch_topic_kv *e = kv_find(out, key);
-			kv_set(req, out, key, list_edit(req, e ? e->value : dflt(key), val,
-						       o->op == OP_APPEND));
+			kv_set(req, out, key,
+			       list_edit(req, e ? e->value : dflt(key), val, o->op == OP_APPEND));
 			break;
 		}
 		default:
@@ -222,13 +231,15 @@ precheck(alter_ctx *c, int32_t i)
 	const alter_res *r = &c->res[i];
 	for (int32_t j = 0; j < c->n; j++)
 		if (j != i && c->res[j].type == r->type && ch_str_eq(c->res[j].name, r->name)) {
-			fail(c, i, CH_KERR_INVALID_REQUEST, "Each resource must appear at most once.");
+			fail(c, i, CH_KERR_INVALID_REQUEST,
+			     "Each resource must appear at most once.");
 			return false;
 		}
 	for (int32_t k = 0; k < r->n; k++)
 		for (int32_t m = 0; m < k; m++)
 			if (ch_str_eq(r->ops[k].name, r->ops[m].name)) {
-				fail(c, i, CH_KERR_INVALID_REQUEST, "Error due to duplicate config keys");
+				fail(c, i, CH_KERR_INVALID_REQUEST,
+				     "Error due to duplicate config keys");
 				return false;
 			}
 	char nulls[512] = "";
@@ -258,13 +269,15 @@ alter_broker(alter_ctx *c, int32_t i, ch_topics_txn *tx, bool validate_only)
 		char *name = ch_req_strdup(c->req, r->name), *end;
 		long id = strtol(name, &end, 10);
 		if (*end != '\0' || end == name) {
-			snprintf(msg, sizeof(msg), "Node id must be an integer, but it is: %s", name);
+			snprintf(msg, sizeof(msg), "Node id must be an integer, but it is: %s",
+				 name);
 			fail(c, i, CH_KERR_INVALID_REQUEST, msg);
 			return;
 		}
 		if (id != bk->node_id) {
-			snprintf(msg, sizeof(msg), "Unexpected broker id, expected %d, but received %s",
-				 bk->node_id, name);
+			snprintf(msg, sizeof(msg),
+				 "Unexpected broker id, expected %d, but received %s", bk->node_id,
+				 name);
 			fail(c, i, CH_KERR_INVALID_REQUEST, msg);
 			return;
 		}
@@ -275,7 +288,8 @@ alter_broker(alter_ctx *c, int32_t i, ch_topics_txn *tx, bool validate_only)
 	ch_topics_broker_configs(bk->topics, layer, &cur, &ncur);
 	kvset s;
 	const char *why = NULL;
-	int16_t err = new_set(c, r, cur, ncur, ch_config_is_list, ch_config_default, false, &s, &why);
+	int16_t err =
+		new_set(c, r, cur, ncur, ch_config_is_list, ch_config_default, false, &s, &why);
 	if (err) {
 		fail(c, i, err, why);
 		return;
@@ -317,7 +331,8 @@ alter_topic(alter_ctx *c, int32_t i, ch_topics_txn *tx, bool validate_only)
 		return;
 	}
 	if (!t) {
-		snprintf(msg, sizeof(msg), "The topic '%.*s' does not exist.", r->name.len, r->name.p);
+		snprintf(msg, sizeof(msg), "The topic '%.*s' does not exist.", r->name.len,
+			 r->name.p);
 		fail(c, i, CH_KERR_UNKNOWN_TOPIC_OR_PARTITION, msg);
 		return;
 	}
@@ -368,7 +383,8 @@ altered(void *ud, int16_t err, const char *msg)
 		ch_IncrementalAlterConfigsResponse resp;
 		ch_IncrementalAlterConfigsResponse_init(&resp);
 		resp.Responses = CH_REQ_NEW_ARRAY(
-			c->req, ch_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse, c->n);
+			c->req, ch_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse,
+			c->n);
 		resp.Responses_n = c->n;
 		for (int32_t i = 0; i < c->n; i++)
 			result(c, i, &resp.Responses[i].ErrorCode, &resp.Responses[i].ErrorMessage,
@@ -446,8 +462,8 @@ ch_api_AlterConfigs(ch_req *req)
 	alter_ctx *c = ctx_new(req, rq->Resources_n, false);
 	for (int32_t i = 0; i < c->n; i++) {
 		const ch_AlterConfigsRequest_AlterConfigsResource *q = &rq->Resources[i];
-		alter_op *ops = res_init(req, &c->res[i], q->ResourceType, q->ResourceName,
-					 q->Configs_n);
+		alter_op *ops =
+			res_init(req, &c->res[i], q->ResourceType, q->ResourceName, q->Configs_n);
 		for (int32_t k = 0; k < c->res[i].n; k++)
 			ops[k] = (alter_op){q->Configs[k].Name, q->Configs[k].Value, OP_SET};
 	}
@@ -461,8 +477,8 @@ ch_api_IncrementalAlterConfigs(ch_req *req)
 	alter_ctx *c = ctx_new(req, rq->Resources_n, true);
 	for (int32_t i = 0; i < c->n; i++) {
 		const ch_IncrementalAlterConfigsRequest_AlterConfigsResource *q = &rq->Resources[i];
-		alter_op *ops = res_init(req, &c->res[i], q->ResourceType, q->ResourceName,
-					 q->Configs_n);
+		alter_op *ops =
+			res_init(req, &c->res[i], q->ResourceType, q->ResourceName, q->Configs_n);
 		for (int32_t k = 0; k < c->res[i].n; k++)
 			ops[k] = (alter_op){q->Configs[k].Name, q->Configs[k].Value,
 					    q->Configs[k].ConfigOperation};

@@ -100,8 +100,7 @@ ch_api_DescribeCluster(ch_req *req)
 	resp.Brokers[0].Host = ch_str_c(bk->adv_host);
 	resp.Brokers[0].Port = bk->adv_port;
 	resp.Brokers[0].Rack = ch_str_c(bk->cfg->broker_rack);
-	resp.ClusterAuthorizedOperations = rq->IncludeClusterAuthorizedOperations
-						   ? CH_CLUSTER_AUTHORIZED_OPS
-						   : INT32_MIN;
+	resp.ClusterAuthorizedOperations =
+		rq->IncludeClusterAuthorizedOperations ? CH_CLUSTER_AUTHORIZED_OPS : INT32_MIN;
 	ch_api_send(req, &resp);
 }

@@ -49,7 +49,9 @@ add_entry(ch_req *req, const ch_DescribeConfigsRequest *rq, cfg_res *c, const ch
 		return;
 	/* Kafka lists the value in use first, then what it overrides: a topic
 	 * override, then the broker key's dynamic, static and default values. */
-	enum { MAXSYN = 16 };
+	enum {
+		MAXSYN = 16
+	};
 	ch_config_entry syn[MAXSYN];
 	int n = 0;
 	if (topic && e->source == CH_CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG)
@@ -62,8 +64,9 @@ add_entry(ch_req *req, const ch_DescribeConfigsRequest *rq, cfg_res *c, const ch
 	c->Synonyms_n = n;
 	for (int k = 0; k < n; k++) {
 		c->Synonyms[k].Name = ch_str_c(ch_req_strdup(req, ch_str_c(syn[k].name)));
-		c->Synonyms[k].Value = syn[k].value ? ch_str_c(ch_req_strdup(req, ch_str_c(syn[k].value)))
-						    : CH_STR_NULL;
+		c->Synonyms[k].Value =
+			syn[k].value ? ch_str_c(ch_req_strdup(req, ch_str_c(syn[k].value)))
+				     : CH_STR_NULL;
 		c->Synonyms[k].Source = syn[k].source;
 	}
 }
@@ -144,14 +147,14 @@ ch_api_DescribeConfigs(ch_req *req)
 			}
 			describe_broker(req, rq, q, r);
 		} else if (q->ResourceType == RESOURCE_TOPIC) {
-			const ch_topic *tp =
-				q->ResourceName.len > 0
-					? ch_topics_find(bk->topics, q->ResourceName.p,
-							 (size_t)q->ResourceName.len)
-					: NULL;
-			if (!tp && ch_topic_name_validate(q->ResourceName.p ? q->ResourceName.p : "",
-							  (size_t)CH_MAX(q->ResourceName.len, 0),
-							  msg, sizeof(msg)) != 0) {
+			const ch_topic *tp = q->ResourceName.len > 0
+						     ? ch_topics_find(bk->topics, q->ResourceName.p,
+								      (size_t)q->ResourceName.len)
+						     : NULL;
+			if (!tp &&
+			    ch_topic_name_validate(q->ResourceName.p ? q->ResourceName.p : "",
+						   (size_t)CH_MAX(q->ResourceName.len, 0), msg,
+						   sizeof(msg)) != 0) {
 				/* Kafka validates the name first (Topic.validate). */
 				fail(req, r, CH_KERR_INVALID_TOPIC_EXCEPTION, msg);
 				continue;

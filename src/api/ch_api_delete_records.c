@@ -77,7 +77,8 @@ ch_api_DeleteRecords(ch_req *req)
 			r->PartitionIndex = q->PartitionIndex;
 			r->LowWatermark = -1;
 			int16_t kerr;
-			ch_part *p = ch_log_manager_get(bk->logs, t->Name.p, len, q->PartitionIndex, &kerr);
+			ch_part *p = ch_log_manager_get(bk->logs, t->Name.p, len, q->PartitionIndex,
+							&kerr);
 			if (p && internal)
 				kerr = CH_KERR_INVALID_TOPIC_EXCEPTION;
 			if (!p || internal) {

@@ -61,18 +61,18 @@ typedef struct fetch fetch;
 
 typedef struct fpart {
 	fetch *f;
-	int32_t topic_ix;       /* index into the request's Topics */
+	int32_t topic_ix; /* index into the request's Topics */
 	const ch_FetchRequest_FetchPartition *q;
-	ch_str name;            /* resolved topic name (NULL str if unknown) */
+	ch_str name; /* resolved topic name (NULL str if unknown) */
 	ch_uuid id;
 	ch_part_watch watch;
-	uint64_t seen;          /* ch_part_appended_bytes at the last look */
-	bool zstd_topic;        /* compression.type=zstd (v0-v9 cannot read it) */
+	uint64_t seen;   /* ch_part_appended_bytes at the last look */
+	bool zstd_topic; /* compression.type=zstd (v0-v9 cannot read it) */
 	/* scan results */
 	int16_t err;
 	int64_t hw, lso, start;
 	ch_plog_slice sl;
-	ch_api_down *down;      /* v0-v3: the slice, being down-converted */
+	ch_api_down *down; /* v0-v3: the slice, being down-converted */
 	int64_t down_size;
 } fpart;
 
@@ -81,8 +81,8 @@ struct fetch {
 	ch_timer timer;
 	fpart *parts;
 	int32_t n;
-	int64_t have;           /* bytes available (scan + appended since) */
-	int64_t need;           /* MinBytes */
+	int64_t have; /* bytes available (scan + appended since) */
+	int64_t need; /* MinBytes */
 	bool parked;
 };
 
@@ -127,7 +127,7 @@ scan(fetch *f, bool *any_err)
 						     : CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 		} else {
 			p = ch_log_manager_get(bk->logs, fp->name.p, (size_t)fp->name.len,
-					 fp->q->Partition, &fp->err);
+					       fp->q->Partition, &fp->err);
 		}
 		if (!p) {
 			*any_err = true;
@@ -261,10 +261,11 @@ encode(fetch *f, int16_t top_err)
 				ch_wr_i64(&b, fp->err ? -1 : fp->lso);
 				if (v >= 5)
 					ch_wr_i64(&b, fp->err ? -1 : fp->start);
-				ch_wr_array_len(&b, unknown ? 0 : -1, flex); /* AbortedTransactions */
+				ch_wr_array_len(&b, unknown ? 0 : -1,
+						flex); /* AbortedTransactions */
 			}
 			if (v >= 11)
-				ch_wr_i32(&b, -1);     /* PreferredReadReplica */
+				ch_wr_i32(&b, -1); /* PreferredReadReplica */
 			int64_t len = fp->down ? fp->down_size : fp->sl.len;
 			if (flex)
 				ch_wr_uvarint(&b, (uint32_t)len + 1);
@@ -308,7 +309,7 @@ answer(fetch *f, int16_t top_err)
 	ch_req *req = f->req;
 	convert_old(f);
 	ch_resp *r = encode(f, top_err);
-	release_slices(f); /* none left unless encode skipped them */
+	release_slices(f);        /* none left unless encode skipped them */
 	ch_api_send_resp(req, r); /* frees req and f (in its arena) */
 }
 
@@ -368,13 +369,16 @@ ch_api_Fetch(ch_req *req)
 	for (int32_t t = 0; t < nt; t++) {
 		const ch_FetchRequest_FetchTopic *tq = &rq->Topics[t];
 		ch_str name = CH_STR_NULL;
-		const ch_topic *tp = req->version >= 13 ? ch_topics_find_id(bk->topics, &tq->TopicId)
-			: (tq->Topic.len > 0 ? ch_topics_find(bk->topics, tq->Topic.p,
-							      (size_t)tq->Topic.len)
-					     : NULL);
+		const ch_topic *tp =
+			req->version >= 13
+				? ch_topics_find_id(bk->topics, &tq->TopicId)
+				: (tq->Topic.len > 0 ? ch_topics_find(bk->topics, tq->Topic.p,
+								      (size_t)tq->Topic.len)
+						     : NULL);
 		bool zstd = false;
 		if (tp) {
-			name = ch_str_c(ch_req_strdup(req, (ch_str){tp->name, (int32_t)tp->name_len}));
+			name = ch_str_c(
+				ch_req_strdup(req, (ch_str){tp->name, (int32_t)tp->name_len}));
 			if (req->version < 10) {
 				ch_topic_config tc;
 				ch_topic_config_resolve(bk->cfg, tp->configs, tp->n_configs, &tc);
@@ -411,7 +415,7 @@ ch_api_Fetch(ch_req *req)
 		fpart *fp = &f->parts[i];
 		int16_t kerr;
 		ch_part *p = ch_log_manager_get(bk->logs, fp->name.p, (size_t)fp->name.len,
-					  fp->q->Partition, &kerr);
+						fp->q->Partition, &kerr);
 		if (!p)
 			continue;
 		fp->seen = ch_part_appended_bytes(p);

@@ -31,8 +31,8 @@ int16_t
 ch_api_group_check_partition(void *ud, ch_str topic, int32_t partition)
 {
 	ch_broker *bk = ud;
-	const ch_topic *t = topic.len > 0 ? ch_topics_find(bk->topics, topic.p, (size_t)topic.len)
-					  : NULL;
+	const ch_topic *t =
+		topic.len > 0 ? ch_topics_find(bk->topics, topic.p, (size_t)topic.len) : NULL;
 	if (!t || partition < 0 || partition >= t->partitions)
 		return CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 	return CH_KERR_NONE;
@@ -240,16 +240,16 @@ static const struct group_api {
 	bool (*refused)(ch_req *req);
 	bool needs_offsets_topic;
 } group_apis[] = {
-    {8, ch_coord_commit, NULL, true},                /* OffsetCommit */
-    {9, ch_coord_fetch, NULL, false},                /* OffsetFetch */
-    {11, ch_coord_join, NULL, true},                 /* JoinGroup */
-    {12, ch_coord_heartbeat, NULL, false},           /* Heartbeat */
-    {13, ch_coord_leave, NULL, false},               /* LeaveGroup */
-    {14, ch_coord_sync, sync_group_refused, true},   /* SyncGroup */
-    {15, ch_coord_describe, NULL, false},            /* DescribeGroups */
-    {16, ch_coord_list, NULL, false},                /* ListGroups */
-    {42, ch_coord_delete_groups, NULL, true},        /* DeleteGroups */
-    {47, ch_coord_offset_delete, NULL, true},        /* OffsetDelete */
+	{8, ch_coord_commit, NULL, true},              /* OffsetCommit */
+	{9, ch_coord_fetch, NULL, false},              /* OffsetFetch */
+	{11, ch_coord_join, NULL, true},               /* JoinGroup */
+	{12, ch_coord_heartbeat, NULL, false},         /* Heartbeat */
+	{13, ch_coord_leave, NULL, false},             /* LeaveGroup */
+	{14, ch_coord_sync, sync_group_refused, true}, /* SyncGroup */
+	{15, ch_coord_describe, NULL, false},          /* DescribeGroups */
+	{16, ch_coord_list, NULL, false},              /* ListGroups */
+	{42, ch_coord_delete_groups, NULL, true},      /* DeleteGroups */
+	{47, ch_coord_offset_delete, NULL, true},      /* OffsetDelete */
 };
 
 static const struct group_api *
@@ -269,12 +269,12 @@ group_call(ch_req *req)
 	char host[80];
 	client_host(req->peer, host, sizeof(host));
 	ch_coord_req r = {
-	    .now = now_wall(req),
-	    .token = req,
-	    .version = req->version,
-	    .body = req->body,
-	    .client_id = req->client_id,
-	    .client_host = host,
+		.now = now_wall(req),
+		.token = req,
+		.version = req->version,
+		.body = req->body,
+		.client_id = req->client_id,
+		.client_host = host,
 	};
 	group_api_for(req->key)->call(req->bk->coord, &r);
 }

@@ -64,9 +64,10 @@ list_one(ch_req *req, const ch_ListOffsetsRequest_ListOffsetsTopic *tq,
 		return;
 	}
 	int16_t kerr = CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-	ch_part *p = tq->Name.len > 0 ? ch_log_manager_get(bk->logs, tq->Name.p, (size_t)tq->Name.len,
-						     q->PartitionIndex, &kerr)
-				      : NULL;
+	ch_part *p = tq->Name.len > 0
+			     ? ch_log_manager_get(bk->logs, tq->Name.p, (size_t)tq->Name.len,
+						  q->PartitionIndex, &kerr)
+			     : NULL;
 	if (!p) {
 		r->ErrorCode = kerr;
 		r->LeaderEpoch = -1;
@@ -121,8 +122,8 @@ ch_api_ListOffsets(ch_req *req)
 		ch_ListOffsetsResponse_ListOffsetsTopicResponse *tr = &resp.Topics[i];
 		int32_t np = tq->Partitions_n > 0 ? tq->Partitions_n : 0;
 		tr->Name = tq->Name;
-		tr->Partitions =
-			CH_REQ_NEW_ARRAY(req, ch_ListOffsetsResponse_ListOffsetsPartitionResponse, np);
+		tr->Partitions = CH_REQ_NEW_ARRAY(
+			req, ch_ListOffsetsResponse_ListOffsetsPartitionResponse, np);
 		tr->Partitions_n = np;
 		for (int32_t k = 0; k < np; k++)
 			list_one(req, tq, &tq->Partitions[k], &tr->Partitions[k]);

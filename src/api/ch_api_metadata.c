@@ -202,8 +202,8 @@ ch_api_Metadata(ch_req *req)
 			ctx->err[i] = ch_topics_ensure_offsets_topic(tx, NULL, msg, sizeof(msg));
 		else
 			ctx->err[i] = ch_topics_create(tx, name.p, (size_t)name.len,
-						       bk->cfg->num_partitions, NULL, 0, false, NULL,
-						       msg, sizeof(msg));
+						       bk->cfg->num_partitions, NULL, 0, false,
+						       NULL, msg, sizeof(msg));
 		if (ctx->err[i])
 			CH_LOGW("api", "%s: auto-creating topic '%.*s' failed: %s", req->peer,
 				name.len, name.p, msg);

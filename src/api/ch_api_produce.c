@@ -70,7 +70,13 @@ on_durable(void *ud, int16_t kerr, int64_t base, int64_t last)
 static int16_t
 one_batch(int16_t version, const uint8_t *p, size_t len, size_t *use_len)
 {
-	enum { LOG_OVERHEAD = 12, MIN_BATCH = 14, MAGIC_AT = 16, ATTRIBUTES_AT = 21, ZSTD = 4 };
+	enum {
+		LOG_OVERHEAD = 12,
+		MIN_BATCH = 14,
+		MAGIC_AT = 16,
+		ATTRIBUTES_AT = 21,
+		ZSTD = 4
+	};
 	size_t pos = 0;
 	int whole = 0;
 	while (len - pos >= LOG_OVERHEAD) {
@@ -98,9 +104,10 @@ one_batch(int16_t version, const uint8_t *p, size_t len, size_t *use_len)
 static bool
 append_error_without_start(int16_t kerr)
 {
-	return kerr == CH_KERR_UNKNOWN_TOPIC_OR_PARTITION || kerr == CH_KERR_NOT_LEADER_OR_FOLLOWER ||
-	       kerr == CH_KERR_MESSAGE_TOO_LARGE || kerr == CH_KERR_RECORD_LIST_TOO_LARGE ||
-	       kerr == CH_KERR_CORRUPT_MESSAGE || kerr == CH_KERR_KAFKA_STORAGE_ERROR;
+	return kerr == CH_KERR_UNKNOWN_TOPIC_OR_PARTITION ||
+	       kerr == CH_KERR_NOT_LEADER_OR_FOLLOWER || kerr == CH_KERR_MESSAGE_TOO_LARGE ||
+	       kerr == CH_KERR_RECORD_LIST_TOO_LARGE || kerr == CH_KERR_CORRUPT_MESSAGE ||
+	       kerr == CH_KERR_KAFKA_STORAGE_ERROR;
 }
 
 /* ---- record errors (v8+): what Kafka's RecordValidationException carries ---- */
@@ -114,8 +121,7 @@ typedef struct rec_errs {
 	int32_t n;
 } rec_errs;
 
-static ch_str
-req_printf(ch_req *req, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static ch_str req_printf(ch_req *req, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static ch_str
 req_printf(ch_req *req, const char *fmt, ...)
@@ -146,21 +152,25 @@ on_record_error(void *ud, const ch_plog_record_error *e)
 	if (r->out) {
 		ch_str m;
 		if (e->why == CH_PLOG_REC_NO_KEY)
-			m = req_printf(r->req, "Compacted topic cannot accept message without key in "
-					       "topic partition %s-%" PRId32,
+			m = req_printf(r->req,
+				       "Compacted topic cannot accept message without key in "
+				       "topic partition %s-%" PRId32,
 				       r->topic, r->partition);
 		else if (e->why == CH_PLOG_REC_TS_RANGE)
-			m = req_printf(r->req, "Timestamp %" PRId64 " of message with offset %" PRId64
-					       " is out of range. The timestamp should be within [%" PRId64
-					       ", %" PRId64 "]",
+			m = req_printf(r->req,
+				       "Timestamp %" PRId64 " of message with offset %" PRId64
+				       " is out of range. The timestamp should be within [%" PRId64
+				       ", %" PRId64 "]",
 				       e->timestamp, e->offset, java_add(r->now, -r->before_max),
 				       java_add(r->now, r->after_max));
 		else
-			m = req_printf(r->req, "Invalid timestamp type in message DefaultRecord(offset=%" PRId64
-					       ", timestamp=%" PRId64 ", key=%" PRId32
-					       " bytes, value=%" PRId32 " bytes). Producer should not "
-					       "set timestamp type to LogAppendTime.",
-				       e->offset, e->timestamp, e->key_len, e->value_len);
+			m = req_printf(
+				r->req,
+				"Invalid timestamp type in message DefaultRecord(offset=%" PRId64
+				", timestamp=%" PRId64 ", key=%" PRId32 " bytes, value=%" PRId32
+				" bytes). Producer should not "
+				"set timestamp type to LogAppendTime.",
+				e->offset, e->timestamp, e->key_len, e->value_len);
 		r->out[r->n].BatchIndex = e->index;
 		r->out[r->n].BatchIndexErrorMessage = m;
 	}
@@ -173,8 +183,8 @@ on_record_error(void *ud, const ch_plog_record_error *e)
  * Kafka's RecordValidationException gives them (ProduceResponse v8+).
  */
 static void
-record_errors(ch_req *req, const ch_topic *t, int32_t partition, const uint8_t *data,
-	      size_t len, int64_t now, int16_t kerr, ch_ProduceResponse_PartitionProduceResponse *pr)
+record_errors(ch_req *req, const ch_topic *t, int32_t partition, const uint8_t *data, size_t len,
+	      int64_t now, int16_t kerr, ch_ProduceResponse_PartitionProduceResponse *pr)
 {
 	ch_batch_hdr h;
 	if (ch_batch_check(data, len, 0, true, &h) != CH_BATCH_OK)
@@ -187,7 +197,7 @@ record_errors(ch_req *req, const ch_topic *t, int32_t partition, const uint8_t *
 	pc.log_append_time = tc.message_timestamp_type == CH_TIMESTAMP_LOG_APPEND_TIME;
 	pc.ts_before_max_ms = tc.message_timestamp_before_max_ms;
 	pc.ts_after_max_ms = tc.message_timestamp_after_max_ms;
-	rec_errs r = {req, t->name, partition, now, pc.ts_before_max_ms, pc.ts_after_max_ms,
+	rec_errs r = {req,  t->name, partition, now, pc.ts_before_max_ms, pc.ts_after_max_ms,
 		      NULL, 0};
 	int64_t max_ts;
 	if (ch_plog_check_records(&pc, data, &h, now, &max_ts, on_record_error, &r) != kerr ||
@@ -199,8 +209,8 @@ record_errors(ch_req *req, const ch_topic *t, int32_t partition, const uint8_t *
 	pr->RecordErrors = r.out;
 	pr->RecordErrors_n = r.n;
 	if (kerr == CH_KERR_INVALID_TIMESTAMP) {
-		pr->ErrorMessage =
-			CH_STR_LIT("One or more records have been rejected due to invalid timestamp");
+		pr->ErrorMessage = CH_STR_LIT(
+			"One or more records have been rejected due to invalid timestamp");
 		return;
 	}
 	/* Java's List.toString of the first three RecordErrors */
@@ -215,9 +225,10 @@ record_errors(ch_req *req, const ch_topic *t, int32_t partition, const uint8_t *
 		ch_buf_append(&b, m->p, (size_t)m->len);
 		ch_buf_append(&b, "')", 2);
 	}
-	pr->ErrorMessage = req_printf(req, "One or more records have been rejected due to %" PRId32
-					   " record errors in total, and only showing the first "
-					   "three errors at most: [%.*s]",
+	pr->ErrorMessage = req_printf(req,
+				      "One or more records have been rejected due to %" PRId32
+				      " record errors in total, and only showing the first "
+				      "three errors at most: [%.*s]",
 				      r.n, (int)b.len, b.data ? (const char *)b.data : "");
 	ch_buf_free(&b);
 }
@@ -244,12 +255,13 @@ ch_api_Produce(ch_req *req)
 		tr->PartitionResponses =
 			CH_REQ_NEW_ARRAY(req, ch_ProduceResponse_PartitionProduceResponse, np);
 		tr->PartitionResponses_n = np;
-		const ch_topic *t = td->Name.len > 0
-					    ? ch_topics_find(bk->topics, td->Name.p, (size_t)td->Name.len)
-					    : NULL;
+		const ch_topic *t = td->Name.len > 0 ? ch_topics_find(bk->topics, td->Name.p,
+								      (size_t)td->Name.len)
+						     : NULL;
 		for (int32_t k = 0; k < np; k++) {
 			const ch_ProduceRequest_PartitionProduceData *pd = &td->PartitionData[k];
-			ch_ProduceResponse_PartitionProduceResponse *pr = &tr->PartitionResponses[k];
+			ch_ProduceResponse_PartitionProduceResponse *pr =
+				&tr->PartitionResponses[k];
 			pr->Index = pd->Index;
 			pr->BaseOffset = -1;
 			pr->LogAppendTimeMs = -1;
@@ -269,7 +281,7 @@ ch_api_Produce(ch_req *req)
 				kerr = CH_KERR_INVALID_RECORD;
 			else
 				p = ch_log_manager_get(bk->logs, td->Name.p, (size_t)td->Name.len,
-						 pd->Index, &kerr);
+						       pd->Index, &kerr);
 			uint8_t *data = (uint8_t *)pd->Records.p;
 			size_t len = pd->Records.len > 0 ? (size_t)pd->Records.len : 0;
 			ch_buf conv;
@@ -295,13 +307,13 @@ ch_api_Produce(ch_req *req)
 					w->ctx = ctx;
 					w->pr = pr;
 				}
-				kerr = ch_part_append(p, data, len, acks == -1 ? on_durable : NULL, w,
-						      &info);
+				kerr = ch_part_append(p, data, len, acks == -1 ? on_durable : NULL,
+						      w, &info);
 				if ((kerr == CH_KERR_INVALID_TIMESTAMP ||
 				     kerr == CH_KERR_INVALID_RECORD) &&
 				    req->version >= 8)
-					record_errors(req, t, pd->Index, data, len, info.now_ms, kerr,
-						      pr);
+					record_errors(req, t, pd->Index, data, len, info.now_ms,
+						      kerr, pr);
 				if (kerr && !append_error_without_start(kerr))
 					pr->LogStartOffset = ch_plog_start_offset(ch_part_log(p));
 				if (!kerr) {
@@ -326,7 +338,8 @@ ch_api_Produce(ch_req *req)
 		 * the connection: the producer then refreshes its metadata
 		 * (KafkaApis.handleProduceRequest does the same). */
 		if (ctx->failed) {
-			CH_LOGI("api", "%s: closing the connection: a produce with acks=0 failed "
+			CH_LOGI("api",
+				"%s: closing the connection: a produce with acks=0 failed "
 				"(correlation id %d)",
 				req->peer, req->corr);
 			ch_api_close(req, NULL);

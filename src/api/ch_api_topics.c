@@ -67,7 +67,8 @@ static int16_t
 check_replicas(ch_req *req, const int32_t *ids, int32_t n, char *msg, size_t msglen)
 {
 	if (n == 0) {
-		snprintf(msg, msglen, "The manual partition assignment includes an empty replica list.");
+		snprintf(msg, msglen,
+			 "The manual partition assignment includes an empty replica list.");
 		return CH_KERR_INVALID_REPLICA_ASSIGNMENT;
 	}
 	for (int32_t i = 0; i < n; i++) {
@@ -94,13 +95,15 @@ static int16_t
 check_assignments(ch_req *req, const ct_req *t, int32_t *partitions, char *msg, size_t msglen)
 {
 	if (t->ReplicationFactor != -1) {
-		snprintf(msg, msglen, "A manual partition assignment was specified, but replication "
-				      "factor was not set to -1.");
+		snprintf(msg, msglen,
+			 "A manual partition assignment was specified, but replication "
+			 "factor was not set to -1.");
 		return CH_KERR_INVALID_REQUEST;
 	}
 	if (t->NumPartitions != -1) {
-		snprintf(msg, msglen, "A manual partition assignment was specified, but numPartitions "
-				      "was not set to -1.");
+		snprintf(msg, msglen,
+			 "A manual partition assignment was specified, but numPartitions "
+			 "was not set to -1.");
 		return CH_KERR_INVALID_REQUEST;
 	}
 	for (int32_t i = 0; i < t->Assignments_n; i++) {
@@ -108,18 +111,21 @@ check_assignments(ch_req *req, const ct_req *t, int32_t *partitions, char *msg, 
 		for (int32_t j = 0; j < i; j++)
 			if (t->Assignments[j].PartitionIndex == a->PartitionIndex) {
 				snprintf(msg, msglen,
-					 "Found multiple manual partition assignments for partition %d",
+					 "Found multiple manual partition assignments for "
+					 "partition %d",
 					 a->PartitionIndex);
 				return CH_KERR_INVALID_REPLICA_ASSIGNMENT;
 			}
-		int16_t err = check_replicas(req, a->BrokerIds, CH_MAX(a->BrokerIds_n, 0), msg, msglen);
+		int16_t err =
+			check_replicas(req, a->BrokerIds, CH_MAX(a->BrokerIds_n, 0), msg, msglen);
 		if (err)
 			return err;
 	}
 	for (int32_t i = 0; i < t->Assignments_n; i++)
 		if (t->Assignments[i].PartitionIndex < 0 ||
 		    t->Assignments[i].PartitionIndex >= t->Assignments_n) {
-			snprintf(msg, msglen, "partitions should be a consecutive 0-based integer sequence");
+			snprintf(msg, msglen,
+				 "partitions should be a consecutive 0-based integer sequence");
 			return CH_KERR_INVALID_REPLICA_ASSIGNMENT;
 		}
 	*partitions = t->Assignments_n;
@@ -217,10 +223,11 @@ ch_api_CreateTopics(ch_req *req)
 			set_error(req, r, CH_KERR_INVALID_REQUEST, DUPLICATE_TOPIC);
 			continue;
 		}
-		int32_t partitions = t->NumPartitions == -1 ? bk->cfg->num_partitions
-							    : t->NumPartitions;
-		int16_t rf = t->ReplicationFactor == -1 ? (int16_t)bk->cfg->default_replication_factor
-							: t->ReplicationFactor;
+		int32_t partitions =
+			t->NumPartitions == -1 ? bk->cfg->num_partitions : t->NumPartitions;
+		int16_t rf = t->ReplicationFactor == -1
+				     ? (int16_t)bk->cfg->default_replication_factor
+				     : t->ReplicationFactor;
 		int16_t err = CH_KERR_NONE;
 		if (t->Assignments_n > 0) {
 			err = check_assignments(req, t, &partitions, msg, sizeof(msg));
@@ -232,7 +239,8 @@ ch_api_CreateTopics(ch_req *req)
 		} else if (rf <= 0) {
 			err = CH_KERR_INVALID_REPLICATION_FACTOR;
 			snprintf(msg, sizeof(msg),
-				 "Replication factor must be larger than 0, or -1 to use the default "
+				 "Replication factor must be larger than 0, or -1 to use the "
+				 "default "
 				 "value.");
 		} else if (rf > 1) {
 			err = CH_KERR_INVALID_REPLICATION_FACTOR;
@@ -253,7 +261,8 @@ ch_api_CreateTopics(ch_req *req)
 			const ch_CreateTopicsRequest_CreatableTopicConfig *c = &t->Configs[k];
 			if (ch_str_is_null(c->Value)) {
 				err = CH_KERR_INVALID_CONFIG;
-				snprintf(msg, sizeof(msg), "Null value not supported for topic configs: %.*s",
+				snprintf(msg, sizeof(msg),
+					 "Null value not supported for topic configs: %.*s",
 					 c->Name.len > 0 ? c->Name.len : 0, c->Name.p);
 			}
 			kv[k].key = ch_req_strdup(req, c->Name);
@@ -307,7 +316,11 @@ deleted(void *ud, int16_t err, const char *msg)
 	ch_api_send(c->req, resp);
 }
 
-enum { DEL_BY_NAME, DEL_BY_ID, DEL_OTHER };
+enum {
+	DEL_BY_NAME,
+	DEL_BY_ID,
+	DEL_OTHER
+};
 
 /* How a DeleteTopics entry names its topic: by name, by id, or wrongly
  * (both, or neither). */
@@ -365,7 +378,8 @@ ch_api_DeleteTopics(ch_req *req)
 		r->TopicId = id;
 		if (!ch_str_is_null(name) && !ch_uuid_is_zero(&id)) {
 			err = CH_KERR_INVALID_REQUEST;
-			snprintf(msg, sizeof(msg), "You may not specify both topic name and topic id.");
+			snprintf(msg, sizeof(msg),
+				 "You may not specify both topic name and topic id.");
 		} else if (dup) {
 			err = CH_KERR_INVALID_REQUEST;
 			snprintf(msg, sizeof(msg), by_id ? "Duplicate topic id." : DUPLICATE_TOPIC);
@@ -379,16 +393,17 @@ ch_api_DeleteTopics(ch_req *req)
 		} else if (!ch_uuid_is_zero(&id)) {
 			const ch_topic *tp = ch_topics_find_id(bk->topics, &id);
 			if (tp) /* the name goes with the topic object: copy it */
-				r->Name = ch_str_c(ch_req_strdup(req, (ch_str){tp->name,
-									       (int32_t)tp->name_len}));
+				r->Name = ch_str_c(ch_req_strdup(
+					req, (ch_str){tp->name, (int32_t)tp->name_len}));
 			err = ch_topics_delete_id(tx, &id, msg, sizeof(msg));
 		} else {
 			err = CH_KERR_INVALID_REQUEST;
 			snprintf(msg, sizeof(msg), "Neither topic name nor id were specified.");
 		}
 		r->ErrorCode = err;
-		r->ErrorMessage = err ? ch_str_c(arena_msg(req, msg[0] ? msg : ch_kerr_message(err)))
-				      : CH_STR_NULL;
+		r->ErrorMessage =
+			err ? ch_str_c(arena_msg(req, msg[0] ? msg : ch_kerr_message(err)))
+			    : CH_STR_NULL;
 		ctx->staged[ri] = err == 0;
 	}
 	ch_topics_commit(tx, deleted, ctx);
@@ -425,7 +440,8 @@ ch_api_CreatePartitions(ch_req *req)
 	admin_ctx *ctx = admin_ctx_new(req, n);
 	ch_CreatePartitionsResponse *resp = &ctx->resp.parts;
 	ch_CreatePartitionsResponse_init(resp);
-	resp->Results = CH_REQ_NEW_ARRAY(req, ch_CreatePartitionsResponse_CreatePartitionsTopicResult, n);
+	resp->Results =
+		CH_REQ_NEW_ARRAY(req, ch_CreatePartitionsResponse_CreatePartitionsTopicResult, n);
 	resp->Results_n = 0;
 	ch_str *names = CH_REQ_NEW_ARRAY(req, ch_str, n);
 	for (int32_t i = 0; i < n; i++)
@@ -464,9 +480,10 @@ ch_api_CreatePartitions(ch_req *req)
 						       rq->ValidateOnly, msg, sizeof(msg));
 		r->ErrorCode = err;
 		/* Kafka's UnknownTopicOrPartitionException here carries no message. */
-		r->ErrorMessage = err && err != CH_KERR_UNKNOWN_TOPIC_OR_PARTITION
-					  ? ch_str_c(arena_msg(req, msg[0] ? msg : ch_kerr_message(err)))
-					  : CH_STR_NULL;
+		r->ErrorMessage =
+			err && err != CH_KERR_UNKNOWN_TOPIC_OR_PARTITION
+				? ch_str_c(arena_msg(req, msg[0] ? msg : ch_kerr_message(err)))
+				: CH_STR_NULL;
 		ctx->staged[ri] = !err && !rq->ValidateOnly;
 	}
 	ch_topics_commit(tx, partitions_added, ctx);

@@ -170,7 +170,8 @@ ch_as_prep(ch_as *as, const ch_assign_input *in, char *errstr, size_t errlen)
 	for (int32_t m = 0; m < nm; m++) {
 		as->m_ext[m] = k[m].idx;
 		if (m > 0 && ch_as_strcmp(k[m - 1].b, k[m].b) == 0) {
-			snprintf(errstr, errlen, "duplicate member id %.*s", (int)k[m].b.len, k[m].b.p);
+			snprintf(errstr, errlen, "duplicate member id %.*s", (int)k[m].b.len,
+				 k[m].b.p);
 			return CH_ERR;
 		}
 	}
@@ -184,7 +185,8 @@ ch_as_prep(ch_as *as, const ch_assign_input *in, char *errstr, size_t errlen)
 		qsort(k, (size_t)nm, sizeof(*k), ch_as_topic_cmp);
 	for (int32_t i = 1; i < nm && statics; i++)
 		if (ch_as_strcmp(k[i - 1].a, k[i].a) == 0) {
-			snprintf(errstr, errlen, "duplicate member id %.*s", (int)k[i].a.len, k[i].a.p);
+			snprintf(errstr, errlen, "duplicate member id %.*s", (int)k[i].a.len,
+				 k[i].a.p);
 			return CH_ERR;
 		}
 
@@ -486,7 +488,8 @@ ch_assign_topic_index_new(const ch_assign_topic *topics, int32_t ntopics)
 int32_t
 ch_assign_topic_index_get(const ch_assign_topic_index *ix, ch_str name)
 {
-	uint32_t h = (uint32_t)ch_hash_bytes(name.p, name.len > 0 ? (size_t)name.len : 0) & ix->mask;
+	uint32_t h =
+		(uint32_t)ch_hash_bytes(name.p, name.len > 0 ? (size_t)name.len : 0) & ix->mask;
 	while (ix->slot[h] >= 0) {
 		if (ch_str_eq(ix->topics[ix->slot[h]].name, name))
 			return ix->slot[h];

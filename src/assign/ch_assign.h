@@ -97,28 +97,28 @@ typedef struct ch_assign_racks {
 
 typedef struct ch_assign_topic {
 	ch_str name;
-	int32_t partitions;            /* partition count; <= 0: none */
-	const ch_assign_racks *racks;  /* NULL, or one entry per partition */
+	int32_t partitions;           /* partition count; <= 0: none */
+	const ch_assign_racks *racks; /* NULL, or one entry per partition */
 } ch_assign_topic;
 
 /* Owned partitions of one topic, as the subscription carries them. */
 typedef struct ch_assign_owned {
-	int32_t topic;                 /* index into the topic array; < 0: unknown, ignored */
+	int32_t topic; /* index into the topic array; < 0: unknown, ignored */
 	const int32_t *partitions;
 	int32_t n;
 } ch_assign_owned;
 
 typedef struct ch_assign_member {
 	ch_str member_id;
-	ch_str instance_id;            /* group.instance.id; len < 0: none */
-	ch_str rack;                   /* client.rack; len < 0: none */
-	const int32_t *topics;         /* subscribed topics, indices into the topic array;
+	ch_str instance_id;    /* group.instance.id; len < 0: none */
+	ch_str rack;           /* client.rack; len < 0: none */
+	const int32_t *topics; /* subscribed topics, indices into the topic array;
 	                                  members with equal subscriptions may share one
 	                                  array, which makes them cheaper to compare */
 	int32_t ntopics;
-	const ch_assign_owned *owned;  /* owned partitions (subscription v1+) or current target */
+	const ch_assign_owned *owned; /* owned partitions (subscription v1+) or current target */
 	int32_t nowned;
-	int32_t generation;            /* of owned (subscription v2+ or user data); or NO_GENERATION */
+	int32_t generation; /* of owned (subscription v2+ or user data); or NO_GENERATION */
 } ch_assign_member;
 
 typedef struct ch_assign_input {
@@ -129,15 +129,15 @@ typedef struct ch_assign_input {
 } ch_assign_input;
 
 typedef struct ch_assign_tp {
-	int32_t topic;                 /* index into the caller's topic array */
+	int32_t topic; /* index into the caller's topic array */
 	int32_t partition;
 } ch_assign_tp;
 
 typedef struct ch_assign_result {
-	ch_assign_tp *tps;             /* every assigned partition, member after member */
-	int32_t *off;                  /* nmembers + 1: member i has tps[off[i] .. off[i+1]) */
+	ch_assign_tp *tps; /* every assigned partition, member after member */
+	int32_t *off;      /* nmembers + 1: member i has tps[off[i] .. off[i+1]) */
 	int32_t nmembers;
-	char errstr[128];              /* why CH_ERR was returned */
+	char errstr[128]; /* why CH_ERR was returned */
 } ch_assign_result;
 
 /* Run one assignor. Returns CH_OK, or CH_ERR (invalid input: duplicate member
@@ -184,7 +184,7 @@ typedef struct ch_assign_sticky_topic {
 typedef struct ch_assign_sticky_data {
 	ch_assign_sticky_topic *topics;
 	int32_t ntopics;
-	int32_t generation;            /* NO_GENERATION for v0 */
+	int32_t generation; /* NO_GENERATION for v0 */
 } ch_assign_sticky_data;
 
 /* Decodes v1, falling back to v0 as Kafka does. CH_OK or CH_ERR (malformed). */

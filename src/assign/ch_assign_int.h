@@ -28,33 +28,33 @@
 
 typedef struct ch_as {
 	const ch_assign_input *in;
-	void **blk;        /* scratch blocks, freed by ch_as_free */
+	void **blk; /* scratch blocks, freed by ch_as_free */
 	int32_t nblk, capblk;
 	bool oom;
 
-	int32_t nt;        /* topics */
-	int32_t *t_ext;    /* internal -> caller index */
-	int32_t *t_int;    /* caller index -> internal */
-	int32_t *t_base;   /* nt + 1 first global ids; t_base[nt] = np */
-	int32_t np;        /* partitions of all topics */
+	int32_t nt;      /* topics */
+	int32_t *t_ext;  /* internal -> caller index */
+	int32_t *t_int;  /* caller index -> internal */
+	int32_t *t_base; /* nt + 1 first global ids; t_base[nt] = np */
+	int32_t np;      /* partitions of all topics */
 
-	int32_t nm;        /* members */
-	int32_t *m_ext;    /* internal -> caller index */
+	int32_t nm;     /* members */
+	int32_t *m_ext; /* internal -> caller index */
 
-	bool equal;        /* every member subscribes to the same topics */
-	uint8_t *eq_flag;  /* per topic: the first member subscribes to it */
+	bool equal;              /* every member subscribes to the same topics */
+	uint8_t *eq_flag;        /* per topic: the first member subscribes to it */
 	int32_t *eq_topics, neq; /* its topics, ascending (all members' if equal) */
-	int32_t *ident;    /* 0 .. nm-1: every topic's subscribers when equal */
+	int32_t *ident;          /* 0 .. nm-1: every topic's subscribers when equal */
 
 	/* Built on demand by ch_as_expand: */
-	int32_t *sub_off;  /* nm + 1 */
-	int32_t *sub;      /* internal topic ids */
-	int32_t *ts_off;   /* nt + 1 */
-	int32_t *ts_mem;   /* subscribers of each topic, ascending */
-	int32_t *ts_slot;  /* their slot in sub[] */
-	int32_t *sub_q;    /* per slot: its position in ts_mem[] */
+	int32_t *sub_off; /* nm + 1 */
+	int32_t *sub;     /* internal topic ids */
+	int32_t *ts_off;  /* nt + 1 */
+	int32_t *ts_mem;  /* subscribers of each topic, ascending */
+	int32_t *ts_slot; /* their slot in sub[] */
+	int32_t *sub_q;   /* per slot: its position in ts_mem[] */
 
-	int32_t *owner;    /* np: the assignment being built */
+	int32_t *owner; /* np: the assignment being built */
 } ch_as;
 
 void *ch_as_alloc(ch_as *as, size_t n);

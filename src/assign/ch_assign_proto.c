@@ -25,7 +25,8 @@ read_version(ch_rd *r, int16_t *version)
 }
 
 int
-ch_assign_subscription_decode(const uint8_t *p, size_t len, ch_arena *a, ch_assign_subscription *out)
+ch_assign_subscription_decode(const uint8_t *p, size_t len, ch_arena *a,
+			      ch_assign_subscription *out)
 {
 	ch_rd r;
 	ch_rd_init(&r, p, len);
@@ -55,14 +56,22 @@ void
 ch_assign_subscription_encode(ch_buf *b, int16_t version, const ch_ConsumerProtocolSubscription *m)
 {
 	ch_wr_i16(b, version);
-	ch_ConsumerProtocolSubscription_encode(b, version > MAXV ? MAXV : version < 0 ? 0 : version, m);
+	ch_ConsumerProtocolSubscription_encode(b,
+					       version > MAXV ? MAXV
+					       : version < 0  ? 0
+							      : version,
+					       m);
 }
 
 void
 ch_assign_assignment_encode(ch_buf *b, int16_t version, const ch_ConsumerProtocolAssignment *m)
 {
 	ch_wr_i16(b, version);
-	ch_ConsumerProtocolAssignment_encode(b, version > MAXV ? MAXV : version < 0 ? 0 : version, m);
+	ch_ConsumerProtocolAssignment_encode(b,
+					     version > MAXV ? MAXV
+					     : version < 0  ? 0
+							    : version,
+					     m);
 }
 
 /* ---- leader side ---- */
@@ -95,8 +104,8 @@ ch_assign_group_decode(ch_assign_group *g, const ch_assign_join_member *members,
 		ms[i].rack = CH_STR_NULL;
 		ms[i].generation = CH_ASSIGN_NO_GENERATION;
 		if (jm->metadata.len < 0 ||
-		    ch_assign_subscription_decode(jm->metadata.p, (size_t)jm->metadata.len, &g->arena,
-						  &g->subs[i]) != CH_OK) {
+		    ch_assign_subscription_decode(jm->metadata.p, (size_t)jm->metadata.len,
+						  &g->arena, &g->subs[i]) != CH_OK) {
 			g->bad[i] = true;
 			ch_ConsumerProtocolSubscription_init(&g->subs[i].m);
 			g->subs[i].m.Topics_n = 0;
@@ -231,8 +240,9 @@ ch_assign_group_build(ch_assign_group *g, ch_assign_kind kind, const ch_assign_t
 		if (v >= 3)
 			m->rack = s->m.RackId;
 		/* Subscribed topics: known ones, each once. */
-		int32_t *ts = arena_array(&g->arena, (size_t)(s->m.Topics_n > 0 ? s->m.Topics_n : 0),
-					  sizeof(int32_t));
+		int32_t *ts =
+			arena_array(&g->arena, (size_t)(s->m.Topics_n > 0 ? s->m.Topics_n : 0),
+				    sizeof(int32_t));
 		if (!ts) {
 			rc = CH_ERR;
 			break;
@@ -250,15 +260,15 @@ ch_assign_group_build(ch_assign_group *g, ch_assign_kind kind, const ch_assign_t
 			continue;
 		}
 		if (v >= 1 && s->m.OwnedPartitions_n > 0) {
-			ch_assign_owned *ow = arena_array(&g->arena, (size_t)s->m.OwnedPartitions_n,
-							  sizeof(*ow));
+			ch_assign_owned *ow =
+				arena_array(&g->arena, (size_t)s->m.OwnedPartitions_n, sizeof(*ow));
 			if (!ow) {
 				rc = CH_ERR;
 				break;
 			}
 			for (int32_t j = 0; j < s->m.OwnedPartitions_n; j++) {
 				const ch_ConsumerProtocolSubscription_TopicPartition *tp =
-				    &s->m.OwnedPartitions[j];
+					&s->m.OwnedPartitions[j];
 				ow[j].topic = ch_assign_topic_index_get(ix, tp->Topic);
 				ow[j].partitions = tp->Partitions;
 				ow[j].n = tp->Partitions_n > 0 ? tp->Partitions_n : 0;

@@ -67,7 +67,7 @@
 /* ---- the two messages, with their version prefix ---- */
 
 typedef struct ch_assign_subscription {
-	int16_t version; /* as sent; the body was read as min(version, 3) */
+	int16_t version;                   /* as sent; the body was read as min(version, 3) */
 	ch_ConsumerProtocolSubscription m; /* fields newer than that: defaults */
 } ch_assign_subscription;
 
@@ -97,12 +97,12 @@ typedef struct ch_assign_join_member { /* one JoinGroup response member */
 } ch_assign_join_member;
 
 typedef struct ch_assign_group {
-	ch_assign_input in;            /* after build: the ch_assign input; in.members[i]
+	ch_assign_input in; /* after build: the ch_assign input; in.members[i]
 					  is members[i] given to decode */
 	int32_t nmembers;
-	ch_assign_subscription *subs;  /* per member, decoded */
-	bool *bad;                     /* per member: metadata did not parse */
-	int16_t min_version;           /* lowest subscription version among good members */
+	ch_assign_subscription *subs; /* per member, decoded */
+	bool *bad;                    /* per member: metadata did not parse */
+	int16_t min_version;          /* lowest subscription version among good members */
 	ch_arena arena;
 	char errstr[128];
 } ch_assign_group;
@@ -116,8 +116,8 @@ int32_t ch_assign_group_topics(ch_assign_group *g, const ch_str **out);
 /* Build g->in for assignor kind over the topic metadata (topics must outlive
  * g->in). Subscribed topics missing from `topics` are skipped, as are owned
  * partitions of unknown topics. CH_OK or CH_ERR (out of memory). */
-int ch_assign_group_build(ch_assign_group *g, ch_assign_kind kind,
-			  const ch_assign_topic *topics, int32_t ntopics);
+int ch_assign_group_build(ch_assign_group *g, ch_assign_kind kind, const ch_assign_topic *topics,
+			  int32_t ntopics);
 void ch_assign_group_free(ch_assign_group *g);
 
 /* One member's ConsumerProtocolAssignment from an assignor's result: tps
@@ -146,8 +146,7 @@ typedef struct ch_assign_tplist {
  * generation_id (v2+) = generation; rack_id (v3+) = rack (len < 0: null).
  * Topics and owned are written in the order given. */
 void ch_assign_member_metadata(ch_buf *b, ch_assign_kind kind, int16_t version,
-			       const ch_str *topics, int32_t ntopics,
-			       const ch_assign_tplist *owned, int32_t nowned,
-			       int32_t generation, ch_str rack);
+			       const ch_str *topics, int32_t ntopics, const ch_assign_tplist *owned,
+			       int32_t nowned, int32_t generation, ch_str rack);
 
 #endif

@@ -45,9 +45,9 @@
 /* ---- rack interning ---------------------------------------------------- */
 
 typedef struct ch_as_racks {
-	ch_str *name;   /* by rack id */
+	ch_str *name; /* by rack id */
 	int32_t n, cap;
-	int32_t *tab;   /* open addressing: rack ids */
+	int32_t *tab; /* open addressing: rack ids */
 	uint32_t mask;
 } ch_as_racks;
 
@@ -98,12 +98,12 @@ ch_as_rack_id(ch_as *as, ch_as_racks *r, ch_str s, bool add)
 /* ---- range --------------------------------------------------------------- */
 
 typedef struct ch_as_rstate {
-	int32_t *mrack;   /* per member rack id or -1 */
-	int32_t *pr_off;  /* np + 1: replica racks of each partition (CSR) */
+	int32_t *mrack;  /* per member rack id or -1 */
+	int32_t *pr_off; /* np + 1: replica racks of each partition (CSR) */
 	int32_t *pr;
-	int32_t *acnt;    /* per slot: partitions assigned to (member, topic) */
+	int32_t *acnt;              /* per slot: partitions assigned to (member, topic) */
 	int32_t *per, *extra, *nwe; /* per topic: n / k, n % k, extra slots used */
-	int32_t *cursor;  /* per topic: lowest possibly unassigned partition */
+	int32_t *cursor;            /* per topic: lowest possibly unassigned partition */
 } ch_as_rstate;
 
 /* Whether member m may take partition g under KIP-881: a member without a

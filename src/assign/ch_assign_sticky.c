@@ -154,16 +154,16 @@ ch_as_heap_pop(ch_as_heap *hp)
 
 typedef struct ch_as_st {
 	ch_as *as;
-	int32_t *load;   /* per member */
-	int32_t *own;    /* per (topic, subscriber) position q in ts_mem[]: how
+	int32_t *load; /* per member */
+	int32_t *own;  /* per (topic, subscriber) position q in ts_mem[]: how
 	                    many partitions of the topic the member has; topic-
 	                    major so that per-topic work touches one region */
-	int32_t *tord;   /* topics, fewest subscribers first */
+	int32_t *tord; /* topics, fewest subscribers first */
 	int32_t ntord;
 	/* scratch sized by the largest topic / subscriber count */
 	int32_t *hA, *pA, *hB, *pB, *bcnt, *bpos, *bl, *lcnt;
-	uint8_t *kept;   /* per partition: still with the member that owned it */
-	int32_t *fown;   /* per q: of own[], partitions not kept (free to move) */
+	uint8_t *kept; /* per partition: still with the member that owned it */
+	int32_t *fown; /* per q: of own[], partitions not kept (free to move) */
 } ch_as_st;
 
 /* Step 1: claims into as->owner, load and own[] filled. Returns the raw claims
@@ -435,7 +435,9 @@ ch_as_fill(ch_as_st *s)
 			if (nx > x0) {
 				int32_t a = 0, b = x0, w = 0;
 				while (a < na || b < nx)
-					tmp[w++] = b >= nx || (a < na && act[a] < srt[b]) ? act[a++] : srt[b++];
+					tmp[w++] = b >= nx || (a < na && act[a] < srt[b])
+							   ? act[a++]
+							   : srt[b++];
 				memcpy(act, tmp, (size_t)w * sizeof(int32_t));
 				na = w;
 			}
@@ -536,8 +538,8 @@ ch_as_topic_pass(ch_as_st *s, bool freeonly)
 
 /* The level sweep for a cost-reducing chain; applies the first one found. */
 static bool
-ch_as_chain(ch_as_st *s, bool freeonly, int32_t *lorder, int32_t *cnt, int32_t *par,
-	    int32_t *part, int32_t *queue, uint8_t *vm, uint8_t *vt)
+ch_as_chain(ch_as_st *s, bool freeonly, int32_t *lorder, int32_t *cnt, int32_t *par, int32_t *part,
+	    int32_t *queue, uint8_t *vm, uint8_t *vt)
 {
 	ch_as *as = s->as;
 	const int32_t *has = freeonly ? s->fown : s->own;
@@ -587,14 +589,18 @@ ch_as_chain(ch_as_st *s, bool freeonly, int32_t *lorder, int32_t *cnt, int32_t *
 						/* Move one partition along each edge. */
 						for (int32_t x = v; par[x] >= 0; x = par[x]) {
 							int32_t y = par[x], tt = part[x], pick = -1;
-							for (int32_t g = as->t_base[tt]; g < as->t_base[tt + 1]; g++)
-								if (as->owner[g] == y && (!freeonly || !s->kept[g])) {
+							for (int32_t g = as->t_base[tt];
+							     g < as->t_base[tt + 1]; g++)
+								if (as->owner[g] == y &&
+								    (!freeonly || !s->kept[g])) {
 									pick = g;
 									if (!s->kept[g])
 										break; /* moves for free */
 								}
-							ch_as_move(s, pick, y, as->sub_q[ch_as_slot(as, y, tt)], x,
-								   as->sub_q[ch_as_slot(as, x, tt)]);
+							ch_as_move(
+								s, pick, y,
+								as->sub_q[ch_as_slot(as, y, tt)], x,
+								as->sub_q[ch_as_slot(as, x, tt)]);
 						}
 						return true;
 					}

@@ -19,8 +19,8 @@ registry_run(void *ud, void (*work)(void *), void (*done)(void *), void *arg)
 }
 
 int
-ch_broker_open(ch_broker *bk, ch_config *cfg, struct ch_loop *loop,
-	       const ch_broker_shell *shell, char *err, size_t errlen)
+ch_broker_open(ch_broker *bk, ch_config *cfg, struct ch_loop *loop, const ch_broker_shell *shell,
+	       char *err, size_t errlen)
 {
 	memset(bk, 0, sizeof(*bk));
 	if (ch_topics_open(&bk->topics, cfg, err, errlen) != CH_OK)

@@ -42,7 +42,7 @@ struct ch_log_manager {
 	struct ch_topics *topics;
 	ch_workers *workers;
 	ch_map topics_by_name; /* name -> ptopic: the topics looked up so far */
-	int open_errno; /* cause of the last failed open (ch_log_manager_find) */
+	int open_errno;        /* cause of the last failed open (ch_log_manager_find) */
 	ch_timer tick;
 	int64_t last_retention_ms;  /* monotonic */
 	int64_t last_expiration_ms; /* monotonic */
@@ -88,7 +88,7 @@ struct ch_part {
 	int lso_rc;
 	ch_work lso_job;
 
-	bool clean_busy;           /* a compaction job is queued or running */
+	bool clean_busy; /* a compaction job is queued or running */
 	ch_plog_clean *clean;
 	int clean_rc;
 	int64_t last_clean_ms;     /* monotonic */

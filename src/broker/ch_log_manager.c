@@ -236,7 +236,8 @@ clean_done(ch_work *j)
 static void
 clean_start(ch_part *p, int64_t now_mono)
 {
-	if (p->clean_busy || p->retired || !p->cfg.cleanup_compact || !p->lm->cfg->log_cleaner_enable)
+	if (p->clean_busy || p->retired || !p->cfg.cleanup_compact ||
+	    !p->lm->cfg->log_cleaner_enable)
 		return;
 	if (p->last_clean_ms && now_mono - p->last_clean_ms < p->lm->cfg->log_cleaner_backoff_ms)
 		return;
@@ -245,7 +246,8 @@ clean_start(ch_part *p, int64_t now_mono)
 	int64_t base = ch_plog_active_base(p->pl);
 	if (base != p->clean_base) {
 		p->clean_base = base;
-		p->clean_followup_ms = now_mono + CH_MIN(p->cfg.delete_retention_ms, INT64_MAX / 4) +
+		p->clean_followup_ms = now_mono +
+				       CH_MIN(p->cfg.delete_retention_ms, INT64_MAX / 4) +
 				       p->lm->cfg->log_cleaner_backoff_ms;
 	} else if (p->clean_followup_ms && now_mono >= p->clean_followup_ms) {
 		p->clean_followup_ms = 0;
@@ -280,7 +282,8 @@ open_logged(ch_log_manager *lm, const ch_topic *t, int32_t index, ch_ratelog *rl
 			ch_ratelog_init(rl, SUB, CH_LOG_ERROR, "opening the log of %s-%d", t->name,
 					index);
 		if (ch_ratelog_fail(rl, ch_now_mono_ms(), strerror(-r)))
-			CH_LOGE(SUB, "cannot open the log of %s-%d: %s", t->name, index, strerror(-r));
+			CH_LOGE(SUB, "cannot open the log of %s-%d: %s", t->name, index,
+				strerror(-r));
 		*kerr = CH_KERR_KAFKA_STORAGE_ERROR;
 		return NULL;
 	}
@@ -378,8 +381,8 @@ posted_err_cb(ch_loop *loop, void *ud)
 }
 
 void
-ch_log_manager_append_durable(ch_log_manager *lm, const char *topic, int32_t partition, uint8_t *data,
-			size_t len, ch_part_durable_fn cb, void *ud)
+ch_log_manager_append_durable(ch_log_manager *lm, const char *topic, int32_t partition,
+			      uint8_t *data, size_t len, ch_part_durable_fn cb, void *ud)
 {
 	int16_t kerr;
 	ch_part *p = ch_log_manager_get(lm, topic, strlen(topic), partition, &kerr);
@@ -400,8 +403,7 @@ ch_log_manager_append_durable(ch_log_manager *lm, const char *topic, int32_t par
 static void
 each_part(ch_log_manager *lm, void (*fn)(ch_part *p, void *ud), void *ud)
 {
-	ch_map_foreach(&lm->topics_by_name, e)
-	{
+	ch_map_foreach (&lm->topics_by_name, e) {
 		ptopic *t = e->value;
 		for (int32_t i = 0; i < t->n; i++)
 			if (t->parts[i])
@@ -424,8 +426,7 @@ tick_flush(ch_part *p, void *ud)
 static void
 tick_open_logs(ch_log_manager *lm, int64_t now_mono)
 {
-	ch_map_foreach(&lm->topics_by_name, e)
-	{
+	ch_map_foreach (&lm->topics_by_name, e) {
 		ptopic *pt = e->value;
 		for (int32_t i = 0; i < pt->n; i++)
 			if (!pt->parts[i])
@@ -477,7 +478,9 @@ tick_retention(ch_part *p, void *ud)
 		ch_plog_retention(p->pl, ch_now_wall_ms(), &deleted, &kerr);
 		if (deleted) {
 			lm->stats.retention_deleted += (uint64_t)deleted;
-			CH_LOGI(SUB, "retention deleted %d segment(s) of %s-%d; log start offset %" PRId64,
+			CH_LOGI(SUB,
+				"retention deleted %d segment(s) of %s-%d; log start offset "
+				"%" PRId64,
 				deleted, p->topic, p->index, ch_plog_start_offset(p->pl));
 		}
 	}
@@ -609,8 +612,7 @@ ch_log_manager_free(ch_log_manager *lm)
 	 * deliver its results. */
 	while (ch_workers_inflight(lm->workers) > 0)
 		ch_loop_run_once(lm->loop, 100);
-	ch_map_foreach(&lm->topics_by_name, e)
-	{
+	ch_map_foreach (&lm->topics_by_name, e) {
 		ptopic *t = e->value;
 		for (int32_t i = 0; i < t->n; i++)
 			if (t->parts[i])

@@ -43,11 +43,13 @@ ch_part_open(ch_log_manager *lm, const char *topic, int32_t index, ch_uuid topic
 	p->cfg = *pc;
 	p->watch_head.next = p->watch_head.prev = &p->watch_head;
 	ch_producer_state_init(&p->producers);
-	int64_t batches = ch_producer_state_rebuild(&p->producers, pl, CH_PRODUCER_STATE_TAIL_BYTES);
+	int64_t batches =
+		ch_producer_state_rebuild(&p->producers, pl, CH_PRODUCER_STATE_TAIL_BYTES);
 	size_t n_prod = ch_producer_state_count(&p->producers);
 	if (n_prod)
-		CH_LOGI(SUB, "%s-%d: producer state of %zu producer(s) rebuilt from %" PRId64
-			     " batch(es) at the log's tail",
+		CH_LOGI(SUB,
+			"%s-%d: producer state of %zu producer(s) rebuilt from %" PRId64
+			" batch(es) at the log's tail",
 			topic, index, n_prod, batches);
 	CH_LOGD(SUB, "opened %s-%d: offsets [%" PRId64 ", %" PRId64 "), %zu producer(s)", topic,
 		index, ch_plog_start_offset(pl), ch_plog_end_offset(pl), n_prod);
@@ -191,8 +193,10 @@ lso_done(ch_work *j)
 		int64_t before = ch_plog_start_offset(p->pl);
 		int64_t start = ch_plog_start_offset_set(p->pl, p->lso_target);
 		if (start != before)
-			CH_LOGI(SUB, "%s-%d: log start offset %" PRId64 " -> %" PRId64
-				     " (DeleteRecords)", p->topic, p->index, before, start);
+			CH_LOGI(SUB,
+				"%s-%d: log start offset %" PRId64 " -> %" PRId64
+				" (DeleteRecords)",
+				p->topic, p->index, before, start);
 		lso_release(p, 0, p->lso_target);
 	}
 	lso_kick(p);
@@ -229,8 +233,8 @@ ch_part_delete_records(ch_part *p, int64_t before, ch_part_lso_fn cb, void *ud)
  * producer id), a Kafka error, or CH_PRODUCER_DUPLICATE with the original
  * in *dup. */
 static int
-producer_check(ch_part *p, const uint8_t *data, size_t len, ch_producer_batch *dup,
-	       int64_t *pid, bool *any_pid)
+producer_check(ch_part *p, const uint8_t *data, size_t len, ch_producer_batch *dup, int64_t *pid,
+	       bool *any_pid)
 {
 	*any_pid = false;
 	ch_batch_hdr h;
@@ -266,8 +270,9 @@ ch_part_append(ch_part *p, uint8_t *data, size_t len, ch_part_durable_fn durable
 		info->last_offset = dup.last_offset;
 		info->log_append_time = -1;
 		info->log_start_offset = ch_plog_start_offset(p->pl);
-		CH_LOGD(SUB, "%s-%d: duplicate batch of producer %" PRId64 " seq %d (offset %" PRId64
-			     ")",
+		CH_LOGD(SUB,
+			"%s-%d: duplicate batch of producer %" PRId64 " seq %d (offset %" PRId64
+			")",
 			p->topic, p->index, pid, dup.first_seq, dup.base_offset);
 		if (durable)
 			ch_lm_park_durable(p, dup.base_offset, dup.last_offset, durable, ud);
@@ -360,8 +365,8 @@ ch_part_replay(ch_part *p, int64_t from, ch_part_record_fn fn, void *ud, int16_t
 		while (pos < buf.len && rc == 0) {
 			ch_batch_hdr h;
 			int e = ch_batch_parse_hdr(buf.data + pos, buf.len - pos, 0, &h);
-			if (e == CH_BATCH_ESHORT || (e == CH_BATCH_OK &&
-						     ch_batch_size(&h) > (int64_t)(buf.len - pos)))
+			if (e == CH_BATCH_ESHORT ||
+			    (e == CH_BATCH_OK && ch_batch_size(&h) > (int64_t)(buf.len - pos)))
 				break; /* cut short by the chunk: read on from there */
 			if (e != CH_BATCH_OK) {
 				*kerr = CH_KERR_CORRUPT_MESSAGE;

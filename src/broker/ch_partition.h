@@ -47,8 +47,8 @@ typedef void (*ch_part_durable_fn)(void *ud, int16_t kerr, int64_t base_offset,
  *
  * @returns 0 with *info filled, or a Kafka error code (durable not called).
  */
-int16_t ch_part_append(ch_part *p, uint8_t *data, size_t len, ch_part_durable_fn durable,
-		       void *ud, ch_plog_append_info *info);
+int16_t ch_part_append(ch_part *p, uint8_t *data, size_t len, ch_part_durable_fn durable, void *ud,
+		       ch_plog_append_info *info);
 
 /*
  * Replay (the coordinator at startup): calls fn for every record of every
@@ -79,7 +79,10 @@ void ch_part_delete_records(ch_part *p, int64_t before, ch_part_lso_fn cb, void 
 
 /* ---- watching for new data (Fetch long polling) --------------------------- */
 
-enum { CH_PART_EV_APPEND = 1, CH_PART_EV_GONE = 2 };
+enum {
+	CH_PART_EV_APPEND = 1,
+	CH_PART_EV_GONE = 2
+};
 
 typedef struct ch_part_watch ch_part_watch;
 struct ch_part_watch {

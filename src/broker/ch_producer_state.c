@@ -21,8 +21,8 @@ typedef struct producer {
 	int64_t pid;
 	int16_t epoch;
 	int64_t last_timestamp; /* max timestamp of its last batch (wall ms) */
-	int n;    /* batches remembered, up to CH_PRODUCER_BATCHES */
-	int head; /* index of the latest */
+	int n;                  /* batches remembered, up to CH_PRODUCER_BATCHES */
+	int head;               /* index of the latest */
 	ch_producer_batch b[CH_PRODUCER_BATCHES];
 } producer;
 
@@ -36,7 +36,7 @@ ch_producer_state_init(ch_producer_state *ps)
 void
 ch_producer_state_free(ch_producer_state *ps)
 {
-	ch_map_foreach(&ps->producers, e)
+	ch_map_foreach (&ps->producers, e)
 		free(e->value);
 	ch_map_free(&ps->producers);
 	ps->last = NULL;
@@ -71,8 +71,7 @@ seq_add(int32_t seq, int32_t n)
 }
 
 int
-ch_producer_state_check(ch_producer_state *ps, const ch_batch_hdr *h,
-			ch_producer_batch *dup)
+ch_producer_state_check(ch_producer_state *ps, const ch_batch_hdr *h, ch_producer_batch *dup)
 {
 	const producer *st = find(ps, h->producer_id);
 	if (!st || st->n == 0)
@@ -210,7 +209,8 @@ ch_producer_state_rebuild(ch_producer_state *ps, ch_plog *pl, int64_t tail_bytes
 		int64_t next = off;
 		while (pos < buf.len) {
 			ch_batch_hdr h;
-			if (ch_batch_parse_hdr(buf.data + pos, buf.len - pos, 0, &h) != CH_BATCH_OK ||
+			if (ch_batch_parse_hdr(buf.data + pos, buf.len - pos, 0, &h) !=
+				    CH_BATCH_OK ||
 			    ch_batch_size(&h) > (int64_t)(buf.len - pos))
 				break; /* cut short by the chunk: read on from there */
 			pos += (size_t)ch_batch_size(&h);

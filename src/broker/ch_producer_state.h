@@ -81,8 +81,7 @@ size_t ch_producer_state_count(const ch_producer_state *ps);
 #define CH_PRODUCER_DUPLICATE (-1)
 /* Checks a batch header (producer_id >= 0) against the state: 0 to append,
  * a Kafka error code, or CH_PRODUCER_DUPLICATE with the original in *dup. */
-int ch_producer_state_check(ch_producer_state *ps, const ch_batch_hdr *h,
-			    ch_producer_batch *dup);
+int ch_producer_state_check(ch_producer_state *ps, const ch_batch_hdr *h, ch_producer_batch *dup);
 /* Records an appended batch (its header as stored: offsets assigned). */
 void ch_producer_state_update(ch_producer_state *ps, const ch_batch_hdr *h);
 /* Forgets every producer whose last batch's max timestamp is

@@ -163,8 +163,7 @@ parse_addr(const char *s, size_t n, cl_addr *out)
 		return false;
 	}
 	int64_t port;
-	if (!parse_i64(colon + 1, (size_t)(s + n - colon - 1), &port) || port < 0 ||
-	    port > 65535)
+	if (!parse_i64(colon + 1, (size_t)(s + n - colon - 1), &port) || port < 0 || port > 65535)
 		return false;
 	for (size_t i = 0; i < hn; i++)
 		if (isspace((unsigned char)h[i]))
@@ -320,16 +319,17 @@ set_value(cohort_conf *conf, const kdef *k, const char *text, char *errstr, size
 	case K_LONG: {
 		int64_t x;
 		const char *type = k->kind == K_INT ? "INT" : "LONG";
-		if (!parse_i64(v, n, &x) ||
-		    (k->kind == K_INT && (x < INT32_MIN || x > INT32_MAX)))
+		if (!parse_i64(v, n, &x) || (k->kind == K_INT && (x < INT32_MIN || x > INT32_MAX)))
 			return BAD("Invalid value %s for configuration %s: Not a number of type %s",
 				   text, k->name, type);
 		if (x < k->min)
 			return BAD("Invalid value %s for configuration %s: Value must be at least "
-				   "%" PRId64, text, k->name, k->min);
+				   "%" PRId64,
+				   text, k->name, k->min);
 		if (x > k->max)
 			return BAD("Invalid value %s for configuration %s: Value must be no more "
-				   "than %" PRId64, text, k->name, k->max);
+				   "than %" PRId64,
+				   text, k->name, k->max);
 		if (k->kind == K_INT)
 			*FIELD(int32_t) = (int32_t)x;
 		else
@@ -343,7 +343,8 @@ set_value(cohort_conf *conf, const kdef *k, const char *text, char *errstr, size
 			*FIELD(bool) = false;
 		else
 			return BAD("Invalid value %s for configuration %s: Expected value to be "
-				   "either true or false", text, k->name);
+				   "either true or false",
+				   text, k->name);
 		return COHORT_OK;
 	case K_STRING:
 	case K_NSTRING: {
@@ -372,7 +373,8 @@ set_value(cohort_conf *conf, const kdef *k, const char *text, char *errstr, size
 		if (cnt < 0) {
 			free_addrs(acc.a, acc.n);
 			return BAD("Invalid value %s for configuration %s: expected a list of "
-				   "host:port (Invalid url in bootstrap.servers)", text, k->name);
+				   "host:port (Invalid url in bootstrap.servers)",
+				   text, k->name);
 		}
 		free_addrs(conf->bootstrap, conf->nbootstrap);
 		conf->bootstrap = acc.a;
@@ -400,28 +402,34 @@ set_value(cohort_conf *conf, const kdef *k, const char *text, char *errstr, size
 			conf->auto_offset_reset = CL_RESET_NONE;
 		else if (n > 12 && strncasecmp(v, "by_duration:", 12) == 0)
 			return BAD("Invalid value %s for configuration %s: by_duration is not "
-				   "supported by libcohort yet", text, k->name);
+				   "supported by libcohort yet",
+				   text, k->name);
 		else
 			return BAD("Invalid value %s for configuration %s: Invalid value `%s` for "
 				   "auto.offset.reset. Valid values are earliest, latest, none and "
-				   "by_duration:PnDTnHnMn.nS", text, k->name, text);
+				   "by_duration:PnDTnHnMn.nS",
+				   text, k->name, text);
 		return COHORT_OK;
 	case K_ISOLATION:
 		if (n == 16 && strncasecmp(v, "read_uncommitted", n) == 0)
 			return COHORT_OK;
 		if (n == 14 && strncasecmp(v, "read_committed", n) == 0)
 			return BAD("Invalid value %s for configuration %s: read_committed is not "
-				   "supported by libcohort yet", text, k->name);
+				   "supported by libcohort yet",
+				   text, k->name);
 		return BAD("Invalid value %s for configuration %s: String must be one of "
-			   "(case insensitive): read_uncommitted, read_committed", text, k->name);
+			   "(case insensitive): read_uncommitted, read_committed",
+			   text, k->name);
 	case K_PROTOCOL:
 		if (n == 7 && strncasecmp(v, "classic", n) == 0)
 			return COHORT_OK;
 		if (n == 8 && strncasecmp(v, "consumer", n) == 0)
 			return BAD("Invalid value %s for configuration %s: the consumer protocol "
-				   "(KIP-848) is not supported by libcohort yet", text, k->name);
+				   "(KIP-848) is not supported by libcohort yet",
+				   text, k->name);
 		return BAD("Invalid value %s for configuration %s: String must be one of "
-			   "(case insensitive): CLASSIC, CONSUMER", text, k->name);
+			   "(case insensitive): CLASSIC, CONSUMER",
+			   text, k->name);
 	case K_SECURITY:
 		if (n == 9 && strncasecmp(v, "PLAINTEXT", n) == 0)
 			return COHORT_OK;
@@ -429,7 +437,8 @@ set_value(cohort_conf *conf, const kdef *k, const char *text, char *errstr, size
 		    (n == 14 && strncasecmp(v, "SASL_PLAINTEXT", n) == 0) ||
 		    (n == 8 && strncasecmp(v, "SASL_SSL", n) == 0))
 			return BAD("Invalid value %s for configuration %s: only PLAINTEXT is "
-				   "supported by libcohort yet", text, k->name);
+				   "supported by libcohort yet",
+				   text, k->name);
 		return BAD("Invalid value %s for configuration %s: String must be one of "
 			   "(case insensitive): PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL",
 			   text, k->name);
@@ -460,9 +469,10 @@ get_value(const cohort_conf *conf, const kdef *k, char *b, size_t size)
 		for (int i = 0; i < conf->nbootstrap; i++) {
 			const cl_addr *a = &conf->bootstrap[i];
 			bool v6 = strchr(a->host, ':') != NULL;
-			len += (size_t)snprintf(len < size ? b + len : NULL, len < size ? size - len : 0,
-						"%s%s%s%s:%d", i ? "," : "", v6 ? "[" : "",
-						a->host, v6 ? "]" : "", a->port);
+			len += (size_t)snprintf(len < size ? b + len : NULL,
+						len < size ? size - len : 0, "%s%s%s%s:%d",
+						i ? "," : "", v6 ? "[" : "", a->host, v6 ? "]" : "",
+						a->port);
 		}
 		if (size && len == 0)
 			b[0] = 0;
@@ -471,8 +481,9 @@ get_value(const cohort_conf *conf, const kdef *k, char *b, size_t size)
 	case K_ASSIGNORS: {
 		size_t len = 0;
 		for (int i = 0; i < conf->nassignors; i++)
-			len += (size_t)snprintf(len < size ? b + len : NULL, len < size ? size - len : 0,
-						"%s%s", i ? "," : "", ch_assign_name(conf->assignors[i]));
+			len += (size_t)snprintf(len < size ? b + len : NULL,
+						len < size ? size - len : 0, "%s%s", i ? "," : "",
+						ch_assign_name(conf->assignors[i]));
 		return len;
 	}
 	case K_RESET: {

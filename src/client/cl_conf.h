@@ -30,10 +30,10 @@ typedef struct cl_addr {
 
 struct cohort_conf {
 	/* connection */
-	cl_addr *bootstrap;     /* bootstrap.servers; nbootstrap == 0: unset */
+	cl_addr *bootstrap; /* bootstrap.servers; nbootstrap == 0: unset */
 	int nbootstrap;
-	char *client_id;        /* "" by default */
-	char *client_rack;      /* "" by default: no rack */
+	char *client_id;   /* "" by default */
+	char *client_rack; /* "" by default: no rack */
 	int32_t request_timeout_ms;
 	int32_t default_api_timeout_ms;
 	int64_t metadata_max_age_ms;
@@ -47,8 +47,8 @@ struct cohort_conf {
 	bool allow_auto_create_topics;
 	bool exclude_internal_topics;
 	/* group */
-	char *group_id;         /* NULL: no group */
-	char *group_instance_id; /* NULL: dynamic member */
+	char *group_id;              /* NULL: no group */
+	char *group_instance_id;     /* NULL: dynamic member */
 	ch_assign_kind assignors[4]; /* partition.assignment.strategy, in preference order */
 	int nassignors;
 	int32_t session_timeout_ms;
@@ -68,7 +68,7 @@ struct cohort_conf {
 	struct cl_callbacks {
 		void *rebalance_listener; /* const cohort_rebalance_listener *, copied */
 	} cb;
-	void *listener_copy;      /* owned copy of the listener struct, or NULL */
+	void *listener_copy; /* owned copy of the listener struct, or NULL */
 };
 
 /* Default values into a zeroed conf. false: out of memory. */

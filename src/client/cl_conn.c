@@ -159,8 +159,8 @@ on_timer(ch_loop *loop, ch_timer *t, void *ud)
 					b->inflight.tail = x;
 			}
 			char why[96];
-			snprintf(why, sizeof(why), "request (api %d) timed out after %lld ms", r->api,
-				 (long long)r->timeout_ms);
+			snprintf(why, sizeof(why), "request (api %d) timed out after %lld ms",
+				 r->api, (long long)r->timeout_ms);
 			broker_close(b, COHORT_ERR__TRANSPORT, why);
 			r->done(b->c, COHORT_ERR__TIMED_OUT, r->version, NULL, r->ud);
 			free(r);
@@ -265,8 +265,8 @@ broker_close(cl_broker *b, cohort_err err, const char *why)
 		b->failures = 0;
 	b->state = CL_BROKER_DOWN;
 	b->retry_at = ch_loop_now(c->loop) + cl_backoff(c->conf.reconnect_backoff_ms,
-							 c->conf.reconnect_backoff_max_ms,
-							 b->failures ? b->failures : 1);
+							c->conf.reconnect_backoff_max_ms,
+							b->failures ? b->failures : 1);
 	ch_buf_reset(&b->out);
 	b->out_off = 0;
 	ch_timer_cancel(c->loop, &b->timer);
@@ -555,7 +555,8 @@ handle_frame(cl_broker *b, uint8_t *frame, size_t len)
 	cohort_err err = COHORT_ERR__NOMEM;
 	if (msg) {
 		codec->resp_init(msg);
-		err = codec->resp_decode(&rd, &a, version, msg) == 0 ? COHORT_OK : COHORT_ERR__BAD_MSG;
+		err = codec->resp_decode(&rd, &a, version, msg) == 0 ? COHORT_OK
+								     : COHORT_ERR__BAD_MSG;
 	}
 	if (err == COHORT_ERR__BAD_MSG)
 		CH_LOGW(CL_LOG, "broker %d: undecodable %s v%d response", b->node_id, codec->name,
@@ -631,8 +632,8 @@ cl_request_timeout(cl_broker *b, int16_t api, int64_t timeout_ms, cl_build_fn bu
 }
 
 void
-cl_request_ex(cl_broker *b, int16_t api, int16_t max_version, int64_t timeout_ms,
-	      cl_build_fn build, cl_resp_fn done, void *ud)
+cl_request_ex(cl_broker *b, int16_t api, int16_t max_version, int64_t timeout_ms, cl_build_fn build,
+	      cl_resp_fn done, void *ud)
 {
 	cl_client *c = b->c;
 	cl_req *r = calloc(1, sizeof(*r));

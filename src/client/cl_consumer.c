@@ -191,9 +191,10 @@ cohort_consumer_new(const cohort_conf *conf, char *errstr, size_t errstr_size)
 		return NULL;
 	}
 	if (conf->heartbeat_interval_ms >= conf->session_timeout_ms) {
-		cl_errstr(errstr, errstr_size,
-			  "heartbeat.interval.ms (%d) must be set lower than session.timeout.ms (%d)",
-			  conf->heartbeat_interval_ms, conf->session_timeout_ms);
+		cl_errstr(
+			errstr, errstr_size,
+			"heartbeat.interval.ms (%d) must be set lower than session.timeout.ms (%d)",
+			conf->heartbeat_interval_ms, conf->session_timeout_ms);
 		return NULL;
 	}
 	if (conf->group_instance_id && !conf->group_id) {
@@ -321,7 +322,8 @@ cohort_subscribe(cohort_consumer *cc, const char *const *topics, size_t n)
 				free(copy[j]);
 			free(copy);
 			free(s);
-			return topics[i] && topics[i][0] ? COHORT_ERR__NOMEM : COHORT_ERR__INVALID_ARG;
+			return topics[i] && topics[i][0] ? COHORT_ERR__NOMEM
+							 : COHORT_ERR__INVALID_ARG;
 		}
 	s->c = c;
 	s->topics = copy;
@@ -371,7 +373,8 @@ owned_positions(cl_client *c, const cohort_tp *tps, size_t ntps, size_t *n)
 			continue;
 		bool want = tps == NULL;
 		for (size_t j = 0; !want && j < ntps; j++)
-			want = tps[j].partition == tp->partition && strcmp(tps[j].topic, tp->topic) == 0;
+			want = tps[j].partition == tp->partition &&
+			       strcmp(tps[j].topic, tp->topic) == 0;
 		if (want)
 			o[k++] = (cohort_tp_offset){tp->topic, tp->partition, tp->position, 0};
 	}
@@ -430,7 +433,8 @@ auto_commit_sync(cl_client *c, const cohort_tp *tps, size_t ntps)
 	if (o && n) {
 		cohort_err err = commit(c, o, n, o, NULL, NULL);
 		if (err)
-			CH_LOGW(CL_LOG, "auto-commit before revoke failed: %s", cohort_err_name(err));
+			CH_LOGW(CL_LOG, "auto-commit before revoke failed: %s",
+				cohort_err_name(err));
 	}
 	free(o);
 }

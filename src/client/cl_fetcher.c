@@ -41,7 +41,7 @@ typedef struct f_req {
 	cl_broker *b;
 	f_part *parts;
 	int n;
-	bool ids;               /* every topic has an id: v13+ allowed */
+	bool ids; /* every topic has an id: v13+ allowed */
 } f_req;
 
 /* base + delta on broker-sent values: wraps instead of overflowing (a
@@ -133,8 +133,8 @@ build_fetch(cl_client *c, int16_t version, ch_buf *b, void *ud)
 /* Offsets of the slices inside chunk->data, turned into pointers at the
  * end (the buffer moves while it grows). */
 typedef struct rec_slices {
-	int64_t key, value;     /* offset into data, -1 null */
-	int64_t headers;        /* offset of the cohort_header array in data, -1 none */
+	int64_t key, value; /* offset into data, -1 null */
+	int64_t headers;    /* offset of the cohort_header array in data, -1 none */
 } rec_slices;
 
 static int64_t
@@ -207,11 +207,12 @@ cl_records_decode(cl_tp *tp, bool check_crcs, int64_t from, const uint8_t *p, si
 	while (off < len) {
 		ch_batch_hdr h;
 		int rc = ch_batch_parse_hdr(p + off, len - off, 0, &h);
-		if (rc == CH_BATCH_ESHORT || (rc == CH_BATCH_OK && (size_t)ch_batch_size(&h) > len - off))
+		if (rc == CH_BATCH_ESHORT ||
+		    (rc == CH_BATCH_OK && (size_t)ch_batch_size(&h) > len - off))
 			break; /* cut at the end of the response */
 		if (rc != CH_BATCH_OK) {
-			CH_LOGW(CL_LOG, "%s-%d: bad record batch at %lld: %s", tp->topic, tp->partition,
-				(long long)*next, ch_batch_err_str(rc));
+			CH_LOGW(CL_LOG, "%s-%d: bad record batch at %lld: %s", tp->topic,
+				tp->partition, (long long)*next, ch_batch_err_str(rc));
 			*err = COHORT_ERR__BAD_MSG;
 			break;
 		}
@@ -234,9 +235,10 @@ cl_records_decode(cl_tp *tp, bool check_crcs, int64_t from, const uint8_t *p, si
 		}
 		const uint8_t *recs;
 		size_t recs_len;
-		if (ch_batch_records(batch, &h, &scratch, MAX_DECOMPRESSED, &recs, &recs_len) != CH_OK) {
-			CH_LOGW(CL_LOG, "%s-%d: record batch at %lld does not decompress", tp->topic,
-				tp->partition, (long long)h.base_offset);
+		if (ch_batch_records(batch, &h, &scratch, MAX_DECOMPRESSED, &recs, &recs_len) !=
+		    CH_OK) {
+			CH_LOGW(CL_LOG, "%s-%d: record batch at %lld does not decompress",
+				tp->topic, tp->partition, (long long)h.base_offset);
 			*err = COHORT_ERR__BAD_MSG;
 			break;
 		}
@@ -267,15 +269,18 @@ cl_records_decode(cl_tp *tp, bool check_crcs, int64_t from, const uint8_t *p, si
 			cr->partition = tp->partition;
 			cr->offset = offset;
 			bool lat = (h.attributes & CH_BATCH_ATTR_LOG_APPEND_TIME) != 0;
-			cr->timestamp = lat ? h.max_timestamp : add_wrap(h.base_timestamp, rec.timestamp_delta);
+			cr->timestamp = lat ? h.max_timestamp
+					    : add_wrap(h.base_timestamp, rec.timestamp_delta);
 			cr->timestamp_type = lat ? 1 : 0;
 			cr->leader_epoch = h.partition_leader_epoch;
 			cr->key_len = rec.key.len;
 			cr->value_len = rec.value.len;
-			s->key = rec.key.len >= 0 ? put(&ch->data, rec.key.p, (size_t)rec.key.len, false) : -1;
-			s->value = rec.value.len >= 0
-					   ? put(&ch->data, rec.value.p, (size_t)rec.value.len, false)
-					   : -1;
+			s->key = rec.key.len >= 0
+					 ? put(&ch->data, rec.key.p, (size_t)rec.key.len, false)
+					 : -1;
+			s->value = rec.value.len >= 0 ? put(&ch->data, rec.value.p,
+							    (size_t)rec.value.len, false)
+						      : -1;
 			s->headers = -1;
 			cr->headers_n = rec.headers_count;
 			if (rec.headers_count > 0 &&
@@ -373,11 +378,14 @@ done_fetch(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 				seen[idx] = true;
 				f_part *fp = &f->parts[idx];
 				if (pd->ErrorCode == CH_KERR_OFFSET_OUT_OF_RANGE) {
-					CH_LOGI(CL_LOG, "%s-%d: offset %lld out of range: resetting (%s)",
+					CH_LOGI(CL_LOG,
+						"%s-%d: offset %lld out of range: resetting (%s)",
 						tp->topic, tp->partition, (long long)fp->offset,
-						c->conf.auto_offset_reset == CL_RESET_EARLIEST ? "earliest"
-						: c->conf.auto_offset_reset == CL_RESET_LATEST ? "latest"
-											 : "none");
+						c->conf.auto_offset_reset == CL_RESET_EARLIEST
+							? "earliest"
+						: c->conf.auto_offset_reset == CL_RESET_LATEST
+							? "latest"
+							: "none");
 					cl_lock(c);
 					if (tp->epoch == fp->epoch && tp->owned) {
 						tp->fetch_pos = -1;
@@ -390,8 +398,8 @@ done_fetch(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 				}
 				if (pd->ErrorCode) {
 					refresh = true;
-					CH_LOGD(CL_LOG, "%s-%d: fetch: %s", tp->topic, tp->partition,
-						ch_kerr_name(pd->ErrorCode));
+					CH_LOGD(CL_LOG, "%s-%d: fetch: %s", tp->topic,
+						tp->partition, ch_kerr_name(pd->ErrorCode));
 					cl_lock(c);
 					tp->fetching = false;
 					cl_unlock(c);
@@ -399,13 +407,13 @@ done_fetch(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 				}
 				int64_t next;
 				cohort_err derr;
-				cl_chunk *ch = cl_records_decode(tp, c->conf.check_crcs, fp->offset,
-								 pd->Records.p,
-								 (size_t)CH_MAX(pd->Records.len, 0),
-								 &next, &derr);
+				cl_chunk *ch = cl_records_decode(
+					tp, c->conf.check_crcs, fp->offset, pd->Records.p,
+					(size_t)CH_MAX(pd->Records.len, 0), &next, &derr);
 				cl_lock(c);
 				tp->fetching = false;
-				if (ch && tp->epoch == fp->epoch && tp->owned && tp->fetch_pos == fp->offset) {
+				if (ch && tp->epoch == fp->epoch && tp->owned &&
+				    tp->fetch_pos == fp->offset) {
 					tp->fetch_pos = next;
 					if (ch->n > 0) {
 						ch->epoch = tp->epoch;

@@ -61,9 +61,9 @@ struct cl_req {
 	int16_t api;
 	int16_t version;
 	int32_t corr;
-	int64_t timeout_ms; /* request.timeout.ms unless longer */
+	int64_t timeout_ms;  /* request.timeout.ms unless longer */
 	int16_t max_version; /* the caller's cap, or -1 */
-	int64_t deadline;   /* monotonic ms; set when sent */
+	int64_t deadline;    /* monotonic ms; set when sent */
 	cl_build_fn build;
 	cl_resp_fn done;
 	void *ud;
@@ -84,8 +84,8 @@ typedef enum cl_broker_state {
 
 struct cl_broker {
 	cl_client *c;
-	cl_broker *next;       /* c->brokers list */
-	int32_t node_id;       /* < 0: a bootstrap address (-1, -2, ...) */
+	cl_broker *next; /* c->brokers list */
+	int32_t node_id; /* < 0: a bootstrap address (-1, -2, ...) */
 	char *host;
 	int port;
 	cl_broker_state state;
@@ -97,12 +97,12 @@ struct cl_broker {
 	cl_req_queue waiting;  /* not sent yet (connection not UP) */
 	cl_req_queue inflight; /* sent, in correlation order */
 	int32_t next_corr;
-	int16_t apiversions_version; /* the ApiVersions version being tried */
+	int16_t apiversions_version;                  /* the ApiVersions version being tried */
 	int16_t vmin[CL_API_KEYS], vmax[CL_API_KEYS]; /* broker's; vmax -1: not served */
-	int failures;          /* consecutive connection failures */
-	int64_t retry_at;      /* monotonic ms: no connect before */
-	ch_timer timer;        /* connect/request timeouts and reconnect */
-	bool fetching;         /* a Fetch is in flight to this broker */
+	int failures;                                 /* consecutive connection failures */
+	int64_t retry_at;                             /* monotonic ms: no connect before */
+	ch_timer timer;                               /* connect/request timeouts and reconnect */
+	bool fetching;                                /* a Fetch is in flight to this broker */
 };
 
 /* Queue a request to broker b; connects if needed. The callback runs
@@ -136,7 +136,7 @@ void cl_api_range(int16_t api, int16_t *min, int16_t *max);
 
 typedef struct cl_md_partition {
 	int32_t partition;
-	int32_t leader;        /* node id, -1 none */
+	int32_t leader; /* node id, -1 none */
 	int32_t leader_epoch;
 	int16_t err;
 } cl_md_partition;
@@ -151,16 +151,16 @@ typedef struct cl_md_topic {
 } cl_md_topic;
 
 typedef struct cl_metadata {
-	cl_md_topic *topics;    /* the topics asked for, sorted by name */
+	cl_md_topic *topics; /* the topics asked for, sorted by name */
 	int32_t ntopics;
-	int64_t updated;        /* monotonic ms of the last answer, 0: never */
+	int64_t updated; /* monotonic ms of the last answer, 0: never */
 	bool inflight;
-	bool again;             /* another refresh was asked for while in flight */
-	struct cl_md_waiter *waiters; /* called after the answer in flight */
+	bool again;                        /* another refresh was asked for while in flight */
+	struct cl_md_waiter *waiters;      /* called after the answer in flight */
 	struct cl_md_waiter *next_waiters; /* called after the next one */
-	int64_t version;        /* bumped by every answer */
-	int fails;              /* consecutive failures, for backoff */
-	ch_timer timer;         /* periodic (metadata.max.age.ms) and retry */
+	int64_t version;                   /* bumped by every answer */
+	int fails;                         /* consecutive failures, for backoff */
+	ch_timer timer;                    /* periodic (metadata.max.age.ms) and retry */
 } cl_metadata;
 
 void cl_metadata_init(cl_client *c);
@@ -180,45 +180,45 @@ const cl_md_topic *cl_metadata_topic(const cl_client *c, const char *name);
 typedef struct cl_chunk {
 	struct cl_chunk *next;
 	struct cl_tp *tp;
-	uint64_t epoch;        /* tp->epoch when fetched; stale chunks are dropped */
+	uint64_t epoch; /* tp->epoch when fetched; stale chunks are dropped */
 	cohort_record *recs;
 	int32_t n;
-	int32_t pos;           /* records already returned */
-	int64_t next_offset;   /* the fetch position after this chunk */
-	ch_buf data;           /* keys, values, headers (decompressed batches) */
-	void *frame;           /* the response frame the slices may point into */
-	int *frame_refs;       /* shared count of chunks using frame */
+	int32_t pos;         /* records already returned */
+	int64_t next_offset; /* the fetch position after this chunk */
+	ch_buf data;         /* keys, values, headers (decompressed batches) */
+	void *frame;         /* the response frame the slices may point into */
+	int *frame_refs;     /* shared count of chunks using frame */
 } cl_chunk;
 
 typedef struct cl_tp {
 	char *topic;
 	int32_t partition;
-	bool owned;            /* in the current assignment */
-	int64_t position;      /* polling side: next offset to return; -1 unknown */
-	int64_t fetch_pos;     /* I/O side: next offset to fetch; -1 unknown */
-	int32_t leader_epoch;  /* of the last record returned, -1 unknown */
-	uint64_t epoch;        /* bumped by assign/seek/revoke: fetches in flight
+	bool owned;           /* in the current assignment */
+	int64_t position;     /* polling side: next offset to return; -1 unknown */
+	int64_t fetch_pos;    /* I/O side: next offset to fetch; -1 unknown */
+	int32_t leader_epoch; /* of the last record returned, -1 unknown */
+	uint64_t epoch;       /* bumped by assign/seek/revoke: fetches in flight
 				  or chunks queued with an older epoch are dropped */
-	bool fetching;         /* a Fetch for it is in flight */
-	bool offset_lookup;    /* an OffsetFetch/ListOffsets for it is in flight */
-	bool reset;            /* out of range: auto.offset.reset, not the commit */
-	int32_t queued;        /* chunks in the queue */
+	bool fetching;        /* a Fetch for it is in flight */
+	bool offset_lookup;   /* an OffsetFetch/ListOffsets for it is in flight */
+	bool reset;           /* out of range: auto.offset.reset, not the commit */
+	int32_t queued;       /* chunks in the queue */
 } cl_tp;
 
 /* ---- events for the polling thread (c->mu) ------------------------------ */
 
 typedef enum cl_event_kind {
 	CL_EV_ASSIGNED,
-	CL_EV_REVOKED,   /* the member waits for its ack (cl_member_revoke_done) */
+	CL_EV_REVOKED, /* the member waits for its ack (cl_member_revoke_done) */
 	CL_EV_LOST,
-	CL_EV_COMMIT,    /* an async commit's result */
-	CL_EV_ERROR,     /* a fatal error for cohort_poll to return */
+	CL_EV_COMMIT, /* an async commit's result */
+	CL_EV_ERROR,  /* a fatal error for cohort_poll to return */
 } cl_event_kind;
 
 typedef struct cl_event {
 	struct cl_event *next;
 	cl_event_kind kind;
-	cohort_tp *tps;        /* malloc'd with the topic names inside */
+	cohort_tp *tps; /* malloc'd with the topic names inside */
 	size_t n;
 	cohort_err err;
 	cohort_tp_offset *offsets; /* COMMIT */
@@ -242,7 +242,7 @@ cohort_tp *cl_tps_new(cl_tp *const *tps, size_t n);
  */
 typedef struct cl_wait {
 	bool done;
-	bool abandoned;          /* the waiter left: the I/O side frees */
+	bool abandoned; /* the waiter left: the I/O side frees */
 	cohort_err err;
 	cohort_tp_offset *offsets; /* owned (with the topic names) */
 	size_t n;
@@ -315,44 +315,44 @@ void cl_chunk_free(cl_chunk *ch);
  * decoded; *next gets the fetch position after what was read. Pure (any
  * thread); fuzzed by fuzz_client_records.
  */
-cl_chunk *cl_records_decode(cl_tp *tp, bool check_crcs, int64_t from, const uint8_t *p,
-			    size_t len, int64_t *next, cohort_err *err);
+cl_chunk *cl_records_decode(cl_tp *tp, bool check_crcs, int64_t from, const uint8_t *p, size_t len,
+			    int64_t *next, cohort_err *err);
 
 /* ---- the client ---------------------------------------------------------- */
 
 struct cl_client {
-	cohort_conf conf;        /* private copy */
+	cohort_conf conf; /* private copy */
 	cohort_rebalance_listener listener;
-	char *client_id;         /* conf.client_id or "cohort-consumer-N" */
+	char *client_id; /* conf.client_id or "cohort-consumer-N" */
 	ch_loop *loop;
 	pthread_t thread;
 	bool thread_started;
-	bool closing;            /* I/O side: no new work */
+	bool closing; /* I/O side: no new work */
 
 	cl_broker *brokers;
-	int32_t next_bootstrap;  /* next negative id for bootstrap entries */
+	int32_t next_bootstrap; /* next negative id for bootstrap entries */
 	cl_metadata md;
-	char **md_topics;        /* topics the metadata asks for (subscription) */
+	char **md_topics; /* topics the metadata asks for (subscription) */
 	int nmd_topics;
 	cl_member *member;
-	struct o_call *calls;    /* cl_offsets.c: calls in progress */
+	struct o_call *calls; /* cl_offsets.c: calls in progress */
 
 	/* shared with the polling thread */
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
-	cl_tp **tps;             /* every partition ever owned (owned or not) */
+	cl_tp **tps; /* every partition ever owned (owned or not) */
 	int ntps;
 	cl_chunk *q_head, *q_tail; /* fetched records, in arrival order */
 	size_t q_bytes;
 	cl_event *ev_head, *ev_tail;
-	cohort_err fatal;        /* first fatal error, reported by poll */
-	bool poll_expired;       /* the member left for max.poll.interval.ms */
-	char *member_id;         /* a copy of the member's id, for the API */
-	int64_t last_poll;       /* monotonic ms of the last poll */
-	bool revoke_pending;     /* a REVOKED event awaits its ack */
+	cohort_err fatal;    /* first fatal error, reported by poll */
+	bool poll_expired;   /* the member left for max.poll.interval.ms */
+	char *member_id;     /* a copy of the member's id, for the API */
+	int64_t last_poll;   /* monotonic ms of the last poll */
+	bool revoke_pending; /* a REVOKED event awaits its ack */
 
 	/* polling thread only */
-	cl_chunk *returned;      /* chunks whose records the last poll returned */
+	cl_chunk *returned; /* chunks whose records the last poll returned */
 	cohort_record *poll_recs;
 	size_t poll_cap;
 	bool closed;

@@ -50,15 +50,15 @@ typedef enum m_state {
 } m_state;
 
 static const char *const state_names[] = {
-	"UNJOINED", "REVOKING", "JOINING", "ASSIGNING", "SYNCING",
-	"STABLE",   "POLL_EXPIRED", "LEAVING", "CLOSED", "FATAL",
+	"UNJOINED", "REVOKING",     "JOINING", "ASSIGNING", "SYNCING",
+	"STABLE",   "POLL_EXPIRED", "LEAVING", "CLOSED",    "FATAL",
 };
 
 /* What to do once the polling thread acknowledged a revoke. */
 typedef enum m_after_revoke {
-	AFTER_JOIN,    /* send JoinGroup */
-	AFTER_STABLE,  /* cooperative: back to STABLE, then rejoin */
-	AFTER_LEAVE,   /* close: LeaveGroup */
+	AFTER_JOIN,   /* send JoinGroup */
+	AFTER_STABLE, /* cooperative: back to STABLE, then rejoin */
+	AFTER_LEAVE,  /* close: LeaveGroup */
 } m_after_revoke;
 
 /* A JoinGroup member, copied out of the response (the leader's input). */
@@ -78,47 +78,47 @@ typedef struct m_snapshot {
 struct cl_member {
 	cl_client *c;
 	m_state state;
-	char **topics;           /* the subscription */
+	char **topics; /* the subscription */
 	int ntopics;
-	bool cooperative;        /* the rebalance protocol */
+	bool cooperative; /* the rebalance protocol */
 
-	cl_broker *coord;        /* NULL: unknown */
-	bool finding;            /* FindCoordinator in flight or scheduled */
+	cl_broker *coord; /* NULL: unknown */
+	bool finding;     /* FindCoordinator in flight or scheduled */
 	int find_fails;
 	ch_timer find_timer;
 	struct m_coord_waiter *coord_waiters;
 
-	char *member_id;         /* "" until the coordinator gives one */
-	int32_t generation;      /* -1: none */
-	char *protocol;          /* the chosen assignor's name */
+	char *member_id;    /* "" until the coordinator gives one */
+	int32_t generation; /* -1: none */
+	char *protocol;     /* the chosen assignor's name */
 	bool leader;
 	bool need_rejoin;
 	const char *rejoin_reason;
 	int join_fails;
-	bool reported_failure;   /* REBALANCE_FAILED reported for this streak */
-	ch_timer join_timer;     /* backoff before the next join attempt */
+	bool reported_failure; /* REBALANCE_FAILED reported for this streak */
+	ch_timer join_timer;   /* backoff before the next join attempt */
 
-	cl_tp **owned;           /* current assignment */
+	cl_tp **owned; /* current assignment */
 	int nowned;
-	cl_tp **revoking;        /* handed to the polling thread, not yet acked */
+	cl_tp **revoking; /* handed to the polling thread, not yet acked */
 	int nrevoking;
 	m_after_revoke after_revoke;
-	cl_tp **pending_add;     /* cooperative: assigned once the revoke is acked */
+	cl_tp **pending_add; /* cooperative: assigned once the revoke is acked */
 	int npending_add;
-	cl_tp **prev;            /* eager: what the last revoke before a join took,
+	cl_tp **prev; /* eager: what the last revoke before a join took,
 				    the "previous assignment" sticky reports */
 	int nprev;
 
 	m_join_member *jmembers; /* leader: the members of this generation */
 	int32_t njmembers;
-	uint8_t **assignments;   /* leader: per member, encoded */
+	uint8_t **assignments; /* leader: per member, encoded */
 	int32_t *assignment_lens;
 	m_snapshot *snap;
 	int32_t nsnap;
 
 	ch_timer hb_timer;
 	bool hb_inflight;
-	ch_timer poll_timer;     /* max.poll.interval.ms */
+	ch_timer poll_timer; /* max.poll.interval.ms */
 
 	cl_wait *close_wait;
 };
@@ -278,8 +278,8 @@ find_later(cl_member *m)
 {
 	cl_client *c = m->c;
 	m->find_fails++;
-	int64_t wait = cl_backoff(c->conf.retry_backoff_ms, c->conf.retry_backoff_max_ms,
-				  m->find_fails);
+	int64_t wait =
+		cl_backoff(c->conf.retry_backoff_ms, c->conf.retry_backoff_max_ms, m->find_fails);
 	ch_timer_arm(c->loop, &m->find_timer, ch_loop_now(c->loop) + wait);
 }
 
@@ -312,7 +312,8 @@ done_find(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 		}
 	}
 	if (err || kerr) {
-		if (kerr == CH_KERR_GROUP_AUTHORIZATION_FAILED || kerr == CH_KERR_INVALID_GROUP_ID) {
+		if (kerr == CH_KERR_GROUP_AUTHORIZATION_FAILED ||
+		    kerr == CH_KERR_INVALID_GROUP_ID) {
 			fail_fatal(m, kerr, "FindCoordinator");
 			return;
 		}
@@ -516,7 +517,8 @@ on_poll_timer(ch_loop *loop, ch_timer *t, void *ud)
 		ch_timer_arm(loop, &m->poll_timer, last + c->conf.max_poll_interval_ms + 1);
 		return;
 	}
-	CH_LOGW(CL_LOG, "group %s: no poll for %lld ms (max.poll.interval.ms %d): leaving the group",
+	CH_LOGW(CL_LOG,
+		"group %s: no poll for %lld ms (max.poll.interval.ms %d): leaving the group",
 		c->conf.group_id, (long long)(now - last), c->conf.max_poll_interval_ms);
 	/* KIP-800's reason, Java's words */
 	if (!instance_static(m))
@@ -540,8 +542,7 @@ cl_member_polled(cl_client *c)
 		request_rejoin(m, "rejoining after the poll timeout");
 		ensure_active(m);
 	}
-	if (m->state != M_UNJOINED && m->state < M_POLL_EXPIRED &&
-	    !ch_timer_armed(&m->poll_timer))
+	if (m->state != M_UNJOINED && m->state < M_POLL_EXPIRED && !ch_timer_armed(&m->poll_timer))
 		ch_timer_arm(c->loop, &m->poll_timer,
 			     ch_loop_now(c->loop) + c->conf.max_poll_interval_ms + 1);
 }
@@ -656,8 +657,8 @@ join_later(cl_member *m, cohort_err why)
 			cl_unlock(c);
 		}
 	}
-	int64_t wait = cl_backoff(c->conf.retry_backoff_ms, c->conf.retry_backoff_max_ms,
-				  m->join_fails);
+	int64_t wait =
+		cl_backoff(c->conf.retry_backoff_ms, c->conf.retry_backoff_max_ms, m->join_fails);
 	ch_timer_arm(c->loop, &m->join_timer, ch_loop_now(c->loop) + wait);
 }
 
@@ -732,8 +733,9 @@ done_join(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 	set_member_id(m, r->MemberId.p, r->MemberId.len);
 	m->generation = r->GenerationId;
 	free(m->protocol);
-	m->protocol = r->ProtocolName.len >= 0 ? strndup(r->ProtocolName.p, (size_t)r->ProtocolName.len)
-					       : NULL;
+	m->protocol = r->ProtocolName.len >= 0
+			      ? strndup(r->ProtocolName.p, (size_t)r->ProtocolName.len)
+			      : NULL;
 	m->leader = ch_str_eq_c(r->Leader, m->member_id);
 	CH_LOGI(CL_LOG, "group %s: joined generation %d as %s (%s), protocol %s, %d members",
 		c->conf.group_id, m->generation, m->member_id, m->leader ? "leader" : "follower",
@@ -878,8 +880,9 @@ compute_assignment(cl_member *m)
 	for (int32_t i = 0; i < n; i++) {
 		ch_buf b;
 		ch_buf_init(&b);
-		ch_assign_assignment_write(&b, CH_ASSIGN_PROTO_VERSION, topics, res.tps + res.off[i],
-					   res.off[i + 1] - res.off[i], CH_BYTES_NULL);
+		ch_assign_assignment_write(&b, CH_ASSIGN_PROTO_VERSION, topics,
+					   res.tps + res.off[i], res.off[i + 1] - res.off[i],
+					   CH_BYTES_NULL);
 		if (!ch_buf_ok(&b)) {
 			ch_buf_free(&b);
 			goto out;
@@ -1027,7 +1030,8 @@ done_sync(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 	cl_tp **next = NULL;
 	int nnext = 0;
 	if (r->Assignment.len > 0 &&
-	    ch_assign_assignment_decode(r->Assignment.p, (size_t)r->Assignment.len, &a, &as) != CH_OK) {
+	    ch_assign_assignment_decode(r->Assignment.p, (size_t)r->Assignment.len, &a, &as) !=
+		    CH_OK) {
 		ch_arena_free(&a);
 		CH_LOGW(CL_LOG, "group %s: assignment does not decode", c->conf.group_id);
 		join_later(m, COHORT_ERR__BAD_MSG);
@@ -1099,7 +1103,8 @@ static void
 finish_stable(cl_member *m)
 {
 	cl_client *c = m->c;
-	cl_tp **owned = realloc(m->owned, sizeof(cl_tp *) * (size_t)(m->nowned + m->npending_add + 1));
+	cl_tp **owned =
+		realloc(m->owned, sizeof(cl_tp *) * (size_t)(m->nowned + m->npending_add + 1));
 	if (!owned) {
 		fail_fatal(m, COHORT_ERR__NOMEM, "assignment");
 		return;
@@ -1140,7 +1145,8 @@ send_sync(cl_member *m)
 		return;
 	}
 	cl_request_timeout(m->coord, CH_APIKEY_SYNC_GROUP,
-			   (int64_t)m->c->conf.max_poll_interval_ms + 5000, build_sync, done_sync, m);
+			   (int64_t)m->c->conf.max_poll_interval_ms + 5000, build_sync, done_sync,
+			   m);
 }
 
 /* ---- revoke acknowledgements ---------------------------------------------------- */

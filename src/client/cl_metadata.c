@@ -114,8 +114,7 @@ build_metadata(cl_client *c, int16_t version, ch_buf *b, void *ud)
 	(void)ud;
 	ch_MetadataRequest m;
 	ch_MetadataRequest_init(&m);
-	ch_MetadataRequest_MetadataRequestTopic *t =
-		calloc((size_t)c->nmd_topics + 1, sizeof(*t));
+	ch_MetadataRequest_MetadataRequestTopic *t = calloc((size_t)c->nmd_topics + 1, sizeof(*t));
 	if (!t) {
 		b->oom = true;
 		return;
@@ -219,10 +218,9 @@ done_metadata(cl_client *c, cohort_err err, int16_t version, void *resp, void *u
 		md->updated = now;
 		md->version++;
 	}
-	int64_t next = md->fails
-			       ? cl_backoff(c->conf.retry_backoff_ms, c->conf.retry_backoff_max_ms,
-					    md->fails)
-			       : c->conf.metadata_max_age_ms;
+	int64_t next = md->fails ? cl_backoff(c->conf.retry_backoff_ms,
+					      c->conf.retry_backoff_max_ms, md->fails)
+				 : c->conf.metadata_max_age_ms;
 	ch_timer_arm(c->loop, &md->timer, now + next);
 	call_waiters(c, waiters, err);
 	if (!err) {

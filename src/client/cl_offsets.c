@@ -30,11 +30,11 @@ typedef struct o_call {
 	struct o_call *next, *prev; /* c->calls */
 	cl_client *c;
 	o_committed_lookup *lookup; /* set for a position lookup's OffsetFetch */
-	bool commit;           /* OffsetCommit, else OffsetFetch */
-	cohort_tp_offset *offs; /* own copy (topics inside) */
+	bool commit;                /* OffsetCommit, else OffsetFetch */
+	cohort_tp_offset *offs;     /* own copy (topics inside) */
 	size_t n;
-	cl_wait *w;            /* sync caller, or NULL */
-	cohort_commit_cb cb;   /* async caller */
+	cl_wait *w;          /* sync caller, or NULL */
+	cohort_commit_cb cb; /* async caller */
 	void *opaque;
 	int32_t generation;
 	char *member_id;
@@ -237,7 +237,8 @@ retry_call(o_call *o, int16_t err)
 	if (c->closing)
 		return false;
 	int64_t now = ch_loop_now(c->loop);
-	int64_t wait = cl_backoff(c->conf.retry_backoff_ms, c->conf.retry_backoff_max_ms, ++o->tries);
+	int64_t wait =
+		cl_backoff(c->conf.retry_backoff_ms, c->conf.retry_backoff_max_ms, ++o->tries);
 	if (now + wait >= o->deadline)
 		return false;
 	if (err != CH_KERR_COORDINATOR_LOAD_IN_PROGRESS)
@@ -277,7 +278,8 @@ done_commit(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 			const ch_OffsetCommitResponse_OffsetCommitResponsePartition *rp =
 				&r->Topics[t].Partitions[p];
 			for (size_t i = 0; i < o->n; i++)
-				if (o->offs[i].err == COHORT_OK && o->offs[i].partition == rp->PartitionIndex &&
+				if (o->offs[i].err == COHORT_OK &&
+				    o->offs[i].partition == rp->PartitionIndex &&
 				    ch_str_eq_c(r->Topics[t].Name, o->offs[i].topic)) {
 					if (coordinator_error(rp->ErrorCode))
 						retriable = rp->ErrorCode;
@@ -381,7 +383,8 @@ done_fetch_offsets(cl_client *c, cohort_err err, int16_t version, void *resp, vo
 				const ch_OffsetFetchResponse_OffsetFetchResponseTopics *rt =
 					&r->Groups[g].Topics[t];
 				for (int32_t p = 0; p < rt->Partitions_n; p++)
-					take_committed(o, rt->Name, rt->Partitions[p].PartitionIndex,
+					take_committed(o, rt->Name,
+						       rt->Partitions[p].PartitionIndex,
 						       rt->Partitions[p].CommittedOffset,
 						       rt->Partitions[p].ErrorCode, &retriable);
 			}
@@ -390,7 +393,8 @@ done_fetch_offsets(cl_client *c, cohort_err err, int16_t version, void *resp, vo
 		top = version >= 2 ? r->ErrorCode : 0;
 		for (int32_t t = 0; t < r->Topics_n; t++)
 			for (int32_t p = 0; p < r->Topics[t].Partitions_n; p++)
-				take_committed(o, r->Topics[t].Name, r->Topics[t].Partitions[p].PartitionIndex,
+				take_committed(o, r->Topics[t].Name,
+					       r->Topics[t].Partitions[p].PartitionIndex,
 					       r->Topics[t].Partitions[p].CommittedOffset,
 					       r->Topics[t].Partitions[p].ErrorCode, &retriable);
 	}
@@ -417,7 +421,8 @@ send_call(cl_client *c, void *ud)
 	if (o->commit)
 		cl_request(coord, CH_APIKEY_OFFSET_COMMIT, build_commit, done_commit, o);
 	else
-		cl_request(coord, CH_APIKEY_OFFSET_FETCH, build_fetch_offsets, done_fetch_offsets, o);
+		cl_request(coord, CH_APIKEY_OFFSET_FETCH, build_fetch_offsets, done_fetch_offsets,
+			   o);
 }
 
 static void
@@ -526,7 +531,7 @@ typedef struct o_lookup {
 	cl_tp **tps;
 	uint64_t *epochs;
 	int n;
-	cl_broker *leader;      /* ListOffsets rounds */
+	cl_broker *leader; /* ListOffsets rounds */
 	int32_t *leader_epochs;
 } o_lookup;
 
@@ -613,8 +618,8 @@ done_list_offsets(cl_client *c, cohort_err err, int16_t version, void *resp, voi
 				if (!ch_str_eq_c(r->Topics[t].Name, l->tps[i]->topic))
 					continue;
 				for (int32_t p = 0; p < r->Topics[t].Partitions_n; p++) {
-					const ch_ListOffsetsResponse_ListOffsetsPartitionResponse *rp =
-						&r->Topics[t].Partitions[p];
+					const ch_ListOffsetsResponse_ListOffsetsPartitionResponse
+						*rp = &r->Topics[t].Partitions[p];
 					if (rp->PartitionIndex != l->tps[i]->partition)
 						continue;
 					if (rp->ErrorCode)
@@ -701,13 +706,14 @@ reset_positions(cl_client *c, cl_tp **tps, uint64_t *epochs, int n)
 					l->leader_epochs[l->n++] = tk->parts[q].leader_epoch;
 				}
 		}
-		cl_request(leader, CH_APIKEY_LIST_OFFSETS, build_list_offsets, done_list_offsets, l);
+		cl_request(leader, CH_APIKEY_LIST_OFFSETS, build_list_offsets, done_list_offsets,
+			   l);
 	}
 	free(done);
 }
 
-static void
-done_lookup_committed(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud);
+static void done_lookup_committed(cl_client *c, cohort_err err, int16_t version, void *resp,
+				  void *ud);
 
 static void
 build_lookup_committed(cl_client *c, int16_t version, ch_buf *b, void *ud)
@@ -731,7 +737,8 @@ send_lookup_committed(cl_client *c, void *ud)
 		done_lookup_committed(c, COHORT_ERR_COORDINATOR_NOT_AVAILABLE, -1, NULL, cl);
 		return;
 	}
-	cl_request(coord, CH_APIKEY_OFFSET_FETCH, build_lookup_committed, done_lookup_committed, cl);
+	cl_request(coord, CH_APIKEY_OFFSET_FETCH, build_lookup_committed, done_lookup_committed,
+		   cl);
 }
 
 static void
@@ -749,12 +756,14 @@ done_lookup_committed(cl_client *c, cohort_err err, int16_t version, void *resp,
 				if (r->Groups[g].ErrorCode)
 					err = r->Groups[g].ErrorCode;
 				for (int32_t t = 0; t < r->Groups[g].Topics_n; t++)
-					for (int32_t p = 0; p < r->Groups[g].Topics[t].Partitions_n; p++) {
-						const ch_OffsetFetchResponse_OffsetFetchResponsePartitions *rp =
-							&r->Groups[g].Topics[t].Partitions[p];
+					for (int32_t p = 0; p < r->Groups[g].Topics[t].Partitions_n;
+					     p++) {
+						const ch_OffsetFetchResponse_OffsetFetchResponsePartitions
+							*rp = &r->Groups[g].Topics[t].Partitions[p];
 						take_committed(o, r->Groups[g].Topics[t].Name,
-							       rp->PartitionIndex, rp->CommittedOffset,
-							       rp->ErrorCode, &retriable);
+							       rp->PartitionIndex,
+							       rp->CommittedOffset, rp->ErrorCode,
+							       &retriable);
 					}
 			}
 		} else {
@@ -765,7 +774,8 @@ done_lookup_committed(cl_client *c, cohort_err err, int16_t version, void *resp,
 					take_committed(o, r->Topics[t].Name,
 						       r->Topics[t].Partitions[p].PartitionIndex,
 						       r->Topics[t].Partitions[p].CommittedOffset,
-						       r->Topics[t].Partitions[p].ErrorCode, &retriable);
+						       r->Topics[t].Partitions[p].ErrorCode,
+						       &retriable);
 		}
 		if (!err && retriable)
 			err = retriable;

@@ -42,10 +42,10 @@ struct coord_shell {
 	int64_t armed_for; /* core deadline the timer is armed for (wall ms) */
 	ch_hook *hook;
 	size_t replayed;
-	int32_t n_partitions;     /* of __consumer_offsets as the core knows it */
-	load_failure *failures;   /* [n_partitions] */
-	ch_timer retry_timer;     /* next attempt at the LOAD_FAILED partitions */
-	int64_t retry_delay_ms;   /* the wait before the next attempt after that */
+	int32_t n_partitions;   /* of __consumer_offsets as the core knows it */
+	load_failure *failures; /* [n_partitions] */
+	ch_timer retry_timer;   /* next attempt at the LOAD_FAILED partitions */
+	int64_t retry_delay_ms; /* the wait before the next attempt after that */
 };
 
 typedef struct append_ctx {
@@ -77,9 +77,9 @@ op_append(void *ud, int32_t partition, const ch_coord_record *recs, size_t n, ui
 	ch_batch_builder_begin(&bb, &b, 0, 0, now, -1, -1, -1);
 	for (size_t i = 0; i < n; i++) {
 		ch_bytes key = {recs[i].key.data, (int32_t)recs[i].key.len};
-		ch_bytes val = recs[i].tombstone ? CH_BYTES_NULL
-						 : (ch_bytes){recs[i].value.data,
-							      (int32_t)recs[i].value.len};
+		ch_bytes val = recs[i].tombstone
+				       ? CH_BYTES_NULL
+				       : (ch_bytes){recs[i].value.data, (int32_t)recs[i].value.len};
 		ch_batch_builder_add(&bb, (int32_t)i, now, key, val, 0, NULL, 0);
 	}
 	append_ctx *a = ch_xmalloc(sizeof(*a));
@@ -91,7 +91,7 @@ op_append(void *ud, int32_t partition, const ch_coord_record *recs, size_t n, ui
 		abort(); /* out of memory: the broker may abort */
 	}
 	ch_log_manager_append_durable(s->logs, CH_CONSUMER_OFFSETS_TOPIC, partition, b.data, b.len,
-				append_durable, a);
+				      append_durable, a);
 	ch_buf_free(&b);
 }
 
@@ -183,9 +183,11 @@ load_partition(coord_shell *s, int32_t p, size_t *groups)
 	bool ok = false;
 	if (!part)
 		snprintf(f->cause, sizeof(f->cause), "its log cannot be opened: %s",
-			 open_errno ? strerror(open_errno) : "the topic registry has no such partition");
+			 open_errno ? strerror(open_errno)
+				    : "the topic registry has no such partition");
 	else if (ch_part_replay(part, 0, replay_record, s, &kerr) < 0)
-		snprintf(f->cause, sizeof(f->cause), "its log cannot be read: %s", ch_kerr_name(kerr));
+		snprintf(f->cause, sizeof(f->cause), "its log cannot be read: %s",
+			 ch_kerr_name(kerr));
 	else
 		ok = true;
 	*groups = ch_coord_load_end(s->coord, ch_now_wall_ms(), p, ok);
@@ -216,7 +218,8 @@ retry_fired(ch_loop *loop, ch_timer *t, void *ud)
 		int attempts = s->failures[p].attempts;
 		if (load_partition(s, p, &groups)) {
 			CH_LOGI("cohortd",
-				"__consumer_offsets-%d loaded after %d failed attempt(s): %zu groups",
+				"__consumer_offsets-%d loaded after %d failed attempt(s): %zu "
+				"groups",
 				p, attempts, groups);
 			s->failures[p].attempts = 0;
 			continue;
@@ -291,7 +294,8 @@ coord_shell_start(ch_loop *loop, ch_broker *bk, ch_log_manager *logs)
 		CH_LOGI("cohortd", "replayed %zu coordinator records in %lld ms", s->replayed,
 			(long long)(ch_now_mono_ms() - t0));
 		if (failed) {
-			CH_LOGE("cohortd", "%d of %d __consumer_offsets partitions could not be loaded",
+			CH_LOGE("cohortd",
+				"%d of %d __consumer_offsets partitions could not be loaded",
 				failed, t->partitions);
 			retry_arm(s);
 		}

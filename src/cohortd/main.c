@@ -33,15 +33,14 @@ typedef struct cohortd {
 static void
 usage(FILE *f)
 {
-	fprintf(f,
-		"usage: cohortd [-c FILE] [--set key=value ...]\n"
-		"  -c, --config FILE     read a server.properties-style file\n"
-		"  --set key=value       override one setting (after the file)\n"
-		"  --version             print the version\n"
-		"  -h, --help            this text\n"
-		"Settings use Apache Kafka's names (listeners, log.dirs, num.partitions, ...);\n"
-		"see README.md for the table. Defaults: listeners=PLAINTEXT://127.0.0.1:9092,\n"
-		"log.dirs=./data.\n");
+	fprintf(f, "usage: cohortd [-c FILE] [--set key=value ...]\n"
+		   "  -c, --config FILE     read a server.properties-style file\n"
+		   "  --set key=value       override one setting (after the file)\n"
+		   "  --version             print the version\n"
+		   "  -h, --help            this text\n"
+		   "Settings use Apache Kafka's names (listeners, log.dirs, num.partitions, ...);\n"
+		   "see README.md for the table. Defaults: listeners=PLAINTEXT://127.0.0.1:9092,\n"
+		   "log.dirs=./data.\n");
 }
 
 /* ---- the shell's side of the api layer ------------------------------------ */
@@ -187,8 +186,8 @@ main(int argc, char **argv)
 
 	/* The registry and the partition logs (after the signal setup: the
 	 * log manager starts threads). */
-	ch_broker_shell sh = {&d, shell_reply, shell_close, shell_now, shell_wall,
-			      shell_reply_resp};
+	ch_broker_shell sh = {&d,        shell_reply, shell_close,
+			      shell_now, shell_wall,  shell_reply_resp};
 	if (ch_broker_open(&d.bk, &cfg, d.loop, &sh, err, sizeof(err)) != CH_OK) {
 		fprintf(stderr, "cohortd: cannot open data directory: %s\n", err);
 		ch_server_free(d.server);
@@ -199,7 +198,8 @@ main(int argc, char **argv)
 	/* Port 0 (ephemeral) advertises the bound port. */
 	if (!d.bk.adv_port)
 		d.bk.adv_port = ch_server_port(d.server);
-	CH_LOGI("cohortd", "cohortd %s listening on %s:%d (node.id %d, cluster.id %s, log.dirs %s, "
+	CH_LOGI("cohortd",
+		"cohortd %s listening on %s:%d (node.id %d, cluster.id %s, log.dirs %s, "
 		"%zu topics)",
 		COHORT_VERSION, cfg.listener.host, ch_server_port(d.server), cfg.node_id,
 		d.bk.cluster_id, cfg.log_dir, ch_topics_count(d.bk.topics));

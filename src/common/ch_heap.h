@@ -30,7 +30,7 @@ typedef struct ch_heap_ent {
 typedef struct ch_heap {
 	ch_heap_ent *v; /* v[1..n]; v[1] is the earliest */
 	size_t n, cap;
-	uint64_t seq;   /* the last arm sequence handed out */
+	uint64_t seq; /* the last arm sequence handed out */
 } ch_heap;
 
 void ch_heap_init(ch_heap *h);

@@ -26,9 +26,15 @@ void ch_log(ch_log_level level, const char *subsys, const char *fmt, ...)
 #define CH_LOGE(sub, ...) ch_log(CH_LOG_ERROR, sub, __VA_ARGS__)
 #define CH_LOGW(sub, ...) ch_log(CH_LOG_WARN, sub, __VA_ARGS__)
 #define CH_LOGI(sub, ...) ch_log(CH_LOG_INFO, sub, __VA_ARGS__)
-#define CH_LOGD(sub, ...) \
-	do { if (ch_log_enabled(CH_LOG_DEBUG)) ch_log(CH_LOG_DEBUG, sub, __VA_ARGS__); } while (0)
-#define CH_LOGT(sub, ...) \
-	do { if (ch_log_enabled(CH_LOG_TRACE)) ch_log(CH_LOG_TRACE, sub, __VA_ARGS__); } while (0)
+#define CH_LOGD(sub, ...)                                                                          \
+	do {                                                                                       \
+		if (ch_log_enabled(CH_LOG_DEBUG))                                                  \
+			ch_log(CH_LOG_DEBUG, sub, __VA_ARGS__);                                    \
+	} while (0)
+#define CH_LOGT(sub, ...)                                                                          \
+	do {                                                                                       \
+		if (ch_log_enabled(CH_LOG_TRACE))                                                  \
+			ch_log(CH_LOG_TRACE, sub, __VA_ARGS__);                                    \
+	} while (0)
 
 #endif

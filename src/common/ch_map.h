@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 typedef struct ch_map_entry {
-	struct ch_map_entry *chain;      /* bucket chain */
+	struct ch_map_entry *chain;       /* bucket chain */
 	struct ch_map_entry *prev, *next; /* insertion order */
 	uint64_t hash;
 	void *value;
@@ -45,7 +45,8 @@ void *ch_map_remove_entry(ch_map *m, ch_map_entry *e);
 void *ch_map_remove(ch_map *m, const void *key, size_t klen);
 #define ch_map_foreach(m, e) for (ch_map_entry *e = (m)->head; e; e = e->next)
 /* Safe against removing e inside the loop. */
-#define ch_map_foreach_safe(m, e, tmp) \
-	for (ch_map_entry *e = (m)->head, *tmp = e ? e->next : NULL; e; e = tmp, tmp = e ? e->next : NULL)
+#define ch_map_foreach_safe(m, e, tmp)                                                             \
+	for (ch_map_entry *e = (m)->head, *tmp = e ? e->next : NULL; e;                            \
+	     e = tmp, tmp = e ? e->next : NULL)
 
 #endif

@@ -21,8 +21,8 @@ ch_ratelog_init(ch_ratelog *rl, const char *sub, ch_log_level level, const char 
 static void
 summary(ch_ratelog *rl, int64_t now_ms)
 {
-	ch_log(rl->level, rl->sub, "%s: %" PRIu64 " more failures in the last %.1f s (%s)", rl->what,
-	       rl->unlogged, (double)(now_ms - rl->last_line) / 1000.0, rl->cause);
+	ch_log(rl->level, rl->sub, "%s: %" PRIu64 " more failures in the last %.1f s (%s)",
+	       rl->what, rl->unlogged, (double)(now_ms - rl->last_line) / 1000.0, rl->cause);
 	rl->unlogged = 0;
 	rl->last_line = now_ms;
 }

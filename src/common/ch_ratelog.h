@@ -30,14 +30,14 @@
 #define CH_RATELOG_INTERVAL_MS 10000
 
 typedef struct ch_ratelog {
-	char what[160];        /* "appends to data/t-0": the subject of its lines */
-	const char *sub;       /* log subsystem (a string literal) */
-	ch_log_level level;    /* of the summaries (the recovery line is INFO) */
-	uint64_t streak;       /* failures since the last success; 0 = working */
-	uint64_t unlogged;     /* failures in no line yet */
-	int64_t streak_start;  /* when the streak began */
-	int64_t last_line;     /* when this streak was last logged */
-	char cause[128];       /* of the latest failure */
+	char what[160];       /* "appends to data/t-0": the subject of its lines */
+	const char *sub;      /* log subsystem (a string literal) */
+	ch_log_level level;   /* of the summaries (the recovery line is INFO) */
+	uint64_t streak;      /* failures since the last success; 0 = working */
+	uint64_t unlogged;    /* failures in no line yet */
+	int64_t streak_start; /* when the streak began */
+	int64_t last_line;    /* when this streak was last logged */
+	char cause[128];      /* of the latest failure */
 } ch_ratelog;
 
 void ch_ratelog_init(ch_ratelog *rl, const char *sub, ch_log_level level, const char *fmt, ...)

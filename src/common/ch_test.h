@@ -20,34 +20,32 @@
 
 static int ch_test_failures_;
 
-#define CH_CHECK(cond)                                                              \
-	do {                                                                        \
-		if (!(cond)) {                                                      \
-			ch_test_failures_++;                                        \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,      \
-				__LINE__, #cond);                                   \
-		}                                                                   \
+#define CH_CHECK(cond)                                                                             \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			ch_test_failures_++;                                                       \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
+		}                                                                                  \
 	} while (0)
 
-#define CH_CHECK_EQ_INT(a, b)                                                       \
-	do {                                                                        \
-		long long a_ = (long long)(a), b_ = (long long)(b);                 \
-		if (a_ != b_) {                                                     \
-			ch_test_failures_++;                                        \
-			fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n",   \
-				__FILE__, __LINE__, #a, #b, a_, b_);                \
-		}                                                                   \
+#define CH_CHECK_EQ_INT(a, b)                                                                      \
+	do {                                                                                       \
+		long long a_ = (long long)(a), b_ = (long long)(b);                                \
+		if (a_ != b_) {                                                                    \
+			ch_test_failures_++;                                                       \
+			fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__,        \
+				__LINE__, #a, #b, a_, b_);                                         \
+		}                                                                                  \
 	} while (0)
 
-#define CH_CHECK_EQ_STR(a, b)                                                       \
-	do {                                                                        \
-		const char *a_ = (a), *b_ = (b);                                    \
-		if (!a_ || !b_ || strcmp(a_, b_) != 0) {                            \
-			ch_test_failures_++;                                        \
-			fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" != \"%s\"\n", \
-				__FILE__, __LINE__, #a, #b, a_ ? a_ : "(null)",     \
-				b_ ? b_ : "(null)");                                \
-		}                                                                   \
+#define CH_CHECK_EQ_STR(a, b)                                                                      \
+	do {                                                                                       \
+		const char *a_ = (a), *b_ = (b);                                                   \
+		if (!a_ || !b_ || strcmp(a_, b_) != 0) {                                           \
+			ch_test_failures_++;                                                       \
+			fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" != \"%s\"\n", __FILE__,    \
+				__LINE__, #a, #b, a_ ? a_ : "(null)", b_ ? b_ : "(null)");         \
+		}                                                                                  \
 	} while (0)
 
 /* A small deterministic generator for seeded tests (an LCG; the top bits). */
@@ -96,14 +94,14 @@ ch_test_count(const char *s, const char *needle)
 
 /* What a limited error streak (common/ch_ratelog.h) of a few fast failures
  * logs: the first failure once, the recovery once, no other line. */
-#define CH_CHECK_LOGGED_STREAK(out, first, recovery)                                \
-	do {                                                                        \
-		int before_ = ch_test_failures_;                                    \
-		CH_CHECK_EQ_INT(ch_test_count((out), (first)), 1);                  \
-		CH_CHECK_EQ_INT(ch_test_count((out), (recovery)), 1);               \
-		CH_CHECK_EQ_INT(ch_test_count((out), "\n"), 2);                     \
-		if (ch_test_failures_ != before_)                                   \
-			fprintf(stderr, "logged:\n%s", (out));                      \
+#define CH_CHECK_LOGGED_STREAK(out, first, recovery)                                               \
+	do {                                                                                       \
+		int before_ = ch_test_failures_;                                                   \
+		CH_CHECK_EQ_INT(ch_test_count((out), (first)), 1);                                 \
+		CH_CHECK_EQ_INT(ch_test_count((out), (recovery)), 1);                              \
+		CH_CHECK_EQ_INT(ch_test_count((out), "\n"), 2);                                    \
+		if (ch_test_failures_ != before_)                                                  \
+			fprintf(stderr, "logged:\n%s", (out));                                     \
 	} while (0)
 
 typedef struct ch_test_case {
@@ -111,32 +109,35 @@ typedef struct ch_test_case {
 	void (*fn)(void);
 } ch_test_case;
 
-#define CH_TEST(f) {#f, f}
+#define CH_TEST(f)                                                                                 \
+	{                                                                                          \
+#f, f                                                                              \
+	}
 
-#define CH_TEST_MAIN(...)                                                           \
-	int main(int argc, char **argv)                                             \
-	{                                                                           \
-		static const ch_test_case cases[] = {__VA_ARGS__};                  \
-		int passed = 0, failed = 0;                                         \
-		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {     \
-			if (argc > 1) {                                             \
-				int want = 0;                                       \
-				for (int j = 1; j < argc; j++)                      \
-					want |= strcmp(argv[j], cases[i].name) == 0; \
-				if (!want)                                          \
-					continue;                                   \
-			}                                                           \
-			int before = ch_test_failures_;                             \
-			cases[i].fn();                                              \
-			if (ch_test_failures_ == before) {                          \
-				passed++;                                           \
-			} else {                                                    \
-				failed++;                                           \
-				fprintf(stderr, "FAIL %s\n", cases[i].name);        \
-			}                                                           \
-		}                                                                   \
-		printf("%d passed, %d failed\n", passed, failed);                   \
-		return failed ? 1 : 0;                                              \
+#define CH_TEST_MAIN(...)                                                                          \
+	int main(int argc, char **argv)                                                            \
+	{                                                                                          \
+		static const ch_test_case cases[] = {__VA_ARGS__};                                 \
+		int passed = 0, failed = 0;                                                        \
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {                    \
+			if (argc > 1) {                                                            \
+				int want = 0;                                                      \
+				for (int j = 1; j < argc; j++)                                     \
+					want |= strcmp(argv[j], cases[i].name) == 0;               \
+				if (!want)                                                         \
+					continue;                                                  \
+			}                                                                          \
+			int before = ch_test_failures_;                                            \
+			cases[i].fn();                                                             \
+			if (ch_test_failures_ == before) {                                         \
+				passed++;                                                          \
+			} else {                                                                   \
+				failed++;                                                          \
+				fprintf(stderr, "FAIL %s\n", cases[i].name);                       \
+			}                                                                          \
+		}                                                                                  \
+		printf("%d passed, %d failed\n", passed, failed);                                  \
+		return failed ? 1 : 0;                                                             \
 	}
 
 #endif

@@ -64,16 +64,19 @@ typedef struct cdef {
 typedef struct tdef {
 	const char *name;
 	vspec v;
-	size_t off;          /* field in ch_topic_config */
-	size_t boff;         /* broker field with the default, same type */
-	const char *syn[4];  /* broker keys that feed the default */
+	size_t off;         /* field in ch_topic_config */
+	size_t boff;        /* broker field with the default, same type */
+	const char *syn[4]; /* broker keys that feed the default */
 	const char *doc;
 } tdef;
 
 static const choice compression_choices[] = {
-	{"uncompressed", CH_COMPRESSION_NONE}, {"zstd", CH_COMPRESSION_ZSTD},
-	{"lz4", CH_COMPRESSION_LZ4},           {"snappy", CH_COMPRESSION_SNAPPY},
-	{"gzip", CH_COMPRESSION_GZIP},         {"producer", CH_COMPRESSION_PRODUCER},
+	{"uncompressed", CH_COMPRESSION_NONE},
+	{"zstd", CH_COMPRESSION_ZSTD},
+	{"lz4", CH_COMPRESSION_LZ4},
+	{"snappy", CH_COMPRESSION_SNAPPY},
+	{"gzip", CH_COMPRESSION_GZIP},
+	{"producer", CH_COMPRESSION_PRODUCER},
 	{NULL, 0},
 };
 static const choice timestamp_choices[] = {
@@ -82,19 +85,39 @@ static const choice timestamp_choices[] = {
 	{NULL, 0},
 };
 static const choice cleanup_choices[] = {
-	{"delete", CH_CLEANUP_DELETE}, {"compact", CH_CLEANUP_COMPACT}, {NULL, 0},
+	{"delete", CH_CLEANUP_DELETE},
+	{"compact", CH_CLEANUP_COMPACT},
+	{NULL, 0},
 };
 static const choice loglevel_choices[] = {
 	{"error", CH_LOG_ERROR}, {"warn", CH_LOG_WARN},   {"info", CH_LOG_INFO},
 	{"debug", CH_LOG_DEBUG}, {"trace", CH_LOG_TRACE}, {NULL, 0},
 };
 
-#define V_BOOL {T_BOOL, 0, 0, NULL}
-#define V_INT(lo, hi) {T_INT, lo, hi, NULL}
-#define V_SHORT(lo, hi) {T_SHORT, lo, hi, NULL}
-#define V_LONG(lo, hi) {T_LONG, lo, hi, NULL}
-#define V_STR {T_STRING, 0, 0, NULL}
-#define V_ENUM(c) {T_ENUM, 0, 0, c}
+#define V_BOOL                                                                                     \
+	{                                                                                          \
+		T_BOOL, 0, 0, NULL                                                                 \
+	}
+#define V_INT(lo, hi)                                                                              \
+	{                                                                                          \
+		T_INT, lo, hi, NULL                                                                \
+	}
+#define V_SHORT(lo, hi)                                                                            \
+	{                                                                                          \
+		T_SHORT, lo, hi, NULL                                                              \
+	}
+#define V_LONG(lo, hi)                                                                             \
+	{                                                                                          \
+		T_LONG, lo, hi, NULL                                                               \
+	}
+#define V_STR                                                                                      \
+	{                                                                                          \
+		T_STRING, 0, 0, NULL                                                               \
+	}
+#define V_ENUM(c)                                                                                  \
+	{                                                                                          \
+		T_ENUM, 0, 0, c                                                                    \
+	}
 #define OFF(f) offsetof(struct ch_config, f)
 #define TOFF(f) offsetof(ch_topic_config, f)
 
@@ -105,31 +128,56 @@ static const choice loglevel_choices[] = {
 static const cdef cdefs[] = {
 	/* broker */
 	{"node.id", V_INT(0, INT32_MAX), F_COHORT, "1", OFF(node_id),
-	 "The node id of this server. cohort: defaults to 1; must match meta.properties in the data directory."},
+	 "The node id of this server. cohort: defaults to 1; must match meta.properties in the "
+	 "data directory."},
 	{"broker.id", V_INT(0, INT32_MAX), F_NULLABLE, NULL, NOFIELD,
 	 "Synonym of node.id. If both are set they must be equal."},
 	{"broker.rack", V_STR, F_NULLABLE, NULL, OFF(broker_rack),
 	 "Rack of the broker, reported in Metadata responses."},
-	{"listeners", {T_LISTENERS, 0, 0, NULL}, F_COHORT, "PLAINTEXT://127.0.0.1:9092", NOFIELD,
-	 "Listener to bind, as PLAINTEXT://host:port. An empty host binds all interfaces; port 0 picks a free port. cohort: only PLAINTEXT is supported; default PLAINTEXT://127.0.0.1:9092."},
-	{"advertised.listeners", {T_LISTENERS, 0, 0, NULL}, F_NULLABLE, NULL, NOFIELD,
-	 "Listener published to clients in Metadata, if different from listeners. May not use 0.0.0.0."},
-	{"log.dirs", {T_DIRS, 0, 0, NULL}, F_COHORT, "./data", NOFIELD,
-	 "The directory where log data and metadata are kept. If not set, log.dir is used. cohort: exactly one directory; default ./data."},
-	{"log.dir", {T_DIRS, 0, 0, NULL}, F_NULLABLE | F_COHORT, NULL, NOFIELD,
+	{"listeners",
+	 {T_LISTENERS, 0, 0, NULL},
+	 F_COHORT,
+	 "PLAINTEXT://127.0.0.1:9092",
+	 NOFIELD,
+	 "Listener to bind, as PLAINTEXT://host:port. An empty host binds all interfaces; port 0 "
+	 "picks a free port. cohort: only PLAINTEXT is supported; default "
+	 "PLAINTEXT://127.0.0.1:9092."},
+	{"advertised.listeners",
+	 {T_LISTENERS, 0, 0, NULL},
+	 F_NULLABLE,
+	 NULL,
+	 NOFIELD,
+	 "Listener published to clients in Metadata, if different from listeners. May not use "
+	 "0.0.0.0."},
+	{"log.dirs",
+	 {T_DIRS, 0, 0, NULL},
+	 F_COHORT,
+	 "./data",
+	 NOFIELD,
+	 "The directory where log data and metadata are kept. If not set, log.dir is used. cohort: "
+	 "exactly one directory; default ./data."},
+	{"log.dir",
+	 {T_DIRS, 0, 0, NULL},
+	 F_NULLABLE | F_COHORT,
+	 NULL,
+	 NOFIELD,
 	 "The data directory, used if log.dirs is not set. cohort: no default of its own."},
-	{"log.level", {T_ENUM_CI, 0, 0, loglevel_choices}, F_COHORT, "info", OFF(log_level),
+	{"log.level",
+	 {T_ENUM_CI, 0, 0, loglevel_choices},
+	 F_COHORT,
+	 "info",
+	 OFF(log_level),
 	 "cohort: log verbosity: error, warn, info, debug or trace."},
 
 	/* network */
-	{"socket.request.max.bytes", V_INT(1, INT32_MAX), 0, "104857600", OFF(socket_request_max_bytes),
-	 "The maximum number of bytes in a socket request."},
-	{"socket.send.buffer.bytes", V_INT(-1, INT32_MAX), 0, "102400", OFF(socket_send_buffer_bytes),
-	 "SO_SNDBUF of sockets; -1 uses the OS default."},
-	{"socket.receive.buffer.bytes", V_INT(-1, INT32_MAX), 0, "102400", OFF(socket_receive_buffer_bytes),
-	 "SO_RCVBUF of sockets; -1 uses the OS default."},
-	{"connections.max.idle.ms", V_LONG(INT64_MIN, INT64_MAX), 0, "600000", OFF(connections_max_idle_ms),
-	 "Idle connections are closed after this many milliseconds."},
+	{"socket.request.max.bytes", V_INT(1, INT32_MAX), 0, "104857600",
+	 OFF(socket_request_max_bytes), "The maximum number of bytes in a socket request."},
+	{"socket.send.buffer.bytes", V_INT(-1, INT32_MAX), 0, "102400",
+	 OFF(socket_send_buffer_bytes), "SO_SNDBUF of sockets; -1 uses the OS default."},
+	{"socket.receive.buffer.bytes", V_INT(-1, INT32_MAX), 0, "102400",
+	 OFF(socket_receive_buffer_bytes), "SO_RCVBUF of sockets; -1 uses the OS default."},
+	{"connections.max.idle.ms", V_LONG(INT64_MIN, INT64_MAX), 0, "600000",
+	 OFF(connections_max_idle_ms), "Idle connections are closed after this many milliseconds."},
 	{"max.connections", V_INT(0, INT32_MAX), 0, INT_MAX_STR, OFF(max_connections),
 	 "The maximum number of connections allowed at any time."},
 	{"num.network.threads", V_INT(1, INT32_MAX), 0, "3", OFF(num_network_threads),
@@ -143,7 +191,8 @@ static const cdef cdefs[] = {
 	{"num.partitions", V_INT(1, INT32_MAX), 0, "1", OFF(num_partitions),
 	 "The default number of partitions per topic."},
 	{"default.replication.factor", V_INT(1, INT32_MAX), 0, "1", OFF(default_replication_factor),
-	 "The default replication factor of new topics. cohort is one node: only 1 can be satisfied."},
+	 "The default replication factor of new topics. cohort is one node: only 1 can be "
+	 "satisfied."},
 	{"min.insync.replicas", V_INT(1, INT32_MAX), 0, "1", OFF(min_insync_replicas),
 	 "The minimum number of in-sync replicas for acks=all produce requests."},
 	{"auto.create.topics.enable", V_BOOL, 0, "true", OFF(auto_create_topics_enable),
@@ -153,7 +202,8 @@ static const cdef cdefs[] = {
 	{"message.max.bytes", V_INT(0, INT32_MAX), 0, "1048588", OFF(message_max_bytes),
 	 "The largest record batch size allowed (topic config max.message.bytes)."},
 	{"compression.type", V_ENUM(compression_choices), 0, "producer", OFF(compression_type),
-	 "Final compression of topic data: uncompressed, zstd, lz4, snappy, gzip, or producer (keep the producer's codec)."},
+	 "Final compression of topic data: uncompressed, zstd, lz4, snappy, gzip, or producer "
+	 "(keep the producer's codec)."},
 
 	/* log */
 	{"log.segment.bytes", V_INT(14, INT32_MAX), 0, "1073741824", OFF(log_segment_bytes),
@@ -163,32 +213,43 @@ static const cdef cdefs[] = {
 	{"log.roll.hours", V_INT(1, INT32_MAX), 0, "168", NOFIELD,
 	 "Roll a new segment after this many hours (secondary to log.roll.ms)."},
 	{"log.roll.jitter.ms", V_LONG(0, INT64_MAX), F_NULLABLE, NULL, OFF(log_roll_jitter_ms),
-	 "Maximum random jitter subtracted from the roll time; if not set, log.roll.jitter.hours is used."},
+	 "Maximum random jitter subtracted from the roll time; if not set, log.roll.jitter.hours "
+	 "is used."},
 	{"log.roll.jitter.hours", V_INT(0, INT32_MAX), 0, "0", NOFIELD,
 	 "Maximum jitter in hours (secondary to log.roll.jitter.ms)."},
 	{"log.retention.ms", V_LONG(-1, INT64_MAX), F_NULLABLE, NULL, OFF(log_retention_ms),
-	 "Delete a segment once its data is older than this; -1 keeps it forever. If not set, log.retention.minutes is used."},
+	 "Delete a segment once its data is older than this; -1 keeps it forever. If not set, "
+	 "log.retention.minutes is used."},
 	{"log.retention.minutes", V_INT(-1, INT32_MAX), F_NULLABLE, NULL, NOFIELD,
-	 "Retention in minutes (secondary to log.retention.ms); if not set, log.retention.hours is used."},
+	 "Retention in minutes (secondary to log.retention.ms); if not set, log.retention.hours is "
+	 "used."},
 	{"log.retention.hours", V_INT(-1, INT32_MAX), 0, "168", NOFIELD,
 	 "Retention in hours (tertiary to log.retention.ms)."},
 	{"log.retention.bytes", V_LONG(INT64_MIN, INT64_MAX), 0, "-1", OFF(log_retention_bytes),
 	 "Delete old segments once a partition is larger than this; -1 means no size limit."},
-	{"log.retention.check.interval.ms", V_LONG(1, INT64_MAX), 0, "300000", OFF(log_retention_check_interval_ms),
+	{"log.retention.check.interval.ms", V_LONG(1, INT64_MAX), 0, "300000",
+	 OFF(log_retention_check_interval_ms),
 	 "How often the cleaner checks for segments eligible for deletion."},
-	{"log.segment.delete.delay.ms", V_LONG(0, INT64_MAX), 0, "60000", OFF(log_segment_delete_delay_ms),
+	{"log.segment.delete.delay.ms", V_LONG(0, INT64_MAX), 0, "60000",
+	 OFF(log_segment_delete_delay_ms),
 	 "How long to wait before deleting a file from the file system."},
-	{"log.flush.interval.messages", V_LONG(1, INT64_MAX), 0, LONG_MAX_STR, OFF(log_flush_interval_messages),
+	{"log.flush.interval.messages", V_LONG(1, INT64_MAX), 0, LONG_MAX_STR,
+	 OFF(log_flush_interval_messages),
 	 "Messages accumulated on a partition before an fsync is forced."},
-	{"log.flush.interval.ms", V_LONG(0, INT64_MAX), F_NULLABLE, NULL, OFF(log_flush_interval_ms),
+	{"log.flush.interval.ms", V_LONG(0, INT64_MAX), F_NULLABLE, NULL,
+	 OFF(log_flush_interval_ms),
 	 "Maximum time data sits unflushed; if not set, no time-based flush (Long.MAX_VALUE)."},
-	{"log.index.size.max.bytes", V_INT(4, INT32_MAX), 0, "10485760", OFF(log_index_size_max_bytes),
-	 "The maximum size of an offset index file."},
+	{"log.index.size.max.bytes", V_INT(4, INT32_MAX), 0, "10485760",
+	 OFF(log_index_size_max_bytes), "The maximum size of an offset index file."},
 	{"log.index.interval.bytes", V_INT(0, INT32_MAX), 0, "4096", OFF(log_index_interval_bytes),
 	 "Bytes between entries of the offset index."},
 	{"log.preallocate", V_BOOL, 0, "false", OFF(log_preallocate),
 	 "Preallocate segment files when creating them."},
-	{"log.cleanup.policy", {T_BITS, 0, 0, cleanup_choices}, 0, "delete", OFF(log_cleanup_policy),
+	{"log.cleanup.policy",
+	 {T_BITS, 0, 0, cleanup_choices},
+	 0,
+	 "delete",
+	 OFF(log_cleanup_policy),
 	 "Default cleanup policy of segments beyond retention: a list of delete and/or compact."},
 	{"log.cleaner.enable", V_BOOL, 0, "true", OFF(log_cleaner_enable),
 	 "Run log compaction for topics with cleanup.policy=compact."},
@@ -196,50 +257,72 @@ static const cdef cdefs[] = {
 	 "The number of log-cleaner threads."},
 	{"log.cleaner.backoff.ms", V_LONG(0, INT64_MAX), 0, "15000", OFF(log_cleaner_backoff_ms),
 	 "Sleep time of the cleaner when there is nothing to clean."},
-	{"log.cleaner.dedupe.buffer.size", V_LONG(INT64_MIN, INT64_MAX), 0, "134217728", OFF(log_cleaner_dedupe_buffer_size),
+	{"log.cleaner.dedupe.buffer.size", V_LONG(INT64_MIN, INT64_MAX), 0, "134217728",
+	 OFF(log_cleaner_dedupe_buffer_size),
 	 "Memory used for log deduplication across all cleaner threads."},
-	{"log.cleaner.min.cleanable.ratio", {T_DOUBLE, 0, 1, NULL}, 0, "0.5", OFF(log_cleaner_min_cleanable_ratio),
+	{"log.cleaner.min.cleanable.ratio",
+	 {T_DOUBLE, 0, 1, NULL},
+	 0,
+	 "0.5",
+	 OFF(log_cleaner_min_cleanable_ratio),
 	 "Minimum ratio of dirty log to total log for a log to be eligible for cleaning."},
-	{"log.cleaner.min.compaction.lag.ms", V_LONG(0, INT64_MAX), 0, "0", OFF(log_cleaner_min_compaction_lag_ms),
-	 "Minimum time a message remains uncompacted."},
-	{"log.cleaner.max.compaction.lag.ms", V_LONG(1, INT64_MAX), 0, LONG_MAX_STR, OFF(log_cleaner_max_compaction_lag_ms),
+	{"log.cleaner.min.compaction.lag.ms", V_LONG(0, INT64_MAX), 0, "0",
+	 OFF(log_cleaner_min_compaction_lag_ms), "Minimum time a message remains uncompacted."},
+	{"log.cleaner.max.compaction.lag.ms", V_LONG(1, INT64_MAX), 0, LONG_MAX_STR,
+	 OFF(log_cleaner_max_compaction_lag_ms),
 	 "Maximum time a message remains ineligible for compaction."},
-	{"log.cleaner.delete.retention.ms", V_LONG(0, INT64_MAX), 0, "86400000", OFF(log_cleaner_delete_retention_ms),
+	{"log.cleaner.delete.retention.ms", V_LONG(0, INT64_MAX), 0, "86400000",
+	 OFF(log_cleaner_delete_retention_ms),
 	 "How long tombstones are retained in compacted topics."},
-	{"log.message.timestamp.after.max.ms", V_LONG(0, INT64_MAX), 0, "3600000", OFF(log_message_timestamp_after_max_ms),
-	 "With CreateTime, a record's timestamp may be at most this far ahead of the broker's clock (KIP-937)."},
-	{"log.message.timestamp.before.max.ms", V_LONG(0, INT64_MAX), 0, LONG_MAX_STR, OFF(log_message_timestamp_before_max_ms),
-	 "With CreateTime, a record's timestamp may be at most this far behind the broker's clock (KIP-937)."},
-	{"log.message.timestamp.type", V_ENUM(timestamp_choices), 0, "CreateTime", OFF(log_message_timestamp_type),
+	{"log.message.timestamp.after.max.ms", V_LONG(0, INT64_MAX), 0, "3600000",
+	 OFF(log_message_timestamp_after_max_ms),
+	 "With CreateTime, a record's timestamp may be at most this far ahead of the broker's "
+	 "clock (KIP-937)."},
+	{"log.message.timestamp.before.max.ms", V_LONG(0, INT64_MAX), 0, LONG_MAX_STR,
+	 OFF(log_message_timestamp_before_max_ms),
+	 "With CreateTime, a record's timestamp may be at most this far behind the broker's clock "
+	 "(KIP-937)."},
+	{"log.message.timestamp.type", V_ENUM(timestamp_choices), 0, "CreateTime",
+	 OFF(log_message_timestamp_type),
 	 "Record timestamps: CreateTime (producer's) or LogAppendTime (broker's)."},
-	{"num.recovery.threads.per.data.dir", V_INT(1, INT32_MAX), 0, "1", OFF(num_recovery_threads_per_data_dir),
-	 "Threads used for log recovery at startup."},
-	{"producer.id.expiration.ms", V_INT(1, INT32_MAX), 0, "86400000", OFF(producer_id_expiration_ms),
+	{"num.recovery.threads.per.data.dir", V_INT(1, INT32_MAX), 0, "1",
+	 OFF(num_recovery_threads_per_data_dir), "Threads used for log recovery at startup."},
+	{"producer.id.expiration.ms", V_INT(1, INT32_MAX), 0, "86400000",
+	 OFF(producer_id_expiration_ms),
 	 "A partition forgets an idempotent producer whose last batch is older than this."},
 
 	/* group coordinator and __consumer_offsets */
-	{"offsets.topic.num.partitions", V_INT(1, INT32_MAX), 0, "50", OFF(offsets_topic_num_partitions),
+	{"offsets.topic.num.partitions", V_INT(1, INT32_MAX), 0, "50",
+	 OFF(offsets_topic_num_partitions),
 	 "The number of partitions of __consumer_offsets (do not change after deployment)."},
-	{"offsets.topic.replication.factor", V_SHORT(1, INT16_MAX), F_COHORT, "1", OFF(offsets_topic_replication_factor),
+	{"offsets.topic.replication.factor", V_SHORT(1, INT16_MAX), F_COHORT, "1",
+	 OFF(offsets_topic_replication_factor),
 	 "Replication factor of __consumer_offsets. cohort: one node, default 1 (Kafka's is 3)."},
-	{"offsets.topic.segment.bytes", V_INT(1, INT32_MAX), 0, "104857600", OFF(offsets_topic_segment_bytes),
+	{"offsets.topic.segment.bytes", V_INT(1, INT32_MAX), 0, "104857600",
+	 OFF(offsets_topic_segment_bytes),
 	 "Segment size of __consumer_offsets, kept small for fast compaction and loading."},
-	{"offsets.load.buffer.size", V_INT(1, INT32_MAX), 0, "5242880", OFF(offsets_load_buffer_size),
+	{"offsets.load.buffer.size", V_INT(1, INT32_MAX), 0, "5242880",
+	 OFF(offsets_load_buffer_size),
 	 "Batch size for reading __consumer_offsets when loading groups."},
-	{"offsets.retention.minutes", V_INT(1, INT32_MAX), 0, "10080", OFF(offsets_retention_minutes),
+	{"offsets.retention.minutes", V_INT(1, INT32_MAX), 0, "10080",
+	 OFF(offsets_retention_minutes),
 	 "Committed offsets of a group are kept this long after the group becomes empty."},
-	{"offsets.retention.check.interval.ms", V_LONG(1, INT64_MAX), 0, "600000", OFF(offsets_retention_check_interval_ms),
-	 "How often to check for stale offsets."},
-	{"offset.metadata.max.bytes", V_INT(INT32_MIN, INT32_MAX), 0, "4096", OFF(offset_metadata_max_bytes),
+	{"offsets.retention.check.interval.ms", V_LONG(1, INT64_MAX), 0, "600000",
+	 OFF(offsets_retention_check_interval_ms), "How often to check for stale offsets."},
+	{"offset.metadata.max.bytes", V_INT(INT32_MIN, INT32_MAX), 0, "4096",
+	 OFF(offset_metadata_max_bytes),
 	 "The maximum size of the metadata string of an offset commit."},
-	{"offsets.commit.timeout.ms", V_INT(1, INT32_MAX), 0, "5000", OFF(offsets_commit_timeout_ms),
+	{"offsets.commit.timeout.ms", V_INT(1, INT32_MAX), 0, "5000",
+	 OFF(offsets_commit_timeout_ms),
 	 "An offset commit waits at most this long for its write to be durable."},
-	{"group.min.session.timeout.ms", V_INT(INT32_MIN, INT32_MAX), 0, "6000", OFF(group_min_session_timeout_ms),
-	 "The minimum session timeout a consumer may register."},
-	{"group.max.session.timeout.ms", V_INT(INT32_MIN, INT32_MAX), 0, "1800000", OFF(group_max_session_timeout_ms),
-	 "The maximum session timeout a consumer may register."},
-	{"group.initial.rebalance.delay.ms", V_INT(INT32_MIN, INT32_MAX), 0, "3000", OFF(group_initial_rebalance_delay_ms),
-	 "How long the coordinator waits for more members before the first rebalance of a new group."},
+	{"group.min.session.timeout.ms", V_INT(INT32_MIN, INT32_MAX), 0, "6000",
+	 OFF(group_min_session_timeout_ms), "The minimum session timeout a consumer may register."},
+	{"group.max.session.timeout.ms", V_INT(INT32_MIN, INT32_MAX), 0, "1800000",
+	 OFF(group_max_session_timeout_ms), "The maximum session timeout a consumer may register."},
+	{"group.initial.rebalance.delay.ms", V_INT(INT32_MIN, INT32_MAX), 0, "3000",
+	 OFF(group_initial_rebalance_delay_ms),
+	 "How long the coordinator waits for more members before the first rebalance of a new "
+	 "group."},
 	{"group.max.size", V_INT(1, INT32_MAX), 0, INT_MAX_STR, OFF(group_max_size),
 	 "The maximum number of members in a single consumer group."},
 };
@@ -248,70 +331,137 @@ static const cdef cdefs[] = {
 
 /* Topic configs (Kafka's LogConfig), sorted by name. */
 static const tdef tdefs[] = {
-	{"cleanup.policy", {T_BITS, 0, 0, cleanup_choices}, TOFF(cleanup_policy), OFF(log_cleanup_policy),
+	{"cleanup.policy",
+	 {T_BITS, 0, 0, cleanup_choices},
+	 TOFF(cleanup_policy),
+	 OFF(log_cleanup_policy),
 	 {"log.cleanup.policy"},
 	 "Retention policy for old segments: a list of delete and/or compact."},
-	{"compression.type", V_ENUM(compression_choices), TOFF(compression_type), OFF(compression_type),
+	{"compression.type",
+	 V_ENUM(compression_choices),
+	 TOFF(compression_type),
+	 OFF(compression_type),
 	 {"compression.type"},
-	 "Final compression of the topic's data: uncompressed, zstd, lz4, snappy, gzip or producer."},
-	{"delete.retention.ms", V_LONG(0, INT64_MAX), TOFF(delete_retention_ms), OFF(log_cleaner_delete_retention_ms),
+	 "Final compression of the topic's data: uncompressed, zstd, lz4, snappy, gzip or "
+	 "producer."},
+	{"delete.retention.ms",
+	 V_LONG(0, INT64_MAX),
+	 TOFF(delete_retention_ms),
+	 OFF(log_cleaner_delete_retention_ms),
 	 {"log.cleaner.delete.retention.ms"},
 	 "How long tombstones are retained in a compacted topic."},
-	{"file.delete.delay.ms", V_LONG(0, INT64_MAX), TOFF(file_delete_delay_ms), OFF(log_segment_delete_delay_ms),
+	{"file.delete.delay.ms",
+	 V_LONG(0, INT64_MAX),
+	 TOFF(file_delete_delay_ms),
+	 OFF(log_segment_delete_delay_ms),
 	 {"log.segment.delete.delay.ms"},
 	 "Time to wait before deleting a file from the file system."},
-	{"flush.messages", V_LONG(1, INT64_MAX), TOFF(flush_messages), OFF(log_flush_interval_messages),
+	{"flush.messages",
+	 V_LONG(1, INT64_MAX),
+	 TOFF(flush_messages),
+	 OFF(log_flush_interval_messages),
 	 {"log.flush.interval.messages"},
 	 "Force an fsync after this many messages."},
-	{"flush.ms", V_LONG(0, INT64_MAX), TOFF(flush_ms), OFF(log_flush_interval_ms),
+	{"flush.ms",
+	 V_LONG(0, INT64_MAX),
+	 TOFF(flush_ms),
+	 OFF(log_flush_interval_ms),
 	 {"log.flush.interval.ms"},
 	 "Force an fsync after this many milliseconds."},
-	{"index.interval.bytes", V_INT(0, INT32_MAX), TOFF(index_interval_bytes), OFF(log_index_interval_bytes),
+	{"index.interval.bytes",
+	 V_INT(0, INT32_MAX),
+	 TOFF(index_interval_bytes),
+	 OFF(log_index_interval_bytes),
 	 {"log.index.interval.bytes"},
 	 "Bytes between entries of the offset index."},
-	{"max.compaction.lag.ms", V_LONG(1, INT64_MAX), TOFF(max_compaction_lag_ms), OFF(log_cleaner_max_compaction_lag_ms),
+	{"max.compaction.lag.ms",
+	 V_LONG(1, INT64_MAX),
+	 TOFF(max_compaction_lag_ms),
+	 OFF(log_cleaner_max_compaction_lag_ms),
 	 {"log.cleaner.max.compaction.lag.ms"},
 	 "Maximum time a message remains ineligible for compaction."},
-	{"max.message.bytes", V_INT(0, INT32_MAX), TOFF(max_message_bytes), OFF(message_max_bytes),
+	{"max.message.bytes",
+	 V_INT(0, INT32_MAX),
+	 TOFF(max_message_bytes),
+	 OFF(message_max_bytes),
 	 {"message.max.bytes"},
 	 "The largest record batch size allowed for this topic."},
-	{"message.timestamp.after.max.ms", V_LONG(0, INT64_MAX), TOFF(message_timestamp_after_max_ms), OFF(log_message_timestamp_after_max_ms),
+	{"message.timestamp.after.max.ms",
+	 V_LONG(0, INT64_MAX),
+	 TOFF(message_timestamp_after_max_ms),
+	 OFF(log_message_timestamp_after_max_ms),
 	 {"log.message.timestamp.after.max.ms"},
 	 "With CreateTime: how far ahead of the broker's clock a record's timestamp may be."},
-	{"message.timestamp.before.max.ms", V_LONG(0, INT64_MAX), TOFF(message_timestamp_before_max_ms), OFF(log_message_timestamp_before_max_ms),
+	{"message.timestamp.before.max.ms",
+	 V_LONG(0, INT64_MAX),
+	 TOFF(message_timestamp_before_max_ms),
+	 OFF(log_message_timestamp_before_max_ms),
 	 {"log.message.timestamp.before.max.ms"},
 	 "With CreateTime: how far behind the broker's clock a record's timestamp may be."},
-	{"message.timestamp.type", V_ENUM(timestamp_choices), TOFF(message_timestamp_type), OFF(log_message_timestamp_type),
+	{"message.timestamp.type",
+	 V_ENUM(timestamp_choices),
+	 TOFF(message_timestamp_type),
+	 OFF(log_message_timestamp_type),
 	 {"log.message.timestamp.type"},
 	 "CreateTime or LogAppendTime."},
-	{"min.cleanable.dirty.ratio", {T_DOUBLE, 0, 1, NULL}, TOFF(min_cleanable_dirty_ratio), OFF(log_cleaner_min_cleanable_ratio),
+	{"min.cleanable.dirty.ratio",
+	 {T_DOUBLE, 0, 1, NULL},
+	 TOFF(min_cleanable_dirty_ratio),
+	 OFF(log_cleaner_min_cleanable_ratio),
 	 {"log.cleaner.min.cleanable.ratio"},
 	 "Minimum dirty ratio for the log to be compacted."},
-	{"min.compaction.lag.ms", V_LONG(0, INT64_MAX), TOFF(min_compaction_lag_ms), OFF(log_cleaner_min_compaction_lag_ms),
+	{"min.compaction.lag.ms",
+	 V_LONG(0, INT64_MAX),
+	 TOFF(min_compaction_lag_ms),
+	 OFF(log_cleaner_min_compaction_lag_ms),
 	 {"log.cleaner.min.compaction.lag.ms"},
 	 "Minimum time a message remains uncompacted."},
-	{"min.insync.replicas", V_INT(1, INT32_MAX), TOFF(min_insync_replicas), OFF(min_insync_replicas),
+	{"min.insync.replicas",
+	 V_INT(1, INT32_MAX),
+	 TOFF(min_insync_replicas),
+	 OFF(min_insync_replicas),
 	 {"min.insync.replicas"},
 	 "Minimum in-sync replicas for acks=all produce requests."},
-	{"preallocate", V_BOOL, TOFF(preallocate), OFF(log_preallocate),
+	{"preallocate",
+	 V_BOOL,
+	 TOFF(preallocate),
+	 OFF(log_preallocate),
 	 {"log.preallocate"},
 	 "Preallocate segment files."},
-	{"retention.bytes", V_LONG(INT64_MIN, INT64_MAX), TOFF(retention_bytes), OFF(log_retention_bytes),
+	{"retention.bytes",
+	 V_LONG(INT64_MIN, INT64_MAX),
+	 TOFF(retention_bytes),
+	 OFF(log_retention_bytes),
 	 {"log.retention.bytes"},
 	 "Maximum size of a partition before old segments are deleted; -1: no limit."},
-	{"retention.ms", V_LONG(-1, INT64_MAX), TOFF(retention_ms), OFF(log_retention_ms),
+	{"retention.ms",
+	 V_LONG(-1, INT64_MAX),
+	 TOFF(retention_ms),
+	 OFF(log_retention_ms),
 	 {"log.retention.ms", "log.retention.minutes", "log.retention.hours"},
 	 "Maximum age of data before old segments are deleted; -1: no limit."},
-	{"segment.bytes", V_INT(14, INT32_MAX), TOFF(segment_bytes), OFF(log_segment_bytes),
+	{"segment.bytes",
+	 V_INT(14, INT32_MAX),
+	 TOFF(segment_bytes),
+	 OFF(log_segment_bytes),
 	 {"log.segment.bytes"},
 	 "Segment file size."},
-	{"segment.index.bytes", V_INT(4, INT32_MAX), TOFF(segment_index_bytes), OFF(log_index_size_max_bytes),
+	{"segment.index.bytes",
+	 V_INT(4, INT32_MAX),
+	 TOFF(segment_index_bytes),
+	 OFF(log_index_size_max_bytes),
 	 {"log.index.size.max.bytes"},
 	 "Size of the offset index of a segment."},
-	{"segment.jitter.ms", V_LONG(0, INT64_MAX), TOFF(segment_jitter_ms), OFF(log_roll_jitter_ms),
+	{"segment.jitter.ms",
+	 V_LONG(0, INT64_MAX),
+	 TOFF(segment_jitter_ms),
+	 OFF(log_roll_jitter_ms),
 	 {"log.roll.jitter.ms", "log.roll.jitter.hours"},
 	 "Maximum random jitter subtracted from segment.ms."},
-	{"segment.ms", V_LONG(1, INT64_MAX), TOFF(segment_ms), OFF(log_roll_ms),
+	{"segment.ms",
+	 V_LONG(1, INT64_MAX),
+	 TOFF(segment_ms),
+	 OFF(log_roll_ms),
 	 {"log.roll.ms", "log.roll.hours"},
 	 "Roll a new segment after this many milliseconds even if it is not full."},
 };
@@ -319,11 +469,11 @@ static const tdef tdefs[] = {
 #define NTDEFS CH_ARRAY_LEN(tdefs)
 
 struct ch_config_state {
-	char *val[NDEFS];      /* normalised value; NULL = null */
-	bool expl[NDEFS];      /* set by the file or --set */
-	char *dyn[2][NDEFS];   /* dynamic layers (CH_CONFIG_LAYER_*); NULL = unset */
-	char *tval[NTDEFS];    /* topic defaults, formatted from broker fields */
-	int8_t tsrc[NTDEFS];   /* their source */
+	char *val[NDEFS];    /* normalised value; NULL = null */
+	bool expl[NDEFS];    /* set by the file or --set */
+	char *dyn[2][NDEFS]; /* dynamic layers (CH_CONFIG_LAYER_*); NULL = unset */
+	char *tval[NTDEFS];  /* topic defaults, formatted from broker fields */
+	int8_t tsrc[NTDEFS]; /* their source */
 };
 
 /* Parsed value of any kind. */
@@ -337,8 +487,7 @@ typedef union pval {
 	unsigned bits;
 } pval;
 
-static void
-errf(char *err, size_t errlen, const char *fmt, ...)
+static void errf(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 static void
@@ -393,20 +542,27 @@ static int8_t
 kafka_type(uint8_t t)
 {
 	switch (t) {
-	case T_BOOL: return CH_CONFIG_TYPE_BOOLEAN;
-	case T_INT: return CH_CONFIG_TYPE_INT;
-	case T_SHORT: return CH_CONFIG_TYPE_SHORT;
-	case T_LONG: return CH_CONFIG_TYPE_LONG;
-	case T_DOUBLE: return CH_CONFIG_TYPE_DOUBLE;
-	case T_BITS: return CH_CONFIG_TYPE_LIST;
-	default: return CH_CONFIG_TYPE_STRING;
+	case T_BOOL:
+		return CH_CONFIG_TYPE_BOOLEAN;
+	case T_INT:
+		return CH_CONFIG_TYPE_INT;
+	case T_SHORT:
+		return CH_CONFIG_TYPE_SHORT;
+	case T_LONG:
+		return CH_CONFIG_TYPE_LONG;
+	case T_DOUBLE:
+		return CH_CONFIG_TYPE_DOUBLE;
+	case T_BITS:
+		return CH_CONFIG_TYPE_LIST;
+	default:
+		return CH_CONFIG_TYPE_STRING;
 	}
 }
 
 /* "expected ..." text for a numeric range. */
 static void
-range_text(const char *what, int64_t min, int64_t max, int64_t tmin, int64_t tmax,
-	   char *buf, size_t len)
+range_text(const char *what, int64_t min, int64_t max, int64_t tmin, int64_t tmax, char *buf,
+	   size_t len)
 {
 	if (min == tmin && max == tmax)
 		snprintf(buf, len, "expected %s", what);
@@ -569,11 +725,14 @@ parse_value(const vspec *v, const char *s, pval *out, char *why, size_t whylen)
 	case T_INT:
 	case T_SHORT:
 	case T_LONG: {
-		int64_t tmin = v->type == T_INT ? INT32_MIN : v->type == T_SHORT ? INT16_MIN : INT64_MIN;
-		int64_t tmax = v->type == T_INT ? INT32_MAX : v->type == T_SHORT ? INT16_MAX : INT64_MAX;
+		int64_t tmin = v->type == T_INT     ? INT32_MIN
+			       : v->type == T_SHORT ? INT16_MIN
+						    : INT64_MIN;
+		int64_t tmax = v->type == T_INT     ? INT32_MAX
+			       : v->type == T_SHORT ? INT16_MAX
+						    : INT64_MAX;
 		if (parse_i64(s, &l) != 0 || l < v->min || l > v->max) {
-			range_text("an integer",
-				   v->min, v->max, tmin, tmax, why, whylen);
+			range_text("an integer", v->min, v->max, tmin, tmax, why, whylen);
 			return -1;
 		}
 		if (v->type == T_INT)
@@ -611,7 +770,8 @@ parse_value(const vspec *v, const char *s, pval *out, char *why, size_t whylen)
 		if (list_each(s, bits_item, &a) != 0) {
 			char list[128];
 			choices_text("", v->choices, list, sizeof(list));
-			errf(why, whylen, "'%s' is not one of: %s (a comma-separated list)", a.bad, list);
+			errf(why, whylen, "'%s' is not one of: %s (a comma-separated list)", a.bad,
+			     list);
 			return -1;
 		}
 		out->bits = a.bits;
@@ -636,15 +796,30 @@ static void
 store_value(const vspec *v, void *field, const pval *pv)
 {
 	switch (v->type) {
-	case T_BOOL: *(bool *)field = pv->b; break;
-	case T_INT: *(int32_t *)field = pv->i; break;
-	case T_SHORT: *(int16_t *)field = pv->s; break;
-	case T_LONG: *(int64_t *)field = pv->l; break;
-	case T_DOUBLE: *(double *)field = pv->d; break;
+	case T_BOOL:
+		*(bool *)field = pv->b;
+		break;
+	case T_INT:
+		*(int32_t *)field = pv->i;
+		break;
+	case T_SHORT:
+		*(int16_t *)field = pv->s;
+		break;
+	case T_LONG:
+		*(int64_t *)field = pv->l;
+		break;
+	case T_DOUBLE:
+		*(double *)field = pv->d;
+		break;
 	case T_ENUM:
-	case T_ENUM_CI: *(int *)field = pv->e; break;
-	case T_BITS: *(unsigned *)field = pv->bits; break;
-	default: break;
+	case T_ENUM_CI:
+		*(int *)field = pv->e;
+		break;
+	case T_BITS:
+		*(unsigned *)field = pv->bits;
+		break;
+	default:
+		break;
 	}
 }
 
@@ -653,11 +828,21 @@ static void
 format_field(const vspec *v, const void *field, char *buf, size_t len)
 {
 	switch (v->type) {
-	case T_BOOL: snprintf(buf, len, "%s", *(const bool *)field ? "true" : "false"); break;
-	case T_INT: snprintf(buf, len, "%" PRId32, *(const int32_t *)field); break;
-	case T_SHORT: snprintf(buf, len, "%" PRId16, *(const int16_t *)field); break;
-	case T_LONG: snprintf(buf, len, "%" PRId64, *(const int64_t *)field); break;
-	case T_DOUBLE: fmt_double(*(const double *)field, buf, len); break;
+	case T_BOOL:
+		snprintf(buf, len, "%s", *(const bool *)field ? "true" : "false");
+		break;
+	case T_INT:
+		snprintf(buf, len, "%" PRId32, *(const int32_t *)field);
+		break;
+	case T_SHORT:
+		snprintf(buf, len, "%" PRId16, *(const int16_t *)field);
+		break;
+	case T_LONG:
+		snprintf(buf, len, "%" PRId64, *(const int64_t *)field);
+		break;
+	case T_DOUBLE:
+		fmt_double(*(const double *)field, buf, len);
+		break;
 	case T_ENUM:
 	case T_ENUM_CI: {
 		int e = *(const int *)field;
@@ -677,7 +862,9 @@ format_field(const vspec *v, const void *field, char *buf, size_t len)
 						      v->choices[i].name);
 		break;
 	}
-	default: buf[0] = '\0'; break;
+	default:
+		buf[0] = '\0';
+		break;
 	}
 }
 
@@ -745,9 +932,11 @@ listener_parse_n(const char *s, size_t n, ch_listener *out, char *err, size_t er
 			errf(err, errlen, "'%.*s': only PLAINTEXT listeners are supported, not %s",
 			     (int)n, s, out->name);
 		else
-			errf(err, errlen, "'%.*s': only PLAINTEXT listeners are supported "
+			errf(err, errlen,
+			     "'%.*s': only PLAINTEXT listeners are supported "
 			     "(listener names other than security protocols need "
-			     "listener.security.protocol.map, which cohort does not have)", (int)n, s);
+			     "listener.security.protocol.map, which cohort does not have)",
+			     (int)n, s);
 		return CH_ERR;
 	}
 	const char *h = sep + 3, *hend, *colon;
@@ -766,7 +955,8 @@ listener_parse_n(const char *s, size_t n, ch_listener *out, char *err, size_t er
 			if (*p == ':')
 				colon = p;
 		if (!colon) {
-			errf(err, errlen, "'%.*s' has no port (expected PLAINTEXT://host:port)", (int)n, s);
+			errf(err, errlen, "'%.*s' has no port (expected PLAINTEXT://host:port)",
+			     (int)n, s);
 			return CH_ERR;
 		}
 		hend = colon;
@@ -778,7 +968,8 @@ listener_parse_n(const char *s, size_t n, ch_listener *out, char *err, size_t er
 	}
 	for (size_t i = 0; i < hlen; i++) {
 		if (!host_char((unsigned char)h[i], v6)) {
-			errf(err, errlen, "'%.*s': invalid character '%c' in host%s", (int)n, s, h[i],
+			errf(err, errlen, "'%.*s': invalid character '%c' in host%s", (int)n, s,
+			     h[i],
 			     !v6 && h[i] == ':' ? " (write IPv6 addresses as [addr]:port)" : "");
 			return CH_ERR;
 		}
@@ -830,7 +1021,8 @@ lsn_item(const char *item, size_t n, void *arg)
 		return -1;
 	if (a->n > 0) {
 		/* Kafka requires distinct names; only PLAINTEXT exists here. */
-		errf(a->err, a->errlen, "each listener must have a different name, "
+		errf(a->err, a->errlen,
+		     "each listener must have a different name, "
 		     "and cohort supports only one (PLAINTEXT)");
 		return -1;
 	}
@@ -870,8 +1062,8 @@ set_raw(struct ch_config_state *st, size_t i, char *val, bool expl)
 }
 
 int
-ch_config_set(struct ch_config *cfg, const char *key, const char *value,
-	      const char *origin, char *err, size_t errlen)
+ch_config_set(struct ch_config *cfg, const char *key, const char *value, const char *origin,
+	      char *err, size_t errlen)
 {
 	char where[300] = "";
 	if (origin)
@@ -880,8 +1072,10 @@ ch_config_set(struct ch_config *cfg, const char *key, const char *value,
 	if (i < 0) {
 		int t = tdef_index(key);
 		if (t >= 0 && def_index(tdefs[t].syn[0]) >= 0 && strcmp(tdefs[t].syn[0], key) != 0)
-			errf(err, errlen, "unknown configuration key '%s'%s; '%s' is a topic "
-			     "config, the broker default is %s", key, where, key, tdefs[t].syn[0]);
+			errf(err, errlen,
+			     "unknown configuration key '%s'%s; '%s' is a topic "
+			     "config, the broker default is %s",
+			     key, where, key, tdefs[t].syn[0]);
 		else
 			errf(err, errlen, "unknown configuration key '%s'%s", key, where);
 		return CH_ERR;
@@ -956,10 +1150,18 @@ unescape(const char *s, size_t n, char **out)
 		}
 		char c = s[++i];
 		switch (c) {
-		case 't': r[o++] = '\t'; break;
-		case 'n': r[o++] = '\n'; break;
-		case 'r': r[o++] = '\r'; break;
-		case 'f': r[o++] = '\f'; break;
+		case 't':
+			r[o++] = '\t';
+			break;
+		case 'n':
+			r[o++] = '\n';
+			break;
+		case 'r':
+			r[o++] = '\r';
+			break;
+		case 'f':
+			r[o++] = '\f';
+			break;
 		case 'u': {
 			unsigned cp = 0;
 			if (i + 4 >= n) {
@@ -968,9 +1170,10 @@ unescape(const char *s, size_t n, char **out)
 			}
 			for (int k = 1; k <= 4; k++) {
 				char h = s[i + (size_t)k];
-				int d = h >= '0' && h <= '9' ? h - '0'
+				int d = h >= '0' && h <= '9'   ? h - '0'
 					: h >= 'a' && h <= 'f' ? h - 'a' + 10
-					: h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+					: h >= 'A' && h <= 'F' ? h - 'A' + 10
+							       : -1;
 				if (d < 0) {
 					free(r);
 					return -1;
@@ -981,7 +1184,9 @@ unescape(const char *s, size_t n, char **out)
 			utf8_put(r, &o, cp);
 			break;
 		}
-		default: r[o++] = c; break;
+		default:
+			r[o++] = c;
+			break;
 		}
 	}
 	r[o] = '\0';
@@ -1036,8 +1241,7 @@ logical_line(const char *buf, size_t len, size_t *pos, int *lineno)
 }
 
 static int
-apply_line(struct ch_config *cfg, const char *line, const char *where, char *err,
-	   size_t errlen)
+apply_line(struct ch_config *cfg, const char *line, const char *where, char *err, size_t errlen)
 {
 	size_t n = strlen(line), k = 0;
 	while (k < n && !(line[k] == '=' || line[k] == ':' || hspace((unsigned char)line[k])))
@@ -1177,7 +1381,8 @@ key_source(const struct ch_config_state *st, size_t i)
 		return CH_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG;
 	if (st->dyn[CH_CONFIG_LAYER_DEFAULT][i])
 		return CH_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG;
-	return st->expl[i] ? CH_CONFIG_SOURCE_STATIC_BROKER_CONFIG : CH_CONFIG_SOURCE_DEFAULT_CONFIG;
+	return st->expl[i] ? CH_CONFIG_SOURCE_STATIC_BROKER_CONFIG
+			   : CH_CONFIG_SOURCE_DEFAULT_CONFIG;
 }
 
 static const char *
@@ -1263,7 +1468,8 @@ check_cross_keys(const struct ch_config *cfg, char *err, size_t errlen)
 		errf(err, errlen,
 		     "log.cleaner.min.compaction.lag.ms (%" PRId64
 		     ") must not be greater than log.cleaner.max.compaction.lag.ms (%" PRId64 ")",
-		     cfg->log_cleaner_min_compaction_lag_ms, cfg->log_cleaner_max_compaction_lag_ms);
+		     cfg->log_cleaner_min_compaction_lag_ms,
+		     cfg->log_cleaner_max_compaction_lag_ms);
 		return CH_ERR;
 	}
 	return CH_OK;
@@ -1301,8 +1507,9 @@ ch_config_finish(struct ch_config *cfg, char *err, size_t errlen)
 	if (val_of(cfg, "broker.id")) {
 		int32_t bid = (int32_t)int_of(cfg, "broker.id");
 		if (expl_of(cfg, "node.id") && bid != cfg->node_id) {
-			errf(err, errlen, "broker.id %d and node.id %d must be equal if both are set",
-			     bid, cfg->node_id);
+			errf(err, errlen,
+			     "broker.id %d and node.id %d must be equal if both are set", bid,
+			     cfg->node_id);
 			return CH_ERR;
 		}
 		cfg->node_id = bid;
@@ -1332,22 +1539,25 @@ ch_config_finish(struct ch_config *cfg, char *err, size_t errlen)
 
 	/* listeners */
 	if (listeners_parse(val_of(cfg, "listeners"), &cfg->listener, why, sizeof(why)) != CH_OK) {
-		errf(err, errlen, "invalid value '%s' for listeners: %s", val_of(cfg, "listeners"), why);
+		errf(err, errlen, "invalid value '%s' for listeners: %s", val_of(cfg, "listeners"),
+		     why);
 		return CH_ERR;
 	}
 	const char *adv = val_of(cfg, "advertised.listeners");
 	if (adv) {
 		if (listeners_parse(adv, &cfg->advertised, why, sizeof(why)) != CH_OK) {
-			errf(err, errlen, "invalid value '%s' for advertised.listeners: %s", adv, why);
+			errf(err, errlen, "invalid value '%s' for advertised.listeners: %s", adv,
+			     why);
 			return CH_ERR;
 		}
 	} else {
 		cfg->advertised = cfg->listener;
 	}
 	if (nonroutable(&cfg->advertised)) {
-		errf(err, errlen, "advertised.listeners cannot use the nonroutable meta-address "
-		     "%s%s; set advertised.listeners to a routable address", cfg->advertised.host,
-		     adv ? "" : " (inherited from listeners)");
+		errf(err, errlen,
+		     "advertised.listeners cannot use the nonroutable meta-address "
+		     "%s%s; set advertised.listeners to a routable address",
+		     cfg->advertised.host, adv ? "" : " (inherited from listeners)");
 		return CH_ERR;
 	}
 
@@ -1366,8 +1576,8 @@ ch_config_finish(struct ch_config *cfg, char *err, size_t errlen)
 }
 
 int
-ch_config_load(struct ch_config *cfg, const char *path, const char *const *sets,
-	       size_t nsets, char *err, size_t errlen)
+ch_config_load(struct ch_config *cfg, const char *path, const char *const *sets, size_t nsets,
+	       char *err, size_t errlen)
 {
 	ch_config_init(cfg);
 	if (path && ch_config_load_file(cfg, path, err, errlen) != CH_OK)
@@ -1429,8 +1639,8 @@ ch_config_describe(const struct ch_config *cfg, const char *name, ch_config_entr
 static void
 kafka_invalid(const vspec *v, const char *name, const char *s, char *err, size_t errlen)
 {
-	static const char *const tname[] = {[T_INT] = "INT", [T_SHORT] = "SHORT",
-					    [T_LONG] = "LONG", [T_DOUBLE] = "DOUBLE"};
+	static const char *const tname[] = {
+		[T_INT] = "INT", [T_SHORT] = "SHORT", [T_LONG] = "LONG", [T_DOUBLE] = "DOUBLE"};
 	char list[256] = "";
 	int64_t l;
 	switch (v->type) {
@@ -1438,34 +1648,43 @@ kafka_invalid(const vspec *v, const char *name, const char *s, char *err, size_t
 	case T_SHORT:
 	case T_LONG:
 		if (parse_i64(s, &l) != 0)
-			errf(err, errlen, "Invalid value %s for configuration %s: Not a number of type %s",
-			     s, name, tname[v->type]);
+			errf(err, errlen,
+			     "Invalid value %s for configuration %s: Not a number of type %s", s,
+			     name, tname[v->type]);
 		else
-			errf(err, errlen, "Invalid value %" PRId64 " for configuration %s: Value must be "
-			     "%s %" PRId64, l, name, l < v->min ? "at least" : "no more than",
+			errf(err, errlen,
+			     "Invalid value %" PRId64 " for configuration %s: Value must be "
+			     "%s %" PRId64,
+			     l, name, l < v->min ? "at least" : "no more than",
 			     l < v->min ? v->min : v->max);
 		return;
 	case T_DOUBLE: {
 		char *end;
 		double d = strtod(s, &end);
 		if (*s == '\0' || *end != '\0')
-			errf(err, errlen, "Invalid value %s for configuration %s: Not a number of type "
-			     "DOUBLE", s, name);
+			errf(err, errlen,
+			     "Invalid value %s for configuration %s: Not a number of type "
+			     "DOUBLE",
+			     s, name);
 		else
-			errf(err, errlen, "Invalid value %s for configuration %s: Value must be %s %" PRId64,
-			     s, name, d < (double)v->min ? "at least" : "no more than",
+			errf(err, errlen,
+			     "Invalid value %s for configuration %s: Value must be %s %" PRId64, s,
+			     name, d < (double)v->min ? "at least" : "no more than",
 			     d < (double)v->min ? v->min : v->max);
 		return;
 	}
 	case T_BOOL:
-		errf(err, errlen, "Invalid value %s for configuration %s: Expected value to be either "
-		     "true or false", s, name);
+		errf(err, errlen,
+		     "Invalid value %s for configuration %s: Expected value to be either "
+		     "true or false",
+		     s, name);
 		return;
 	case T_ENUM:
 	case T_ENUM_CI:
 		choices_text("", v->choices, list, sizeof(list));
-		errf(err, errlen, "Invalid value %s for configuration %s: String must be one of: %s", s,
-		     name, list);
+		errf(err, errlen,
+		     "Invalid value %s for configuration %s: String must be one of: %s", s, name,
+		     list);
 		return;
 	case T_BITS: {
 		/* The item refused, and Kafka's list (compact, delete: alphabetical). */
@@ -1483,9 +1702,11 @@ kafka_invalid(const vspec *v, const char *name, const char *s, char *err, size_t
 				names[j - 1] = x;
 			}
 		for (size_t i = 0; i < n && o < sizeof(list); i++)
-			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "", names[i]);
-		errf(err, errlen, "Invalid value %s for configuration %s: String must be one of: %s",
-		     a.bad, name, list);
+			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "",
+					      names[i]);
+		errf(err, errlen,
+		     "Invalid value %s for configuration %s: String must be one of: %s", a.bad,
+		     name, list);
 		return;
 	}
 	default: {
@@ -1576,8 +1797,10 @@ ch_topic_configs_validate(const ch_topic_kv *kv, size_t n, char *err, size_t err
 			maxlag = pv.l;
 	}
 	if (minlag > maxlag) {
-		errf(err, errlen, "conflict topic config setting: min.compaction.lag.ms "
-		     "(%" PRId64 ") > max.compaction.lag.ms (%" PRId64 ")", minlag, maxlag);
+		errf(err, errlen,
+		     "conflict topic config setting: min.compaction.lag.ms "
+		     "(%" PRId64 ") > max.compaction.lag.ms (%" PRId64 ")",
+		     minlag, maxlag);
 		return CH_ERR;
 	}
 	return CH_OK;
@@ -1609,14 +1832,29 @@ ch_topic_config_resolve(const struct ch_config *cfg, const ch_topic_kv *kv, size
 			continue;
 		}
 		switch (d->v.type) {
-		case T_BOOL: memcpy(field, bfield, sizeof(bool)); break;
-		case T_INT: memcpy(field, bfield, sizeof(int32_t)); break;
-		case T_SHORT: memcpy(field, bfield, sizeof(int16_t)); break;
-		case T_LONG: memcpy(field, bfield, sizeof(int64_t)); break;
-		case T_DOUBLE: memcpy(field, bfield, sizeof(double)); break;
-		case T_ENUM: memcpy(field, bfield, sizeof(int)); break;
-		case T_BITS: memcpy(field, bfield, sizeof(unsigned)); break;
-		default: break;
+		case T_BOOL:
+			memcpy(field, bfield, sizeof(bool));
+			break;
+		case T_INT:
+			memcpy(field, bfield, sizeof(int32_t));
+			break;
+		case T_SHORT:
+			memcpy(field, bfield, sizeof(int16_t));
+			break;
+		case T_LONG:
+			memcpy(field, bfield, sizeof(int64_t));
+			break;
+		case T_DOUBLE:
+			memcpy(field, bfield, sizeof(double));
+			break;
+		case T_ENUM:
+			memcpy(field, bfield, sizeof(int));
+			break;
+		case T_BITS:
+			memcpy(field, bfield, sizeof(unsigned));
+			break;
+		default:
+			break;
 		}
 	}
 	if (out->retention_ms < 0)
@@ -1645,8 +1883,8 @@ topic_entry(const struct ch_config *cfg, const ch_topic_kv *kv, size_t n, size_t
 }
 
 bool
-ch_topic_config_next(const struct ch_config *cfg, const ch_topic_kv *kv, size_t n,
-		     size_t *it, ch_config_entry *e)
+ch_topic_config_next(const struct ch_config *cfg, const ch_topic_kv *kv, size_t n, size_t *it,
+		     ch_config_entry *e)
 {
 	if (*it >= NTDEFS)
 		return false;
@@ -1789,8 +2027,8 @@ layer_replace(struct ch_config_state *st, int layer, const ch_topic_kv *kv, size
 }
 
 int
-ch_config_check_dynamic(const struct ch_config *cfg, int layer, const ch_topic_kv *kv,
-			size_t n, char *err, size_t errlen)
+ch_config_check_dynamic(const struct ch_config *cfg, int layer, const ch_topic_kv *kv, size_t n,
+			char *err, size_t errlen)
 {
 	/* In Kafka's order (DynamicBrokerConfig.validateConfigs): keys that are
 	 * not dynamic, then the values. Kafka keeps unknown keys as custom
@@ -1835,8 +2073,8 @@ ch_config_check_dynamic(const struct ch_config *cfg, int layer, const ch_topic_k
 }
 
 int
-ch_config_set_dynamic(struct ch_config *cfg, int layer, const ch_topic_kv *kv, size_t n,
-		      char *err, size_t errlen)
+ch_config_set_dynamic(struct ch_config *cfg, int layer, const ch_topic_kv *kv, size_t n, char *err,
+		      size_t errlen)
 {
 	struct ch_config_state *st = cfg->st_;
 	char *old[NDEFS];
@@ -1848,7 +2086,8 @@ ch_config_set_dynamic(struct ch_config *cfg, int layer, const ch_topic_kv *kv, s
 		int i = def_index(kv[k].key);
 		char *v = ch_config_is_dynamic(kv[k].key)
 				  ? dynamic_value(kv[k].key, kv[k].value, e, sizeof(e))
-				  : (errf(e, sizeof(e), "%s cannot be set dynamically", kv[k].key), NULL);
+				  : (errf(e, sizeof(e), "%s cannot be set dynamically", kv[k].key),
+				     NULL);
 		if (!v) {
 			errf(err, errlen, "dynamic broker config ignored: %s", e);
 			rc = CH_ERR;
@@ -1882,8 +2121,9 @@ ch_config_layer_next(const struct ch_config *cfg, int layer, size_t *it, ch_conf
 			continue;
 		broker_entry(cfg, i, e);
 		e->value = cfg->st_->dyn[layer][i];
-		e->source = layer == CH_CONFIG_LAYER_BROKER ? CH_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG
-							    : CH_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG;
+		e->source = layer == CH_CONFIG_LAYER_BROKER
+				    ? CH_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG
+				    : CH_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG;
 		e->is_default = false;
 		return true;
 	}
@@ -1913,8 +2153,7 @@ synonym_group(const char *name, const char **out)
 }
 
 int
-ch_config_synonyms(const struct ch_config *cfg, const char *name, ch_config_entry *out,
-		   size_t cap)
+ch_config_synonyms(const struct ch_config *cfg, const char *name, ch_config_entry *out, size_t cap)
 {
 	/* Kafka's ConfigHelper.configSynonyms: layer by layer (this broker's, the
 	 * cluster default, static, built-in default), each synonym the layer
@@ -1932,8 +2171,9 @@ ch_config_synonyms(const struct ch_config *cfg, const char *name, ch_config_entr
 	for (int l = 0; l < 4; l++)
 		for (size_t g = 0; g < ng && n < cap; g++) {
 			size_t i = (size_t)def_index(group[g]);
-			const char *v = l < 2 ? st->dyn[l][i] : l == 2 ? (st->expl[i] ? st->val[i] : NULL)
-								  : cdefs[i].dflt;
+			const char *v = l < 2    ? st->dyn[l][i]
+					: l == 2 ? (st->expl[i] ? st->val[i] : NULL)
+						 : cdefs[i].dflt;
 			if (!v || (!seen && strcmp(group[g], name) != 0))
 				continue;
 			seen = true;

@@ -85,7 +85,6 @@
 /* compression.type: values are Kafka's record-batch codec ids; PRODUCER keeps
  * whatever codec the producer used. */
 
-
 /* message.timestamp.type; values match the record-batch attribute bit. */
 typedef enum ch_timestamp_type {
 	CH_TIMESTAMP_CREATE_TIME = 0,
@@ -95,9 +94,9 @@ typedef enum ch_timestamp_type {
 #define CH_LISTENER_HOST_MAX 255
 
 typedef struct ch_listener {
-	char name[16];                      /* "PLAINTEXT" */
+	char name[16];                       /* "PLAINTEXT" */
 	char host[CH_LISTENER_HOST_MAX + 1]; /* "" = any / this host; no brackets */
-	uint16_t port;                      /* 0 = ephemeral / the bound port */
+	uint16_t port;                       /* 0 = ephemeral / the bound port */
 } ch_listener;
 
 /* One explicit topic config (CreateTopics, the registry). Owned strings. */
@@ -111,12 +110,12 @@ struct ch_config_state;
 /* Typed, resolved values. Field names follow the key with '.' -> '_'. */
 struct ch_config {
 	/* broker */
-	int32_t node_id;          /* node.id / broker.id */
-	char *broker_rack;        /* broker.rack; NULL if unset */
-	ch_listener listener;     /* listeners */
-	ch_listener advertised;   /* advertised.listeners, else listeners */
-	char *log_dir;            /* log.dirs / log.dir: the data directory */
-	ch_log_level log_level;   /* log.level (cohort) */
+	int32_t node_id;        /* node.id / broker.id */
+	char *broker_rack;      /* broker.rack; NULL if unset */
+	ch_listener listener;   /* listeners */
+	ch_listener advertised; /* advertised.listeners, else listeners */
+	char *log_dir;          /* log.dirs / log.dir: the data directory */
+	ch_log_level log_level; /* log.level (cohort) */
 
 	/* network */
 	int32_t socket_request_max_bytes;
@@ -124,8 +123,8 @@ struct ch_config {
 	int32_t socket_receive_buffer_bytes; /* -1: OS default */
 	int64_t connections_max_idle_ms;
 	int32_t max_connections;
-	int32_t num_network_threads;         /* accepted; cohort: one loop */
-	int32_t num_io_threads;              /* accepted; cohort: one loop */
+	int32_t num_network_threads; /* accepted; cohort: one loop */
+	int32_t num_io_threads;      /* accepted; cohort: one loop */
 	int32_t fetch_max_bytes;
 
 	/* topics */
@@ -141,8 +140,8 @@ struct ch_config {
 	int32_t log_segment_bytes;
 	int64_t log_roll_ms;
 	int64_t log_roll_jitter_ms;
-	int64_t log_retention_ms;            /* -1: unlimited */
-	int64_t log_retention_bytes;         /* -1: unlimited */
+	int64_t log_retention_ms;    /* -1: unlimited */
+	int64_t log_retention_bytes; /* -1: unlimited */
 	int64_t log_retention_check_interval_ms;
 	int64_t log_segment_delete_delay_ms;
 	int64_t log_flush_interval_messages;
@@ -150,7 +149,7 @@ struct ch_config {
 	int32_t log_index_size_max_bytes;
 	int32_t log_index_interval_bytes;
 	bool log_preallocate;
-	unsigned log_cleanup_policy;         /* CH_CLEANUP_* bits */
+	unsigned log_cleanup_policy; /* CH_CLEANUP_* bits */
 	bool log_cleaner_enable;
 	int32_t log_cleaner_threads;
 	int64_t log_cleaner_backoff_ms;
@@ -189,21 +188,19 @@ void ch_config_free(struct ch_config *cfg);
 /* init + optional file (NULL: none) + "key=value" overrides + finish. cfg
  * must not be initialised yet. On error cfg is still initialised and must be
  * freed. */
-int ch_config_load(struct ch_config *cfg, const char *path,
-		   const char *const *sets, size_t nsets, char *err, size_t errlen);
+int ch_config_load(struct ch_config *cfg, const char *path, const char *const *sets, size_t nsets,
+		   char *err, size_t errlen);
 
 /* Reads a properties file. A missing or unreadable file is an error. */
-int ch_config_load_file(struct ch_config *cfg, const char *path, char *err,
-			size_t errlen);
+int ch_config_load_file(struct ch_config *cfg, const char *path, char *err, size_t errlen);
 
 /* Sets one key after validating its value. origin names the source for
  * messages ("server.properties:12", "--set"); may be NULL. */
-int ch_config_set(struct ch_config *cfg, const char *key, const char *value,
-		  const char *origin, char *err, size_t errlen);
+int ch_config_set(struct ch_config *cfg, const char *key, const char *value, const char *origin,
+		  char *err, size_t errlen);
 
 /* One --set argument: "key=value" (split at the first '='). */
-int ch_config_set_arg(struct ch_config *cfg, const char *arg, char *err,
-		      size_t errlen);
+int ch_config_set_arg(struct ch_config *cfg, const char *arg, char *err, size_t errlen);
 
 /* Parses every value into the typed fields, resolves synonyms and checks
  * cross-key rules: listeners, group.min/max.session.timeout.ms, replication
@@ -220,19 +217,18 @@ typedef struct ch_config_entry {
 	const char *name;
 	const char *value; /* NULL: an unset optional config */
 	const char *doc;
-	int8_t source;     /* CH_CONFIG_SOURCE_* */
-	int8_t type;       /* CH_CONFIG_TYPE_* */
-	bool is_default;   /* source == DEFAULT_CONFIG (v0's IsDefault) */
-	bool read_only;    /* broker configs: not dynamic; topics: false */
-	bool sensitive;    /* always false: cohort has no secrets */
+	int8_t source;   /* CH_CONFIG_SOURCE_* */
+	int8_t type;     /* CH_CONFIG_TYPE_* */
+	bool is_default; /* source == DEFAULT_CONFIG (v0's IsDefault) */
+	bool read_only;  /* broker configs: not dynamic; topics: false */
+	bool sensitive;  /* always false: cohort has no secrets */
 } ch_config_entry;
 
 /* Iterates all broker configs in table order. Start with *it = 0; returns
  * false at the end. */
 bool ch_config_next(const struct ch_config *cfg, size_t *it, ch_config_entry *e);
 /* One broker config by name; CH_ERR if there is no such key. */
-int ch_config_describe(const struct ch_config *cfg, const char *name,
-		       ch_config_entry *e);
+int ch_config_describe(const struct ch_config *cfg, const char *name, ch_config_entry *e);
 size_t ch_config_count(void);
 
 /*
@@ -240,7 +236,7 @@ size_t ch_config_count(void);
  * from log.retention.*, segment.bytes from log.segment.bytes, ...).
  */
 typedef struct ch_topic_config {
-	unsigned cleanup_policy;            /* CH_CLEANUP_* bits */
+	unsigned cleanup_policy; /* CH_CLEANUP_* bits */
 	ch_compression compression_type;
 	int64_t delete_retention_ms;
 	int64_t file_delete_delay_ms;
@@ -250,14 +246,14 @@ typedef struct ch_topic_config {
 	int64_t max_compaction_lag_ms;
 	int32_t max_message_bytes;
 	ch_timestamp_type message_timestamp_type;
-	int64_t message_timestamp_after_max_ms;  /* KIP-937, CreateTime only */
+	int64_t message_timestamp_after_max_ms; /* KIP-937, CreateTime only */
 	int64_t message_timestamp_before_max_ms;
 	double min_cleanable_dirty_ratio;
 	int64_t min_compaction_lag_ms;
 	int32_t min_insync_replicas;
 	bool preallocate;
-	int64_t retention_bytes;            /* -1: unlimited */
-	int64_t retention_ms;               /* -1: unlimited */
+	int64_t retention_bytes; /* -1: unlimited */
+	int64_t retention_ms;    /* -1: unlimited */
 	int32_t segment_bytes;
 	int32_t segment_index_bytes;
 	int64_t segment_jitter_ms;
@@ -268,27 +264,25 @@ bool ch_topic_config_is_known(const char *name);
 
 /* Validates one topic config. Unknown key or bad value (NULL counts as bad):
  * CH_ERR and a message for CreateTopics' INVALID_CONFIG. */
-int ch_topic_config_validate(const char *name, const char *value, char *err,
-			     size_t errlen);
+int ch_topic_config_validate(const char *name, const char *value, char *err, size_t errlen);
 
 /* Validates a whole override set: each pair, no duplicate keys, and cross-key
  * rules (min.compaction.lag.ms <= max.compaction.lag.ms). */
-int ch_topic_configs_validate(const ch_topic_kv *kv, size_t n, char *err,
-			      size_t errlen);
+int ch_topic_configs_validate(const ch_topic_kv *kv, size_t n, char *err, size_t errlen);
 
 /* Effective topic config: broker-derived defaults, then the overrides (which
  * were validated when stored; an invalid one is ignored). */
-void ch_topic_config_resolve(const struct ch_config *cfg, const ch_topic_kv *kv,
-			     size_t n, ch_topic_config *out);
+void ch_topic_config_resolve(const struct ch_config *cfg, const ch_topic_kv *kv, size_t n,
+			     ch_topic_config *out);
 
 /* DescribeConfigs of a topic with the given overrides: overrides report
  * DYNAMIC_TOPIC_CONFIG; the rest report the broker-derived value with the
  * source of its first broker synonym (as Kafka: retention.ms inherited from
  * a static log.retention.hours is DEFAULT_CONFIG, log.retention.ms unset). */
-bool ch_topic_config_next(const struct ch_config *cfg, const ch_topic_kv *kv,
-			  size_t n, size_t *it, ch_config_entry *e);
-int ch_topic_config_describe(const struct ch_config *cfg, const ch_topic_kv *kv,
-			     size_t n, const char *name, ch_config_entry *e);
+bool ch_topic_config_next(const struct ch_config *cfg, const ch_topic_kv *kv, size_t n, size_t *it,
+			  ch_config_entry *e);
+int ch_topic_config_describe(const struct ch_config *cfg, const ch_topic_kv *kv, size_t n,
+			     const char *name, ch_config_entry *e);
 size_t ch_topic_config_count(void);
 
 /*
@@ -313,21 +307,19 @@ bool ch_topic_config_is_list(const char *name);
 const char *ch_config_default(const char *name);
 const char *ch_topic_config_default(const char *name);
 
-
 /* Would the layer hold kv (replacing what it has)? Every key known and
  * dynamic, every value valid, the whole configuration still consistent.
  * CH_ERR with Kafka's messages ("Cannot update these configs dynamically:
  * Set(node.id)", "Invalid value x for configuration y: ..."). */
-int ch_config_check_dynamic(const struct ch_config *cfg, int layer, const ch_topic_kv *kv,
-			    size_t n, char *err, size_t errlen);
+int ch_config_check_dynamic(const struct ch_config *cfg, int layer, const ch_topic_kv *kv, size_t n,
+			    char *err, size_t errlen);
 /* Replaces a layer and re-resolves the typed fields. Entries that do not
  * pass (stored by another build) are skipped and CH_ERR names them; the
  * rest is set. */
 int ch_config_set_dynamic(struct ch_config *cfg, int layer, const ch_topic_kv *kv, size_t n,
 			  char *err, size_t errlen);
 /* The entries one layer sets (DescribeConfigs of the cluster default). */
-bool ch_config_layer_next(const struct ch_config *cfg, int layer, size_t *it,
-			  ch_config_entry *e);
+bool ch_config_layer_next(const struct ch_config *cfg, int layer, size_t *it, ch_config_entry *e);
 /* DescribeConfigs synonyms of a broker key as Kafka lists them: layer by
  * layer (dynamic broker, dynamic default, static, default), each key of its
  * synonym group set there (log.retention.ms/.minutes/.hours), from the
@@ -336,8 +328,8 @@ int ch_config_synonyms(const struct ch_config *cfg, const char *name, ch_config_
 		       size_t cap);
 /* The same for the broker key a topic config defaults to (retention.ms:
  * log.retention.ms), as Kafka's ConfigHelper. */
-int ch_topic_config_synonyms(const struct ch_config *cfg, const char *name,
-			     ch_config_entry *out, size_t cap);
+int ch_topic_config_synonyms(const struct ch_config *cfg, const char *name, ch_config_entry *out,
+			     size_t cap);
 
 /* Parses one "NAME://host:port" listener; used by finish, exposed for the
  * CLI and tests. */

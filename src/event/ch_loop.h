@@ -61,8 +61,8 @@ typedef void (*ch_io_fn)(ch_loop *loop, ch_io *io, unsigned revents);
 
 struct ch_io {
 	int fd;
-	unsigned events;  /* current interest, CH_IO_READ|CH_IO_WRITE */
-	bool added;       /* registered with epoll */
+	unsigned events; /* current interest, CH_IO_READ|CH_IO_WRITE */
+	bool added;      /* registered with epoll */
 	ch_io_fn on_read;
 	ch_io_fn on_write;
 	void *ud;

@@ -28,20 +28,20 @@ ch_coord_group_state_name(ch_coord_group_state s)
 }
 
 static const char *const cause_names[] = {
-    [CH_COORD_CAUSE_NONE] = "none",
-    [CH_COORD_CAUSE_MEMBER_JOINED] = "member joined",
-    [CH_COORD_CAUSE_METADATA_CHANGED] = "member metadata changed",
-    [CH_COORD_CAUSE_LEADER_REJOINED] = "leader rejoined",
-    [CH_COORD_CAUSE_STATIC_REPLACED] = "static member replaced",
-    [CH_COORD_CAUSE_MEMBER_LEFT] = "member left",
-    [CH_COORD_CAUSE_SESSION_TIMEOUT] = "session timeout",
-    [CH_COORD_CAUSE_SYNC_TIMEOUT] = "sync timeout",
-    [CH_COORD_CAUSE_STORE_FAILED] = "assignment store failed",
-    [CH_COORD_CAUSE_JOIN_DONE] = "join phase done",
-    [CH_COORD_CAUSE_ASSIGNMENT_STORED] = "assignment stored",
-    [CH_COORD_CAUSE_LOADED] = "loaded",
-    [CH_COORD_CAUSE_JOIN_REFUSED] = "join refused",
-    [CH_COORD_CAUSE_DELETED] = "deleted",
+	[CH_COORD_CAUSE_NONE] = "none",
+	[CH_COORD_CAUSE_MEMBER_JOINED] = "member joined",
+	[CH_COORD_CAUSE_METADATA_CHANGED] = "member metadata changed",
+	[CH_COORD_CAUSE_LEADER_REJOINED] = "leader rejoined",
+	[CH_COORD_CAUSE_STATIC_REPLACED] = "static member replaced",
+	[CH_COORD_CAUSE_MEMBER_LEFT] = "member left",
+	[CH_COORD_CAUSE_SESSION_TIMEOUT] = "session timeout",
+	[CH_COORD_CAUSE_SYNC_TIMEOUT] = "sync timeout",
+	[CH_COORD_CAUSE_STORE_FAILED] = "assignment store failed",
+	[CH_COORD_CAUSE_JOIN_DONE] = "join phase done",
+	[CH_COORD_CAUSE_ASSIGNMENT_STORED] = "assignment stored",
+	[CH_COORD_CAUSE_LOADED] = "loaded",
+	[CH_COORD_CAUSE_JOIN_REFUSED] = "join refused",
+	[CH_COORD_CAUSE_DELETED] = "deleted",
 };
 /* The checker and ch_coord_cause_name take DELETED for the last cause. */
 _Static_assert(CH_ARRAY_LEN(cause_names) == CH_COORD_CAUSE_DELETED + 1,
@@ -259,10 +259,10 @@ ch_coord_group_set_state(ch_coord_group *g, ch_coord_group_state s, int64_t now,
 		return;
 	/* Replay and a group that a refused JoinGroup created and drops again
 	 * would be one line per group: DEBUG. */
-	ch_log_level level = why->cause == CH_COORD_CAUSE_LOADED ||
-					     why->cause == CH_COORD_CAUSE_JOIN_REFUSED
-				     ? CH_LOG_DEBUG
-				     : CH_LOG_INFO;
+	ch_log_level level =
+		why->cause == CH_COORD_CAUSE_LOADED || why->cause == CH_COORD_CAUSE_JOIN_REFUSED
+			? CH_LOG_DEBUG
+			: CH_LOG_INFO;
 	ch_coord_log(g->coord, level, "group %s: %s -> %s (generation %d): %s", g->group_id,
 		     ch_coord_group_state_name(g->state), ch_coord_group_state_name(s),
 		     g->generation, why->detail);
@@ -539,7 +539,8 @@ sync_respond(ch_coord *c, ch_coord_group *g, void *token, int16_t err, const uin
 	r.ProtocolType = g && !err ? cstr(g->protocol_type) : CH_STR_NULL;
 	r.ProtocolName = g && !err ? cstr(g->protocol_name) : CH_STR_NULL;
 	/* An empty assignment is a zero-length byte string, never null. */
-	r.Assignment = (ch_bytes){assignment ? assignment : (const uint8_t *)"", assignment ? len : 0};
+	r.Assignment =
+		(ch_bytes){assignment ? assignment : (const uint8_t *)"", assignment ? len : 0};
 	respond(c, token, &r);
 }
 
@@ -680,8 +681,8 @@ ch_coord_member_drop(ch_coord_group *g, ch_coord_member *m)
 
 ch_coord_member *
 ch_coord_member_restore(ch_coord_group *g, ch_str member_id, ch_str instance_id, ch_str client_id,
-		     ch_str client_host, int32_t session_timeout, int32_t rebalance_timeout,
-		     ch_bytes subscription, ch_bytes assignment)
+			ch_str client_host, int32_t session_timeout, int32_t rebalance_timeout,
+			ch_bytes subscription, ch_bytes assignment)
 {
 	ch_JoinGroupRequest rq;
 	ch_JoinGroupRequest_init(&rq);
@@ -806,8 +807,10 @@ complete_join(ch_coord_group *g, int64_t now)
 		 * has not rejoined keeps its place until its session expires (or
 		 * it fails to sync, below). */
 		if (!m->join_token && !m->instance_id) {
-			COORD_LOGI(g->coord, "group %s: removing member %s, which did not rejoin before the "
-				"join phase ended", g->group_id, m->member_id);
+			COORD_LOGI(g->coord,
+				   "group %s: removing member %s, which did not rejoin before the "
+				   "join phase ended",
+				   g->group_id, m->member_id);
 			member_remove(g, m);
 			removed++;
 		}
@@ -816,9 +819,10 @@ complete_join(ch_coord_group *g, int64_t now)
 	free(g->protocol_name);
 	g->protocol_name = NULL;
 	if (g->members.n == 0) {
-		coord_reason why = ch_coord_reason_make(
-			CH_COORD_CAUSE_JOIN_DONE, "join phase ended with no members (rebalance: %s)",
-			ch_coord_cause_name(g->rebalance_reason.cause));
+		coord_reason why =
+			ch_coord_reason_make(CH_COORD_CAUSE_JOIN_DONE,
+					     "join phase ended with no members (rebalance: %s)",
+					     ch_coord_cause_name(g->rebalance_reason.cause));
 		ch_coord_group_set_state(g, CH_COORD_GROUP_EMPTY, now, &why);
 		ch_coord_group_store(g, A_FIRE, NULL, 0, now, NULL);
 		return;
@@ -830,7 +834,8 @@ complete_join(ch_coord_group *g, int64_t now)
 		"join phase ended: %zu members, leader %s, protocol %s, %d removed, %" PRId64
 		" ms since the rebalance began (rebalance: %s)",
 		g->members.n, g->leader->member_id, g->protocol_name ? g->protocol_name : "-",
-		removed, now - g->rebalance_started, ch_coord_cause_name(g->rebalance_reason.cause));
+		removed, now - g->rebalance_started,
+		ch_coord_cause_name(g->rebalance_reason.cause));
 	ch_coord_group_set_state(g, CH_COORD_GROUP_COMPLETING_REBALANCE, now, &why);
 	for (ch_coord_member *m = g->first; m; m = m->next) {
 		void *t = m->join_token;
@@ -884,9 +889,9 @@ typedef struct join_ctx {
 	ch_str client_id;
 	const char *client_host;
 	int32_t rebalance_timeout; /* v0 has none: the session timeout */
-	ch_coord_member *m;              /* the member the member id names */
+	ch_coord_member *m;        /* the member the member id names */
 	pending_member *pm;        /* the pending member it names */
-	ch_coord_member *instance;       /* the member holding the instance id */
+	ch_coord_member *instance; /* the member holding the instance id */
 } join_ctx;
 
 /* Which row of the state table a JoinGroup is (fills j->m, pm, instance).
@@ -904,7 +909,9 @@ join_classify(join_ctx *j)
 						     (size_t)rq->GroupInstanceId.len)
 					: NULL;
 	if (str_is_empty(rq->MemberId))
-		return !has_instance ? REQ_JOIN_NEW : j->instance ? REQ_JOIN_STATIC : REQ_JOIN_STATIC_NEW;
+		return !has_instance ? REQ_JOIN_NEW
+		       : j->instance ? REQ_JOIN_STATIC
+				     : REQ_JOIN_STATIC_NEW;
 	if (!g)
 		return REQ_JOIN_UNKNOWN;
 	j->m = ch_coord_member_find(g, rq->MemberId);
@@ -966,7 +973,8 @@ join_refused(join_ctx *j)
 		return true;
 	}
 	if (!supports_protocols(g, j->rq)) {
-		join_error_as(j->c, j->token, CH_KERR_INCONSISTENT_GROUP_PROTOCOL, j->rq->MemberId, -1);
+		join_error_as(j->c, j->token, CH_KERR_INCONSISTENT_GROUP_PROTOCOL, j->rq->MemberId,
+			      -1);
 		join_drop_unused_group(j, true, "no protocol type or protocols");
 		return true;
 	}
@@ -981,7 +989,7 @@ join_add(join_ctx *j, char *member_id)
 	ch_coord_group *g = j->g;
 	ch_coord *c = j->c;
 	ch_coord_member *m = member_add(g, member_id, j->rq->GroupInstanceId, j->client_id,
-				  j->client_host, j->rq, j->rebalance_timeout);
+					j->client_host, j->rq, j->rebalance_timeout);
 	m->is_new = true;
 	m->joined_at = j->now;
 	m->join_token = j->token;
@@ -994,10 +1002,10 @@ join_add(join_ctx *j, char *member_id)
 	timer_set(c, &m->session, j->now + c->cfg.new_member_join_timeout_ms);
 	coord_reason why = m->instance_id
 				   ? ch_coord_reason_make(CH_COORD_CAUSE_MEMBER_JOINED,
-						       "static member %s (instance %s) joined",
-						       m->member_id, m->instance_id)
+							  "static member %s (instance %s) joined",
+							  m->member_id, m->instance_id)
 				   : ch_coord_reason_make(CH_COORD_CAUSE_MEMBER_JOINED,
-						       "member %s joined", m->member_id);
+							  "member %s joined", m->member_id);
 	maybe_prepare_rebalance(g, j->now, &why);
 }
 
@@ -1049,9 +1057,11 @@ join_static_new(join_ctx *j)
 static void
 join_fenced(join_ctx *j)
 {
-	COORD_LOGI(j->c, "group %s: JoinGroup of member %.*s for static instance %s is fenced by "
-		   "member %s", j->g->group_id, j->rq->MemberId.len, j->rq->MemberId.p,
-		   j->instance->instance_id, j->instance->member_id);
+	COORD_LOGI(j->c,
+		   "group %s: JoinGroup of member %.*s for static instance %s is fenced by "
+		   "member %s",
+		   j->g->group_id, j->rq->MemberId.len, j->rq->MemberId.p, j->instance->instance_id,
+		   j->instance->member_id);
 	join_error_as(j->c, j->token, CH_KERR_FENCED_INSTANCE_ID, j->rq->MemberId, -1);
 }
 
@@ -1125,7 +1135,8 @@ join_known_current(join_ctx *j)
 		join_update(j, CH_COORD_CAUSE_METADATA_CHANGED, "rejoined with other protocols");
 	} else {
 		ch_coord_member_touch_session(j->m, j->now);
-		join_respond(j->c, g, j->m, j->token, j->version, false, g->leader->member_id, false);
+		join_respond(j->c, g, j->m, j->token, j->version, false, g->leader->member_id,
+			     false);
 	}
 }
 
@@ -1220,9 +1231,10 @@ static void
 static_rebalance(join_ctx *j, static_store *st, const char *what)
 {
 	ch_coord_member *m = j->instance;
-	coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_STATIC_REPLACED,
-					     "static member %s (instance %s) rejoined %s, replacing %s",
-					     m->member_id, m->instance_id, what, st->old_member_id);
+	coord_reason why =
+		ch_coord_reason_make(CH_COORD_CAUSE_STATIC_REPLACED,
+				     "static member %s (instance %s) rejoined %s, replacing %s",
+				     m->member_id, m->instance_id, what, st->old_member_id);
 	prepare_rebalance(j->g, j->now, &why);
 	static_store_free(st);
 }
@@ -1314,8 +1326,8 @@ ch_coord_static_append_done(ch_coord *c, pending_append *a, int16_t error, int64
 	ch_coord_group *g = ch_coord_group_find(c, cstr(a->group_id));
 	ch_coord_member *m = static_store_member(g, st);
 	if (!m)
-		join_error(c, a->token, g ? CH_KERR_FENCED_INSTANCE_ID : CH_KERR_UNKNOWN_MEMBER_ID, "",
-			   -1);
+		join_error(c, a->token, g ? CH_KERR_FENCED_INSTANCE_ID : CH_KERR_UNKNOWN_MEMBER_ID,
+			   "", -1);
 	else if (error)
 		static_store_revert(g, m, st, a->token, error, now);
 	else
@@ -1378,16 +1390,17 @@ ch_coord_join(ch_coord *c, const ch_coord_req *req)
 	if (join_invalid(c, token, rq))
 		return;
 	join_ctx j = {
-	    .c = c,
-	    .g = ch_coord_group_find(c, rq->GroupId),
-	    .now = now,
-	    .token = token,
-	    .version = version,
-	    .rq = rq,
-	    .client_id = client_id,
-	    .client_host = client_host,
-	    .rebalance_timeout = version >= 1 && rq->RebalanceTimeoutMs > 0 ? rq->RebalanceTimeoutMs
-									    : rq->SessionTimeoutMs,
+		.c = c,
+		.g = ch_coord_group_find(c, rq->GroupId),
+		.now = now,
+		.token = token,
+		.version = version,
+		.rq = rq,
+		.client_id = client_id,
+		.client_host = client_host,
+		.rebalance_timeout = version >= 1 && rq->RebalanceTimeoutMs > 0
+					     ? rq->RebalanceTimeoutMs
+					     : rq->SessionTimeoutMs,
 	};
 	coord_req kind = join_classify(&j);
 	const coord_rule *r = ch_coord_rule_for(kind, j.g);
@@ -1555,11 +1568,12 @@ ch_coord_sync_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t
 		return; /* a newer rebalance already started */
 	if (error) {
 		COORD_LOGW(g->coord, "group %s: storing the assignment of generation %d failed: %s",
-			g->group_id, g->generation, ch_kerr_name(error));
+			   g->group_id, g->generation, ch_kerr_name(error));
 		reset_assignments(g, store_error(error));
-		coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_STORE_FAILED,
-						     "storing the assignment of generation %d failed: %s",
-						     g->generation, ch_kerr_name(error));
+		coord_reason why =
+			ch_coord_reason_make(CH_COORD_CAUSE_STORE_FAILED,
+					     "storing the assignment of generation %d failed: %s",
+					     g->generation, ch_kerr_name(error));
 		maybe_prepare_rebalance(g, now, &why);
 		return;
 	}
@@ -1570,10 +1584,11 @@ ch_coord_sync_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t
 			sync_respond(c, g, t, CH_KERR_NONE, m->assignment, m->assignment_len);
 		}
 	}
-	coord_reason why = ch_coord_reason_make(
-		CH_COORD_CAUSE_ASSIGNMENT_STORED,
-		"assignment stored: %zu members, %" PRId64 " ms after the rebalance began (rebalance: %s)",
-		g->members.n, now - g->rebalance_started, ch_coord_cause_name(g->rebalance_reason.cause));
+	coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_ASSIGNMENT_STORED,
+						"assignment stored: %zu members, %" PRId64
+						" ms after the rebalance began (rebalance: %s)",
+						g->members.n, now - g->rebalance_started,
+						ch_coord_cause_name(g->rebalance_reason.cause));
 	ch_coord_group_set_state(g, CH_COORD_GROUP_STABLE, now, &why);
 }
 
@@ -1603,7 +1618,7 @@ ch_coord_heartbeat(ch_coord *c, const ch_coord_req *req)
 		r.ErrorCode = rule->err;
 		if (rule->check) {
 			int16_t err = ch_coord_validate_member(g, rq->MemberId, rq->GroupInstanceId,
-						      rq->GenerationId);
+							       rq->GenerationId);
 			if (err)
 				r.ErrorCode = err;
 			else
@@ -1628,14 +1643,15 @@ leave_one(ch_coord_group *g, int64_t now, ch_str member_id, ch_str instance_id, 
 			ch_map_get(&g->static_members, instance_id.p, (size_t)instance_id.len);
 		if (!m)
 			return CH_KERR_UNKNOWN_MEMBER_ID;
-		coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_MEMBER_LEFT,
-						     "static member %s (instance %s) left%s%.*s",
-						     m->member_id, m->instance_id, sep, rlen, rtext);
+		coord_reason why = ch_coord_reason_make(
+			CH_COORD_CAUSE_MEMBER_LEFT, "static member %s (instance %s) left%s%.*s",
+			m->member_id, m->instance_id, sep, rlen, rtext);
 		remove_member_and_update(g, m, now, &why);
 		return CH_KERR_NONE;
 	}
-	pending_member *p = member_id.len > 0 ? ch_map_get(&g->pending, member_id.p, (size_t)member_id.len)
-					     : NULL;
+	pending_member *p = member_id.len > 0
+				    ? ch_map_get(&g->pending, member_id.p, (size_t)member_id.len)
+				    : NULL;
 	if (p) {
 		pending_remove(g, p);
 		try_complete_join(g, now);
@@ -1647,7 +1663,7 @@ leave_one(ch_coord_group *g, int64_t now, ch_str member_id, ch_str instance_id, 
 	if (!m)
 		return CH_KERR_UNKNOWN_MEMBER_ID;
 	coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_MEMBER_LEFT, "member %s left%s%.*s",
-					     m->member_id, sep, rlen, rtext);
+						m->member_id, sep, rlen, rtext);
 	remove_member_and_update(g, m, now, &why);
 	return CH_KERR_NONE;
 }
@@ -1774,10 +1790,11 @@ session_expired(ch_coord_member *m, int64_t now)
 		timer_set(c, &m->session, now + m->session_timeout_ms);
 		return;
 	}
-	coord_reason why = ch_coord_reason_make(
-		CH_COORD_CAUSE_SESSION_TIMEOUT, "session of member %s%s%s%s expired after %d ms",
-		m->member_id, m->instance_id ? " (instance " : "", m->instance_id ? m->instance_id : "",
-		m->instance_id ? ")" : "", m->session_timeout_ms);
+	coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_SESSION_TIMEOUT,
+						"session of member %s%s%s%s expired after %d ms",
+						m->member_id, m->instance_id ? " (instance " : "",
+						m->instance_id ? m->instance_id : "",
+						m->instance_id ? ")" : "", m->session_timeout_ms);
 	remove_member_and_update(g, m, now, &why);
 }
 
@@ -1816,8 +1833,8 @@ timer_fire(ch_coord *c, coord_timer *t, int64_t now)
 	case T_PENDING: {
 		pending_member *p = t->owner;
 		ch_coord_group *g = p->group;
-		COORD_LOGI(c, "group %s: pending member %s never rejoined; dropping it", g->group_id,
-			   p->member_id);
+		COORD_LOGI(c, "group %s: pending member %s never rejoined; dropping it",
+			   g->group_id, p->member_id);
 		pending_remove(g, p);
 		try_complete_join(g, now);
 		break;
@@ -1944,8 +1961,7 @@ void
 ch_coord_shutdown(ch_coord *c)
 {
 	COORD_CHECK_ON_RETURN(c, CH_STR_NULL);
-	ch_map_foreach(&c->groups, e)
-	{
+	ch_map_foreach (&c->groups, e) {
 		ch_coord_group *g = e->value;
 		for (ch_coord_member *m = g->first; m; m = m->next) {
 			if (m->join_token) {
@@ -1994,10 +2010,9 @@ ch_coord_group_count(const ch_coord *c)
 size_t
 ch_coord_memory(const ch_coord *c)
 {
-	size_t b = sizeof(*c) + c->timers.cap * sizeof(void *) +
-		   c->groups.nbuckets * sizeof(void *);
-	ch_map_foreach(&c->groups, e)
-	{
+	size_t b =
+		sizeof(*c) + c->timers.cap * sizeof(void *) + c->groups.nbuckets * sizeof(void *);
+	ch_map_foreach (&c->groups, e) {
 		const ch_coord_group *g = e->value;
 		b += sizeof(*g) + sizeof(ch_map_entry) + e->klen + 1;
 		b += (g->members.nbuckets + g->static_members.nbuckets + g->offsets.nbuckets) *
@@ -2014,8 +2029,7 @@ ch_coord_memory(const ch_coord *c)
 				     (size_t)m->protocols[i].metadata_len;
 			b += (size_t)m->assignment_len;
 		}
-		ch_map_foreach(&g->offsets, o)
-		{
+		ch_map_foreach (&g->offsets, o) {
 			const offset_entry *oe = o->value;
 			b += sizeof(*oe) + sizeof(ch_map_entry) + o->klen + 1 +
 			     (size_t)oe->metadata_len + 1;

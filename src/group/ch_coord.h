@@ -173,15 +173,15 @@
 typedef struct ch_coord ch_coord;
 
 typedef struct ch_coord_config {
-	int32_t min_session_timeout_ms;       /* group.min.session.timeout.ms (6000) */
-	int32_t max_session_timeout_ms;       /* group.max.session.timeout.ms (1800000) */
-	int32_t initial_rebalance_delay_ms;   /* group.initial.rebalance.delay.ms (3000) */
-	int32_t max_size;                     /* group.max.size (INT32_MAX) */
-	int32_t offset_metadata_max_bytes;    /* offset.metadata.max.bytes (4096) */
-	int64_t offsets_retention_ms;         /* offsets.retention.minutes * 60000 */
-	int64_t offsets_retention_check_ms;   /* offsets.retention.check.interval.ms */
-	int32_t offsets_partitions;           /* offsets.topic.num.partitions (50) */
-	int32_t new_member_join_timeout_ms;   /* Kafka's fixed 300000 */
+	int32_t min_session_timeout_ms;     /* group.min.session.timeout.ms (6000) */
+	int32_t max_session_timeout_ms;     /* group.max.session.timeout.ms (1800000) */
+	int32_t initial_rebalance_delay_ms; /* group.initial.rebalance.delay.ms (3000) */
+	int32_t max_size;                   /* group.max.size (INT32_MAX) */
+	int32_t offset_metadata_max_bytes;  /* offset.metadata.max.bytes (4096) */
+	int64_t offsets_retention_ms;       /* offsets.retention.minutes * 60000 */
+	int64_t offsets_retention_check_ms; /* offsets.retention.check.interval.ms */
+	int32_t offsets_partitions;         /* offsets.topic.num.partitions (50) */
+	int32_t new_member_join_timeout_ms; /* Kafka's fixed 300000 */
 } ch_coord_config;
 
 /* Sensible defaults (Kafka's). */
@@ -226,24 +226,24 @@ void ch_coord_free(ch_coord *c);
 
 /* A decoded request for the core. */
 typedef struct ch_coord_req {
-	int64_t now;             /* wall-clock ms */
-	void *token;             /* answered once through ops->respond */
+	int64_t now; /* wall-clock ms */
+	void *token; /* answered once through ops->respond */
 	int16_t version;
-	const void *body;        /* the codec's request struct of the API (ch_JoinGroupRequest...) */
-	ch_str client_id;        /* JoinGroup: for member ids and DescribeGroups (copied) */
+	const void *body; /* the codec's request struct of the API (ch_JoinGroupRequest...) */
+	ch_str client_id; /* JoinGroup: for member ids and DescribeGroups (copied) */
 	const char *client_host; /* JoinGroup: for DescribeGroups (copied) */
 } ch_coord_req;
 
 /* One function per API, all of this shape (body: the API's request). */
 typedef void ch_coord_request_fn(ch_coord *c, const ch_coord_req *req);
-ch_coord_request_fn ch_coord_join;         /* JoinGroup */
-ch_coord_request_fn ch_coord_sync;         /* SyncGroup */
-ch_coord_request_fn ch_coord_heartbeat;    /* Heartbeat */
-ch_coord_request_fn ch_coord_leave;        /* LeaveGroup */
-ch_coord_request_fn ch_coord_commit;       /* OffsetCommit */
-ch_coord_request_fn ch_coord_fetch;        /* OffsetFetch */
-ch_coord_request_fn ch_coord_list;         /* ListGroups */
-ch_coord_request_fn ch_coord_describe;     /* DescribeGroups */
+ch_coord_request_fn ch_coord_join;          /* JoinGroup */
+ch_coord_request_fn ch_coord_sync;          /* SyncGroup */
+ch_coord_request_fn ch_coord_heartbeat;     /* Heartbeat */
+ch_coord_request_fn ch_coord_leave;         /* LeaveGroup */
+ch_coord_request_fn ch_coord_commit;        /* OffsetCommit */
+ch_coord_request_fn ch_coord_fetch;         /* OffsetFetch */
+ch_coord_request_fn ch_coord_list;          /* ListGroups */
+ch_coord_request_fn ch_coord_describe;      /* DescribeGroups */
 ch_coord_request_fn ch_coord_delete_groups; /* DeleteGroups */
 ch_coord_request_fn ch_coord_offset_delete; /* OffsetDelete */
 
@@ -335,19 +335,19 @@ const char *ch_coord_group_state_name(ch_coord_group_state s);
  * history and metrics count) or of another transition. */
 typedef enum ch_coord_cause {
 	CH_COORD_CAUSE_NONE = 0,
-	CH_COORD_CAUSE_MEMBER_JOINED,    /* a new member, dynamic or static */
-	CH_COORD_CAUSE_METADATA_CHANGED, /* a member rejoined with other protocols */
-	CH_COORD_CAUSE_LEADER_REJOINED,  /* the leader asks for a new assignment */
-	CH_COORD_CAUSE_STATIC_REPLACED,  /* a static member came back with a new id */
-	CH_COORD_CAUSE_MEMBER_LEFT,      /* LeaveGroup */
-	CH_COORD_CAUSE_SESSION_TIMEOUT,  /* a member's session expired */
-	CH_COORD_CAUSE_SYNC_TIMEOUT,     /* members sent no SyncGroup in the rebalance timeout */
-	CH_COORD_CAUSE_STORE_FAILED,     /* the leader's assignment could not be stored */
-	CH_COORD_CAUSE_JOIN_DONE,        /* the join phase ended (PreparingRebalance left) */
-	CH_COORD_CAUSE_ASSIGNMENT_STORED,/* the leader's assignment is durable (Stable) */
-	CH_COORD_CAUSE_LOADED,           /* replayed (or dropped by a failed load) */
-	CH_COORD_CAUSE_JOIN_REFUSED,     /* a refused JoinGroup drops the group it created */
-	CH_COORD_CAUSE_DELETED,          /* DeleteGroups, offsets retention */
+	CH_COORD_CAUSE_MEMBER_JOINED,     /* a new member, dynamic or static */
+	CH_COORD_CAUSE_METADATA_CHANGED,  /* a member rejoined with other protocols */
+	CH_COORD_CAUSE_LEADER_REJOINED,   /* the leader asks for a new assignment */
+	CH_COORD_CAUSE_STATIC_REPLACED,   /* a static member came back with a new id */
+	CH_COORD_CAUSE_MEMBER_LEFT,       /* LeaveGroup */
+	CH_COORD_CAUSE_SESSION_TIMEOUT,   /* a member's session expired */
+	CH_COORD_CAUSE_SYNC_TIMEOUT,      /* members sent no SyncGroup in the rebalance timeout */
+	CH_COORD_CAUSE_STORE_FAILED,      /* the leader's assignment could not be stored */
+	CH_COORD_CAUSE_JOIN_DONE,         /* the join phase ended (PreparingRebalance left) */
+	CH_COORD_CAUSE_ASSIGNMENT_STORED, /* the leader's assignment is durable (Stable) */
+	CH_COORD_CAUSE_LOADED,            /* replayed (or dropped by a failed load) */
+	CH_COORD_CAUSE_JOIN_REFUSED,      /* a refused JoinGroup drops the group it created */
+	CH_COORD_CAUSE_DELETED,           /* DeleteGroups, offsets retention */
 } ch_coord_cause;
 
 const char *ch_coord_cause_name(ch_coord_cause c);

@@ -11,7 +11,6 @@
 #include "proto/ch_acl.h"
 #include "proto/generated/ch_errors.h"
 
-
 /* True if s is one of the n strings of list, ignoring case (ListGroups filters). */
 static bool
 str_in_ci(const ch_str *list, int32_t n, const char *s)
@@ -45,8 +44,7 @@ ch_coord_list(ch_coord *c, const ch_coord_req *req)
 	}
 	bool by_state = version >= 4 && rq->StatesFilter_n > 0;
 	bool by_type = version >= 5 && rq->TypesFilter_n > 0;
-	ch_map_foreach(&c->groups, e)
-	{
+	ch_map_foreach (&c->groups, e) {
 		const ch_coord_group *g = e->value;
 		const char *state = ch_coord_group_state_name(g->state);
 		if (by_state && !str_in_ci(rq->StatesFilter, rq->StatesFilter_n, state))
@@ -120,7 +118,8 @@ ch_coord_describe(ch_coord *c, const ch_coord_req *req)
 		o->Members = pool + used;
 		o->Members_n = 0;
 		for (const ch_coord_member *m = g->first; m; m = m->next) {
-			ch_DescribeGroupsResponse_DescribedGroupMember *x = &o->Members[o->Members_n++];
+			ch_DescribeGroupsResponse_DescribedGroupMember *x =
+				&o->Members[o->Members_n++];
 			used++;
 			x->MemberId = ch_str_c(m->member_id);
 			x->GroupInstanceId = ch_str_c(m->instance_id);
@@ -133,9 +132,11 @@ ch_coord_describe(ch_coord *c, const ch_coord_req *req)
 			if (!stable)
 				continue;
 			for (int32_t p = 0; p < m->n_protocols; p++)
-				if (g->protocol_name && strcmp(m->protocols[p].name, g->protocol_name) == 0)
-					x->MemberMetadata = (ch_bytes){m->protocols[p].metadata,
-								       m->protocols[p].metadata_len};
+				if (g->protocol_name &&
+				    strcmp(m->protocols[p].name, g->protocol_name) == 0)
+					x->MemberMetadata =
+						(ch_bytes){m->protocols[p].metadata,
+							   m->protocols[p].metadata_len};
 		}
 	}
 	c->ops.respond(c->ops.ud, token, &r);
@@ -202,8 +203,7 @@ ch_coord_delete_groups(ch_coord *c, const ch_coord_req *req)
 			/* Tombstones for every offset and the group itself. */
 			size_t nrec = g->offsets.n + 1, k = 0;
 			ch_coord_record *recs = ch_xcalloc(nrec, sizeof(*recs));
-			ch_map_foreach(&g->offsets, oe)
-			{
+			ch_map_foreach (&g->offsets, oe) {
 				const offset_entry *e = oe->value;
 				ch_coord_record_offset_tombstone(&recs[k++], g->group_id, e->topic,
 								 e->partition);
@@ -213,9 +213,9 @@ ch_coord_delete_groups(ch_coord *c, const ch_coord_req *req)
 			for (size_t j = 0; j < k; j++)
 				ch_coord_record_free(&recs[j]);
 			free(recs);
-			coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_DELETED,
-							     "deleted by DeleteGroups (%zu offsets)",
-							     g->offsets.n);
+			coord_reason why = ch_coord_reason_make(
+				CH_COORD_CAUSE_DELETED, "deleted by DeleteGroups (%zu offsets)",
+				g->offsets.n);
 			ch_coord_group_delete(g, now, &why);
 			o->ErrorCode = CH_KERR_NONE;
 			x->deleted[x->n++] = o;

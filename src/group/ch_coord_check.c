@@ -32,8 +32,7 @@
 static char msg[512];
 
 /* Formats a violation into the static buffer and returns it. */
-static const char *__attribute__((format(printf, 1, 2)))
-fail(const char *fmt, ...)
+static const char *__attribute__((format(printf, 1, 2))) fail(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -53,7 +52,8 @@ check_members(const ch_coord_group *g, ch_coord_load_state ls)
 	for (const ch_coord_member *m = g->first; m; m = m->next) {
 		n++;
 		if (m->group != g)
-			return fail("group %s: member %s points to another group", id, m->member_id);
+			return fail("group %s: member %s points to another group", id,
+				    m->member_id);
 		if ((m->next && m->next->prev != m) || (!m->next && g->last != m) ||
 		    (!m->prev && g->first != m))
 			return fail("group %s: member list links broken at %s", id, m->member_id);
@@ -62,7 +62,8 @@ check_members(const ch_coord_group *g, ch_coord_load_state ls)
 		leader_found |= m == g->leader;
 		if (m->instance_id &&
 		    ch_map_get(&g->static_members, m->instance_id, strlen(m->instance_id)) != m)
-			return fail("group %s: static member map out of date for %s", id, m->member_id);
+			return fail("group %s: static member map out of date for %s", id,
+				    m->member_id);
 		if (m->sync_token && g->state != CH_COORD_GROUP_COMPLETING_REBALANCE)
 			return fail("group %s: parked SyncGroup in state %s", id,
 				    ch_coord_group_state_name(g->state));
@@ -74,16 +75,16 @@ check_members(const ch_coord_group *g, ch_coord_load_state ls)
 		    ls == CH_COORD_LOADED)
 			return fail("group %s: member %s has no session timer", id, m->member_id);
 		if (m->is_new && !m->join_token && g->state != CH_COORD_GROUP_PREPARING_REBALANCE)
-			return fail("group %s: new member %s outside a join phase without a JoinGroup",
-				    id, m->member_id);
+			return fail(
+				"group %s: new member %s outside a join phase without a JoinGroup",
+				id, m->member_id);
 	}
 	if (n != g->members.n)
 		return fail("group %s: %zu members listed, %zu in the map", id, n, g->members.n);
 	/* The map and the list hold the same members: each entry's member is
 	 * this group's and is filed under its own id (no hashing: this runs
 	 * after every entry point). */
-	ch_map_foreach(&g->members, e)
-	{
+	ch_map_foreach (&g->members, e) {
 		const ch_coord_member *m = e->value;
 		if (m->group != g || m->member_id != e->key)
 			return fail("group %s: member map entry %s is not that member", id, e->key);
@@ -107,16 +108,17 @@ check_members(const ch_coord_group *g, ch_coord_load_state ls)
 static const char *
 check_pending(const ch_coord_group *g)
 {
-	ch_map_foreach(&g->pending, e)
-	{
+	ch_map_foreach (&g->pending, e) {
 		const pending_member *p = e->value;
 		if (p->group != g || p->member_id != e->key)
 			return fail("group %s: pending member %s misfiled", g->group_id, e->key);
 		if (p->timer.kind != T_PENDING || p->timer.owner != p ||
 		    !ch_heap_armed(&p->timer.node))
-			return fail("group %s: pending member %s has no timer", g->group_id, e->key);
+			return fail("group %s: pending member %s has no timer", g->group_id,
+				    e->key);
 		if (ch_coord_member_find(g, ch_str_c(p->member_id)))
-			return fail("group %s: %s is both pending and a member", g->group_id, e->key);
+			return fail("group %s: %s is both pending and a member", g->group_id,
+				    e->key);
 	}
 	return NULL;
 }
@@ -137,7 +139,8 @@ check_state(const ch_coord_group *g)
 		/* (the budget is the rebalance timeout when the delay began, less the
 		 * re-arms: members that left since do not shrink it) */
 		if (g->initial.remaining_ms < 0)
-			return fail("group %s: initial delay budget %d ms", id, g->initial.remaining_ms);
+			return fail("group %s: initial delay budget %d ms", id,
+				    g->initial.remaining_ms);
 	} else if (g->initial.remaining_ms || g->initial.member_joined) {
 		return fail("group %s: initial delay state outside the initial delay", id);
 	}
@@ -190,7 +193,8 @@ check_store(const ch_coord *c, const ch_coord_group *g)
 		return NULL;
 	const pending_append *a = ch_coord_append_find(&c->appends, g->store_id);
 	if (!a || a->kind != A_SYNC_STORE || strcmp(a->group_id, g->group_id) != 0)
-		return fail("group %s: store %" PRIu64 " is not an assignment store of the group in flight",
+		return fail("group %s: store %" PRIu64
+			    " is not an assignment store of the group in flight",
 			    g->group_id, g->store_id);
 	if (g->store_generation > g->generation || a->generation != g->store_generation)
 		return fail("group %s: store for generation %d, group at %d", g->group_id,
@@ -202,8 +206,7 @@ check_store(const ch_coord *c, const ch_coord_group *g)
 static const char *
 check_offsets(const ch_coord_group *g)
 {
-	ch_map_foreach(&g->offsets, e)
-	{
+	ch_map_foreach (&g->offsets, e) {
 		const offset_entry *o = e->value;
 		if (o->topic != e->key || e->klen != o->topic_len + 5 ||
 		    memcmp(e->key + o->topic_len + 1, &o->partition, 4) != 0)
@@ -261,8 +264,8 @@ check_appends(const ch_coord *c)
 			return fail("append %" PRIu64 ": a static store with no JoinGroup", a->id);
 	}
 	if (used != t->n || t->n + t->nfree != t->cap)
-		return fail("append table: %zu used, %zu counted, %u free of %u", used, t->n, t->nfree,
-			    t->cap);
+		return fail("append table: %zu used, %zu counted, %u free of %u", used, t->n,
+			    t->nfree, t->cap);
 	for (uint32_t i = 0; i < t->nfree; i++)
 		if (t->free[i] >= t->cap || t->slot[t->free[i]])
 			return fail("append table: free slot %u is in use", t->free[i]);
@@ -289,8 +292,7 @@ ch_coord_check(const ch_coord *c)
 	if (!e && (c->retention.kind != T_RETENTION || c->retention.owner != c ||
 		   !ch_heap_armed(&c->retention.node)))
 		e = fail("the offsets retention timer is not armed");
-	ch_map_foreach(&c->groups, ge)
-	{
+	ch_map_foreach (&c->groups, ge) {
 		const ch_coord_group *g = ge->value;
 		if (!e && g->group_id != ge->key)
 			e = fail("group %s filed under %s", g->group_id, ge->key);

@@ -18,11 +18,11 @@ typedef struct ch_coord_member ch_coord_member;
 /* What a heap node belongs to; the node is the first field of its owner's
  * timer struct so the owner can be found from the node. */
 typedef enum timer_kind {
-	T_GROUP_JOIN,    /* owner: ch_coord_group (initial delay / rebalance timeout) */
-	T_GROUP_SYNC,    /* owner: ch_coord_group (pending sync) */
-	T_MEMBER,        /* owner: ch_coord_member (session expiry) */
-	T_PENDING,       /* owner: pending member (MEMBER_ID_REQUIRED, not yet back) */
-	T_RETENTION,     /* owner: the coordinator */
+	T_GROUP_JOIN, /* owner: ch_coord_group (initial delay / rebalance timeout) */
+	T_GROUP_SYNC, /* owner: ch_coord_group (pending sync) */
+	T_MEMBER,     /* owner: ch_coord_member (session expiry) */
+	T_PENDING,    /* owner: pending member (MEMBER_ID_REQUIRED, not yet back) */
+	T_RETENTION,  /* owner: the coordinator */
 } timer_kind;
 
 typedef struct coord_timer {
@@ -59,10 +59,10 @@ struct ch_coord_member {
 	void *sync_token;
 	int16_t sync_version;
 
-	bool is_new;          /* joined during this rebalance, never completed one */
-	bool pending_sync;    /* must send SyncGroup for the current generation */
-	int64_t joined_at;    /* when is_new was set (new-member join timeout) */
-	coord_timer session;  /* session (or new-member) expiry */
+	bool is_new;                  /* joined during this rebalance, never completed one */
+	bool pending_sync;            /* must send SyncGroup for the current generation */
+	int64_t joined_at;            /* when is_new was set (new-member join timeout) */
+	coord_timer session;          /* session (or new-member) expiry */
 	ch_coord_member *prev, *next; /* group order: first joined first (leader choice) */
 };
 
@@ -120,15 +120,15 @@ struct ch_coord_group {
 	char *protocol_type; /* NULL until the first member */
 	char *protocol_name; /* selected protocol of the current generation */
 	ch_coord_member *leader;
-	ch_map members;         /* member id -> ch_coord_member */
+	ch_map members; /* member id -> ch_coord_member */
 	ch_coord_member *first, *last;
-	ch_map static_members;  /* instance id -> ch_coord_member */
-	ch_map pending;         /* member id -> pending_member */
-	ch_map protocol_votes;  /* protocol name -> (intptr) members supporting it */
-	int32_t awaiting_join;  /* members with a parked JoinGroup */
-	int32_t pending_sync;   /* members that owe a SyncGroup */
-	join_wait join_wait;    /* PreparingRebalance's sub-state; JOIN_WAIT_NONE outside it */
-	initial_delay initial;  /* JOIN_WAIT_INITIAL only; zero otherwise */
+	ch_map static_members; /* instance id -> ch_coord_member */
+	ch_map pending;        /* member id -> pending_member */
+	ch_map protocol_votes; /* protocol name -> (intptr) members supporting it */
+	int32_t awaiting_join; /* members with a parked JoinGroup */
+	int32_t pending_sync;  /* members that owe a SyncGroup */
+	join_wait join_wait;   /* PreparingRebalance's sub-state; JOIN_WAIT_NONE outside it */
+	initial_delay initial; /* JOIN_WAIT_INITIAL only; zero otherwise */
 	/* The rebalance in progress, or the last one: what started it (the
 	 * latest PreparingRebalance entered) and when it began (the group left
 	 * Stable or Empty). The group's own copy, for logs and the history. */
@@ -136,9 +136,9 @@ struct ch_coord_group {
 	int64_t rebalance_started;
 	coord_timer join_timer;
 	coord_timer sync_timer;
-	ch_map offsets;         /* "topic\0partition" -> offset_entry */
-	int32_t partition;      /* __consumer_offsets partition */
-	uint64_t store_id;      /* in-flight assignment store (0 = none) */
+	ch_map offsets;           /* "topic\0partition" -> offset_entry */
+	int32_t partition;        /* __consumer_offsets partition */
+	uint64_t store_id;        /* in-flight assignment store (0 = none) */
 	int32_t store_generation; /* the generation that store is for */
 };
 
@@ -151,7 +151,7 @@ typedef enum append_kind {
 } append_kind;
 
 typedef struct pending_append {
-	uint64_t id;    /* (sequence << 32) | slot in coord->appends */
+	uint64_t id; /* (sequence << 32) | slot in coord->appends */
 	append_kind kind;
 	char *group_id;
 	int32_t generation;
@@ -169,8 +169,8 @@ typedef struct append_table {
 	pending_append **slot; /* [cap]; NULL = free */
 	uint32_t *free;        /* stack of free slot indexes */
 	uint32_t nfree, cap;
-	size_t n;              /* in flight */
-	uint32_t next_seq;     /* of the next id */
+	size_t n;          /* in flight */
+	uint32_t next_seq; /* of the next id */
 } append_table;
 
 struct ch_coord {
@@ -183,7 +183,7 @@ struct ch_coord {
 	unsigned checks_since_full; /* CH_COORD_CHECKS: entry points since a full check */
 	size_t load_skipped;
 	uint8_t *load_state; /* ch_coord_load_state per __consumer_offsets partition */
-	size_t bytes; /* approximate heap use */
+	size_t bytes;        /* approximate heap use */
 };
 /* load_state holds a ch_coord_load_state in a byte; the checker takes
  * LOAD_FAILED for the last state. */
@@ -214,7 +214,10 @@ typedef enum coord_req {
 } coord_req;
 
 /* Columns: no such group, then one per ch_coord_group_state. */
-enum { COORD_COL_NO_GROUP = 0, COORD_COL_N = CH_COORD_GROUP_DEAD + 2 };
+enum {
+	COORD_COL_NO_GROUP = 0,
+	COORD_COL_N = CH_COORD_GROUP_DEAD + 2
+};
 /* Column state + 1 is that state's: the states are 0..Dead, in order. */
 _Static_assert(CH_COORD_GROUP_EMPTY == 0 && CH_COORD_GROUP_PREPARING_REBALANCE == 1 &&
 		       CH_COORD_GROUP_COMPLETING_REBALANCE == 2 && CH_COORD_GROUP_STABLE == 3 &&
@@ -293,7 +296,7 @@ void ch_coord_member_touch_session(ch_coord_member *m, int64_t now);
 /* Validate member/instance/generation as Kafka's validateCurrentMember;
  * 0 when fine. */
 int16_t ch_coord_validate_member(const ch_coord_group *g, ch_str member_id, ch_str instance_id,
-			int32_t generation);
+				 int32_t generation);
 char *ch_coord_str_dup(ch_str s); /* NULL for a null string */
 /* 0 if the group's partition is LOADED, else the error Kafka gives before
  * any API mapping: COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATOR. */
@@ -302,14 +305,14 @@ int16_t ch_coord_load_error(const ch_coord *c, ch_str group_id);
 /* ---- appends (ch_coord_store.c) ----------------------------------------- */
 /* A new append in flight (in c->appends from now: issue it at once). */
 pending_append *ch_coord_append_new(ch_coord *c, append_kind kind, ch_coord_group *g, void *token,
-			   int16_t version);
+				    int16_t version);
 /* The append in flight with this id, or NULL (it stays in the table). */
 const pending_append *ch_coord_append_find(const append_table *t, uint64_t id);
 /* Frees the table; drop(a) frees each append still in flight, unanswered
  * (the coordinator is going away). */
 void ch_coord_append_table_free(append_table *t, void (*drop)(pending_append *a));
 void ch_coord_append_issue(ch_coord *c, pending_append *a, const ch_coord_record *recs, size_t n,
-		  int32_t partition);
+			   int32_t partition);
 void ch_coord_record_free(ch_coord_record *r);
 void ch_coord_record_group_tombstone(ch_coord_record *r, const ch_coord_group *g);
 void ch_coord_record_offset(ch_coord_record *r, const char *group, const char *topic,
@@ -317,7 +320,7 @@ void ch_coord_record_offset(ch_coord_record *r, const char *group, const char *t
 			    const char *metadata, size_t mlen, int64_t commit_ts,
 			    int64_t expire_ts);
 void ch_coord_record_offset_tombstone(ch_coord_record *r, const char *group, const char *topic,
-			     int32_t partition);
+				      int32_t partition);
 /* Store the group's metadata (after a sync or a static replacement). */
 void ch_coord_group_store(ch_coord_group *g, append_kind kind, void *token, int16_t version,
 			  int64_t now, void *data);
@@ -339,10 +342,10 @@ typedef void deferred_finish_fn(ch_coord *c, deferred *d, int64_t now);
 struct deferred {
 	void *token;
 	int16_t version;
-	ch_arena arena;  /* the response and everything it points to */
+	ch_arena arena; /* the response and everything it points to */
 	void *resp;
-	int outstanding; /* appends not yet done */
-	int16_t error;   /* first append error */
+	int outstanding;            /* appends not yet done */
+	int16_t error;              /* first append error */
 	deferred_finish_fn *finish; /* NULL: nothing to apply */
 	void *ctx;
 };
@@ -378,13 +381,13 @@ typedef struct coord_entry {
 } coord_entry;
 coord_entry ch_coord_entry_begin(ch_coord *c, const char *where, ch_str group_id);
 void ch_coord_entry_end(coord_entry *e);
-#define COORD_CHECK_ON_RETURN(c, group_id)                                        \
-	coord_entry coord_entry_ __attribute__((cleanup(ch_coord_entry_end), unused)) = \
+#define COORD_CHECK_ON_RETURN(c, group_id)                                                         \
+	coord_entry coord_entry_ __attribute__((cleanup(ch_coord_entry_end), unused)) =            \
 		ch_coord_entry_begin((c), __func__, (group_id))
-#define COORD_CHECK_AFTER(c, group_id)                                            \
-	do {                                                                      \
-		coord_entry e_ = ch_coord_entry_begin((c), __func__, (group_id));    \
-		ch_coord_entry_end(&e_);                                             \
+#define COORD_CHECK_AFTER(c, group_id)                                                             \
+	do {                                                                                       \
+		coord_entry e_ = ch_coord_entry_begin((c), __func__, (group_id));                  \
+		ch_coord_entry_end(&e_);                                                           \
 	} while (0)
 #else
 #define COORD_CHECK_ON_RETURN(c, group_id) ((void)(c), (void)(group_id))
@@ -398,9 +401,9 @@ const member_protocol *ch_coord_member_protocol(const ch_coord_member *m, const 
  * (its only protocol is the group's selected one, with its subscription). */
 void ch_coord_member_drop(ch_coord_group *g, ch_coord_member *m);
 ch_coord_member *ch_coord_member_restore(ch_coord_group *g, ch_str member_id, ch_str instance_id,
-				ch_str client_id, ch_str client_host, int32_t session_timeout,
-				int32_t rebalance_timeout, ch_bytes subscription,
-				ch_bytes assignment);
+					 ch_str client_id, ch_str client_host,
+					 int32_t session_timeout, int32_t rebalance_timeout,
+					 ch_bytes subscription, ch_bytes assignment);
 void ch_coord_sync_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now);
 void ch_coord_static_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now);
 

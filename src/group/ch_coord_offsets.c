@@ -337,7 +337,8 @@ ch_coord_commit(ch_coord *c, const ch_coord_req *req)
 		for (int32_t p = 0; p < to->Partitions_n; p++) {
 			const ch_OffsetCommitRequest_OffsetCommitRequestPartition *pq =
 				&tq->Partitions[p];
-			ch_OffsetCommitResponse_OffsetCommitResponsePartition *po = &to->Partitions[p];
+			ch_OffsetCommitResponse_OffsetCommitResponsePartition *po =
+				&to->Partitions[p];
 			if (c->ops.check_partition) {
 				po->ErrorCode = c->ops.check_partition(c->ops.ud, tq->Name,
 								       pq->PartitionIndex);
@@ -356,9 +357,12 @@ ch_coord_commit(ch_coord *c, const ch_coord_req *req)
 			it->partition = pq->PartitionIndex;
 			it->offset = pq->CommittedOffset;
 			it->leader_epoch = version >= 6 ? pq->CommittedLeaderEpoch : -1;
-			it->metadata = dstrdup(d, mlen ? pq->CommittedMetadata.p : "", (size_t)mlen);
+			it->metadata =
+				dstrdup(d, mlen ? pq->CommittedMetadata.p : "", (size_t)mlen);
 			it->mlen = (size_t)mlen;
-			it->commit_ts = version == 1 && pq->CommitTimestamp >= 0 ? pq->CommitTimestamp : now;
+			it->commit_ts = version == 1 && pq->CommitTimestamp >= 0
+						? pq->CommitTimestamp
+						: now;
 			it->expire_ts = expire;
 			ch_coord_record_offset(&recs[nrec++], g->group_id, it->topic, it->partition,
 					       it->offset, it->leader_epoch, it->metadata, it->mlen,
@@ -421,8 +425,7 @@ fetch_group(deferred *d, const ch_coord_group *g,
 	*out = ch_coord_deferred_alloc(d, g->offsets.n, sizeof(**out));
 	ch_map topic_idx;
 	ch_map_init(&topic_idx);
-	ch_map_foreach(&g->offsets, me)
-	{
+	ch_map_foreach (&g->offsets, me) {
 		const offset_entry *e = me->value;
 		size_t tlen = strlen(e->topic);
 		intptr_t idx = (intptr_t)ch_map_get(&topic_idx, e->topic, tlen);
@@ -549,7 +552,8 @@ group_subscribes(const ch_coord_group *g, ch_str topic)
 			if (strcmp(m->protocols[i].name, g->protocol_name) != 0)
 				continue;
 			ch_rd r;
-			ch_rd_init(&r, m->protocols[i].metadata, (size_t)m->protocols[i].metadata_len);
+			ch_rd_init(&r, m->protocols[i].metadata,
+				   (size_t)m->protocols[i].metadata_len);
 			int16_t v = ch_rd_i16(&r);
 			ch_arena a;
 			ch_arena_init(&a);
@@ -642,9 +646,10 @@ ch_coord_offset_delete(ch_coord *c, const ch_coord_req *req)
 				to->Partitions[p].ErrorCode = CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 				continue;
 			}
-			offset_entry *e = tq->Name.len >= 0 ? ch_coord_offset_find(g, tq->Name.p,
-									  (size_t)tq->Name.len, part)
-							    : NULL;
+			offset_entry *e = tq->Name.len >= 0
+						  ? ch_coord_offset_find(g, tq->Name.p,
+									 (size_t)tq->Name.len, part)
+						  : NULL;
 			if (!e)
 				continue; /* nothing to delete: success */
 			ch_coord_record_offset_tombstone(&recs[nrec++], g->group_id, e->topic,
@@ -721,12 +726,13 @@ ch_coord_retention_run(ch_coord *c, int64_t now)
 		free(recs);
 		if (drop) {
 			coord_reason why = ch_coord_reason_make(
-				CH_COORD_CAUSE_DELETED, "offsets retention: Empty with no offsets left");
+				CH_COORD_CAUSE_DELETED,
+				"offsets retention: Empty with no offsets left");
 			ch_coord_group_delete(g, now, &why);
 			groups_removed++;
 		}
 	}
 	if (expired_total || groups_removed)
 		COORD_LOGI(c, "offsets retention: expired %zu offsets, removed %zu empty groups",
-			expired_total, groups_removed);
+			   expired_total, groups_removed);
 }

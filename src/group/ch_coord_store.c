@@ -123,8 +123,8 @@ offset_key(ch_coord_record *r, const char *group, const char *topic, int32_t par
 
 void
 ch_coord_record_offset(ch_coord_record *r, const char *group, const char *topic, int32_t partition,
-	      int64_t offset, int32_t leader_epoch, const char *metadata, size_t mlen,
-	      int64_t commit_ts, int64_t expire_ts)
+		       int64_t offset, int32_t leader_epoch, const char *metadata, size_t mlen,
+		       int64_t commit_ts, int64_t expire_ts)
 {
 	record_init(r);
 	offset_key(r, group, topic, partition);
@@ -218,7 +218,7 @@ ch_coord_append_new(ch_coord *c, append_kind kind, ch_coord_group *g, void *toke
 
 void
 ch_coord_append_issue(ch_coord *c, pending_append *a, const ch_coord_record *recs, size_t n,
-	     int32_t partition)
+		      int32_t partition)
 {
 	c->ops.append(c->ops.ud, partition, recs, n, a->id);
 }
@@ -259,7 +259,7 @@ ch_coord_append_done(ch_coord *c, int64_t now, uint64_t id, int16_t error)
 	case A_FIRE:
 		if (error)
 			COORD_LOGW(c, "group %s: writing to __consumer_offsets failed: %s",
-				a->group_id, ch_kerr_name(error));
+				   a->group_id, ch_kerr_name(error));
 		break;
 	}
 	COORD_CHECK_AFTER(c, ch_str_c(a->group_id));
@@ -277,8 +277,8 @@ load_group(ch_coord *c, ch_str group, const uint8_t *val, size_t vlen, bool tomb
 	ch_coord_group *g = ch_coord_group_find(c, group);
 	if (tombstone) {
 		if (g) {
-			coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_LOADED,
-							     "tombstone replayed");
+			coord_reason why =
+				ch_coord_reason_make(CH_COORD_CAUSE_LOADED, "tombstone replayed");
 			ch_coord_group_delete(g, 0, &why);
 		}
 		return 0;
@@ -315,8 +315,8 @@ load_group(ch_coord *c, ch_str group, const uint8_t *val, size_t vlen, bool tomb
 		if (ch_str_eq(x->memberId, v.leader))
 			g->leader = m;
 	}
-	coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_LOADED,
-					     "replayed from __consumer_offsets-%d", g->partition);
+	coord_reason why = ch_coord_reason_make(
+		CH_COORD_CAUSE_LOADED, "replayed from __consumer_offsets-%d", g->partition);
 	ch_coord_group_set_state(g, g->members.n ? CH_COORD_GROUP_STABLE : CH_COORD_GROUP_EMPTY,
 				 g->state_ts, &why);
 	ch_arena_reset(&a);
@@ -409,7 +409,8 @@ load_finish_groups(ch_coord *c, int64_t now, int32_t partition, bool ok)
 		n++;
 		if (!ok) {
 			coord_reason why = ch_coord_reason_make(
-				CH_COORD_CAUSE_LOADED, "__consumer_offsets-%d failed to load", g->partition);
+				CH_COORD_CAUSE_LOADED, "__consumer_offsets-%d failed to load",
+				g->partition);
 			ch_coord_group_delete(g, now, &why);
 			continue;
 		}
@@ -437,7 +438,7 @@ ch_coord_load_end(ch_coord *c, int64_t now, int32_t partition, bool ok)
 		COORD_LOGD(c, "__consumer_offsets-%d loaded: %zu groups", partition, n);
 	else
 		COORD_LOGD(c, "__consumer_offsets-%d failed to load: %zu groups dropped", partition,
-			n);
+			   n);
 	return n;
 }
 
@@ -451,6 +452,6 @@ ch_coord_load_done(ch_coord *c, int64_t now)
 			c->load_state[p] = CH_COORD_LOADED;
 	if (c->load_skipped)
 		COORD_LOGW(c, "skipped %zu unreadable records of __consumer_offsets",
-			c->load_skipped);
+			   c->load_skipped);
 	COORD_LOGI(c, "loaded %zu groups from __consumer_offsets", c->groups.n);
 }

@@ -13,7 +13,7 @@
 #include "proto/ch_wr.h"
 
 static const char *const batch_err_names[] = {
-	"ok", "truncated batch", "bad batch length", "unsupported magic",
+	"ok",           "truncated batch",           "bad batch length",  "unsupported magic",
 	"CRC mismatch", "inconsistent batch header", "malformed records",
 };
 
@@ -158,8 +158,9 @@ ch_batch_check(const uint8_t *p, size_t len, int64_t max_size, bool strict_produ
 	int32_t i = 0;
 	int more;
 	while ((more = ch_record_next(&it, &rec)) == 1) {
-		if (strict_producer ? rec.offset_delta != i
-				    : (rec.offset_delta <= prev || rec.offset_delta > h->last_offset_delta))
+		if (strict_producer
+			    ? rec.offset_delta != i
+			    : (rec.offset_delta <= prev || rec.offset_delta > h->last_offset_delta))
 			return CH_BATCH_ERECORDS;
 		prev = rec.offset_delta;
 		i++;
@@ -206,8 +207,8 @@ ch_batch_set_create_time(uint8_t *p, size_t size, int64_t max_ts)
 }
 
 int
-ch_batch_records(const uint8_t *batch, const ch_batch_hdr *h, ch_buf *scratch,
-		 size_t max_out, const uint8_t **out, size_t *out_len)
+ch_batch_records(const uint8_t *batch, const ch_batch_hdr *h, ch_buf *scratch, size_t max_out,
+		 const uint8_t **out, size_t *out_len)
 {
 	const uint8_t *rec = batch + CH_BATCH_HDR_SIZE;
 	size_t rec_len = (size_t)ch_batch_size(h) - CH_BATCH_HDR_SIZE;
@@ -226,9 +227,9 @@ ch_batch_records(const uint8_t *batch, const ch_batch_hdr *h, ch_buf *scratch,
 }
 
 void
-ch_batch_builder_begin(ch_batch_builder *bb, ch_buf *out, int64_t base_offset,
-		       int16_t attributes, int64_t base_timestamp, int64_t producer_id,
-		       int16_t producer_epoch, int32_t base_sequence)
+ch_batch_builder_begin(ch_batch_builder *bb, ch_buf *out, int64_t base_offset, int16_t attributes,
+		       int64_t base_timestamp, int64_t producer_id, int16_t producer_epoch,
+		       int32_t base_sequence)
 {
 	bb->b = out;
 	bb->start = out->len;
@@ -237,18 +238,18 @@ ch_batch_builder_begin(ch_batch_builder *bb, ch_buf *out, int64_t base_offset,
 	bb->count = 0;
 	bb->last_offset_delta = -1;
 	ch_wr_i64(out, base_offset);
-	ch_wr_i32(out, 0);  /* batchLength, filled by end */
-	ch_wr_i32(out, 0);  /* partitionLeaderEpoch */
+	ch_wr_i32(out, 0); /* batchLength, filled by end */
+	ch_wr_i32(out, 0); /* partitionLeaderEpoch */
 	ch_wr_i8(out, CH_BATCH_MAGIC);
-	ch_wr_u32(out, 0);  /* crc */
+	ch_wr_u32(out, 0); /* crc */
 	ch_wr_i16(out, (int16_t)(attributes & ~CH_BATCH_ATTR_COMPRESSION));
-	ch_wr_i32(out, 0);  /* lastOffsetDelta */
+	ch_wr_i32(out, 0); /* lastOffsetDelta */
 	ch_wr_i64(out, base_timestamp);
 	ch_wr_i64(out, -1); /* maxTimestamp */
 	ch_wr_i64(out, producer_id);
 	ch_wr_i16(out, producer_epoch);
 	ch_wr_i32(out, base_sequence);
-	ch_wr_i32(out, 0);  /* recordsCount */
+	ch_wr_i32(out, 0); /* recordsCount */
 }
 
 static size_t
@@ -258,9 +259,9 @@ varint_size(int64_t v)
 }
 
 void
-ch_batch_builder_add(ch_batch_builder *bb, int32_t offset_delta, int64_t timestamp,
-		     ch_bytes key, ch_bytes value, int32_t headers_count,
-		     const uint8_t *headers, size_t headers_len)
+ch_batch_builder_add(ch_batch_builder *bb, int32_t offset_delta, int64_t timestamp, ch_bytes key,
+		     ch_bytes value, int32_t headers_count, const uint8_t *headers,
+		     size_t headers_len)
 {
 	int64_t ts_delta = timestamp - bb->base_timestamp;
 	size_t k = key.len > 0 ? (size_t)key.len : 0, v = value.len > 0 ? (size_t)value.len : 0;

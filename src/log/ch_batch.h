@@ -58,9 +58,9 @@
 #include "common/ch_buf.h"
 #include "proto/ch_rd.h"
 
-#define CH_BATCH_HDR_SIZE 61      /* bytes before the first record */
-#define CH_BATCH_LOG_OVERHEAD 12  /* baseOffset + batchLength */
-#define CH_BATCH_CRC_START 21     /* the CRC covers [21, end) */
+#define CH_BATCH_HDR_SIZE 61     /* bytes before the first record */
+#define CH_BATCH_LOG_OVERHEAD 12 /* baseOffset + batchLength */
+#define CH_BATCH_CRC_START 21    /* the CRC covers [21, end) */
 #define CH_BATCH_MAGIC 2
 
 #define CH_BATCH_ATTR_COMPRESSION 0x07
@@ -157,10 +157,10 @@ typedef struct ch_record {
 	int8_t attributes;
 	int64_t timestamp_delta;
 	int32_t offset_delta;
-	ch_bytes key;            /* len -1: null */
-	ch_bytes value;          /* len -1: null (tombstone) */
+	ch_bytes key;   /* len -1: null */
+	ch_bytes value; /* len -1: null (tombstone) */
 	int32_t headers_count;
-	const uint8_t *headers;  /* raw encoded headers (after the count) */
+	const uint8_t *headers; /* raw encoded headers (after the count) */
 	size_t headers_len;
 } ch_record;
 
@@ -181,8 +181,8 @@ int ch_record_next(ch_record_iter *it, ch_record *rec);
  * buffer). max_out bounds the decompressed size (a zip bomb is an error).
  * @returns CH_OK, or CH_ERR (unsupported codec, corrupt data, too large).
  */
-int ch_batch_records(const uint8_t *batch, const ch_batch_hdr *h, ch_buf *scratch,
-		     size_t max_out, const uint8_t **out, size_t *out_len);
+int ch_batch_records(const uint8_t *batch, const ch_batch_hdr *h, ch_buf *scratch, size_t max_out,
+		     const uint8_t **out, size_t *out_len);
 
 /*
  * Builder: writes a v2 batch into a ch_buf (tests, the log cleaner, and the
@@ -190,7 +190,7 @@ int ch_batch_records(const uint8_t *batch, const ch_batch_hdr *h, ch_buf *scratc
  */
 typedef struct ch_batch_builder {
 	ch_buf *b;
-	size_t start;         /* batch start within b */
+	size_t start; /* batch start within b */
 	int64_t base_timestamp;
 	int64_t max_timestamp;
 	int32_t count;

@@ -31,7 +31,7 @@
 /* ---- key -> latest offset map (open addressing) ------------------------------- */
 
 typedef struct omap_ent {
-	uint64_t hash;  /* 0 = empty slot */
+	uint64_t hash; /* 0 = empty slot */
 	uint8_t *key;
 	int32_t klen;
 	int64_t offset;
@@ -70,7 +70,8 @@ omap_put(omap *m, const uint8_t *k, int32_t n, int64_t offset)
 		m->e = ch_xcalloc(m->cap, sizeof(omap_ent));
 		for (size_t i = 0; i < old.cap; i++)
 			if (old.e[i].hash)
-				*omap_slot(m, old.e[i].key, old.e[i].klen, old.e[i].hash) = old.e[i];
+				*omap_slot(m, old.e[i].key, old.e[i].klen, old.e[i].hash) =
+					old.e[i];
 		free(old.e);
 	}
 	uint64_t h = key_hash(k, n);
@@ -113,9 +114,9 @@ struct ch_plog_clean {
 	int32_t index_interval;
 	int64_t tombstone_horizon; /* tombstones in segments older than this go */
 	size_t n;
-	ch_seg **src;              /* referenced, marked cleaning */
-	ch_seg **dst;              /* the .cleaned segments (NULL until run) */
-	int rc;                    /* result of run */
+	ch_seg **src; /* referenced, marked cleaning */
+	ch_seg **dst; /* the .cleaned segments (NULL until run) */
+	int rc;       /* result of run */
 	int64_t bytes_in, bytes_out;
 };
 
@@ -253,8 +254,7 @@ write_batch(void *ctx, ch_seg *s, const uint8_t *b, const ch_batch_hdr *h, const
 					     h->base_timestamp + rec.timestamp_delta, rec.key,
 					     rec.value, rec.headers_count, rec.headers,
 					     rec.headers_len);
-	if (ch_batch_builder_end_codec(&bb, h->last_offset_delta, ch_batch_compression(h)) !=
-	    CH_OK)
+	if (ch_batch_builder_end_codec(&bb, h->last_offset_delta, ch_batch_compression(h)) != CH_OK)
 		return -ENOMEM;
 	ch_batch_set_leader_epoch(w->out.data, h->partition_leader_epoch);
 	if (h->attributes & CH_BATCH_ATTR_LOG_APPEND_TIME)
@@ -289,7 +289,8 @@ ch_plog_clean_run(ch_plog_clean *c)
 	if (r < 0)
 		CH_LOGE(SUB, "%s: compaction failed: %s", c->dir, strerror(-r));
 	else
-		CH_LOGI(SUB, "%s: compacted %zu segments, %" PRId64 " -> %" PRId64 " bytes, %zu keys",
+		CH_LOGI(SUB,
+			"%s: compacted %zu segments, %" PRId64 " -> %" PRId64 " bytes, %zu keys",
 			c->dir, c->n, c->bytes_in, c->bytes_out, m.n);
 	ch_buf_free(&w.out);
 	ch_buf_free(&buf);

@@ -48,8 +48,8 @@ gzip_compress(const uint8_t *in, size_t in_len, ch_buf *out)
 {
 	z_stream zs;
 	memset(&zs, 0, sizeof(zs));
-	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
 		return CH_ERR;
 	/* The header Java's GZIPOutputStream writes (OS 255, "unknown"; zlib
 	 * would say 3, Unix): with the same deflate stream, Kafka's bytes. */
@@ -132,7 +132,8 @@ snappy_compress_buf(const uint8_t *in, size_t in_len, ch_buf *out)
 static int
 snappy_compress_xerial(const uint8_t *in, size_t in_len, ch_buf *out)
 {
-	static const uint8_t hdr[16] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0, 0, 0, 0, 1, 0, 0, 0, 1};
+	static const uint8_t hdr[16] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0,
+					0,    0,   0,   1,   0,   0,   0,   1};
 	ch_buf_append(out, hdr, sizeof(hdr));
 	for (size_t pos = 0; pos < in_len; pos += XERIAL_BLOCK) {
 		size_t n = CH_MIN(in_len - pos, (size_t)XERIAL_BLOCK);
@@ -178,8 +179,10 @@ done:
  * content size, no checksums. Kafka's Java reader refuses linked blocks
  * ("Dependent block stream is unsupported"), liblz4's default. */
 static const LZ4F_preferences_t lz4_kafka_prefs = {
-	.frameInfo = {.blockSizeID = LZ4F_max64KB, .blockMode = LZ4F_blockIndependent,
-		      .contentChecksumFlag = LZ4F_noContentChecksum, .frameType = LZ4F_frame},
+	.frameInfo = {.blockSizeID = LZ4F_max64KB,
+		      .blockMode = LZ4F_blockIndependent,
+		      .contentChecksumFlag = LZ4F_noContentChecksum,
+		      .frameType = LZ4F_frame},
 };
 
 static int

@@ -90,12 +90,12 @@ typedef struct up {
 	const ch_legacy_up_cfg *cfg;
 	ch_legacy_up_res *res;
 	ch_buf *out;
-	size_t start;          /* where the batch begins in out */
+	size_t start; /* where the batch begins in out */
 	ch_batch_builder bb;
 	bool begun;
-	bool full;             /* stopped adding: past max.message.bytes */
-	bool huge;             /* stopped adding: records section past the cap */
-	int target;            /* the batch's codec */
+	bool full;  /* stopped adding: past max.message.bytes */
+	bool huge;  /* stopped adding: records section past the cap */
+	int target; /* the batch's codec */
 } up;
 
 static int16_t
@@ -135,7 +135,8 @@ add(up *u, int64_t ts, ch_bytes key, ch_bytes value)
 	size_t n = u->out->len - u->start;
 	if (n - CH_BATCH_HDR_SIZE > CH_LEGACY_MAX_INFLATE)
 		u->huge = true;
-	else if (u->target == CH_COMPRESSION_NONE && n > (size_t)CH_MAX(u->cfg->max_message_bytes, 0))
+	else if (u->target == CH_COMPRESSION_NONE &&
+		 n > (size_t)CH_MAX(u->cfg->max_message_bytes, 0))
 		u->full = true;
 	u->res->records++;
 }
@@ -165,7 +166,8 @@ deep(up *u, const uint8_t *e, const lmsg *w)
 	while (in.len - pos >= CH_LEGACY_LOG_OVERHEAD) {
 		int32_t isz = (int32_t)ch_be_get32(in.data + pos + 8);
 		if (isz < CH_LEGACY_OVERHEAD_V0) {
-			kerr = fail(u, CH_KERR_CORRUPT_MESSAGE, "inner message size below the minimum");
+			kerr = fail(u, CH_KERR_CORRUPT_MESSAGE,
+				    "inner message size below the minimum");
 			goto out;
 		}
 		if ((size_t)isz > in.len - pos - CH_LEGACY_LOG_OVERHEAD)
@@ -176,7 +178,8 @@ deep(up *u, const uint8_t *e, const lmsg *w)
 	}
 	end = pos;
 	if (n == 0) {
-		kerr = fail(u, CH_KERR_INVALID_RECORD, "compressed message set with no inner messages");
+		kerr = fail(u, CH_KERR_INVALID_RECORD,
+			    "compressed message set with no inner messages");
 		goto out;
 	}
 	int64_t wrapper_offset = (int64_t)ch_be_get64(e);
@@ -192,7 +195,8 @@ deep(up *u, const uint8_t *e, const lmsg *w)
 		const uint8_t *m = in.data + pos + CH_LEGACY_LOG_OVERHEAD;
 		pos += CH_LEGACY_LOG_OVERHEAD + isz;
 		if (m[5] & CH_LEGACY_ATTR_CODEC) {
-			kerr = fail(u, CH_KERR_INVALID_RECORD, "inner messages must not be compressed");
+			kerr = fail(u, CH_KERR_INVALID_RECORD,
+				    "inner messages must not be compressed");
 			goto out;
 		}
 		if ((int8_t)m[4] != w->magic) {
@@ -215,8 +219,9 @@ deep(up *u, const uint8_t *e, const lmsg *w)
 		if (e1) {
 			if (e1 == CH_KERR_INVALID_TIMESTAMP || !rec_err)
 				rec_err = e1;
-			u->res->why = e1 == CH_KERR_INVALID_TIMESTAMP ? "invalid timestamp"
-								      : "record without key on a compacted topic";
+			u->res->why = e1 == CH_KERR_INVALID_TIMESTAMP
+					      ? "invalid timestamp"
+					      : "record without key on a compacted topic";
 			continue;
 		}
 		if (!rec_err)
@@ -231,8 +236,7 @@ out:
 /* The shallow walk (analyzeAndValidateRecords): sizes, magic, size limit,
  * CRC of every whole entry. Fills *valid, *n, *source, *first_magic. */
 static int16_t
-shallow(up *u, const uint8_t *in, size_t len, size_t *valid, int *n, int *source,
-	int *first_magic)
+shallow(up *u, const uint8_t *in, size_t len, size_t *valid, int *n, int *source, int *first_magic)
 {
 	size_t pos = 0;
 	*n = 0;
@@ -242,7 +246,8 @@ shallow(up *u, const uint8_t *in, size_t len, size_t *valid, int *n, int *source
 		const uint8_t *e = in + pos;
 		int32_t size = (int32_t)ch_be_get32(e + 8);
 		if (size < CH_LEGACY_OVERHEAD_V0)
-			return fail(u, CH_KERR_CORRUPT_MESSAGE, "message size below the minimum (14)");
+			return fail(u, CH_KERR_CORRUPT_MESSAGE,
+				    "message size below the minimum (14)");
 		if (len - pos < HEADER_UP_TO_MAGIC)
 			break;
 		int8_t magic = (int8_t)e[16];
@@ -261,7 +266,8 @@ shallow(up *u, const uint8_t *in, size_t len, size_t *valid, int *n, int *source
 					    "record batch larger than max.message.bytes");
 			if (es < CH_BATCH_HDR_SIZE ||
 			    ch_batch_compute_crc(e, es) != ch_be_get32(e + CH_BATCH_CRC_START - 4))
-				return fail(u, CH_KERR_CORRUPT_MESSAGE, "record batch CRC mismatch");
+				return fail(u, CH_KERR_CORRUPT_MESSAGE,
+					    "record batch CRC mismatch");
 			codec = e[22] & CH_BATCH_ATTR_COMPRESSION;
 		} else {
 			if (es > (size_t)CH_MAX(u->cfg->max_message_bytes, 0))
@@ -306,7 +312,8 @@ ch_legacy_up(const uint8_t *in, size_t len, const ch_legacy_up_cfg *cfg, ch_buf 
 	res->codec = u.target;
 	/* getFirstBatchAndMaybeValidateNoMoreBatches */
 	if (n > 1 && (first_magic == CH_BATCH_MAGIC || source != CH_COMPRESSION_NONE))
-		return fail(&u, CH_KERR_INVALID_RECORD, "compressed outer record has more than one batch");
+		return fail(&u, CH_KERR_INVALID_RECORD,
+			    "compressed outer record has more than one batch");
 	if (first_magic == CH_BATCH_MAGIC)
 		return fail(&u, CH_KERR_INVALID_RECORD, "a record batch v2 among old messages");
 	for (size_t pos = 0; pos < valid;) {
@@ -412,8 +419,7 @@ put_msg(ch_buf *out, int magic, int64_t offset, uint8_t attr, int64_t ts, ch_byt
 }
 
 int
-ch_legacy_down_batch(const uint8_t *b, size_t len, int magic, int64_t first_offset,
-		     ch_buf *out)
+ch_legacy_down_batch(const uint8_t *b, size_t len, int magic, int64_t first_offset, ch_buf *out)
 {
 	ch_batch_hdr h;
 	if (ch_batch_parse_hdr(b, len, 0, &h) != CH_BATCH_OK || (size_t)ch_batch_size(&h) != len)
@@ -446,9 +452,11 @@ ch_legacy_down_batch(const uint8_t *b, size_t len, int magic, int64_t first_offs
 	int more;
 	while ((more = ch_record_next(&it, &rec)) == 1) {
 		/* wrapping sums: a hostile batch's base must not be undefined behaviour */
-		int64_t off = (int64_t)((uint64_t)h.base_offset + (uint64_t)(int64_t)rec.offset_delta);
-		int64_t ts = lat ? h.max_timestamp
-				 : (int64_t)((uint64_t)h.base_timestamp + (uint64_t)rec.timestamp_delta);
+		int64_t off =
+			(int64_t)((uint64_t)h.base_offset + (uint64_t)(int64_t)rec.offset_delta);
+		int64_t ts =
+			lat ? h.max_timestamp
+			    : (int64_t)((uint64_t)h.base_timestamp + (uint64_t)rec.timestamp_delta);
 		if (!codec && off < first_offset)
 			continue;
 		if (base < 0)

@@ -49,9 +49,9 @@
 #include "common/ch_buf.h"
 #include "common/ch_compression.h"
 
-#define CH_LEGACY_LOG_OVERHEAD 12  /* offset + messageSize */
-#define CH_LEGACY_OVERHEAD_V0 14   /* crc, magic, attributes, key and value lengths */
-#define CH_LEGACY_OVERHEAD_V1 22   /* + timestamp */
+#define CH_LEGACY_LOG_OVERHEAD 12 /* offset + messageSize */
+#define CH_LEGACY_OVERHEAD_V0 14  /* crc, magic, attributes, key and value lengths */
+#define CH_LEGACY_OVERHEAD_V1 22  /* + timestamp */
 #define CH_LEGACY_ATTR_CODEC 0x07
 #define CH_LEGACY_ATTR_LOG_APPEND_TIME 0x08
 #define CH_LEGACY_MAX_INFLATE (64u << 20)
@@ -73,10 +73,10 @@ typedef struct ch_legacy_up_cfg {
 } ch_legacy_up_cfg;
 
 typedef struct ch_legacy_up_res {
-	int32_t records;      /* records in the batch */
-	size_t valid_bytes;   /* input covered by whole entries; a partial last entry is dropped */
-	int codec;            /* the batch's codec */
-	const char *why;      /* on error: what was wrong (static text, for logs) */
+	int32_t records;    /* records in the batch */
+	size_t valid_bytes; /* input covered by whole entries; a partial last entry is dropped */
+	int codec;          /* the batch's codec */
+	const char *why;    /* on error: what was wrong (static text, for logs) */
 } ch_legacy_up_res;
 
 /*
@@ -162,12 +162,12 @@ typedef int (*ch_legacy_read_fn)(void *ud, int64_t pos, void *dst, size_t n);
 typedef struct ch_legacy_down {
 	int magic;
 	int64_t first_offset;
-	int64_t in_len, in_pos;  /* slice length; next batch not yet converted */
-	int64_t size, out_pos;   /* bytes the field holds; bytes handed out */
-	ch_buf pending;          /* converted bytes not yet handed out */
+	int64_t in_len, in_pos; /* slice length; next batch not yet converted */
+	int64_t size, out_pos;  /* bytes the field holds; bytes handed out */
+	ch_buf pending;         /* converted bytes not yet handed out */
 	size_t pending_off;
-	bool converting;         /* batches left to convert */
-	ch_buf in;               /* the chunk being converted */
+	bool converting; /* batches left to convert */
+	ch_buf in;       /* the chunk being converted */
 	ch_legacy_read_fn read;
 	void *ud;
 } ch_legacy_down;

@@ -55,7 +55,8 @@ px_pwrite(ch_logfs *fs, int fd, const void *buf, size_t n, int64_t off)
 	CH_UNUSED(fs);
 	size_t done = 0;
 	while (done < n) {
-		ssize_t r = pwrite(fd, (const char *)buf + done, n - done, (off_t)off + (off_t)done);
+		ssize_t r =
+			pwrite(fd, (const char *)buf + done, n - done, (off_t)off + (off_t)done);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -137,8 +138,8 @@ px_fallocate(ch_logfs *fs, int fd, int64_t len)
 }
 
 static ch_logfs posix_fs = {
-	px_open, px_close, px_pread, px_pwrite, px_fdatasync, px_ftruncate,
-	px_fsize, px_unlink, px_rename, px_mkdir, px_sync_dir, px_fallocate,
+	px_open,  px_close,  px_pread,  px_pwrite, px_fdatasync, px_ftruncate,
+	px_fsize, px_unlink, px_rename, px_mkdir,  px_sync_dir,  px_fallocate,
 };
 
 ch_logfs *
@@ -308,8 +309,8 @@ void
 ch_logfs_fault_init(ch_logfs_fault *f, ch_logfs *base)
 {
 	f->ops = (ch_logfs){
-		ft_open, ft_close, ft_pread, ft_pwrite, ft_fdatasync, ft_ftruncate,
-		ft_fsize, ft_unlink, ft_rename, ft_mkdir, ft_sync_dir, ft_fallocate,
+		ft_open,  ft_close,  ft_pread,  ft_pwrite, ft_fdatasync, ft_ftruncate,
+		ft_fsize, ft_unlink, ft_rename, ft_mkdir,  ft_sync_dir,  ft_fallocate,
 	};
 	f->base = base;
 	atomic_init(&f->steps, 0);

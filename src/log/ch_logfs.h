@@ -58,14 +58,14 @@ ch_logfs *ch_logfs_posix(void);
  * bytes, as a full disk does, so rollback is exercised.
  */
 typedef struct ch_logfs_fault {
-	ch_logfs ops;           /* first: a ch_logfs_fault* is a ch_logfs* */
+	ch_logfs ops; /* first: a ch_logfs_fault* is a ch_logfs* */
 	ch_logfs *base;
-	atomic_long steps;      /* mutating ops seen so far */
+	atomic_long steps; /* mutating ops seen so far */
 	long fail_at;
-	int fail_errno;         /* ENOSPC, EIO ... */
+	int fail_errno; /* ENOSPC, EIO ... */
 	bool sticky;
-	atomic_long failures;   /* ops failed so far */
-	bool fail_reads;        /* also count (and fail) pread */
+	atomic_long failures; /* ops failed so far */
+	bool fail_reads;      /* also count (and fail) pread */
 } ch_logfs_fault;
 
 /* The fault layer is handed out as its ops. */

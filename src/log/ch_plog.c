@@ -217,7 +217,8 @@ scan_dir(ch_plog *pl, int64_t **bases, size_t *n)
 			}
 			(*bases)[(*n)++] = b;
 		} else if (has_suffix(nm, ".cleaned") || has_suffix(nm, ".tmp") ||
-			   parse_seg_name(nm, ".index") >= 0 || parse_seg_name(nm, ".timeindex") >= 0) {
+			   parse_seg_name(nm, ".index") >= 0 ||
+			   parse_seg_name(nm, ".timeindex") >= 0) {
 			orphans = ch_xrealloc(orphans, (n_orph + 1) * sizeof(char *));
 			orphans[n_orph++] = ch_xstrdup(nm);
 		}
@@ -247,8 +248,8 @@ scan_dir(ch_plog *pl, int64_t **bases, size_t *n)
 }
 
 int
-ch_plog_open(const char *data_dir, const char *topic, int32_t partition,
-	     const ch_plog_config *cfg, ch_logfs *fs, int64_t now_ms, ch_plog **out)
+ch_plog_open(const char *data_dir, const char *topic, int32_t partition, const ch_plog_config *cfg,
+	     ch_logfs *fs, int64_t now_ms, ch_plog **out)
 {
 	*out = NULL;
 	if (!*topic || strchr(topic, '/') || strcmp(topic, ".") == 0 || strcmp(topic, "..") == 0 ||
@@ -308,7 +309,8 @@ ch_plog_open(const char *data_dir, const char *topic, int32_t partition,
 		}
 		if (sizes[i] == 0 && pl->n_segs > 0 && bases[i] < active(pl)->next_offset) {
 			ch_seg *stray = NULL;
-			CH_LOGW(SUB, "%s: removing stray empty segment %020" PRId64, pl->dir, bases[i]);
+			CH_LOGW(SUB, "%s: removing stray empty segment %020" PRId64, pl->dir,
+				bases[i]);
 			if (ch_seg_open(pl->fs, pl->dir, bases[i], limit, cfg->index_interval_bytes,
 					true, now_ms, &stray, &cut) == 0) {
 				(void)ch_seg_delete(stray);
@@ -458,7 +460,11 @@ ch_plog_check_records(const ch_plog_config *cfg, const uint8_t *b, const ch_batc
 			if (fn) {
 				/* Kafka's in-place compressed path reads no keys or values */
 				ch_plog_record_error re = {
-					i, e, why, h->base_offset + rec.offset_delta, ts,
+					i,
+					e,
+					why,
+					h->base_offset + rec.offset_delta,
+					ts,
 					compressed || rec.key.len < 0 ? 0 : rec.key.len,
 					compressed || rec.value.len < 0 ? 0 : rec.value.len};
 				fn(ud, &re);
@@ -491,8 +497,8 @@ roll(ch_plog *pl, int64_t now_ms)
 }
 
 int
-ch_plog_append(ch_plog *pl, uint8_t *data, size_t len, int64_t now_ms,
-	       ch_plog_append_info *info, int16_t *kerr)
+ch_plog_append(ch_plog *pl, uint8_t *data, size_t len, int64_t now_ms, ch_plog_append_info *info,
+	       int16_t *kerr)
 {
 	*kerr = CH_KERR_NONE;
 	memset(info, 0, sizeof(*info));
@@ -570,8 +576,7 @@ ch_plog_append(ch_plog *pl, uint8_t *data, size_t len, int64_t now_ms,
 	 * 32-bit relative offsets / positions of the index would overflow. */
 	ch_seg *s = active(pl);
 	if (s->size > 0 &&
-	    (s->size + (int64_t)len > pl->cfg.segment_bytes ||
-	     s->size + (int64_t)len > INT32_MAX ||
+	    (s->size + (int64_t)len > pl->cfg.segment_bytes || s->size + (int64_t)len > INT32_MAX ||
 	     (pl->cfg.segment_ms > 0 && now_ms - s->roll_ts >= pl->cfg.segment_ms) ||
 	     next - 1 - s->base > INT32_MAX)) {
 		if (roll(pl, now_ms) < 0) {
@@ -588,8 +593,10 @@ ch_plog_append(ch_plog *pl, uint8_t *data, size_t len, int64_t now_ms,
 		char *p = ch_seg_path(s, ".log", false);
 		if (wedged) {
 			atomic_store(&pl->failed, true);
-			CH_LOGE(SUB, "%s: append failed (%s) and could not be rolled back; "
-				     "log offline until reopened", p, strerror(-r));
+			CH_LOGE(SUB,
+				"%s: append failed (%s) and could not be rolled back; "
+				"log offline until reopened",
+				p, strerror(-r));
 		} else if (ch_ratelog_fail(&pl->append_log, ch_now_mono_ms(), strerror(-r))) {
 			CH_LOGE(SUB, "%s: append at offset %" PRId64 " failed: %s", p, pl->leo,
 				strerror(-r));
@@ -743,7 +750,8 @@ record_for_time(ch_seg *s, const ch_seg_pos *bp, int64_t ts, int64_t *offset, in
 	int r = ch_seg_read_batch(s, bp, &b);
 	const uint8_t *recs;
 	size_t rlen;
-	if (r == 0 && ch_batch_records(b.data, &bp->h, &scratch, 64u << 20, &recs, &rlen) == CH_OK) {
+	if (r == 0 &&
+	    ch_batch_records(b.data, &bp->h, &scratch, 64u << 20, &recs, &rlen) == CH_OK) {
 		ch_record_iter it;
 		ch_record rec;
 		ch_record_iter_init(&it, recs, rlen, bp->h.records_count);
@@ -762,8 +770,7 @@ record_for_time(ch_seg *s, const ch_seg_pos *bp, int64_t ts, int64_t *offset, in
 }
 
 int
-ch_plog_offset_for_time(ch_plog *pl, int64_t ts, int64_t *offset, int64_t *found_ts,
-			int16_t *kerr)
+ch_plog_offset_for_time(ch_plog *pl, int64_t ts, int64_t *offset, int64_t *found_ts, int16_t *kerr)
 {
 	*kerr = CH_KERR_NONE;
 	*offset = -1;
@@ -834,15 +841,16 @@ ch_plog_legacy_offsets(ch_plog *pl, int64_t ts, int32_t max, int64_t now_ms, int
 					*kerr = CH_KERR_KAFKA_STORAGE_ERROR;
 					return CH_ERR;
 				}
-				mtime = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+				mtime = (int64_t)st.st_mtim.tv_sec * 1000 +
+					st.st_mtim.tv_nsec / 1000000;
 			}
 			if (mtime <= ts)
 				break;
 		}
 	}
 	for (int64_t i = start; i >= 0 && *n < max; i--)
-		out[(*n)++] = (size_t)i < pl->n_segs ? CH_MAX(pl->segs[i]->base, pl->log_start)
-						     : pl->leo;
+		out[(*n)++] =
+			(size_t)i < pl->n_segs ? CH_MAX(pl->segs[i]->base, pl->log_start) : pl->leo;
 	return CH_OK;
 }
 
@@ -997,8 +1005,8 @@ ch_plog_retention(ch_plog *pl, int64_t now_ms, int *deleted, int16_t *kerr)
 		int64_t ts = s->max_ts >= 0 ? s->max_ts : s->roll_ts;
 		bool by_time = pl->cfg.retention_ms >= 0 &&
 			       (s->size == 0 || now_ms - ts > pl->cfg.retention_ms);
-		bool by_size = pl->cfg.retention_bytes >= 0 &&
-			       total - s->size >= pl->cfg.retention_bytes;
+		bool by_size =
+			pl->cfg.retention_bytes >= 0 && total - s->size >= pl->cfg.retention_bytes;
 		bool below_start = pl->segs[1]->base <= pl->log_start; /* DeleteRecords */
 		if (!by_time && !by_size && !below_start)
 			break;
@@ -1046,8 +1054,7 @@ ch_plog_start_offset_set(ch_plog *pl, int64_t target)
 }
 
 int
-ch_plog_delete_records(ch_plog *pl, int64_t before_offset, int64_t *low_watermark,
-		       int16_t *kerr)
+ch_plog_delete_records(ch_plog *pl, int64_t before_offset, int64_t *low_watermark, int16_t *kerr)
 {
 	int64_t target;
 	if (ch_plog_start_offset_check(pl, before_offset, &target, kerr) != CH_OK)

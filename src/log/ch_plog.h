@@ -154,8 +154,8 @@ typedef struct ch_plog_append_info {
 	int64_t log_append_time; /* -1 unless LogAppendTime */
 	int64_t log_start_offset;
 	int32_t batches;
-	int64_t records;         /* offsets assigned */
-	int64_t now_ms;          /* the clock the records were checked against */
+	int64_t records; /* offsets assigned */
+	int64_t now_ms;  /* the clock the records were checked against */
 } ch_plog_append_info;
 
 /* A record of a producer's batch that Kafka's LogValidator refuses: its
@@ -172,8 +172,8 @@ typedef struct ch_plog_record_error {
 	int32_t index;
 	int16_t kerr;
 	ch_plog_record_why why;
-	int64_t offset;    /* the record's offset in the batch as sent */
-	int64_t timestamp; /* its timestamp */
+	int64_t offset;             /* the record's offset in the batch as sent */
+	int64_t timestamp;          /* its timestamp */
 	int32_t key_len, value_len; /* what Kafka's DefaultRecord.toString shows */
 } ch_plog_record_error;
 
@@ -238,18 +238,16 @@ typedef struct ch_plog_slice {
  * log end offset gives len 0. OFFSET_OUT_OF_RANGE outside [start, end].
  * @locality loop thread
  */
-int ch_plog_read(ch_plog *pl, int64_t offset, int64_t max_bytes, ch_plog_slice *out,
-		 int16_t *kerr);
+int ch_plog_read(ch_plog *pl, int64_t offset, int64_t max_bytes, ch_plog_slice *out, int16_t *kerr);
 void ch_plog_slice_release(ch_plog_slice *s);
 
 /* Convenience: ch_plog_read and pread into out (appended). For tests and
  * for replaying __consumer_offsets. @locality loop thread */
-int ch_plog_read_copy(ch_plog *pl, int64_t offset, int64_t max_bytes, ch_buf *out,
-		      int16_t *kerr);
+int ch_plog_read_copy(ch_plog *pl, int64_t offset, int64_t max_bytes, ch_buf *out, int16_t *kerr);
 
 /* @locality loop thread */
 int64_t ch_plog_start_offset(const ch_plog *pl);
-int64_t ch_plog_end_offset(const ch_plog *pl);     /* = high watermark */
+int64_t ch_plog_end_offset(const ch_plog *pl); /* = high watermark */
 int64_t ch_plog_size_bytes(const ch_plog *pl);
 size_t ch_plog_segment_count(const ch_plog *pl);
 int64_t ch_plog_active_base(const ch_plog *pl);
@@ -335,8 +333,7 @@ int ch_plog_retention(ch_plog *pl, int64_t now_ms, int *deleted, int16_t *kerr);
  * write per partition at a time. Retention deletes any segment left wholly
  * below the start (a compaction held it).
  */
-int ch_plog_start_offset_check(ch_plog *pl, int64_t before_offset, int64_t *target,
-			       int16_t *kerr);
+int ch_plog_start_offset_check(ch_plog *pl, int64_t before_offset, int64_t *target, int16_t *kerr);
 int ch_plog_start_offset_write(ch_plog *pl, int64_t target);
 int64_t ch_plog_start_offset_set(ch_plog *pl, int64_t target);
 int ch_plog_delete_records(ch_plog *pl, int64_t before_offset, int64_t *low_watermark,

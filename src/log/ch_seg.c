@@ -261,8 +261,7 @@ cursor_hdr(hdr_cursor *c, int64_t pos, ch_batch_hdr *h)
 		c->win_pos = pos;
 		c->win_len = want;
 	}
-	if (ch_batch_parse_hdr(c->win + (pos - c->win_pos), CH_BATCH_HDR_SIZE, 0, h) !=
-	    CH_BATCH_OK)
+	if (ch_batch_parse_hdr(c->win + (pos - c->win_pos), CH_BATCH_HDR_SIZE, 0, h) != CH_BATCH_OK)
 		return -EUCLEAN;
 	return 0;
 }
@@ -548,12 +547,14 @@ ch_seg_open(ch_logfs *fs, const char *dir, int64_t base, int64_t limit, int32_t 
 				counter = ch_batch_size(&h);
 			} else {
 				uint8_t ie[CH_SEG_IDX_ENTRY], te[CH_SEG_TIX_ENTRY];
-				if (index_step(s, &h, pos, index_interval, &counter, &max_ts, &max_off,
-					       ie, te)) {
-					if ((r = ch_logfs_write_full(fs, s->fd_idx, ie, sizeof(ie),
-								     (int64_t)s->n_idx * CH_SEG_IDX_ENTRY)) < 0 ||
+				if (index_step(s, &h, pos, index_interval, &counter, &max_ts,
+					       &max_off, ie, te)) {
+					if ((r = ch_logfs_write_full(
+						     fs, s->fd_idx, ie, sizeof(ie),
+						     (int64_t)s->n_idx * CH_SEG_IDX_ENTRY)) < 0 ||
 					    (r = ch_logfs_write_full(fs, s->fd_tix, te, sizeof(te),
-								     (int64_t)s->n_idx * CH_SEG_TIX_ENTRY)) < 0)
+								     (int64_t)s->n_idx *
+									     CH_SEG_TIX_ENTRY)) < 0)
 						goto fail;
 					s->n_idx++;
 					s->index_synced = false;
@@ -573,8 +574,9 @@ ch_seg_open(ch_logfs *fs, const char *dir, int64_t base, int64_t limit, int32_t 
 	}
 	if (why) {
 		char *p = ch_seg_path(s, ".log", false);
-		CH_LOGW(SUB, "%s: %s at position %" PRId64 ", truncating %" PRId64
-			     " bytes (log ends at offset %" PRId64 ")",
+		CH_LOGW(SUB,
+			"%s: %s at position %" PRId64 ", truncating %" PRId64
+			" bytes (log ends at offset %" PRId64 ")",
 			p, why, pos, fsz - pos, s->next_offset);
 		free(p);
 		if ((r = fs->ftruncate(fs, s->fd_log, pos)) < 0)

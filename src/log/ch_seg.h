@@ -88,9 +88,9 @@
 #define CH_SEG_NAME_DIGITS 20
 
 typedef struct ch_seg {
-	int64_t base;              /* base offset (the file name) */
-	char *prefix;              /* "<dir>/<20 digits>" */
-	const char *suffix;        /* "" or ".cleaned" while being written */
+	int64_t base;       /* base offset (the file name) */
+	char *prefix;       /* "<dir>/<20 digits>" */
+	const char *suffix; /* "" or ".cleaned" while being written */
 	ch_logfs *fs;
 	int fd_log, fd_idx, fd_tix;
 	/* Written by the loop thread only; size also read by the sync worker
@@ -104,9 +104,9 @@ typedef struct ch_seg {
 	uint32_t n_idx;            /* entries in .index (= entries in .timeindex) */
 	int64_t synced_size;       /* bytes known durable; partition lock */
 	atomic_int refs;
-	bool deleted;              /* files unlinked: close only at last unref */
-	bool cleaning;             /* the cleaner holds it: retention waits */
-	bool index_synced;         /* closed and indexes fdatasynced; partition lock */
+	bool deleted;      /* files unlinked: close only at last unref */
+	bool cleaning;     /* the cleaner holds it: retention waits */
+	bool index_synced; /* closed and indexes fdatasynced; partition lock */
 } ch_seg;
 
 /* A batch header found by a scan, with its position. */
@@ -119,8 +119,8 @@ typedef struct ch_seg_pos {
  * Creates an empty segment (truncating stale files of that name).
  * @returns 0 or -errno.  @locality loop thread, or the cleaner on its own files
  */
-int ch_seg_create(ch_logfs *fs, const char *dir, int64_t base, const char *suffix,
-		  int64_t now_ms, ch_seg **out);
+int ch_seg_create(ch_logfs *fs, const char *dir, int64_t base, const char *suffix, int64_t now_ms,
+		  ch_seg **out);
 
 /*
  * Opens an existing segment and recovers it as described above. limit is the
@@ -129,9 +129,8 @@ int ch_seg_create(ch_logfs *fs, const char *dir, int64_t base, const char *suffi
  * is set when the index files were used as they were.
  * @returns 0 or -errno (I/O errors only; corruption is repaired, not failed).
  */
-int ch_seg_open(ch_logfs *fs, const char *dir, int64_t base, int64_t limit,
-		int32_t index_interval, bool full, int64_t now_ms, ch_seg **out,
-		int64_t *truncated);
+int ch_seg_open(ch_logfs *fs, const char *dir, int64_t base, int64_t limit, int32_t index_interval,
+		bool full, int64_t now_ms, ch_seg **out, int64_t *truncated);
 
 ch_seg *ch_seg_ref(ch_seg *s);
 void ch_seg_unref(ch_seg *s);
@@ -150,8 +149,8 @@ char *ch_seg_path(const ch_seg *s, const char *ext, bool with_suffix);
  * *wedged is set: the file no longer matches memory).
  * @returns 0 or -errno.
  */
-int ch_seg_append(ch_seg *s, const uint8_t *data, size_t len, const ch_batch_hdr *hdrs,
-		  size_t n, int32_t index_interval, bool *wedged);
+int ch_seg_append(ch_seg *s, const uint8_t *data, size_t len, const ch_batch_hdr *hdrs, size_t n,
+		  int32_t index_interval, bool *wedged);
 
 /*
  * Finds the first batch with lastOffset >= offset.

@@ -53,7 +53,7 @@ struct ch_topics_txn {
 	struct ch_topics *reg;
 	ch_topics_txn *prev, *next; /* reg's list, oldest first */
 	bool committed;
-	bool in_write;              /* covered by the write now running */
+	bool in_write; /* covered by the write now running */
 	change *ch;
 	size_t n, cap;
 	ch_topics_done_fn done;
@@ -62,10 +62,10 @@ struct ch_topics_txn {
 
 struct ch_topics {
 	struct ch_config *cfg; /* its dynamic layers are the broker configs here */
-	ch_logfs *fs;      /* the file layer (tests inject faults under it) */
+	ch_logfs *fs;          /* the file layer (tests inject faults under it) */
 	char *dir;
-	char *path;        /* DIR/cohort-topics.meta */
-	char *tmp_path;    /* DIR/cohort-topics.meta.tmp */
+	char *path;     /* DIR/cohort-topics.meta */
+	char *tmp_path; /* DIR/cohort-topics.meta.tmp */
 	int lock_fd;
 	char cluster_id[64];
 	ch_map by_name, by_id, by_norm;
@@ -75,20 +75,20 @@ struct ch_topics {
 	ch_topics_exec exec;
 	bool has_exec;
 	ch_topics_txn *first, *last; /* not yet durable, oldest first */
-	bool writing;      /* a write is with the worker */
-	ch_buf file;       /* its bytes */
-	int write_rc;      /* its result: 0 or -errno */
+	bool writing;                /* a write is with the worker */
+	ch_buf file;                 /* its bytes */
+	int write_rc;                /* its result: 0 or -errno */
 	char write_err[300];
 	bool used_reserve; /* it gave the reserve back to make room */
 	/* Written by the write job (one at a time) and at open: */
 	char *reserve_path; /* DIR/cohort-topics.reserve */
-	int reserve_fd;    /* -1: none (could not be created) */
+	int reserve_fd;     /* -1: none (could not be created) */
 	int64_t reserve_size;
 	int64_t file_size; /* of the registry file on disk */
 };
 
-static void
-msgf(char *msg, size_t msglen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void msgf(char *msg, size_t msglen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static void
 msgf(char *msg, size_t msglen, const char *fmt, ...)
@@ -271,8 +271,10 @@ ch_topic_name_validate(const char *name, size_t len, char *msg, size_t msglen)
 		return CH_KERR_INVALID_TOPIC_EXCEPTION;
 	}
 	if (len > CH_TOPIC_NAME_MAX) {
-		msgf(msg, msglen, "Topic name is invalid: the length of '%.*s' is longer than the max "
-		     "allowed length %d", (int)CH_MIN(len, 300), name, CH_TOPIC_NAME_MAX);
+		msgf(msg, msglen,
+		     "Topic name is invalid: the length of '%.*s' is longer than the max "
+		     "allowed length %d",
+		     (int)CH_MIN(len, 300), name, CH_TOPIC_NAME_MAX);
 		return CH_KERR_INVALID_TOPIC_EXCEPTION;
 	}
 	for (size_t i = 0; i < len; i++) {
@@ -284,8 +286,10 @@ ch_topic_name_validate(const char *name, size_t len, char *msg, size_t msglen)
 			for (size_t j = 0; j < len; j++)
 				safe[j] = name[j] >= 0x20 && name[j] < 0x7f ? name[j] : '?';
 			safe[len] = '\0';
-			msgf(msg, msglen, "Topic name is invalid: '%s' contains one or more characters "
-			     "other than ASCII alphanumerics, '.', '_' and '-'", safe);
+			msgf(msg, msglen,
+			     "Topic name is invalid: '%s' contains one or more characters "
+			     "other than ASCII alphanumerics, '.', '_' and '-'",
+			     safe);
 			return CH_KERR_INVALID_TOPIC_EXCEPTION;
 		}
 	}
@@ -297,8 +301,8 @@ ch_topic_name_validate(const char *name, size_t len, char *msg, size_t msglen)
 /* Crash-safe replace: tmp, fdatasync, rename over path, sync the directory.
  * @returns 0 or -errno, with err naming the step that failed. */
 static int
-write_atomic(ch_logfs *fs, const char *dir, const char *path, const char *tmp,
-	     const void *data, size_t len, char *err, size_t errlen)
+write_atomic(ch_logfs *fs, const char *dir, const char *path, const char *tmp, const void *data,
+	     size_t len, char *err, size_t errlen)
 {
 	int fd = fs->open(fs, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0) {
@@ -358,7 +362,7 @@ static int
 mkdir_p(ch_logfs *fs, const char *dir, char *err, size_t errlen)
 {
 	char *p = ch_xstrdup(dir);
-	for (char *s = p + 1; ; s++) {
+	for (char *s = p + 1;; s++) {
 		if (*s != '/' && *s != '\0')
 			continue;
 		char c = *s;
@@ -533,7 +537,8 @@ log_change(const change *c)
 		CH_LOGI("meta", "topic %s: %d -> %d partitions", c->neu->name, c->old->partitions,
 			c->neu->partitions);
 	} else {
-		CH_LOGI("meta", "topic %s: %zu config override(s)", c->neu->name, c->neu->n_configs);
+		CH_LOGI("meta", "topic %s: %zu config override(s)", c->neu->name,
+			c->neu->n_configs);
 	}
 }
 
@@ -598,8 +603,10 @@ txn_written(void *arg)
 	reg->writing = false;
 	ch_buf_reset(&reg->file);
 	if (reg->used_reserve)
-		CH_LOGW("meta", "disk full in %s: the topic registry was written into its reserved "
-			"space%s", reg->dir, reg->write_rc == 0 ? "" : ", and still failed");
+		CH_LOGW("meta",
+			"disk full in %s: the topic registry was written into its reserved "
+			"space%s",
+			reg->dir, reg->write_rc == 0 ? "" : ", and still failed");
 	if (reg->write_rc == 0) {
 		txn_confirm(reg, true);
 		txn_kick(reg);
@@ -613,7 +620,8 @@ txn_written(void *arg)
 	for (ch_topics_txn *t = txn_detach(reg, NULL), *nx; t; t = nx) {
 		nx = t->next;
 		txn_done(t, CH_KERR_KAFKA_STORAGE_ERROR,
-			 t->in_write ? msg : "an earlier change to the topic registry failed to persist");
+			 t->in_write ? msg
+				     : "an earlier change to the topic registry failed to persist");
 	}
 }
 
@@ -675,8 +683,8 @@ txn_write(void *arg)
 		reg->write_rc = r;
 		return;
 	}
-	r = write_atomic(reg->fs, reg->dir, reg->path, reg->tmp_path, reg->file.data,
-			 reg->file.len, reg->write_err, sizeof(reg->write_err));
+	r = write_atomic(reg->fs, reg->dir, reg->path, reg->tmp_path, reg->file.data, reg->file.len,
+			 reg->write_err, sizeof(reg->write_err));
 	if (r == -ENOSPC && !grows && reg->reserve_size > 0 &&
 	    reg->fs->ftruncate(reg->fs, reg->reserve_fd, 0) == 0) {
 		reg->used_reserve = true;
@@ -837,8 +845,10 @@ tok_u64(const char *tok, size_t len, uint64_t max, uint64_t *out)
 static int
 hexval(char c)
 {
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-		: c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
 }
 
 static char *
@@ -885,7 +895,8 @@ read_configs(const char **lp, const char *end, int *lineno, uint64_t n, ch_topic
 		const char *tok, *ktok, *vtok;
 		size_t tl, kl, vl;
 		if (!next_token(&c, &tok, &tl, false) || !tok_is(tok, tl, "config") ||
-		    !next_token(&c, &ktok, &kl, false) || !next_token(&c, &vtok, &vl, true) || kl == 0)
+		    !next_token(&c, &ktok, &kl, false) || !next_token(&c, &vtok, &vl, true) ||
+		    kl == 0)
 			return "bad config record";
 		char *key = unescape_tok(ktok, kl), *val = unescape_tok(vtok, vl);
 		if (!key || !val) {
@@ -947,17 +958,17 @@ load_registry(struct ch_topics *reg, char *err, size_t errlen)
 	const char *tok;
 	size_t tl;
 	uint64_t ntopics = 0;
-#define NEXT_LINE()                                                          \
-	do {                                                                 \
-		if (lp >= data + last) {                                     \
-			why = "unexpected end of records";                   \
-			goto corrupt;                                        \
-		}                                                            \
-		const char *nl_ = memchr(lp, '\n', (size_t)(data + last - lp)); \
-		c.p = lp;                                                    \
-		c.end = nl_;                                                 \
-		lp = nl_ + 1;                                                \
-		lineno++;                                                    \
+#define NEXT_LINE()                                                                                \
+	do {                                                                                       \
+		if (lp >= data + last) {                                                           \
+			why = "unexpected end of records";                                         \
+			goto corrupt;                                                              \
+		}                                                                                  \
+		const char *nl_ = memchr(lp, '\n', (size_t)(data + last - lp));                    \
+		c.p = lp;                                                                          \
+		c.end = nl_;                                                                       \
+		lp = nl_ + 1;                                                                      \
+		lineno++;                                                                          \
 	} while (0)
 
 	NEXT_LINE();
@@ -969,8 +980,8 @@ load_registry(struct ch_topics *reg, char *err, size_t errlen)
 	int version = tok_is(tok, tl, "1") ? 1 : tok_is(tok, tl, "2") ? 2 : 0;
 	if (!version) {
 		snprintf(whybuf, sizeof(whybuf),
-			 "unsupported version '%.*s' (this cohortd reads 1 and 2)", (int)CH_MIN(tl, 20),
-			 tok);
+			 "unsupported version '%.*s' (this cohortd reads 1 and 2)",
+			 (int)CH_MIN(tl, 20), tok);
 		why = whybuf;
 		goto corrupt;
 	}
@@ -1018,7 +1029,8 @@ load_registry(struct ch_topics *reg, char *err, size_t errlen)
 		t->internal = internal != 0;
 		t->configs = nconf ? ch_xcalloc(nconf, sizeof(ch_topic_kv)) : NULL;
 		index_add(reg, t);
-		if ((why = read_configs(&lp, data + last, &lineno, nconf, t->configs, &t->n_configs)))
+		if ((why = read_configs(&lp, data + last, &lineno, nconf, t->configs,
+					&t->n_configs)))
 			goto corrupt;
 	}
 	if (version == 2) {
@@ -1092,11 +1104,12 @@ ch_meta_properties_ensure(ch_logfs *fs, const char *dir, int32_t node_id, char *
 				 node_id, ds, cs);
 		char *tmp = ch_path_join(dir, CH_META_PROPERTIES_FILE ".tmp");
 		rc = write_atomic(fs, dir, path, tmp, text, (size_t)n, err, errlen) == 0 ? CH_OK
-										 : CH_ERR;
+											 : CH_ERR;
 		free(tmp);
 		if (rc == CH_OK) {
 			snprintf(cluster_id, cluster_id_len, "%s", cs);
-			CH_LOGI("meta", "formatted %s: cluster.id %s, node.id %d", dir, cs, node_id);
+			CH_LOGI("meta", "formatted %s: cluster.id %s, node.id %d", dir, cs,
+				node_id);
 		}
 		goto out;
 	}
@@ -1146,7 +1159,8 @@ ch_meta_properties_ensure(ch_logfs *fs, const char *dir, int32_t node_id, char *
 		goto out;
 	}
 	if (stored != node_id) {
-		msgf(err, errlen, "configured node.id %" PRId32 " doesn't match node.id %lld "
+		msgf(err, errlen,
+		     "configured node.id %" PRId32 " doesn't match node.id %lld "
 		     "stored in %s. If you moved your data, make sure your configured node.id "
 		     "matches; to create a new node, remove all data in the data directory",
 		     node_id, stored, path);
@@ -1200,8 +1214,9 @@ ch_topics_open_fs(struct ch_topics **out, struct ch_config *cfg, ch_logfs *fs, c
 	reg->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (reg->lock_fd < 0 || flock(reg->lock_fd, LOCK_EX | LOCK_NB) != 0) {
 		if (errno == EWOULDBLOCK)
-			msgf(err, errlen, "data directory %s is in use by another process (lock %s)",
-			     reg->dir, lock);
+			msgf(err, errlen,
+			     "data directory %s is in use by another process (lock %s)", reg->dir,
+			     lock);
 		else
 			msgf(err, errlen, "cannot lock %s: %s", lock, strerror(errno));
 		free(lock);
@@ -1231,8 +1246,10 @@ ch_topics_open_fs(struct ch_topics **out, struct ch_config *cfg, ch_logfs *fs, c
 			if (reg->broker[l].n)
 				layer_apply(reg, l, reg->broker[l]);
 	} else if (formatted) {
-		msgf(err, errlen, "topic registry %s is missing but %s/%s exists; refusing to "
-		     "start with no topics", reg->path, reg->dir, CH_META_PROPERTIES_FILE);
+		msgf(err, errlen,
+		     "topic registry %s is missing but %s/%s exists; refusing to "
+		     "start with no topics",
+		     reg->path, reg->dir, CH_META_PROPERTIES_FILE);
 		goto fail;
 	} else if (persist_now(reg, err, errlen) != 0) {
 		/* Written before meta.properties, so a formatted dir always has one. */
@@ -1251,9 +1268,10 @@ ch_topics_open_fs(struct ch_topics **out, struct ch_config *cfg, ch_logfs *fs, c
 	}
 	int r = fd < 0 ? fd : reserve_grow(reg, reserve_target(reg->file_size));
 	if (r < 0)
-		CH_LOGW("meta", "cannot reserve %" PRId64 " bytes in %s (%s): deleting a topic on a "
-			"full disk may fail until space is freed", reserve_target(reg->file_size),
-			reg->reserve_path, strerror(-r));
+		CH_LOGW("meta",
+			"cannot reserve %" PRId64 " bytes in %s (%s): deleting a topic on a "
+			"full disk may fail until space is freed",
+			reserve_target(reg->file_size), reg->reserve_path, strerror(-r));
 	CH_LOGI("meta", "loaded %zu topics from %s", reg->n, reg->path);
 	*out = reg;
 	return CH_OK;
@@ -1381,8 +1399,10 @@ ch_topics_create(ch_topics_txn *tx, const char *name, size_t len, int32_t partit
 		return CH_KERR_INVALID_PARTITIONS;
 	}
 	if (partitions > CH_TOPIC_PARTITIONS_MAX) {
-		msgf(msg, msglen, "Number of partitions %" PRId32 " exceeds cohort's limit of %d "
-		     "per topic.", partitions, CH_TOPIC_PARTITIONS_MAX);
+		msgf(msg, msglen,
+		     "Number of partitions %" PRId32 " exceeds cohort's limit of %d "
+		     "per topic.",
+		     partitions, CH_TOPIC_PARTITIONS_MAX);
 		return CH_KERR_INVALID_PARTITIONS;
 	}
 	if ((ec = check_configs(configs, n_configs, msg, msglen)) != 0)
@@ -1404,8 +1424,7 @@ ch_topics_create(ch_topics_txn *tx, const char *name, size_t len, int32_t partit
 }
 
 int16_t
-ch_topics_ensure_offsets_topic(ch_topics_txn *tx, const ch_topic **out, char *msg,
-			       size_t msglen)
+ch_topics_ensure_offsets_topic(ch_topics_txn *tx, const ch_topic **out, char *msg, size_t msglen)
 {
 	struct ch_topics *reg = tx->reg;
 	const char *name = CH_CONSUMER_OFFSETS_TOPIC;
@@ -1424,8 +1443,8 @@ ch_topics_ensure_offsets_topic(ch_topics_txn *tx, const ch_topic **out, char *ms
 		{(char *)"compression.type", (char *)"producer"},
 		{(char *)"segment.bytes", seg},
 	};
-	return ch_topics_create(tx, name, strlen(name), reg->cfg->offsets_topic_num_partitions,
-				kv, CH_ARRAY_LEN(kv), false, out, msg, msglen);
+	return ch_topics_create(tx, name, strlen(name), reg->cfg->offsets_topic_num_partitions, kv,
+				CH_ARRAY_LEN(kv), false, out, msg, msglen);
 }
 
 static int16_t
@@ -1474,8 +1493,10 @@ ch_topics_add_partitions(ch_topics_txn *tx, const char *name, size_t len, int32_
 		return CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 	}
 	if (total < t->partitions) {
-		msgf(msg, msglen, "The topic %s currently has %" PRId32 " partition(s); %" PRId32
-		     " would not be an increase.", t->name, t->partitions, total);
+		msgf(msg, msglen,
+		     "The topic %s currently has %" PRId32 " partition(s); %" PRId32
+		     " would not be an increase.",
+		     t->name, t->partitions, total);
 		return CH_KERR_INVALID_PARTITIONS;
 	}
 	if (total == t->partitions) {
@@ -1483,8 +1504,10 @@ ch_topics_add_partitions(ch_topics_txn *tx, const char *name, size_t len, int32_
 		return CH_KERR_INVALID_PARTITIONS;
 	}
 	if (total > CH_TOPIC_PARTITIONS_MAX) {
-		msgf(msg, msglen, "Number of partitions %" PRId32 " exceeds cohort's limit of %d "
-		     "per topic.", total, CH_TOPIC_PARTITIONS_MAX);
+		msgf(msg, msglen,
+		     "Number of partitions %" PRId32 " exceeds cohort's limit of %d "
+		     "per topic.",
+		     total, CH_TOPIC_PARTITIONS_MAX);
 		return CH_KERR_INVALID_PARTITIONS;
 	}
 	if (validate_only)
@@ -1496,9 +1519,8 @@ ch_topics_add_partitions(ch_topics_txn *tx, const char *name, size_t len, int32_
 }
 
 int16_t
-ch_topics_alter_configs(ch_topics_txn *tx, const char *name, size_t len,
-			const ch_topic_kv *configs, size_t n_configs, bool validate_only,
-			char *msg, size_t msglen)
+ch_topics_alter_configs(ch_topics_txn *tx, const char *name, size_t len, const ch_topic_kv *configs,
+			size_t n_configs, bool validate_only, char *msg, size_t msglen)
 {
 	msgf(msg, msglen, "%s", "");
 	ch_topic *t = find_name(tx->reg, name, len);
@@ -1543,8 +1565,7 @@ ch_topics_set_broker_configs(ch_topics_txn *tx, int layer, const ch_topic_kv *co
 }
 
 void
-ch_topics_broker_configs(const struct ch_topics *reg, int layer, const ch_topic_kv **kv,
-			 size_t *n)
+ch_topics_broker_configs(const struct ch_topics *reg, int layer, const ch_topic_kv **kv, size_t *n)
 {
 	*kv = reg->broker[layer].kv;
 	*n = reg->broker[layer].n;

@@ -102,12 +102,12 @@
 #define CH_META_PROPERTIES_FILE "meta.properties"
 
 typedef struct ch_topic {
-	char *name;            /* NUL-terminated */
+	char *name; /* NUL-terminated */
 	size_t name_len;
 	ch_uuid id;
 	int32_t partitions;
 	bool internal;
-	ch_topic_kv *configs;  /* explicit overrides, sorted by key */
+	ch_topic_kv *configs; /* explicit overrides, sorted by key */
 	size_t n_configs;
 } ch_topic;
 
@@ -127,12 +127,11 @@ typedef void (*ch_topics_done_fn)(void *ud, int16_t err, const char *msg);
  * checks or creates meta.properties, loads the registry and sets its dynamic
  * broker configs into cfg. cfg must outlive the registry. CH_ERR with a
  * message naming the file on any problem. */
-int ch_topics_open(struct ch_topics **out, struct ch_config *cfg, char *err,
-		   size_t errlen);
+int ch_topics_open(struct ch_topics **out, struct ch_config *cfg, char *err, size_t errlen);
 /* The same through a file layer (fault injection and crash tests, ch_logfs.h);
  * fs NULL is the real file system. fs must outlive the registry. */
-int ch_topics_open_fs(struct ch_topics **out, struct ch_config *cfg, ch_logfs *fs,
-		      char *err, size_t errlen);
+int ch_topics_open_fs(struct ch_topics **out, struct ch_config *cfg, ch_logfs *fs, char *err,
+		      size_t errlen);
 void ch_topics_close(struct ch_topics *reg);
 
 const char *ch_topics_cluster_id(const struct ch_topics *reg); /* base64 */
@@ -189,19 +188,18 @@ int16_t ch_topics_ensure_offsets_topic(ch_topics_txn *tx, const ch_topic **out, 
 
 /* Deletes a topic (TOPIC_DELETION_DISABLED if delete.topic.enable=false).
  * Once done, the caller removes the partition logs. */
-int16_t ch_topics_delete(ch_topics_txn *tx, const char *name, size_t len, char *msg,
-			 size_t msglen);
+int16_t ch_topics_delete(ch_topics_txn *tx, const char *name, size_t len, char *msg, size_t msglen);
 int16_t ch_topics_delete_id(ch_topics_txn *tx, const ch_uuid *id, char *msg, size_t msglen);
 
 /* CreatePartitions: grow to total partitions (increase only). */
-int16_t ch_topics_add_partitions(ch_topics_txn *tx, const char *name, size_t len,
-				 int32_t total, bool validate_only, char *msg, size_t msglen);
+int16_t ch_topics_add_partitions(ch_topics_txn *tx, const char *name, size_t len, int32_t total,
+				 bool validate_only, char *msg, size_t msglen);
 
 /* AlterConfigs: replace the topic's overrides with this set (validated as in
  * create). IncrementalAlterConfigs computes the new set and calls this. */
 int16_t ch_topics_alter_configs(ch_topics_txn *tx, const char *name, size_t len,
-				const ch_topic_kv *configs, size_t n_configs,
-				bool validate_only, char *msg, size_t msglen);
+				const ch_topic_kv *configs, size_t n_configs, bool validate_only,
+				char *msg, size_t msglen);
 
 /*
  * Dynamic broker configs, kept in the registry (durable with it) by layer

@@ -58,8 +58,8 @@ check_size(ch_framer *f)
 		return CH_ERR;
 	}
 	if (size > f->max) {
-		snprintf(f->err, sizeof(f->err), "invalid receive (size = %d larger than %d)",
-			 size, f->max);
+		snprintf(f->err, sizeof(f->err), "invalid receive (size = %d larger than %d)", size,
+			 f->max);
 		return CH_ERR;
 	}
 	f->size = (size_t)size;

@@ -28,14 +28,14 @@
 #include <stdint.h>
 
 typedef struct ch_framer {
-	uint8_t hdr[4];   /* size prefix bytes received so far */
-	uint8_t hdr_got;  /* 0..4 */
-	int32_t max;      /* largest accepted size */
-	size_t size;      /* claimed message size, once hdr_got == 4 */
-	uint8_t *buf;     /* message bytes, owned until taken */
-	size_t got;       /* bytes in buf */
-	size_t cap;       /* bytes allocated for buf */
-	char err[96];     /* reason, after CH_ERR (Kafka's wording) */
+	uint8_t hdr[4];  /* size prefix bytes received so far */
+	uint8_t hdr_got; /* 0..4 */
+	int32_t max;     /* largest accepted size */
+	size_t size;     /* claimed message size, once hdr_got == 4 */
+	uint8_t *buf;    /* message bytes, owned until taken */
+	size_t got;      /* bytes in buf */
+	size_t cap;      /* bytes allocated for buf */
+	char err[96];    /* reason, after CH_ERR (Kafka's wording) */
 } ch_framer;
 
 void ch_framer_init(ch_framer *f, int32_t max_size);

@@ -41,8 +41,8 @@ ch_chunk_made_at(ch_chunk *ck, size_t off, const uint8_t **p, size_t *n)
 		ch_buf_reset(&ck->mem);
 		ck->win_off = off;
 		size_t want = CH_MIN(ck->len - off, (size_t)CH_MADE_WINDOW);
-		if (want == 0 || ck->fill(ck->ud, &ck->mem, want) != CH_OK || !ch_buf_ok(&ck->mem) ||
-		    ck->mem.len == 0 || ck->mem.len > want)
+		if (want == 0 || ck->fill(ck->ud, &ck->mem, want) != CH_OK ||
+		    !ch_buf_ok(&ck->mem) || ck->mem.len == 0 || ck->mem.len > want)
 			return CH_ERR;
 	}
 	*p = ck->mem.data + (off - ck->win_off);

@@ -57,8 +57,7 @@ void ch_resp_add_buf(ch_resp *r, ch_buf *b);
 void ch_resp_append(ch_resp *r, const void *p, size_t n);
 /* Append the file range [off, off+len) of fd; release(ud) when done with it
  * (release may be NULL). A zero-length range is released at once. */
-void ch_resp_add_file(ch_resp *r, int fd, off_t off, size_t len, ch_release_fn release,
-		      void *ud);
+void ch_resp_add_file(ch_resp *r, int fd, off_t off, size_t len, ch_release_fn release, void *ud);
 
 /* Append a made chunk of len bytes (see above); release may be NULL. A
  * zero-length one is released at once. */

@@ -13,9 +13,9 @@
 typedef struct ch_chunk {
 	struct ch_chunk *next;
 	bool is_file;
-	ch_buf mem;            /* memory chunk: owned bytes (mem.len of them);
+	ch_buf mem; /* memory chunk: owned bytes (mem.len of them);
 				  made chunk: the bytes [win_off, win_off + mem.len) */
-	int fd;                /* file chunk: not owned */
+	int fd;     /* file chunk: not owned */
 	off_t off;
 	size_t len;            /* bytes in this chunk (every kind) */
 	ch_make_fn fill;       /* made chunk: makes the next bytes (NULL otherwise) */
@@ -27,15 +27,15 @@ typedef struct ch_chunk {
 struct ch_resp {
 	ch_chunk *head;
 	ch_chunk *tail;
-	size_t total;          /* sum of chunk lengths */
-	bool bad;              /* a buffer had hit out-of-memory */
+	size_t total; /* sum of chunk lengths */
+	bool bad;     /* a buffer had hit out-of-memory */
 
 	/* send state, owned by the server after ch_conn_respond */
-	struct ch_resp *next;  /* send queue link */
-	uint8_t hdr[4];        /* big-endian total */
-	uint8_t hdr_sent;      /* 0..4 */
-	ch_chunk *cur;         /* chunk being sent; NULL when all sent */
-	size_t cur_off;        /* bytes of cur already sent */
+	struct ch_resp *next; /* send queue link */
+	uint8_t hdr[4];       /* big-endian total */
+	uint8_t hdr_sent;     /* 0..4 */
+	ch_chunk *cur;        /* chunk being sent; NULL when all sent */
+	size_t cur_off;       /* bytes of cur already sent */
 };
 
 /* Release and free one chunk. */

@@ -49,13 +49,13 @@
 #include "net/ch_frame.h"
 #include "net/ch_resp_int.h"
 
-#define CH_RBUF_SIZE (64 * 1024)      /* shared read buffer */
-#define CH_READ_BUDGET (1u << 20)     /* bytes read per readable event */
-#define CH_WRITE_BUDGET (4u << 20)    /* bytes written per flush */
-#define CH_SENDFILE_MAX (1u << 30)    /* bytes per sendfile call */
+#define CH_RBUF_SIZE (64 * 1024)   /* shared read buffer */
+#define CH_READ_BUDGET (1u << 20)  /* bytes read per readable event */
+#define CH_WRITE_BUDGET (4u << 20) /* bytes written per flush */
+#define CH_SENDFILE_MAX (1u << 30) /* bytes per sendfile call */
 #define CH_IOV_MAX 64
-#define CH_ACCEPT_BATCH 128           /* accepts per readable event */
-#define CH_ACCEPT_PAUSE_MS 100        /* back-off after EMFILE and friends */
+#define CH_ACCEPT_BATCH 128    /* accepts per readable event */
+#define CH_ACCEPT_PAUSE_MS 100 /* back-off after EMFILE and friends */
 #define CH_LISTEN_BACKLOG 4096
 
 typedef struct ch_slot {
@@ -65,39 +65,39 @@ typedef struct ch_slot {
 } ch_slot;
 
 struct ch_conn {
-	ch_server *srv;      /* NULL once closed */
+	ch_server *srv; /* NULL once closed */
 	ch_loop *loop;
 	ch_io io;
-	int fd;              /* -1 once closed */
+	int fd; /* -1 once closed */
 	uint64_t id;
 	char peer[64];
 	int refs;
-	bool closed;         /* socket gone; on_close has run */
-	bool doomed;         /* close at the next safe point */
-	bool write_blocked;  /* the socket said EAGAIN: wait for EPOLLOUT */
-	bool queued;         /* on srv->pending */
-	void *ud;            /* API layer's */
+	bool closed;        /* socket gone; on_close has run */
+	bool doomed;        /* close at the next safe point */
+	bool write_blocked; /* the socket said EAGAIN: wait for EPOLLOUT */
+	bool queued;        /* on srv->pending */
+	void *ud;           /* API layer's */
 
 	ch_framer fr;
-	ch_buf stash;        /* read but not yet framed (paused mid-buffer) */
+	ch_buf stash; /* read but not yet framed (paused mid-buffer) */
 	size_t stash_off;
 
-	ch_slot *ring;       /* order queue, ring_cap slots (power of two) */
+	ch_slot *ring; /* order queue, ring_cap slots (power of two) */
 	size_t ring_cap;
 	uint64_t head_seq;
 	uint64_t next_seq;
-	size_t npending;     /* not yet answered */
+	size_t npending; /* not yet answered */
 
-	ch_resp *sq_head;    /* send queue */
+	ch_resp *sq_head; /* send queue */
 	ch_resp *sq_tail;
-	size_t out_bytes;    /* unsent bytes in the send queue, prefixes included */
+	size_t out_bytes; /* unsent bytes in the send queue, prefixes included */
 
 	ch_timer idle;
 	int64_t last_active;
 
-	ch_conn *prev;       /* srv->conns */
+	ch_conn *prev; /* srv->conns */
 	ch_conn *next;
-	ch_conn *pnext;      /* srv->pending */
+	ch_conn *pnext; /* srv->pending */
 };
 
 struct ch_server {
@@ -321,8 +321,10 @@ flush(ch_conn *c)
 					const uint8_t *p;
 					size_t n;
 					if (ch_chunk_made_at(ck, off, &p, &n) != CH_OK) {
-						CH_LOGE("net", "closing connection from %s: a response "
-							"could not be completed", c->peer);
+						CH_LOGE("net",
+							"closing connection from %s: a response "
+							"could not be completed",
+							c->peer);
 						conn_teardown(c);
 						return CH_ERR;
 					}
@@ -357,9 +359,10 @@ flush(ch_conn *c)
 			want = CH_MIN(file->len - r->cur_off, (size_t)CH_SENDFILE_MAX);
 			n = sendfile(c->fd, file->fd, &off, want);
 			if (n == 0) {
-				CH_LOGE("net", "closing connection from %s: file chunk is shorter "
-					"than promised (%zu bytes missing)", c->peer,
-					file->len - r->cur_off);
+				CH_LOGE("net",
+					"closing connection from %s: file chunk is shorter "
+					"than promised (%zu bytes missing)",
+					c->peer, file->len - r->cur_off);
 				conn_teardown(c);
 				return CH_ERR;
 			}
@@ -702,7 +705,8 @@ on_accept(ch_loop *loop, ch_io *io, unsigned revents)
 			CH_LOGW("net", "accept: %s; pausing new connections for %d ms",
 				strerror(errno), CH_ACCEPT_PAUSE_MS);
 			ch_io_remove(loop, &s->lio);
-			ch_timer_arm(loop, &s->accept_timer, ch_loop_now(loop) + CH_ACCEPT_PAUSE_MS);
+			ch_timer_arm(loop, &s->accept_timer,
+				     ch_loop_now(loop) + CH_ACCEPT_PAUSE_MS);
 			return;
 		}
 		CH_LOGE("net", "accept: %s", strerror(errno));

@@ -71,16 +71,15 @@ typedef struct ch_server_opts {
 	 * IPv6 too when available), an IPv4/IPv6 literal ("::1" or "[::1]"),
 	 * or a host name (the first address that binds). */
 	const char *host;
-	int port;                 /* 0: ephemeral, see ch_server_port() */
-	int32_t max_request_bytes;/* 0: default; a larger frame closes the conn */
-	int64_t idle_ms;          /* 0: default; < 0: never reap */
-	int max_inflight;         /* 0: default; pending requests per conn */
-	size_t max_queued_bytes;  /* 0: default; unsent bytes per conn */
+	int port;                  /* 0: ephemeral, see ch_server_port() */
+	int32_t max_request_bytes; /* 0: default; a larger frame closes the conn */
+	int64_t idle_ms;           /* 0: default; < 0: never reap */
+	int max_inflight;          /* 0: default; pending requests per conn */
+	size_t max_queued_bytes;   /* 0: default; unsent bytes per conn */
 
 	/* Every complete frame (size prefix stripped). Must lead to exactly one
 	 * ch_conn_respond(c, seq, ...) eventually. */
-	void (*on_request)(void *ud, ch_conn *c, uint64_t seq, const uint8_t *frame,
-			   size_t len);
+	void (*on_request)(void *ud, ch_conn *c, uint64_t seq, const uint8_t *frame, size_t len);
 	/* Optional: a connection was accepted (set per-connection state here). */
 	void (*on_open)(void *ud, ch_conn *c);
 	/* Optional: the connection's socket went away (see lifetime above). */

@@ -25,22 +25,22 @@ enum {
 #define CH_ACL_BIT(op) (1 << (op))
 
 /* A topic: everything but cluster and token operations. */
-#define CH_TOPIC_AUTHORIZED_OPS                                                            \
-	(CH_ACL_BIT(CH_ACL_READ) | CH_ACL_BIT(CH_ACL_WRITE) | CH_ACL_BIT(CH_ACL_CREATE) |   \
-	 CH_ACL_BIT(CH_ACL_DELETE) | CH_ACL_BIT(CH_ACL_ALTER) | CH_ACL_BIT(CH_ACL_DESCRIBE) | \
+#define CH_TOPIC_AUTHORIZED_OPS                                                                    \
+	(CH_ACL_BIT(CH_ACL_READ) | CH_ACL_BIT(CH_ACL_WRITE) | CH_ACL_BIT(CH_ACL_CREATE) |          \
+	 CH_ACL_BIT(CH_ACL_DELETE) | CH_ACL_BIT(CH_ACL_ALTER) | CH_ACL_BIT(CH_ACL_DESCRIBE) |      \
 	 CH_ACL_BIT(CH_ACL_DESCRIBE_CONFIGS) | CH_ACL_BIT(CH_ACL_ALTER_CONFIGS))
 
 /* The cluster, without token operations (those belong to users:
  * AclEntry.supportedOperations(CLUSTER), 8096 on Kafka 4.4). */
-#define CH_CLUSTER_AUTHORIZED_OPS                                                          \
-	(CH_ACL_BIT(CH_ACL_CREATE) | CH_ACL_BIT(CH_ACL_ALTER) | CH_ACL_BIT(CH_ACL_DESCRIBE) | \
-	 CH_ACL_BIT(CH_ACL_CLUSTER_ACTION) | CH_ACL_BIT(CH_ACL_DESCRIBE_CONFIGS) |            \
+#define CH_CLUSTER_AUTHORIZED_OPS                                                                  \
+	(CH_ACL_BIT(CH_ACL_CREATE) | CH_ACL_BIT(CH_ACL_ALTER) | CH_ACL_BIT(CH_ACL_DESCRIBE) |      \
+	 CH_ACL_BIT(CH_ACL_CLUSTER_ACTION) | CH_ACL_BIT(CH_ACL_DESCRIBE_CONFIGS) |                 \
 	 CH_ACL_BIT(CH_ACL_ALTER_CONFIGS) | CH_ACL_BIT(CH_ACL_IDEMPOTENT_WRITE))
 
 /* A group (Kafka 4 has group configs, KIP-848, hence the config
  * operations). */
-#define CH_GROUP_AUTHORIZED_OPS                                                            \
-	(CH_ACL_BIT(CH_ACL_READ) | CH_ACL_BIT(CH_ACL_DELETE) | CH_ACL_BIT(CH_ACL_DESCRIBE) | \
+#define CH_GROUP_AUTHORIZED_OPS                                                                    \
+	(CH_ACL_BIT(CH_ACL_READ) | CH_ACL_BIT(CH_ACL_DELETE) | CH_ACL_BIT(CH_ACL_DESCRIBE) |       \
 	 CH_ACL_BIT(CH_ACL_DESCRIBE_CONFIGS) | CH_ACL_BIT(CH_ACL_ALTER_CONFIGS))
 
 #endif

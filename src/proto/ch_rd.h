@@ -25,9 +25,9 @@
 
 typedef enum ch_rd_err {
 	CH_RD_OK = 0,
-	CH_RD_ESHORT = 1,  /* input ended inside a value */
-	CH_RD_EINVAL = 2,  /* a value is malformed (bad length, varint too long) */
-	CH_RD_ENOMEM = 3,  /* decoder could not allocate (arena limit) */
+	CH_RD_ESHORT = 1, /* input ended inside a value */
+	CH_RD_EINVAL = 2, /* a value is malformed (bad length, varint too long) */
+	CH_RD_ENOMEM = 3, /* decoder could not allocate (arena limit) */
 } ch_rd_err;
 
 typedef struct ch_rd {

@@ -234,7 +234,8 @@ tb_wait(tb *b, uint64_t seq)
 	while (!answered(&b->reqs[seq - 1])) {
 		if (ch_now_mono_ms() - start > TB_BOUND_MS) {
 			const tb_req *r = &b->reqs[seq - 1];
-			fprintf(stderr, "harness: %s (seq %llu, corr %d) not answered within %d ms\n",
+			fprintf(stderr,
+				"harness: %s (seq %llu, corr %d) not answered within %d ms\n",
 				tb_name(r->key, r->version), (unsigned long long)seq, r->corr,
 				TB_BOUND_MS);
 			return false;
@@ -316,7 +317,8 @@ tb_decode_at(tb *b, uint64_t seq, int16_t v, ch_arena *a)
 		abort();
 	int rc = c->resp_decode(&rd, a, v, m);
 	if (rc != 0 || ch_rd_left(&rd) != 0) {
-		fprintf(stderr, "harness: %s: response body of %zu bytes: decode rc=%d err=%d, "
+		fprintf(stderr,
+			"harness: %s: response body of %zu bytes: decode rc=%d err=%d, "
 			"%zu bytes left over\n",
 			what, body_len, rc, rd.err, ch_rd_left(&rd));
 		return NULL;
@@ -329,7 +331,8 @@ tb_decode_at(tb *b, uint64_t seq, int16_t v, ch_arena *a)
 		size_t at = 0;
 		while (at < again.len && at < body_len && again.data[at] == body[at])
 			at++;
-		fprintf(stderr, "harness: %s: response of %zu bytes re-encodes to %zu bytes, "
+		fprintf(stderr,
+			"harness: %s: response of %zu bytes re-encodes to %zu bytes, "
 			"first difference at byte %zu\n",
 			what, body_len, again.len, at);
 	}
@@ -374,8 +377,8 @@ tb_create_topic(tb *b, const char *name, int32_t partitions)
 		ch_loop_run_once(b->loop, 100);
 	const ch_topic *t = ch_topics_find(b->topics, name, strlen(name));
 	if (err || !w.done || w.err || !t) {
-		fprintf(stderr, "harness: cannot create topic %s: error %d/%d %s\n", name, err, w.err,
-			w.msg);
+		fprintf(stderr, "harness: cannot create topic %s: error %d/%d %s\n", name, err,
+			w.err, w.msg);
 		abort();
 	}
 	return t;

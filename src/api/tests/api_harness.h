@@ -47,11 +47,11 @@ typedef struct tb_req {
 	int32_t corr;
 	uint8_t *frame; /* the request frame, alive until tb_close (Produce rewrites it) */
 	size_t frame_len;
-	int replies;    /* response frames handed over (reply or reply_resp) */
-	int nones;      /* "no response" (reply with NULL: Produce acks=0) */
-	int closes;     /* connection closed */
+	int replies; /* response frames handed over (reply or reply_resp) */
+	int nones;   /* "no response" (reply with NULL: Produce acks=0) */
+	int closes;  /* connection closed */
 	bool flatten_failed;
-	ch_buf resp;    /* the response frame: header + body, no size prefix */
+	ch_buf resp; /* the response frame: header + body, no size prefix */
 } tb_req;
 
 typedef struct tb {
@@ -61,10 +61,10 @@ typedef struct tb {
 	struct ch_topics *topics;
 	ch_broker bk;
 	coord_shell *coord;
-	int conn;          /* its address is the one fake connection */
-	tb_req *reqs;      /* by seq - 1 */
+	int conn;     /* its address is the one fake connection */
+	tb_req *reqs; /* by seq - 1 */
 	size_t n_reqs, cap_reqs;
-	int stray;         /* answers for a request or connection we never sent */
+	int stray; /* answers for a request or connection we never sent */
 	const char *client_id;
 } tb;
 

@@ -94,7 +94,7 @@ t_api_versions(void)
 		ch_wr_uvarint(&f, 0);
 		ch_buf_append(&f, "some future body", 16);
 		uint64_t seq =
-		    tb_send_frame(&b, f.data, f.len, CH_APIKEY_API_VERSIONS, future[k], 4242);
+			tb_send_frame(&b, f.data, f.len, CH_APIKEY_API_VERSIONS, future[k], 4242);
 		ch_buf_free(&f);
 		CH_CHECK(tb_wait(&b, seq));
 		ch_ApiVersionsResponse *r = tb_decode_at(&b, seq, 0, &a);
@@ -129,7 +129,7 @@ t_describe_cluster(void)
 			q.IncludeClusterAuthorizedOperations = ops;
 			q.EndpointType = 1;
 			ch_DescribeClusterResponse *r =
-			    tb_call(&b, CH_APIKEY_DESCRIBE_CLUSTER, v, &q, &a);
+				tb_call(&b, CH_APIKEY_DESCRIBE_CLUSTER, v, &q, &a);
 			CH_CHECK(r != NULL);
 			if (!r)
 				continue;
@@ -157,7 +157,7 @@ t_describe_cluster(void)
 			ch_DescribeClusterRequest_init(&q);
 			q.EndpointType = 2;
 			ch_DescribeClusterResponse *r =
-			    tb_call(&b, CH_APIKEY_DESCRIBE_CLUSTER, v, &q, &a);
+				tb_call(&b, CH_APIKEY_DESCRIBE_CLUSTER, v, &q, &a);
 			CH_CHECK(r && r->ErrorCode == CH_KERR_UNSUPPORTED_ENDPOINT_TYPE);
 		}
 	}

@@ -377,7 +377,8 @@ produce_step(tb *b, ch_arena *a, int16_t v, const char *topic, int64_t ts)
 	uint64_t seq = send_produce(b, v, -1, &first, 1);
 	CH_CHECK_EQ_INT(tb_get(b, seq)->replies, 0);
 	CH_CHECK(tb_wait(b, seq));
-	CH_CHECK_EQ_INT(ch_log_manager_get_stats(b->bk.logs).durable_waiters, before.durable_waiters + 1);
+	CH_CHECK_EQ_INT(ch_log_manager_get_stats(b->bk.logs).durable_waiters,
+			before.durable_waiters + 1);
 	ch_ProduceResponse *r0 = tb_decode(b, seq, a);
 	CH_CHECK(r0 && r0->Responses_n == 1 && r0->Responses[0].PartitionResponses_n == 1);
 	if (r0 && r0->Responses_n == 1 && r0->Responses[0].PartitionResponses_n == 1) {
@@ -541,11 +542,10 @@ list_offsets_step(tb *b, ch_arena *a, int16_t v, const char *topic, int64_t ts)
 {
 	/* Records 0..6 carry timestamps ts..ts+6. */
 	ch_ListOffsetsRequest_ListOffsetsPartition parts[5] = {
-		{0, -1, -2, 1},     /* earliest */
-		{0, -1, -1, 1},     /* latest */
-		{0, -1, ts + 4, 1}, /* first offset with timestamp >= ts+4 */
-		{0, -1, ts + 100, 1},
-		{0, -1, -3, 1},     /* max timestamp (v7+) */
+		{0, -1, -2, 1},                       /* earliest */
+		{0, -1, -1, 1},                       /* latest */
+		{0, -1, ts + 4, 1},                   /* first offset with timestamp >= ts+4 */
+		{0, -1, ts + 100, 1}, {0, -1, -3, 1}, /* max timestamp (v7+) */
 	};
 	int n = v >= 7 ? 5 : 4;
 	ch_ListOffsetsRequest_ListOffsetsTopic t[2] = {
@@ -577,7 +577,8 @@ list_offsets_step(tb *b, ch_arena *a, int16_t v, const char *topic, int64_t ts)
 				CH_CHECK_EQ_INT(p->OldStyleOffsets[0], want_first[i]);
 		}
 		CH_CHECK(r->Topics[1].Partitions_n == 1 &&
-			 r->Topics[1].Partitions[0].ErrorCode == CH_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+			 r->Topics[1].Partitions[0].ErrorCode ==
+				 CH_KERR_UNKNOWN_TOPIC_OR_PARTITION);
 		ch_ListOffsetsRequest_ListOffsetsPartition more[3] = {
 			{0, -1, -1, 10},                         /* log end, then the segment */
 			{0, -1, ch_now_wall_ms() + 3600000, 10}, /* everything is older */
@@ -706,8 +707,8 @@ step(tb *b, int i)
 	ch_uuid id = t->id;
 	int64_t ts = ch_now_wall_ms() - 60000;
 	produce_step(b, &a, tb_version(CH_APIKEY_PRODUCE, i), topic, ts);
-	fetch_step(b, &a, tb_version(CH_APIKEY_FETCH, i), tb_version(CH_APIKEY_PRODUCE, i), topic, id,
-		   ts);
+	fetch_step(b, &a, tb_version(CH_APIKEY_FETCH, i), tb_version(CH_APIKEY_PRODUCE, i), topic,
+		   id, ts);
 	list_offsets_step(b, &a, tb_version(CH_APIKEY_LIST_OFFSETS, i), topic, ts);
 	idempotence_step(b, &a, tb_version(CH_APIKEY_INIT_PRODUCER_ID, i),
 			 tb_version(CH_APIKEY_PRODUCE, i), topic, ts);

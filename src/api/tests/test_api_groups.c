@@ -22,9 +22,9 @@
 #include "proto/ch_wr.h"
 
 static const int16_t family[] = {
-	CH_APIKEY_FIND_COORDINATOR, CH_APIKEY_JOIN_GROUP,      CH_APIKEY_SYNC_GROUP,
-	CH_APIKEY_HEARTBEAT,        CH_APIKEY_OFFSET_COMMIT,   CH_APIKEY_OFFSET_FETCH,
-	CH_APIKEY_DESCRIBE_GROUPS,  CH_APIKEY_LIST_GROUPS,     CH_APIKEY_LEAVE_GROUP,
+	CH_APIKEY_FIND_COORDINATOR, CH_APIKEY_JOIN_GROUP,    CH_APIKEY_SYNC_GROUP,
+	CH_APIKEY_HEARTBEAT,        CH_APIKEY_OFFSET_COMMIT, CH_APIKEY_OFFSET_FETCH,
+	CH_APIKEY_DESCRIBE_GROUPS,  CH_APIKEY_LIST_GROUPS,   CH_APIKEY_LEAVE_GROUP,
 	CH_APIKEY_DELETE_GROUPS,    CH_APIKEY_OFFSET_DELETE,
 };
 
@@ -360,7 +360,8 @@ offset_fetch(tb *b, ch_arena *a, int16_t v, const char *group, committed out[2])
 	int32_t parts[2] = {0, 1};
 	ch_OffsetFetchRequest_OffsetFetchRequestTopic t = {ch_str_c(TOPIC), parts, 2};
 	ch_OffsetFetchRequest_OffsetFetchRequestTopics t8 = {ch_str_c(TOPIC), parts, 2};
-	ch_OffsetFetchRequest_OffsetFetchRequestGroup g = {ch_str_c(group), CH_STR_NULL, -1, &t8, 1};
+	ch_OffsetFetchRequest_OffsetFetchRequestGroup g = {ch_str_c(group), CH_STR_NULL, -1, &t8,
+							   1};
 	ch_OffsetFetchRequest q;
 	ch_OffsetFetchRequest_init(&q);
 	q.GroupId = ch_str_c(group);
@@ -384,8 +385,9 @@ offset_fetch(tb *b, ch_arena *a, int16_t v, const char *group, committed out[2])
 			const ch_OffsetFetchResponse_OffsetFetchResponsePartitions *p =
 				&rg->Topics[0].Partitions[k];
 			CH_CHECK_EQ_INT(p->PartitionIndex, k);
-			out[k] = (committed){p->ErrorCode, p->CommittedOffset, p->CommittedLeaderEpoch,
-					     "", ch_str_is_null(p->Metadata)};
+			out[k] = (committed){p->ErrorCode, p->CommittedOffset,
+					     p->CommittedLeaderEpoch, "",
+					     ch_str_is_null(p->Metadata)};
 			snprintf(out[k].metadata, sizeof(out[k].metadata), "%.*s",
 				 p->Metadata.len > 0 ? p->Metadata.len : 0, p->Metadata.p);
 		}
@@ -474,7 +476,8 @@ describe_step(tb *b, ch_arena *a, int16_t v, member *m)
 				CH_CHECK(ch_str_is_null(mm->GroupInstanceId));
 		}
 		if (v >= 3)
-			CH_CHECK(g->AuthorizedOperations != INT32_MIN && g->AuthorizedOperations != 0);
+			CH_CHECK(g->AuthorizedOperations != INT32_MIN &&
+				 g->AuthorizedOperations != 0);
 	}
 	/* Kafka (v0-v5) describes an unknown group as Dead, without error. */
 	g = describe(b, a, v, "no-such-group");
@@ -662,7 +665,8 @@ step(tb *b, int i)
 		describe_step(b, &a, tb_version(CH_APIKEY_DESCRIBE_GROUPS, i), &m);
 		list_step(b, &a, tb_version(CH_APIKEY_LIST_GROUPS, i), &m);
 		leave_step(b, &a, tb_version(CH_APIKEY_LEAVE_GROUP, i),
-			   tb_version(CH_APIKEY_DELETE_GROUPS, i), tb_version(CH_APIKEY_OFFSET_FETCH, i),
+			   tb_version(CH_APIKEY_DELETE_GROUPS, i),
+			   tb_version(CH_APIKEY_OFFSET_FETCH, i),
 			   tb_version(CH_APIKEY_OFFSET_COMMIT, i), &m);
 	}
 	member_free(&m);

@@ -118,8 +118,8 @@ produce_partitions(const ch_ProduceRequest *q)
 
 /* One random request; false if it was never answered (the run stops). */
 static bool
-one_random(tb *b, const ch_api_handler *h, const ch_api_codec *c, const ch_msg_filler *f,
-	   int16_t v, uint64_t seed)
+one_random(tb *b, const ch_api_handler *h, const ch_api_codec *c, const ch_msg_filler *f, int16_t v,
+	   uint64_t seed)
 {
 	ch_arena a;
 	ch_arena_init(&a);
@@ -145,8 +145,8 @@ one_random(tb *b, const ch_api_handler *h, const ch_api_codec *c, const ch_msg_f
 			CH_CHECK_EQ_INT(r->nones, !failed);
 		} else {
 			if (r->closes)
-				fprintf(stderr, "%s seed %llu: connection closed\n", tb_name(h->key, v),
-					(unsigned long long)seed);
+				fprintf(stderr, "%s seed %llu: connection closed\n",
+					tb_name(h->key, v), (unsigned long long)seed);
 			CH_CHECK_EQ_INT(r->closes, 0);
 			ch_arena ra;
 			ch_arena_init(&ra);

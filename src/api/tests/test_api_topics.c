@@ -69,7 +69,8 @@ create_step(tb *b, ch_arena *a, int16_t v, const char *name, ch_uuid *id_out)
 			if (ch_str_eq_c(c->Name, "retention.ms")) {
 				seen_retention = true;
 				CH_CHECK_STR(c->Value, "12345");
-				CH_CHECK_EQ_INT(c->ConfigSource, CH_CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG);
+				CH_CHECK_EQ_INT(c->ConfigSource,
+						CH_CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG);
 			} else if (ch_str_eq_c(c->Name, "cleanup.policy")) {
 				seen_cleanup = true;
 				CH_CHECK_STR(c->Value, "delete");
@@ -93,10 +94,9 @@ create_step(tb *b, ch_arena *a, int16_t v, const char *name, ch_uuid *id_out)
 		{ch_str_c("bad name"), 1, 1, NULL, 0, NULL, 0},
 		{ch_str_c(defaults_name), -1, -1, NULL, 0, NULL, 0},
 	};
-	static const int16_t want[5] = {CH_KERR_TOPIC_ALREADY_EXISTS,
-					CH_KERR_INVALID_REPLICATION_FACTOR,
-					CH_KERR_INVALID_PARTITIONS, CH_KERR_INVALID_TOPIC_EXCEPTION,
-					CH_KERR_NONE};
+	static const int16_t want[5] = {
+		CH_KERR_TOPIC_ALREADY_EXISTS, CH_KERR_INVALID_REPLICATION_FACTOR,
+		CH_KERR_INVALID_PARTITIONS, CH_KERR_INVALID_TOPIC_EXCEPTION, CH_KERR_NONE};
 	int n = v >= 4 ? 5 : 4;
 	q.Topics = bad;
 	q.Topics_n = n;
@@ -187,7 +187,7 @@ metadata_step(tb *b, ch_arena *a, int16_t v, const char *name, ch_uuid id, int32
 	check_partitions(t, partitions, bk->node_id);
 	CH_CHECK_STR(r->Topics[1].Name, missing);
 	CH_CHECK_EQ_INT(r->Topics[1].ErrorCode, v >= 4 ? CH_KERR_UNKNOWN_TOPIC_OR_PARTITION
-						      : CH_KERR_INVALID_TOPIC_EXCEPTION);
+						       : CH_KERR_INVALID_TOPIC_EXCEPTION);
 	CH_CHECK_EQ_INT(r->Topics[1].Partitions_n, 0);
 	CH_CHECK(registry_topic(b, missing) == NULL);
 
@@ -383,7 +383,8 @@ delete_step(tb *b, ch_arena *a, int16_t v, const char *name, ch_uuid id)
 	CH_CHECK_EQ_INT(again->Responses_n, 1);
 	if (again->Responses_n == 1)
 		CH_CHECK_EQ_INT(again->Responses[0].ErrorCode,
-				v >= 6 ? CH_KERR_UNKNOWN_TOPIC_ID : CH_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+				v >= 6 ? CH_KERR_UNKNOWN_TOPIC_ID
+				       : CH_KERR_UNKNOWN_TOPIC_OR_PARTITION);
 }
 
 static void

@@ -104,7 +104,8 @@ ac_subscribe(ac_group *g, int32_t mi, int32_t t)
 {
 	ac_member *m = &g->m[mi];
 	if ((m->ntopics & (m->ntopics - 1)) == 0)
-		m->topics = ac_xrealloc(m->topics, (size_t)(m->ntopics ? m->ntopics * 2 : 1) * sizeof(int32_t));
+		m->topics = ac_xrealloc(m->topics, (size_t)(m->ntopics ? m->ntopics * 2 : 1) *
+							   sizeof(int32_t));
 	m->topics[m->ntopics++] = t;
 }
 
@@ -131,12 +132,14 @@ ac_own(ac_group *g, int32_t mi, int32_t t, int32_t p)
 	}
 	if (m->nowned == 0 || m->owned[m->nowned - 1].topic != t) {
 		if ((m->nowned & (m->nowned - 1)) == 0)
-			m->owned = ac_xrealloc(m->owned, (size_t)(m->nowned ? m->nowned * 2 : 1) * sizeof(*m->owned));
+			m->owned = ac_xrealloc(m->owned, (size_t)(m->nowned ? m->nowned * 2 : 1) *
+								 sizeof(*m->owned));
 		m->owned[m->nowned++] = (ch_assign_owned){t, NULL, 0};
 	}
 	ch_assign_owned *o = &m->owned[m->nowned - 1];
 	if ((o->n & (o->n - 1)) == 0)
-		o->partitions = ac_xrealloc((void *)o->partitions, (size_t)(o->n ? o->n * 2 : 1) * sizeof(int32_t));
+		o->partitions = ac_xrealloc((void *)o->partitions,
+					    (size_t)(o->n ? o->n * 2 : 1) * sizeof(int32_t));
 	((int32_t *)o->partitions)[o->n++] = p;
 }
 
@@ -171,7 +174,8 @@ ac_set_owned(ac_group *g, const ch_assign_result *r, int32_t gen)
 		m->pool = ac_xrealloc(NULL, (size_t)(b - a + 1) * sizeof(int32_t));
 		for (int32_t i = a; i < b; i++) {
 			if (i == a || r->tps[i].topic != r->tps[i - 1].topic)
-				m->owned[m->nowned++] = (ch_assign_owned){r->tps[i].topic, m->pool + (i - a), 0};
+				m->owned[m->nowned++] =
+					(ch_assign_owned){r->tps[i].topic, m->pool + (i - a), 0};
 			m->pool[i - a] = r->tps[i].partition;
 			m->owned[m->nowned - 1].n++;
 		}
@@ -187,10 +191,13 @@ ac_input(ac_group *g)
 		g->vt[t] = (ch_assign_topic){ch_str_c(g->tname[t]), g->tparts[t], g->tracks[t]};
 	for (int32_t i = 0; i < g->nm; i++) {
 		ac_member *m = &g->m[i];
-		g->vm[i] = (ch_assign_member){ch_str_c(m->id), ch_str_c(m->instance), ch_str_c(m->rack),
-					      m->topics, m->ntopics, m->owned, m->nowned, m->generation};
+		g->vm[i] = (ch_assign_member){ch_str_c(m->id),   ch_str_c(m->instance),
+					      ch_str_c(m->rack), m->topics,
+					      m->ntopics,        m->owned,
+					      m->nowned,         m->generation};
 		if (g->share && i > 0 && m->ntopics == g->vm[i - 1].ntopics &&
-		    memcmp(m->topics, g->vm[i - 1].topics, (size_t)m->ntopics * sizeof(int32_t)) == 0)
+		    memcmp(m->topics, g->vm[i - 1].topics, (size_t)m->ntopics * sizeof(int32_t)) ==
+			    0)
 			g->vm[i].topics = g->vm[i - 1].topics;
 	}
 	g->in = (ch_assign_input){g->vt, g->nt, g->vm, g->nm};
@@ -247,7 +254,8 @@ ac_shuffled(const ac_group *src, ac_group *dst, uint64_t seed)
 			ac_perm(pq, o->n, &s);
 			/* a fresh group for each source group, even if topics repeat */
 			ac_member *dm = &dst->m[d];
-			dm->owned = ac_xrealloc(dm->owned, (size_t)(dm->nowned + 1) * sizeof(*dm->owned));
+			dm->owned = ac_xrealloc(dm->owned,
+						(size_t)(dm->nowned + 1) * sizeof(*dm->owned));
 			int32_t *parts = ac_xrealloc(NULL, (size_t)(o->n + 1) * sizeof(int32_t));
 			for (int32_t x = 0; x < o->n; x++)
 				parts[x] = o->partitions[pq[x]];
@@ -266,8 +274,8 @@ static ch_str ac_racks[8] = {{"r0", 2}, {"r1", 2}, {"r2", 2}, {"r3", 2},
 			     {"r0", 2}, {"r1", 2}, {"r2", 2}, {"r3", 2}};
 
 void
-ac_random(ac_group *g, uint64_t seed, int32_t members, int32_t topics, int32_t maxparts, int density,
-	  bool owned)
+ac_random(ac_group *g, uint64_t seed, int32_t members, int32_t topics, int32_t maxparts,
+	  int density, bool owned)
 {
 	/* Every fifth seed: KIP-881 racks on members and replicas. */
 	bool racks = seed % 5 == 1;
@@ -328,11 +336,11 @@ ac_random(ac_group *g, uint64_t seed, int32_t members, int32_t topics, int32_t m
 
 static char ac_err[512];
 
-#define AC_FAIL(...)                                                        \
-	do {                                                                \
-		snprintf(ac_err, sizeof(ac_err), __VA_ARGS__);              \
-		res = ac_err;                                               \
-		goto out;                                                   \
+#define AC_FAIL(...)                                                                               \
+	do {                                                                                       \
+		snprintf(ac_err, sizeof(ac_err), __VA_ARGS__);                                     \
+		res = ac_err;                                                                      \
+		goto out;                                                                          \
 	} while (0)
 
 static bool
@@ -369,7 +377,8 @@ ac_check(ch_assign_kind kind, const ch_assign_input *in, const ch_assign_result 
 	memset(st, 0, sizeof(*st));
 	int64_t *base = calloc((size_t)nt + 1, sizeof(int64_t));
 	for (int32_t t = 0; t < nt; t++)
-		base[t + 1] = base[t] + (in->topics[t].partitions > 0 ? in->topics[t].partitions : 0);
+		base[t + 1] =
+			base[t] + (in->topics[t].partitions > 0 ? in->topics[t].partitions : 0);
 	int64_t np = base[nt];
 	int32_t *owner = malloc((size_t)(np + 1) * sizeof(int32_t));
 	int32_t *prev = malloc((size_t)(np + 1) * sizeof(int32_t));
@@ -406,7 +415,8 @@ ac_check(ch_assign_kind kind, const ch_assign_input *in, const ch_assign_result 
 			if (owner[base[t] + p] >= 0)
 				AC_FAIL("partition %s-%d assigned twice", in->topics[t].name.p, p);
 			if (!subm[(size_t)m * nt + t])
-				AC_FAIL("member %d got %s-%d without subscribing", m, in->topics[t].name.p, p);
+				AC_FAIL("member %d got %s-%d without subscribing", m,
+					in->topics[t].name.p, p);
 			owner[base[t] + p] = m;
 			load[m]++;
 			ownc[(size_t)m * nt + t]++;
@@ -491,14 +501,16 @@ ac_check(ch_assign_kind kind, const ch_assign_input *in, const ch_assign_result 
 						continue;
 					claimed = true;
 					if (o >= 0 && o != prev[base[t] + p])
-						AC_FAIL("cooperative: %s-%d given to %d while %d claims it",
+						AC_FAIL("cooperative: %s-%d given to %d while %d "
+							"claims it",
 							in->topics[t].name.p, p, o, m);
 				}
 			}
 			if (o < 0) {
 				st->unassigned++;
 				if (!claimed)
-					AC_FAIL("partition %s-%d unassigned", in->topics[t].name.p, p);
+					AC_FAIL("partition %s-%d unassigned", in->topics[t].name.p,
+						p);
 			}
 		}
 	}
@@ -548,8 +560,8 @@ ac_check(ch_assign_kind kind, const ch_assign_input *in, const ch_assign_result 
 			while (qh < qt) {
 				int32_t u = q[qh++];
 				if (load[u] <= load[s] - 2)
-					AC_FAIL("sticky: chain from member %d (%d) to %d (%d)", s, load[s], u,
-						load[u]);
+					AC_FAIL("sticky: chain from member %d (%d) to %d (%d)", s,
+						load[s], u, load[u]);
 				for (int32_t t = 0; t < nt; t++) {
 					if (!ownc[(size_t)u * nt + t])
 						continue;
@@ -630,8 +642,8 @@ ac_fmt(const ch_assign_input *in, const ch_assign_result *r, int32_t m)
 	buf[0] = 0;
 	for (int32_t i = r->off[m]; i < r->off[m + 1] && w < sizeof(buf) - 64; i++) {
 		ch_str n = in->topics[r->tps[i].topic].name;
-		w += (size_t)snprintf(buf + w, sizeof(buf) - w, "%s%.*s-%d", w ? " " : "", (int)n.len, n.p,
-				      r->tps[i].partition);
+		w += (size_t)snprintf(buf + w, sizeof(buf) - w, "%s%.*s-%d", w ? " " : "",
+				      (int)n.len, n.p, r->tps[i].partition);
 	}
 	return buf;
 }

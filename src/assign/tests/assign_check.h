@@ -12,11 +12,11 @@
 #include "assign/ch_assign.h"
 
 typedef struct ac_member {
-	char *id, *instance, *rack;   /* instance/rack may be NULL */
+	char *id, *instance, *rack; /* instance/rack may be NULL */
 	int32_t *topics;
 	int32_t ntopics;
-	ch_assign_owned *owned;       /* each with its own malloc'ed partitions, */
-	int32_t *pool;                /* or all pointing into this one block */
+	ch_assign_owned *owned; /* each with its own malloc'ed partitions, */
+	int32_t *pool;          /* or all pointing into this one block */
 	int32_t nowned;
 	int32_t generation;
 } ac_member;
@@ -24,7 +24,7 @@ typedef struct ac_member {
 typedef struct ac_group {
 	char **tname;
 	int32_t *tparts;
-	ch_assign_racks **tracks;     /* per topic NULL or per-partition racks */
+	ch_assign_racks **tracks; /* per topic NULL or per-partition racks */
 	int32_t nt;
 	ac_member *m;
 	int32_t nm;
@@ -32,7 +32,7 @@ typedef struct ac_group {
 	ch_assign_topic *vt;
 	ch_assign_member *vm;
 	ch_assign_input in;
-	bool share;                   /* ac_input: equal topic lists share one array */
+	bool share; /* ac_input: equal topic lists share one array */
 } ac_group;
 
 void ac_init(ac_group *g);
@@ -57,12 +57,12 @@ void ac_random(ac_group *g, uint64_t seed, int32_t members, int32_t topics, int3
 uint64_t ac_rand(uint64_t *s);
 
 typedef struct ac_stats {
-	int64_t assigned;       /* partitions assigned */
-	int64_t unassigned;     /* subscribed partitions not assigned */
-	int64_t moved;          /* validly owned partitions now assigned elsewhere or withheld */
-	int64_t min_moved;      /* with equal subscriptions: the minimum balance requires */
+	int64_t assigned;   /* partitions assigned */
+	int64_t unassigned; /* subscribed partitions not assigned */
+	int64_t moved;      /* validly owned partitions now assigned elsewhere or withheld */
+	int64_t min_moved;  /* with equal subscriptions: the minimum balance requires */
 	int32_t min_load, max_load;
-	bool equal;             /* all subscriptions equal */
+	bool equal; /* all subscriptions equal */
 } ac_stats;
 
 /* Checks the assignor's promises; returns NULL or a description of the first

@@ -21,9 +21,9 @@
 #include "assign_check.h"
 #include "common/ch_test.h"
 
-static const ch_assign_kind kinds[] = {CH_ASSIGN_RANGE, CH_ASSIGN_ROUNDROBIN, CH_ASSIGN_STICKY,
-				       CH_ASSIGN_COOPERATIVE_STICKY, CH_ASSIGN_SERVER_UNIFORM,
-				       CH_ASSIGN_SERVER_RANGE};
+static const ch_assign_kind kinds[] = {CH_ASSIGN_RANGE,          CH_ASSIGN_ROUNDROBIN,
+				       CH_ASSIGN_STICKY,         CH_ASSIGN_COOPERATIVE_STICKY,
+				       CH_ASSIGN_SERVER_UNIFORM, CH_ASSIGN_SERVER_RANGE};
 
 static int failures_reported;
 
@@ -139,8 +139,9 @@ t_sticky_sequences(void)
 		ch_assign_kind kind = seed % 2 ? CH_ASSIGN_STICKY : CH_ASSIGN_SERVER_UNIFORM;
 		int density = seed % 4 < 2 ? 100 : 30 + (int)(ac_rand(&s) % 60);
 		ac_group g;
-		ac_random(&g, seed, 2 + (int32_t)(ac_rand(&s) % 40), 1 + (int32_t)(ac_rand(&s) % 15),
-			  1 + (int32_t)(ac_rand(&s) % 30), density, false);
+		ac_random(&g, seed, 2 + (int32_t)(ac_rand(&s) % 40),
+			  1 + (int32_t)(ac_rand(&s) % 15), 1 + (int32_t)(ac_rand(&s) % 30), density,
+			  false);
 		ch_assign_result r, r2;
 		ac_stats st;
 		int32_t gen = 1;
@@ -208,8 +209,9 @@ t_cooperative(void)
 		for (int32_t m = 0; m < g.nm; m++) {
 			int32_t i = rs.off[m];
 			for (int32_t j = rc.off[m]; j < rc.off[m + 1]; j++) {
-				while (i < rs.off[m + 1] && (rs.tps[i].topic != rc.tps[j].topic ||
-							     rs.tps[i].partition != rc.tps[j].partition))
+				while (i < rs.off[m + 1] &&
+				       (rs.tps[i].topic != rc.tps[j].topic ||
+					rs.tps[i].partition != rc.tps[j].partition))
 					i++;
 				CH_CHECK(i < rs.off[m + 1]);
 			}
@@ -223,7 +225,8 @@ t_cooperative(void)
 		if (check(CH_ASSIGN_COOPERATIVE_STICKY, &g, &r2, seed, &st)) {
 			CH_CHECK_EQ_INT(st.unassigned, 0);
 			if (st.unassigned)
-				fprintf(stderr, "seed %llu equal %d nm %d\n", (unsigned long long)seed, st.equal, g.nm);
+				fprintf(stderr, "seed %llu equal %d nm %d\n",
+					(unsigned long long)seed, st.equal, g.nm);
 			ch_assign_result_free(&r2);
 		} else {
 			CH_CHECK(!"coop second round");

@@ -58,10 +58,12 @@ load(frame *f, const char *name)
 	if (ch_RequestHeader_decode(&r, &f->a, 1, &f->h) != 0)
 		return false;
 	if (f->h.RequestApiKey == 11)
-		return ch_JoinGroupRequest_decode(&r, &f->a, f->h.RequestApiVersion, &f->join) == 0 &&
+		return ch_JoinGroupRequest_decode(&r, &f->a, f->h.RequestApiVersion, &f->join) ==
+			       0 &&
 		       ch_rd_left(&r) == 0;
 	if (f->h.RequestApiKey == 14)
-		return ch_SyncGroupRequest_decode(&r, &f->a, f->h.RequestApiVersion, &f->sync) == 0 &&
+		return ch_SyncGroupRequest_decode(&r, &f->a, f->h.RequestApiVersion, &f->sync) ==
+			       0 &&
 		       ch_rd_left(&r) == 0;
 	return false;
 }
@@ -85,7 +87,8 @@ join_meta(const frame *f, const char *proto)
 static bool
 bytes_eq(const ch_buf *b, ch_bytes x)
 {
-	return x.len >= 0 && b->len == (size_t)x.len && (b->len == 0 || memcmp(b->data, x.p, b->len) == 0);
+	return x.len >= 0 && b->len == (size_t)x.len &&
+	       (b->len == 0 || memcmp(b->data, x.p, b->len) == 0);
 }
 
 /* "t:p,t:p" of an assignment (entries in order, partitions in order). */
@@ -97,8 +100,9 @@ asg_str(const ch_ConsumerProtocolAssignment *m, char *out, size_t cap)
 	for (int32_t i = 0; i < m->AssignedPartitions_n; i++) {
 		const ch_ConsumerProtocolAssignment_TopicPartition *tp = &m->AssignedPartitions[i];
 		for (int32_t j = 0; j < tp->Partitions_n && k < cap; j++)
-			k += (size_t)snprintf(out + k, cap - k, "%s%.*s:%d", k ? "," : "", (int)tp->Topic.len,
-					      tp->Topic.p, (int)tp->Partitions[j]);
+			k += (size_t)snprintf(out + k, cap - k, "%s%.*s:%d", k ? "," : "",
+					      (int)tp->Topic.len, tp->Topic.p,
+					      (int)tp->Partitions[j]);
 	}
 }
 
@@ -160,8 +164,9 @@ check_asg(const char *file, int32_t i, const char *member_prefix, const char *pa
 	ch_arena a;
 	ch_arena_init(&a);
 	ch_assign_assignment s;
-	CH_CHECK_EQ_INT(ch_assign_assignment_decode(x->Assignment.p, (size_t)x->Assignment.len, &a, &s),
-			CH_OK);
+	CH_CHECK_EQ_INT(
+		ch_assign_assignment_decode(x->Assignment.p, (size_t)x->Assignment.len, &a, &s),
+		CH_OK);
 	CH_CHECK_EQ_INT(s.version, 0); /* librdkafka and kafka-python write v0 */
 	char buf[512];
 	asg_str(&s.m, buf, sizeof(buf));
@@ -216,7 +221,8 @@ t_rdk_coop_userdata(void)
 	ch_assign_subscription s;
 	CH_CHECK_EQ_INT(ch_assign_subscription_decode(md.p, (size_t)md.len, &a, &s), CH_OK);
 	ch_assign_sticky_data d;
-	CH_CHECK_EQ_INT(ch_assign_sticky_data_decode(s.m.UserData.p, (size_t)s.m.UserData.len, &d), CH_OK);
+	CH_CHECK_EQ_INT(ch_assign_sticky_data_decode(s.m.UserData.p, (size_t)s.m.UserData.len, &d),
+			CH_OK);
 	CH_CHECK_EQ_INT(d.ntopics, 1);
 	CH_CHECK(d.ntopics == 1 && ch_str_eq_c(d.topics[0].topic, "cap-a") && d.topics[0].n == 3 &&
 		 d.topics[0].partitions[0] == 2 && d.topics[0].partitions[2] == 0);
@@ -238,29 +244,40 @@ static void
 t_rdk_assignments(void)
 {
 	/* librdkafka leader, range: empty (not null) user data */
-	check_asg("rdk_range_sync_leader.bin", 0, "rdk-range-1-", "cap-a:0,cap-a:1,cap-b:0,cap-b:1", 0);
+	check_asg("rdk_range_sync_leader.bin", 0, "rdk-range-1-", "cap-a:0,cap-a:1,cap-b:0,cap-b:1",
+		  0);
 	check_asg("rdk_range_sync_leader.bin", 1, "rdk-range-2-", "cap-a:2,cap-a:3,cap-b:2", 0);
-	check_asg("rdk_roundrobin_sync_leader.bin", 0, "rdk-roundrobin-1-", "cap-a:0,cap-a:2,cap-b:0,cap-b:2", 0);
-	check_asg("rdk_roundrobin_sync_leader.bin", 1, "rdk-roundrobin-2-", "cap-a:1,cap-a:3,cap-b:1", 0);
+	check_asg("rdk_roundrobin_sync_leader.bin", 0, "rdk-roundrobin-1-",
+		  "cap-a:0,cap-a:2,cap-b:0,cap-b:2", 0);
+	check_asg("rdk_roundrobin_sync_leader.bin", 1, "rdk-roundrobin-2-",
+		  "cap-a:1,cap-a:3,cap-b:1", 0);
 	/* cooperative-sticky: the member's subscription user data echoed back */
-	check_asg("rdk_coop_sync_gen2.bin", 0, "rdk-cooperative-sticky-1-", "cap-a:3,cap-b:0,cap-b:1,cap-b:2", 58);
+	check_asg("rdk_coop_sync_gen2.bin", 0, "rdk-cooperative-sticky-1-",
+		  "cap-a:3,cap-b:0,cap-b:1,cap-b:2", 58);
 	check_asg("rdk_coop_sync_gen2.bin", 1, "rdk-cooperative-sticky-2-", "", 0);
-	check_asg("rdk_coop_sync_gen3.bin", 0, "rdk-cooperative-sticky-1-", "cap-a:3,cap-b:0,cap-b:1,cap-b:2", 46);
-	check_asg("rdk_coop_sync_gen3.bin", 1, "rdk-cooperative-sticky-2-", "cap-a:2,cap-a:1,cap-a:0", 8);
+	check_asg("rdk_coop_sync_gen3.bin", 0, "rdk-cooperative-sticky-1-",
+		  "cap-a:3,cap-b:0,cap-b:1,cap-b:2", 46);
+	check_asg("rdk_coop_sync_gen3.bin", 1, "rdk-cooperative-sticky-2-",
+		  "cap-a:2,cap-a:1,cap-a:0", 8);
 	/* a topic in two entries, partitions unsorted: decoded as given, same bytes back */
 	check_asg("rdk_coop_sync_duptopic.bin", 0, "rdk-cooperative-sticky-2-",
 		  "cap-a:0,cap-a:1,cap-a:2,cap-b:2,cap-b:1,cap-b:0,cap-a:3", 31);
 	check_asg("mix_range_sync_rdk_leader.bin", 0, "mix-range-1-", "cap-a:2,cap-a:3,cap-b:2", 0);
-	check_asg("mix_range_sync_rdk_leader.bin", 1, "kafka-python-", "cap-a:0,cap-a:1,cap-b:0,cap-b:1", 0);
+	check_asg("mix_range_sync_rdk_leader.bin", 1, "kafka-python-",
+		  "cap-a:0,cap-a:1,cap-b:0,cap-b:1", 0);
 }
 
 static void
 t_kp_assignments(void)
 {
-	check_asg("kp_range_sync_leader.bin", 0, "kafka-python-2.0.2-a1a7", "cap-a:2,cap-a:3,cap-b:2", 0);
-	check_asg("kp_range_sync_leader.bin", 1, "kafka-python-2.0.2-2492", "cap-a:0,cap-a:1,cap-b:0,cap-b:1", 0);
-	check_asg("kp_roundrobin_sync_leader.bin", 0, "kafka-python-2.0.2-70ee", "cap-a:0,cap-a:2,cap-b:0,cap-b:2", 0);
-	check_asg("kp_roundrobin_sync_leader.bin", 1, "kafka-python-2.0.2-fd4e", "cap-a:1,cap-a:3,cap-b:1", 0);
+	check_asg("kp_range_sync_leader.bin", 0, "kafka-python-2.0.2-a1a7",
+		  "cap-a:2,cap-a:3,cap-b:2", 0);
+	check_asg("kp_range_sync_leader.bin", 1, "kafka-python-2.0.2-2492",
+		  "cap-a:0,cap-a:1,cap-b:0,cap-b:1", 0);
+	check_asg("kp_roundrobin_sync_leader.bin", 0, "kafka-python-2.0.2-70ee",
+		  "cap-a:0,cap-a:2,cap-b:0,cap-b:2", 0);
+	check_asg("kp_roundrobin_sync_leader.bin", 1, "kafka-python-2.0.2-fd4e",
+		  "cap-a:1,cap-a:3,cap-b:1", 0);
 	check_asg("kp_sticky_sync.bin", 0, "kafka-python-2.0.2-c932",
 		  "cap-a:0,cap-a:1,cap-a:2,cap-a:3,cap-b:0,cap-b:1,cap-b:2", 0);
 }
@@ -305,10 +322,12 @@ same_as_captured(ch_assign_kind kind, const char *sync_file, const char *const *
 		CH_CHECK(bytes_eq(&b, sf.sync.Assignments[i].Assignment));
 		/* at v3 (what we send) only the version differs */
 		ch_buf_reset(&b);
-		ch_assign_assignment_write(&b, CH_ASSIGN_PROTO_VERSION, cap_topics, res.tps + res.off[i],
-					   res.off[i + 1] - res.off[i], user_data);
+		ch_assign_assignment_write(&b, CH_ASSIGN_PROTO_VERSION, cap_topics,
+					   res.tps + res.off[i], res.off[i + 1] - res.off[i],
+					   user_data);
 		CH_CHECK(b.len == (size_t)sf.sync.Assignments[i].Assignment.len && b.data[1] == 3 &&
-			 memcmp(b.data + 2, sf.sync.Assignments[i].Assignment.p + 2, b.len - 2) == 0);
+			 memcmp(b.data + 2, sf.sync.Assignments[i].Assignment.p + 2, b.len - 2) ==
+				 0);
 		ch_buf_free(&b);
 	}
 	ch_assign_result_free(&res);
@@ -355,7 +374,9 @@ t_coop_over_rdk_members(void)
 		ch_assign_group g;
 		CH_CHECK_EQ_INT(ch_assign_group_decode(&g, jm, 2), CH_OK);
 		CH_CHECK_EQ_INT(g.min_version, 1);
-		CH_CHECK_EQ_INT(ch_assign_group_build(&g, CH_ASSIGN_COOPERATIVE_STICKY, cap_topics, 2), CH_OK);
+		CH_CHECK_EQ_INT(
+			ch_assign_group_build(&g, CH_ASSIGN_COOPERATIVE_STICKY, cap_topics, 2),
+			CH_OK);
 		/* generation from the StickyAssignorUserData librdkafka sends */
 		CH_CHECK_EQ_INT(g.in.members[0].generation, round == 0 ? 1 : 2);
 		CH_CHECK_EQ_INT(g.in.members[1].generation, round == 0 ? -1 : 2);
@@ -371,14 +392,16 @@ t_coop_over_rdk_members(void)
 			CH_CHECK_EQ_INT(n1, 3);
 			ch_buf b;
 			ch_buf_init(&b);
-			ch_assign_assignment_write(&b, 0, cap_topics, res.tps + res.off[1], n1, CH_BYTES_NULL);
+			ch_assign_assignment_write(&b, 0, cap_topics, res.tps + res.off[1], n1,
+						   CH_BYTES_NULL);
 			ch_arena a;
 			ch_arena_init(&a);
 			ch_assign_assignment s;
 			CH_CHECK_EQ_INT(ch_assign_assignment_decode(b.data, b.len, &a, &s), CH_OK);
 			char buf[256];
 			asg_str(&s.m, buf, sizeof(buf));
-			CH_CHECK_EQ_STR(buf, "cap-a:0,cap-a:1,cap-a:2"); /* librdkafka: cap-a 2,1,0 */
+			CH_CHECK_EQ_STR(buf,
+					"cap-a:0,cap-a:1,cap-a:2"); /* librdkafka: cap-a 2,1,0 */
 			CH_CHECK_EQ_INT(s.m.UserData.len, -1);
 			ch_arena_free(&a);
 			ch_buf_free(&b);
@@ -396,7 +419,8 @@ t_sticky_from_userdata(void)
 {
 	frame f;
 	CH_CHECK(load(&f, "rdk_coop_join_owned.bin"));
-	ch_assign_join_member jm = {CH_STR_LIT("m1"), CH_STR_NULL, join_meta(&f, "cooperative-sticky")};
+	ch_assign_join_member jm = {CH_STR_LIT("m1"), CH_STR_NULL,
+				    join_meta(&f, "cooperative-sticky")};
 	ch_assign_group g;
 	CH_CHECK_EQ_INT(ch_assign_group_decode(&g, &jm, 1), CH_OK);
 	CH_CHECK_EQ_INT(ch_assign_group_build(&g, CH_ASSIGN_STICKY, cap_topics, 2), CH_OK);
@@ -425,39 +449,47 @@ t_member_metadata(void)
 			ch_arena a;
 			ch_arena_init(&a);
 			ch_assign_subscription s;
-			CH_CHECK_EQ_INT(ch_assign_subscription_decode(b.data, b.len, &a, &s), CH_OK);
+			CH_CHECK_EQ_INT(ch_assign_subscription_decode(b.data, b.len, &a, &s),
+					CH_OK);
 			CH_CHECK_EQ_INT(s.version, v);
 			CH_CHECK_EQ_INT(s.m.Topics_n, 2);
 			if (v >= 1)
-				CH_CHECK_EQ_INT(s.m.OwnedPartitions_n, k == CH_ASSIGN_COOPERATIVE_STICKY ? 2 : 0);
+				CH_CHECK_EQ_INT(s.m.OwnedPartitions_n,
+						k == CH_ASSIGN_COOPERATIVE_STICKY ? 2 : 0);
 			CH_CHECK_EQ_INT(s.m.GenerationId, v >= 2 ? 7 : -1);
-			CH_CHECK(v >= 3 ? ch_str_eq_c(s.m.RackId, "rack-1") : ch_str_is_null(s.m.RackId));
+			CH_CHECK(v >= 3 ? ch_str_eq_c(s.m.RackId, "rack-1")
+					: ch_str_is_null(s.m.RackId));
 			if (k == CH_ASSIGN_COOPERATIVE_STICKY) {
 				CH_CHECK_EQ_INT(s.m.UserData.len, 4);
 				CH_CHECK_EQ_INT(ch_assign_coop_data_decode(s.m.UserData.p, 4), 7);
 			} else if (k == CH_ASSIGN_STICKY) {
 				ch_assign_sticky_data d;
-				CH_CHECK_EQ_INT(ch_assign_sticky_data_decode(s.m.UserData.p,
-									     (size_t)s.m.UserData.len, &d),
-						CH_OK);
+				CH_CHECK_EQ_INT(
+					ch_assign_sticky_data_decode(s.m.UserData.p,
+								     (size_t)s.m.UserData.len, &d),
+					CH_OK);
 				CH_CHECK_EQ_INT(d.generation, 7);
-				CH_CHECK(d.ntopics == 2 && d.topics[0].n == 2 && d.topics[0].partitions[1] == 3 &&
-					 d.topics[1].n == 1 && d.topics[1].partitions[0] == 1);
+				CH_CHECK(d.ntopics == 2 && d.topics[0].n == 2 &&
+					 d.topics[0].partitions[1] == 3 && d.topics[1].n == 1 &&
+					 d.topics[1].partitions[0] == 1);
 				ch_assign_sticky_data_free(&d);
 			} else {
 				CH_CHECK_EQ_INT(s.m.UserData.len, -1);
 			}
 			/* a leader here reads it back: owned and generation per assignor */
-			ch_assign_join_member jm = {CH_STR_LIT("m"), CH_STR_NULL,
-						    {b.data, (int32_t)b.len}};
+			ch_assign_join_member jm = {
+				CH_STR_LIT("m"), CH_STR_NULL, {b.data, (int32_t)b.len}};
 			ch_assign_group g;
 			CH_CHECK_EQ_INT(ch_assign_group_decode(&g, &jm, 1), CH_OK);
-			CH_CHECK_EQ_INT(ch_assign_group_build(&g, (ch_assign_kind)k, cap_topics, 2), CH_OK);
+			CH_CHECK_EQ_INT(ch_assign_group_build(&g, (ch_assign_kind)k, cap_topics, 2),
+					CH_OK);
 			const ch_assign_member *m = &g.in.members[0];
 			CH_CHECK_EQ_INT(m->ntopics, 2);
-			bool has_owned = k == CH_ASSIGN_STICKY || (k == CH_ASSIGN_COOPERATIVE_STICKY && v >= 1);
+			bool has_owned = k == CH_ASSIGN_STICKY ||
+					 (k == CH_ASSIGN_COOPERATIVE_STICKY && v >= 1);
 			CH_CHECK_EQ_INT(m->nowned, has_owned ? 2 : 0);
-			bool has_gen = v >= 2 || k == CH_ASSIGN_STICKY || k == CH_ASSIGN_COOPERATIVE_STICKY;
+			bool has_gen = v >= 2 || k == CH_ASSIGN_STICKY ||
+				       k == CH_ASSIGN_COOPERATIVE_STICKY;
 			CH_CHECK_EQ_INT(m->generation, has_gen ? 7 : -1);
 			CH_CHECK(v >= 3 ? ch_str_eq_c(m->rack, "rack-1") : ch_str_is_null(m->rack));
 			ch_assign_group_free(&g);
@@ -468,8 +500,8 @@ t_member_metadata(void)
 	/* a sticky member before its first assignment sends null user data */
 	ch_buf b;
 	ch_buf_init(&b);
-	ch_assign_member_metadata(&b, CH_ASSIGN_STICKY, 3, topics, 2, NULL, 0, CH_ASSIGN_NO_GENERATION,
-				  CH_STR_NULL);
+	ch_assign_member_metadata(&b, CH_ASSIGN_STICKY, 3, topics, 2, NULL, 0,
+				  CH_ASSIGN_NO_GENERATION, CH_STR_NULL);
 	ch_arena a;
 	ch_arena_init(&a);
 	ch_assign_subscription s;
@@ -577,7 +609,8 @@ t_golden_truncations(void)
 			ch_assign_join_member jm = {CH_STR_LIT("m"), CH_STR_NULL, {x.p, n}};
 			ch_assign_group g;
 			CH_CHECK_EQ_INT(ch_assign_group_decode(&g, &jm, 1), CH_OK);
-			CH_CHECK_EQ_INT(ch_assign_group_build(&g, CH_ASSIGN_STICKY, cap_topics, 2), CH_OK);
+			CH_CHECK_EQ_INT(ch_assign_group_build(&g, CH_ASSIGN_STICKY, cap_topics, 2),
+					CH_OK);
 			ch_assign_group_free(&g);
 			ch_arena_free(&a);
 		}
@@ -585,7 +618,8 @@ t_golden_truncations(void)
 	}
 }
 
-CH_TEST_MAIN(CH_TEST(t_rdk_subscriptions), CH_TEST(t_kp_subscriptions), CH_TEST(t_rdk_coop_userdata),
-	     CH_TEST(t_rdk_assignments), CH_TEST(t_kp_assignments), CH_TEST(t_same_as_captured_leaders),
-	     CH_TEST(t_coop_over_rdk_members), CH_TEST(t_sticky_from_userdata), CH_TEST(t_member_metadata),
+CH_TEST_MAIN(CH_TEST(t_rdk_subscriptions), CH_TEST(t_kp_subscriptions),
+	     CH_TEST(t_rdk_coop_userdata), CH_TEST(t_rdk_assignments), CH_TEST(t_kp_assignments),
+	     CH_TEST(t_same_as_captured_leaders), CH_TEST(t_coop_over_rdk_members),
+	     CH_TEST(t_sticky_from_userdata), CH_TEST(t_member_metadata),
 	     CH_TEST(t_versions_and_errors), CH_TEST(t_golden_truncations))

@@ -798,7 +798,8 @@ t_names(void)
 	CH_CHECK(ch_assign_is_cooperative(CH_ASSIGN_COOPERATIVE_STICKY));
 	CH_CHECK(!ch_assign_is_cooperative(CH_ASSIGN_STICKY));
 
-	ch_assign_topic tt[3] = {{CH_STR_LIT("x"), 1, NULL}, {CH_STR_LIT("y"), 1, NULL},
+	ch_assign_topic tt[3] = {{CH_STR_LIT("x"), 1, NULL},
+				 {CH_STR_LIT("y"), 1, NULL},
 				 {CH_STR_LIT("zz"), 1, NULL}};
 	ch_assign_topic_index *ix = ch_assign_topic_index_new(tt, 3);
 	CH_CHECK_EQ_INT(ch_assign_topic_index_get(ix, CH_STR_LIT("zz")), 2);
@@ -818,8 +819,8 @@ t_sticky_user_data(void)
 	ch_buf b;
 	ch_buf_init(&b);
 	ch_assign_sticky_data_encode(&b, &d);
-	static const uint8_t want[] = {0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 2, 0, 0, 0, 0,
-				       0, 0, 0, 1, 0, 0, 0, 3};
+	static const uint8_t want[] = {0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 2, 0,
+				       0, 0, 0, 0, 0, 0, 1,   0, 0, 0, 3};
 	CH_CHECK_EQ_INT(b.len, sizeof(want));
 	CH_CHECK(b.len == sizeof(want) && memcmp(b.data, want, sizeof(want)) == 0);
 
@@ -857,8 +858,8 @@ t_sticky_user_data(void)
 CH_TEST_MAIN(CH_TEST(t_range_one_consumer_no_topic), CH_TEST(t_range_mixed_topics),
 	     CH_TEST(t_range_two_consumers_six_partitions), CH_TEST(t_range_three_by_seven),
 	     CH_TEST(t_range_static_members_first), CH_TEST(t_range_rack_aware),
-	     CH_TEST(t_range_kip881_uniform_subscription), CH_TEST(t_range_kip881_copartitioned_unequal),
-	     CH_TEST(t_range_kip881_copartitioning),
+	     CH_TEST(t_range_kip881_uniform_subscription),
+	     CH_TEST(t_range_kip881_copartitioned_unequal), CH_TEST(t_range_kip881_copartitioning),
 	     CH_TEST(t_roundrobin_six_partitions), CH_TEST(t_roundrobin_mixed_topics),
 	     CH_TEST(t_sticky_javadoc_example1), CH_TEST(t_sticky_keep_order),
 	     CH_TEST(t_sticky_highest_generation),

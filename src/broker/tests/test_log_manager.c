@@ -34,26 +34,76 @@ typedef struct gate_fs {
 	ch_logfs *base;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	bool hold;          /* fdatasync waits while set */
-	int waiting;        /* threads waiting in fdatasync */
-	atomic_bool fail;   /* fdatasync fails with EIO while set */
-	atomic_bool full;   /* pwrite fails with ENOSPC while set (a full disk) */
-	atomic_long syncs;  /* fdatasync calls */
+	bool hold;         /* fdatasync waits while set */
+	int waiting;       /* threads waiting in fdatasync */
+	atomic_bool fail;  /* fdatasync fails with EIO while set */
+	atomic_bool full;  /* pwrite fails with ENOSPC while set (a full disk) */
+	atomic_long syncs; /* fdatasync calls */
 } gate_fs;
 
 static gate_fs G;
 
 #define BASE (G.base)
-static int g_open(ch_logfs *fs, const char *p, int fl, int m) { (void)fs; return BASE->open(BASE, p, fl, m); }
-static int g_close(ch_logfs *fs, int fd) { (void)fs; return BASE->close(BASE, fd); }
-static ssize_t g_pread(ch_logfs *fs, int fd, void *b, size_t n, int64_t o) { (void)fs; return BASE->pread(BASE, fd, b, n, o); }
-static ssize_t g_pwrite(ch_logfs *fs, int fd, const void *b, size_t n, int64_t o) { (void)fs; return atomic_load(&G.full) ? -ENOSPC : BASE->pwrite(BASE, fd, b, n, o); }
-static int g_ftruncate(ch_logfs *fs, int fd, int64_t l) { (void)fs; return BASE->ftruncate(BASE, fd, l); }
-static int64_t g_fsize(ch_logfs *fs, int fd) { (void)fs; return BASE->fsize(BASE, fd); }
-static int g_unlink(ch_logfs *fs, const char *p) { (void)fs; return BASE->unlink(BASE, p); }
-static int g_rename(ch_logfs *fs, const char *a, const char *b) { (void)fs; return BASE->rename(BASE, a, b); }
-static int g_mkdir(ch_logfs *fs, const char *p, int m) { (void)fs; return BASE->mkdir(BASE, p, m); }
-static int g_sync_dir(ch_logfs *fs, const char *p) { (void)fs; return BASE->sync_dir(BASE, p); }
+static int
+g_open(ch_logfs *fs, const char *p, int fl, int m)
+{
+	(void)fs;
+	return BASE->open(BASE, p, fl, m);
+}
+static int
+g_close(ch_logfs *fs, int fd)
+{
+	(void)fs;
+	return BASE->close(BASE, fd);
+}
+static ssize_t
+g_pread(ch_logfs *fs, int fd, void *b, size_t n, int64_t o)
+{
+	(void)fs;
+	return BASE->pread(BASE, fd, b, n, o);
+}
+static ssize_t
+g_pwrite(ch_logfs *fs, int fd, const void *b, size_t n, int64_t o)
+{
+	(void)fs;
+	return atomic_load(&G.full) ? -ENOSPC : BASE->pwrite(BASE, fd, b, n, o);
+}
+static int
+g_ftruncate(ch_logfs *fs, int fd, int64_t l)
+{
+	(void)fs;
+	return BASE->ftruncate(BASE, fd, l);
+}
+static int64_t
+g_fsize(ch_logfs *fs, int fd)
+{
+	(void)fs;
+	return BASE->fsize(BASE, fd);
+}
+static int
+g_unlink(ch_logfs *fs, const char *p)
+{
+	(void)fs;
+	return BASE->unlink(BASE, p);
+}
+static int
+g_rename(ch_logfs *fs, const char *a, const char *b)
+{
+	(void)fs;
+	return BASE->rename(BASE, a, b);
+}
+static int
+g_mkdir(ch_logfs *fs, const char *p, int m)
+{
+	(void)fs;
+	return BASE->mkdir(BASE, p, m);
+}
+static int
+g_sync_dir(ch_logfs *fs, const char *p)
+{
+	(void)fs;
+	return BASE->sync_dir(BASE, p);
+}
 
 static int
 g_fdatasync(ch_logfs *fs, int fd)
@@ -83,8 +133,8 @@ gate_init(void)
 		done = true;
 	}
 	G.base = ch_logfs_posix();
-	G.ops = (ch_logfs){g_open,     g_close,  g_pread,  g_pwrite, g_fdatasync, g_ftruncate,
-			   g_fsize,    g_unlink, g_rename, g_mkdir,  g_sync_dir, NULL};
+	G.ops = (ch_logfs){g_open,  g_close,  g_pread,  g_pwrite, g_fdatasync, g_ftruncate,
+			   g_fsize, g_unlink, g_rename, g_mkdir,  g_sync_dir,  NULL};
 	G.hold = false;
 	G.waiting = 0;
 	atomic_store(&G.fail, false);
@@ -166,7 +216,8 @@ fx_init(fx *f)
 	gate_init();
 	if (!tmpdir[0]) {
 		const char *base = getenv("TMPDIR");
-		snprintf(tmpdir, sizeof(tmpdir), "%s/ch_broker_XXXXXX", base && *base ? base : "/tmp");
+		snprintf(tmpdir, sizeof(tmpdir), "%s/ch_broker_XXXXXX",
+			 base && *base ? base : "/tmp");
 		if (!mkdtemp(tmpdir))
 			abort();
 		atexit(cleanup);
@@ -198,8 +249,8 @@ static void
 create(fx *f, const char *name, int32_t parts)
 {
 	char msg[512];
-	CH_CHECK_EQ_INT(mu_create(f->topics, name, strlen(name), parts, NULL, 0, false, NULL,
-					 msg, sizeof(msg)),
+	CH_CHECK_EQ_INT(mu_create(f->topics, name, strlen(name), parts, NULL, 0, false, NULL, msg,
+				  sizeof(msg)),
 			0);
 }
 
@@ -220,7 +271,8 @@ mkbatch(ch_buf *b, int n, int64_t pid, int16_t epoch, int32_t seq, int codec)
 	ch_batch_builder_begin(&bb, b, 0, 0, 1000, pid, epoch, seq);
 	for (int i = 0; i < n; i++) {
 		char v[32];
-		int vn = snprintf(v, sizeof(v), "v%lld", seq < 0 ? (long long)i : (long long)seq + i);
+		int vn = snprintf(v, sizeof(v), "v%lld",
+				  seq < 0 ? (long long)i : (long long)seq + i);
 		ch_batch_builder_add(&bb, i, 1000 + i, CH_BYTES_NULL,
 				     (ch_bytes){(const uint8_t *)v, vn}, 0, NULL, 0);
 	}
@@ -233,10 +285,10 @@ mkbatch(ch_buf *b, int n, int64_t pid, int16_t epoch, int32_t seq, int codec)
 #define MAXCB 512
 typedef struct cbrec {
 	int n;
-	int order[MAXCB];      /* which waiter, in call order */
+	int order[MAXCB]; /* which waiter, in call order */
 	int16_t kerr[MAXCB];
 	int64_t base[MAXCB], last[MAXCB];
-	int calls[MAXCB];      /* per waiter */
+	int calls[MAXCB]; /* per waiter */
 } cbrec;
 
 static cbrec R;
@@ -294,7 +346,9 @@ t_broker_group_commit(void)
 	ch_buf b;
 	ch_buf_init(&b);
 	gate_hold(true);
-	enum { N = 100 };
+	enum {
+		N = 100
+	};
 	ch_plog_append_info info;
 	mkbatch(&b, 2, -1, -1, -1, 0);
 	CH_CHECK_EQ_INT(ch_part_append(p, b.data, b.len, on_durable, &ARGS[0], &info), 0);
@@ -628,8 +682,10 @@ t_broker_producer_rules(void)
 	CH_CHECK_EQ_INT(R.base[0], 3);
 	CH_CHECK_EQ_INT(R.calls[0], 1);
 	/* a gap, and an overlap that is no cached batch */
-	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 16, &info), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
-	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 14, &info), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 16, &info),
+			CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 14, &info),
+			CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
 	CH_CHECK_EQ_INT(ch_plog_end_offset(ch_part_log(p)), 5);
 	/* the next one */
 	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 15, &info), 0);
@@ -637,11 +693,13 @@ t_broker_producer_rules(void)
 	/* only the last five batches are remembered */
 	for (int i = 0; i < 5; i++)
 		CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 16 + i, &info), 0);
-	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 15, &info), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 15, &info),
+			CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
 	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 16, &info), 0);
 	CH_CHECK_EQ_INT(info.base_offset, 6);
 	/* a new epoch must start at 0; then the old one is fenced */
-	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 1, 5, &info), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 1, 5, &info),
+			CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
 	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 1, 0, &info), 0);
 	CH_CHECK_EQ_INT(info.base_offset, 11);
 	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 21, &info), CH_KERR_INVALID_PRODUCER_EPOCH);
@@ -662,7 +720,8 @@ t_broker_producer_rules(void)
 	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 1, 0, &info), 0); /* duplicate */
 	CH_CHECK_EQ_INT(info.base_offset, 11);
 	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 0, 21, &info), CH_KERR_INVALID_PRODUCER_EPOCH);
-	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 1, 2, &info), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid, 1, 2, &info),
+			CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
 	CH_CHECK_EQ_INT(append_pid(p, &b, 2, pid + 1, 0, INT32_MAX, &info), 0); /* duplicate */
 	CH_CHECK_EQ_INT(append_pid(p, &b, 1, pid + 2, 3, 77, &info), 0);        /* duplicate */
 	CH_CHECK_EQ_INT(ch_plog_end_offset(ch_part_log(p)), end);
@@ -682,8 +741,7 @@ t_broker_producer_rebuild_bounded(void)
 	fx_init(&f);
 	char msg[512];
 	ch_topic_kv kv = {"segment.bytes", "1048576"};
-	CH_CHECK_EQ_INT(mu_create(f.topics, "tail", 4, 1, &kv, 1, false, NULL, msg,
-					 sizeof(msg)),
+	CH_CHECK_EQ_INT(mu_create(f.topics, "tail", 4, 1, &kv, 1, false, NULL, msg, sizeof(msg)),
 			0);
 	int16_t kerr;
 	ch_part *p = ch_log_manager_get(f.lm, "tail", 4, 0, &kerr);
@@ -701,7 +759,8 @@ t_broker_producer_rebuild_bounded(void)
 		ch_batch_builder bb;
 		ch_batch_builder_begin(&bb, &big, 0, 0, 1000, -1, -1, -1);
 		ch_batch_builder_add(&bb, 0, 1000, CH_BYTES_NULL,
-				     (ch_bytes){(const uint8_t *)val, (int32_t)sizeof(val)}, 0, NULL, 0);
+				     (ch_bytes){(const uint8_t *)val, (int32_t)sizeof(val)}, 0,
+				     NULL, 0);
 		CH_CHECK(ch_batch_builder_end(&bb, -1) == CH_OK);
 		CH_CHECK_EQ_INT(ch_part_append(p, big.data, big.len, NULL, NULL, &info), 0);
 	}
@@ -747,10 +806,12 @@ t_broker_producer_expiry(void)
 	CH_CHECK_EQ_INT(append_pid(p0, &b, 3, 11, 0, 0, &info), 0); /* max ts 1002 */
 	CH_CHECK_EQ_INT(append_pid(p1, &b, 1, 12, 0, 0, &info), 0); /* max ts 1000 */
 	CH_CHECK_EQ_INT(ch_log_manager_expire_producers(f.lm, 1000 + 60000 - 1), 0);
-	CH_CHECK_EQ_INT(append_pid(p0, &b, 1, 11, 0, 7, &info), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+	CH_CHECK_EQ_INT(append_pid(p0, &b, 1, 11, 0, 7, &info),
+			CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
 	CH_CHECK_EQ_INT(ch_log_manager_expire_producers(f.lm, 1000 + 60000), 1); /* 12 */
 	CH_CHECK_EQ_INT(append_pid(p1, &b, 1, 12, 0, 7, &info), 0); /* forgotten: any sequence */
-	CH_CHECK_EQ_INT(append_pid(p0, &b, 1, 11, 0, 7, &info), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+	CH_CHECK_EQ_INT(append_pid(p0, &b, 1, 11, 0, 7, &info),
+			CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
 	CH_CHECK_EQ_INT(ch_log_manager_get_stats(f.lm).producers_expired, 1);
 	/* reopened: the rebuilt state carries the batches' timestamps */
 	fx_close_parts(&f);
@@ -758,10 +819,12 @@ t_broker_producer_expiry(void)
 	p0 = ch_log_manager_get(f.lm, "exp", 3, 0, &kerr);
 	p1 = ch_log_manager_get(f.lm, "exp", 3, 1, &kerr);
 	CH_CHECK(p0 && p1);
-	CH_CHECK_EQ_INT(append_pid(p0, &b, 1, 11, 0, 7, &info), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+	CH_CHECK_EQ_INT(append_pid(p0, &b, 1, 11, 0, 7, &info),
+			CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
 	CH_CHECK_EQ_INT(ch_log_manager_expire_producers(f.lm, 1000 + 60000 - 1), 0);
 	CH_CHECK_EQ_INT(ch_log_manager_expire_producers(f.lm, 1000 + 60000), 1); /* 12 again */
-	CH_CHECK_EQ_INT(append_pid(p0, &b, 1, 11, 0, 7, &info), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+	CH_CHECK_EQ_INT(append_pid(p0, &b, 1, 11, 0, 7, &info),
+			CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
 	CH_CHECK_EQ_INT(ch_log_manager_expire_producers(f.lm, 1002 + 60000), 1); /* 11 */
 	CH_CHECK_EQ_INT(append_pid(p0, &b, 1, 11, 0, 7, &info), 0);
 	ch_buf_free(&b);
@@ -848,5 +911,4 @@ CH_TEST_MAIN(CH_TEST(t_broker_group_commit), CH_TEST(t_broker_durable_unknown_to
 	     CH_TEST(t_broker_durable_topic_deleted), CH_TEST(t_broker_durable_sync_failure),
 	     CH_TEST(t_broker_replay), CH_TEST(t_broker_topic_recreated),
 	     CH_TEST(t_broker_producer_rules), CH_TEST(t_broker_producer_rebuild_bounded),
-	     CH_TEST(t_broker_producer_expiry),
-	     CH_TEST(t_broker_repeated_errors_logged_once))
+	     CH_TEST(t_broker_producer_expiry), CH_TEST(t_broker_repeated_errors_logged_once))

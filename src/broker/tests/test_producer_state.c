@@ -34,7 +34,9 @@ hdr(int64_t pid, int16_t epoch, int32_t seq, int n, int64_t base, int64_t ts)
 static void
 t_expiry(void)
 {
-	enum { EXP = 60000 };
+	enum {
+		EXP = 60000
+	};
 	const int64_t t0 = 1700000000000;
 	ch_producer_state ps;
 	ch_producer_state_init(&ps);
@@ -46,7 +48,8 @@ t_expiry(void)
 	CH_CHECK_EQ_INT(ch_producer_state_count(&ps), 2);
 	/* known: a gap is refused, a retry is a duplicate */
 	ch_batch_hdr gap = hdr(7, 0, 9, 1, -1, t0);
-	CH_CHECK_EQ_INT(ch_producer_state_check(&ps, &gap, &dup), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+	CH_CHECK_EQ_INT(ch_producer_state_check(&ps, &gap, &dup),
+			CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
 	CH_CHECK_EQ_INT(ch_producer_state_check(&ps, &a, &dup), CH_PRODUCER_DUPLICATE);
 	/* one ms short of the expiration: kept */
 	CH_CHECK_EQ_INT(ch_producer_state_expire(&ps, t0 + EXP - 1, EXP), 0);
@@ -59,7 +62,8 @@ t_expiry(void)
 	CH_CHECK_EQ_INT(ch_producer_state_check(&ps, &gap, &dup), 0);
 	CH_CHECK_EQ_INT(ch_producer_state_check(&ps, &a, &dup), 0);
 	ch_batch_hdr b_gap = hdr(8, 0, 5, 1, -1, t0);
-	CH_CHECK_EQ_INT(ch_producer_state_check(&ps, &b_gap, &dup), CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+	CH_CHECK_EQ_INT(ch_producer_state_check(&ps, &b_gap, &dup),
+			CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
 	/* a new batch renews a producer's time */
 	ch_batch_hdr b2 = hdr(8, 0, 1, 1, 4, t0 + EXP + 500);
 	ch_producer_state_update(&ps, &b2);
@@ -78,7 +82,9 @@ t_expiry(void)
 static void
 t_many_producers(void)
 {
-	enum { N = 20000 };
+	enum {
+		N = 20000
+	};
 	ch_producer_state ps;
 	ch_producer_state_init(&ps);
 	for (int64_t i = 0; i < N; i++) {
@@ -109,11 +115,13 @@ t_config_key(void)
 	char err[512];
 	ch_config_init(&c);
 	CH_CHECK_EQ_INT(c.producer_id_expiration_ms, 86400000);
-	CH_CHECK(ch_config_set(&c, "producer.id.expiration.ms", "0", NULL, err, sizeof(err)) == CH_ERR);
-	CH_CHECK(strstr(err, "producer.id.expiration.ms") != NULL);
-	CH_CHECK(ch_config_set(&c, "producer.id.expiration.ms", "3000000000", NULL, err, sizeof(err)) ==
+	CH_CHECK(ch_config_set(&c, "producer.id.expiration.ms", "0", NULL, err, sizeof(err)) ==
 		 CH_ERR);
-	CH_CHECK(ch_config_set(&c, "producer.id.expiration.ms", "1", NULL, err, sizeof(err)) == CH_OK);
+	CH_CHECK(strstr(err, "producer.id.expiration.ms") != NULL);
+	CH_CHECK(ch_config_set(&c, "producer.id.expiration.ms", "3000000000", NULL, err,
+			       sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_config_set(&c, "producer.id.expiration.ms", "1", NULL, err, sizeof(err)) ==
+		 CH_OK);
 	CH_CHECK(ch_config_finish(&c, err, sizeof(err)) == CH_OK);
 	CH_CHECK_EQ_INT(c.producer_id_expiration_ms, 1);
 	CH_CHECK(ch_config_is_dynamic("producer.id.expiration.ms")); /* Kafka: KIP-854 */

@@ -12,11 +12,13 @@ main(void)
 	if (!conf)
 		return 1;
 	if (cohort_conf_set(conf, "session.timeout.ms", "x", err, sizeof(err)) !=
-	    COHORT_ERR__BAD_CONF || !strstr(err, "session.timeout.ms")) {
+		    COHORT_ERR__BAD_CONF ||
+	    !strstr(err, "session.timeout.ms")) {
 		fprintf(stderr, "bad value accepted\n");
 		return 1;
 	}
-	printf("libcohort %s: %s\n", cohort_version(), cohort_err_name(COHORT_ERR_FENCED_INSTANCE_ID));
+	printf("libcohort %s: %s\n", cohort_version(),
+	       cohort_err_name(COHORT_ERR_FENCED_INSTANCE_ID));
 	cohort_conf_free(conf);
 	return 0;
 }

@@ -49,7 +49,8 @@ t_set_values(void)
 	cohort_conf *c = cohort_conf_new();
 	char err[256] = "";
 	CH_CHECK_EQ_INT(cohort_conf_set(c, "bootstrap.servers", " 127.0.0.1:9092, [::1]:19092 ,b:1",
-					err, sizeof(err)), COHORT_OK);
+					err, sizeof(err)),
+			COHORT_OK);
 	CH_CHECK_EQ_INT(c->nbootstrap, 3);
 	CH_CHECK_EQ_STR(c->bootstrap[1].host, "::1");
 	CH_CHECK_EQ_INT(c->bootstrap[1].port, 19092);
@@ -63,9 +64,12 @@ t_set_values(void)
 	CH_CHECK_EQ_INT(cohort_conf_set(c, "auto.offset.reset", "Earliest", err, sizeof(err)),
 			COHORT_OK);
 	CH_CHECK_EQ_INT(c->auto_offset_reset, CL_RESET_EARLIEST);
-	CH_CHECK_EQ_INT(cohort_conf_set(c, "partition.assignment.strategy",
-					"org.apache.kafka.clients.consumer.CooperativeStickyAssignor,"
-					"roundrobin", err, sizeof(err)), COHORT_OK);
+	CH_CHECK_EQ_INT(
+		cohort_conf_set(c, "partition.assignment.strategy",
+				"org.apache.kafka.clients.consumer.CooperativeStickyAssignor,"
+				"roundrobin",
+				err, sizeof(err)),
+		COHORT_OK);
 	CH_CHECK_EQ_INT(c->nassignors, 2);
 	CH_CHECK_EQ_INT(c->assignors[0], CH_ASSIGN_COOPERATIVE_STICKY);
 	CH_CHECK_EQ_INT(c->assignors[1], CH_ASSIGN_ROUNDROBIN);
@@ -78,7 +82,8 @@ t_set_values(void)
 			COHORT_OK);
 	CH_CHECK_EQ_STR(get(c, "metadata.max.age.ms"), "9000000000");
 	/* NULL restores the default */
-	CH_CHECK_EQ_INT(cohort_conf_set(c, "session.timeout.ms", NULL, err, sizeof(err)), COHORT_OK);
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "session.timeout.ms", NULL, err, sizeof(err)),
+			COHORT_OK);
 	CH_CHECK_EQ_INT(c->session_timeout_ms, 45000);
 	CH_CHECK_EQ_INT(cohort_conf_set(c, "group.instance.id", NULL, err, sizeof(err)), COHORT_OK);
 	CH_CHECK(c->group_instance_id == NULL);
@@ -94,12 +99,14 @@ t_errors(void)
 	} bad[] = {
 		{"no.such.key", "1", "Unknown configuration key 'no.such.key'"},
 		{"session.timeout.ms", "abc",
-		 "Invalid value abc for configuration session.timeout.ms: Not a number of type INT"},
+		 "Invalid value abc for configuration session.timeout.ms: Not a number of type "
+		 "INT"},
 		{"session.timeout.ms", "2147483648",
 		 "Invalid value 2147483648 for configuration session.timeout.ms: Not a number of "
 		 "type INT"},
-		{"session.timeout.ms", "", "Invalid value  for configuration session.timeout.ms: Not "
-					   "a number of type INT"},
+		{"session.timeout.ms", "",
+		 "Invalid value  for configuration session.timeout.ms: Not "
+		 "a number of type INT"},
 		{"max.poll.records", "0",
 		 "Invalid value 0 for configuration max.poll.records: Value must be at least 1"},
 		{"fetch.min.bytes", "-1",
@@ -131,7 +138,8 @@ t_errors(void)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char before[512], err[512] = "";
 		size_t need;
-		int known = cohort_conf_get(c, bad[i].key, before, sizeof(before), &need) == COHORT_OK;
+		int known =
+			cohort_conf_get(c, bad[i].key, before, sizeof(before), &need) == COHORT_OK;
 		CH_CHECK_EQ_INT(cohort_conf_set(c, bad[i].key, bad[i].value, err, sizeof(err)),
 				COHORT_ERR__BAD_CONF);
 		if (bad[i].expect)
@@ -160,7 +168,8 @@ t_get_and_dup(void)
 	CH_CHECK_EQ_INT(cohort_conf_get(c, "client.id", small, sizeof(small), &need),
 			COHORT_ERR__INVALID_ARG);
 	CH_CHECK_EQ_INT(need, 7);
-	CH_CHECK_EQ_INT(cohort_conf_get(c, "nope", small, sizeof(small), &need), COHORT_ERR__BAD_CONF);
+	CH_CHECK_EQ_INT(cohort_conf_get(c, "nope", small, sizeof(small), &need),
+			COHORT_ERR__BAD_CONF);
 	CH_CHECK_EQ_INT(cohort_conf_set(c, "bootstrap.servers", "x:1,y:2", NULL, 0), COHORT_OK);
 	cohort_conf *d = cohort_conf_dup(c);
 	CH_CHECK_EQ_INT(cohort_conf_set(c, "client.id", "changed", NULL, 0), COHORT_OK);
@@ -190,5 +199,5 @@ t_errors_table(void)
 	CH_CHECK_EQ_STR(cohort_version(), COHORT_VERSION_STR);
 }
 
-CH_TEST_MAIN(CH_TEST(t_defaults), CH_TEST(t_set_values), CH_TEST(t_errors),
-	     CH_TEST(t_get_and_dup), CH_TEST(t_errors_table))
+CH_TEST_MAIN(CH_TEST(t_defaults), CH_TEST(t_set_values), CH_TEST(t_errors), CH_TEST(t_get_and_dup),
+	     CH_TEST(t_errors_table))

@@ -78,7 +78,9 @@ typedef struct item {
 static void
 t_heap_order_and_moves(void)
 {
-	enum { N = 2000 };
+	enum {
+		N = 2000
+	};
 	ch_heap h;
 	ch_heap_init(&h);
 	item *it = calloc(N, sizeof(*it));
@@ -111,7 +113,9 @@ t_heap_order_and_moves(void)
 static void
 t_heap_fifo_equal_deadlines(void)
 {
-	enum { N = 500 };
+	enum {
+		N = 500
+	};
 	ch_heap h;
 	ch_heap_init(&h);
 	item *it = calloc(N, sizeof(*it));
@@ -157,8 +161,7 @@ t_map_insertion_order(void)
 	}
 	CH_CHECK_EQ_INT(m.n, 1000 - 334);
 	intptr_t prev = 0;
-	ch_map_foreach(&m, e)
-	{
+	ch_map_foreach (&m, e) {
 		CH_CHECK((intptr_t)e->value > prev); /* insertion order kept */
 		prev = (intptr_t)e->value;
 	}
@@ -209,14 +212,14 @@ t_ratelog(void)
 	CH_CHECK_EQ_INT(ch_test_count(out, "\n"), 4);
 	CH_CHECK_EQ_INT(ch_test_count(out, "ERROR [test] appends to data/t-0: "), 3);
 	CH_CHECK_EQ_INT(ch_test_count(out, "INFO [test] appends to data/t-0: working again after "
-					"1500 failures in 25.5 s"),
+					   "1500 failures in 25.5 s"),
 			1);
-	CH_CHECK_EQ_INT(ch_test_count(out, ": 2 more failures in the last 10.0 s (Input/output error)"),
-			1);
+	CH_CHECK_EQ_INT(
+		ch_test_count(out, ": 2 more failures in the last 10.0 s (Input/output error)"), 1);
 	/* 589 failures in each 10 s window after the first (17 ms apart); the
 	 * 321 after the last summary are in the total only */
 	CH_CHECK_EQ_INT(ch_test_count(out, ": 589 more failures in the last 10.0 s "
-					"(No space left on device)"),
+					   "(No space left on device)"),
 			2);
 	if (ch_test_failures_)
 		fprintf(stderr, "captured:\n%s", out);
@@ -225,5 +228,5 @@ t_ratelog(void)
 
 CH_TEST_MAIN(CH_TEST(t_crc32c_vectors), CH_TEST(t_crc32c_fast_equals_tables),
 	     CH_TEST(t_group_partition), CH_TEST(t_uuid_base64), CH_TEST(t_heap_order_and_moves),
-	     CH_TEST(t_heap_fifo_equal_deadlines),
-	     CH_TEST(t_map_insertion_order), CH_TEST(t_ratelog))
+	     CH_TEST(t_heap_fifo_equal_deadlines), CH_TEST(t_map_insertion_order),
+	     CH_TEST(t_ratelog))

@@ -96,20 +96,19 @@ t_defaults(void)
 static void
 t_file_syntax(void)
 {
-	const char *path = write_file("syntax.properties",
-		"# a comment\n"
-		"   ! another comment \\\n"
-		"num.partitions=3\n"
-		"\n"
-		"  default.replication.factor : 1  \r\n"
-		"log.retention.bytes\t 12345\n"
-		"auto.create.topics.enable = FALSE\n"
-		"log.cleanup.policy = delete, \\\n"
-		"       compact\n"
-		"broker.rack = rack\\u0041\\ 1\n"
-		"log.dirs=/var/lib/cohort\n"
-		"num.partitions=4\n"
-		"message.max.bytes");
+	const char *path = write_file("syntax.properties", "# a comment\n"
+							   "   ! another comment \\\n"
+							   "num.partitions=3\n"
+							   "\n"
+							   "  default.replication.factor : 1  \r\n"
+							   "log.retention.bytes\t 12345\n"
+							   "auto.create.topics.enable = FALSE\n"
+							   "log.cleanup.policy = delete, \\\n"
+							   "       compact\n"
+							   "broker.rack = rack\\u0041\\ 1\n"
+							   "log.dirs=/var/lib/cohort\n"
+							   "num.partitions=4\n"
+							   "message.max.bytes");
 	struct ch_config c;
 	char err[512] = "";
 	ch_config_init(&c);
@@ -158,19 +157,24 @@ t_errors(void)
 	CH_CHECK(ch_config_set(&c, "num.partitions", "abc", NULL, err, sizeof(err)) == CH_ERR);
 	CH_CHECK_EQ_STR(err, "invalid value 'abc' for num.partitions: expected an integer >= 1");
 	CH_CHECK(ch_config_set(&c, "num.partitions", "0", NULL, err, sizeof(err)) == CH_ERR);
-	CH_CHECK(ch_config_set(&c, "num.partitions", "99999999999", NULL, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_config_set(&c, "num.partitions", "99999999999", NULL, err, sizeof(err)) ==
+		 CH_ERR);
 	CH_CHECK(ch_config_set(&c, "num.partitions", "1.5", NULL, err, sizeof(err)) == CH_ERR);
 	CH_CHECK(ch_config_set_arg(&c, "delete.topic.enable=yes", err, sizeof(err)) == CH_ERR);
-	CH_CHECK_EQ_STR(err, "invalid value 'yes' for delete.topic.enable: expected true or false (--set)");
+	CH_CHECK_EQ_STR(
+		err, "invalid value 'yes' for delete.topic.enable: expected true or false (--set)");
 	CH_CHECK(ch_config_set_arg(&c, "compression.type=LZ4", err, sizeof(err)) == CH_ERR);
 	CH_CHECK_EQ_STR(err, "invalid value 'LZ4' for compression.type: expected one of: "
-			"uncompressed, zstd, lz4, snappy, gzip, producer (--set)");
-	CH_CHECK(ch_config_set_arg(&c, "log.cleanup.policy=delete,shred", err, sizeof(err)) == CH_ERR);
-	CH_CHECK(ch_config_set_arg(&c, "log.cleaner.min.cleanable.ratio=1.5", err, sizeof(err)) == CH_ERR);
+			     "uncompressed, zstd, lz4, snappy, gzip, producer (--set)");
+	CH_CHECK(ch_config_set_arg(&c, "log.cleanup.policy=delete,shred", err, sizeof(err)) ==
+		 CH_ERR);
+	CH_CHECK(ch_config_set_arg(&c, "log.cleaner.min.cleanable.ratio=1.5", err, sizeof(err)) ==
+		 CH_ERR);
 	CH_CHECK_EQ_STR(err, "invalid value '1.5' for log.cleaner.min.cleanable.ratio: "
-			"expected a number between 0 and 1 (--set)");
+			     "expected a number between 0 and 1 (--set)");
 	CH_CHECK(ch_config_set_arg(&c, "log.dirs=/a,/b", err, sizeof(err)) == CH_ERR);
-	CH_CHECK_EQ_STR(err, "invalid value '/a,/b' for log.dirs: cohort supports exactly one log directory (--set)");
+	CH_CHECK_EQ_STR(err, "invalid value '/a,/b' for log.dirs: cohort supports exactly one log "
+			     "directory (--set)");
 	CH_CHECK(ch_config_set_arg(&c, "num.partitions", err, sizeof(err)) == CH_ERR);
 	CH_CHECK_EQ_STR(err, "--set expects key=value, got 'num.partitions'");
 	CH_CHECK(ch_config_set_arg(&c, "retention.ms=5", err, sizeof(err)) == CH_ERR);
@@ -285,8 +289,9 @@ t_cross_keys(void)
 {
 	const char *s1[] = {"group.min.session.timeout.ms=60000",
 			    "group.max.session.timeout.ms=30000"};
-	check_rejected(s1, 2, (const char *[]){"group.min.session.timeout.ms",
-					       "group.max.session.timeout.ms", "60000", NULL});
+	check_rejected(s1, 2,
+		       (const char *[]){"group.min.session.timeout.ms",
+					"group.max.session.timeout.ms", "60000", NULL});
 	const char *s1ok[] = {"group.min.session.timeout.ms=30000",
 			      "group.max.session.timeout.ms=30000"};
 	check_accepted(s1ok, 2);
@@ -295,10 +300,12 @@ t_cross_keys(void)
 	check_rejected(s1b, 1, (const char *[]){"group.max.session.timeout.ms", NULL});
 
 	const char *s2[] = {"default.replication.factor=3"};
-	check_rejected(s2, 1, (const char *[]){"default.replication.factor", "single broker", NULL});
+	check_rejected(s2, 1,
+		       (const char *[]){"default.replication.factor", "single broker", NULL});
 	const char *s3[] = {"offsets.topic.replication.factor=3"};
 	check_rejected(s3, 1, (const char *[]){"offsets.topic.replication.factor", NULL});
-	const char *s23ok[] = {"default.replication.factor=1", "offsets.topic.replication.factor=1"};
+	const char *s23ok[] = {"default.replication.factor=1",
+			       "offsets.topic.replication.factor=1"};
 	check_accepted(s23ok, 2);
 
 	/* Kafka: retention must be -1 or >= 1 ms, whichever key gave it */
@@ -312,15 +319,17 @@ t_cross_keys(void)
 	check_accepted(s6ok, 2);
 
 	const char *s7[] = {"log.cleaner.dedupe.buffer.size=4194304", "log.cleaner.threads=4"};
-	check_rejected(s7, 2, (const char *[]){"log.cleaner.dedupe.buffer.size",
-					       "log.cleaner.threads", NULL});
+	check_rejected(
+		s7, 2,
+		(const char *[]){"log.cleaner.dedupe.buffer.size", "log.cleaner.threads", NULL});
 	const char *s7ok[] = {"log.cleaner.dedupe.buffer.size=4194304", "log.cleaner.threads=3"};
 	check_accepted(s7ok, 2);
 
 	const char *s8[] = {"log.cleaner.min.compaction.lag.ms=100",
 			    "log.cleaner.max.compaction.lag.ms=10"};
-	check_rejected(s8, 2, (const char *[]){"log.cleaner.min.compaction.lag.ms",
-					       "log.cleaner.max.compaction.lag.ms", NULL});
+	check_rejected(s8, 2,
+		       (const char *[]){"log.cleaner.min.compaction.lag.ms",
+					"log.cleaner.max.compaction.lag.ms", NULL});
 	const char *s8ok[] = {"log.cleaner.min.compaction.lag.ms=10",
 			      "log.cleaner.max.compaction.lag.ms=10"};
 	check_accepted(s8ok, 2);
@@ -338,9 +347,11 @@ t_listeners(void)
 	CH_CHECK_EQ_STR(l.name, "PLAINTEXT");
 	CH_CHECK_EQ_STR(l.host, "::1");
 	CH_CHECK_EQ_INT(l.port, 0);
-	CH_CHECK(ch_listener_parse("PLAINTEXT://[fe80::1%eth0]:9092", &l, err, sizeof(err)) == CH_OK);
+	CH_CHECK(ch_listener_parse("PLAINTEXT://[fe80::1%eth0]:9092", &l, err, sizeof(err)) ==
+		 CH_OK);
 	CH_CHECK_EQ_STR(l.host, "fe80::1%eth0");
-	CH_CHECK(ch_listener_parse("PLAINTEXT://my-host.example.com:19092", &l, err, sizeof(err)) == CH_OK);
+	CH_CHECK(ch_listener_parse("PLAINTEXT://my-host.example.com:19092", &l, err, sizeof(err)) ==
+		 CH_OK);
 	CH_CHECK_EQ_STR(l.host, "my-host.example.com");
 	CH_CHECK(ch_listener_parse("SSL://:9093", &l, err, sizeof(err)) == CH_ERR);
 	CH_CHECK(strstr(err, "only PLAINTEXT listeners are supported") != NULL);
@@ -376,7 +387,8 @@ t_listeners(void)
 	const char *s5[] = {"listeners="};
 	CH_CHECK(ch_config_load(&c, NULL, s5, 1, err, sizeof(err)) == CH_ERR);
 	ch_config_free(&c);
-	const char *s6[] = {"listeners= PLAINTEXT://[::]:9092 ", "advertised.listeners=PLAINTEXT://:9092"};
+	const char *s6[] = {"listeners= PLAINTEXT://[::]:9092 ",
+			    "advertised.listeners=PLAINTEXT://:9092"};
 	CH_CHECK(ch_config_load(&c, NULL, s6, 2, err, sizeof(err)) == CH_OK);
 	CH_CHECK_EQ_STR(c.listener.host, "::");
 	ch_config_entry e;
@@ -437,18 +449,25 @@ t_topic_validate(void)
 	CH_CHECK(ch_topic_config_validate("retention.ms", "-1", err, sizeof(err)) == CH_OK);
 	CH_CHECK(ch_topic_config_validate("retention.ms", "-2", err, sizeof(err)) == CH_ERR);
 	/* Kafka's ConfigDef wording: clients print it. */
-	CH_CHECK_EQ_STR(err, "Invalid value -2 for configuration retention.ms: Value must be at least -1");
+	CH_CHECK_EQ_STR(
+		err, "Invalid value -2 for configuration retention.ms: Value must be at least -1");
 	CH_CHECK(ch_topic_config_validate("retention.ms", "abc", err, sizeof(err)) == CH_ERR);
 	CH_CHECK(ch_topic_config_validate("foo.bar", "1", err, sizeof(err)) == CH_ERR);
 	CH_CHECK_EQ_STR(err, "Unknown topic config name: foo.bar");
 	CH_CHECK(ch_topic_config_validate("cleanup.policy", NULL, err, sizeof(err)) == CH_ERR);
-	CH_CHECK(ch_topic_config_validate("cleanup.policy", "compact,delete", err, sizeof(err)) == CH_OK);
-	CH_CHECK(ch_topic_config_validate("cleanup.policy", "compacted", err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_topic_config_validate("cleanup.policy", "compact,delete", err, sizeof(err)) ==
+		 CH_OK);
+	CH_CHECK(ch_topic_config_validate("cleanup.policy", "compacted", err, sizeof(err)) ==
+		 CH_ERR);
 	CH_CHECK(ch_topic_config_validate("segment.bytes", "13", err, sizeof(err)) == CH_ERR);
-	CH_CHECK(ch_topic_config_validate("segment.bytes", "2147483648", err, sizeof(err)) == CH_ERR);
-	CH_CHECK(ch_topic_config_validate("message.timestamp.type", "LogAppendTime", err, sizeof(err)) == CH_OK);
-	CH_CHECK(ch_topic_config_validate("message.timestamp.type", "logappendtime", err, sizeof(err)) == CH_ERR);
-	CH_CHECK(ch_topic_config_validate("min.cleanable.dirty.ratio", "0.1", err, sizeof(err)) == CH_OK);
+	CH_CHECK(ch_topic_config_validate("segment.bytes", "2147483648", err, sizeof(err)) ==
+		 CH_ERR);
+	CH_CHECK(ch_topic_config_validate("message.timestamp.type", "LogAppendTime", err,
+					  sizeof(err)) == CH_OK);
+	CH_CHECK(ch_topic_config_validate("message.timestamp.type", "logappendtime", err,
+					  sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_topic_config_validate("min.cleanable.dirty.ratio", "0.1", err, sizeof(err)) ==
+		 CH_OK);
 	CH_CHECK(ch_topic_config_validate("preallocate", "maybe", err, sizeof(err)) == CH_ERR);
 	CH_CHECK(ch_topic_config_validate("log.retention.ms", "1", err, sizeof(err)) == CH_ERR);
 	CH_CHECK(ch_topic_config_is_known("segment.ms"));
@@ -458,7 +477,8 @@ t_topic_validate(void)
 	CH_CHECK(ch_topic_configs_validate(dup, 2, err, sizeof(err)) == CH_ERR);
 	ch_topic_kv lag[] = {{"min.compaction.lag.ms", "100"}, {"max.compaction.lag.ms", "10"}};
 	CH_CHECK(ch_topic_configs_validate(lag, 2, err, sizeof(err)) == CH_ERR);
-	ch_topic_kv ok[] = {{"min.compaction.lag.ms", "1"}, {"max.compaction.lag.ms", "10"},
+	ch_topic_kv ok[] = {{"min.compaction.lag.ms", "1"},
+			    {"max.compaction.lag.ms", "10"},
 			    {"cleanup.policy", "compact"}};
 	CH_CHECK(ch_topic_configs_validate(ok, 3, err, sizeof(err)) == CH_OK);
 }
@@ -482,7 +502,8 @@ t_topic_defaults(void)
 	CH_CHECK(tc.flush_ms == INT64_MAX);
 	CH_CHECK(tc.min_cleanable_dirty_ratio == 0.5);
 
-	ch_topic_kv ov[] = {{"retention.ms", "5000"}, {"cleanup.policy", "compact"},
+	ch_topic_kv ov[] = {{"retention.ms", "5000"},
+			    {"cleanup.policy", "compact"},
 			    {"max.message.bytes", " 100 "}};
 	ch_topic_config_resolve(&c, ov, 3, &tc);
 	CH_CHECK_EQ_INT(tc.retention_ms, 5000);
@@ -539,28 +560,36 @@ t_dynamic_layers(void)
 	const char *s[] = {"log.retention.ms=1000", "message.max.bytes=2000"};
 	CH_CHECK(ch_config_load(&c, NULL, s, 2, err, sizeof(err)) == CH_OK);
 	CH_CHECK(ch_config_is_dynamic("log.retention.ms") && !ch_config_is_dynamic("node.id"));
-	CH_CHECK(!ch_config_is_dynamic("log.retention.hours") && !ch_config_is_dynamic("listeners"));
+	CH_CHECK(!ch_config_is_dynamic("log.retention.hours") &&
+		 !ch_config_is_dynamic("listeners"));
 	CH_CHECK(ch_config_is_list("log.cleanup.policy") && !ch_config_is_list("log.retention.ms"));
-	CH_CHECK(ch_topic_config_is_list("cleanup.policy") && !ch_topic_config_is_list("segment.ms"));
+	CH_CHECK(ch_topic_config_is_list("cleanup.policy") &&
+		 !ch_topic_config_is_list("segment.ms"));
 	CH_CHECK_EQ_STR(ch_topic_config_default("cleanup.policy"), "delete");
 
 	ch_topic_kv bad1[] = {{"node.id", "2"}, {"log.dirs", "/x"}};
-	CH_CHECK(ch_config_check_dynamic(&c, CH_CONFIG_LAYER_BROKER, bad1, 2, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_config_check_dynamic(&c, CH_CONFIG_LAYER_BROKER, bad1, 2, err, sizeof(err)) ==
+		 CH_ERR);
 	CH_CHECK_EQ_STR(err, "Cannot update these configs dynamically: [node.id, log.dirs]");
 	ch_topic_kv bad2[] = {{"log.retention.ms", "soon"}};
-	CH_CHECK(ch_config_check_dynamic(&c, CH_CONFIG_LAYER_BROKER, bad2, 1, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_config_check_dynamic(&c, CH_CONFIG_LAYER_BROKER, bad2, 1, err, sizeof(err)) ==
+		 CH_ERR);
 	CH_CHECK(strstr(err, "Invalid value soon for configuration log.retention.ms") == err);
 	ch_topic_kv bad3[] = {{"no.such", "1"}};
-	CH_CHECK(ch_config_check_dynamic(&c, CH_CONFIG_LAYER_DEFAULT, bad3, 1, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_config_check_dynamic(&c, CH_CONFIG_LAYER_DEFAULT, bad3, 1, err, sizeof(err)) ==
+		 CH_ERR);
 	CH_CHECK_EQ_STR(err, "Unknown broker config name: no.such");
 
 	ch_topic_kv dflt[] = {{"log.retention.ms", "5000"}, {"message.max.bytes", " 3000 "}};
 	ch_topic_kv mine[] = {{"log.retention.ms", "7000"}};
-	CH_CHECK(ch_config_check_dynamic(&c, CH_CONFIG_LAYER_DEFAULT, dflt, 2, err, sizeof(err)) == CH_OK);
-	CH_CHECK(ch_config_set_dynamic(&c, CH_CONFIG_LAYER_DEFAULT, dflt, 2, err, sizeof(err)) == CH_OK);
+	CH_CHECK(ch_config_check_dynamic(&c, CH_CONFIG_LAYER_DEFAULT, dflt, 2, err, sizeof(err)) ==
+		 CH_OK);
+	CH_CHECK(ch_config_set_dynamic(&c, CH_CONFIG_LAYER_DEFAULT, dflt, 2, err, sizeof(err)) ==
+		 CH_OK);
 	CH_CHECK_EQ_INT(c.log_retention_ms, 5000);
 	CH_CHECK_EQ_INT(c.message_max_bytes, 3000);
-	CH_CHECK(ch_config_set_dynamic(&c, CH_CONFIG_LAYER_BROKER, mine, 1, err, sizeof(err)) == CH_OK);
+	CH_CHECK(ch_config_set_dynamic(&c, CH_CONFIG_LAYER_BROKER, mine, 1, err, sizeof(err)) ==
+		 CH_OK);
 	CH_CHECK_EQ_INT(c.log_retention_ms, 7000); /* this broker's layer wins */
 	ch_config_entry e, syn[8];
 	CH_CHECK(ch_config_describe(&c, "log.retention.ms", &e) == CH_OK);
@@ -590,17 +619,21 @@ t_dynamic_layers(void)
 		n++;
 	CH_CHECK_EQ_INT(n, 2);
 	/* Emptied layers: back to the static values. */
-	CH_CHECK(ch_config_set_dynamic(&c, CH_CONFIG_LAYER_BROKER, NULL, 0, err, sizeof(err)) == CH_OK);
-	CH_CHECK(ch_config_set_dynamic(&c, CH_CONFIG_LAYER_DEFAULT, NULL, 0, err, sizeof(err)) == CH_OK);
+	CH_CHECK(ch_config_set_dynamic(&c, CH_CONFIG_LAYER_BROKER, NULL, 0, err, sizeof(err)) ==
+		 CH_OK);
+	CH_CHECK(ch_config_set_dynamic(&c, CH_CONFIG_LAYER_DEFAULT, NULL, 0, err, sizeof(err)) ==
+		 CH_OK);
 	CH_CHECK(c.log_retention_ms == 1000 && c.message_max_bytes == 2000);
 	/* A stored entry this build refuses is skipped, the rest applies. */
 	ch_topic_kv mixed[] = {{"node.id", "3"}, {"message.max.bytes", "4000"}};
-	CH_CHECK(ch_config_set_dynamic(&c, CH_CONFIG_LAYER_BROKER, mixed, 2, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_config_set_dynamic(&c, CH_CONFIG_LAYER_BROKER, mixed, 2, err, sizeof(err)) ==
+		 CH_ERR);
 	CH_CHECK(strstr(err, "node.id") != NULL);
 	CH_CHECK(c.node_id == 1 && c.message_max_bytes == 4000);
 	ch_config_free(&c);
 }
 
-CH_TEST_MAIN(CH_TEST(t_defaults), CH_TEST(t_dynamic_layers), CH_TEST(t_file_syntax), CH_TEST(t_errors),
-	     CH_TEST(t_set_overrides_file), CH_TEST(t_synonyms), CH_TEST(t_cross_keys), CH_TEST(t_listeners),
-	     CH_TEST(t_describe), CH_TEST(t_topic_validate), CH_TEST(t_topic_defaults))
+CH_TEST_MAIN(CH_TEST(t_defaults), CH_TEST(t_dynamic_layers), CH_TEST(t_file_syntax),
+	     CH_TEST(t_errors), CH_TEST(t_set_overrides_file), CH_TEST(t_synonyms),
+	     CH_TEST(t_cross_keys), CH_TEST(t_listeners), CH_TEST(t_describe),
+	     CH_TEST(t_topic_validate), CH_TEST(t_topic_defaults))

@@ -21,7 +21,7 @@
 
 typedef struct ttimer {
 	ch_timer t;
-	int64_t want;  /* expected deadline */
+	int64_t want; /* expected deadline */
 	bool cancelled;
 	int fired;
 } ttimer;

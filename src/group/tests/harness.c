@@ -178,7 +178,8 @@ copy_commit(h_req *r, const ch_OffsetCommitResponse *m)
 		const ch_OffsetCommitResponse_OffsetCommitResponseTopic *t = &m->Topics[i];
 		for (int32_t j = 0; j < t->Partitions_n; j++) {
 			h_row *w = add_row(r);
-			cpy(w->group, sizeof(w->group), r->req_group, (int32_t)strlen(r->req_group));
+			cpy(w->group, sizeof(w->group), r->req_group,
+			    (int32_t)strlen(r->req_group));
 			cpy_str(w->topic, sizeof(w->topic), t->Name);
 			w->partition = t->Partitions[j].PartitionIndex;
 			w->error = t->Partitions[j].ErrorCode;
@@ -195,7 +196,7 @@ copy_fetch(h_req *r, const ch_OffsetFetchResponse *m)
 			const ch_OffsetFetchResponse_OffsetFetchResponseTopic *t = &m->Topics[i];
 			for (int32_t j = 0; j < t->Partitions_n; j++) {
 				const ch_OffsetFetchResponse_OffsetFetchResponsePartition *p =
-				    &t->Partitions[j];
+					&t->Partitions[j];
 				h_row *w = add_row(r);
 				cpy(w->group, sizeof(w->group), r->req_group,
 				    (int32_t)strlen(r->req_group));
@@ -220,7 +221,7 @@ copy_fetch(h_req *r, const ch_OffsetFetchResponse *m)
 			const ch_OffsetFetchResponse_OffsetFetchResponseTopics *t = &gr->Topics[i];
 			for (int32_t j = 0; j < t->Partitions_n; j++) {
 				const ch_OffsetFetchResponse_OffsetFetchResponsePartitions *p =
-				    &t->Partitions[j];
+					&t->Partitions[j];
 				h_row *w = add_row(r);
 				cpy_str(w->group, sizeof(w->group), gr->GroupId);
 				cpy_str(w->topic, sizeof(w->topic), t->Name);
@@ -320,17 +321,38 @@ op_respond(void *ud, void *token, const void *resp)
 	}
 	r->resp_at = h->now;
 	switch (r->api) {
-	case H_JOIN: copy_join(r, resp); break;
-	case H_SYNC: copy_sync(r, resp); break;
-	case H_HEARTBEAT: r->error = ((const ch_HeartbeatResponse *)resp)->ErrorCode; break;
-	case H_LEAVE: copy_leave(r, resp); break;
-	case H_OFFSET_COMMIT: copy_commit(r, resp); break;
-	case H_OFFSET_FETCH: copy_fetch(r, resp); break;
-	case H_LIST: copy_list(r, resp); break;
-	case H_DESCRIBE: copy_describe(r, resp); break;
-	case H_DELETE_GROUPS: copy_delete(r, resp); break;
-	case H_OFFSET_DELETE: copy_offset_delete(r, resp); break;
-	default: abort();
+	case H_JOIN:
+		copy_join(r, resp);
+		break;
+	case H_SYNC:
+		copy_sync(r, resp);
+		break;
+	case H_HEARTBEAT:
+		r->error = ((const ch_HeartbeatResponse *)resp)->ErrorCode;
+		break;
+	case H_LEAVE:
+		copy_leave(r, resp);
+		break;
+	case H_OFFSET_COMMIT:
+		copy_commit(r, resp);
+		break;
+	case H_OFFSET_FETCH:
+		copy_fetch(r, resp);
+		break;
+	case H_LIST:
+		copy_list(r, resp);
+		break;
+	case H_DESCRIBE:
+		copy_describe(r, resp);
+		break;
+	case H_DELETE_GROUPS:
+		copy_delete(r, resp);
+		break;
+	case H_OFFSET_DELETE:
+		copy_offset_delete(r, resp);
+		break;
+	default:
+		abort();
 	}
 	r->resp_seq = ++h->resp_seq;
 	if (h->on_respond)
@@ -440,13 +462,13 @@ env_new(const ch_coord_config *cfg, int64_t start, bool loaded)
 		ch_coord_config_defaults(&h->cfg);
 	h->now = start;
 	ch_coord_ops ops = {
-	    .ud = h,
-	    .respond = op_respond,
-	    .append = op_append,
-	    .check_partition = op_check_partition,
-	    .random_uuid = op_uuid,
-	    .log = op_log,
-	    .log_enabled = op_log_enabled,
+		.ud = h,
+		.respond = op_respond,
+		.append = op_append,
+		.check_partition = op_check_partition,
+		.random_uuid = op_uuid,
+		.log = op_log,
+		.log_enabled = op_log_enabled,
 	};
 	h->in_call = true;
 	h->c = ch_coord_new(&h->cfg, &ops, start);
@@ -593,7 +615,8 @@ h_advance_to(h_env *h, int64_t t)
 				/* a deadline that does not move is a livelock */
 				static int warned;
 				if (!warned++)
-					fprintf(stderr, "harness: deadline %lld not advanced by tick\n",
+					fprintf(stderr,
+						"harness: deadline %lld not advanced by tick\n",
 						(long long)ch_coord_next_deadline(h->c));
 				h->violations++;
 				break;
@@ -733,7 +756,8 @@ h_decode_assignment(const uint8_t *p, int32_t len, char *topic, size_t tcap, int
 	if (ch_ConsumerProtocolAssignment_decode(&r, &ar, v, &a) == 0) {
 		n = 0;
 		for (int32_t i = 0; i < a.AssignedPartitions_n; i++) {
-			const ch_ConsumerProtocolAssignment_TopicPartition *tp = &a.AssignedPartitions[i];
+			const ch_ConsumerProtocolAssignment_TopicPartition *tp =
+				&a.AssignedPartitions[i];
 			if (topic && i == 0)
 				cpy_str(topic, tcap, tp->Topic);
 			for (int32_t j = 0; j < tp->Partitions_n; j++)
@@ -754,8 +778,8 @@ h_join(h_env *h, const h_join_args *a)
 	ch_JoinGroupRequest_init(&rq);
 	rq.GroupId = cstr(str_or_empty(a->group));
 	rq.SessionTimeoutMs = a->session_ms ? a->session_ms : 10000;
-	rq.RebalanceTimeoutMs = v >= 1 ? (a->rebalance_ms ? a->rebalance_ms : 30000)
-				       : rq.SessionTimeoutMs;
+	rq.RebalanceTimeoutMs =
+		v >= 1 ? (a->rebalance_ms ? a->rebalance_ms : 30000) : rq.SessionTimeoutMs;
 	rq.MemberId = cstr(str_or_empty(a->member));
 	rq.GroupInstanceId = a->instance ? cstr(a->instance) : CH_STR_NULL;
 	rq.ProtocolType = cstr(a->ptype ? a->ptype : "consumer");
@@ -784,12 +808,13 @@ h_join(h_env *h, const h_join_args *a)
 	cpy(r->req_group, sizeof(r->req_group), rq.GroupId.p, rq.GroupId.len);
 	cpy(r->req_member, sizeof(r->req_member), rq.MemberId.p, rq.MemberId.len);
 	h->in_call = true;
-	ch_coord_join(h->c, &(ch_coord_req){.now = h->now,
-					    .token = r,
-					    .version = v,
-					    .body = &rq,
-					    .client_id = cstr(a->client_id ? a->client_id : "client"),
-					    .client_host = "/127.0.0.1"});
+	ch_coord_join(h->c,
+		      &(ch_coord_req){.now = h->now,
+				      .token = r,
+				      .version = v,
+				      .body = &rq,
+				      .client_id = cstr(a->client_id ? a->client_id : "client"),
+				      .client_host = "/127.0.0.1"});
 	after_call(h, "join");
 	return r;
 }
@@ -814,8 +839,8 @@ h_sync(h_env *h, const h_sync_args *a)
 		as = xcalloc((size_t)a->nassign, sizeof(*as));
 	for (int i = 0; i < a->nassign; i++) {
 		as[i].MemberId = cstr(src[i].member);
-		as[i].Assignment = (ch_bytes){src[i].data ? src[i].data : (const uint8_t *)"",
-					      src[i].len};
+		as[i].Assignment =
+			(ch_bytes){src[i].data ? src[i].data : (const uint8_t *)"", src[i].len};
 	}
 	rq.Assignments = as;
 	rq.Assignments_n = a->nassign;
@@ -845,7 +870,8 @@ h_heartbeat(h_env *h, const h_hb_args *a)
 	cpy(r->req_member, sizeof(r->req_member), rq.MemberId.p, rq.MemberId.len);
 	r->req_generation = a->gen;
 	h->in_call = true;
-	ch_coord_heartbeat(h->c, &(ch_coord_req){.now = h->now, .token = r, .version = v, .body = &rq});
+	ch_coord_heartbeat(h->c,
+			   &(ch_coord_req){.now = h->now, .token = r, .version = v, .body = &rq});
 	after_call(h, "heartbeat");
 	return r;
 }
@@ -867,9 +893,9 @@ h_leave(h_env *h, const h_leave_args *a)
 		for (int i = 0; i < a->nmembers; i++) {
 			ms[i].MemberId = cstr(str_or_empty(a->members[i].member));
 			ms[i].GroupInstanceId =
-			    a->members[i].instance ? cstr(a->members[i].instance) : CH_STR_NULL;
-			ms[i].Reason = a->members[i].reason ? cstr(a->members[i].reason)
-							    : CH_STR_NULL;
+				a->members[i].instance ? cstr(a->members[i].instance) : CH_STR_NULL;
+			ms[i].Reason =
+				a->members[i].reason ? cstr(a->members[i].reason) : CH_STR_NULL;
 		}
 		rq.Members = ms;
 		rq.Members_n = a->nmembers;
@@ -910,7 +936,7 @@ h_commit(h_env *h, const h_commit_args *a)
 			nt++;
 		}
 		ch_OffsetCommitRequest_OffsetCommitRequestPartition *p =
-		    &ps[t][ts[t].Partitions_n++];
+			&ps[t][ts[t].Partitions_n++];
 		memset(p, 0, sizeof(*p));
 		p->PartitionIndex = o->partition;
 		p->CommittedOffset = o->offset;
@@ -929,7 +955,8 @@ h_commit(h_env *h, const h_commit_args *a)
 	cpy(r->req_member, sizeof(r->req_member), rq.MemberId.p, rq.MemberId.len);
 	r->req_generation = a->gen;
 	h->in_call = true;
-	ch_coord_commit(h->c, &(ch_coord_req){.now = h->now, .token = r, .version = v, .body = &rq});
+	ch_coord_commit(h->c,
+			&(ch_coord_req){.now = h->now, .token = r, .version = v, .body = &rq});
 	after_call(h, "commit");
 	return r;
 }
@@ -1037,7 +1064,8 @@ h_describe(h_env *h, int vv, const char *const *groups, int n)
 	rq.Groups = gs;
 	rq.Groups_n = n;
 	h->in_call = true;
-	ch_coord_describe(h->c, &(ch_coord_req){.now = h->now, .token = r, .version = v, .body = &rq});
+	ch_coord_describe(h->c,
+			  &(ch_coord_req){.now = h->now, .token = r, .version = v, .body = &rq});
 	after_call(h, "describe");
 	return r;
 }
@@ -1055,7 +1083,8 @@ h_delete_groups(h_env *h, int vv, const char *const *groups, int n)
 	rq.GroupsNames = gs;
 	rq.GroupsNames_n = n;
 	h->in_call = true;
-	ch_coord_delete_groups(h->c, &(ch_coord_req){.now = h->now, .token = r, .version = v, .body = &rq});
+	ch_coord_delete_groups(
+		h->c, &(ch_coord_req){.now = h->now, .token = r, .version = v, .body = &rq});
 	after_call(h, "delete_groups");
 	return r;
 }
@@ -1081,7 +1110,8 @@ h_offset_delete(h_env *h, const char *group, const h_tp *topics, int ntopics)
 	rq.Topics_n = ntopics;
 	cpy(r->req_group, sizeof(r->req_group), group, (int32_t)strlen(group));
 	h->in_call = true;
-	ch_coord_offset_delete(h->c, &(ch_coord_req){.now = h->now, .token = r, .version = 0, .body = &rq});
+	ch_coord_offset_delete(
+		h->c, &(ch_coord_req){.now = h->now, .token = r, .version = 0, .body = &rq});
 	after_call(h, "offset_delete");
 	return r;
 }
@@ -1246,13 +1276,13 @@ h_restart(h_env *h)
 	h->crashing = false;
 	ch_coord_config cfg = h->cfg;
 	ch_coord_ops ops = {
-	    .ud = h,
-	    .respond = op_respond,
-	    .append = op_append,
-	    .check_partition = op_check_partition,
-	    .random_uuid = op_uuid,
-	    .log = op_log,
-	    .log_enabled = op_log_enabled,
+		.ud = h,
+		.respond = op_respond,
+		.append = op_append,
+		.check_partition = op_check_partition,
+		.random_uuid = op_uuid,
+		.log = op_log,
+		.log_enabled = op_log_enabled,
 	};
 	h->c = ch_coord_new(&cfg, &ops, h->now);
 	begin_loads(h);
@@ -1384,8 +1414,8 @@ h_form_group(h_env *h, const char *group, int n, char ids[][H_STR])
 	char cid[32];
 	for (int i = 0; i < n; i++) {
 		snprintf(cid, sizeof(cid), "c%d", i);
-		joins[i] = h_join_full(h, &(h_join_args){.v = H_V(5), .group = group,
-							 .client_id = cid});
+		joins[i] = h_join_full(
+			h, &(h_join_args){.v = H_V(5), .group = group, .client_id = cid});
 	}
 	h_wait(h, joins, n, 60000);
 	const char *leader = NULL;
@@ -1400,7 +1430,8 @@ h_form_group(h_env *h, const char *group, int n, char ids[][H_STR])
 	static char names[64][8];
 	for (int i = 0; i < n; i++) {
 		snprintf(names[i], sizeof(names[i]), "A%d", i);
-		sa.assign[i] = (h_assign){ids[i], (const uint8_t *)names[i], (int32_t)strlen(names[i])};
+		sa.assign[i] =
+			(h_assign){ids[i], (const uint8_t *)names[i], (int32_t)strlen(names[i])};
 	}
 	sa.nassign = n;
 	h_req *syncs[64];

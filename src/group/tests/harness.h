@@ -121,10 +121,10 @@ typedef struct h_env {
 	ch_coord_config cfg;
 	int64_t now;
 	/* appends */
-	int64_t append_delay;    /* virtual ms before completion (0: right after the call) */
-	int16_t fail_next;       /* error for the next append(s) */
-	int fail_count;          /* how many appends get fail_next */
-	bool hold_appends;       /* don't complete until h_release_appends */
+	int64_t append_delay; /* virtual ms before completion (0: right after the call) */
+	int16_t fail_next;    /* error for the next append(s) */
+	int fail_count;       /* how many appends get fail_next */
+	bool hold_appends;    /* don't complete until h_release_appends */
 	h_append *appends;
 	size_t nappends, cap_appends;
 	h_record *recs; /* every record ever appended, in order */

@@ -122,7 +122,12 @@ ps_or(pset *a, const pset *b)
 
 /* ---- model ------------------------------------------------------------------- */
 
-enum { C_OFF, C_JOIN, C_SYNC, C_STABLE };
+enum {
+	C_OFF,
+	C_JOIN,
+	C_SYNC,
+	C_STABLE
+};
 
 typedef struct slot {
 	h_req *r;
@@ -132,7 +137,14 @@ typedef struct slot {
 	int64_t broken_at;
 } slot;
 
-enum { K_JOIN = 1, K_SYNC, K_HB, K_COMMIT, K_LEAVE, K_PROBE };
+enum {
+	K_JOIN = 1,
+	K_SYNC,
+	K_HB,
+	K_COMMIT,
+	K_LEAVE,
+	K_PROBE
+};
 
 /* What the simulator knows of a request (h_req.user). */
 typedef struct rinfo {
@@ -148,8 +160,8 @@ typedef struct rinfo {
 
 typedef struct cons {
 	int idx;
-	bool alive;  /* runs its loop */
-	bool zombie; /* an old static instance that was replaced */
+	bool alive;        /* runs its loop */
+	bool zombie;       /* an old static instance that was replaced */
 	int64_t fenced_at; /* zombie: when the new instance joined */
 	bool is_static;
 	char inst[16];
@@ -158,7 +170,7 @@ typedef struct cons {
 	int32_t max_gen_seen;
 	int st;
 	int jv, sv, hv, cv, lv;
-	slot main;   /* join / sync / leave */
+	slot main; /* join / sync / leave */
 	slot hb;
 	slot commit;
 	slot probe;
@@ -201,7 +213,7 @@ static struct {
 	bool verbose;
 	/* counters */
 	int n_join, n_sync, n_hb, n_commit_ok, n_commit_rej, n_crash, n_leave, n_static,
-	    n_zombie_fenced, n_probe, n_new, n_restart, n_dup, n_lost, n_fetch_checks;
+		n_zombie_fenced, n_probe, n_new, n_restart, n_dup, n_lost, n_fetch_checks;
 	h_req **all;
 	size_t nall, capall;
 	rinfo *infos;
@@ -301,8 +313,11 @@ static rinfo *cur_info; /* the commit being sent (its response may come at once)
 static void
 send_join_as(cons *c, const char *member, slot *s, int kind)
 {
-	h_join_args a = {.v = H_V(c->jv), .group = G, .member = member,
-			 .instance = c->is_static ? c->inst : NULL, .session_ms = SESSION,
+	h_join_args a = {.v = H_V(c->jv),
+			 .group = G,
+			 .member = member,
+			 .instance = c->is_static ? c->inst : NULL,
+			 .session_ms = SESSION,
 			 .rebalance_ms = REBALANCE};
 	static const char *const topics[] = {TOPIC, NULL};
 	h_blob sub = h_subscription(S.h, 0, topics);
@@ -337,7 +352,10 @@ send_join(cons *c)
 static void
 send_commit(cons *c, int32_t gen, bool probe)
 {
-	h_commit_args a = {.v = H_V(c->cv), .group = G, .member = c->member, .gen = gen,
+	h_commit_args a = {.v = H_V(c->cv),
+			   .group = G,
+			   .member = c->member,
+			   .gen = gen,
 			   .instance = c->is_static ? c->inst : NULL};
 	int n = 0;
 	for (int p = 0; p < S.parts && n < 16; p++)
@@ -367,16 +385,17 @@ send_commit(cons *c, int32_t gen, bool probe)
 static void
 send_hb(cons *c, int32_t gen, bool probe)
 {
-	h_req *r = h_heartbeat(S.h, &(h_hb_args){.v = H_V(c->hv), .group = G, .member = c->member,
-						  .gen = gen,
-						  .instance = c->is_static ? c->inst : NULL});
+	h_req *r = h_heartbeat(S.h, &(h_hb_args){.v = H_V(c->hv),
+						 .group = G,
+						 .member = c->member,
+						 .gen = gen,
+						 .instance = c->is_static ? c->inst : NULL});
 	send(c, probe ? &c->probe : &c->hb, probe ? K_PROBE : K_HB, r);
 	if (!probe)
 		S.n_hb++;
 }
 
-static void
-die(cons *c);
+static void die(cons *c);
 
 static void
 rejoin(cons *c, bool reset_member, int64_t delay)
@@ -404,8 +423,12 @@ static h_req *
 leader_sync(cons *c, const char *member, int32_t gen)
 {
 	gen_rec *gr = gen_get(gen);
-	h_sync_args sa = {.v = H_V(c->sv), .group = G, .member = member, .gen = gen,
-			  .instance = c->is_static ? c->inst : NULL, .ptype = "consumer",
+	h_sync_args sa = {.v = H_V(c->sv),
+			  .group = G,
+			  .member = member,
+			  .gen = gen,
+			  .instance = c->is_static ? c->inst : NULL,
+			  .ptype = "consumer",
 			  .pname = "roundrobin"};
 	int n = gr ? gr->n : 0;
 	h_assign *as = calloc((size_t)(n ? n : 1), sizeof(*as));
@@ -456,7 +479,8 @@ lead(cons *c, const h_req *j)
 				const h_row *w = &j->rows[order[i]];
 				snprintf(gr->member[i], H_STR, "%s", w->member_id);
 				snprintf(gr->inst[i], sizeof(gr->inst[i]), "%s",
-					 w->instance_id.len > 0 ? (const char *)w->instance_id.p : "");
+					 w->instance_id.len > 0 ? (const char *)w->instance_id.p
+								: "");
 			}
 			for (int p = 0; p < S.parts && n > 0; p++)
 				ps_add(&gr->mask[p % n], p);
@@ -476,9 +500,13 @@ lead(cons *c, const h_req *j)
 static h_req *
 follower_sync(cons *c, const char *member, int32_t gen)
 {
-	return h_sync(S.h, &(h_sync_args){.v = H_V(c->sv), .group = G, .member = member,
-					  .gen = gen, .instance = c->is_static ? c->inst : NULL,
-					  .ptype = "consumer", .pname = "roundrobin"});
+	return h_sync(S.h, &(h_sync_args){.v = H_V(c->sv),
+					  .group = G,
+					  .member = member,
+					  .gen = gen,
+					  .instance = c->is_static ? c->inst : NULL,
+					  .ptype = "consumer",
+					  .pname = "roundrobin"});
 }
 
 static void
@@ -594,7 +622,8 @@ on_respond(h_env *h, h_req *r)
 			if (r->rows[i].error != 0)
 				continue;
 			if (in->must_fail)
-				fail("a commit by a fenced or stale member %s was accepted (gen %lld)",
+				fail("a commit by a fenced or stale member %s was accepted (gen "
+				     "%lld)",
 				     r->req_member, r->req_generation);
 			for (int k = 0; k < in->n; k++)
 				if (in->part[k] == r->rows[i].partition)
@@ -618,7 +647,8 @@ on_join(cons *c, const h_req *r)
 	switch (r->error) {
 	case 0:
 		if (r->generation < c->max_gen_seen)
-			fail("consumer %s saw its generation go back to %lld", c->member, r->generation);
+			fail("consumer %s saw its generation go back to %lld", c->member,
+			     r->generation);
 		if (r->generation > c->max_gen_seen)
 			c->max_gen_seen = r->generation;
 		strcpy(c->member, r->member_id);
@@ -747,17 +777,27 @@ deliver(cons *c, slot *s)
 		return;
 	}
 	switch (kind) {
-	case K_JOIN: on_join(c, r); break;
-	case K_SYNC: on_sync(c, r); break;
-	case K_HB: on_hb(c, r); break;
-	case K_COMMIT: on_commit(c, r); break;
+	case K_JOIN:
+		on_join(c, r);
+		break;
+	case K_SYNC:
+		on_sync(c, r);
+		break;
+	case K_HB:
+		on_hb(c, r);
+		break;
+	case K_COMMIT:
+		on_commit(c, r);
+		break;
 	case K_PROBE:
 		if (r->api == H_OFFSET_COMMIT)
 			on_commit(c, r);
 		else if (r->api == H_SYNC && r->error == 0)
 			check_sync_assignment(c, r, false);
 		break;
-	case K_LEAVE: die(c); break;
+	case K_LEAVE:
+		die(c);
+		break;
 	}
 }
 
@@ -874,7 +914,8 @@ check_offsets(const char *when)
 			char what[96];
 			snprintf(what, sizeof(what), "%s, v%d, partition %d: want %lld", when, v, p,
 				 (long long)S.acked[p]);
-			fail("an acknowledged commit is not what OffsetFetch returns (%s): got %lld",
+			fail("an acknowledged commit is not what OffsetFetch returns (%s): got "
+			     "%lld",
 			     what, got);
 			return;
 		}
@@ -896,8 +937,8 @@ restart(void)
 	 * have been told its assignment for them */
 	for (int32_t g = loaded + 1; g < MAXGEN; g++) {
 		if (S.gens[g] && S.gens[g]->nown > 0)
-			fail("SyncGroup of generation (%s) %lld was answered but lost in a restart", "",
-			     g);
+			fail("SyncGroup of generation (%s) %lld was answered but lost in a restart",
+			     "", g);
 		gen_free(g);
 	}
 	if (S.max_group_gen > loaded)
@@ -1048,10 +1089,11 @@ disrupt(void)
 		}
 	} else if (e < 25) { /* graceful leave (dynamic members only, as clients do) */
 		if ((c = pick_live(false)) && !c->is_static && c->member[0]) {
-			h_req *r = h_leave(S.h, &(h_leave_args){.v = H_V(c->lv), .group = G,
-								 .member = c->member,
-								 .members = {{.member = c->member}},
-								 .nmembers = 1});
+			h_req *r = h_leave(S.h, &(h_leave_args){.v = H_V(c->lv),
+								.group = G,
+								.member = c->member,
+								.members = {{.member = c->member}},
+								.nmembers = 1});
 			send(c, &c->probe, K_LEAVE, r);
 			die(c);
 			S.n_leave++;
@@ -1234,8 +1276,8 @@ run_seed(uint64_t seed, bool verbose)
 	/* every request has exactly one response, unless lost in a restart */
 	for (size_t i = 0; i < S.nall; i++)
 		if (S.all[i]->lost ? S.all[i]->nresp != 0 : S.all[i]->nresp != 1) {
-			fail("a request (api %s%lld) has no single response", "", S.all[i]->api * 100 +
-				  S.all[i]->nresp);
+			fail("a request (api %s%lld) has no single response", "",
+			     S.all[i]->api * 100 + S.all[i]->nresp);
 			break;
 		}
 	if (!S.failures && !S.h->violations) {
@@ -1253,15 +1295,17 @@ run_seed(uint64_t seed, bool verbose)
 	int bad = S.failures + S.h->violations;
 	if (bad && verbose) {
 		printf("  end: pending_appends=%zu\n", h_pending_appends(S.h));
-		printf("  end: now=%lld next_deadline=%lld pending_members=%d members=%d leader=%s\n",
-		       (long long)S.h->now, (long long)ch_coord_next_deadline(S.h->c), gi.pending_members,
-		       gi.members, gi.leader ? gi.leader : "-");
+		printf("  end: now=%lld next_deadline=%lld pending_members=%d members=%d "
+		       "leader=%s\n",
+		       (long long)S.h->now, (long long)ch_coord_next_deadline(S.h->c),
+		       gi.pending_members, gi.members, gi.leader ? gi.leader : "-");
 		for (int i = 0; i < S.nc && i < 40; i++)
 			printf("  cons %d %s%s%s member=%s inst=%s st=%d gen=%d main=%s\n", i,
 			       S.c[i].alive ? "alive" : "dead", S.c[i].zombie ? " zombie" : "",
-			       S.c[i].is_static ? " static" : "", S.c[i].member, S.c[i].inst, S.c[i].st,
-			       S.c[i].gen,
-			       S.c[i].main.r ? (h_done(S.c[i].main.r) ? "answered" : "waiting") : "-");
+			       S.c[i].is_static ? " static" : "", S.c[i].member, S.c[i].inst,
+			       S.c[i].st, S.c[i].gen,
+			       S.c[i].main.r ? (h_done(S.c[i].main.r) ? "answered" : "waiting")
+					     : "-");
 	}
 	if (verbose || bad)
 		printf("seed %" PRIu64 ": %s consumers=%d live=%d parts=%d gen=%d state=%s "
@@ -1371,7 +1415,8 @@ main(int argc, char **argv)
 			if (WIFEXITED(st))
 				failed += WEXITSTATUS(st);
 			else
-				failed += 1, printf("worker %d died (signal %d)\n", j, WTERMSIG(st));
+				failed += 1,
+					printf("worker %d died (signal %d)\n", j, WTERMSIG(st));
 		}
 		passed = seeds + nextra - failed;
 	}

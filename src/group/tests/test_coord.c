@@ -265,12 +265,12 @@ t_join_protocol_vote(void)
 
 	/* the majority of first choices among the common candidates wins */
 	h = env();
-	a = H_JOIN(h, .v = H_V(3), .group = G,
-		   .protos = {{"range", m, 1}, {"roundrobin", m, 1}}, .nprotos = 2);
-	b = H_JOIN(h, .v = H_V(3), .group = G,
-		   .protos = {{"roundrobin", m, 1}, {"range", m, 1}}, .nprotos = 2);
-	c = H_JOIN(h, .v = H_V(3), .group = G,
-		   .protos = {{"roundrobin", m, 1}, {"range", m, 1}}, .nprotos = 2);
+	a = H_JOIN(h, .v = H_V(3), .group = G, .protos = {{"range", m, 1}, {"roundrobin", m, 1}},
+		   .nprotos = 2);
+	b = H_JOIN(h, .v = H_V(3), .group = G, .protos = {{"roundrobin", m, 1}, {"range", m, 1}},
+		   .nprotos = 2);
+	c = H_JOIN(h, .v = H_V(3), .group = G, .protos = {{"roundrobin", m, 1}, {"range", m, 1}},
+		   .nprotos = 2);
 	h_advance(h, 6000);
 	CH_CHECK(h_done(a));
 	CH_CHECK(h_blob_str(a->protocol_name, "roundrobin"));
@@ -302,13 +302,19 @@ t_join_first_member_leads_metadata(void)
 				 *const t3[] = {"t3", NULL};
 	h_blob s1 = h_subscription(h, 0, t1), s2 = h_subscription(h, 1, t2),
 	       s3 = h_subscription(h, 3, t3);
-	h_req *a = h_join_full(h, &(h_join_args){.v = H_V(7), .group = G,
-						 .protos = {{"range", s1.p, s1.len}}, .nprotos = 1});
+	h_req *a = h_join_full(h, &(h_join_args){.v = H_V(7),
+						 .group = G,
+						 .protos = {{"range", s1.p, s1.len}},
+						 .nprotos = 1});
 	h_advance(h, 500);
-	h_req *b = h_join_full(h, &(h_join_args){.v = H_V(7), .group = G,
-						 .protos = {{"range", s2.p, s2.len}}, .nprotos = 1});
-	h_req *c = h_join_full(h, &(h_join_args){.v = H_V(7), .group = G,
-						 .protos = {{"range", s3.p, s3.len}}, .nprotos = 1});
+	h_req *b = h_join_full(h, &(h_join_args){.v = H_V(7),
+						 .group = G,
+						 .protos = {{"range", s2.p, s2.len}},
+						 .nprotos = 1});
+	h_req *c = h_join_full(h, &(h_join_args){.v = H_V(7),
+						 .group = G,
+						 .protos = {{"range", s3.p, s3.len}},
+						 .nprotos = 1});
 	h_advance(h, 6000);
 	CH_CHECK(h_done(a) && h_done(b) && h_done(c));
 	CH_CHECK_EQ_STR(a->leader, a->member_id);
@@ -531,9 +537,10 @@ t_sync_follower_before_leader(void)
 	int32_t gen = joined2(h, a, b);
 	h_req *sb = H_SYNC(h, .group = G, .member = b, .gen = gen);
 	CH_CHECK(!h_done(sb));
-	h_req *sa = H_SYNC(h, .group = G, .member = a, .gen = gen,
-			   .assign = {{a, (const uint8_t *)"AA", 2}, {b, (const uint8_t *)"BBB", 3}},
-			   .nassign = 2);
+	h_req *sa =
+		H_SYNC(h, .group = G, .member = a, .gen = gen,
+		       .assign = {{a, (const uint8_t *)"AA", 2}, {b, (const uint8_t *)"BBB", 3}},
+		       .nassign = 2);
 	CH_CHECK(h_done(sa) && h_done(sb));
 	CH_CHECK_EQ_INT(sa->error, 0);
 	CH_CHECK_EQ_INT(sb->error, 0);
@@ -549,9 +556,10 @@ t_sync_follower_after_leader(void)
 	h_env *h = env();
 	char a[H_STR], b[H_STR];
 	int32_t gen = joined2(h, a, b);
-	h_req *sa = H_SYNC(h, .group = G, .member = a, .gen = gen,
-			   .assign = {{a, (const uint8_t *)"AA", 2}, {b, (const uint8_t *)"BBB", 3}},
-			   .nassign = 2);
+	h_req *sa =
+		H_SYNC(h, .group = G, .member = a, .gen = gen,
+		       .assign = {{a, (const uint8_t *)"AA", 2}, {b, (const uint8_t *)"BBB", 3}},
+		       .nassign = 2);
 	CH_CHECK(h_done(sa) && sa->error == 0);
 	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
 	h_advance(h, 2000);
@@ -752,18 +760,18 @@ t_sync_v5_inconsistent_protocol(void)
 	h_env *h = env();
 	char a[H_STR], b[H_STR];
 	int32_t gen = joined2(h, a, b);
-	h_req *s = H_SYNC(h, .v = H_V(5), .group = G, .member = b, .gen = gen,
-			  .ptype = "connect", .pname = "range");
+	h_req *s = H_SYNC(h, .v = H_V(5), .group = G, .member = b, .gen = gen, .ptype = "connect",
+			  .pname = "range");
 	CH_CHECK(h_done(s));
 	CH_CHECK_EQ_INT(s->error, CH_KERR_INCONSISTENT_GROUP_PROTOCOL);
 	s = H_SYNC(h, .v = H_V(5), .group = G, .member = b, .gen = gen, .ptype = "consumer",
 		   .pname = "roundrobin");
 	CH_CHECK(h_done(s));
 	CH_CHECK_EQ_INT(s->error, CH_KERR_INCONSISTENT_GROUP_PROTOCOL);
-	h_req *sb = H_SYNC(h, .v = H_V(5), .group = G, .member = b, .gen = gen,
-			   .ptype = "consumer", .pname = "range");
-	h_req *sa = H_SYNC(h, .v = H_V(5), .group = G, .member = a, .gen = gen,
-			   .ptype = "consumer", .pname = "range",
+	h_req *sb = H_SYNC(h, .v = H_V(5), .group = G, .member = b, .gen = gen, .ptype = "consumer",
+			   .pname = "range");
+	h_req *sa = H_SYNC(h, .v = H_V(5), .group = G, .member = a, .gen = gen, .ptype = "consumer",
+			   .pname = "range",
 			   .assign = {{a, (const uint8_t *)"x", 1}, {b, (const uint8_t *)"y", 1}},
 			   .nassign = 2);
 	CH_CHECK(h_done(sa) && h_done(sb));
@@ -985,8 +993,8 @@ t_leave_last_member_empties_group(void)
 	h_env *h = env();
 	char ids[1][H_STR];
 	int32_t gen = h_form_group(h, G, 1, ids);
-	h_req *r = H_LEAVE(h, .v = H_V(5), .group = G, .members = {{.member = ids[0]}},
-			   .nmembers = 1);
+	h_req *r =
+		H_LEAVE(h, .v = H_V(5), .group = G, .members = {{.member = ids[0]}}, .nmembers = 1);
 	CH_CHECK(h_done(r) && r->error == 0);
 	ch_coord_group_info gi = info(h, G);
 	CH_CHECK_EQ_INT(gi.state, CH_COORD_GROUP_EMPTY);
@@ -1353,9 +1361,10 @@ static void
 check_fetched_metadata(h_env *h, const char *bytes, int32_t len)
 {
 	for (int v = 1; v <= 9; v++) {
-		h_req *f = H_FETCH(h, .v = H_V(v),
-				   .groups = {{"meta", .topics = {{"t", {0, 1, 2, 3}, 4}}, .ntopics = 1}},
-				   .ngroups = 1);
+		h_req *f = H_FETCH(
+			h, .v = H_V(v),
+			.groups = {{"meta", .topics = {{"t", {0, 1, 2, 3}, 4}}, .ntopics = 1}},
+			.ngroups = 1);
 		CH_CHECK(h_done(f));
 		const h_row *w = h_row_tp(f, NULL, "t", 0);
 		CH_CHECK(w && w->offset == 10 && h_blob_eq(w->metadata, bytes, len));
@@ -1409,7 +1418,8 @@ t_commit_metadata_is_bytes(void)
 	h_restart(r);
 	h_req *f = H_FETCH(r, .groups = {{"meta", .topics = {{"t", {0}, 1}}, .ntopics = 1}},
 			   .ngroups = 1);
-	CH_CHECK(h_row_tp(f, NULL, "t", 0) && h_blob_eq(h_row_tp(f, NULL, "t", 0)->metadata, edge, 5));
+	CH_CHECK(h_row_tp(f, NULL, "t", 0) &&
+		 h_blob_eq(h_row_tp(f, NULL, "t", 0)->metadata, edge, 5));
 	fin(r);
 	fin(h);
 }
@@ -1419,8 +1429,7 @@ t_commit_answered_after_append(void)
 {
 	h_env *h = env();
 	h->hold_appends = true;
-	h_req *c = H_COMMIT(h, .group = "solo", .gen = -1, .offsets = {{"t", 0, 1}},
-			    .noffsets = 1);
+	h_req *c = H_COMMIT(h, .group = "solo", .gen = -1, .offsets = {{"t", 0, 1}}, .noffsets = 1);
 	CH_CHECK(!h_done(c));
 	CH_CHECK_EQ_INT(h_pending_appends(h), 1);
 	h_advance(h, 5000);
@@ -1446,7 +1455,9 @@ t_append_completions_any_order(void)
 {
 	h_env *h = env();
 	h->hold_appends = true;
-	enum { N = 200 }; /* more than the table's first 64 slots */
+	enum {
+		N = 200
+	}; /* more than the table's first 64 slots */
 	h_req *c[N];
 	for (int i = 0; i < N; i++)
 		c[i] = H_COMMIT(h, .group = "solo", .gen = -1, .offsets = {{"t", i, 100 + i}},
@@ -1470,8 +1481,8 @@ t_append_completions_any_order(void)
 	/* A new append takes a freed slot under a new id; the old id of that
 	 * slot finds nothing and the new commit stays unanswered until its own
 	 * completion. */
-	h_req *late = H_COMMIT(h, .group = "solo", .gen = -1, .offsets = {{"t", 0, 7}},
-			       .noffsets = 1);
+	h_req *late =
+		H_COMMIT(h, .group = "solo", .gen = -1, .offsets = {{"t", 0, 7}}, .noffsets = 1);
 	uint64_t late_id = h->appends[h->nappends - 1].id;
 	CH_CHECK(late_id != done_id);
 	for (int i = 0; i < N; i++)
@@ -1493,8 +1504,7 @@ t_commit_append_failure(void)
 	H_COMMIT(h, .group = "solo", .gen = -1, .offsets = {{"t", 0, 1}}, .noffsets = 1);
 	h->fail_next = CH_KERR_NOT_ENOUGH_REPLICAS;
 	h->fail_count = 1;
-	h_req *c = H_COMMIT(h, .group = "solo", .gen = -1, .offsets = {{"t", 0, 2}},
-			    .noffsets = 1);
+	h_req *c = H_COMMIT(h, .group = "solo", .gen = -1, .offsets = {{"t", 0, 2}}, .noffsets = 1);
 	CH_CHECK(h_done(c));
 	/* GroupMetadataManager.storeOffsets: NOT_ENOUGH_REPLICAS -> COORDINATOR_NOT_AVAILABLE */
 	CH_CHECK_EQ_INT(c->rows[0].error, CH_KERR_COORDINATOR_NOT_AVAILABLE);
@@ -1815,8 +1825,8 @@ t_replay_rebuilds_groups(void)
 	CH_CHECK(after.protocol && !strcmp(after.protocol, "range"));
 	CH_CHECK_EQ_INT(info(r, "solo").offsets, 3);
 	CH_CHECK(!EXISTS(r, "gone") || STATE(r, "gone") == CH_COORD_GROUP_DEAD);
-	h_req *f = H_FETCH(r, .v = H_V(8),
-			   .groups = {{G, .ntopics = -1}, {"solo", .ntopics = -1}}, .ngroups = 2);
+	h_req *f = H_FETCH(r, .v = H_V(8), .groups = {{G, .ntopics = -1}, {"solo", .ntopics = -1}},
+			   .ngroups = 2);
 	CH_CHECK(h_row_tp(f, G, "t", 0) && h_row_tp(f, G, "t", 0)->offset == 7);
 	CH_CHECK(h_row_tp(f, G, "t", 1) && h_row_tp(f, G, "t", 1)->offset == 8);
 	CH_CHECK(h_row_tp(f, "solo", "u", 0) && h_row_tp(f, "solo", "u", 0)->offset == 30);
@@ -1902,12 +1912,14 @@ check_refused(h_env *h, int16_t load_err, const char *member, int32_t gen)
 	r = H_FETCH(h, .v = H_V(8), .groups = {{G, .ntopics = -1}}, .ngroups = 1);
 	CH_CHECK(h_row_group(r, G) && h_row_group(r, G)->error == load_err);
 	for (int v = 2; v <= 7; v++) {
-		r = H_FETCH(h, .v = H_V(v), .groups = {{G, .topics = {{"t", {0}, 1}}, .ntopics = 1}});
+		r = H_FETCH(h, .v = H_V(v),
+			    .groups = {{G, .topics = {{"t", {0}, 1}}, .ntopics = 1}});
 		CH_CHECK_EQ_INT(r->error, load_err);
 		CH_CHECK_EQ_INT(r->nrows, 0);
 	}
 	for (int v = 0; v <= 1; v++) {
-		r = H_FETCH(h, .v = H_V(v), .groups = {{G, .topics = {{"t", {0, 1}, 2}}, .ntopics = 1}});
+		r = H_FETCH(h, .v = H_V(v),
+			    .groups = {{G, .topics = {{"t", {0, 1}, 2}}, .ntopics = 1}});
 		CH_CHECK_EQ_INT(r->nrows, 2);
 		for (int i = 0; i < r->nrows; i++) {
 			CH_CHECK_EQ_INT(r->rows[i].error, load_err);
@@ -2011,7 +2023,8 @@ t_load_refuses_until_loaded(void)
 	CH_CHECK_EQ_INT(h_load_partition(h, src, pg, true), 1);
 	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
 	CH_CHECK_EQ_INT(info(h, G).generation, gen);
-	h_req *f = H_FETCH(h, .groups = {{G, .topics = {{"t", {0}, 1}}, .ntopics = 1}}, .ngroups = 1);
+	h_req *f =
+		H_FETCH(h, .groups = {{G, .topics = {{"t", {0}, 1}}, .ntopics = 1}}, .ngroups = 1);
 	CH_CHECK(h_row_group(f, G) && h_row_group(f, G)->error == 0);
 	CH_CHECK(h_row_tp(f, G, "t", 0) && h_row_tp(f, G, "t", 0)->offset == 7);
 	h_req *hb = H_HB(h, .group = G, .member = ids[1], .gen = gen);
@@ -2032,8 +2045,8 @@ t_load_failure_then_retry(void)
 	h_env *src = env();
 	char ids[2][H_STR];
 	int32_t gen = h_form_group(src, G, 2, ids);
-	H_COMMIT(src, .group = G, .member = ids[0], .gen = gen, .offsets = {{"t", 0, 7}, {"t", 1, 8}},
-		 .noffsets = 2);
+	H_COMMIT(src, .group = G, .member = ids[0], .gen = gen,
+		 .offsets = {{"t", 0, 7}, {"t", 1, 8}}, .noffsets = 2);
 	int32_t pg = ch_coord_partition_for(src->c, ch_str_c(G));
 	const char *other = other_group(src);
 	seed_offsets(src, other);
@@ -2063,7 +2076,8 @@ t_load_failure_then_retry(void)
 	CH_CHECK_EQ_INT(ch_coord_partition_count(h->c, CH_COORD_LOAD_FAILED), 0);
 	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
 	CH_CHECK_EQ_INT(info(h, G).members, 2);
-	h_req *f = H_FETCH(h, .v = H_V(1), .groups = {{G, .topics = {{"t", {0, 1}, 2}}, .ntopics = 1}});
+	h_req *f = H_FETCH(h, .v = H_V(1),
+			   .groups = {{G, .topics = {{"t", {0, 1}, 2}}, .ntopics = 1}});
 	CH_CHECK(h_row_tp(f, NULL, "t", 0) && h_row_tp(f, NULL, "t", 0)->offset == 7 &&
 		 h_row_tp(f, NULL, "t", 0)->error == 0);
 	CH_CHECK(h_row_tp(f, NULL, "t", 1) && h_row_tp(f, NULL, "t", 1)->offset == 8);
@@ -2088,8 +2102,9 @@ check_answer_cells(h_env *h, const char *mid, int32_t gen)
 	if ((r = ch_coord_rule_at(REQ_HEARTBEAT, col))->act == ACT_ANSWER)
 		CH_CHECK_EQ_INT(H_HB(h, .group = G, .member = mid, .gen = gen)->error, r->err);
 	if ((r = ch_coord_rule_at(REQ_SYNC, col))->act == ACT_ANSWER)
-		CH_CHECK_EQ_INT(H_SYNC(h, .v = H_V(3), .group = G, .member = mid, .gen = gen)->error,
-				r->err);
+		CH_CHECK_EQ_INT(
+			H_SYNC(h, .v = H_V(3), .group = G, .member = mid, .gen = gen)->error,
+			r->err);
 	if ((r = ch_coord_rule_at(REQ_COMMIT, col))->act == ACT_ANSWER) {
 		h_req *c = H_COMMIT(h, .v = H_V(7), .group = G, .member = mid, .gen = gen,
 				    .offsets = {{"t", 0, 1}}, .noffsets = 1);
@@ -2188,9 +2203,10 @@ t_partition_for(void)
 }
 
 CH_TEST_MAIN(CH_TEST(t_load_state_basics), CH_TEST(t_load_refuses_until_loaded),
-	     CH_TEST(t_load_failure_then_retry), CH_TEST(t_join_invalid_group_id), CH_TEST(t_join_invalid_session_timeout),
-	     CH_TEST(t_join_member_id_required), CH_TEST(t_join_pending_member_expires),
-	     CH_TEST(t_join_v3_direct), CH_TEST(t_join_unknown_member_unknown_group),
+	     CH_TEST(t_load_failure_then_retry), CH_TEST(t_join_invalid_group_id),
+	     CH_TEST(t_join_invalid_session_timeout), CH_TEST(t_join_member_id_required),
+	     CH_TEST(t_join_pending_member_expires), CH_TEST(t_join_v3_direct),
+	     CH_TEST(t_join_unknown_member_unknown_group),
 	     CH_TEST(t_join_inconsistent_protocol_type), CH_TEST(t_join_no_common_protocol),
 	     CH_TEST(t_join_protocol_vote), CH_TEST(t_join_group_max_size),
 	     CH_TEST(t_join_first_member_leads_metadata), CH_TEST(t_join_initial_delay),
@@ -2205,9 +2221,8 @@ CH_TEST_MAIN(CH_TEST(t_load_state_basics), CH_TEST(t_load_refuses_until_loaded),
 	     CH_TEST(t_sync_left_out_member_gets_empty_assignment),
 	     CH_TEST(t_sync_waits_for_durable_store), CH_TEST(t_sync_store_failure),
 	     CH_TEST(t_sync_new_generation_while_old_store_in_flight),
-	     CH_TEST(t_session_timer_survives_parked_sync),
-	     CH_TEST(t_sync_illegal_generation), CH_TEST(t_sync_unknown_member),
-	     CH_TEST(t_sync_rebalance_in_progress),
+	     CH_TEST(t_session_timer_survives_parked_sync), CH_TEST(t_sync_illegal_generation),
+	     CH_TEST(t_sync_unknown_member), CH_TEST(t_sync_rebalance_in_progress),
 	     CH_TEST(t_sync_pending_completing_gets_rebalance_in_progress),
 	     CH_TEST(t_sync_v5_inconsistent_protocol),
 	     CH_TEST(t_sync_pending_members_removed_at_timeout), CH_TEST(t_hb_states),
@@ -2225,12 +2240,12 @@ CH_TEST_MAIN(CH_TEST(t_load_state_basics), CH_TEST(t_load_refuses_until_loaded),
 	     CH_TEST(t_commit_member_checks), CH_TEST(t_commit_preparing_old_generation_accepted),
 	     CH_TEST(t_commit_completing_rebalance_in_progress),
 	     CH_TEST(t_commit_standalone_creates_group), CH_TEST(t_commit_metadata_too_large),
-	     CH_TEST(t_commit_metadata_is_bytes),
-	     CH_TEST(t_commit_answered_after_append), CH_TEST(t_append_completions_any_order), CH_TEST(t_commit_append_failure),
+	     CH_TEST(t_commit_metadata_is_bytes), CH_TEST(t_commit_answered_after_append),
+	     CH_TEST(t_append_completions_any_order), CH_TEST(t_commit_append_failure),
 	     CH_TEST(t_commit_unknown_partition), CH_TEST(t_fetch_v1_to_v7),
-	     CH_TEST(t_fetch_all_topics), CH_TEST(t_fetch_v8_multi_group),
-	     CH_TEST(t_list_groups), CH_TEST(t_describe_groups), CH_TEST(t_delete_groups),
-	     CH_TEST(t_offset_delete), CH_TEST(t_retention_from_empty),
-	     CH_TEST(t_retention_standalone_by_commit_time), CH_TEST(t_replay_rebuilds_groups),
-	     CH_TEST(t_replay_empty_group_and_static), CH_TEST(t_partition_for),
-	     CH_TEST(t_state_table_in_header), CH_TEST(t_state_table_answers))
+	     CH_TEST(t_fetch_all_topics), CH_TEST(t_fetch_v8_multi_group), CH_TEST(t_list_groups),
+	     CH_TEST(t_describe_groups), CH_TEST(t_delete_groups), CH_TEST(t_offset_delete),
+	     CH_TEST(t_retention_from_empty), CH_TEST(t_retention_standalone_by_commit_time),
+	     CH_TEST(t_replay_rebuilds_groups), CH_TEST(t_replay_empty_group_and_static),
+	     CH_TEST(t_partition_for), CH_TEST(t_state_table_in_header),
+	     CH_TEST(t_state_table_answers))

@@ -99,9 +99,13 @@ t_fuzz_records(void)
 			buf[i] = (uint8_t)(seed >> 16);
 		}
 		uint32_t bl = (uint32_t)(n - 12);
-		buf[8] = 0; buf[9] = 0; buf[10] = (uint8_t)(bl >> 8); buf[11] = (uint8_t)bl;
+		buf[8] = 0;
+		buf[9] = 0;
+		buf[10] = (uint8_t)(bl >> 8);
+		buf[11] = (uint8_t)bl;
 		buf[16] = 2;
-		buf[21] = 0; buf[22] = (uint8_t)(buf[22] & 0x08);
+		buf[21] = 0;
+		buf[22] = (uint8_t)(buf[22] & 0x08);
 		buf[57] = buf[58] = 0;
 		buf[23] = buf[24] = 0;
 		buf[59] = 0;
@@ -164,8 +168,9 @@ t_codecs(void)
 		CH_CHECK_EQ_INT(ch_codec_compress(CH_COMPRESSION_LZ4, in.data, in.len, &z), CH_OK);
 		static const uint8_t kafka_hdr[6] = {0x04, 0x22, 0x4d, 0x18, 0x60, 0x40};
 		CH_CHECK(z.len > 7 && memcmp(z.data, kafka_hdr, 6) == 0);
-		CH_CHECK_EQ_INT(ch_codec_decompress(CH_COMPRESSION_LZ4, z.data, z.len, &back, 1 << 20),
-				CH_OK);
+		CH_CHECK_EQ_INT(
+			ch_codec_decompress(CH_COMPRESSION_LZ4, z.data, z.len, &back, 1 << 20),
+			CH_OK);
 		CH_CHECK(back.len == in.len && memcmp(back.data, in.data, in.len) == 0);
 		ch_buf_free(&in);
 		ch_buf_free(&z);
@@ -181,15 +186,18 @@ t_codecs(void)
 	ch_buf_init(&fr);
 	ch_buf_init(&out);
 	ch_buf_init(&ours);
-	CH_CHECK_EQ_INT(ch_codec_decompress(CH_COMPRESSION_SNAPPY, raw, raw_len, &out, 1000), CH_OK);
+	CH_CHECK_EQ_INT(ch_codec_decompress(CH_COMPRESSION_SNAPPY, raw, raw_len, &out, 1000),
+			CH_OK);
 	CH_CHECK(out.len == strlen(msg) && memcmp(out.data, msg, out.len) == 0);
-	static const uint8_t hdr[16] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0, 0, 0, 0, 1, 0, 0, 0, 1};
+	static const uint8_t hdr[16] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0,
+					0,    0,   0,   1,   0,   0,   0,   1};
 	ch_buf_append(&fr, hdr, 16);
 	uint8_t l[4] = {0, 0, (uint8_t)(raw_len >> 8), (uint8_t)raw_len};
 	ch_buf_append(&fr, l, 4);
 	ch_buf_append(&fr, raw, raw_len);
 	ch_buf_reset(&out);
-	CH_CHECK_EQ_INT(ch_codec_decompress(CH_COMPRESSION_SNAPPY, fr.data, fr.len, &out, 1000), CH_OK);
+	CH_CHECK_EQ_INT(ch_codec_decompress(CH_COMPRESSION_SNAPPY, fr.data, fr.len, &out, 1000),
+			CH_OK);
 	CH_CHECK(out.len == strlen(msg) && memcmp(out.data, msg, out.len) == 0);
 	CH_CHECK_EQ_INT(ch_codec_compress(CH_COMPRESSION_SNAPPY, msg, strlen(msg), &ours), CH_OK);
 	CH_CHECK(ours.len == fr.len && memcmp(ours.data, fr.data, fr.len) == 0);
@@ -206,8 +214,9 @@ t_codecs(void)
 			    ((size_t)ours.data[pos + 2] << 8) | ours.data[pos + 3]);
 	CH_CHECK_EQ_INT(blocks, 3);
 	ch_buf_reset(&out);
-	CH_CHECK_EQ_INT(ch_codec_decompress(CH_COMPRESSION_SNAPPY, ours.data, ours.len, &out, 1 << 20),
-			CH_OK);
+	CH_CHECK_EQ_INT(
+		ch_codec_decompress(CH_COMPRESSION_SNAPPY, ours.data, ours.len, &out, 1 << 20),
+		CH_OK);
 	CH_CHECK(out.len == big.len && memcmp(out.data, big.data, big.len) == 0);
 	ch_buf_free(&big);
 	ch_buf_free(&fr);

@@ -85,7 +85,8 @@ fill(ch_plog *pl, int r0, int rounds, int64_t ts, int tomb_round)
 				 (r + b) % 5);
 			/* key0 + i: keys b*5 .. b*5+4 (r * 1000 is 0 mod NKEYS) */
 			ch_plog_append_info info;
-			CH_CHECK_EQ_INT(ch_plog_append(pl, buf.data, buf.len, ts, &info, &kerr), CH_OK);
+			CH_CHECK_EQ_INT(ch_plog_append(pl, buf.data, buf.len, ts, &info, &kerr),
+					CH_OK);
 			ch_buf_free(&buf);
 		}
 	}

@@ -16,7 +16,10 @@
 #include "common/ch_test.h"
 #include "log/ch_plog.h"
 
-enum { MAXW = 4096, MAXF = 256 };
+enum {
+	MAXW = 4096,
+	MAXF = 256
+};
 
 typedef struct crashfs {
 	ch_logfs ops;
@@ -146,8 +149,8 @@ static void
 crashfs_init(crashfs *c, uint32_t seed)
 {
 	memset(c, 0, sizeof(*c));
-	c->ops = (ch_logfs){cf_open, cf_close, cf_pread, cf_pwrite, cf_fdatasync, cf_ftruncate,
-			    cf_fsize, cf_unlink, cf_rename, cf_mkdir, cf_sync_dir, NULL};
+	c->ops = (ch_logfs){cf_open,  cf_close,  cf_pread,  cf_pwrite, cf_fdatasync, cf_ftruncate,
+			    cf_fsize, cf_unlink, cf_rename, cf_mkdir,  cf_sync_dir,  NULL};
 	c->base = ch_logfs_posix();
 	c->seed = seed;
 }
@@ -175,7 +178,8 @@ crashfs_crash(crashfs *c)
 			for (int k = 0; k < c->nw; k++) {
 				if (c->w[k].fd != fd || rnd(c) % 2)
 					continue;
-				int64_t at = c->w[k].off + (int64_t)(rnd(c) % (uint32_t)c->w[k].len);
+				int64_t at =
+					c->w[k].off + (int64_t)(rnd(c) % (uint32_t)c->w[k].len);
 				uint8_t x = (uint8_t)rnd(c) | 1;
 				uint8_t y;
 				if (pread(fd, &y, 1, at) == 1) {
@@ -242,9 +246,10 @@ t_power_loss(void)
 		ch_buf_init(&got);
 		tu_read_all(pl, &got, 1000);
 		/* Everything synced is there, byte for byte... */
-		CH_CHECK(synced_bytes == 0 ||
-			 (got.len >= synced_bytes && memcmp(got.data, model.data, synced_bytes) == 0));
-		if (synced_bytes && (got.len < synced_bytes || memcmp(got.data, model.data, synced_bytes) != 0))
+		CH_CHECK(synced_bytes == 0 || (got.len >= synced_bytes &&
+					       memcmp(got.data, model.data, synced_bytes) == 0));
+		if (synced_bytes &&
+		    (got.len < synced_bytes || memcmp(got.data, model.data, synced_bytes) != 0))
 			fprintf(stderr, "seed %u: got %zu bytes, synced %zu\n", seed, got.len,
 				synced_bytes);
 		/* ...and what survived beyond is a valid prefix of what was written

@@ -68,17 +68,28 @@ lm(ch_buf *b, int64_t offset, int magic, int attr, int64_t ts, const char *key, 
  * snappy, 'x' xerial snappy, '4' lz4 with a correct header checksum, '0'
  * lz4 with Kafka 0.8's broken one. */
 static void
-lm_wrap(ch_buf *b, int64_t offset, int magic, int attr, int64_t ts, char frame,
-	const ch_buf *inner)
+lm_wrap(ch_buf *b, int64_t offset, int magic, int attr, int64_t ts, char frame, const ch_buf *inner)
 {
 	ch_buf z;
 	ch_buf_init(&z);
 	int codec = 0;
 	switch (frame) {
-	case 'g': codec = 1; ch_codec_compress(1, inner->data, inner->len, &z); break;
-	case 's': codec = 2; ch_codec_compress(2, inner->data, inner->len, &z); break;
-	case 'x': codec = 2; ch_codec_compress_legacy(2, 1, inner->data, inner->len, &z); break;
-	case '4': codec = 3; ch_codec_compress(3, inner->data, inner->len, &z); break;
+	case 'g':
+		codec = 1;
+		ch_codec_compress(1, inner->data, inner->len, &z);
+		break;
+	case 's':
+		codec = 2;
+		ch_codec_compress(2, inner->data, inner->len, &z);
+		break;
+	case 'x':
+		codec = 2;
+		ch_codec_compress_legacy(2, 1, inner->data, inner->len, &z);
+		break;
+	case '4':
+		codec = 3;
+		ch_codec_compress(3, inner->data, inner->len, &z);
+		break;
 	case '0':
 		codec = 3;
 		ch_codec_compress(3, inner->data, inner->len, &z);
@@ -236,7 +247,8 @@ t_up_wrappers(void)
 				v[sizeof(v) - 1] = 0;
 				lm(&inner, magic ? i : 1000 + i, magic, 0, 2000 + i, k, v);
 			}
-			lm_wrap(&in, magic ? 5000 + n - 1 : 0, magic, 0, 2000 + n - 1, frames[f], &inner);
+			lm_wrap(&in, magic ? 5000 + n - 1 : 0, magic, 0, 2000 + n - 1, frames[f],
+				&inner);
 			ch_legacy_up_cfg c = cfg_default();
 			int16_t e = up(&in, &c, &out);
 			if (broken && magic == 1) {
@@ -245,16 +257,20 @@ t_up_wrappers(void)
 			}
 			CH_CHECK_EQ_INT(e, 0);
 			ch_batch_hdr h;
-			CH_CHECK_EQ_INT(ch_batch_check(out.data, out.len, 0, true, &h), CH_BATCH_OK);
+			CH_CHECK_EQ_INT(ch_batch_check(out.data, out.len, 0, true, &h),
+					CH_BATCH_OK);
 			CH_CHECK_EQ_INT(h.records_count, n);
-			CH_CHECK_EQ_INT(ch_batch_compression(&h), frames[f] == 'g' ? 1
-								  : frames[f] == 's' || frames[f] == 'x' ? 2 : 3);
+			CH_CHECK_EQ_INT(ch_batch_compression(&h),
+					frames[f] == 'g'                       ? 1
+					: frames[f] == 's' || frames[f] == 'x' ? 2
+									       : 3);
 			CH_CHECK_EQ_INT(h.base_timestamp, magic ? 2000 : -1);
 			CH_CHECK_EQ_INT(h.max_timestamp, magic ? 2000 + n - 1 : -1);
 			/* The topic's codec wins over the producer's. */
 			c.codec = CH_COMPRESSION_NONE;
 			CH_CHECK_EQ_INT(up(&in, &c, &out), 0);
-			CH_CHECK_EQ_INT(ch_batch_check(out.data, out.len, 0, true, &h), CH_BATCH_OK);
+			CH_CHECK_EQ_INT(ch_batch_check(out.data, out.len, 0, true, &h),
+					CH_BATCH_OK);
 			CH_CHECK_EQ_INT(ch_batch_compression(&h), 0);
 			CH_CHECK_EQ_INT(h.records_count, n);
 		}
@@ -564,7 +580,8 @@ static const bad_case bad_cases[] = {
 	{"CRC", b_crc, CH_KERR_CORRUPT_MESSAGE},
 	{"CRC of the second of two", b_crc_second, CH_KERR_CORRUPT_MESSAGE},
 	{"message over max.message.bytes", b_too_large, CH_KERR_MESSAGE_TOO_LARGE},
-	{"converted batch over max.message.bytes", b_converted_too_large, CH_KERR_MESSAGE_TOO_LARGE},
+	{"converted batch over max.message.bytes", b_converted_too_large,
+	 CH_KERR_MESSAGE_TOO_LARGE},
 	{"key length past the end", b_key_past_end, CH_KERR_CORRUPT_MESSAGE},
 	{"codec 5", b_unknown_codec, CH_KERR_INVALID_RECORD},
 	{"zstd wrapper", b_zstd, CH_KERR_INVALID_RECORD},
@@ -785,7 +802,8 @@ t_down_plain(void)
 	ch_buf_reset(&b);
 	stored_batch(&b, 0, 3, 10, CH_COMPRESSION_ZSTD, false, 0);
 	CH_CHECK_EQ_INT(ch_legacy_down_batch(b.data, b.len, 1, 0, &out), CH_LEGACY_DOWN_ZSTD);
-	CH_CHECK_EQ_INT(ch_legacy_down_batch(b.data, b.len - 1, 1, 0, &out), CH_LEGACY_DOWN_CORRUPT);
+	CH_CHECK_EQ_INT(ch_legacy_down_batch(b.data, b.len - 1, 1, 0, &out),
+			CH_LEGACY_DOWN_CORRUPT);
 	ch_buf_free(&b);
 	ch_buf_free(&out);
 }
@@ -805,7 +823,8 @@ t_down_compressed(void)
 				stored_batch(&b, 50, 3, 7000, codec, lat, 424242);
 				ch_buf_reset(&out);
 				/* All records of a compressed batch, the fetch offset notwithstanding. */
-				CH_CHECK_EQ_INT(ch_legacy_down_batch(b.data, b.len, magic, 52, &out), 0);
+				CH_CHECK_EQ_INT(
+					ch_legacy_down_batch(b.data, b.len, magic, 52, &out), 0);
 				CH_CHECK_EQ_INT(parse_set(out.data, out.len, g, 8), 1);
 				CH_CHECK_EQ_INT(g[0].offset, 52); /* the last inner offset */
 				CH_CHECK_EQ_INT(g[0].magic, magic);
@@ -816,7 +835,9 @@ t_down_compressed(void)
 				const uint8_t *v = out.data + 12 + (magic ? 22 : 14);
 				size_t vlen = out.len - 12 - (magic ? 22 : 14);
 				if (codec == 2) /* xerial framing, as snappy-java writes it */
-					CH_CHECK(vlen > 16 && memcmp(v, "\x82SNAPPY\0\0\0\0\1\0\0\0\1", 16) == 0);
+					CH_CHECK(vlen > 16 &&
+						 memcmp(v, "\x82SNAPPY\0\0\0\0\1\0\0\0\1", 16) ==
+							 0);
 				if (codec == 3) {
 					/* Kafka's frame: FLG 0x60, BD 0x40; HC broken for magic 0. */
 					CH_CHECK(v[4] == 0x60 && v[5] == 0x40);
@@ -825,13 +846,16 @@ t_down_compressed(void)
 					CH_CHECK_EQ_INT(v[6], magic ? good : broken);
 				}
 				ch_buf_reset(&inner);
-				CH_CHECK_EQ_INT(ch_codec_decompress_legacy(codec, magic, v, vlen, &inner,
-									   1 << 20), CH_OK);
+				CH_CHECK_EQ_INT(ch_codec_decompress_legacy(codec, magic, v, vlen,
+									   &inner, 1 << 20),
+						CH_OK);
 				CH_CHECK_EQ_INT(parse_set(inner.data, inner.len, ig, 8), 3);
 				for (int i = 0; i < 3; i++) {
 					CH_CHECK_EQ_INT(ig[i].offset, magic ? i : 50 + i);
 					CH_CHECK_EQ_INT(ig[i].attr, tbit);
-					CH_CHECK_EQ_INT(ig[i].ts, !magic ? -1 : lat ? 424242 : 7000 + 10 * i);
+					CH_CHECK_EQ_INT(ig[i].ts, !magic ? -1
+								  : lat  ? 424242
+									 : 7000 + 10 * i);
 				}
 				/* And back up again: the records survive the round trip. */
 				ch_legacy_up_cfg c = cfg_default();
@@ -842,7 +866,8 @@ t_down_compressed(void)
 						0);
 				int64_t t0 = !magic ? -1 : lat ? 424242 : 7000;
 				int64_t step = magic && !lat ? 10 : 0;
-				exp_rec e[] = {{"k0", "v0", t0}, {"k1", NULL, t0 + step},
+				exp_rec e[] = {{"k0", "v0", t0},
+					       {"k1", NULL, t0 + step},
 					       {"k2", "v2", t0 + 2 * step}};
 				check_batch(&up_out, codec, e, 3);
 				ch_buf_free(&up_out);
@@ -1029,6 +1054,6 @@ t_down_big_overflow(void)
 	ch_buf_free(&whole);
 }
 
-CH_TEST_MAIN(CH_TEST(t_up_plain), CH_TEST(t_up_wrappers), CH_TEST(t_up_bad),
-	     CH_TEST(t_up_partial), CH_TEST(t_down_plain), CH_TEST(t_down_compressed),
-	     CH_TEST(t_down_stream), CH_TEST(t_down_big_overflow))
+CH_TEST_MAIN(CH_TEST(t_up_plain), CH_TEST(t_up_wrappers), CH_TEST(t_up_bad), CH_TEST(t_up_partial),
+	     CH_TEST(t_down_plain), CH_TEST(t_down_compressed), CH_TEST(t_down_stream),
+	     CH_TEST(t_down_big_overflow))

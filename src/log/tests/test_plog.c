@@ -185,17 +185,20 @@ t_timestamps(void)
 	for (int pass = 0; pass < 2; pass++) {
 		for (int64_t o = 1; o < end; o++) {
 			int64_t off, ts;
-			CH_CHECK_EQ_INT(ch_plog_offset_for_time(pl, ts_of[o - 1] + 1, &off, &ts, &kerr),
-					CH_OK);
+			CH_CHECK_EQ_INT(
+				ch_plog_offset_for_time(pl, ts_of[o - 1] + 1, &off, &ts, &kerr),
+				CH_OK);
 			CH_CHECK_EQ_INT(off, o);
 			CH_CHECK_EQ_INT(ts, ts_of[o]);
-			CH_CHECK_EQ_INT(ch_plog_offset_for_time(pl, ts_of[o], &off, &ts, &kerr), CH_OK);
+			CH_CHECK_EQ_INT(ch_plog_offset_for_time(pl, ts_of[o], &off, &ts, &kerr),
+					CH_OK);
 			CH_CHECK_EQ_INT(off, o);
 		}
 		int64_t off, ts;
 		CH_CHECK_EQ_INT(ch_plog_offset_for_time(pl, 0, &off, &ts, &kerr), CH_OK);
 		CH_CHECK_EQ_INT(off, 0);
-		CH_CHECK_EQ_INT(ch_plog_offset_for_time(pl, ts_of[end - 1] + 1, &off, &ts, &kerr), CH_OK);
+		CH_CHECK_EQ_INT(ch_plog_offset_for_time(pl, ts_of[end - 1] + 1, &off, &ts, &kerr),
+				CH_OK);
 		CH_CHECK_EQ_INT(off, -1);
 		CH_CHECK_EQ_INT(ch_plog_max_timestamp(pl, &off, &ts, &kerr), CH_OK);
 		CH_CHECK_EQ_INT(off, end - 1);
@@ -613,7 +616,8 @@ fault_scenario(int err, long k, bool sticky, bool *fired)
 		}
 		if (i == 30) {
 			int64_t lw;
-			if (ch_plog_delete_records(pl, ch_plog_start_offset(pl) + 1, &lw, &kerr) != CH_OK)
+			if (ch_plog_delete_records(pl, ch_plog_start_offset(pl) + 1, &lw, &kerr) !=
+			    CH_OK)
 				failed_op = true;
 		}
 	}
@@ -903,8 +907,7 @@ t_check_records(void)
 	ch_buf_free(&b);
 }
 
-CH_TEST_MAIN(CH_TEST(t_append_read_roll), CH_TEST(t_roll_by_time_and_lat),
-	     CH_TEST(t_timestamps), CH_TEST(t_recovery), CH_TEST(t_retention),
-	     CH_TEST(t_delete_records), CH_TEST(t_sync_concurrent), CH_TEST(t_fault_injection),
-	     CH_TEST(t_sync_failure), CH_TEST(t_read_errors_logged_once),
-	     CH_TEST(t_check_records))
+CH_TEST_MAIN(CH_TEST(t_append_read_roll), CH_TEST(t_roll_by_time_and_lat), CH_TEST(t_timestamps),
+	     CH_TEST(t_recovery), CH_TEST(t_retention), CH_TEST(t_delete_records),
+	     CH_TEST(t_sync_concurrent), CH_TEST(t_fault_injection), CH_TEST(t_sync_failure),
+	     CH_TEST(t_read_errors_logged_once), CH_TEST(t_check_records))

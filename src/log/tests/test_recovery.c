@@ -84,7 +84,9 @@ static void
 t_cut_every_byte(void)
 {
 	tu_mkdtemp();
-	enum { N = 40 };
+	enum {
+		N = 40
+	};
 	int64_t pos[N + 1], off[N + 1];
 	ch_buf model;
 	ch_buf_init(&model);
@@ -105,7 +107,9 @@ t_cut_every_byte(void)
 static void
 t_garble_last_batch(void)
 {
-	enum { N = 20 };
+	enum {
+		N = 20
+	};
 	for (int64_t i = 0;; i++) {
 		tu_mkdtemp();
 		int64_t pos[N + 1], off[N + 1];

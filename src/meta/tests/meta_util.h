@@ -62,9 +62,8 @@ mu_end(ch_topics_txn *tx, int16_t ec, char *msg, size_t msglen)
 }
 
 static inline int16_t
-mu_create(struct ch_topics *reg, const char *name, size_t len, int32_t parts,
-	  const ch_topic_kv *kv, size_t n, bool validate_only, const ch_topic **out, char *msg,
-	  size_t msglen)
+mu_create(struct ch_topics *reg, const char *name, size_t len, int32_t parts, const ch_topic_kv *kv,
+	  size_t n, bool validate_only, const ch_topic **out, char *msg, size_t msglen)
 {
 	ch_topics_txn *tx = ch_topics_begin(reg);
 	int16_t ec = ch_topics_create(tx, name, len, parts, kv, n, validate_only, out, msg, msglen);
@@ -104,7 +103,8 @@ mu_add_partitions(struct ch_topics *reg, const char *name, size_t len, int32_t t
 		  bool validate_only, char *msg, size_t msglen)
 {
 	ch_topics_txn *tx = ch_topics_begin(reg);
-	return mu_end(tx, ch_topics_add_partitions(tx, name, len, total, validate_only, msg, msglen),
+	return mu_end(tx,
+		      ch_topics_add_partitions(tx, name, len, total, validate_only, msg, msglen),
 		      msg, msglen);
 }
 

@@ -33,18 +33,22 @@
 
 /* ---- a file layer that forgets what a power cut may forget --------------- */
 
-enum { MAXF = 64, MAXOPS = 64, SAVED_MAX = 1 << 16 };
+enum {
+	MAXF = 64,
+	MAXOPS = 64,
+	SAVED_MAX = 1 << 16
+};
 
 typedef struct cfile {
 	char path[512];
-	int fd;            /* -1 once closed */
-	int64_t lo, hi;    /* unsynced byte range, lo < 0: none */
+	int fd;         /* -1 once closed */
+	int64_t lo, hi; /* unsynced byte range, lo < 0: none */
 } cfile;
 
 typedef struct nameop {
-	int kind;          /* 'c' created, 'r' renamed, 'u' unlinked */
+	int kind; /* 'c' created, 'r' renamed, 'u' unlinked */
 	char a[512], b[512];
-	char *saved;       /* 'r': what b held before (NULL: absent); 'u': a's content */
+	char *saved; /* 'r': what b held before (NULL: absent); 'u': a's content */
 	size_t saved_len;
 } nameop;
 
@@ -323,7 +327,13 @@ snapshot(const struct ch_topics *reg, char *out, size_t cap)
 	}
 }
 
-enum { C_CREATE, C_DELETE, C_PARTITIONS, C_CONFIGS, C_COUNT };
+enum {
+	C_CREATE,
+	C_DELETE,
+	C_PARTITIONS,
+	C_CONFIGS,
+	C_COUNT
+};
 static const char *const change_name[C_COUNT] = {"create", "delete", "partitions", "configs"};
 
 static int16_t
@@ -400,8 +410,8 @@ make_base(struct ch_config *cfg, ch_uuid *b_id)
  * copy, opens a copy of the directory (the original is still open, and
  * locked, in this process). */
 static void
-check_reopen(struct ch_config *cfg, const ch_uuid *b_id, const char *want1,
-	     const char *want2, const char *what, bool copy)
+check_reopen(struct ch_config *cfg, const ch_uuid *b_id, const char *want1, const char *want2,
+	     const char *what, bool copy)
 {
 	struct ch_topics *reg;
 	char err[512], snap[1024];
@@ -514,8 +524,8 @@ t_fault_every_step(void)
 						snapshot(x.reg, snap, sizeof(snap));
 						CH_CHECK_EQ_STR(snap, new_state[which]);
 						ch_topics_close(x.reg);
-						check_reopen(&x.cfg, &x.b_id, new_state[which], NULL, what,
-							     false);
+						check_reopen(&x.cfg, &x.b_id, new_state[which],
+							     NULL, what, false);
 						ch_config_free(&x.cfg);
 						continue;
 					}
@@ -526,15 +536,17 @@ t_fault_every_step(void)
 					if (ec != 56 || strcmp(snap, old_state) != 0)
 						fprintf(stderr, "  %s\n", what);
 					/* What a restart now reads: the old or the new state. */
-					check_reopen(&x.cfg, &x.b_id, old_state, new_state[which], what,
-						     true);
+					check_reopen(&x.cfg, &x.b_id, old_state, new_state[which],
+						     what, true);
 					/* The storage is back: the same registry goes on. */
 					ch_logfs_fault_arm(&x.fault, 0, 0, false);
-					CH_CHECK_EQ_INT(do_change(x.reg, which, msg, sizeof(msg)), 0);
+					CH_CHECK_EQ_INT(do_change(x.reg, which, msg, sizeof(msg)),
+							0);
 					snapshot(x.reg, snap, sizeof(snap));
 					CH_CHECK_EQ_STR(snap, new_state[which]);
 					ch_topics_close(x.reg);
-					check_reopen(&x.cfg, &x.b_id, new_state[which], NULL, what, false);
+					check_reopen(&x.cfg, &x.b_id, new_state[which], NULL, what,
+						     false);
 					ch_config_free(&x.cfg);
 				}
 	}
@@ -553,7 +565,8 @@ t_power_cut_every_point(void)
 		for (long k = 1; k <= steps + 1; k++)
 			for (uint32_t seed = 1; seed <= seeds; seed++) {
 				char what[128], msg[512];
-				snprintf(what, sizeof(what), "%s, power cut at step %ld of %ld, seed %u",
+				snprintf(what, sizeof(what),
+					 "%s, power cut at step %ld of %ld, seed %u",
 					 change_name[which], k, steps, seed);
 				static fixture x;
 				fx_open(&x, seed * 7919u + (uint32_t)k);
@@ -565,10 +578,11 @@ t_power_cut_every_point(void)
 				crashfs_crash(&x.crash);
 				ch_topics_close(x.reg);
 				if (ec == 0)
-					check_reopen(&x.cfg, &x.b_id, new_state[which], NULL, what, false);
-				else
-					check_reopen(&x.cfg, &x.b_id, old_state, new_state[which], what,
+					check_reopen(&x.cfg, &x.b_id, new_state[which], NULL, what,
 						     false);
+				else
+					check_reopen(&x.cfg, &x.b_id, old_state, new_state[which],
+						     what, false);
 				ch_config_free(&x.cfg);
 			}
 	}
@@ -673,8 +687,9 @@ t_full_disk(void)
 	for (int i = 0; i < 40; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "topic-%02d", i);
-		CH_CHECK_EQ_INT(mu_create(reg, name, strlen(name), 4, kv, 2, false, NULL, msg,
-					  sizeof(msg)), 0);
+		CH_CHECK_EQ_INT(
+			mu_create(reg, name, strlen(name), 4, kv, 2, false, NULL, msg, sizeof(msg)),
+			0);
 	}
 	int64_t reserve = file_size(cfg.log_dir, CH_TOPICS_RESERVE_FILE);
 	CH_CHECK(reserve >= file_size(cfg.log_dir, CH_TOPICS_FILE));
@@ -713,8 +728,7 @@ kill_step(struct ch_topics *reg, int j, char *msg, size_t msglen)
 		return mu_delete(reg, name, strlen(name), msg, msglen);
 	}
 	snprintf(name, sizeof(name), "t%d", j);
-	return mu_create(reg, name, strlen(name), 1 + j % 4, NULL, 0, false, NULL, msg,
-				msglen);
+	return mu_create(reg, name, strlen(name), 1 + j % 4, NULL, 0, false, NULL, msg, msglen);
 }
 
 /* The registry after steps 0..last, built in memory in another directory. */

@@ -48,7 +48,7 @@ t_name_rules(void)
 	CH_CHECK_EQ_STR(msg, "Topic name is invalid: '..' is not allowed");
 	CH_CHECK_EQ_INT(ch_topic_name_validate("a b", 3, msg, sizeof(msg)), 17);
 	CH_CHECK_EQ_STR(msg, "Topic name is invalid: 'a b' contains one or more characters other "
-			"than ASCII alphanumerics, '.', '_' and '-'");
+			     "than ASCII alphanumerics, '.', '_' and '-'");
 	CH_CHECK_EQ_INT(ch_topic_name_validate("a\0b", 3, msg, sizeof(msg)), 17);
 	CH_CHECK_EQ_INT(ch_topic_name_validate("t\xc3\xa9", 3, msg, sizeof(msg)), 17);
 	CH_CHECK_EQ_INT(ch_topic_name_validate("a/b", 3, msg, sizeof(msg)), 17);
@@ -127,7 +127,9 @@ t_create_delete_lookup(void)
 	/* configs */
 	ch_topic_kv badv[] = {{"retention.ms", "soon"}};
 	CH_CHECK_EQ_INT(mu_create(reg, "c1", 2, 1, badv, 1, false, NULL, msg, sizeof(msg)), 40);
-	CH_CHECK_EQ_STR(msg, "Invalid value soon for configuration retention.ms: Not a number of type LONG");
+	CH_CHECK_EQ_STR(
+		msg,
+		"Invalid value soon for configuration retention.ms: Not a number of type LONG");
 	ch_topic_kv badk[] = {{"log.retention.ms", "1"}};
 	CH_CHECK_EQ_INT(mu_create(reg, "c1", 2, 1, badk, 1, false, NULL, msg, sizeof(msg)), 40);
 	CH_CHECK_EQ_STR(msg, "Unknown topic config name: log.retention.ms");
@@ -171,7 +173,8 @@ t_create_delete_lookup(void)
 
 	/* add partitions */
 	CH_CHECK_EQ_INT(mu_add_partitions(reg, "orders", 6, 2, false, msg, sizeof(msg)), 37);
-	CH_CHECK_EQ_STR(msg, "The topic orders currently has 3 partition(s); 2 would not be an increase.");
+	CH_CHECK_EQ_STR(
+		msg, "The topic orders currently has 3 partition(s); 2 would not be an increase.");
 	CH_CHECK_EQ_INT(mu_add_partitions(reg, "orders", 6, 3, false, msg, sizeof(msg)), 37);
 	CH_CHECK_EQ_INT(mu_add_partitions(reg, "orders", 6, 5, true, msg, sizeof(msg)), 0);
 	CH_CHECK_EQ_INT(ch_topics_find(reg, "orders", 6)->partitions, 3);
@@ -467,8 +470,8 @@ t_meta_properties(void)
 	expect_open_error(&cfg, "unsupported or missing version '0'");
 	/* hand-edited: comments, CRLF, spaces around '=' (Java Properties) */
 	char hand[200];
-	int n = snprintf(hand, sizeof(hand), "#hand written\r\n  cluster.id = %s\r\nversion=1\nnode.id=1",
-			 cid);
+	int n = snprintf(hand, sizeof(hand),
+			 "#hand written\r\n  cluster.id = %s\r\nversion=1\nnode.id=1", cid);
 	spit(path, hand, (size_t)n);
 	reg = open_ok(&cfg);
 	CH_CHECK(reg && strcmp(ch_topics_cluster_id(reg), cid) == 0);
@@ -624,7 +627,8 @@ t_async_transactions(void)
 	CH_CHECK(!file_has(dir, " x\n"));
 	/* Validation sees it too. */
 	tx = ch_topics_begin(reg);
-	CH_CHECK_EQ_INT(ch_topics_create(tx, "x", 1, 1, NULL, 0, false, NULL, msg, sizeof(msg)), 36);
+	CH_CHECK_EQ_INT(ch_topics_create(tx, "x", 1, 1, NULL, 0, false, NULL, msg, sizeof(msg)),
+			36);
 	CH_CHECK_EQ_INT(ch_topics_create(tx, "y", 1, 1, NULL, 0, false, NULL, msg, sizeof(msg)), 0);
 	ch_topics_commit(tx, record, &o[1]);
 	tx = ch_topics_begin(reg); /* nothing staged: still answered after the others */
@@ -651,8 +655,9 @@ t_async_transactions(void)
 		char name[8];
 		snprintf(name, sizeof(name), "g%d", i);
 		tx = ch_topics_begin(reg);
-		CH_CHECK_EQ_INT(ch_topics_create(tx, name, 2, 1, NULL, 0, false, NULL, msg,
-						 sizeof(msg)), 0);
+		CH_CHECK_EQ_INT(
+			ch_topics_create(tx, name, 2, 1, NULL, 0, false, NULL, msg, sizeof(msg)),
+			0);
 		ch_topics_commit(tx, record, &o[4 + (i > 0)]);
 	}
 	mx_step(&mx);
@@ -706,11 +711,13 @@ t_broker_configs(void)
 	ch_topic_kv bad[] = {{"node.id", "5"}};
 	ch_topics_txn *tx = ch_topics_begin(reg);
 	CH_CHECK_EQ_INT(ch_topics_set_broker_configs(tx, CH_CONFIG_LAYER_BROKER, bad, 1, false, msg,
-						     sizeof(msg)), 42);
+						     sizeof(msg)),
+			42);
 	CH_CHECK_EQ_STR(msg, "Cannot update these configs dynamically: [node.id]");
 	ch_topic_kv dflt[] = {{"message.max.bytes", "5000"}, {"log.roll.ms", "60000"}};
-	CH_CHECK_EQ_INT(ch_topics_set_broker_configs(tx, CH_CONFIG_LAYER_DEFAULT, dflt, 2, false, msg,
-						     sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(ch_topics_set_broker_configs(tx, CH_CONFIG_LAYER_DEFAULT, dflt, 2, false,
+						     msg, sizeof(msg)),
+			0);
 	CH_CHECK_EQ_INT(cfg.message_max_bytes, 5000); /* at once, like a topic change */
 	CH_CHECK_EQ_INT(ch_topics_commit_sync(tx, msg, sizeof(msg)), 0);
 	CH_CHECK(file_has(dir, "cohort-topics 2\n") && file_has(dir, "broker default 2\n"));
@@ -722,8 +729,9 @@ t_broker_configs(void)
 	/* A failed write takes the layer, and the config, back. */
 	ch_topic_kv mine[] = {{"message.max.bytes", "7000"}};
 	tx = ch_topics_begin(reg);
-	CH_CHECK_EQ_INT(ch_topics_set_broker_configs(tx, CH_CONFIG_LAYER_BROKER, mine, 1, false, msg,
-						     sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(ch_topics_set_broker_configs(tx, CH_CONFIG_LAYER_BROKER, mine, 1, false,
+						     msg, sizeof(msg)),
+			0);
 	CH_CHECK_EQ_INT(cfg.message_max_bytes, 7000);
 	ch_logfs_fault_arm(&f, 1, EIO, true);
 	CH_CHECK_EQ_INT(ch_topics_commit_sync(tx, msg, sizeof(msg)), 56);
@@ -748,14 +756,15 @@ t_broker_configs(void)
 		 e.source == CH_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG);
 	/* Emptying both layers writes version 1 again. */
 	tx = ch_topics_begin(reg);
-	CH_CHECK_EQ_INT(ch_topics_set_broker_configs(tx, CH_CONFIG_LAYER_DEFAULT, NULL, 0, false, msg,
-						     sizeof(msg)), 0);
+	CH_CHECK_EQ_INT(ch_topics_set_broker_configs(tx, CH_CONFIG_LAYER_DEFAULT, NULL, 0, false,
+						     msg, sizeof(msg)),
+			0);
 	CH_CHECK_EQ_INT(ch_topics_commit_sync(tx, msg, sizeof(msg)), 0);
 	CH_CHECK(file_has(dir, "cohort-topics 1\n") && cfg2.message_max_bytes == 1048588);
 	ch_topics_close(reg);
 	ch_config_free(&cfg2);
 }
 
-CH_TEST_MAIN(CH_TEST(t_name_rules), CH_TEST(t_async_transactions), CH_TEST(t_broker_configs), CH_TEST(t_create_delete_lookup), CH_TEST(t_persistence),
-	     CH_TEST(t_crash_leftover_tmp), CH_TEST(t_corrupt), CH_TEST(t_meta_properties),
-	     CH_TEST(t_persist_failure_rolls_back))
+CH_TEST_MAIN(CH_TEST(t_name_rules), CH_TEST(t_async_transactions), CH_TEST(t_broker_configs),
+	     CH_TEST(t_create_delete_lookup), CH_TEST(t_persistence), CH_TEST(t_crash_leftover_tmp),
+	     CH_TEST(t_corrupt), CH_TEST(t_meta_properties), CH_TEST(t_persist_failure_rolls_back))

@@ -51,11 +51,11 @@ t_flatten_mixed(void)
 	ch_buf_append(&b, "head:", 5);
 	ch_resp_add_buf(r, &b);
 	CH_CHECK_EQ_INT(b.len, 0);
-	ch_resp_add_file(r, fd, 3, 4, on_release, NULL);   /* "3456" */
+	ch_resp_add_file(r, fd, 3, 4, on_release, NULL); /* "3456" */
 	ch_resp_append(r, "|", 1);
-	ch_resp_add_file(r, fd, 10, 0, on_release, NULL);  /* empty: released at once */
+	ch_resp_add_file(r, fd, 10, 0, on_release, NULL); /* empty: released at once */
 	CH_CHECK_EQ_INT(released, 1);
-	ch_resp_add_file(r, fd, 12, 4, on_release, NULL);  /* "cdef" */
+	ch_resp_add_file(r, fd, 12, 4, on_release, NULL); /* "cdef" */
 	ch_resp_append(r, ":tail", 5);
 	CH_CHECK_EQ_INT(ch_resp_len(r), 5 + 4 + 1 + 4 + 5);
 

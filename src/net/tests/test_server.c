@@ -23,7 +23,12 @@
 
 /* ---- shared state (guarded by mu) -------------------------------------- */
 
-enum { M_ECHO, M_DEFER, M_CLOSE, M_BIG };
+enum {
+	M_ECHO,
+	M_DEFER,
+	M_CLOSE,
+	M_BIG
+};
 
 typedef struct held {
 	ch_conn *c;
@@ -41,13 +46,13 @@ static struct {
 	int mode;
 	held held[MAX_HELD];
 	int nheld;
-	int max_held;   /* most requests held at once */
+	int max_held; /* most requests held at once */
 	int nreq;
 	int nopen;
 	int nclose;
-	int nrelease;   /* file chunks released */
-	int nanswered;  /* held requests answered by the test */
-	char peer[64];  /* of the last opened connection */
+	int nrelease;  /* file chunks released */
+	int nanswered; /* held requests answered by the test */
+	char peer[64]; /* of the last opened connection */
 } T;
 
 static struct {
@@ -60,17 +65,17 @@ static struct {
 #define WATCHDOG_S 60
 
 /* Wait (mu held) until cond holds; a watchdog turns a hang into a failure. */
-#define WAIT_UNTIL(cond)                                                          \
-	do {                                                                      \
-		struct timespec dl_;                                              \
-		clock_gettime(CLOCK_REALTIME, &dl_);                              \
-		dl_.tv_sec += WATCHDOG_S;                                         \
-		while (!(cond)) {                                                 \
-			if (pthread_cond_timedwait(&cv, &mu, &dl_) == ETIMEDOUT) { \
-				CH_CHECK(!"watchdog: " #cond);                    \
-				break;                                            \
-			}                                                         \
-		}                                                                 \
+#define WAIT_UNTIL(cond)                                                                           \
+	do {                                                                                       \
+		struct timespec dl_;                                                               \
+		clock_gettime(CLOCK_REALTIME, &dl_);                                               \
+		dl_.tv_sec += WATCHDOG_S;                                                          \
+		while (!(cond)) {                                                                  \
+			if (pthread_cond_timedwait(&cv, &mu, &dl_) == ETIMEDOUT) {                 \
+				CH_CHECK(!"watchdog: " #cond);                                     \
+				break;                                                             \
+			}                                                                          \
+		}                                                                                  \
 	} while (0)
 
 static void
@@ -346,7 +351,8 @@ respond_reverse(void *arg)
 	T.nanswered += n;
 	pthread_mutex_unlock(&mu);
 	for (int i = n - 1; i >= 0; i--)
-		ch_conn_respond(h[i].c, h[i].seq, i == skip_idx ? NULL : echo_resp(h[i].data, h[i].len));
+		ch_conn_respond(h[i].c, h[i].seq,
+				i == skip_idx ? NULL : echo_resp(h[i].data, h[i].len));
 }
 
 static void
@@ -737,7 +743,7 @@ t_made_chunk(void)
 			}
 			free(p);
 		} else {
-			CH_CHECK(wait_eof(fd)); /* the frame cannot be finished */
+			CH_CHECK(wait_eof(fd));                 /* the frame cannot be finished */
 			CH_CHECK(send_frame(other, "ping", 4)); /* the others go on */
 			pthread_mutex_lock(&mu);
 			WAIT_UNTIL(T.nheld == 1);
@@ -1029,8 +1035,7 @@ t_idle_stuck_reader(void)
 
 CH_TEST_MAIN(CH_TEST(t_echo_byte_by_byte), CH_TEST(t_pipelined_out_of_order),
 	     CH_TEST(t_bad_sizes_close), CH_TEST(t_disconnect_with_deferred),
-	     CH_TEST(t_close_in_handler), CH_TEST(t_idle_reaping), CH_TEST(t_sendfile), CH_TEST(t_made_chunk),
-	     CH_TEST(t_inflight_limit), CH_TEST(t_send_queue_limit),
-	     CH_TEST(t_many_connections), CH_TEST(t_free_with_pending),
-	     CH_TEST(t_stop_accepting), CH_TEST(t_hangup_while_paused), CH_TEST(t_emfile),
-	     CH_TEST(t_idle_stuck_reader))
+	     CH_TEST(t_close_in_handler), CH_TEST(t_idle_reaping), CH_TEST(t_sendfile),
+	     CH_TEST(t_made_chunk), CH_TEST(t_inflight_limit), CH_TEST(t_send_queue_limit),
+	     CH_TEST(t_many_connections), CH_TEST(t_free_with_pending), CH_TEST(t_stop_accepting),
+	     CH_TEST(t_hangup_while_paused), CH_TEST(t_emfile), CH_TEST(t_idle_stuck_reader))

@@ -86,7 +86,8 @@ decode_frame(const char *name, decoded *d)
 	d->c->req_encode(&b, ver, d->body);
 	bool same = b.len == d->len && memcmp(b.data, d->bytes, b.len) == 0;
 	if (!same)
-		fprintf(stderr, "%s: re-encoding differs (%zu vs %zu bytes)\n", name, b.len, d->len);
+		fprintf(stderr, "%s: re-encoding differs (%zu vs %zu bytes)\n", name, b.len,
+			d->len);
 	ch_buf_free(&b);
 	return same;
 }
@@ -174,10 +175,9 @@ int
 main(int argc, char **argv)
 {
 	golden_dir = argc > 1 ? argv[1] : "tests/golden/requests";
-	static const ch_test_case cases[] = {CH_TEST(t_all_golden_frames),
-					     CH_TEST(t_librdkafka_api_versions),
-					     CH_TEST(t_kafkajs_create_topics),
-					     CH_TEST(t_kafka_python_create_topics)};
+	static const ch_test_case cases[] = {
+		CH_TEST(t_all_golden_frames), CH_TEST(t_librdkafka_api_versions),
+		CH_TEST(t_kafkajs_create_topics), CH_TEST(t_kafka_python_create_topics)};
 	int passed = 0, failed = 0;
 	for (size_t i = 0; i < CH_ARRAY_LEN(cases); i++) {
 		int before = ch_test_failures_;

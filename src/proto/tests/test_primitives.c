@@ -9,8 +9,8 @@
 static void
 t_varints(void)
 {
-	static const int64_t vals[] = {0, 1, -1, 63, -64, 64, 300, -300, INT32_MAX, INT32_MIN,
-				       INT64_MAX, INT64_MIN};
+	static const int64_t vals[] = {0,   1,    -1,        63,        -64,       64,
+				       300, -300, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN};
 	for (size_t i = 0; i < CH_ARRAY_LEN(vals); i++) {
 		ch_buf b;
 		ch_buf_init(&b);
@@ -141,8 +141,8 @@ t_defaults(void)
 	ch_MetadataRequest_init(&m);
 	CH_CHECK(m.AllowAutoTopicCreation == true);
 	/* JoinGroup v0 has no RebalanceTimeoutMs: decoding v0 keeps the default. */
-	static const uint8_t in[] = {0, 1, 'g', 0, 0, 0x75, 0x30, 0, 0, 0, 8, 'c', 'o', 'n',
-				     's', 'u', 'm', 'e', 'r', 0, 0, 0, 0};
+	static const uint8_t in[] = {0,   1,   'g', 0,   0,   0x75, 0x30, 0, 0, 0, 8, 'c',
+				     'o', 'n', 's', 'u', 'm', 'e',  'r',  0, 0, 0, 0};
 	ch_rd r;
 	ch_rd_init(&r, in, sizeof(in));
 	ch_arena a;

@@ -36,14 +36,17 @@ t_roundtrip_all(void)
 				ch_rd_init(&r, b1.data, b1.len);
 				int rc = f->decode(&r, &a, (int16_t)v, m2);
 				if (rc != 0 || ch_rd_left(&r) != 0) {
-					fprintf(stderr, "%s v%d seed %llu: decode rc=%d err=%d left=%zu\n",
+					fprintf(stderr,
+						"%s v%d seed %llu: decode rc=%d err=%d left=%zu\n",
 						f->name, v, (unsigned long long)seed, rc, r.err,
 						ch_rd_left(&r));
 					CH_CHECK(0);
 				} else {
 					f->encode(&b2, (int16_t)v, m2);
-					if (b1.len != b2.len || (b1.len && memcmp(b1.data, b2.data, b1.len) != 0)) {
-						fprintf(stderr, "%s v%d seed %llu: re-encode differs\n",
+					if (b1.len != b2.len ||
+					    (b1.len && memcmp(b1.data, b2.data, b1.len) != 0)) {
+						fprintf(stderr,
+							"%s v%d seed %llu: re-encode differs\n",
 							f->name, v, (unsigned long long)seed);
 						CH_CHECK(0);
 					}
@@ -60,7 +63,8 @@ t_roundtrip_all(void)
 						/* Every read is mandatory, so a strict prefix
 						 * always runs out inside some field. */
 						if (rc2 == 0) {
-							fprintf(stderr, "%s v%d: prefix %zu/%zu decoded\n",
+							fprintf(stderr,
+								"%s v%d: prefix %zu/%zu decoded\n",
 								f->name, v, cut, b1.len);
 							CH_CHECK(0);
 						}

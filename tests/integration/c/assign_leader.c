@@ -151,26 +151,28 @@ call(int16_t key, int16_t ver, const ch_buf *body, uint8_t **resp, size_t *len)
 	ch_buf_free(&b);
 	uint8_t hdr[8];
 	io_all(false, hdr, 4);
-	uint32_t size = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
+	uint32_t size =
+		(uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
 	if (size < 4 || size > (64u << 20))
 		die("bad response size");
 	uint8_t *p = malloc(size);
 	if (!p)
 		die("out of memory");
 	io_all(false, p, size);
-	int32_t c = (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
+	int32_t c =
+		(int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
 	if (c != corr)
 		die("correlation id mismatch");
 	*resp = p;
 	*len = size;
 }
 
-#define DECODE(type, ver, p, len, a, out)                                                   \
-	do {                                                                                \
-		ch_rd r_;                                                                   \
-		ch_rd_init(&r_, (p) + 4, (len) - 4);                                        \
-		if (ch_##type##_decode(&r_, (a), (ver), (out)) != 0)                        \
-			die("cannot decode " #type);                                        \
+#define DECODE(type, ver, p, len, a, out)                                                          \
+	do {                                                                                       \
+		ch_rd r_;                                                                          \
+		ch_rd_init(&r_, (p) + 4, (len)-4);                                                 \
+		if (ch_##type##_decode(&r_, (a), (ver), (out)) != 0)                               \
+			die("cannot decode " #type);                                               \
 	} while (0)
 
 /* JoinGroup v5 response, read by hand: cohortd's error responses carry a
@@ -211,7 +213,8 @@ print_parts(const char *prefix, const ch_ConsumerProtocolAssignment *m)
 	for (int32_t i = 0; i < m->AssignedPartitions_n; i++)
 		for (int32_t j = 0; j < m->AssignedPartitions[i].Partitions_n; j++)
 			printf("%s%.*s:%d", k++ ? "," : "", (int)m->AssignedPartitions[i].Topic.len,
-			       m->AssignedPartitions[i].Topic.p, (int)m->AssignedPartitions[i].Partitions[j]);
+			       m->AssignedPartitions[i].Topic.p,
+			       (int)m->AssignedPartitions[i].Partitions[j]);
 	printf("%s\n", k ? "" : "-");
 }
 
@@ -258,7 +261,8 @@ fetch_metadata(const ch_str *names, int32_t n, ch_arena *a, ch_assign_topic **ou
 {
 	ch_MetadataRequest q;
 	ch_MetadataRequest_init(&q);
-	ch_MetadataRequest_MetadataRequestTopic *ts = ch_arena_alloc(a, sizeof(*ts) * (size_t)(n ? n : 1));
+	ch_MetadataRequest_MetadataRequestTopic *ts =
+		ch_arena_alloc(a, sizeof(*ts) * (size_t)(n ? n : 1));
 	for (int32_t i = 0; i < n; i++) {
 		ts[i].Name = names[i];
 	}
@@ -273,7 +277,8 @@ fetch_metadata(const ch_str *names, int32_t n, ch_arena *a, ch_assign_topic **ou
 	ch_buf_free(&b);
 	ch_MetadataResponse r;
 	DECODE(MetadataResponse, 1, p, len, a, &r);
-	ch_assign_topic *t = ch_arena_alloc(a, sizeof(*t) * (size_t)(r.Topics_n > 0 ? r.Topics_n : 1));
+	ch_assign_topic *t =
+		ch_arena_alloc(a, sizeof(*t) * (size_t)(r.Topics_n > 0 ? r.Topics_n : 1));
 	int32_t k = 0;
 	for (int32_t i = 0; i < r.Topics_n; i++) {
 		if (r.Topics[i].ErrorCode != 0 || r.Topics[i].Name.len <= 0)
@@ -296,9 +301,11 @@ set_owned(const ch_ConsumerProtocolAssignment *m)
 	nowned = 0;
 	for (int32_t i = 0; i < m->AssignedPartitions_n && nowned < 64; i++) {
 		const ch_ConsumerProtocolAssignment_TopicPartition *tp = &m->AssignedPartitions[i];
-		snprintf(owned_topic[nowned], sizeof(owned_topic[0]), "%.*s", (int)tp->Topic.len, tp->Topic.p);
+		snprintf(owned_topic[nowned], sizeof(owned_topic[0]), "%.*s", (int)tp->Topic.len,
+			 tp->Topic.p);
 		owned_n[nowned] = tp->Partitions_n < 256 ? tp->Partitions_n : 256;
-		memcpy(owned_parts[nowned], tp->Partitions, (size_t)owned_n[nowned] * sizeof(int32_t));
+		memcpy(owned_parts[nowned], tp->Partitions,
+		       (size_t)owned_n[nowned] * sizeof(int32_t));
 		nowned++;
 	}
 }
@@ -334,8 +341,8 @@ join_and_sync(void)
 	size_t n = 0;
 	ch_JoinGroupResponse jr;
 	for (;;) {
-		ch_JoinGroupRequest_JoinGroupRequestProtocol proto = {ch_str_c(ch_assign_name(kind)),
-								       {meta.data, (int32_t)meta.len}};
+		ch_JoinGroupRequest_JoinGroupRequestProtocol proto = {
+			ch_str_c(ch_assign_name(kind)), {meta.data, (int32_t)meta.len}};
 		ch_JoinGroupRequest q;
 		ch_JoinGroupRequest_init(&q);
 		q.GroupId = ch_str_c(group);
@@ -353,7 +360,8 @@ join_and_sync(void)
 		ch_buf_free(&b);
 		decode_join_v5(p, n, &a, &jr);
 		if (jr.ErrorCode == ERR_MEMBER_ID_REQUIRED) {
-			snprintf(member_id, sizeof(member_id), "%.*s", (int)jr.MemberId.len, jr.MemberId.p);
+			snprintf(member_id, sizeof(member_id), "%.*s", (int)jr.MemberId.len,
+				 jr.MemberId.p);
 			free(p);
 			continue;
 		}
@@ -386,16 +394,18 @@ join_and_sync(void)
 	ch_assign_result res;
 	memset(&res, 0, sizeof(res));
 	if (leader) {
-		ch_assign_join_member *jm = ch_arena_alloc(&a, sizeof(*jm) * (size_t)(jr.Members_n + 1));
+		ch_assign_join_member *jm =
+			ch_arena_alloc(&a, sizeof(*jm) * (size_t)(jr.Members_n + 1));
 		for (int32_t i = 0; i < jr.Members_n; i++)
-			jm[i] = (ch_assign_join_member){jr.Members[i].MemberId, jr.Members[i].GroupInstanceId,
+			jm[i] = (ch_assign_join_member){jr.Members[i].MemberId,
+							jr.Members[i].GroupInstanceId,
 							jr.Members[i].Metadata};
 		if (ch_assign_group_decode(&g, jm, jr.Members_n) != CH_OK)
 			die("ch_assign_group_decode");
 		for (int32_t i = 0; i < jr.Members_n; i++)
 			if (g.bad[i])
-				printf("ERROR bad metadata from %.*s\n", (int)jr.Members[i].MemberId.len,
-				       jr.Members[i].MemberId.p);
+				printf("ERROR bad metadata from %.*s\n",
+				       (int)jr.Members[i].MemberId.len, jr.Members[i].MemberId.p);
 		const ch_str *names;
 		int32_t nn = ch_assign_group_topics(&g, &names);
 		ch_assign_topic *tm;
@@ -409,7 +419,8 @@ join_and_sync(void)
 		enc = calloc((size_t)(nsa + 1), sizeof(*enc));
 		for (int32_t i = 0; i < nsa; i++) {
 			ch_buf_init(&enc[i]);
-			ch_assign_assignment_write(&enc[i], CH_ASSIGN_PROTO_VERSION, tm, res.tps + res.off[i],
+			ch_assign_assignment_write(&enc[i], CH_ASSIGN_PROTO_VERSION, tm,
+						   res.tps + res.off[i],
 						   res.off[i + 1] - res.off[i], CH_BYTES_NULL);
 			sa[i].MemberId = jr.Members[i].MemberId;
 			sa[i].Assignment = (ch_bytes){enc[i].data, (int32_t)enc[i].len};
@@ -418,8 +429,8 @@ join_and_sync(void)
 			if (ch_assign_assignment_decode(enc[i].data, enc[i].len, &a, &d) != CH_OK)
 				die("own assignment does not decode");
 			char pre[400];
-			snprintf(pre, sizeof(pre), "ASSIGN %d %.*s", (int)gen, (int)jr.Members[i].MemberId.len,
-				 jr.Members[i].MemberId.p);
+			snprintf(pre, sizeof(pre), "ASSIGN %d %.*s", (int)gen,
+				 (int)jr.Members[i].MemberId.len, jr.Members[i].MemberId.p);
 			print_parts(pre, &d.m);
 		}
 	}
@@ -453,7 +464,8 @@ join_and_sync(void)
 		rejoin = true;
 	} else {
 		ch_assign_assignment mine;
-		if (ch_assign_assignment_decode(sr.Assignment.p, (size_t)sr.Assignment.len, &a, &mine) != CH_OK)
+		if (ch_assign_assignment_decode(sr.Assignment.p, (size_t)sr.Assignment.len, &a,
+						&mine) != CH_OK)
 			die("cannot decode own assignment");
 		char pre[64];
 		snprintf(pre, sizeof(pre), "MINE %d", (int)gen);
@@ -528,16 +540,28 @@ main(int argc, char **argv)
 	int opt;
 	while ((opt = getopt(argc, argv, "b:g:t:a:T:")) != -1) {
 		switch (opt) {
-		case 'b': bootstrap = optarg; break;
-		case 'g': group = optarg; break;
-		case 't': tlist = optarg; break;
-		case 'a': asg = optarg; break;
-		case 'T': limit = atof(optarg); break;
-		default: return 64;
+		case 'b':
+			bootstrap = optarg;
+			break;
+		case 'g':
+			group = optarg;
+			break;
+		case 't':
+			tlist = optarg;
+			break;
+		case 'a':
+			asg = optarg;
+			break;
+		case 'T':
+			limit = atof(optarg);
+			break;
+		default:
+			return 64;
 		}
 	}
 	if (!bootstrap || !group || !tlist) {
-		fprintf(stderr, "usage: assign_leader -b HOST:PORT -g GROUP -t T[,T...] -a ASSIGNOR [-T S]\n");
+		fprintf(stderr, "usage: assign_leader -b HOST:PORT -g GROUP -t T[,T...] -a "
+				"ASSIGNOR [-T S]\n");
 		return 64;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -140,7 +140,8 @@ commit_positions(cohort_consumer *c, const cohort_tp *tps, size_t n)
 			want = owned[i].partition == tps[j].partition &&
 			       strcmp(owned[i].topic, tps[j].topic) == 0;
 		if (want && owned[i].pos >= 0)
-			o[k++] = (cohort_tp_offset){owned[i].topic, owned[i].partition, owned[i].pos, 0};
+			o[k++] = (cohort_tp_offset){owned[i].topic, owned[i].partition,
+						    owned[i].pos, 0};
 	}
 	commit_offsets(c, o, k);
 }
@@ -287,19 +288,45 @@ main(int argc, char **argv)
 	char hb[32], sess[32];
 	while ((opt = getopt(argc, argv, "b:g:t:a:i:s:n:RP:qD:X:VW:")) != -1) {
 		switch (opt) {
-		case 'b': set(conf, "bootstrap.servers", optarg); break;
-		case 'g': set(conf, "group.id", optarg); break;
-		case 't': topics_arg = optarg; break;
-		case 'a': set(conf, "partition.assignment.strategy", optarg); break;
-		case 'i': set(conf, "group.instance.id", optarg); break;
-		case 's': session_ms = atoi(optarg); break;
-		case 'n': set(conf, "client.id", optarg); break;
-		case 'R': opt_commit_on_revoke = 1; break;
-		case 'P': opt_commit_every = atoi(optarg); break;
-		case 'q': opt_quiet = 1; break;
-		case 'V': opt_verbose = 1; break;
-		case 'W': opt_revoke_sleep_ms = atoi(optarg); break;
-		case 'D': opt_delay_ms = atoi(optarg); break;
+		case 'b':
+			set(conf, "bootstrap.servers", optarg);
+			break;
+		case 'g':
+			set(conf, "group.id", optarg);
+			break;
+		case 't':
+			topics_arg = optarg;
+			break;
+		case 'a':
+			set(conf, "partition.assignment.strategy", optarg);
+			break;
+		case 'i':
+			set(conf, "group.instance.id", optarg);
+			break;
+		case 's':
+			session_ms = atoi(optarg);
+			break;
+		case 'n':
+			set(conf, "client.id", optarg);
+			break;
+		case 'R':
+			opt_commit_on_revoke = 1;
+			break;
+		case 'P':
+			opt_commit_every = atoi(optarg);
+			break;
+		case 'q':
+			opt_quiet = 1;
+			break;
+		case 'V':
+			opt_verbose = 1;
+			break;
+		case 'W':
+			opt_revoke_sleep_ms = atoi(optarg);
+			break;
+		case 'D':
+			opt_delay_ms = atoi(optarg);
+			break;
 		case 'X':
 			if (!strchr(optarg, '=') || nextra == 32) {
 				fprintf(stderr, "cohort_member: -X wants key=value\n");
@@ -308,7 +335,8 @@ main(int argc, char **argv)
 			extra[nextra++] = optarg; /* applied after the fixed settings */
 			break;
 		default:
-			fprintf(stderr, "usage: cohort_member -b HOST:PORT -g GROUP -t TOPICS ...\n");
+			fprintf(stderr,
+				"usage: cohort_member -b HOST:PORT -g GROUP -t TOPICS ...\n");
 			return 2;
 		}
 	}

@@ -126,7 +126,8 @@ commit_positions(rd_kafka_t *rk, const rd_kafka_topic_partition_list_t *parts)
 	c = rd_kafka_topic_partition_list_new(a->cnt);
 	for (int i = 0; i < a->cnt; i++)
 		if (a->elems[i].offset >= 0)
-			rd_kafka_topic_partition_list_add(c, a->elems[i].topic, a->elems[i].partition)
+			rd_kafka_topic_partition_list_add(c, a->elems[i].topic,
+							  a->elems[i].partition)
 				->offset = a->elems[i].offset;
 	if (c->cnt > 0) {
 		rd_kafka_resp_err_t err = rd_kafka_commit(rk, c, 0);
@@ -156,7 +157,8 @@ rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_l
 			rd_kafka_error_t *e = rd_kafka_incremental_assign(rk, parts);
 			if (e) {
 				printf("ERROR %s incremental_assign: %s\n",
-				       rd_kafka_err2name(rd_kafka_error_code(e)), rd_kafka_error_string(e));
+				       rd_kafka_err2name(rd_kafka_error_code(e)),
+				       rd_kafka_error_string(e));
 				rd_kafka_error_destroy(e);
 			}
 		} else {
@@ -294,8 +296,8 @@ handle_command(rd_kafka_t *rk, char *line)
 			printf("COMMITTED_ERROR %s\n", rd_kafka_err2name(err));
 		else
 			for (int i = 0; i < l->cnt; i++)
-				printf("COMMITTED %s %d %lld\n", l->elems[i].topic, (int)l->elems[i].partition,
-				       (long long)l->elems[i].offset);
+				printf("COMMITTED %s %d %lld\n", l->elems[i].topic,
+				       (int)l->elems[i].partition, (long long)l->elems[i].offset);
 		rd_kafka_topic_partition_list_destroy(l);
 	} else {
 		printf("ERROR _INVALID_ARG unknown command %s\n", cmd);
@@ -316,17 +318,39 @@ main(int argc, char **argv)
 
 	while ((c = getopt(argc, argv, "b:g:t:a:i:s:n:RP:qD:X:")) != -1) {
 		switch (c) {
-		case 'b': bootstrap = optarg; break;
-		case 'g': group = optarg; break;
-		case 't': topics = optarg; break;
-		case 'a': assignor = optarg; break;
-		case 'i': instance = optarg; break;
-		case 's': session_ms = atoi(optarg); break;
-		case 'n': name = optarg; break;
-		case 'R': opt_commit_on_revoke = 1; break;
-		case 'P': opt_commit_every = atoi(optarg); break;
-		case 'q': opt_quiet = 1; break;
-		case 'D': opt_delay_ms = atoi(optarg); break;
+		case 'b':
+			bootstrap = optarg;
+			break;
+		case 'g':
+			group = optarg;
+			break;
+		case 't':
+			topics = optarg;
+			break;
+		case 'a':
+			assignor = optarg;
+			break;
+		case 'i':
+			instance = optarg;
+			break;
+		case 's':
+			session_ms = atoi(optarg);
+			break;
+		case 'n':
+			name = optarg;
+			break;
+		case 'R':
+			opt_commit_on_revoke = 1;
+			break;
+		case 'P':
+			opt_commit_every = atoi(optarg);
+			break;
+		case 'q':
+			opt_quiet = 1;
+			break;
+		case 'D':
+			opt_delay_ms = atoi(optarg);
+			break;
 		case 'X': {
 			char *eq = strchr(optarg, '=');
 			if (!eq)
@@ -335,7 +359,8 @@ main(int argc, char **argv)
 			set(conf, optarg, eq + 1);
 			break;
 		}
-		default: die("bad option%s", "");
+		default:
+			die("bad option%s", "");
 		}
 	}
 	if (!bootstrap || !group || !topics)
@@ -394,7 +419,8 @@ main(int argc, char **argv)
 			continue;
 		ssize_t n = read(0, line + have, sizeof(line) - 1 - have);
 		if (n <= 0) {
-			stdin_open = 0; /* EOF: the driver went away; keep consuming until signalled */
+			stdin_open =
+				0; /* EOF: the driver went away; keep consuming until signalled */
 			if (n == 0)
 				break;
 			continue;

@@ -15,7 +15,8 @@
 static int failures;
 static int checks;
 
-static void check(int ok, const char *where, const char *fmt, ...)
+static void
+check(int ok, const char *where, const char *fmt, ...)
 {
 	va_list ap;
 	checks++;
@@ -31,12 +32,14 @@ static void check(int ok, const char *where, const char *fmt, ...)
 
 #define CHECK(ok, ...) check((ok), __func__, __VA_ARGS__)
 
-static const char *errname(rd_kafka_resp_err_t err)
+static const char *
+errname(rd_kafka_resp_err_t err)
 {
 	return rd_kafka_err2name(err);
 }
 
-static rd_kafka_AdminOptions_t *options(rd_kafka_t *rk)
+static rd_kafka_AdminOptions_t *
+options(rd_kafka_t *rk)
 {
 	char errstr[256];
 	rd_kafka_AdminOptions_t *o = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_ANY);
@@ -46,7 +49,8 @@ static rd_kafka_AdminOptions_t *options(rd_kafka_t *rk)
 }
 
 /* Waits for the admin result of the given type on q (NULL on timeout). */
-static rd_kafka_event_t *wait_result(rd_kafka_queue_t *q, rd_kafka_event_type_t type)
+static rd_kafka_event_t *
+wait_result(rd_kafka_queue_t *q, rd_kafka_event_type_t type)
 {
 	for (int i = 0; i < 60; i++) {
 		rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 1000);
@@ -65,8 +69,9 @@ struct want {
 };
 
 /* Checks per-topic results of CreateTopics / DeleteTopics / CreatePartitions. */
-static void check_topic_results(const char *op, const rd_kafka_topic_result_t **res, size_t n,
-				const struct want *want, size_t nwant)
+static void
+check_topic_results(const char *op, const rd_kafka_topic_result_t **res, size_t n,
+		    const struct want *want, size_t nwant)
 {
 	CHECK(n == nwant, "%s: %zu results, expected %zu", op, n, nwant);
 	for (size_t w = 0; w < nwant; w++) {
@@ -76,9 +81,11 @@ static void check_topic_results(const char *op, const rd_kafka_topic_result_t **
 				continue;
 			found = 1;
 			rd_kafka_resp_err_t err = rd_kafka_topic_result_error(res[i]);
-			CHECK(err == want[w].err, "%s %s: got %s (%s), expected %s", op, want[w].topic,
-			      errname(err), rd_kafka_topic_result_error_string(res[i]) ?
-			      rd_kafka_topic_result_error_string(res[i]) : "",
+			CHECK(err == want[w].err, "%s %s: got %s (%s), expected %s", op,
+			      want[w].topic, errname(err),
+			      rd_kafka_topic_result_error_string(res[i])
+				      ? rd_kafka_topic_result_error_string(res[i])
+				      : "",
 			      errname(want[w].err));
 		}
 		CHECK(found, "%s: no result for %s", op, want[w].topic);
@@ -92,8 +99,8 @@ struct newtopic {
 	const char *config_key, *config_value;
 };
 
-static void create_topics(rd_kafka_t *rk, const struct newtopic *t, size_t n,
-			  const struct want *want)
+static void
+create_topics(rd_kafka_t *rk, const struct newtopic *t, size_t n, const struct want *want)
 {
 	char errstr[256];
 	rd_kafka_NewTopic_t *nt[8];
@@ -126,7 +133,8 @@ static void create_topics(rd_kafka_t *rk, const struct newtopic *t, size_t n,
 	rd_kafka_queue_destroy(q);
 }
 
-static void delete_topics(rd_kafka_t *rk, const struct want *want, size_t n)
+static void
+delete_topics(rd_kafka_t *rk, const struct want *want, size_t n)
 {
 	rd_kafka_DeleteTopic_t *dt[8];
 	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
@@ -150,13 +158,13 @@ static void delete_topics(rd_kafka_t *rk, const struct want *want, size_t n)
 	rd_kafka_queue_destroy(q);
 }
 
-static void create_partitions(rd_kafka_t *rk, const char *topic, int total,
-			      rd_kafka_resp_err_t want_err)
+static void
+create_partitions(rd_kafka_t *rk, const char *topic, int total, rd_kafka_resp_err_t want_err)
 {
 	char errstr[256];
 	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-	rd_kafka_NewPartitions_t *np = rd_kafka_NewPartitions_new(topic, (size_t)total, errstr,
-								  sizeof errstr);
+	rd_kafka_NewPartitions_t *np =
+		rd_kafka_NewPartitions_new(topic, (size_t)total, errstr, sizeof errstr);
 	if (!np) {
 		fprintf(stderr, "NewPartitions_new: %s\n", errstr);
 		exit(2);
@@ -182,8 +190,9 @@ static void create_partitions(rd_kafka_t *rk, const char *topic, int total,
 
 /* DescribeConfigs of one resource. If key is set, the entry must exist and,
  * if value is set too, have that value. Returns the number of entries. */
-static int describe_configs(rd_kafka_t *rk, rd_kafka_ResourceType_t type, const char *name,
-			    rd_kafka_resp_err_t want_err, const char *key, const char *value)
+static int
+describe_configs(rd_kafka_t *rk, rd_kafka_ResourceType_t type, const char *name,
+		 rd_kafka_resp_err_t want_err, const char *key, const char *value)
 {
 	int entries = -1;
 	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
@@ -194,7 +203,8 @@ static int describe_configs(rd_kafka_t *rk, rd_kafka_ResourceType_t type, const 
 	CHECK(ev != NULL, "DescribeConfigs %s: no result within 60s", name);
 	if (ev) {
 		CHECK(rd_kafka_event_error(ev) == RD_KAFKA_RESP_ERR_NO_ERROR,
-		      "DescribeConfigs %s request failed: %s", name, rd_kafka_event_error_string(ev));
+		      "DescribeConfigs %s request failed: %s", name,
+		      rd_kafka_event_error_string(ev));
 		size_t cnt = 0;
 		const rd_kafka_ConfigResource_t **res = rd_kafka_DescribeConfigs_result_resources(
 			rd_kafka_event_DescribeConfigs_result(ev), &cnt);
@@ -203,14 +213,16 @@ static int describe_configs(rd_kafka_t *rk, rd_kafka_ResourceType_t type, const 
 			rd_kafka_resp_err_t err = rd_kafka_ConfigResource_error(res[0]);
 			CHECK(err == want_err, "DescribeConfigs %s: got %s (%s), expected %s", name,
 			      errname(err),
-			      rd_kafka_ConfigResource_error_string(res[0]) ?
-			      rd_kafka_ConfigResource_error_string(res[0]) : "",
+			      rd_kafka_ConfigResource_error_string(res[0])
+				      ? rd_kafka_ConfigResource_error_string(res[0])
+				      : "",
 			      errname(want_err));
 			CHECK(!strcmp(rd_kafka_ConfigResource_name(res[0]), name),
 			      "DescribeConfigs: resource name %s, expected %s",
 			      rd_kafka_ConfigResource_name(res[0]), name);
 			size_t n = 0;
-			const rd_kafka_ConfigEntry_t **ce = rd_kafka_ConfigResource_configs(res[0], &n);
+			const rd_kafka_ConfigEntry_t **ce =
+				rd_kafka_ConfigResource_configs(res[0], &n);
 			entries = (int)n;
 			int found = 0;
 			for (size_t i = 0; i < n; i++) {
@@ -220,12 +232,13 @@ static int describe_configs(rd_kafka_t *rk, rd_kafka_ResourceType_t type, const 
 					found = 1;
 					if (value)
 						CHECK(v && !strcmp(v, value),
-						      "DescribeConfigs %s: %s=%s, expected %s", name,
-						      key, v ? v : "(null)", value);
+						      "DescribeConfigs %s: %s=%s, expected %s",
+						      name, key, v ? v : "(null)", value);
 				}
 			}
 			if (key && want_err == RD_KAFKA_RESP_ERR_NO_ERROR)
-				CHECK(found, "DescribeConfigs %s: no entry %s among %zu", name, key, n);
+				CHECK(found, "DescribeConfigs %s: no entry %s among %zu", name, key,
+				      n);
 		}
 		rd_kafka_event_destroy(ev);
 	}
@@ -241,8 +254,8 @@ struct topic_want {
 };
 
 /* rd_kafka_metadata over all topics; returns the broker id. */
-static int check_metadata(rd_kafka_t *rk, const char *host, int port,
-			  const struct topic_want *tw, size_t n)
+static int
+check_metadata(rd_kafka_t *rk, const char *host, int port, const struct topic_want *tw, size_t n)
 {
 	const struct rd_kafka_metadata *md = NULL;
 	rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1, NULL, &md, 15000);
@@ -272,24 +285,27 @@ static int check_metadata(rd_kafka_t *rk, const char *host, int port,
 		CHECK(t != NULL, "metadata: topic %s not listed", tw[w].name);
 		if (!t)
 			continue;
-		CHECK(t->err == RD_KAFKA_RESP_ERR_NO_ERROR, "metadata: topic %s error %s",
-		      t->topic, errname(t->err));
-		CHECK(t->partition_cnt == tw[w].partitions, "metadata: topic %s has %d partitions, expected %d",
-		      t->topic, t->partition_cnt, tw[w].partitions);
+		CHECK(t->err == RD_KAFKA_RESP_ERR_NO_ERROR, "metadata: topic %s error %s", t->topic,
+		      errname(t->err));
+		CHECK(t->partition_cnt == tw[w].partitions,
+		      "metadata: topic %s has %d partitions, expected %d", t->topic,
+		      t->partition_cnt, tw[w].partitions);
 		for (int p = 0; p < t->partition_cnt; p++) {
 			const rd_kafka_metadata_partition_t *mp = &t->partitions[p];
 			CHECK(mp->err == RD_KAFKA_RESP_ERR_NO_ERROR && mp->leader == id &&
-			      mp->replica_cnt == 1 && mp->replicas[0] == id && mp->isr_cnt == 1 &&
-			      mp->isrs[0] == id,
+				      mp->replica_cnt == 1 && mp->replicas[0] == id &&
+				      mp->isr_cnt == 1 && mp->isrs[0] == id,
 			      "metadata: %s[%d] err %s leader %d replicas %d isrs %d", t->topic,
-			      (int)mp->id, errname(mp->err), mp->leader, mp->replica_cnt, mp->isr_cnt);
+			      (int)mp->id, errname(mp->err), mp->leader, mp->replica_cnt,
+			      mp->isr_cnt);
 		}
 	}
 	rd_kafka_metadata_destroy(md);
 	return id;
 }
 
-static void check_one_topic_metadata(rd_kafka_t *rk, const char *topic, int partitions)
+static void
+check_one_topic_metadata(rd_kafka_t *rk, const char *topic, int partitions)
 {
 	const struct rd_kafka_metadata *md = NULL;
 	rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
@@ -297,7 +313,7 @@ static void check_one_topic_metadata(rd_kafka_t *rk, const char *topic, int part
 	CHECK(err == RD_KAFKA_RESP_ERR_NO_ERROR, "rd_kafka_metadata(%s): %s", topic, errname(err));
 	if (!err) {
 		CHECK(md->topic_cnt == 1 && !strcmp(md->topics[0].topic, topic) &&
-		      md->topics[0].partition_cnt == partitions,
+			      md->topics[0].partition_cnt == partitions,
 		      "metadata(%s): %d topics, first with %d partitions", topic, md->topic_cnt,
 		      md->topic_cnt ? md->topics[0].partition_cnt : -1);
 		rd_kafka_metadata_destroy(md);
@@ -305,7 +321,8 @@ static void check_one_topic_metadata(rd_kafka_t *rk, const char *topic, int part
 	rd_kafka_topic_destroy(rkt);
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	if (argc != 2 || !strchr(argv[1], ':')) {
 		fprintf(stderr, "usage: %s HOST:PORT\n", argv[0]);
@@ -380,8 +397,8 @@ int main(int argc, char **argv)
 	n = describe_configs(rk, RD_KAFKA_RESOURCE_BROKER, idstr, RD_KAFKA_RESP_ERR_NO_ERROR,
 			     "num.partitions", NULL);
 	CHECK(n > 0, "DescribeConfigs broker %s: %d entries", idstr, n);
-	describe_configs(rk, RD_KAFKA_RESOURCE_TOPIC, "c-nope", RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART,
-			 NULL, NULL);
+	describe_configs(rk, RD_KAFKA_RESOURCE_TOPIC, "c-nope",
+			 RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, NULL, NULL);
 
 	/* DeleteTopics */
 	const struct want del_want[] = {

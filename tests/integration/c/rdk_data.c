@@ -18,13 +18,13 @@
 #include <time.h>
 
 static int failures;
-#define CHECK(cond, ...)                                                                  \
-	do {                                                                              \
-		if (!(cond)) {                                                            \
-			printf("not ok: " __VA_ARGS__);                                   \
-			printf("\n");                                                     \
-			failures++;                                                       \
-		}                                                                         \
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			printf("not ok: " __VA_ARGS__);                                            \
+			printf("\n");                                                              \
+			failures++;                                                                \
+		}                                                                                  \
 	} while (0)
 
 static int delivered, delivery_errors;
@@ -47,7 +47,8 @@ conf_new(const char *bootstrap)
 {
 	char err[512];
 	rd_kafka_conf_t *c = rd_kafka_conf_new();
-	if (rd_kafka_conf_set(c, "bootstrap.servers", bootstrap, err, sizeof(err)) != RD_KAFKA_CONF_OK)
+	if (rd_kafka_conf_set(c, "bootstrap.servers", bootstrap, err, sizeof(err)) !=
+	    RD_KAFKA_CONF_OK)
 		abort();
 	return c;
 }
@@ -92,13 +93,12 @@ main(int argc, char **argv)
 		snprintf(key, sizeof(key), "k%d", i % 101);
 		snprintf(val, sizeof(val), "value-%d", i);
 		rd_kafka_resp_err_t e;
-		while ((e = rd_kafka_producev(p, RD_KAFKA_V_TOPIC(topic),
-					      RD_KAFKA_V_KEY(key, strlen(key)),
-					      RD_KAFKA_V_VALUE(val, strlen(val)),
-					      RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-					      RD_KAFKA_V_TIMESTAMP(t0 + i),
-					      RD_KAFKA_V_HEADER("seq", val + 6, -1),
-					      RD_KAFKA_V_END)) == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+		while ((e = rd_kafka_producev(
+				p, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_KEY(key, strlen(key)),
+				RD_KAFKA_V_VALUE(val, strlen(val)),
+				RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+				RD_KAFKA_V_TIMESTAMP(t0 + i), RD_KAFKA_V_HEADER("seq", val + 6, -1),
+				RD_KAFKA_V_END)) == RD_KAFKA_RESP_ERR__QUEUE_FULL)
 			rd_kafka_poll(p, 10);
 		CHECK(!e, "producev: %s", rd_kafka_err2str(e));
 	}
@@ -153,7 +153,8 @@ main(int argc, char **argv)
 		CHECK(i >= 0 && i < n && !seen[i], "unexpected or duplicate message %d", i);
 		if (i >= 0 && i < n)
 			seen[i] = 1;
-		CHECK(m->offset == last[m->partition] + 1, "offset gap on partition %d", m->partition);
+		CHECK(m->offset == last[m->partition] + 1, "offset gap on partition %d",
+		      m->partition);
 		last[m->partition] = m->offset;
 		rd_kafka_headers_t *hs;
 		const void *hv;
@@ -172,7 +173,8 @@ main(int argc, char **argv)
 	int64_t total = 0;
 	for (int i = 0; i < nparts; i++) {
 		int64_t lo, hi;
-		rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(c, topic, i, &lo, &hi, 10000);
+		rd_kafka_resp_err_t e =
+			rd_kafka_query_watermark_offsets(c, topic, i, &lo, &hi, 10000);
 		CHECK(!e && lo == 0 && hi == last[i] + 1, "watermarks of %d: %s %lld %lld", i,
 		      rd_kafka_err2str(e), (long long)lo, (long long)hi);
 		total += hi;
