@@ -14,6 +14,8 @@
 
 /* ---- messages ---- */
 
+/* Reads the int16 version that starts an embedded consumer protocol message; CH_ERR if it is
+ * missing or negative. */
 static int
 read_version(ch_rd *r, int16_t *version)
 {

@@ -127,6 +127,8 @@ ch_as_max_assignable(const ch_as_rstate *st, int32_t t, int32_t slot)
 	return v > 0 ? v : 0;
 }
 
+/* Gives partition g of topic t to member m, counted in m's slot; the slot's (per[t] + 1)th
+ * partition takes one of t's extras. The caller checked ch_as_max_assignable. */
 static void
 ch_as_range_give(ch_as *as, ch_as_rstate *st, int32_t t, int32_t m, int32_t slot, int32_t g)
 {

@@ -72,6 +72,8 @@ typedef struct ch_as_heap {
 	const int32_t *mem;
 } ch_as_heap;
 
+/* Whether subscriber a comes before b: the less loaded if dir > 0, the more loaded if dir < 0;
+ * ties go to the lower index. */
 static inline bool
 ch_as_heap_before(const ch_as_heap *hp, int32_t a, int32_t b)
 {
@@ -120,6 +122,8 @@ ch_as_heap_down(ch_as_heap *hp, int32_t i)
 	hp->pos[x] = i;
 }
 
+/* Heapifies the hp->n entries already in hp->h and sets their pos (the pos of others is left as
+ * it is). */
 static void
 ch_as_heap_build(ch_as_heap *hp)
 {
@@ -129,6 +133,7 @@ ch_as_heap_build(ch_as_heap *hp)
 		ch_as_heap_down(hp, i);
 }
 
+/* Restores heap order after subscriber j's load changed; nothing if j was popped. */
 static void
 ch_as_heap_fix(ch_as_heap *hp, int32_t j)
 {
@@ -616,6 +621,7 @@ typedef struct ch_as_tk {
 	int32_t k, t;
 } ch_as_tk;
 
+/* qsort order of (subscriber count, topic) pairs: fewest subscribers first, then by topic index. */
 static int
 ch_as_tk_cmp(const void *x, const void *y)
 {

@@ -490,6 +490,8 @@ typedef union pval {
 static void errf(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Formats into err (truncated to errlen, always terminated); a NULL err or errlen 0 drops the
+ * message. */
 static void
 errf(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -501,6 +503,7 @@ errf(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Index of the broker config key name in cdefs (exact, case-sensitive), or -1. */
 static int
 def_index(const char *name)
 {
@@ -510,6 +513,7 @@ def_index(const char *name)
 	return -1;
 }
 
+/* Index of the topic config name in tdefs (exact, case-sensitive), or -1. */
 static int
 tdef_index(const char *name)
 {
@@ -538,6 +542,8 @@ trim_dup(const char *s, size_t n)
 	return ch_xstrndup(s, n);
 }
 
+/* The DescribeConfigs ConfigType of a value type: T_BITS is LIST; enums, listeners and dirs are
+ * STRING. */
 static int8_t
 kafka_type(uint8_t t)
 {
@@ -574,6 +580,8 @@ range_text(const char *what, int64_t min, int64_t max, int64_t tmin, int64_t tma
 		snprintf(buf, len, "expected %s between %" PRId64 " and %" PRId64, what, min, max);
 }
 
+/* Writes lead, then the names of the NULL-terminated choices joined by ", ", into buf; truncated
+ * when full. */
 static void
 choices_text(const char *lead, const choice *c, char *buf, size_t len)
 {
@@ -582,6 +590,8 @@ choices_text(const char *lead, const choice *c, char *buf, size_t len)
 		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "", c[i].name);
 }
 
+/* Parses all of s as a decimal int64 (optional sign, no surrounding blanks): 0, or -1 on empty,
+ * junk or overflow (*out untouched). */
 static int
 parse_i64(const char *s, int64_t *out)
 {
@@ -596,6 +606,8 @@ parse_i64(const char *s, int64_t *out)
 	return 0;
 }
 
+/* Finds the choice named exactly [s, s+n) (case-insensitively if ci) among c (ended by a NULL
+ * name): 0 and its value in *out, or -1. */
 static int
 choice_lookup(const choice *c, const char *s, size_t n, bool ci, int *out)
 {
@@ -657,6 +669,8 @@ struct bits_arg {
 	char bad[64];
 };
 
+/* list_each callback for T_BITS: ORs the item's choice value into a->bits; -1 and the item (cut
+ * to 40 chars) in a->bad if no choice matches. */
 static int
 bits_item(const char *item, size_t n, void *arg)
 {
@@ -675,6 +689,8 @@ struct join_arg {
 	size_t len;
 };
 
+/* list_each callback: appends the item to a->out, after a comma unless first; a->out holds the
+ * whole list's length + 1. */
 static int
 join_item(const char *item, size_t n, void *arg)
 {
@@ -696,6 +712,7 @@ list_normalise(const char *s)
 	return a.out;
 }
 
+/* list_each callback: counts the (non-empty) items in the size_t at arg. */
 static int
 list_count_item(const char *item, size_t n, void *arg)
 {
@@ -792,6 +809,8 @@ parse_value(const vspec *v, const char *s, pval *out, char *why, size_t whylen)
 	return -1;
 }
 
+/* Stores a parse_value result into field, the member of v's C type; T_STRING, T_LISTENERS and
+ * T_DIRS store nothing here. */
 static void
 store_value(const vspec *v, void *field, const pval *pv)
 {
@@ -893,6 +912,8 @@ normalise(const vspec *v, const char *s, const pval *pv)
 
 /* ---- listeners ---- */
 
+/* Whether c may appear in a listener host: letters, digits, '-', '.', '_'; inside [brackets]
+ * also ':' and '%'. */
 static bool
 host_char(int c, bool v6)
 {
@@ -903,6 +924,8 @@ host_char(int c, bool v6)
 	return v6 && (c == ':' || c == '%');
 }
 
+/* Parses [s, s+n) as one PLAINTEXT://host:port (empty host allowed, or [IPv6]) into *out, the
+ * name upper-cased; CH_OK, or CH_ERR and why in err. */
 static int
 listener_parse_n(const char *s, size_t n, ch_listener *out, char *err, size_t errlen)
 {
@@ -1012,6 +1035,8 @@ struct lsn_arg {
 	size_t errlen;
 };
 
+/* list_each callback for listeners: parses the item into a->first; -1, with err written, when it
+ * is malformed or not the first one. */
 static int
 lsn_item(const char *item, size_t n, void *arg)
 {
@@ -1031,6 +1056,8 @@ lsn_item(const char *item, size_t n, void *arg)
 	return 0;
 }
 
+/* Parses a listeners value (a comma list holding exactly one listener) into *out; CH_OK, or
+ * CH_ERR and why in err. */
 static int
 listeners_parse(const char *s, ch_listener *out, char *err, size_t errlen)
 {
@@ -1053,6 +1080,8 @@ nonroutable(const ch_listener *l)
 
 /* ---- setting values ---- */
 
+/* Replaces key i's static value with val, which st takes over (freed by the next set or
+ * ch_config_free); expl: set by the file or --set. */
 static void
 set_raw(struct ch_config_state *st, size_t i, char *val, bool expl)
 {
@@ -1120,6 +1149,8 @@ ch_config_set_arg(struct ch_config *cfg, const char *arg, char *err, size_t errl
 
 /* ---- properties file ---- */
 
+/* Writes code unit cp (<= 0xFFFF, from \uXXXX; surrogates are not paired) as 1-3 UTF-8 bytes at
+ * out + *o, advancing *o; the caller has the room. */
 static void
 utf8_put(char *out, size_t *o, unsigned cp)
 {
@@ -1240,6 +1271,8 @@ logical_line(const char *buf, size_t len, size_t *pos, int *lineno)
 	return out;
 }
 
+/* Splits one logical properties line into key and value as Java's Properties does ('=', ':' or
+ * blanks), unescapes both and sets them; where is FILE:LINE. */
 static int
 apply_line(struct ch_config *cfg, const char *line, const char *where, char *err, size_t errlen)
 {
@@ -1399,6 +1432,8 @@ expl_of(const struct ch_config *cfg, const char *name)
 	return i >= 0 && cfg->st_->expl[i];
 }
 
+/* A broker key's effective value as an int64 (dynamic layers first); 0 when the key is unknown,
+ * null or not an integer. */
 static int64_t
 int_of(const struct ch_config *cfg, const char *name)
 {
@@ -1596,6 +1631,8 @@ ch_config_count(void)
 	return NDEFS;
 }
 
+/* Fills e for cdefs[i]; its strings are borrowed from the table and cfg's state (valid until
+ * that key's value changes). */
 static void
 broker_entry(const struct ch_config *cfg, size_t i, ch_config_entry *e)
 {
@@ -1765,6 +1802,8 @@ ch_topic_config_validate(const char *name, const char *value, char *err, size_t 
 	return v ? CH_OK : CH_ERR;
 }
 
+/* Parses value (trimmed) as topic config tdefs[t]: 0 and the value in *pv, or -1 (the reason is
+ * dropped; validate first). */
 static int
 topic_parse(size_t t, const char *value, pval *pv)
 {
@@ -1806,6 +1845,7 @@ ch_topic_configs_validate(const ch_topic_kv *kv, size_t n, char *err, size_t err
 	return CH_OK;
 }
 
+/* The entry for key in kv[0..n), the last one if repeated, or NULL. */
 static const ch_topic_kv *
 kv_find(const ch_topic_kv *kv, size_t n, const char *key)
 {
@@ -1861,6 +1901,8 @@ ch_topic_config_resolve(const struct ch_config *cfg, const ch_topic_kv *kv, size
 		out->retention_ms = -1;
 }
 
+/* Fills e for topic config tdefs[t]: the override in kv if any, else the default derived from
+ * the broker configs; strings are borrowed. */
 static void
 topic_entry(const struct ch_config *cfg, const ch_topic_kv *kv, size_t n, size_t t,
 	    ch_config_entry *e)

@@ -90,6 +90,8 @@ struct ch_topics {
 static void msgf(char *msg, size_t msglen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Formats into msg (truncated to msglen, always terminated); a NULL msg or msglen 0 drops the
+ * message. */
 static void
 msgf(char *msg, size_t msglen, const char *fmt, ...)
 {
@@ -153,6 +155,7 @@ index_add(struct ch_topics *reg, ch_topic *t)
 	ch_map_put(&reg->by_norm, norm, norm_name(t->name, t->name_len, norm), t);
 }
 
+/* Takes t out of the three maps and the sorted array; t must be visible. It is not freed. */
 static void
 index_remove(struct ch_topics *reg, ch_topic *t)
 {
@@ -193,6 +196,8 @@ kv_cmp(const void *a, const void *b)
 	return strcmp(((const ch_topic_kv *)a)->key, ((const ch_topic_kv *)b)->key);
 }
 
+/* Deep copy of kv[0..n) sorted by key, a NULL value copied as ""; NULL when n is 0. Free with
+ * kv_free. */
 static ch_topic_kv *
 kv_copy(const ch_topic_kv *kv, size_t n)
 {
@@ -207,6 +212,7 @@ kv_copy(const ch_topic_kv *kv, size_t n)
 	return c;
 }
 
+/* Frees the n entries' keys and values and the array itself (NULL when n is 0). */
 static void
 kv_free(ch_topic_kv *kv, size_t n)
 {
@@ -217,6 +223,8 @@ kv_free(ch_topic_kv *kv, size_t n)
 	free(kv);
 }
 
+/* A new topic (caller owns it; topic_free) named by a copy of [name, name+len), no configs,
+ * internal by its name. */
 static ch_topic *
 topic_new(const char *name, size_t len, const ch_uuid *id, int32_t partitions)
 {
@@ -240,6 +248,7 @@ topic_copy(const ch_topic *t)
 	return c;
 }
 
+/* Frees t with its name and configs; NULL does nothing. t must no longer be visible. */
 static void
 topic_free(ch_topic *t)
 {
@@ -358,6 +367,8 @@ read_file(ch_logfs *fs, const char *path, char **data, size_t *len, size_t max)
 	return 0;
 }
 
+/* Creates dir (non-empty) and its missing parents, mode 0755, through fs; CH_OK if dir is then a
+ * directory (checked with stat, not fs). */
 static int
 mkdir_p(ch_logfs *fs, const char *dir, char *err, size_t errlen)
 {
@@ -388,6 +399,8 @@ mkdir_p(ch_logfs *fs, const char *dir, char *err, size_t errlen)
 
 /* ---- registry file ---- */
 
+/* Appends s to b, each byte outside '!'..'~' and each '%' written as %xx (lower-case hex), as
+ * unescape_tok reads it. */
 static void
 put_escaped(ch_buf *b, const char *s)
 {
@@ -408,6 +421,7 @@ put_str(ch_buf *b, const char *s)
 	ch_buf_append(b, s, strlen(s));
 }
 
+/* Appends a "config KEY VALUE" line, both escaped, for each of kv[0..n). */
 static void
 put_configs(ch_buf *b, const ch_topic_kv *kv, size_t n)
 {
@@ -422,6 +436,8 @@ put_configs(ch_buf *b, const ch_topic_kv *kv, size_t n)
 
 static const char *const layer_names[2] = {"broker", "default"};
 
+/* Appends the whole registry file (format in ch_topics.h, version 2 only if a broker layer is
+ * non-empty) to b; the caller checks ch_buf_ok. */
 static void
 serialize(const struct ch_topics *reg, ch_buf *b)
 {
@@ -520,6 +536,8 @@ txn_undo(ch_topics_txn *t)
 	}
 }
 
+/* Logs a change that became durable (topic created, deleted, resized or reconfigured, or a
+ * broker config layer). */
 static void
 log_change(const change *c)
 {
@@ -760,6 +778,8 @@ typedef struct sync_result {
 	size_t msglen;
 } sync_result;
 
+/* ch_topics_commit_sync's done callback: records that it ran and err, and copies msg into the
+ * caller's buffer on error. */
 static void
 sync_done(void *ud, int16_t err, const char *msg)
 {
@@ -806,6 +826,8 @@ typedef struct cursor {
 	const char *p, *end; /* the rest of the current line */
 } cursor;
 
+/* Takes from c the token up to the next single space, or the rest of the line when last (tokens
+ * may be empty); false if no space is left. */
 static bool
 next_token(cursor *c, const char **tok, size_t *len, bool last)
 {
@@ -825,6 +847,8 @@ tok_is(const char *tok, size_t len, const char *want)
 	return len == strlen(want) && memcmp(tok, want, len) == 0;
 }
 
+/* Parses a token of 1 to 19 decimal digits (no sign) into *out if its value is at most max;
+ * false otherwise. */
 static bool
 tok_u64(const char *tok, size_t len, uint64_t max, uint64_t *out)
 {
@@ -842,6 +866,7 @@ tok_u64(const char *tok, size_t len, uint64_t max, uint64_t *out)
 	return true;
 }
 
+/* The value of a hex digit (either case), or -1. */
 static int
 hexval(char c)
 {
@@ -851,6 +876,8 @@ hexval(char c)
 				      : -1;
 }
 
+/* Decodes a %xx-escaped token into a new string (caller frees); NULL on a short, bad or %00
+ * escape or a raw byte outside '!'..'~'. */
 static char *
 unescape_tok(const char *tok, size_t len)
 {
@@ -911,6 +938,8 @@ read_configs(const char **lp, const char *end, int *lineno, uint64_t n, ch_topic
 	return NULL;
 }
 
+/* Reads and verifies reg->path into the empty reg: topics indexed, broker layers in reg->broker
+ * (not applied). On CH_ERR (why in err) what was read stays in reg for ch_topics_close to free. */
 static int
 load_registry(struct ch_topics *reg, char *err, size_t errlen)
 {
@@ -1358,6 +1387,8 @@ ch_topics_at(const struct ch_topics *reg, size_t i)
 
 /* ---- changes ---- */
 
+/* Validates a topic's config overrides (count, names, values, duplicates); CH_KERR_NONE, or
+ * CH_KERR_INVALID_CONFIG with why in msg. */
 static int16_t
 check_configs(const ch_topic_kv *configs, size_t n, char *msg, size_t msglen)
 {
@@ -1447,6 +1478,8 @@ ch_topics_ensure_offsets_topic(ch_topics_txn *tx, const ch_topic **out, char *ms
 				CH_ARRAY_LEN(kv), false, out, msg, msglen);
 }
 
+/* Stages deleting visible t in tx unless delete.topic.enable is false (TOPIC_DELETION_DISABLED);
+ * t is freed once tx is durable. */
 static int16_t
 delete_topic(ch_topics_txn *tx, ch_topic *t, char *msg, size_t msglen)
 {
