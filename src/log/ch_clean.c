@@ -50,6 +50,8 @@ key_hash(const uint8_t *k, int32_t n)
 	return h ? h : 1;
 }
 
+/* The slot holding key k (hash h), or the empty slot where it would go. Needs m->cap > 0 and a
+ * free slot (omap_put keeps the table under 3/4 full), or it never returns. */
 static omap_ent *
 omap_slot(omap *m, const uint8_t *k, int32_t n, uint64_t h)
 {
@@ -61,6 +63,8 @@ omap_slot(omap *m, const uint8_t *k, int32_t n, uint64_t h)
 	}
 }
 
+/* Records offset for key k if it is the key's largest yet; a new key is copied (m owns the copy).
+ * Grows the table first (doubling, from 1024) to stay under 3/4 full. */
 static void
 omap_put(omap *m, const uint8_t *k, int32_t n, int64_t offset)
 {
@@ -89,6 +93,7 @@ omap_put(omap *m, const uint8_t *k, int32_t n, int64_t offset)
 	}
 }
 
+/* The largest offset recorded for key k, or -1 if k is not in m. */
 static int64_t
 omap_get(omap *m, const uint8_t *k, int32_t n)
 {
@@ -98,6 +103,7 @@ omap_get(omap *m, const uint8_t *k, int32_t n)
 	return e->hash ? e->offset : -1;
 }
 
+/* Frees the table and every key copy; m is left dangling, not reset. */
 static void
 omap_free(omap *m)
 {
@@ -146,6 +152,8 @@ ch_plog_clean_begin(ch_plog *pl, int64_t now_ms)
 typedef int (*batch_fn)(void *ctx, ch_seg *s, const uint8_t *b, const ch_batch_hdr *h,
 			const uint8_t *recs, size_t rlen);
 
+/* Walks closed segment s batch by batch: fn gets the batch (in buf) and its records (inflated into
+ * scratch; none for control batches). 0, -errno from a read or fn, -EUCLEAN on a bad batch. */
 static int
 each_batch(ch_seg *s, ch_buf *buf, ch_buf *scratch, batch_fn fn, void *ctx)
 {
@@ -174,6 +182,8 @@ each_batch(ch_seg *s, ch_buf *buf, ch_buf *scratch, batch_fn fn, void *ctx)
 	return 0;
 }
 
+/* batch_fn of the first pass: puts every keyed record of a data batch into the omap ctx at its
+ * absolute offset; control batches and null keys are skipped. -EUCLEAN on bad records. */
 static int
 map_batch(void *ctx, ch_seg *s, const uint8_t *b, const ch_batch_hdr *h, const uint8_t *recs,
 	  size_t rlen)
@@ -199,6 +209,8 @@ typedef struct write_ctx {
 	ch_buf out;
 } write_ctx;
 
+/* Whether rec survives: a null key does; a keyed record only if it holds the key's latest offset,
+ * and a tombstone only while s's largest timestamp is within delete.retention.ms. */
 static bool
 keep_record(write_ctx *w, ch_seg *s, const ch_batch_hdr *h, const ch_record *rec)
 {
@@ -211,6 +223,8 @@ keep_record(write_ctx *w, ch_seg *s, const ch_batch_hdr *h, const ch_record *rec
 	return true;
 }
 
+/* Appends the whole batch b (len bytes) to w->dst and counts it in bytes_out: 0 or -errno
+ * (-EUCLEAN if b's header does not parse). */
 static int
 append_dst(write_ctx *w, const uint8_t *b, size_t len)
 {
@@ -222,6 +236,8 @@ append_dst(write_ctx *w, const uint8_t *b, size_t len)
 	return ch_seg_append(w->dst, b, len, &h, 1, w->c->index_interval, &wedged);
 }
 
+/* batch_fn of the second pass: copies b to w->dst whole if all its records survive (control ones
+ * always), drops it if none does, else rebuilds it with the survivors. 0 or -errno. */
 static int
 write_batch(void *ctx, ch_seg *s, const uint8_t *b, const ch_batch_hdr *h, const uint8_t *recs,
 	    size_t rlen)
@@ -328,6 +344,7 @@ swap_files(ch_seg *src, ch_seg *dst)
 	return 0;
 }
 
+/* Where s sits in pl->segs, or SIZE_MAX if it was removed while the clean ran. Loop thread. */
 static size_t
 seg_index(ch_plog *pl, ch_seg *s)
 {

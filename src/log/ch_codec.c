@@ -16,6 +16,8 @@
 
 #define CHUNK 65536
 
+/* Inflates the first gzip (or zlib) stream of in, appending to out. CH_ERR if it is bad, truncated
+ * or past max_out bytes (out may then hold a part); bytes after the stream are ignored. */
 static int
 gzip_decompress(const uint8_t *in, size_t in_len, ch_buf *out, size_t max_out)
 {
@@ -43,6 +45,7 @@ gzip_decompress(const uint8_t *in, size_t in_len, ch_buf *out, size_t max_out)
 	return zrc == Z_STREAM_END && out->len - start <= max_out ? CH_OK : CH_ERR;
 }
 
+/* Appends in gzipped, one member, with the header Java writes. CH_OK / CH_ERR. */
 static int
 gzip_compress(const uint8_t *in, size_t in_len, ch_buf *out)
 {
@@ -70,6 +73,8 @@ gzip_compress(const uint8_t *in, size_t in_len, ch_buf *out)
 	return zrc == Z_STREAM_END ? CH_OK : CH_ERR;
 }
 
+/* Appends one raw snappy block in, uncompressed, to out. CH_ERR if it is bad or out would hold
+ * more than max_out bytes past start (where this whole decompression began). */
 static int
 snappy_raw(const uint8_t *in, size_t in_len, ch_buf *out, size_t max_out, size_t start)
 {
@@ -89,6 +94,8 @@ snappy_raw(const uint8_t *in, size_t in_len, ch_buf *out, size_t max_out, size_t
 
 static const uint8_t xerial_magic[8] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0};
 
+/* Appends in uncompressed: xerial framing (what Java writes) when it starts with the xerial magic,
+ * else one raw block. CH_ERR if bad, truncated or past max_out bytes in all. */
 static int
 snappy_decompress(const uint8_t *in, size_t in_len, ch_buf *out, size_t max_out)
 {
@@ -111,6 +118,7 @@ snappy_decompress(const uint8_t *in, size_t in_len, ch_buf *out, size_t max_out)
 	return CH_OK;
 }
 
+/* Appends in compressed as one raw snappy block. CH_OK / CH_ERR. */
 static int
 snappy_compress_buf(const uint8_t *in, size_t in_len, ch_buf *out)
 {
@@ -129,6 +137,8 @@ snappy_compress_buf(const uint8_t *in, size_t in_len, ch_buf *out)
  * as [i32 BE length][raw snappy block]. */
 #define XERIAL_BLOCK 32768
 
+/* Appends in in the xerial framing above. CH_ERR on oom or a snappy failure (out may then hold
+ * a part). */
 static int
 snappy_compress_xerial(const uint8_t *in, size_t in_len, ch_buf *out)
 {
@@ -149,6 +159,8 @@ snappy_compress_xerial(const uint8_t *in, size_t in_len, ch_buf *out)
 	return ch_buf_ok(out) ? CH_OK : CH_ERR;
 }
 
+/* Appends the LZ4 frame in, decompressed, to out. CH_ERR if it is bad, truncated or past max_out
+ * bytes (out may then hold a part); bytes after the frame's end are ignored. */
 static int
 lz4_decompress(const uint8_t *in, size_t in_len, ch_buf *out, size_t max_out)
 {
@@ -185,6 +197,7 @@ static const LZ4F_preferences_t lz4_kafka_prefs = {
 		      .frameType = LZ4F_frame},
 };
 
+/* Appends in as one LZ4 frame laid out as Kafka's (lz4_kafka_prefs). CH_OK / CH_ERR. */
 static int
 lz4_compress(const uint8_t *in, size_t in_len, ch_buf *out)
 {
@@ -246,6 +259,8 @@ lz4_compress_legacy(const uint8_t *in, size_t in_len, int magic, ch_buf *out)
 	return CH_OK;
 }
 
+/* Appends the zstd frame in, decompressed, to out. CH_ERR if it is bad, truncated, followed by any
+ * byte (a second frame too) or past max_out bytes; out may then hold a part. */
 static int
 zstd_decompress(const uint8_t *in, size_t in_len, ch_buf *out, size_t max_out)
 {
@@ -273,6 +288,8 @@ done:
 	return rc;
 }
 
+/* Appends in as one zstd frame at level 3 (Kafka's default compression.zstd.level).
+ * CH_OK / CH_ERR. */
 static int
 zstd_compress(const uint8_t *in, size_t in_len, ch_buf *out)
 {

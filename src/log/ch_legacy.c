@@ -122,6 +122,8 @@ check_record(const ch_legacy_up_cfg *cfg, bool batch_lat, int64_t ts, bool has_k
 	return 0;
 }
 
+/* Adds one validated record to the converted batch (begun at the first, its timestamp the base);
+ * past CH_LEGACY_MAX_INFLATE (huge) or, with no codec, max.message.bytes (full), adds no more. */
 static void
 add(up *u, int64_t ts, ch_bytes key, ch_bytes value)
 {
@@ -400,6 +402,8 @@ msg_finish(uint8_t *p, int magic, int64_t offset, uint8_t attr, int64_t ts, ch_b
 	ch_be_put32(m, (uint32_t)crc32(0, m + 4, (uInt)(size - 4)));
 }
 
+/* Appends one magic 0/1 entry (offset, size, message with its CRC) to out. On oom nothing is
+ * appended and out's oom flag is left for the caller's ch_buf_ok. */
 static void
 put_msg(ch_buf *out, int magic, int64_t offset, uint8_t attr, int64_t ts, ch_bytes key,
 	ch_bytes value)

@@ -12,6 +12,7 @@
 
 #include "common/ch_common.h"
 
+/* open(2) with O_CLOEXEC added, retried on EINTR: the fd or -errno. */
 static int
 px_open(ch_logfs *fs, const char *path, int flags, int mode)
 {
@@ -30,6 +31,8 @@ px_close(ch_logfs *fs, int fd)
 	return close(fd) < 0 && errno != EINTR ? -errno : 0;
 }
 
+/* Reads n bytes at off, retrying short reads and EINTR: the count (< n only at end of file) or
+ * -errno. */
 static ssize_t
 px_pread(ch_logfs *fs, int fd, void *buf, size_t n, int64_t off)
 {
@@ -49,6 +52,8 @@ px_pread(ch_logfs *fs, int fd, void *buf, size_t n, int64_t off)
 	return (ssize_t)done;
 }
 
+/* Writes all n bytes at off, retrying short writes and EINTR: n, or -errno with maybe a prefix
+ * written. */
 static ssize_t
 px_pwrite(ch_logfs *fs, int fd, const void *buf, size_t n, int64_t off)
 {
@@ -74,6 +79,7 @@ px_fdatasync(ch_logfs *fs, int fd)
 	return fdatasync(fd) < 0 ? -errno : 0;
 }
 
+/* ftruncate(2) retried on EINTR: 0 or -errno. */
 static int
 px_ftruncate(ch_logfs *fs, int fd, int64_t len)
 {
@@ -85,6 +91,7 @@ px_ftruncate(ch_logfs *fs, int fd, int64_t len)
 	return r < 0 ? -errno : 0;
 }
 
+/* The file's size (fstat(2)) or -errno. */
 static int64_t
 px_fsize(ch_logfs *fs, int fd)
 {
@@ -114,6 +121,7 @@ px_mkdir(ch_logfs *fs, const char *path, int mode)
 	return mkdir(path, (mode_t)mode) < 0 ? -errno : 0;
 }
 
+/* fsyncs directory path so that names created, renamed or removed in it persist: 0 or -errno. */
 static int
 px_sync_dir(ch_logfs *fs, const char *path)
 {
@@ -126,6 +134,7 @@ px_sync_dir(ch_logfs *fs, const char *path)
 	return r;
 }
 
+/* posix_fallocate(3) of [0, len), retried on EINTR: 0 or -errno (it returns the error). */
 static int
 px_fallocate(ch_logfs *fs, int fd, int64_t len)
 {
@@ -197,6 +206,7 @@ fault_step(ch_logfs_fault *f)
 	return 0;
 }
 
+/* Counts (and may fail) an open for writing or creating; read-only opens are not counted. */
 static int
 ft_open(ch_logfs *fs, const char *path, int flags, int mode)
 {
@@ -216,6 +226,7 @@ ft_close(ch_logfs *fs, int fd)
 	return f->base->close(f->base, fd);
 }
 
+/* Passes reads to the base; counts (and may fail) them only when f->fail_reads. */
 static ssize_t
 ft_pread(ch_logfs *fs, int fd, void *buf, size_t n, int64_t off)
 {
@@ -228,6 +239,7 @@ ft_pread(ch_logfs *fs, int fd, void *buf, size_t n, int64_t off)
 	return f->base->pread(f->base, fd, buf, n, off);
 }
 
+/* Counts a write; one that fails first writes the first half of buf, as a full disk does. */
 static ssize_t
 ft_pwrite(ch_logfs *fs, int fd, const void *buf, size_t n, int64_t off)
 {
@@ -242,6 +254,7 @@ ft_pwrite(ch_logfs *fs, int fd, const void *buf, size_t n, int64_t off)
 	return f->base->pwrite(f->base, fd, buf, n, off);
 }
 
+/* Counts the op: the armed -errno if it is the one to fail, else the base's result. */
 static int
 ft_fdatasync(ch_logfs *fs, int fd)
 {
@@ -250,6 +263,7 @@ ft_fdatasync(ch_logfs *fs, int fd)
 	return r < 0 ? r : f->base->fdatasync(f->base, fd);
 }
 
+/* Counts the op: the armed -errno if it is the one to fail, else the base's result. */
 static int
 ft_ftruncate(ch_logfs *fs, int fd, int64_t len)
 {
@@ -265,6 +279,7 @@ ft_fsize(ch_logfs *fs, int fd)
 	return f->base->fsize(f->base, fd);
 }
 
+/* Counts the op: the armed -errno if it is the one to fail, else the base's result. */
 static int
 ft_unlink(ch_logfs *fs, const char *path)
 {
@@ -273,6 +288,7 @@ ft_unlink(ch_logfs *fs, const char *path)
 	return r < 0 ? r : f->base->unlink(f->base, path);
 }
 
+/* Counts the op: the armed -errno if it is the one to fail, else the base's result. */
 static int
 ft_rename(ch_logfs *fs, const char *from, const char *to)
 {
@@ -281,6 +297,7 @@ ft_rename(ch_logfs *fs, const char *from, const char *to)
 	return r < 0 ? r : f->base->rename(f->base, from, to);
 }
 
+/* Counts the op: the armed -errno if it is the one to fail, else the base's result. */
 static int
 ft_mkdir(ch_logfs *fs, const char *path, int mode)
 {
@@ -289,6 +306,7 @@ ft_mkdir(ch_logfs *fs, const char *path, int mode)
 	return r < 0 ? r : f->base->mkdir(f->base, path, mode);
 }
 
+/* Counts the op: the armed -errno if it is the one to fail, else the base's result. */
 static int
 ft_sync_dir(ch_logfs *fs, const char *path)
 {
@@ -297,6 +315,8 @@ ft_sync_dir(ch_logfs *fs, const char *path)
 	return r < 0 ? r : f->base->sync_dir(f->base, path);
 }
 
+/* Counts the op, then allocates through ch_logfs_allocate on the base (zeros if it has no
+ * fallocate). */
 static int
 ft_fallocate(ch_logfs *fs, int fd, int64_t len)
 {

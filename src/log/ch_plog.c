@@ -53,6 +53,8 @@ ch_plog_dir_path(const char *data_dir, const char *topic, int32_t partition)
 
 /* ---- segment array (mutations under the lock) ------------------------------ */
 
+/* Appends s as the new active segment under pl->lock, taking over the caller's reference, and
+ * marks the directory for the next sync. */
 static void
 seg_push(ch_plog *pl, ch_seg *s)
 {
@@ -144,6 +146,8 @@ offset_file_write(ch_plog *pl, const char *name, int64_t off, bool durable, ch_r
 	return r;
 }
 
+/* The offset in checkpoint file `name` of pl->dir ("<decimal>\n"), or -1 if the file is missing,
+ * unreadable, malformed or negative. */
 static int64_t
 offset_file_read(ch_plog *pl, const char *name)
 {
@@ -392,6 +396,8 @@ ch_plog_set_config(ch_plog *pl, const ch_plog_config *cfg)
 
 /* ---- append ------------------------------------------------------------- */
 
+/* The Kafka error for a ch_batch_check failure: INVALID_RECORD for inconsistent fields or bad
+ * records, CORRUPT_MESSAGE for the rest (short, bad length, magic, CRC). */
 static int16_t
 batch_kerr(int e)
 {
@@ -480,6 +486,8 @@ ch_plog_check_records(const ch_plog_config *cfg, const uint8_t *b, const ch_batc
 	return worst;
 }
 
+/* Starts a new active segment at pl->leo, rolled at now_ms: 0, or -errno (logged, rate-limited).
+ * Loop thread. */
 static int
 roll(ch_plog *pl, int64_t now_ms)
 {

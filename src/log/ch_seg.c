@@ -26,6 +26,8 @@ ch_seg_path(const ch_seg *s, const char *ext, bool with_suffix)
 	return p;
 }
 
+/* A segment for base in dir with one reference and no file open (fds -1): the caller opens them.
+ * suffix is not copied: a string that outlives s. */
 static ch_seg *
 seg_new(ch_logfs *fs, const char *dir, int64_t base, const char *suffix)
 {
@@ -46,6 +48,8 @@ seg_new(ch_logfs *fs, const char *dir, int64_t base, const char *suffix)
 	return s;
 }
 
+/* Closes s's open files and frees it; the files stay. At the last unref, or when creating or
+ * opening s fails. */
 static void
 seg_free(ch_seg *s)
 {
@@ -73,6 +77,7 @@ ch_seg_unref(ch_seg *s)
 		seg_free(s);
 }
 
+/* Opens s's file with extension ext (and s->suffix) into *fd, mode 0644 if created: 0 or -errno. */
 static int
 seg_open_file(ch_seg *s, const char *ext, int flags, int *fd)
 {
@@ -144,6 +149,7 @@ ch_seg_sync(ch_seg *s)
 
 /* ---- index entries --------------------------------------------------------- */
 
+/* Reads offset index entry i (relative offset, .log position): 0 or -errno (-EIO past the end). */
 static int
 idx_read(ch_seg *s, uint32_t i, uint32_t *rel, uint32_t *pos)
 {
@@ -156,6 +162,7 @@ idx_read(ch_seg *s, uint32_t i, uint32_t *rel, uint32_t *pos)
 	return 0;
 }
 
+/* Reads time index entry i (timestamp, relative offset): 0 or -errno (-EIO past the end). */
 static int
 tix_read(ch_seg *s, uint32_t i, int64_t *ts, uint32_t *rel)
 {
@@ -224,6 +231,7 @@ tix_lookup(ch_seg *s, int64_t ts, int64_t *pos)
 
 /* ---- scanning ------------------------------------------------------------- */
 
+/* Reads and parses the batch header at pos of the .log: 0, -errno, or -EUCLEAN if none is there. */
 static int
 read_hdr(ch_seg *s, int64_t pos, ch_batch_hdr *h)
 {
@@ -248,6 +256,8 @@ typedef struct hdr_cursor {
 	uint8_t win[8192];
 } hdr_cursor;
 
+/* Parses the batch header at pos through c's window, refilled from pos when it lacks the header.
+ * -EUCLEAN past c->end or if it does not parse, -errno on a read error. */
 static int
 cursor_hdr(hdr_cursor *c, int64_t pos, ch_batch_hdr *h)
 {
