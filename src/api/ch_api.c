@@ -102,6 +102,8 @@ req_free(ch_req *req)
 	free(req);
 }
 
+/* Logs at warning level why a request from peer is refused (the API named when key is known);
+ * logging only: the caller then answers or closes the connection. */
 static void
 log_reject(const char *peer, int16_t key, int16_t version, int32_t corr, const char *why)
 {

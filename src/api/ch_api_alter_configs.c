@@ -91,6 +91,7 @@ fail(alter_ctx *c, int32_t i, int16_t err, const char *msg)
 	c->msg[i] = ch_req_strdup(c->req, ch_str_c(msg));
 }
 
+/* s's entry for key, or NULL; the pointer is good until the next kv_set or kv_del on s. */
 static ch_topic_kv *
 kv_find(kvset *s, const char *key)
 {
@@ -100,6 +101,8 @@ kv_find(kvset *s, const char *key)
 	return NULL;
 }
 
+/* Sets key to a copy of value (non-NULL: NULL would be stored as ""), appending it if new; the
+ * copies and a grown array live in req's arena, so nothing is freed here. */
 static void
 kv_set(ch_req *req, kvset *s, const char *key, const char *value)
 {
@@ -119,6 +122,7 @@ kv_set(ch_req *req, kvset *s, const char *key, const char *value)
 	e->value = ch_req_strdup(req, ch_str_c(value));
 }
 
+/* Removes key from s if there; the last entry takes its place, so the order of s changes. */
 static void
 kv_del(kvset *s, const char *key)
 {
@@ -258,6 +262,8 @@ precheck(alter_ctx *c, int32_t i)
 	return true;
 }
 
+/* Stages broker resource i (name "": the cluster default layer, else this node's id) in tx, or
+ * records its error with fail(); staged[i] only when the change is real (not validate_only). */
 static void
 alter_broker(alter_ctx *c, int32_t i, ch_topics_txn *tx, bool validate_only)
 {
@@ -302,6 +308,8 @@ alter_broker(alter_ctx *c, int32_t i, ch_topics_txn *tx, bool validate_only)
 	c->staged[i] = !validate_only;
 }
 
+/* Stages topic resource i's new override set in tx, checks in Kafka's order, or records the
+ * error with fail(); staged[i] only when the change is real (not validate_only). */
 static void
 alter_topic(alter_ctx *c, int32_t i, ch_topics_txn *tx, bool validate_only)
 {
@@ -355,6 +363,8 @@ result(const alter_ctx *c, int32_t i, int16_t *err, ch_str *msg, int8_t *type, c
 	*name = c->res[i].name;
 }
 
+/* ch_topics_commit's done for alter(): staged resources take err (0: durable), the logs take
+ * the registry's configs, and the response of either API goes out, which frees req and c. */
 static void
 altered(void *ud, int16_t err, const char *msg)
 {

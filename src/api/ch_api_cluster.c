@@ -15,6 +15,8 @@ typedef struct versions_ctx {
 	int32_t n;
 } versions_ctx;
 
+/* ch_api_foreach_handler callback: appends h's key and version range to c->keys, which the
+ * caller sized by counting the handlers first. */
 static void
 add_version(const ch_api_handler *h, void *ud)
 {

@@ -20,6 +20,7 @@
 typedef ch_DescribeConfigsResponse_DescribeConfigsResourceResult cfg_res;
 typedef ch_DescribeConfigsRequest_DescribeConfigsResource cfg_req;
 
+/* Whether resource q asks for config name: all of them when ConfigurationKeys is null. */
 static bool
 wanted(const cfg_req *q, const char *name)
 {
@@ -31,6 +32,8 @@ wanted(const cfg_req *q, const char *name)
 	return false;
 }
 
+/* Fills c from entry e, its name and value copied into req's arena (the doc string is not
+ * copied); with IncludeSynonyms also e's synonyms, at most 16, the value in use first. */
 static void
 add_entry(ch_req *req, const ch_DescribeConfigsRequest *rq, cfg_res *c, const ch_config_entry *e,
 	  bool topic)
@@ -71,6 +74,8 @@ add_entry(ch_req *req, const ch_DescribeConfigsRequest *rq, cfg_res *c, const ch
 	}
 }
 
+/* r's Configs, in req's arena: for ResourceName "" what the cluster default layer sets, else
+ * every broker config; only the keys q asks for (wanted). */
 static void
 describe_broker(ch_req *req, const ch_DescribeConfigsRequest *rq, const cfg_req *q,
 		ch_DescribeConfigsResponse_DescribeConfigsResult *r)
@@ -91,6 +96,8 @@ describe_broker(ch_req *req, const ch_DescribeConfigsRequest *rq, const cfg_req 
 			add_entry(req, rq, &r->Configs[r->Configs_n++], &e, false);
 }
 
+/* r's Configs, in req's arena: every topic config as it applies to the registered topic tp
+ * (its overrides, else the broker's values); only the keys q asks for (wanted). */
 static void
 describe_topic(ch_req *req, const ch_DescribeConfigsRequest *rq, const cfg_req *q,
 	       const ch_topic *tp, ch_DescribeConfigsResponse_DescribeConfigsResult *r)
@@ -107,6 +114,7 @@ describe_topic(ch_req *req, const ch_DescribeConfigsRequest *rq, const cfg_req *
 			add_entry(req, rq, &r->Configs[r->Configs_n++], &e, true);
 }
 
+/* Answers resource r with err, a copy of msg in req's arena (NULL gives "") and no configs. */
 static void
 fail(ch_req *req, ch_DescribeConfigsResponse_DescribeConfigsResult *r, int16_t err, const char *msg)
 {

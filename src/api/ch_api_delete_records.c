@@ -41,6 +41,8 @@ dr_settle(dr_ctx *c)
 		ch_api_send(c->req, &c->resp);
 }
 
+/* ch_part_delete_records' callback for one partition: records its error and low watermark (-1
+ * on error), maybe before the handler returns; dr_settle sends the response after the last. */
 static void
 dr_answer(void *ud, int16_t kerr, int64_t low_watermark)
 {

@@ -86,6 +86,8 @@ struct fetch {
 	bool parked;
 };
 
+/* ch_resp_add_file's release: drops the segment reference of encode's heap copy of a slice and
+ * frees the copy, once the range is sent or the response is freed. */
 static void
 slice_release_cb(void *ud)
 {
@@ -170,6 +172,8 @@ scan(fetch *f, bool *any_err)
 	return total;
 }
 
+/* Drops every partition's slice reference and down-conversion, leaving them empty; safe to call
+ * again (answer and parking both call it). */
 static void
 release_slices(fetch *f)
 {
@@ -303,6 +307,8 @@ unwatch(fetch *f)
 		ch_part_watch_remove(&f->parts[i].watch);
 }
 
+/* Sends the response from the last scan (top_err: v7+ ErrorCode, then no topics); frees req and
+ * f with it, so f must no longer be watched and its timer must not be armed. */
 static void
 answer(fetch *f, int16_t top_err)
 {

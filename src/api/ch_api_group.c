@@ -57,6 +57,8 @@ typedef struct offsets_wait {
 	void (*then)(ch_req *req);
 } offsets_wait;
 
+/* ch_topics_commit's done for with_offsets_topic: logs a failure to create __consumer_offsets,
+ * then runs then(req) either way (the caller's checks see whether the topic exists). */
 static void
 offsets_created(void *ud, int16_t err, const char *msg)
 {
@@ -141,6 +143,8 @@ group_key_error(ch_req *req, ch_str key)
 	return CH_KERR_COORDINATOR_NOT_AVAILABLE;
 }
 
+/* Answers FindCoordinator (v4+: per key of CoordinatorKeys): this broker for group keys whose
+ * offsets partition is loaded or loading; group lookups run it after with_offsets_topic. */
 static void
 find_coordinator(ch_req *req)
 {
@@ -252,6 +256,7 @@ static const struct group_api {
 	{47, ch_coord_offset_delete, NULL, true},      /* OffsetDelete */
 };
 
+/* The group_apis entry for api key, or NULL when the table lacks it. */
 static const struct group_api *
 group_api_for(int16_t key)
 {

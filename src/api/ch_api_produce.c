@@ -123,6 +123,7 @@ typedef struct rec_errs {
 
 static ch_str req_printf(ch_req *req, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* printf into req's arena: the formatted text as a NUL-terminated ch_str, freed with req. */
 static ch_str
 req_printf(ch_req *req, const char *fmt, ...)
 {

@@ -19,6 +19,7 @@
 typedef ch_CreateTopicsRequest_CreatableTopic ct_req;
 typedef ch_CreateTopicsResponse_CreatableTopicResult ct_res;
 
+/* Whether names[i] appears again among the request's n names, before or after i. */
 static bool
 duplicated(const ch_str *names, int32_t n, int32_t i)
 {
@@ -166,6 +167,8 @@ typedef struct admin_ctx {
 	} resp;
 } admin_ctx;
 
+/* A zeroed context in req's arena with staged[] for n items (n >= 0: callers clamp it); the
+ * caller initialises the response in it. */
 static admin_ctx *
 admin_ctx_new(ch_req *req, int32_t n)
 {

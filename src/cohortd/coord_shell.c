@@ -53,6 +53,8 @@ typedef struct append_ctx {
 	uint64_t id;
 } append_ctx;
 
+/* ch_log_manager_append_durable's callback (once, on the loop thread): reports append id's
+ * result to the core with the wall clock, then frees the append_ctx op_append allocated. */
 static void
 append_durable(void *ud, int16_t kerr, int64_t base, int64_t last)
 {
@@ -123,6 +125,8 @@ op_log_enabled(void *ud, ch_log_level level)
 	return ch_log_enabled(level);
 }
 
+/* The timer reached the core's deadline: marks it unarmed (rearm re-arms it for the next
+ * deadline before the loop sleeps) and runs the core's due work with ch_coord_tick. */
 static void
 timer_fired(ch_loop *loop, ch_timer *t, void *ud)
 {

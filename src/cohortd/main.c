@@ -67,6 +67,8 @@ shell_reply_resp(void *shell, void *conn, uint64_t seq, ch_resp *resp)
 	ch_conn_respond(conn, seq, resp);
 }
 
+/* ch_broker.close: tears the connection down, then settles request seq with no response, which
+ * drops the request's reference on conn (it may be freed then). */
 static void
 shell_close(void *shell, void *conn, uint64_t seq)
 {
@@ -95,6 +97,8 @@ on_request(void *ud, ch_conn *c, uint64_t seq, const uint8_t *frame, size_t len)
 	ch_api_on_frame(&d->bk, c, seq, ch_conn_peer(c), frame, len, ch_loop_now(d->loop));
 }
 
+/* SIGTERM or SIGINT: logs the first one received and asks the loop to stop (main shuts down
+ * once ch_loop_run returns). */
 static void
 on_signal(ch_loop *loop, int signo, void *ud)
 {

@@ -139,6 +139,8 @@ crc32c_hw(uint32_t crc, const unsigned char *p, size_t len)
 static pthread_once_t crc32c_hw_once = PTHREAD_ONCE_INIT;
 static bool crc32c_hw_ok;
 
+/* ch_crc32c's pthread_once initialiser: whether this CPU has SSE4.2's crc32 instruction
+ * (only x86-64 looks: elsewhere crc32c_hw_ok stays false). */
 static void
 crc32c_hw_detect(void)
 {

@@ -226,6 +226,8 @@ run_timers(ch_loop *loop)
 
 /* ---- posted callbacks -------------------------------------------------- */
 
+/* Wakes the loop's epoll_wait through its eventfd; any thread may call it, and it never blocks
+ * (the eventfd is non-blocking). */
 static void
 wake(ch_loop *loop)
 {

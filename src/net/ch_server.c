@@ -186,6 +186,8 @@ ring_grow(ch_conn *c)
 	c->ring_cap = cap;
 }
 
+/* Whether c may start another request: open, not doomed, fewer than max_inflight requests in
+ * its order queue and at most max_queued_bytes queued to send. */
 static bool
 can_dispatch(const ch_conn *c)
 {
@@ -714,6 +716,8 @@ on_accept(ch_loop *loop, ch_io *io, unsigned revents)
 	}
 }
 
+/* accept_timer, after on_accept paused for lack of descriptors or memory: listens for new
+ * connections again, unless the server is stopping. */
 static void
 on_accept_resume(ch_loop *loop, ch_timer *t, void *ud)
 {
