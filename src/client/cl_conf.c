@@ -99,6 +99,7 @@ cl_errstr(char *errstr, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The entry of keys[] named exactly name (case-sensitive), or NULL for an unknown key. */
 static const kdef *
 find_key(const char *name)
 {
@@ -121,6 +122,8 @@ trim(const char *s, const char **b, size_t *n)
 	*n = (size_t)(e - s);
 }
 
+/* Parses s[0..n) as a whole base-10 integer into *out; false on empty, over 31 bytes,
+ * surrounding spaces, trailing junk, a doubled sign or overflow. */
 static bool
 parse_i64(const char *s, size_t n, int64_t *out)
 {
@@ -173,6 +176,7 @@ parse_addr(const char *s, size_t n, cl_addr *out)
 	return out->host != NULL;
 }
 
+/* Frees the n hosts of a and the array itself (a may be NULL when n is 0). */
 static void
 free_addrs(cl_addr *a, int n)
 {
@@ -210,6 +214,8 @@ assignor_by_name(const char *s, size_t n)
  * type drops empty items only at the end: "a,,b" is an error there; here
  * every empty item is an error, which Kafka's validators end up saying). */
 typedef bool (*item_fn)(const char *s, size_t n, void *ud);
+/* Returns the number of items, or -1 when an item is empty or fn returns false
+ * (what fn already added stays in ud for the caller to free). */
 static int
 each_item(const char *s, size_t n, item_fn fn, void *ud)
 {
@@ -244,6 +250,8 @@ typedef struct servers_acc {
 	bool oom;
 } servers_acc;
 
+/* item_fn for bootstrap.servers: appends host:port to the servers_acc ud; false on a bad
+ * address, or on no memory with acc->oom set. */
 static bool
 add_server(const char *s, size_t n, void *ud)
 {
@@ -266,6 +274,8 @@ typedef struct assignors_acc {
 	bool dup;
 } assignors_acc;
 
+/* item_fn for partition.assignment.strategy: appends the assignor to the assignors_acc ud;
+ * false on an unknown name, or on a repeated one with acc->dup set. */
 static bool
 add_assignor(const char *s, size_t n, void *ud)
 {

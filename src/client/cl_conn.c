@@ -81,6 +81,7 @@ static void on_writable(ch_loop *loop, ch_io *io, unsigned ev);
 
 /* ---- queues ------------------------------------------------------------- */
 
+/* Appends r at the tail of q; q holds r until q_pop hands it back. */
 static void
 q_push(cl_req_queue *q, cl_req *r)
 {
@@ -92,6 +93,7 @@ q_push(cl_req_queue *q, cl_req *r)
 	q->tail = r;
 }
 
+/* Unlinks and returns the oldest request of q, or NULL when q is empty; the caller owns it. */
 static cl_req *
 q_pop(cl_req_queue *q)
 {
@@ -129,6 +131,8 @@ cl_broker_find(cl_client *c, int32_t node_id)
 	return NULL;
 }
 
+/* The broker's timer: reconnects a DOWN broker with waiting requests once retry_at passed,
+ * gives up a connect past the setup timeout, and closes the connection on a request timeout. */
 static void
 on_timer(ch_loop *loop, ch_timer *t, void *ud)
 {
@@ -247,6 +251,8 @@ broker_arm(cl_broker *b)
 		ch_timer_arm(loop, &b->timer, at);
 }
 
+/* Drops the connection (if any), marks b DOWN with a backoff, and fails every in-flight and
+ * waiting request with err; why (may be NULL) is logged only when a socket was open. */
 static void
 broker_close(cl_broker *b, cohort_err err, const char *why)
 {
@@ -297,6 +303,8 @@ frame_request(cl_broker *b, cl_req *r)
 	r->deadline = ch_loop_now(c->loop) + r->timeout_ms;
 }
 
+/* Writes b->out until done or EAGAIN (then waits for CH_IO_WRITE); closes the broker on a
+ * send error or an earlier out-of-memory in b->out.  b must have an open fd. */
 static void
 flush_out(cl_broker *b)
 {
@@ -351,6 +359,7 @@ send_now(cl_broker *b, cl_req *r)
 	broker_arm(b);
 }
 
+/* Sends every waiting request once b is UP (stops if one of them closes b), then flushes. */
 static void
 send_waiting(cl_broker *b)
 {
@@ -363,6 +372,7 @@ send_waiting(cl_broker *b)
 
 /* ---- ApiVersions ---------------------------------------------------------- */
 
+/* Encodes the ApiVersions request body (client software name and version) at version. */
 static void
 build_apiversions(cl_client *c, int16_t version, ch_buf *b, void *ud)
 {
@@ -377,6 +387,8 @@ build_apiversions(cl_client *c, int16_t version, ch_buf *b, void *ud)
 
 static void send_apiversions(cl_broker *b);
 
+/* ApiVersions answer: retries lower on UNSUPPORTED_VERSION, else records the ranges, marks b UP
+ * and sends what waited; on err does nothing (an undecodable answer leaves b in APIVERSIONS). */
 static void
 done_apiversions(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 {
@@ -418,6 +430,8 @@ done_apiversions(cl_client *c, cohort_err err, int16_t version, void *resp, void
 	send_waiting(b);
 }
 
+/* Frames and sends ApiVersions at b->apiversions_version ahead of any waiting request; the
+ * request goes straight to inflight (b is not UP yet). */
 static void
 send_apiversions(cl_broker *b)
 {
@@ -441,6 +455,7 @@ send_apiversions(cl_broker *b)
 
 /* ---- connecting --------------------------------------------------------- */
 
+/* The TCP connection of b is established: starts the framer and the ApiVersions handshake. */
 static void
 connected(cl_broker *b)
 {
@@ -454,6 +469,8 @@ connected(cl_broker *b)
 	send_apiversions(b);
 }
 
+/* Starts a non-blocking connect to b's address (resolved with a blocking getaddrinfo);
+ * failure closes b with a backoff, in-progress arms the connection setup timeout. */
 static void
 broker_connect(cl_broker *b)
 {
@@ -503,6 +520,7 @@ broker_connect(cl_broker *b)
 
 /* ---- I/O callbacks ------------------------------------------------------- */
 
+/* Writable fd: finishes a pending connect (SO_ERROR) or continues flushing b->out. */
 static void
 on_writable(ch_loop *loop, ch_io *io, unsigned ev)
 {
@@ -568,6 +586,8 @@ handle_frame(cl_broker *b, uint8_t *frame, size_t len)
 		broker_arm(b);
 }
 
+/* Reads up to 16 buffers and hands each complete frame to handle_frame; stops when a
+ * callback closed (or replaced) b's connection; closes b on EOF, recv error or bad frame. */
 static void
 on_readable(ch_loop *loop, ch_io *io, unsigned ev)
 {

@@ -99,6 +99,7 @@ cl_event_push(cl_client *c, cl_event *ev)
 	pthread_cond_broadcast(&c->cond);
 }
 
+/* Frees an application event and the partition and offset arrays it owns. */
 static void
 event_free(cl_event *ev)
 {
@@ -109,6 +110,7 @@ event_free(cl_event *ev)
 
 /* ---- waiting for the I/O thread ------------------------------------------- */
 
+/* Sets *ts to CLOCK_MONOTONIC now plus ms (ms >= 0), for pthread_cond_timedwait on c->cond. */
 static void
 deadline_ts(struct timespec *ts, int64_t ms)
 {
@@ -150,6 +152,7 @@ cl_wait_for(cl_client *c, cl_wait *w, int64_t timeout_ms, cohort_tp_offset *out)
 
 /* ---- the I/O thread --------------------------------------------------------- */
 
+/* The I/O thread's body: runs c's loop until io_stop stops it. */
 static void *
 io_main(void *ud)
 {
@@ -158,6 +161,7 @@ io_main(void *ud)
 	return NULL;
 }
 
+/* The I/O thread's first task (posted before the thread starts): the first Metadata request. */
 static void
 io_start(ch_loop *loop, void *ud)
 {
@@ -166,6 +170,8 @@ io_start(ch_loop *loop, void *ud)
 	cl_metadata_refresh(c);
 }
 
+/* I/O thread: marks c closing, fails requests in flight and pending offset calls, and
+ * stops the loop (no new request can start after this). */
 static void
 io_stop(ch_loop *loop, void *ud)
 {
@@ -281,6 +287,8 @@ typedef struct subscribe_msg {
 	int n;
 } subscribe_msg;
 
+/* I/O thread: replaces the topics metadata is asked for, refreshes metadata and hands the
+ * topics array to the member (which owns it afterwards); frees s itself. */
 static void
 io_subscribe(ch_loop *loop, void *ud)
 {
@@ -390,6 +398,8 @@ typedef struct commit_msg {
 	void *opaque;
 } commit_msg;
 
+/* I/O thread: starts the commit of m's offsets; a sync commit completes m->w, an async one
+ * frees w here (cl_offsets_commit copies the offsets).  Frees m. */
 static void
 io_commit(ch_loop *loop, void *ud)
 {
@@ -665,6 +675,7 @@ typedef struct committed_msg {
 	cl_wait *w;
 } committed_msg;
 
+/* I/O thread: starts the committed-offsets lookup that completes m->w; frees m. */
 static void
 io_committed_msg(ch_loop *loop, void *ud)
 {
@@ -778,6 +789,7 @@ typedef struct close_msg {
 	cl_wait *w;
 } close_msg;
 
+/* I/O thread: starts the member's leave, which completes m->w; frees m. */
 static void
 io_close(ch_loop *loop, void *ud)
 {

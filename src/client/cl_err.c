@@ -35,6 +35,7 @@ static const struct {
 	{COHORT_ERR__SYSTEM, false, "_SYSTEM", "A system call failed"},
 };
 
+/* The index in local[] of the libcohort-local error err, or -1 when it has none. */
 static int
 local_index(cohort_err err)
 {

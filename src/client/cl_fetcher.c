@@ -52,6 +52,7 @@ add_wrap(int64_t base, int64_t delta)
 	return (int64_t)((uint64_t)base + (uint64_t)delta);
 }
 
+/* True when u is the all-zero topic id (the broker did not send one: Fetch stays below v13). */
 static bool
 uuid_zero(ch_uuid u)
 {
@@ -71,6 +72,8 @@ cl_chunk_free(cl_chunk *ch)
 	free(ch);
 }
 
+/* Encodes a sessionless Fetch (epoch -1) for f's partitions grouped by topic, with topic
+ * ids from the metadata and each partition's fetch offset and leader epoch. */
 static void
 build_fetch(cl_client *c, int16_t version, ch_buf *b, void *ud)
 {
@@ -137,6 +140,8 @@ typedef struct rec_slices {
 	int64_t headers;    /* offset of the cohort_header array in data, -1 none */
 } rec_slices;
 
+/* Appends n bytes of p (and a NUL when nul) to b; returns the offset where they start.
+ * An allocation failure is left in b for ch_buf_ok. */
 static int64_t
 put(ch_buf *b, const void *p, size_t n, bool nul)
 {
@@ -333,6 +338,8 @@ out:
 	return ch;
 }
 
+/* The partition of f answered by (topic or, when by_id, topic id, partition); *idx gets its
+ * index in f->parts.  NULL when f did not ask for it. */
 static cl_tp *
 f_find(f_req *f, ch_str topic, ch_uuid id, bool by_id, int32_t partition, int *idx)
 {
@@ -353,6 +360,8 @@ f_find(f_req *f, ch_str topic, ch_uuid id, bool by_id, int32_t partition, int *i
 	return NULL;
 }
 
+/* Fetch answer: queues each partition's decoded records when its epoch and position are
+ * unchanged, marks OFFSET_OUT_OF_RANGE ones for reset, then fetches again.  Frees f. */
 static void
 done_fetch(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 {

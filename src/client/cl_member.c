@@ -127,6 +127,7 @@ static void ensure_active(cl_member *m);
 static void send_join(cl_member *m);
 static void find_coordinator(cl_member *m);
 
+/* Moves m to state s (logged with why); nothing else changes here. */
 static void
 set_state(cl_member *m, m_state s, const char *why)
 {
@@ -143,6 +144,8 @@ instance_static(const cl_member *m)
 	return m->c->conf.group_instance_id != NULL;
 }
 
+/* Sets m's member id to p[0..len) ("" for NULL or len <= 0) and publishes a copy in
+ * c->member_id under c->mu; keeps the old id without memory. */
 static void
 set_member_id(cl_member *m, const char *p, int32_t len)
 {
@@ -242,6 +245,7 @@ reset_generation(cl_member *m, bool member_id_too, const char *why)
 		set_member_id(m, "", 0);
 }
 
+/* Marks that m must join again; why becomes JoinGroup's reason, so it must be static. */
 static void
 request_rejoin(cl_member *m, const char *why)
 {
@@ -259,6 +263,7 @@ typedef struct m_coord_waiter {
 	void *ud;
 } m_coord_waiter;
 
+/* Encodes FindCoordinator for the group (key type 0), as Key and as CoordinatorKeys (v4+). */
 static void
 build_find(cl_client *c, int16_t version, ch_buf *b, void *ud)
 {
@@ -273,6 +278,7 @@ build_find(cl_client *c, int16_t version, ch_buf *b, void *ud)
 	ch_FindCoordinatorRequest_encode(b, version, &r);
 }
 
+/* Schedules the next FindCoordinator after a growing backoff (find_timer). */
 static void
 find_later(cl_member *m)
 {
@@ -283,6 +289,8 @@ find_later(cl_member *m)
 	ch_timer_arm(c->loop, &m->find_timer, ch_loop_now(c->loop) + wait);
 }
 
+/* FindCoordinator answer: records the coordinator (node INT32_MAX - id), runs the waiters
+ * and drives the member on; errors back off, GROUP_AUTHORIZATION/INVALID_GROUP are fatal. */
 static void
 done_find(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 {
@@ -341,6 +349,8 @@ done_find(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 	ensure_active(m);
 }
 
+/* Sends FindCoordinator to any broker unless one is in flight, backing off, known, or the
+ * client is closing. */
 static void
 find_coordinator(cl_member *m)
 {
@@ -356,6 +366,7 @@ find_coordinator(cl_member *m)
 	cl_request(b, CH_APIKEY_FIND_COORDINATOR, build_find, done_find, m);
 }
 
+/* find_timer: the backoff passed, look for the coordinator again. */
 static void
 on_find_timer(ch_loop *loop, ch_timer *t, void *ud)
 {
@@ -411,6 +422,7 @@ coordinator_error(int err)
 
 /* ---- heartbeat and poll interval ------------------------------------------ */
 
+/* Encodes Heartbeat with m's generation, member id and group.instance.id. */
 static void
 build_heartbeat(cl_client *c, int16_t version, ch_buf *b, void *ud)
 {
@@ -438,6 +450,8 @@ arm_heartbeat(cl_member *m)
 	ch_timer_arm(c->loop, &m->hb_timer, ch_loop_now(c->loop) + c->conf.heartbeat_interval_ms);
 }
 
+/* Heartbeat answer: re-arms while heartbeating; REBALANCE_IN_PROGRESS rejoins, a stale
+ * generation loses the partitions, fencing/authorization is fatal, coordinator errors refind. */
 static void
 done_heartbeat(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 {
@@ -482,6 +496,8 @@ done_heartbeat(cl_client *c, cohort_err err, int16_t version, void *resp, void *
 	}
 }
 
+/* hb_timer: sends one Heartbeat while heartbeating (none in flight), or looks for the
+ * coordinator and re-arms when it is unknown. */
 static void
 on_hb_timer(ch_loop *loop, ch_timer *t, void *ud)
 {
@@ -501,6 +517,8 @@ on_hb_timer(ch_loop *loop, ch_timer *t, void *ud)
 
 static void send_leave(cl_member *m, const char *reason);
 
+/* poll_timer: past max.poll.interval.ms without a poll, a dynamic member leaves, the
+ * partitions are lost and m waits in POLL_EXPIRED; else re-arms for the new deadline. */
 static void
 on_poll_timer(ch_loop *loop, ch_timer *t, void *ud)
 {
@@ -587,6 +605,8 @@ owned_lists(cl_member *m, ch_assign_tplist **out, int32_t **parts_out)
 	return n;
 }
 
+/* Encodes JoinGroup: one protocol per configured assignor, each with the subscription, the
+ * owned partitions (eager: what the last revoke took) and the generation. */
 static void
 build_join(cl_client *c, int16_t version, ch_buf *b, void *ud)
 {
@@ -662,6 +682,7 @@ join_later(cl_member *m, cohort_err why)
 	ch_timer_arm(c->loop, &m->join_timer, ch_loop_now(c->loop) + wait);
 }
 
+/* join_timer: the join backoff passed, try again. */
 static void
 on_join_timer(ch_loop *loop, ch_timer *t, void *ud)
 {
@@ -711,6 +732,8 @@ group_error(cl_member *m, int e, const char *api)
 	}
 }
 
+/* JoinGroup answer (ignored unless JOINING): takes id, generation and protocol; the leader
+ * copies the members and assigns, a follower syncs.  MEMBER_ID_REQUIRED joins again. */
 static void
 done_join(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 {
@@ -776,6 +799,8 @@ done_join(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 	send_sync(m);
 }
 
+/* Sends JoinGroup (timeout max.poll.interval.ms + 5 s) and enters JOINING.  m->coord must
+ * be known (ensure_active checks). */
 static void
 send_join(cl_member *m)
 {
@@ -789,6 +814,7 @@ send_join(cl_member *m)
 
 /* ---- the leader's assignment ------------------------------------------------ */
 
+/* Frees the leader's copy of the JoinGroup members and its encoded assignments. */
 static void
 free_join_members(cl_member *m)
 {
@@ -808,6 +834,7 @@ free_join_members(cl_member *m)
 	m->njmembers = 0;
 }
 
+/* Frees the partition counts the leader assigned with (m->snap). */
 static void
 free_snapshot(cl_member *m)
 {
@@ -901,6 +928,8 @@ out:
 	return err;
 }
 
+/* cl_metadata_refresh_then's callback for the leader: computes the assignment on fresh
+ * metadata and syncs it; ignored unless still ASSIGNING. */
 static void
 assign_with_metadata(cl_client *c, cohort_err err, void *ud)
 {
@@ -921,6 +950,8 @@ assign_with_metadata(cl_client *c, cohort_err err, void *ud)
 	send_sync(m);
 }
 
+/* Leader: adds every member's topics to the metadata wanted and assigns once a metadata
+ * answer requested after this comes (assign_with_metadata). */
 static void
 leader_assign(cl_member *m)
 {
@@ -952,6 +983,7 @@ leader_assign(cl_member *m)
 
 /* ---- SyncGroup ---------------------------------------------------------------- */
 
+/* Encodes SyncGroup; the leader sends every member's assignment, a follower none. */
 static void
 build_sync(cl_client *c, int16_t version, ch_buf *b, void *ud)
 {
@@ -984,6 +1016,7 @@ build_sync(cl_client *c, int16_t version, ch_buf *b, void *ud)
 	free(a);
 }
 
+/* True when tp (compared by pointer) is one of set[0..n). */
 static bool
 tp_in(cl_tp *tp, cl_tp **set, int n)
 {
@@ -1010,6 +1043,8 @@ start_revoke(cl_member *m, cl_tp **tps, int n, m_after_revoke after)
 	push_tps(m, CL_EV_REVOKED, tps, n);
 }
 
+/* SyncGroup answer (ignored unless SYNCING): decodes the assignment; what moved away is
+ * revoked first (cooperative), what is new is added by finish_stable. */
 static void
 done_sync(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 {
@@ -1137,6 +1172,8 @@ finish_stable(cl_member *m)
 		ensure_active(m);
 }
 
+/* Sends SyncGroup to the coordinator (timeout max.poll.interval.ms + 5 s), or backs off
+ * the join when the coordinator is unknown. */
 static void
 send_sync(cl_member *m)
 {
@@ -1205,6 +1242,7 @@ typedef struct m_leave {
 	const char *reason;
 } m_leave;
 
+/* Encodes LeaveGroup for the member id copied in l, with the KIP-800 reason. */
 static void
 build_leave(cl_client *c, int16_t version, ch_buf *b, void *ud)
 {
@@ -1223,6 +1261,8 @@ build_leave(cl_client *c, int16_t version, ch_buf *b, void *ud)
 	ch_LeaveGroupRequest_encode(b, version, &r);
 }
 
+/* LeaveGroup answer (any error is only logged): a close waiting in LEAVING ends here.
+ * Frees l. */
 static void
 done_leave(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 {
@@ -1243,6 +1283,8 @@ done_leave(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 	}
 }
 
+/* Sends LeaveGroup with a copy of m's current member id; does nothing (silently) without
+ * a coordinator or memory.  reason must outlive the request. */
 static void
 send_leave(cl_member *m, const char *reason)
 {

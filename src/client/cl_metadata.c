@@ -28,6 +28,7 @@ typedef struct cl_md_waiter {
 
 static void send_metadata(cl_client *c);
 
+/* The metadata timer: metadata.max.age.ms passed, or a failed request's backoff did. */
 static void
 on_timer(ch_loop *loop, ch_timer *t, void *ud)
 {
@@ -46,6 +47,7 @@ cl_metadata_init(cl_client *c)
 	}
 }
 
+/* Frees n metadata topics with their names and partition arrays, and the array. */
 static void
 free_topics(cl_md_topic *t, int32_t n)
 {
@@ -56,6 +58,7 @@ free_topics(cl_md_topic *t, int32_t n)
 	free(t);
 }
 
+/* Calls and frees every waiter of the list w with err. */
 static void
 call_waiters(cl_client *c, cl_md_waiter *w, cohort_err err)
 {
@@ -108,6 +111,7 @@ cl_metadata_want(cl_client *c, const ch_str *topics, int32_t n)
 	return true;
 }
 
+/* Encodes Metadata for c->md_topics (an empty list asks for no topics, never for all). */
 static void
 build_metadata(cl_client *c, int16_t version, ch_buf *b, void *ud)
 {
@@ -184,6 +188,8 @@ take_topics(cl_client *c, const ch_MetadataResponse *m, bool *incomplete)
 	return true;
 }
 
+/* Metadata answer: updates brokers and topics, arms the next refresh (backoff while it
+ * fails or leaders are missing), runs the waiters and what depends on fresh metadata. */
 static void
 done_metadata(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 {
@@ -234,6 +240,8 @@ done_metadata(cl_client *c, cohort_err err, int16_t version, void *resp, void *u
 	}
 }
 
+/* Sends Metadata to cl_broker_any's broker; the waiters registered so far wait for this
+ * answer.  Without a broker nothing is sent. */
 static void
 send_metadata(cl_client *c)
 {

@@ -105,6 +105,8 @@ cl_wait_finish(cl_client *c, cl_wait *w, cohort_err err)
 	cl_unlock(c);
 }
 
+/* Unlinks o from c->calls, cancels its retry timer and frees it with its offsets copy;
+ * o->w and o->lookup are not touched (call_finish completes w first). */
 static void
 call_free(o_call *o)
 {
@@ -178,6 +180,8 @@ to_send(const cohort_tp_offset *o)
 	return o->err == COHORT_OK;
 }
 
+/* Encodes OffsetCommit for the partitions of o still without a local error, with o's
+ * generation and member id; a leader epoch only where the offset is the current position. */
 static void
 build_commit(cl_client *c, int16_t version, ch_buf *b, void *ud)
 {
@@ -247,6 +251,8 @@ retry_call(o_call *o, int16_t err)
 	return true;
 }
 
+/* Errors after which a commit or committed-offsets call finds the coordinator again and
+ * retries (Kafka codes and the local transport/timeout errors). */
 static bool
 coordinator_error(int e)
 {
@@ -255,6 +261,8 @@ coordinator_error(int e)
 	       e == COHORT_ERR__TIMED_OUT;
 }
 
+/* OffsetCommit answer: retries the whole call on a coordinator error while the deadline
+ * allows, else stores each partition's error and finishes o with the first one. */
 static void
 done_commit(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 {
@@ -302,6 +310,8 @@ done_commit(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 
 /* ---- OffsetFetch (committed offsets) ------------------------------------------ */
 
+/* Encodes OffsetFetch for every partition of o, both as Topics (v0-v7) and as one group
+ * (v8+); the version picks which the encoder writes. */
 static void
 build_fetch_offsets(cl_client *c, int16_t version, ch_buf *b, void *ud)
 {
@@ -361,6 +371,8 @@ take_committed(o_call *o, ch_str topic, int32_t partition, int64_t offset, int16
 		}
 }
 
+/* OffsetFetch answer of cohort_committed: stores offsets and errors in o, retries on
+ * coordinator errors and UNSTABLE_OFFSET_COMMIT, else finishes o with the first error. */
 static void
 done_fetch_offsets(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 {
@@ -408,6 +420,8 @@ done_fetch_offsets(cl_client *c, cohort_err err, int16_t version, void *resp, vo
 	call_finish(o, first);
 }
 
+/* Sends o's OffsetCommit or OffsetFetch to the coordinator (cl_member_with_coordinator's
+ * fn); without one, retries later or finishes o with COORDINATOR_NOT_AVAILABLE. */
 static void
 send_call(cl_client *c, void *ud)
 {
@@ -425,6 +439,7 @@ send_call(cl_client *c, void *ud)
 			   o);
 }
 
+/* o's retry timer: waits for the coordinator again, then send_call. */
 static void
 on_retry(ch_loop *loop, ch_timer *t, void *ud)
 {
@@ -434,6 +449,8 @@ on_retry(ch_loop *loop, ch_timer *t, void *ud)
 	cl_member_with_coordinator(o->c, send_call, o);
 }
 
+/* A call on a copy of offs (errors cleared) with deadline default.api.timeout.ms, linked
+ * into c->calls; NULL without memory.  Freed by call_finish or call_free. */
 static o_call *
 call_new(cl_client *c, const cohort_tp_offset *offs, size_t n)
 {
@@ -535,6 +552,7 @@ typedef struct o_lookup {
 	int32_t *leader_epochs;
 } o_lookup;
 
+/* Frees a lookup round and its arrays (not the cl_tp it points at). */
 static void
 lookup_free(o_lookup *l)
 {
@@ -557,6 +575,8 @@ lookup_end(cl_tp *tp, uint64_t epoch, int64_t offset)
 	}
 }
 
+/* Encodes ListOffsets for l's partitions grouped by topic, at -2 (earliest) or -1 (latest)
+ * as auto.offset.reset says. */
 static void
 build_list_offsets(cl_client *c, int16_t version, ch_buf *b, void *ud)
 {
@@ -603,6 +623,8 @@ build_list_offsets(cl_client *c, int16_t version, ch_buf *b, void *ud)
 	free(p);
 }
 
+/* ListOffsets answer: sets the position of each partition whose epoch is unchanged; errors
+ * refresh metadata so the next lookup retries.  Frees l. */
 static void
 done_list_offsets(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 {
@@ -728,6 +750,8 @@ struct o_committed_lookup {
 	o_lookup *l;
 };
 
+/* Sends the position lookup's OffsetFetch to the coordinator, or ends the lookup with
+ * COORDINATOR_NOT_AVAILABLE when there is none. */
 static void
 send_lookup_committed(cl_client *c, void *ud)
 {
@@ -741,6 +765,8 @@ send_lookup_committed(cl_client *c, void *ud)
 		   cl);
 }
 
+/* Position lookup's OffsetFetch answer: partitions with a committed offset start there, the
+ * rest go to reset_positions; on error all are released for the next round.  Frees cl, o, l. */
 static void
 done_lookup_committed(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 {
