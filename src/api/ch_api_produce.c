@@ -179,6 +179,35 @@ on_record_error(void *ud, const ch_plog_record_error *e)
 }
 
 /*
+ * A topic's compression.type other than producer, for a record batch v2 whose
+ * codec differs: Kafka's LogValidator rebuilds the batch with the topic's
+ * codec (validateMessagesAndAssignOffsetsCompressed with targetCompression).
+ * On success *data and *len point at the rebuilt batch in conv; otherwise
+ * (not a whole good batch: the append reports it) they are left as they were.
+ * MEMORY: conv holds the rebuilt batch; inflating is bounded by
+ * CH_PLOG_MAX_INFLATE as the append's checks are.
+ */
+static void
+recompress(ch_req *req, const ch_topic *t, uint8_t **data, size_t *len, ch_buf *conv)
+{
+	ch_batch_hdr h;
+	if (ch_batch_parse_hdr(*data, *len, 0, &h) != CH_BATCH_OK)
+		return;
+	ch_topic_config tc;
+	ch_topic_config_resolve(req->bk->cfg, t->configs, t->n_configs, &tc);
+	if (tc.compression_type == CH_COMPRESSION_PRODUCER ||
+	    (int)tc.compression_type == ch_batch_compression(&h))
+		return;
+	if (ch_batch_recompress(*data, *len, tc.compression_type, CH_PLOG_MAX_INFLATE, conv) !=
+	    CH_OK) {
+		ch_buf_reset(conv);
+		return;
+	}
+	*data = conv->data;
+	*len = conv->len;
+}
+
+/*
  * After the append refused the batch at data with kerr: when records were in
  * error (not the batch), the response's RecordErrors and ErrorMessage as
  * Kafka's RecordValidationException gives them (ProduceResponse v8+).
@@ -296,6 +325,10 @@ ch_api_Produce(ch_req *req)
 			}
 			if (kerr)
 				p = NULL;
+			const uint8_t *src = data;
+			size_t src_len = len;
+			if (p && len > 0 && conv.len == 0)
+				recompress(req, t, &data, &len, &conv);
 			/* Nothing whole to append (an empty set, a partial message):
 			 * Kafka answers NONE with offset -1. */
 			if (p && len == 0)
@@ -313,7 +346,7 @@ ch_api_Produce(ch_req *req)
 				if ((kerr == CH_KERR_INVALID_TIMESTAMP ||
 				     kerr == CH_KERR_INVALID_RECORD) &&
 				    req->version >= 8)
-					record_errors(req, t, pd->Index, data, len, info.now_ms,
+					record_errors(req, t, pd->Index, src, src_len, info.now_ms,
 						      kerr, pr);
 				if (kerr && !append_error_without_start(kerr))
 					pr->LogStartOffset = ch_plog_start_offset(ch_part_log(p));

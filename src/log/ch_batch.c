@@ -327,3 +327,58 @@ ch_batch_builder_end(ch_batch_builder *bb, int32_t last_offset_delta)
 {
 	return ch_batch_builder_end_codec(bb, last_offset_delta, CH_COMPRESSION_NONE);
 }
+
+int
+ch_batch_recompress(const uint8_t *p, size_t len, int codec, size_t max_inflate, ch_buf *out)
+{
+	ch_batch_hdr h;
+	if (ch_batch_parse_hdr(p, len, 0, &h) != CH_BATCH_OK)
+		return CH_ERR;
+	size_t size = (size_t)ch_batch_size(&h);
+	if (len < size || ch_batch_compute_crc(p, size) != h.crc)
+		return CH_ERR;
+	if ((h.attributes & ~CH_BATCH_ATTR_KNOWN) != 0 ||
+	    ch_batch_compression(&h) > CH_COMPRESSION_ZSTD || h.records_count <= 0 ||
+	    h.last_offset_delta < 0 || codec < CH_COMPRESSION_NONE || codec > CH_COMPRESSION_ZSTD)
+		return CH_ERR;
+	ch_buf scratch;
+	ch_buf_init(&scratch);
+	const uint8_t *recs;
+	size_t recs_len;
+	int rc = CH_ERR;
+	if (ch_batch_records(p, &h, &scratch, max_inflate, &recs, &recs_len) != CH_OK)
+		goto done;
+	/* Each record takes at least 7 bytes: cap the count before looping. */
+	if ((size_t)h.records_count > recs_len / 7 + 1)
+		goto done;
+	size_t start = out->len;
+	ch_batch_builder bb;
+	ch_batch_builder_begin(&bb, out, h.base_offset, h.attributes, h.base_timestamp,
+			       h.producer_id, h.producer_epoch, h.base_sequence);
+	ch_record_iter it;
+	ch_record rec;
+	ch_record_iter_init(&it, recs, recs_len, h.records_count);
+	int more;
+	int32_t n = 0;
+	while ((more = ch_record_next(&it, &rec)) == 1) {
+		ch_batch_builder_add(&bb, rec.offset_delta, h.base_timestamp + rec.timestamp_delta,
+				     rec.key, rec.value, rec.headers_count, rec.headers,
+				     rec.headers_len);
+		n++;
+	}
+	if (more < 0 || it.err || n != h.records_count || !ch_buf_ok(out) ||
+	    ch_batch_builder_end_codec(&bb, h.last_offset_delta, codec) != CH_OK) {
+		out->len = start;
+		goto done;
+	}
+	/* Keep the producer's header fields the records do not determine. */
+	uint8_t *q = out->data + start;
+	size_t qsize = out->len - start;
+	ch_be_put32(q + 12, (uint32_t)h.partition_leader_epoch);
+	ch_be_put64(q + 35, (uint64_t)h.max_timestamp);
+	ch_be_put32(q + 17, ch_batch_compute_crc(q, qsize));
+	rc = CH_OK;
+done:
+	ch_buf_free(&scratch);
+	return rc;
+}

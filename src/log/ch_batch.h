@@ -210,4 +210,18 @@ int ch_batch_builder_end(ch_batch_builder *bb, int32_t last_offset_delta);
 /* Same, compressing the records section with codec (CH_COMPRESSION_*). */
 int ch_batch_builder_end_codec(ch_batch_builder *bb, int32_t last_offset_delta, int codec);
 
+/* Kafka's LogValidator with a target codec (a topic's compression.type other
+ * than producer): appends to out the batch p rebuilt with its records section
+ * in codec (CH_COMPRESSION_*; NONE stores it uncompressed), keeping base
+ * offset, partition leader epoch, attributes other than the codec, the
+ * timestamps, producer id/epoch/base sequence, last offset delta and each
+ * record's offset delta, timestamp, key, value and headers.
+ * MEMORY: the records inflate to at most max_inflate bytes (a scratch buffer
+ * freed before returning) and out grows by about the rebuilt batch.
+ * @returns CH_OK, or CH_ERR with out unchanged when p is not a whole batch
+ * with a good CRC, known attributes and records that parse and inflate within
+ * max_inflate (the caller then appends p itself, whose checks report it), or
+ * on memory exhaustion. */
+int ch_batch_recompress(const uint8_t *p, size_t len, int codec, size_t max_inflate, ch_buf *out);
+
 #endif

@@ -186,20 +186,23 @@ NOT_INFLATED = [(r"^Produce:Responses\[Name=[^\]]*\]\.PartitionResponses\[0\]\."
 
 def topic_codec(N, v):
     """A topic's compression.type other than producer: Kafka recompresses
-    (LogValidator.buildRecordsAndAssignOffsets), cohortd stores as received."""
+    (LogValidator.buildRecordsAndAssignOffsets), and so does cohortd."""
     tg, tn = N("codec-gzip"), N("codec-none")
     s = create_topic("c", tg, 1, {"compression.type": "gzip"})
     s += create_topic("c", tn, 1, {"compression.type": "uncompressed"})
     s += [call("c", "Produce", v, produce(tg, 0, record_batch(RECS))),
           call("c", "Produce", v, produce(tn, 0, record_batch(RECS, attributes=GZIP, compress=gz))),
-          call("c", "Fetch", 12, fetch(12, tg, {0: 0}, topic_id=None), accept=RECOMPRESS),
-          call("c", "Fetch", 12, fetch(12, tn, {0: 0}, topic_id=None), accept=RECOMPRESS)]
+          call("c", "Fetch", 12, fetch(12, tg, {0: 0}, topic_id=None), accept=GZIP_BYTES),
+          call("c", "Fetch", 12, fetch(12, tn, {0: 0}, topic_id=None))]
     return Scenario("produce v%d: a topic's compression.type" % v, s)
 
 
-RECOMPRESS = [(r"^Fetch:Responses\[Topic=[^\]]*\]\.Partitions\[PartitionIndex=0\]\.Records\[0\]"
-               r"\.(Attributes|BatchLength)$",
-               "README: batches v2 are stored with the producer's compression")]
+# The records of a gzip batch are compared record by record (kproto.parse_batches);
+# the deflate bytes, and so the batch's length, may differ between two correct
+# brokers.
+GZIP_BYTES = [(r"^Fetch:Responses\[Topic=[^\]]*\]\.Partitions\[PartitionIndex=0\]\.Records\[0\]"
+               r"\.BatchLength$",
+               "gzip output may differ in length between zlib and java.util.zip")]
 
 
 def produce_not_inflating(N, v):

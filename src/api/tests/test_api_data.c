@@ -727,4 +727,141 @@ t_data_every_version(void)
 	CH_CHECK_EQ_INT(tb_close(&b), 0);
 }
 
-CH_TEST_MAIN(CH_TEST(t_data_every_version))
+/* A topic created with compression.type = codec ("gzip", "uncompressed"). */
+static void
+create_codec_topic(tb *b, ch_arena *a, const char *name, const char *codec)
+{
+	ch_CreateTopicsRequest_CreatableTopicConfig cfg = {ch_str_c("compression.type"),
+							   ch_str_c(codec)};
+	ch_CreateTopicsRequest_CreatableTopic t = {ch_str_c(name), 1, 1, NULL, 0, &cfg, 1};
+	ch_CreateTopicsRequest q;
+	ch_CreateTopicsRequest_init(&q);
+	q.Topics = &t;
+	q.Topics_n = 1;
+	q.timeoutMs = 30000;
+	CALL(r, ch_CreateTopicsResponse, b, a, CH_APIKEY_CREATE_TOPICS, 5, &q);
+	CH_CHECK(r->Topics_n == 1 && r->Topics[0].ErrorCode == 0);
+}
+
+/* The stored first batch of topic-0 must have codec and the records of
+ * want (values, keys, offsets deltas, timestamps, producer fields). */
+static void
+check_stored(tb *b, const char *topic, int codec, const ch_buf *want)
+{
+	int open_errno = 0;
+	ch_part *part = ch_log_manager_find(b->bk.logs, topic, 0, &open_errno);
+	CH_CHECK(part != NULL);
+	if (!part)
+		return;
+	ch_buf got, s1, s2;
+	ch_buf_init(&got);
+	ch_buf_init(&s1);
+	ch_buf_init(&s2);
+	int16_t kerr = 0;
+	CH_CHECK_EQ_INT(ch_plog_read_copy(ch_part_log(part), 0, 1 << 20, &got, &kerr), CH_OK);
+	ch_batch_hdr h, w;
+	CH_CHECK_EQ_INT(ch_batch_check(got.data, got.len, 0, true, &h), CH_BATCH_OK);
+	CH_CHECK_EQ_INT(ch_batch_check(want->data, want->len, 0, true, &w), CH_BATCH_OK);
+	CH_CHECK_EQ_INT(ch_batch_compression(&h), codec);
+	CH_CHECK_EQ_INT(h.records_count, w.records_count);
+	CH_CHECK_EQ_INT(h.last_offset_delta, w.last_offset_delta);
+	CH_CHECK_EQ_INT(h.base_timestamp, w.base_timestamp);
+	CH_CHECK_EQ_INT(h.max_timestamp, w.max_timestamp);
+	CH_CHECK_EQ_INT(h.producer_id, w.producer_id);
+	CH_CHECK_EQ_INT(h.producer_epoch, w.producer_epoch);
+	CH_CHECK_EQ_INT(h.base_sequence, w.base_sequence);
+	const uint8_t *r1, *r2;
+	size_t l1, l2;
+	CH_CHECK_EQ_INT(ch_batch_records(got.data, &h, &s1, 1 << 20, &r1, &l1), CH_OK);
+	CH_CHECK_EQ_INT(ch_batch_records(want->data, &w, &s2, 1 << 20, &r2, &l2), CH_OK);
+	CH_CHECK(l1 == l2 && memcmp(r1, r2, l1) == 0);
+	ch_buf_free(&got);
+	ch_buf_free(&s1);
+	ch_buf_free(&s2);
+}
+
+/* Kafka's LogValidator re-compresses a batch v2 whose codec is not the
+ * topic's compression.type (when that is not "producer"). */
+static void
+t_topic_codec(void)
+{
+	tb b;
+	tb_open(&b, NULL, 0);
+	ch_arena a;
+	ch_arena_init(&a);
+	int64_t ts = ch_now_wall_ms() - 60000;
+	create_codec_topic(&b, &a, "codec-gzip", "gzip");
+	create_codec_topic(&b, &a, "codec-none", "uncompressed");
+	ch_buf plain, gz;
+	ch_buf_init(&plain);
+	ch_buf_init(&gz);
+	make_batch(&plain, 5, 0, ts, NO_PRODUCER);
+	/* The same records gzip-compressed. */
+	{
+		ch_batch_hdr h;
+		ch_batch_check(plain.data, plain.len, 0, true, &h);
+		ch_batch_builder bb;
+		ch_batch_builder_begin(&bb, &gz, 0, 0, ts, -1, -1, -1);
+		for (int j = 0; j < 5; j++) {
+			char k[16], v[16];
+			int kn = snprintf(k, sizeof(k), "k%d", j);
+			int vn = snprintf(v, sizeof(v), "v%d", j);
+			ch_batch_builder_add(&bb, j, ts + j, (ch_bytes){(const uint8_t *)k, kn},
+					     (ch_bytes){(const uint8_t *)v, vn}, 0, NULL, 0);
+		}
+		CH_CHECK_EQ_INT(ch_batch_builder_end_codec(&bb, -1, CH_COMPRESSION_GZIP), CH_OK);
+	}
+	CH_CHECK_EQ_INT(produce(&b, &a, 9, -1, "codec-gzip", &plain, 0), 0);
+	CH_CHECK_EQ_INT(produce(&b, &a, 9, -1, "codec-none", &gz, 0), 0);
+	check_stored(&b, "codec-gzip", CH_COMPRESSION_GZIP, &plain);
+	check_stored(&b, "codec-none", CH_COMPRESSION_NONE, &plain);
+	/* An idempotent producer's rebuilt batches: kept producer fields, a
+	 * retry answered with the first offsets, a gap refused. */
+	ch_InitProducerIdRequest q;
+	ch_InitProducerIdRequest_init(&q);
+	q.TransactionalId = CH_STR_NULL;
+	q.TransactionTimeoutMs = 60000;
+	q.ProducerId = -1;
+	q.ProducerEpoch = -1;
+	CALL(ri, ch_InitProducerIdResponse, &b, &a, CH_APIKEY_INIT_PRODUCER_ID, 0, &q);
+	CH_CHECK_EQ_INT(ri->ErrorCode, 0);
+	producer pr = {ri->ProducerId, ri->ProducerEpoch, 0};
+	make_batch(&plain, 2, 5, ts + 5, pr);
+	CH_CHECK_EQ_INT(produce(&b, &a, 9, -1, "codec-gzip", &plain, 0), 5);
+	CH_CHECK_EQ_INT(produce(&b, &a, 9, -1, "codec-gzip", &plain, 0), 5);
+	pr.seq = 5;
+	make_batch(&plain, 1, 7, ts + 7, pr);
+	produce(&b, &a, 9, -1, "codec-gzip", &plain, CH_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+	pr.seq = 2;
+	make_batch(&plain, 1, 7, ts + 7, pr);
+	CH_CHECK_EQ_INT(produce(&b, &a, 9, -1, "codec-gzip", &plain, 0), 7);
+	{
+		int open_errno = 0;
+		ch_part *part = ch_log_manager_find(b.bk.logs, "codec-gzip", 0, &open_errno);
+		CH_CHECK(part != NULL);
+		if (part) {
+			CH_CHECK_EQ_INT(ch_plog_end_offset(ch_part_log(part)), 8);
+			ch_buf got;
+			ch_buf_init(&got);
+			int16_t kerr = 0;
+			CH_CHECK_EQ_INT(
+				ch_plog_read_copy(ch_part_log(part), 5, 1 << 20, &got, &kerr),
+				CH_OK);
+			ch_batch_hdr h;
+			CH_CHECK_EQ_INT(ch_batch_check(got.data, got.len, 0, true, &h),
+					CH_BATCH_OK);
+			CH_CHECK_EQ_INT(ch_batch_compression(&h), CH_COMPRESSION_GZIP);
+			CH_CHECK_EQ_INT(h.base_offset, 5);
+			CH_CHECK_EQ_INT(h.producer_id, ri->ProducerId);
+			CH_CHECK_EQ_INT(h.producer_epoch, ri->ProducerEpoch);
+			CH_CHECK_EQ_INT(h.base_sequence, 0);
+			ch_buf_free(&got);
+		}
+	}
+	ch_buf_free(&plain);
+	ch_buf_free(&gz);
+	ch_arena_reset(&a);
+	CH_CHECK_EQ_INT(tb_close(&b), 0);
+}
+
+CH_TEST_MAIN(CH_TEST(t_data_every_version), CH_TEST(t_topic_codec))
