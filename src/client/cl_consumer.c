@@ -670,19 +670,33 @@ cohort_commit_async(cohort_consumer *cc, const cohort_tp_offset *offsets, size_t
 	return err;
 }
 
-typedef struct committed_msg {
+/* A call posted to the I/O thread that completes a caller's cl_wait. */
+typedef struct wait_msg {
 	cl_client *c;
 	cl_wait *w;
-} committed_msg;
+	void (*start)(cl_client *c, cl_wait *w);
+} wait_msg;
 
-/* I/O thread: starts the committed-offsets lookup that completes m->w; frees m. */
+/* I/O thread: starts m->start, which completes m->w; frees m. */
 static void
-io_committed_msg(ch_loop *loop, void *ud)
+io_wait_msg(ch_loop *loop, void *ud)
 {
 	(void)loop;
-	committed_msg *m = ud;
-	cl_offsets_committed(m->c, m->w);
+	wait_msg *m = ud;
+	m->start(m->c, m->w);
 	free(m);
+}
+
+/* Posts start(c, w) to the I/O thread; false (nothing posted) when out of memory. */
+static bool
+post_wait(cl_client *c, cl_wait *w, void (*start)(cl_client *c, cl_wait *w))
+{
+	wait_msg *m = calloc(1, sizeof(*m));
+	if (!m)
+		return false;
+	*m = (wait_msg){c, w, start};
+	ch_loop_post(c->loop, io_wait_msg, m);
+	return true;
 }
 
 cohort_err
@@ -695,15 +709,10 @@ cohort_committed(cohort_consumer *cc, cohort_tp_offset *offsets, size_t n)
 	if (n == 0)
 		return COHORT_OK;
 	cl_wait *w = cl_wait_new(offsets, n);
-	committed_msg *m = calloc(1, sizeof(*m));
-	if (!w || !m) {
-		free(m);
+	if (!w || !post_wait(c, w, cl_offsets_committed)) {
 		cl_wait_free(w);
 		return COHORT_ERR__NOMEM;
 	}
-	m->c = c;
-	m->w = w;
-	ch_loop_post(c->loop, io_committed_msg, m);
 	return cl_wait_for(c, w, c->conf.default_api_timeout_ms, offsets);
 }
 
@@ -784,21 +793,6 @@ cohort_group_member_id(cohort_consumer *cc, char *buf, size_t size)
 
 /* ---- close ---------------------------------------------------------------------------- */
 
-typedef struct close_msg {
-	cl_client *c;
-	cl_wait *w;
-} close_msg;
-
-/* I/O thread: starts the member's leave, which completes m->w; frees m. */
-static void
-io_close(ch_loop *loop, void *ud)
-{
-	(void)loop;
-	close_msg *m = ud;
-	cl_member_close(m->c, m->w);
-	free(m);
-}
-
 cohort_err
 cohort_consumer_close(cohort_consumer *cc)
 {
@@ -808,11 +802,7 @@ cohort_consumer_close(cohort_consumer *cc)
 	cohort_err err = COHORT_OK;
 	if (c->member) {
 		cl_wait *w = cl_wait_new(NULL, 0);
-		close_msg *m = calloc(1, sizeof(*m));
-		if (w && m) {
-			m->c = c;
-			m->w = w;
-			ch_loop_post(c->loop, io_close, m);
+		if (w && post_wait(c, w, cl_member_close)) {
 			/* run the revoke (and any other callbacks) while the member
 			 * leaves */
 			int64_t deadline = ch_now_mono_ms() + c->conf.default_api_timeout_ms;
@@ -838,7 +828,6 @@ cohort_consumer_close(cohort_consumer *cc)
 				cl_unlock(c);
 			}
 		} else {
-			free(m);
 			cl_wait_free(w);
 			err = COHORT_ERR__NOMEM;
 		}
