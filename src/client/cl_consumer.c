@@ -24,18 +24,6 @@ struct cohort_consumer {
 	cl_client c;
 };
 
-void
-cl_lock(cl_client *c)
-{
-	pthread_mutex_lock(&c->mu);
-}
-
-void
-cl_unlock(cl_client *c)
-{
-	pthread_mutex_unlock(&c->mu);
-}
-
 cl_tp *
 cl_tp_find(cl_client *c, const char *topic, int32_t partition)
 {
@@ -108,82 +96,6 @@ event_free(cl_event *ev)
 	free(ev);
 }
 
-/* ---- waiting for the I/O thread ------------------------------------------- */
-
-/* Sets *ts to CLOCK_MONOTONIC now plus ms (ms >= 0), for pthread_cond_timedwait on c->cond. */
-static void
-deadline_ts(struct timespec *ts, int64_t ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (ms % 1000) * 1000000;
-	if (ts->tv_nsec >= 1000000000) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000;
-	}
-}
-
-cohort_err
-cl_wait_for(cl_client *c, cl_wait *w, int64_t timeout_ms, cohort_tp_offset *out)
-{
-	struct timespec ts;
-	deadline_ts(&ts, timeout_ms < 0 ? 0 : timeout_ms);
-	cl_lock(c);
-	while (!w->done) {
-		if (timeout_ms < 0)
-			pthread_cond_wait(&c->cond, &c->mu);
-		else if (pthread_cond_timedwait(&c->cond, &c->mu, &ts) != 0)
-			break;
-	}
-	if (!w->done) {
-		w->abandoned = true; /* the I/O thread frees it */
-		cl_unlock(c);
-		return COHORT_ERR__TIMED_OUT;
-	}
-	cohort_err err = w->err;
-	for (size_t i = 0; out && i < w->n; i++) {
-		out[i].offset = w->offsets[i].offset;
-		out[i].err = w->offsets[i].err;
-	}
-	cl_unlock(c);
-	cl_wait_free(w);
-	return err;
-}
-
-/* ---- the I/O thread --------------------------------------------------------- */
-
-/* The I/O thread's body: runs c's loop until io_stop stops it. */
-static void *
-io_main(void *ud)
-{
-	cl_client *c = ud;
-	ch_loop_run(c->loop);
-	return NULL;
-}
-
-/* The I/O thread's first task (posted before the thread starts): the first Metadata request. */
-static void
-io_start(ch_loop *loop, void *ud)
-{
-	(void)loop;
-	cl_client *c = ud;
-	cl_metadata_refresh(c);
-}
-
-/* I/O thread: marks c closing, fails requests in flight and pending offset calls, and
- * stops the loop (no new request can start after this). */
-static void
-io_stop(ch_loop *loop, void *ud)
-{
-	cl_client *c = ud;
-	c->closing = true;
-	cl_brokers_close(c, COHORT_ERR__CLOSED); /* requests in flight end */
-	cl_offsets_shutdown(c);                  /* calls waiting for a retry end */
-	ch_loop_stop(loop);
-}
-
-static _Atomic int consumer_seq;
-
 cohort_consumer *
 cohort_consumer_new(const cohort_conf *conf, char *errstr, size_t errstr_size)
 {
@@ -213,52 +125,24 @@ cohort_consumer_new(const cohort_conf *conf, char *errstr, size_t errstr_size)
 		return NULL;
 	}
 	cl_client *c = &cc->c;
-	if (!cl_conf_copy(&c->conf, conf)) {
+	if (!cl_client_init(c, conf, CL_CONSUMER, errstr, errstr_size)) {
 		free(cc);
-		cl_errstr(errstr, errstr_size, "out of memory");
 		return NULL;
 	}
 	if (conf->listener_copy)
 		c->listener = *(const cohort_rebalance_listener *)conf->listener_copy;
-	pthread_mutex_init(&c->mu, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&c->cond, &ca);
-	pthread_condattr_destroy(&ca);
-	/* Java's default client id: consumer-<group>-<n> */
-	int seq = ++consumer_seq;
-	char id[300];
-	if (c->conf.client_id[0])
-		snprintf(id, sizeof(id), "%s", c->conf.client_id);
-	else
-		snprintf(id, sizeof(id), "consumer-%s-%d", c->conf.group_id ? c->conf.group_id : "",
-			 seq);
-	c->client_id = strdup(id);
-	c->loop = ch_loop_new();
 	c->member = c->conf.group_id ? cl_member_new(c) : NULL;
-	if (!c->client_id || !c->loop || (c->conf.group_id && !c->member)) {
-		cl_errstr(errstr, errstr_size, "cannot create the client (out of memory or epoll)");
+	if (c->conf.group_id && !c->member) {
+		cl_errstr(errstr, errstr_size, "cannot create the group member (out of memory)");
 		goto fail;
 	}
-	cl_metadata_init(c);
 	c->last_poll = ch_now_mono_ms();
-	ch_loop_post(c->loop, io_start, c);
-	if (pthread_create(&c->thread, NULL, io_main, c) != 0) {
-		cl_errstr(errstr, errstr_size, "cannot start the I/O thread");
+	if (!cl_client_start(c, errstr, errstr_size))
 		goto fail;
-	}
-	c->thread_started = true;
 	return cc;
 fail:
 	cl_member_free(c->member);
-	cl_brokers_free(c);
-	if (c->loop)
-		ch_loop_free(c->loop);
-	free(c->client_id);
-	cl_conf_release(&c->conf);
-	pthread_mutex_destroy(&c->mu);
-	pthread_cond_destroy(&c->cond);
+	cl_client_release(c);
 	free(cc);
 	return NULL;
 }
@@ -621,7 +505,7 @@ cohort_poll(cohort_consumer *cc, int timeout_ms, const cohort_record **records, 
 			return COHORT_OK;
 		}
 		struct timespec ts;
-		deadline_ts(&ts, deadline == INT64_MAX ? 1000 : deadline - now);
+		cl_deadline_ts(&ts, deadline == INT64_MAX ? 1000 : deadline - now);
 		pthread_cond_timedwait(&c->cond, &c->mu, &ts);
 		cl_unlock(c);
 	}
@@ -670,35 +554,6 @@ cohort_commit_async(cohort_consumer *cc, const cohort_tp_offset *offsets, size_t
 	return err;
 }
 
-/* A call posted to the I/O thread that completes a caller's cl_wait. */
-typedef struct wait_msg {
-	cl_client *c;
-	cl_wait *w;
-	void (*start)(cl_client *c, cl_wait *w);
-} wait_msg;
-
-/* I/O thread: starts m->start, which completes m->w; frees m. */
-static void
-io_wait_msg(ch_loop *loop, void *ud)
-{
-	(void)loop;
-	wait_msg *m = ud;
-	m->start(m->c, m->w);
-	free(m);
-}
-
-/* Posts start(c, w) to the I/O thread; false (nothing posted) when out of memory. */
-static bool
-post_wait(cl_client *c, cl_wait *w, void (*start)(cl_client *c, cl_wait *w))
-{
-	wait_msg *m = calloc(1, sizeof(*m));
-	if (!m)
-		return false;
-	*m = (wait_msg){c, w, start};
-	ch_loop_post(c->loop, io_wait_msg, m);
-	return true;
-}
-
 cohort_err
 cohort_committed(cohort_consumer *cc, cohort_tp_offset *offsets, size_t n)
 {
@@ -708,12 +563,8 @@ cohort_committed(cohort_consumer *cc, cohort_tp_offset *offsets, size_t n)
 		return gerr;
 	if (n == 0)
 		return COHORT_OK;
-	cl_wait *w = cl_wait_new(offsets, n);
-	if (!w || !post_wait(c, w, cl_offsets_committed)) {
-		cl_wait_free(w);
-		return COHORT_ERR__NOMEM;
-	}
-	return cl_wait_for(c, w, c->conf.default_api_timeout_ms, offsets);
+	return cl_call(c, cl_offsets_committed, offsets, n, c->conf.default_api_timeout_ms,
+		       offsets);
 }
 
 cohort_err
@@ -802,7 +653,7 @@ cohort_consumer_close(cohort_consumer *cc)
 	cohort_err err = COHORT_OK;
 	if (c->member) {
 		cl_wait *w = cl_wait_new(NULL, 0);
-		if (w && post_wait(c, w, cl_member_close)) {
+		if (w && cl_post_wait(c, w, cl_member_close)) {
 			/* run the revoke (and any other callbacks) while the member
 			 * leaves */
 			int64_t deadline = ch_now_mono_ms() + c->conf.default_api_timeout_ms;
@@ -812,7 +663,7 @@ cohort_consumer_close(cohort_consumer *cc)
 				bool done = w->done || c->fatal;
 				if (!done && !c->ev_head) {
 					struct timespec ts;
-					deadline_ts(&ts, 100);
+					cl_deadline_ts(&ts, 100);
 					pthread_cond_timedwait(&c->cond, &c->mu, &ts);
 				}
 				done = w->done || c->fatal;
@@ -832,12 +683,7 @@ cohort_consumer_close(cohort_consumer *cc)
 			err = COHORT_ERR__NOMEM;
 		}
 	}
-	c->closed = true;
-	ch_loop_post(c->loop, io_stop, c);
-	if (c->thread_started) {
-		pthread_join(c->thread, NULL);
-		c->thread_started = false;
-	}
+	cl_client_stop(c);
 	return err;
 }
 
@@ -850,14 +696,8 @@ cohort_consumer_free(cohort_consumer *cc)
 	if (!c->closed)
 		cohort_consumer_close(cc);
 	/* the I/O thread is gone: everything is this thread's now */
-	cl_metadata_free(c);
 	cl_member_free(c->member);
 	c->member = NULL;
-	cl_brokers_free(c);
-	ch_loop_free(c->loop);
-	for (int i = 0; i < c->nmd_topics; i++)
-		free(c->md_topics[i]);
-	free(c->md_topics);
 	cl_chunk *ch = c->q_head;
 	while (ch) {
 		cl_chunk *next = ch->next;
@@ -882,10 +722,7 @@ cohort_consumer_free(cohort_consumer *cc)
 	}
 	free(c->tps);
 	free(c->poll_recs);
-	free(c->client_id);
 	free(c->member_id);
-	cl_conf_release(&c->conf);
-	pthread_mutex_destroy(&c->mu);
-	pthread_cond_destroy(&c->cond);
+	cl_client_release(c);
 	free(cc);
 }

@@ -258,6 +258,20 @@ void cl_wait_free(cl_wait *w);
  * TIMED_OUT. Copies per-partition results and offsets back into out
  * (n entries) and frees or abandons w. Polling thread. */
 cohort_err cl_wait_for(cl_client *c, cl_wait *w, int64_t timeout_ms, cohort_tp_offset *out);
+/* Work started on the I/O thread that ends by cl_wait_finish(c, w, ...). */
+typedef void (*cl_wait_start_fn)(cl_client *c, cl_wait *w);
+/* Post start(c, w) to the I/O thread; false (nothing posted) when out of
+ * memory. Polling thread. */
+bool cl_post_wait(cl_client *c, cl_wait *w, cl_wait_start_fn start);
+/* The whole synchronous call: a wait with a copy of offsets, start posted,
+ * waited for up to timeout_ms, results copied into out (see cl_wait_for). */
+cohort_err cl_call(cl_client *c, cl_wait_start_fn start, const cohort_tp_offset *offsets, size_t n,
+		   int64_t timeout_ms, cohort_tp_offset *out);
+/* n offsets with their topic names copied into one allocation; NULL on OOM. */
+cohort_tp_offset *cl_offsets_copy(const cohort_tp_offset *o, size_t n);
+/* *ts = CLOCK_MONOTONIC now + ms (ms >= 0), for waits on c->cond. */
+struct timespec;
+void cl_deadline_ts(struct timespec *ts, int64_t ms);
 
 /* ---- the group member (cl_member.c) ------------------------------------- */
 
@@ -320,8 +334,19 @@ cl_chunk *cl_records_decode(cl_tp *tp, bool check_crcs, int64_t from, const uint
 
 /* ---- the client ---------------------------------------------------------- */
 
+/* What a handle is; names the default client id as Java does. */
+typedef enum cl_client_kind {
+	CL_CONSUMER,
+	CL_PRODUCER,
+	CL_ADMIN
+} cl_client_kind;
+
 struct cl_client {
 	cohort_conf conf; /* private copy */
+	cl_client_kind kind;
+	/* I/O thread, while stopping: the owner ends its own pending work
+	 * (before connections close); NULL for none. */
+	void (*on_stop)(cl_client *c);
 	cohort_rebalance_listener listener;
 	char *client_id; /* conf.client_id or "cohort-consumer-N" */
 	ch_loop *loop;
@@ -358,6 +383,21 @@ struct cl_client {
 	bool closed;
 	int64_t next_auto_commit;
 };
+
+/* ---- life of a client (cl_client.c) ----------------------------------------- */
+
+/* Fill c (zeroed by the caller) from conf: copy, client id, loop, metadata
+ * with the bootstrap brokers. Nothing runs yet. false with errstr set on
+ * failure (c released). */
+bool cl_client_init(cl_client *c, const cohort_conf *conf, cl_client_kind kind, char *errstr,
+		    size_t errstr_size);
+/* Start the I/O thread (its first task: Metadata). false with errstr set. */
+bool cl_client_start(cl_client *c, char *errstr, size_t errstr_size);
+/* Mark c closed, end what is in flight (CLOSED) and join the I/O thread.
+ * Polling thread, once. */
+void cl_client_stop(cl_client *c);
+/* Free what cl_client_init made (after stop, or when start failed). */
+void cl_client_release(cl_client *c);
 
 /* The partition, created (not owned) when missing; NULL when out of memory.
  * c->mu held. */

@@ -43,68 +43,6 @@ typedef struct o_call {
 	ch_timer retry;
 } o_call;
 
-/* Copy offsets with their topic names into one allocation. */
-static cohort_tp_offset *
-copy_offsets(const cohort_tp_offset *o, size_t n)
-{
-	size_t names = 0;
-	for (size_t i = 0; i < n; i++)
-		names += strlen(o[i].topic) + 1;
-	cohort_tp_offset *d = malloc(sizeof(*d) * n + names + 1);
-	if (!d)
-		return NULL;
-	char *p = (char *)(d + n);
-	for (size_t i = 0; i < n; i++) {
-		d[i] = o[i];
-		size_t len = strlen(o[i].topic) + 1;
-		memcpy(p, o[i].topic, len);
-		d[i].topic = p;
-		p += len;
-	}
-	return d;
-}
-
-cl_wait *
-cl_wait_new(const cohort_tp_offset *offsets, size_t n)
-{
-	cl_wait *w = calloc(1, sizeof(*w));
-	if (!w)
-		return NULL;
-	if (n) {
-		w->offsets = copy_offsets(offsets, n);
-		if (!w->offsets) {
-			free(w);
-			return NULL;
-		}
-	}
-	w->n = n;
-	return w;
-}
-
-void
-cl_wait_free(cl_wait *w)
-{
-	if (!w)
-		return;
-	free(w->offsets);
-	free(w);
-}
-
-void
-cl_wait_finish(cl_client *c, cl_wait *w, cohort_err err)
-{
-	cl_lock(c);
-	if (w->abandoned) {
-		cl_unlock(c);
-		cl_wait_free(w);
-		return;
-	}
-	w->err = err;
-	w->done = true;
-	pthread_cond_broadcast(&c->cond);
-	cl_unlock(c);
-}
-
 /* Unlinks o from c->calls, cancels its retry timer and frees it with its offsets copy;
  * o->w and o->lookup are not touched (call_finish completes w first). */
 static void
@@ -459,7 +397,7 @@ call_new(cl_client *c, const cohort_tp_offset *offs, size_t n)
 		return NULL;
 	o->c = c;
 	o->n = n;
-	o->offs = copy_offsets(offs, n);
+	o->offs = cl_offsets_copy(offs, n);
 	if (!o->offs) {
 		free(o);
 		return NULL;
