@@ -196,11 +196,7 @@ ch_lm_park_durable(ch_part *p, int64_t base, int64_t last, ch_part_durable_fn cb
 {
 	waiter *w = ch_xmalloc(sizeof(*w));
 	*w = (waiter){NULL, base, last, cb, ud};
-	if (p->w_tail)
-		p->w_tail->next = w;
-	else
-		p->w_head = w;
-	p->w_tail = w;
+	CH_FIFO_APPEND(p->w_head, p->w_tail, w);
 	ch_lm_want_sync(p);
 }
 

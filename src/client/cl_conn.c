@@ -85,12 +85,7 @@ static void on_writable(ch_loop *loop, ch_io *io, unsigned ev);
 static void
 q_push(cl_req_queue *q, cl_req *r)
 {
-	r->next = NULL;
-	if (q->tail)
-		q->tail->next = r;
-	else
-		q->head = r;
-	q->tail = r;
+	CH_FIFO_APPEND(q->head, q->tail, r);
 }
 
 /* Unlinks and returns the oldest request of q, or NULL when q is empty; the caller owns it. */

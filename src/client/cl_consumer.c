@@ -78,12 +78,7 @@ cl_tps_new(cl_tp *const *tps, size_t n)
 void
 cl_event_push(cl_client *c, cl_event *ev)
 {
-	ev->next = NULL;
-	if (c->ev_tail)
-		c->ev_tail->next = ev;
-	else
-		c->ev_head = ev;
-	c->ev_tail = ev;
+	CH_FIFO_APPEND(c->ev_head, c->ev_tail, ev);
 	pthread_cond_broadcast(&c->cond);
 }
 

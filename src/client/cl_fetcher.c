@@ -427,11 +427,7 @@ done_fetch(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 					if (ch->n > 0) {
 						ch->epoch = tp->epoch;
 						tp->queued++;
-						if (c->q_tail)
-							c->q_tail->next = ch;
-						else
-							c->q_head = ch;
-						c->q_tail = ch;
+						CH_FIFO_APPEND(c->q_head, c->q_tail, ch);
 						pthread_cond_broadcast(&c->cond);
 						ch = NULL;
 					}

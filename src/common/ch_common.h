@@ -24,6 +24,17 @@
 #define CH_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define CH_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define CH_UNUSED(x) ((void)(x))
+/* Append node at the tail of the singly linked FIFO (head, tail) linked by
+ * ->next; head and tail are lvalues (NULL, NULL when empty). */
+#define CH_FIFO_APPEND(head, tail, node)                                                           \
+	do {                                                                                       \
+		(node)->next = NULL;                                                               \
+		if (tail)                                                                          \
+			(tail)->next = (node);                                                     \
+		else                                                                               \
+			(head) = (node);                                                           \
+		(tail) = (node);                                                                   \
+	} while (0)
 
 /* Allocation that aborts on out-of-memory: for the broker only (the client
  * library must report errors instead; it uses plain malloc). */

@@ -79,11 +79,7 @@ ch_workers_queue(ch_workers *wk, ch_work *w)
 	w->next = NULL;
 	w->pool = wk;
 	pthread_mutex_lock(&wk->qlock);
-	if (wk->q_tail)
-		wk->q_tail->next = w;
-	else
-		wk->q_head = w;
-	wk->q_tail = w;
+	CH_FIFO_APPEND(wk->q_head, wk->q_tail, w);
 	pthread_cond_signal(&wk->qcond);
 	pthread_mutex_unlock(&wk->qlock);
 }

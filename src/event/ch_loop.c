@@ -270,11 +270,7 @@ ch_loop_post(ch_loop *loop, ch_loop_fn fn, void *ud)
 	p->ud = ud;
 	pthread_mutex_lock(&loop->post_mu);
 	bool was_empty = loop->post_head == NULL;
-	if (loop->post_tail)
-		loop->post_tail->next = p;
-	else
-		loop->post_head = p;
-	loop->post_tail = p;
+	CH_FIFO_APPEND(loop->post_head, loop->post_tail, p);
 	pthread_mutex_unlock(&loop->post_mu);
 	if (was_empty) /* otherwise a wake-up is already pending */
 		wake(loop);

@@ -68,11 +68,7 @@ ch_resp_free(ch_resp *r)
 static void
 link_chunk(ch_resp *r, ch_chunk *ck)
 {
-	if (r->tail)
-		r->tail->next = ck;
-	else
-		r->head = ck;
-	r->tail = ck;
+	CH_FIFO_APPEND(r->head, r->tail, ck);
 	r->total += ck->len;
 }
 

@@ -233,12 +233,7 @@ send_queue_push(ch_conn *c, ch_resp *r)
 	r->hdr_sent = 0;
 	r->cur = r->head;
 	r->cur_off = 0;
-	r->next = NULL;
-	if (c->sq_tail)
-		c->sq_tail->next = r;
-	else
-		c->sq_head = r;
-	c->sq_tail = r;
+	CH_FIFO_APPEND(c->sq_head, c->sq_tail, r);
 	c->out_bytes += 4 + r->total;
 	/* Activity: the idle timer may fire before the flush this iteration. */
 	c->last_active = ch_loop_now(c->loop);
