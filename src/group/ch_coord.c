@@ -167,9 +167,7 @@ new_member_id(ch_coord *c, ch_str prefix)
 ch_coord_group *
 ch_coord_group_find(const ch_coord *c, ch_str id)
 {
-	if (id.len < 0)
-		return NULL;
-	return ch_map_get(&c->groups, id.p, (size_t)id.len);
+	return coord_map_get(&c->groups, id);
 }
 
 int32_t
@@ -283,16 +281,14 @@ group_is_static_fenced(const ch_coord_group *g, ch_str instance_id, ch_str membe
 {
 	if (instance_id.len < 0)
 		return false;
-	ch_coord_member *m = ch_map_get(&g->static_members, instance_id.p, (size_t)instance_id.len);
+	ch_coord_member *m = coord_map_get(&g->static_members, instance_id);
 	return m && !ch_str_eq_c(member_id, m->member_id);
 }
 
 ch_coord_member *
 ch_coord_member_find(const ch_coord_group *g, ch_str member_id)
 {
-	if (member_id.len < 0)
-		return NULL;
-	return ch_map_get(&g->members, member_id.p, (size_t)member_id.len);
+	return coord_map_get(&g->members, member_id);
 }
 
 /* Kafka's ClassicGroup.validateMember, then the generation: an instance id
@@ -301,8 +297,7 @@ int16_t
 ch_coord_validate_member(const ch_coord_group *g, ch_str member_id, ch_str instance_id,
 			 int32_t generation)
 {
-	if (instance_id.len >= 0 &&
-	    !ch_map_get(&g->static_members, instance_id.p, (size_t)instance_id.len))
+	if (instance_id.len >= 0 && !coord_map_get(&g->static_members, instance_id))
 		return CH_KERR_UNKNOWN_MEMBER_ID;
 	if (group_is_static_fenced(g, instance_id, member_id))
 		return CH_KERR_FENCED_INSTANCE_ID;
@@ -915,7 +910,7 @@ join_classify(join_ctx *j)
 	if (!g)
 		return REQ_JOIN_UNKNOWN;
 	j->m = ch_coord_member_find(g, rq->MemberId);
-	j->pm = ch_map_get(&g->pending, rq->MemberId.p, (size_t)rq->MemberId.len);
+	j->pm = coord_map_get(&g->pending, rq->MemberId);
 	if (j->pm)
 		return REQ_JOIN_PENDING;
 	if (group_is_static_fenced(g, rq->GroupInstanceId, rq->MemberId))
@@ -1639,8 +1634,7 @@ leave_one(ch_coord_group *g, int64_t now, ch_str member_id, ch_str instance_id, 
 	int rlen = CH_MAX(reason.len, 0);
 	const char *rtext = reason.p ? reason.p : "";
 	if (str_is_empty(member_id) && instance_id.len >= 0) {
-		ch_coord_member *m =
-			ch_map_get(&g->static_members, instance_id.p, (size_t)instance_id.len);
+		ch_coord_member *m = coord_map_get(&g->static_members, instance_id);
 		if (!m)
 			return CH_KERR_UNKNOWN_MEMBER_ID;
 		coord_reason why = ch_coord_reason_make(
@@ -1649,9 +1643,7 @@ leave_one(ch_coord_group *g, int64_t now, ch_str member_id, ch_str instance_id, 
 		remove_member_and_update(g, m, now, &why);
 		return CH_KERR_NONE;
 	}
-	pending_member *p = member_id.len > 0
-				    ? ch_map_get(&g->pending, member_id.p, (size_t)member_id.len)
-				    : NULL;
+	pending_member *p = member_id.len > 0 ? coord_map_get(&g->pending, member_id) : NULL;
 	if (p) {
 		pending_remove(g, p);
 		try_complete_join(g, now);

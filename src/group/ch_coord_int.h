@@ -273,6 +273,13 @@ void ch_coord_never(const ch_coord *c, const char *where) __attribute__((noretur
 #endif
 
 /* ---- shared helpers (ch_coord.c) ---------------------------------------- */
+
+/* The value under key in m; NULL for a null string (len < 0) or a missing key. */
+static inline void *
+coord_map_get(const ch_map *m, ch_str key)
+{
+	return key.len < 0 ? NULL : ch_map_get(m, key.p, (size_t)key.len);
+}
 /* Log through ops->log (the core has no log of its own); the line is
  * formatted only when the shell would write it. */
 void ch_coord_log(const ch_coord *c, ch_log_level level, const char *fmt, ...)
