@@ -809,6 +809,32 @@ parse_value(const vspec *v, const char *s, pval *out, char *why, size_t whylen)
 	return -1;
 }
 
+/* Bytes of the C field of a scalar kind (as the enum above notes); 0 for
+ * strings, listeners and directories, which are not copied by value. */
+static size_t
+scalar_size(int type)
+{
+	switch (type) {
+	case T_BOOL:
+		return sizeof(bool);
+	case T_INT:
+		return sizeof(int32_t);
+	case T_SHORT:
+		return sizeof(int16_t);
+	case T_LONG:
+		return sizeof(int64_t);
+	case T_DOUBLE:
+		return sizeof(double);
+	case T_ENUM:
+	case T_ENUM_CI:
+		return sizeof(int);
+	case T_BITS:
+		return sizeof(unsigned);
+	default:
+		return 0;
+	}
+}
+
 /* Stores a parse_value result into field, the member of v's C type; T_STRING, T_LISTENERS and
  * T_DIRS store nothing here. */
 static void
@@ -1770,6 +1796,24 @@ parse_checked(const vspec *v, const char *key, const char *value, pval *pv, char
 	return NULL;
 }
 
+/* parse_checked for a key looked up by the caller: v NULL (unknown key)
+ * and a NULL value get Kafka's wording for the table (unknown_fmt,
+ * null_fmt: one %s, the key). */
+static char *
+known_checked(const vspec *v, const char *unknown_fmt, const char *null_fmt, const char *key,
+	      const char *value, pval *pv, char *err, size_t errlen)
+{
+	if (!v) {
+		errf(err, errlen, unknown_fmt, key);
+		return NULL;
+	}
+	if (!value) {
+		errf(err, errlen, null_fmt, key);
+		return NULL;
+	}
+	return parse_checked(v, key, value, pv, err, errlen);
+}
+
 /* ---- topic configs ---- */
 
 size_t
@@ -1788,16 +1832,10 @@ int
 ch_topic_config_validate(const char *name, const char *value, char *err, size_t errlen)
 {
 	int t = tdef_index(name);
-	if (t < 0) {
-		errf(err, errlen, "Unknown topic config name: %s", name);
-		return CH_ERR;
-	}
-	if (!value) {
-		errf(err, errlen, "Null value not supported for topic configs: %s", name);
-		return CH_ERR;
-	}
 	pval pv;
-	char *v = parse_checked(&tdefs[t].v, name, value, &pv, err, errlen);
+	char *v = known_checked(t < 0 ? NULL : &tdefs[t].v, "Unknown topic config name: %s",
+				"Null value not supported for topic configs: %s", name, value, &pv,
+				err, errlen);
 	free(v);
 	return v ? CH_OK : CH_ERR;
 }
@@ -1871,31 +1909,7 @@ ch_topic_config_resolve(const struct ch_config *cfg, const ch_topic_kv *kv, size
 			store_value(&d->v, field, &pv);
 			continue;
 		}
-		switch (d->v.type) {
-		case T_BOOL:
-			memcpy(field, bfield, sizeof(bool));
-			break;
-		case T_INT:
-			memcpy(field, bfield, sizeof(int32_t));
-			break;
-		case T_SHORT:
-			memcpy(field, bfield, sizeof(int16_t));
-			break;
-		case T_LONG:
-			memcpy(field, bfield, sizeof(int64_t));
-			break;
-		case T_DOUBLE:
-			memcpy(field, bfield, sizeof(double));
-			break;
-		case T_ENUM:
-			memcpy(field, bfield, sizeof(int));
-			break;
-		case T_BITS:
-			memcpy(field, bfield, sizeof(unsigned));
-			break;
-		default:
-			break;
-		}
+		memcpy(field, bfield, scalar_size(d->v.type));
 	}
 	if (out->retention_ms < 0)
 		out->retention_ms = -1;
@@ -2032,16 +2046,9 @@ static char *
 dynamic_value(const char *key, const char *value, char *err, size_t errlen)
 {
 	int i = def_index(key);
-	if (i < 0) {
-		errf(err, errlen, "Unknown broker config name: %s", key);
-		return NULL;
-	}
-	if (!value) {
-		errf(err, errlen, "Null value not supported for : %s", key);
-		return NULL;
-	}
 	pval pv;
-	char *v = parse_checked(&cdefs[i].v, key, value, &pv, err, errlen);
+	char *v = known_checked(i < 0 ? NULL : &cdefs[i].v, "Unknown broker config name: %s",
+				"Null value not supported for : %s", key, value, &pv, err, errlen);
 	if (!v)
 		return NULL;
 	char *norm = normalise(&cdefs[i].v, v, &pv);

@@ -1401,6 +1401,19 @@ check_configs(const ch_topic_kv *configs, size_t n, char *msg, size_t msglen)
 	return CH_KERR_NONE;
 }
 
+/* True (with Kafka-style wording in msg) when a topic would have more
+ * partitions than cohort allows (CH_TOPIC_PARTITIONS_MAX). */
+static bool
+over_partition_limit(int32_t partitions, char *msg, size_t msglen)
+{
+	if (partitions <= CH_TOPIC_PARTITIONS_MAX)
+		return false;
+	msgf(msg, msglen,
+	     "Number of partitions %" PRId32 " exceeds cohort's limit of %d per topic.", partitions,
+	     CH_TOPIC_PARTITIONS_MAX);
+	return true;
+}
+
 int16_t
 ch_topics_create(ch_topics_txn *tx, const char *name, size_t len, int32_t partitions,
 		 const ch_topic_kv *configs, size_t n_configs, bool validate_only,
@@ -1429,13 +1442,8 @@ ch_topics_create(ch_topics_txn *tx, const char *name, size_t len, int32_t partit
 		msgf(msg, msglen, "Number of partitions was set to an invalid non-positive value.");
 		return CH_KERR_INVALID_PARTITIONS;
 	}
-	if (partitions > CH_TOPIC_PARTITIONS_MAX) {
-		msgf(msg, msglen,
-		     "Number of partitions %" PRId32 " exceeds cohort's limit of %d "
-		     "per topic.",
-		     partitions, CH_TOPIC_PARTITIONS_MAX);
+	if (over_partition_limit(partitions, msg, msglen))
 		return CH_KERR_INVALID_PARTITIONS;
-	}
 	if ((ec = check_configs(configs, n_configs, msg, msglen)) != 0)
 		return ec;
 	if (validate_only)
@@ -1536,13 +1544,8 @@ ch_topics_add_partitions(ch_topics_txn *tx, const char *name, size_t len, int32_
 		msgf(msg, msglen, "Topic already has %" PRId32 " partition(s).", t->partitions);
 		return CH_KERR_INVALID_PARTITIONS;
 	}
-	if (total > CH_TOPIC_PARTITIONS_MAX) {
-		msgf(msg, msglen,
-		     "Number of partitions %" PRId32 " exceeds cohort's limit of %d "
-		     "per topic.",
-		     total, CH_TOPIC_PARTITIONS_MAX);
+	if (over_partition_limit(total, msg, msglen))
 		return CH_KERR_INVALID_PARTITIONS;
-	}
 	if (validate_only)
 		return CH_KERR_NONE;
 	ch_topic *c = topic_copy(t);
