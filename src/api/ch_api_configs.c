@@ -24,7 +24,7 @@ typedef ch_DescribeConfigsRequest_DescribeConfigsResource cfg_req;
 static bool
 wanted(const cfg_req *q, const char *name)
 {
-	if (q->ConfigurationKeys_n < 0)
+	if (q->ConfigurationKeys_n <= 0) /* null or empty: every key, as Kafka 4.4 answers */
 		return true;
 	for (int32_t i = 0; i < q->ConfigurationKeys_n; i++)
 		if (ch_str_eq_c(q->ConfigurationKeys[i], name))
