@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # install-deps.sh build|test
 # Installs what is missing on a Debian machine:
-#   build  the compiler, CMake and the compression libraries cohortd links
+#   build  the compiler, CMake, the compression libraries cohortd links,
+#          libmicrohttpd (the admin HTTP listener) and jansson (its JSON)
 #   test   the above, plus clang (sanitizers, libFuzzer) and the real Kafka
 #          clients the tests drive: kcat, librdkafka, kafka-python,
 #          confluent-kafka-python (for /usr/bin/python3), Node.js, Debian's
@@ -15,7 +16,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-build}
 
-DEBS=(gcc make cmake pkg-config zlib1g-dev libzstd-dev liblz4-dev libsnappy-dev libxxhash-dev)
+DEBS=(gcc make cmake pkg-config zlib1g-dev libzstd-dev liblz4-dev libsnappy-dev libxxhash-dev
+      libmicrohttpd-dev libjansson-dev)
 if [[ $what == test ]]; then
 	DEBS+=(clang clang-format libclang-rt-14-dev python3 kcat librdkafka-dev python3-confluent-kafka
 	       python3-kafka openjdk-17-jdk-headless maven iproute2 python3-venv

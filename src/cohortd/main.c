@@ -12,6 +12,7 @@
 
 #include "api/ch_api.h"
 #include "broker/ch_broker.h"
+#include "cohortd/admin.h"
 #include "cohortd/coord_shell.h"
 #include "common/ch_common.h"
 #include "common/ch_log.h"
@@ -187,6 +188,23 @@ main(int argc, char **argv)
 	}
 	ch_loop_on_signal(d.loop, SIGTERM, on_signal, &d);
 	ch_loop_on_signal(d.loop, SIGINT, on_signal, &d);
+	/* The admin HTTP listener (admin.listeners), bound now like the Kafka
+	 * one (a bind failure stops startup), after the signal setup: it starts
+	 * libmicrohttpd's thread. Its pages run once the loop does. */
+	admin *adm = NULL;
+	if (cfg.admin_enabled) {
+		adm = admin_start(d.loop, &cfg.admin_listener, &d.bk, listen_err,
+				  sizeof(listen_err));
+		if (!adm) {
+			fprintf(stderr,
+				"cohortd: cannot listen on admin.listeners http://%s:%d: %s\n",
+				cfg.admin_listener.host, cfg.admin_listener.port, listen_err);
+			ch_server_free(d.server);
+			ch_loop_free(d.loop);
+			ch_config_free(&cfg);
+			return 1;
+		}
+	}
 
 	/* The registry and the partition logs (after the signal setup: the
 	 * log manager starts threads). */
@@ -194,6 +212,7 @@ main(int argc, char **argv)
 			      shell_now, shell_wall,  shell_reply_resp};
 	if (ch_broker_open(&d.bk, &cfg, d.loop, &sh, err, sizeof(err)) != CH_OK) {
 		fprintf(stderr, "cohortd: cannot open data directory: %s\n", err);
+		admin_stop(adm);
 		ch_server_free(d.server);
 		ch_loop_free(d.loop);
 		ch_config_free(&cfg);
@@ -209,6 +228,9 @@ main(int argc, char **argv)
 		d.bk.cluster_id, cfg.log_dir, ch_topics_count(d.bk.topics));
 	/* The group coordinator: replays __consumer_offsets before serving. */
 	coord_shell *coord = coord_shell_start(d.loop, &d.bk, d.bk.logs);
+	if (adm)
+		CH_LOGI("cohortd", "admin API on http://%s:%d", cfg.admin_listener.host,
+			admin_port(adm));
 	ch_loop_run(d.loop);
 
 	/* Shutdown order: stop accepting; answer parked group requests and
@@ -216,6 +238,7 @@ main(int argc, char **argv)
 	 * fail pending appends (their callbacks still reach the coordinator);
 	 * then free the rest. */
 	ch_server_stop(d.server);
+	admin_stop(adm);
 	ch_coord_shutdown(d.bk.coord);
 	coord_shell_quiesce(coord);
 	ch_broker_close(&d.bk);

@@ -1,5 +1,7 @@
 #include "common/ch_buf.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,4 +76,24 @@ ch_buf_steal(ch_buf *b, size_t *len)
 	*len = b->len;
 	memset(b, 0, sizeof(*b));
 	return p;
+}
+
+void
+ch_buf_printf(ch_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->oom = true;
+		return;
+	}
+	uint8_t *p = ch_buf_extend(b, (size_t)n + 1);
+	if (!p)
+		return;
+	va_start(ap, fmt);
+	vsnprintf((char *)p, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len--; /* the NUL is not part of the contents */
 }

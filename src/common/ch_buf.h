@@ -26,6 +26,8 @@ bool ch_buf_reserve(ch_buf *b, size_t n);
 void ch_buf_append(ch_buf *b, const void *p, size_t n);
 /* Append n bytes and return a pointer to them (to fill in later), or NULL on oom. */
 uint8_t *ch_buf_extend(ch_buf *b, size_t n);
+/* Append printf-formatted text (no NUL is kept); sets oom on failure. */
+void ch_buf_printf(ch_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Take ownership of the bytes; the buffer is left empty. */
 uint8_t *ch_buf_steal(ch_buf *b, size_t *len);
 static inline bool

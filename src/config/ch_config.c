@@ -162,6 +162,10 @@ static const cdef cdefs[] = {
 	 NULL,
 	 NOFIELD,
 	 "The data directory, used if log.dirs is not set. cohort: no default of its own."},
+	{"admin.listeners", V_STR, F_COHORT, "http://127.0.0.1:9644", NOFIELD,
+	 "cohort: the HTTP listener of /metrics and the admin API, as http://host:port (port 0 "
+	 "picks a free port); empty turns it off. Default http://127.0.0.1:9644 (Redpanda's "
+	 "admin port)."},
 	{"log.level",
 	 {T_ENUM_CI, 0, 0, loglevel_choices},
 	 F_COHORT,
@@ -950,6 +954,9 @@ host_char(int c, bool v6)
 	return v6 && (c == ':' || c == '%');
 }
 
+static int hostport_parse(const char *s, size_t n, const char *h, const char *scheme,
+			  ch_listener *out, char *err, size_t errlen);
+
 /* Parses [s, s+n) as one PLAINTEXT://host:port (empty host allowed, or [IPv6]) into *out, the
  * name upper-cased; CH_OK, or CH_ERR and why in err. */
 static int
@@ -988,7 +995,18 @@ listener_parse_n(const char *s, size_t n, ch_listener *out, char *err, size_t er
 			     (int)n, s);
 		return CH_ERR;
 	}
-	const char *h = sep + 3, *hend, *colon;
+	return hostport_parse(s, n, sep + 3, "PLAINTEXT", out, err, errlen);
+}
+
+/* Parses the host:port after "scheme://" in [s, s+n) (h points there; host empty, a name, IPv4
+ * or [IPv6]) into out->host and out->port; scheme names the form in messages. CH_OK, or CH_ERR
+ * and why in err. */
+static int
+hostport_parse(const char *s, size_t n, const char *h, const char *scheme, ch_listener *out,
+	       char *err, size_t errlen)
+{
+	const char *end = s + n;
+	const char *hend, *colon;
 	bool v6 = h < end && *h == '[';
 	if (v6) {
 		hend = memchr(h, ']', (size_t)(end - h));
@@ -1004,8 +1022,8 @@ listener_parse_n(const char *s, size_t n, ch_listener *out, char *err, size_t er
 			if (*p == ':')
 				colon = p;
 		if (!colon) {
-			errf(err, errlen, "'%.*s' has no port (expected PLAINTEXT://host:port)",
-			     (int)n, s);
+			errf(err, errlen, "'%.*s' has no port (expected %s://host:port)", (int)n, s,
+			     scheme);
 			return CH_ERR;
 		}
 		hend = colon;
@@ -1052,6 +1070,35 @@ int
 ch_listener_parse(const char *s, ch_listener *out, char *err, size_t errlen)
 {
 	return listener_parse_n(s, strlen(s), out, err, errlen);
+}
+
+int
+ch_admin_listener_parse(const char *s, ch_listener *out, bool *on, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	*on = false;
+	size_t n = strlen(s);
+	if (n == 0)
+		return CH_OK;
+	if (n < 7 || strncasecmp(s, "http://", 7) != 0) {
+		if (strncasecmp(s, "https://", 8) == 0)
+			errf(err, errlen, "'%s': only http:// is supported (no TLS)", s);
+		else
+			errf(err, errlen,
+			     "'%s' is not of the form http://host:port (empty turns the admin "
+			     "listener off)",
+			     s);
+		return CH_ERR;
+	}
+	if (memchr(s, ',', n)) {
+		errf(err, errlen, "'%s': cohort has exactly one admin listener", s);
+		return CH_ERR;
+	}
+	if (hostport_parse(s, n, s + 7, "http", out, err, errlen) != CH_OK)
+		return CH_ERR;
+	strcpy(out->name, "HTTP");
+	*on = true;
+	return CH_OK;
 }
 
 struct lsn_arg {
@@ -1143,6 +1190,11 @@ ch_config_set(struct ch_config *cfg, const char *key, const char *value, const c
 	if (rc == 0 && d->v.type == T_LISTENERS) {
 		ch_listener l;
 		rc = listeners_parse(v, &l, why, sizeof(why)) == CH_OK ? 0 : -1;
+	}
+	if (rc == 0 && strcmp(d->name, "admin.listeners") == 0) {
+		ch_listener l;
+		bool on;
+		rc = ch_admin_listener_parse(v, &l, &on, why, sizeof(why)) == CH_OK ? 0 : -1;
 	}
 	if (rc == 0 && d->v.type == T_DIRS && strlen(v) > 4000) {
 		errf(why, sizeof(why), "path too long");
@@ -1619,6 +1671,13 @@ ch_config_finish(struct ch_config *cfg, char *err, size_t errlen)
 		     "advertised.listeners cannot use the nonroutable meta-address "
 		     "%s%s; set advertised.listeners to a routable address",
 		     cfg->advertised.host, adv ? "" : " (inherited from listeners)");
+		return CH_ERR;
+	}
+
+	const char *adm = val_of(cfg, "admin.listeners");
+	if (ch_admin_listener_parse(adm ? adm : "", &cfg->admin_listener, &cfg->admin_enabled, why,
+				    sizeof(why)) != CH_OK) {
+		errf(err, errlen, "invalid value '%s' for admin.listeners: %s", adm, why);
 		return CH_ERR;
 	}
 

@@ -110,12 +110,14 @@ struct ch_config_state;
 /* Typed, resolved values. Field names follow the key with '.' -> '_'. */
 struct ch_config {
 	/* broker */
-	int32_t node_id;        /* node.id / broker.id */
-	char *broker_rack;      /* broker.rack; NULL if unset */
-	ch_listener listener;   /* listeners */
-	ch_listener advertised; /* advertised.listeners, else listeners */
-	char *log_dir;          /* log.dirs / log.dir: the data directory */
-	ch_log_level log_level; /* log.level (cohort) */
+	int32_t node_id;            /* node.id / broker.id */
+	char *broker_rack;          /* broker.rack; NULL if unset */
+	ch_listener listener;       /* listeners */
+	ch_listener advertised;     /* advertised.listeners, else listeners */
+	char *log_dir;              /* log.dirs / log.dir: the data directory */
+	ch_log_level log_level;     /* log.level (cohort) */
+	ch_listener admin_listener; /* admin.listeners (cohort): HTTP, when admin_enabled */
+	bool admin_enabled;         /* admin.listeners is not empty */
 
 	/* network */
 	int32_t socket_request_max_bytes;
@@ -334,5 +336,8 @@ int ch_topic_config_synonyms(const struct ch_config *cfg, const char *name, ch_c
 /* Parses one "NAME://host:port" listener; used by finish, exposed for the
  * CLI and tests. */
 int ch_listener_parse(const char *s, ch_listener *out, char *err, size_t errlen);
+/* Parses an admin.listeners value: "" (off: *on false) or one http://host:port (host as for
+ * listeners, port 0 ephemeral). CH_OK, or CH_ERR and why in err. */
+int ch_admin_listener_parse(const char *s, ch_listener *out, bool *on, char *err, size_t errlen);
 
 #endif

@@ -132,11 +132,23 @@ class Broker:
             argv += ["-c", self.config_file]
         s = {}
         if self.defaults:
-            s = {"listeners": "PLAINTEXT://127.0.0.1:%d" % self.port, "log.dirs": self.data_dir}
+            # The admin HTTP listener is off unless a test asks for it (its
+            # default port 9644 would be shared by every broker of the suite).
+            s = {"listeners": "PLAINTEXT://127.0.0.1:%d" % self.port, "log.dirs": self.data_dir,
+                 "admin.listeners": ""}
         s.update(self.settings)
         for k, v in s.items():
             argv += ["--set", "%s=%s" % (k, v)]
         return argv + self.extra_args
+
+    def admin_port(self):
+        """The admin listener's port of the latest run, from its startup line
+        (start with admin.listeners=http://127.0.0.1:0 for a free one)."""
+        import re
+        m = re.findall(r"admin API on http://[^ ]*:(\d+)", self.stderr())
+        if not m:
+            raise BrokerError("%s logged no admin listener:\n%s" % (self.name, self.stderr_tail()))
+        return int(m[-1])
 
     def running(self):
         return self.proc is not None and self.proc.poll() is None

@@ -44,7 +44,12 @@ class ConfigErrors(unittest.TestCase):
                  ("num.partitions", "12abc"), ("auto.create.topics.enable", "maybe"),
                  ("node.id", "x"), ("socket.request.max.bytes", "-1"),
                  ("connections.max.idle.ms", "soon"), ("listeners", "not-a-listener"),
-                 ("listeners", "PLAINTEXT://127.0.0.1:99999"), ("log.level", "loudest")]
+                 ("listeners", "PLAINTEXT://127.0.0.1:99999"), ("log.level", "loudest"),
+                 ("admin.listeners", "ftp://127.0.0.1:9644"),
+                 ("admin.listeners", "https://127.0.0.1:9644"),
+                 ("admin.listeners", "http://127.0.0.1:99999"),
+                 ("admin.listeners", "http://127.0.0.1"),
+                 ("admin.listeners", "http://127.0.0.1:1,http://127.0.0.1:2")]
         for key, value in cases:
             with self.subTest(key=key, value=value):
                 args = self.base_args() + ["--set", "%s=%s" % (key, value)]
@@ -139,7 +144,8 @@ class ConfigFile(unittest.TestCase):
                     "log.dirs=%s\n"
                     "node.id=5\n"
                     "num.partitions=2\n"
-                    "auto.create.topics.enable=true\n" % (port, os.path.join(tmp.name, "data")))
+                    "auto.create.topics.enable=true\n"
+                    "admin.listeners=\n" % (port, os.path.join(tmp.name, "data")))
         # listeners and log.dirs come from the file only; --set num.partitions wins
         b = Broker(port=port, data_dir=os.path.join(tmp.name, "data"), config_file=path,
                    settings={"num.partitions": "4"}, name="cfgfile", defaults=False)
@@ -156,7 +162,7 @@ class ConfigFile(unittest.TestCase):
     def test_default_data_dir_is_dot_data(self):
         b = Broker(name="default-dir", defaults=False)
         self.addCleanup(b.cleanup)
-        b.settings = {"listeners": "PLAINTEXT://127.0.0.1:%d" % b.port}
+        b.settings = {"listeners": "PLAINTEXT://127.0.0.1:%d" % b.port, "admin.listeners": ""}
         b.start()  # cwd is b.workdir
         with kwire.Conn(b.port) as c:
             self.assertEqual(kwire.create_topics(c, [("dflt", 1, 1)])["topics"]["dflt"]["error_code"], 0)

@@ -182,10 +182,24 @@ t_errors(void)
 	CH_CHECK(strstr(err, "log.retention.ms") != NULL);
 	CH_CHECK(ch_config_set_arg(&c, "log.level=DEBUG", err, sizeof(err)) == CH_OK);
 	CH_CHECK(ch_config_set_arg(&c, "log.level=loud", err, sizeof(err)) == CH_ERR);
+	/* admin.listeners: one http://host:port, or empty (off) */
+	CH_CHECK(c.admin_enabled && c.admin_listener.port == 9644);
+	CH_CHECK(strcmp(c.admin_listener.host, "127.0.0.1") == 0);
+	CH_CHECK(ch_config_set_arg(&c, "admin.listeners=PLAINTEXT://127.0.0.1:1", err,
+				   sizeof(err)) == CH_ERR);
+	CH_CHECK(strstr(err, "admin.listeners") != NULL);
+	CH_CHECK(ch_config_set_arg(&c, "admin.listeners=http://[::1]:70000", err, sizeof(err)) ==
+		 CH_ERR);
+	CH_CHECK(ch_config_set_arg(&c, "admin.listeners=HTTP://[::1]:0", err, sizeof(err)) ==
+		 CH_OK);
 	/* failed sets leave the old values */
 	CH_CHECK(ch_config_finish(&c, err, sizeof(err)) == CH_OK);
 	CH_CHECK_EQ_INT(c.num_partitions, 1);
 	CH_CHECK_EQ_INT(c.log_level, CH_LOG_DEBUG);
+	CH_CHECK(c.admin_enabled && strcmp(c.admin_listener.host, "::1") == 0);
+	CH_CHECK(ch_config_set_arg(&c, "admin.listeners=", err, sizeof(err)) == CH_OK);
+	CH_CHECK(ch_config_finish(&c, err, sizeof(err)) == CH_OK);
+	CH_CHECK(!c.admin_enabled);
 	ch_config_free(&c);
 
 	snprintf(want, sizeof(want), "%s/does-not-exist.properties", tmpdir);
