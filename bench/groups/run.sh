@@ -46,7 +46,7 @@ start_cohortd() {
 	rm -rf "$OUT/data-$1"
 	"$COHORTD" --set "listeners=PLAINTEXT://127.0.0.1:$PORT" --set "log.dirs=$OUT/data-$1" \
 		--set "group.initial.rebalance.delay.ms=$2" --set group.min.session.timeout.ms=500 \
-		--set offsets.topic.num.partitions=50 >"$OUT/cohortd-$1.log" 2>&1 &
+		--set offsets.topic.num.partitions=50 --set admin.listeners= >"$OUT/cohortd-$1.log" 2>&1 &
 	PID=$!
 	PIDS="$PIDS $PID"
 	i=0

@@ -13,7 +13,7 @@ cc -O2 -o "$BUILD/pf_bench" "$ROOT/bench/produce-fetch/pf_bench.c" $(pkg-config 
 DATA=$(mktemp -d /tmp/cohort-pf-XXXXXX)
 PORT=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
 "$BUILD/cohortd" --set listeners=PLAINTEXT://127.0.0.1:$PORT --set log.dirs="$DATA" \
-	--set log.level=WARN >"$DATA.log" 2>&1 &
+	--set log.level=WARN --set admin.listeners= >"$DATA.log" 2>&1 &
 PID=$!
 trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$DATA" "$DATA.log"' EXIT
 sleep 0.5
