@@ -16,8 +16,9 @@
 
 #define CHUNK 65536
 
-/* Inflates the first gzip (or zlib) stream of in, appending to out. CH_ERR if it is bad, truncated
- * or past max_out bytes (out may then hold a part); bytes after the stream are ignored. */
+/* Inflates the gzip (or zlib) stream of in, appending to out; further gzip members are read
+ * too and other bytes after a member are ignored, as Java's GZIPInputStream does. CH_ERR if it
+ * is bad, truncated or past max_out bytes (out may then hold a part). */
 static int
 gzip_decompress(const uint8_t *in, size_t in_len, ch_buf *out, size_t max_out)
 {
@@ -36,6 +37,11 @@ gzip_decompress(const uint8_t *in, size_t in_len, ch_buf *out, size_t max_out)
 		zs.avail_out = CHUNK;
 		zrc = inflate(&zs, Z_NO_FLUSH);
 		out->len += CHUNK - zs.avail_out;
+		if (zrc == Z_STREAM_END && zs.avail_in >= 2 && zs.next_in[0] == 0x1f &&
+		    zs.next_in[1] == 0x8b && inflateReset(&zs) == Z_OK) {
+			zrc = Z_OK; /* another gzip member follows: Java reads it too */
+			continue;
+		}
 		if (zrc != Z_OK && zrc != Z_STREAM_END)
 			break;
 		if (zrc == Z_OK && zs.avail_in == 0 && zs.avail_out != 0)
@@ -160,7 +166,8 @@ snappy_compress_xerial(const uint8_t *in, size_t in_len, ch_buf *out)
 }
 
 /* Appends the LZ4 frame in, decompressed, to out. CH_ERR if it is bad, truncated or past max_out
- * bytes (out may then hold a part); bytes after the frame's end are ignored. */
+ * bytes (out may then hold a part); bytes after the frame's end are ignored, a second frame
+ * too, as Kafka 4.4's reader does. */
 static int
 lz4_decompress(const uint8_t *in, size_t in_len, ch_buf *out, size_t max_out)
 {
@@ -259,8 +266,10 @@ lz4_compress_legacy(const uint8_t *in, size_t in_len, int magic, ch_buf *out)
 	return CH_OK;
 }
 
-/* Appends the zstd frame in, decompressed, to out. CH_ERR if it is bad, truncated, followed by any
- * byte (a second frame too) or past max_out bytes; out may then hold a part. */
+/* Appends the zstd frames in, decompressed, to out: concatenated frames are read as one stream,
+ * as Kafka 4.4's reader (zstd-jni) does. CH_ERR if one is bad or truncated, if other bytes
+ * follow a frame (Kafka: "Unknown frame descriptor") or past max_out bytes; out may then hold
+ * a part. */
 static int
 zstd_decompress(const uint8_t *in, size_t in_len, ch_buf *out, size_t max_out)
 {
@@ -270,7 +279,7 @@ zstd_decompress(const uint8_t *in, size_t in_len, ch_buf *out, size_t max_out)
 	ZSTD_inBuffer ib = {in, in_len, 0};
 	size_t start = out->len, zrc = 1;
 	int rc = CH_ERR;
-	while (zrc != 0) {
+	while (zrc != 0 || ib.pos < in_len) {
 		if (out->len - start >= max_out || !ch_buf_reserve(out, CHUNK))
 			goto done;
 		ZSTD_outBuffer ob = {out->data + out->len, CHUNK, 0};

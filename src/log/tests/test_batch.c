@@ -224,4 +224,84 @@ t_codecs(void)
 	ch_buf_free(&ours);
 }
 
-CH_TEST_MAIN(CH_TEST(t_roundtrip), CH_TEST(t_reject), CH_TEST(t_fuzz_records), CH_TEST(t_codecs))
+/* Java's GZIPInputStream reads concatenated gzip members as one stream and
+ * ignores bytes after a member that do not start another (checked with
+ * JDK 17): two members give both texts, junk after one is dropped. */
+static void
+t_gzip_members(void)
+{
+	ch_buf one, two, out;
+	ch_buf_init(&one);
+	ch_buf_init(&two);
+	ch_buf_init(&out);
+	CH_CHECK_EQ_INT(ch_codec_compress(CH_COMPRESSION_GZIP, "hello ", 6, &one), CH_OK);
+	CH_CHECK_EQ_INT(ch_codec_compress(CH_COMPRESSION_GZIP, "world", 5, &two), CH_OK);
+	ch_buf_append(&one, two.data, two.len);
+	CH_CHECK_EQ_INT(ch_codec_decompress(CH_COMPRESSION_GZIP, one.data, one.len, &out, 100),
+			CH_OK);
+	CH_CHECK(out.len == 11 && memcmp(out.data, "hello world", 11) == 0);
+	/* past max_out across members: refused */
+	ch_buf_reset(&out);
+	CH_CHECK_EQ_INT(ch_codec_decompress(CH_COMPRESSION_GZIP, one.data, one.len, &out, 8),
+			CH_ERR);
+	ch_buf_reset(&one);
+	CH_CHECK_EQ_INT(ch_codec_compress(CH_COMPRESSION_GZIP, "hello ", 6, &one), CH_OK);
+	ch_buf_append(&one, "JUNKJUNK", 8);
+	ch_buf_reset(&out);
+	CH_CHECK_EQ_INT(ch_codec_decompress(CH_COMPRESSION_GZIP, one.data, one.len, &out, 100),
+			CH_OK);
+	CH_CHECK(out.len == 6 && memcmp(out.data, "hello ", 6) == 0);
+	/* a second member that is corrupt is an error, as in Java */
+	ch_buf_reset(&one);
+	CH_CHECK_EQ_INT(ch_codec_compress(CH_COMPRESSION_GZIP, "hello ", 6, &one), CH_OK);
+	ch_buf_append(&one, two.data, two.len - 6); /* cut before its CRC */
+	ch_buf_reset(&out);
+	CH_CHECK_EQ_INT(ch_codec_decompress(CH_COMPRESSION_GZIP, one.data, one.len, &out, 100),
+			CH_ERR);
+	ch_buf_free(&one);
+	ch_buf_free(&two);
+	ch_buf_free(&out);
+}
+
+/* What Kafka 4.4's own readers (Compression.wrapForInput) make of two
+ * concatenated frames and of junk after one (checked on kafka-clients 4.4.0):
+ * zstd reads both frames and fails on junk; lz4 reads the first frame only
+ * and ignores what follows. */
+static void
+t_zstd_lz4_frames(void)
+{
+	struct {
+		int codec;
+		const char *two_frames; /* NULL: an error */
+		const char *junk;
+	} cases[] = {{CH_COMPRESSION_ZSTD, "hello world", NULL},
+		     {CH_COMPRESSION_LZ4, "hello ", "hello "}};
+	for (size_t i = 0; i < CH_ARRAY_LEN(cases); i++) {
+		ch_buf one, two, out;
+		ch_buf_init(&one);
+		ch_buf_init(&two);
+		ch_buf_init(&out);
+		CH_CHECK_EQ_INT(ch_codec_compress(cases[i].codec, "hello ", 6, &one), CH_OK);
+		CH_CHECK_EQ_INT(ch_codec_compress(cases[i].codec, "world", 5, &two), CH_OK);
+		size_t one_len = one.len;
+		ch_buf_append(&one, two.data, two.len);
+		CH_CHECK_EQ_INT(ch_codec_decompress(cases[i].codec, one.data, one.len, &out, 100),
+				CH_OK);
+		CH_CHECK(out.len == strlen(cases[i].two_frames) &&
+			 memcmp(out.data, cases[i].two_frames, out.len) == 0);
+		one.len = one_len;
+		ch_buf_append(&one, "JUNKJUNKJUNK", 12);
+		ch_buf_reset(&out);
+		int rc = ch_codec_decompress(cases[i].codec, one.data, one.len, &out, 100);
+		CH_CHECK_EQ_INT(rc, cases[i].junk ? CH_OK : CH_ERR);
+		if (cases[i].junk)
+			CH_CHECK(out.len == strlen(cases[i].junk) &&
+				 memcmp(out.data, cases[i].junk, out.len) == 0);
+		ch_buf_free(&one);
+		ch_buf_free(&two);
+		ch_buf_free(&out);
+	}
+}
+
+CH_TEST_MAIN(CH_TEST(t_roundtrip), CH_TEST(t_reject), CH_TEST(t_fuzz_records), CH_TEST(t_codecs),
+	     CH_TEST(t_gzip_members), CH_TEST(t_zstd_lz4_frames))
