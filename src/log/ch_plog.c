@@ -146,24 +146,29 @@ offset_file_write(ch_plog *pl, const char *name, int64_t off, bool durable, ch_r
 	return r;
 }
 
-/* The offset in checkpoint file `name` of pl->dir ("<decimal>\n"), or -1 if the file is missing,
- * unreadable, malformed or negative. */
-static int64_t
-offset_file_read(ch_plog *pl, const char *name)
+/* The offset in checkpoint file `name` of pl->dir ("<decimal>\n") into *v, -1 if the file is
+ * missing, malformed or negative. 0, or -errno when it exists but cannot be read (EACCES, EIO,
+ * EISDIR): not knowing where the log starts is not the same as starting at 0, so the open
+ * fails as Kafka takes a log directory offline when a checkpoint cannot be read. */
+static int
+offset_file_read(ch_plog *pl, const char *name, int64_t *v)
 {
+	*v = -1;
 	char *p = ch_path_join(pl->dir, name);
 	int fd = pl->fs->open(pl->fs, p, O_RDONLY, 0);
 	free(p);
 	if (fd < 0)
-		return -1;
+		return fd == -ENOENT ? 0 : fd;
 	char txt[32] = {0};
 	ssize_t n = pl->fs->pread(pl->fs, fd, txt, sizeof(txt) - 1, 0);
 	pl->fs->close(pl->fs, fd);
-	if (n <= 0)
-		return -1;
+	if (n < 0)
+		return (int)n;
 	char *end;
-	long long v = strtoll(txt, &end, 10);
-	return end != txt && *end == '\n' && v >= 0 ? (int64_t)v : -1;
+	long long x = strtoll(txt, &end, 10);
+	if (n > 0 && end != txt && *end == '\n' && x >= 0)
+		*v = (int64_t)x;
+	return 0;
 }
 
 /* ---- open / close ----------------------------------------------------------- */
@@ -298,7 +303,11 @@ ch_plog_open(const char *data_dir, const char *topic, int32_t partition, const c
 	/* Segments wholly below the recovery point were synced, indexes too:
 	 * a tail check will do. From the one holding it on, everything is
 	 * checked and the indexes rebuilt. No file: check everything. */
-	int64_t rp = offset_file_read(pl, RECOVERY_FILE);
+	int64_t rp;
+	if ((r = offset_file_read(pl, RECOVERY_FILE, &rp)) < 0) {
+		free(sizes);
+		goto fail;
+	}
 	pl->checkpointed = rp;
 	for (size_t i = 0; i < nb; i++) {
 		ch_seg *s;
@@ -346,7 +355,9 @@ ch_plog_open(const char *data_dir, const char *topic, int32_t partition, const c
 		ch_plog_seg_replace(pl, pl->n_segs - 1, NULL);
 		ch_seg_unref(s);
 	}
-	int64_t start = offset_file_read(pl, START_FILE);
+	int64_t start;
+	if ((r = offset_file_read(pl, START_FILE, &start)) < 0)
+		goto fail;
 	if (pl->n_segs == 0) {
 		ch_seg *s;
 		if ((r = ch_seg_create(pl->fs, pl->dir, start > 0 ? start : 0, "", now_ms, &s)) < 0)

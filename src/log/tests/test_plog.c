@@ -487,6 +487,41 @@ t_delete_records(void)
 	tu_rmdir();
 }
 
+/* A checkpoint that exists but cannot be read (here: a directory in its
+ * place, EISDIR; EIO or EACCES alike) fails the open: a log whose start is
+ * unknown must not come back starting at 0 (Kafka takes the directory
+ * offline). A missing one is no error. */
+static void
+t_unreadable_checkpoint(void)
+{
+	static const char *const files[] = {"log-start-offset", "recovery-point"};
+	for (size_t f = 0; f < CH_ARRAY_LEN(files); f++) {
+		tu_mkdtemp();
+		ch_log_threshold = CH_LOG_ERROR;
+		ch_plog_config c = small_cfg();
+		ch_plog *pl = open_log(&c, NULL, 0);
+		int16_t kerr;
+		int64_t lw;
+		for (int i = 0; i < 20; i++)
+			CH_CHECK_EQ_INT(append_one(pl, i, 0, NULL, &kerr), CH_OK);
+		CH_CHECK_EQ_INT(ch_plog_delete_records(pl, 10, &lw, &kerr), CH_OK);
+		ch_plog_close(pl);
+		char p[512];
+		snprintf(p, sizeof(p), "%s/t-0/%s", tu_dir, files[f]);
+		CH_CHECK_EQ_INT(unlink(p), 0);
+		CH_CHECK_EQ_INT(mkdir(p, 0755), 0);
+		pl = NULL;
+		CH_CHECK(ch_plog_open(tu_dir, "t", 0, &c, NULL, 0, &pl) < 0);
+		CH_CHECK(pl == NULL);
+		CH_CHECK_EQ_INT(rmdir(p), 0); /* missing: opens, the start from the segments */
+		pl = open_log(&c, NULL, 0);
+		CH_CHECK(ch_plog_start_offset(pl) <= 10);
+		ch_plog_close(pl);
+		ch_log_threshold = CH_LOG_INFO;
+		tu_rmdir();
+	}
+}
+
 /* ---- durability ------------------------------------------------------------ */
 
 typedef struct sync_ctx {
@@ -910,4 +945,5 @@ t_check_records(void)
 CH_TEST_MAIN(CH_TEST(t_append_read_roll), CH_TEST(t_roll_by_time_and_lat), CH_TEST(t_timestamps),
 	     CH_TEST(t_recovery), CH_TEST(t_retention), CH_TEST(t_delete_records),
 	     CH_TEST(t_sync_concurrent), CH_TEST(t_fault_injection), CH_TEST(t_sync_failure),
-	     CH_TEST(t_read_errors_logged_once), CH_TEST(t_check_records))
+	     CH_TEST(t_read_errors_logged_once), CH_TEST(t_check_records),
+	     CH_TEST(t_unreadable_checkpoint))
