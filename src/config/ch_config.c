@@ -1237,15 +1237,48 @@ utf8_put(char *out, size_t *o, unsigned cp)
 	} else if (cp < 0x800) {
 		out[(*o)++] = (char)(0xc0 | (cp >> 6));
 		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
-	} else {
+	} else if (cp < 0x10000) {
 		out[(*o)++] = (char)(0xe0 | (cp >> 12));
+		out[(*o)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
+	} else {
+		out[(*o)++] = (char)(0xf0 | (cp >> 18));
+		out[(*o)++] = (char)(0x80 | ((cp >> 12) & 0x3f));
 		out[(*o)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
 		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
 	}
 }
 
-/* Java properties escapes in [s, s+n) into a new string; -1 on a malformed
- * \uXXXX. An escaped char never needs more room than its escape. */
+/* The code unit of the \uXXXX escape at s[i] ('\\' at i), or -1 when
+ * [i, n) holds no such escape. */
+static long
+escape_unit(const char *s, size_t n, size_t i)
+{
+	if (i + 6 > n)
+		return -1;
+	if (s[i] != '\\' || s[i + 1] != 'u')
+		return -1;
+	long u = 0;
+	for (size_t k = 2; k < 6; k++) {
+		char h = s[i + k];
+		int d = h >= '0' && h <= '9'   ? h - '0'
+			: h >= 'a' && h <= 'f' ? h - 'a' + 10
+			: h >= 'A' && h <= 'F' ? h - 'A' + 10
+					       : -1;
+		if (d < 0)
+			return -1;
+		u = u << 4 | d;
+	}
+	return u;
+}
+
+#define UNESCAPE_MALFORMED (-1) /* a \u not followed by four hex digits */
+#define UNESCAPE_NUL (-2)       /* \u0000: no C string can hold it */
+
+/* Java properties escapes in [s, s+n) into a new string, UTF-8 as Java
+ * writes its strings: a surrogate pair is one 4-byte character, a lone
+ * surrogate '?' (String.getBytes). 0, UNESCAPE_MALFORMED or UNESCAPE_NUL.
+ * An escaped char never needs more room than its escape. */
 static int
 unescape(const char *s, size_t n, char **out)
 {
@@ -1257,7 +1290,7 @@ unescape(const char *s, size_t n, char **out)
 				r[o++] = s[i];
 			continue;
 		}
-		char c = s[++i];
+		char c = s[i + 1];
 		switch (c) {
 		case 't':
 			r[o++] = '\t';
@@ -1272,31 +1305,30 @@ unescape(const char *s, size_t n, char **out)
 			r[o++] = '\f';
 			break;
 		case 'u': {
-			unsigned cp = 0;
-			if (i + 4 >= n) {
+			long u = escape_unit(s, n, i);
+			if (u < 0 || u == 0) {
 				free(r);
-				return -1;
-			}
-			for (int k = 1; k <= 4; k++) {
-				char h = s[i + (size_t)k];
-				int d = h >= '0' && h <= '9'   ? h - '0'
-					: h >= 'a' && h <= 'f' ? h - 'a' + 10
-					: h >= 'A' && h <= 'F' ? h - 'A' + 10
-							       : -1;
-				if (d < 0) {
-					free(r);
-					return -1;
-				}
-				cp = cp << 4 | (unsigned)d;
+				return u < 0 ? UNESCAPE_MALFORMED : UNESCAPE_NUL;
 			}
 			i += 4;
-			utf8_put(r, &o, cp);
+			long lo = u >= 0xd800 && u < 0xdc00 ? escape_unit(s, n, i + 2) : -1;
+			if (lo >= 0xdc00 && lo < 0xe000) {
+				utf8_put(r, &o,
+					 0x10000 + (((unsigned)u - 0xd800) << 10) +
+						 ((unsigned)lo - 0xdc00));
+				i += 6;
+			} else if (u >= 0xd800 && u < 0xe000) {
+				r[o++] = '?';
+			} else {
+				utf8_put(r, &o, (unsigned)u);
+			}
 			break;
 		}
 		default:
 			r[o++] = c;
 			break;
 		}
+		i++;
 	}
 	r[o] = '\0';
 	*out = r;
@@ -1365,12 +1397,19 @@ apply_line(struct ch_config *cfg, const char *line, const char *where, char *err
 	while (v < n && hspace((unsigned char)line[v]))
 		v++;
 	char *key, *val;
-	if (unescape(line, k, &key) != 0) {
-		errf(err, errlen, "malformed \\uXXXX escape (%s)", where);
+	int ur = unescape(line, k, &key);
+	if (ur != 0) {
+		errf(err, errlen, "%s (%s)",
+		     ur == UNESCAPE_NUL ? "\\u0000 (NUL) is not allowed in a key"
+					: "malformed \\uXXXX escape",
+		     where);
 		return CH_ERR;
 	}
-	if (unescape(line + v, n - v, &val) != 0) {
-		errf(err, errlen, "malformed \\uXXXX escape in the value of '%s' (%s)", key, where);
+	if ((ur = unescape(line + v, n - v, &val)) != 0) {
+		errf(err, errlen, "%s in the value of '%s' (%s)",
+		     ur == UNESCAPE_NUL ? "\\u0000 (NUL) is not allowed"
+					: "malformed \\uXXXX escape",
+		     key, where);
 		free(key);
 		return CH_ERR;
 	}

@@ -93,6 +93,37 @@ t_defaults(void)
 	ch_config_free(&c);
 }
 
+/* \u escapes become UTF-8 as Java's Properties.load + String.getBytes
+ * make them (checked with JDK 17: a pair is one 4-byte character, a lone
+ * surrogate '?'); \u0000 is refused with a message, not silently cut. */
+static void
+t_file_unicode(void)
+{
+	const char *path = write_file("unicode.properties",
+				      "broker.rack = r\\uD83D\\uDE00x\\uD800y\\u00e9\\uDE00\n");
+	struct ch_config c;
+	char err[512] = "";
+	ch_config_init(&c);
+	CH_CHECK_EQ_INT(ch_config_load_file(&c, path, err, sizeof(err)), CH_OK);
+	CH_CHECK_EQ_INT(ch_config_finish(&c, err, sizeof(err)), CH_OK);
+	CH_CHECK_EQ_STR(c.broker_rack, "r\xf0\x9f\x98\x80x?y\xc3\xa9?");
+	ch_config_free(&c);
+	static const char *const bad[][2] = {
+		{"broker.rack = a\\u0000b\n",
+		 "\\u0000 (NUL) is not allowed in the value of 'broker.rack'"},
+		{"broker.r\\u0000ck = a\n", "\\u0000 (NUL) is not allowed in a key"},
+		{"broker.rack = a\\u00\n",
+		 "malformed \\uXXXX escape in the value of 'broker.rack'"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		path = write_file("unicode.properties", bad[i][0]);
+		ch_config_init(&c);
+		CH_CHECK_EQ_INT(ch_config_load_file(&c, path, err, sizeof(err)), CH_ERR);
+		CH_CHECK(strncmp(err, bad[i][1], strlen(bad[i][1])) == 0);
+		ch_config_free(&c);
+	}
+}
+
 static void
 t_file_syntax(void)
 {
@@ -648,6 +679,6 @@ t_dynamic_layers(void)
 }
 
 CH_TEST_MAIN(CH_TEST(t_defaults), CH_TEST(t_dynamic_layers), CH_TEST(t_file_syntax),
-	     CH_TEST(t_errors), CH_TEST(t_set_overrides_file), CH_TEST(t_synonyms),
-	     CH_TEST(t_cross_keys), CH_TEST(t_listeners), CH_TEST(t_describe),
+	     CH_TEST(t_file_unicode), CH_TEST(t_errors), CH_TEST(t_set_overrides_file),
+	     CH_TEST(t_synonyms), CH_TEST(t_cross_keys), CH_TEST(t_listeners), CH_TEST(t_describe),
 	     CH_TEST(t_topic_validate), CH_TEST(t_topic_defaults))
