@@ -324,6 +324,284 @@ COHORT_API cohort_err cohort_consumer_close(cohort_consumer *c);
 /* Free the consumer (closing it first if needed). Polling thread. */
 COHORT_API void cohort_consumer_free(cohort_consumer *c);
 
+/* ---- admin ------------------------------------------------------------ */
+
+/*
+ * The admin client (Java's Admin): the calls an operator and the cohort CLI
+ * need, each one synchronous with a timeout. It runs one I/O thread of its
+ * own; every cohort_admin_* call may be made from any thread, several at
+ * once, until cohort_admin_free.
+ *
+ * Timeouts: timeout_ms < 0 means default.api.timeout.ms. Within it, calls
+ * retry what Kafka's AdminClient retries (lost connections, a coordinator
+ * that moved or is loading, a stale leader, with retry.backoff.ms growing
+ * to retry.backoff.max.ms); an item still unanswered when it passes gets
+ * the last retriable error it saw, or COHORT_ERR__TIMED_OUT.
+ *
+ * Errors: each call returns COHORT_OK when every item succeeded, else the
+ * first item's error in input order. A call-level error:
+ * COHORT_ERR__INVALID_ARG (a NULL where a value is needed: nothing is
+ * done), _NOMEM or _CLOSED (the out pointer stays NULL, in/out items get
+ * that error). Per-item errors (per group, topic, partition, member) are
+ * Kafka's codes as the broker sent them and as Kafka's AdminClient
+ * reports them.
+ *
+ * Results: "in/out" arrays are the caller's, with result fields filled in;
+ * other results are one allocation tree returned through an out pointer,
+ * freed with the free function named next to the call (NULL is fine), and
+ * every pointer inside lives until then.
+ */
+typedef struct cohort_admin cohort_admin;
+
+/* Create an admin client: conf is copied (bootstrap.servers required;
+ * client.id defaults to "adminclient-N" as Java's; the group and fetch
+ * keys are ignored). NULL with errstr set on invalid configuration or when
+ * the I/O thread cannot start. Any thread. */
+COHORT_API cohort_admin *cohort_admin_new(const cohort_conf *conf, char *errstr,
+					  size_t errstr_size);
+/* Stop and free: calls still running end with COHORT_ERR__CLOSED. No call
+ * may start after this begins. Any thread. */
+COHORT_API void cohort_admin_free(cohort_admin *a);
+
+/* A broker. host (and rack, NULL when none) live as long as the result. */
+typedef struct cohort_node {
+	int32_t id; /* -1: unknown */
+	const char *host;
+	int32_t port;
+	const char *rack;
+} cohort_node;
+
+/* ---- admin: cluster ---- */
+
+typedef struct cohort_cluster {
+	const char *cluster_id; /* NULL if the broker has none */
+	int32_t controller_id;  /* -1 if unknown */
+	cohort_node *brokers;   /* sorted by id */
+	size_t brokers_n;
+} cohort_cluster;
+
+/* The brokers, the controller and the cluster id (Metadata for no topics). */
+COHORT_API cohort_err cohort_admin_describe_cluster(cohort_admin *a, int timeout_ms,
+						    cohort_cluster **out);
+COHORT_API void cohort_cluster_free(cohort_cluster *c);
+
+/* ---- admin: groups ---- */
+
+/* One group of a ListGroups answer. */
+typedef struct cohort_group_listing {
+	const char *group_id;
+	const char *protocol_type; /* "consumer"; "" for a group that only commits
+				      offsets (Kafka's "simple" group) */
+	const char *state;         /* "Stable", "Empty", ...; NULL when the broker
+				      does not say (ListGroups v0-v3) */
+	const char *type;          /* "classic", "consumer", ...; NULL when the
+				      broker does not say (ListGroups v0-v4) */
+	int32_t coordinator;       /* the broker that listed it */
+} cohort_group_listing;
+
+/* A broker that could not answer a cluster-wide call. */
+typedef struct cohort_node_error {
+	int32_t node_id;
+	cohort_err err;
+} cohort_node_error;
+
+typedef struct cohort_group_list {
+	cohort_group_listing *groups; /* sorted by group id */
+	size_t groups_n;
+	cohort_node_error *errors; /* brokers whose ListGroups failed */
+	size_t errors_n;
+} cohort_group_list;
+
+/*
+ * Every group of the cluster (ListGroups sent to every broker, as Java's
+ * listGroups does), optionally only those in one of `states` (Kafka's
+ * names, case-insensitive: "Stable", "PreparingRebalance", "Empty", ...)
+ * and of one of `types` ("classic", "consumer"). The brokers filter
+ * (ListGroups v4 for states, v5 for types). A broker too old for a filter
+ * answers UNSUPPORTED_VERSION, as in Java 4.4's AdminClient, except for a
+ * types filter of "classic" alone, which such a broker meets by having no
+ * other kind. Returns the first broker error, with the groups of the
+ * brokers that answered still in *out.
+ */
+COHORT_API cohort_err cohort_admin_list_groups(cohort_admin *a, const char *const *states,
+					       size_t states_n, const char *const *types,
+					       size_t types_n, int timeout_ms,
+					       cohort_group_list **out);
+COHORT_API void cohort_group_list_free(cohort_group_list *l);
+
+/* A group's coordinator (FindCoordinator, batched v4+ where the broker
+ * has it, one group per request before). */
+typedef struct cohort_coordinator {
+	const char *group_id;
+	cohort_err err;
+	cohort_node node;
+} cohort_coordinator;
+
+typedef struct cohort_coordinators {
+	cohort_coordinator *groups; /* in the order asked */
+	size_t groups_n;
+} cohort_coordinators;
+
+COHORT_API cohort_err cohort_admin_find_coordinators(cohort_admin *a, const char *const *groups,
+						     size_t n, int timeout_ms,
+						     cohort_coordinators **out);
+COHORT_API void cohort_coordinators_free(cohort_coordinators *c);
+
+/* One member of a described group. */
+typedef struct cohort_member_description {
+	const char *member_id;
+	const char *group_instance_id; /* NULL: a dynamic member */
+	const char *client_id;
+	const char *host; /* as the coordinator saw it ("/127.0.0.1") */
+	/* decoded with the consumer embedded protocol when the group's protocol
+	 * type is "consumer" (or "" as Java reads it): */
+	cohort_tp *assignment; /* sorted by topic, partition */
+	size_t assignment_n;
+	const char **subscription; /* topics of the member's metadata for the
+				      group's protocol, as sent */
+	size_t subscription_n;
+	cohort_err decode_err; /* COHORT_ERR__BAD_MSG: metadata or assignment did
+				  not decode (the raw bytes are still there) */
+	/* the raw bytes, whatever the protocol type */
+	const void *metadata;
+	size_t metadata_len;
+	const void *assignment_bytes;
+	size_t assignment_bytes_len;
+} cohort_member_description;
+
+typedef struct cohort_group_description {
+	const char *group_id;
+	cohort_err err;            /* the group's error; a group that does not exist
+				      is state "Dead" with no error (DescribeGroups
+				      v0-v5, the versions libcohort speaks) */
+	const char *state;         /* "Stable", "Empty", "Dead", ... */
+	const char *protocol_type; /* "consumer", "" */
+	const char *protocol;      /* the chosen assignor ("range", ...), "" when
+				      not rebalanced */
+	cohort_node coordinator;
+	cohort_member_description *members;
+	size_t members_n;
+} cohort_group_description;
+
+typedef struct cohort_group_descriptions {
+	cohort_group_description *groups; /* in the order asked */
+	size_t groups_n;
+} cohort_group_descriptions;
+
+/* Describe classic groups (DescribeGroups at each group's coordinator).
+ * The first group error is returned; *out always holds every group. */
+COHORT_API cohort_err cohort_admin_describe_groups(cohort_admin *a, const char *const *groups,
+						   size_t n, int timeout_ms,
+						   cohort_group_descriptions **out);
+COHORT_API void cohort_group_descriptions_free(cohort_group_descriptions *d);
+
+/* ---- admin: offsets ---- */
+
+/* ListOffsets specs besides a timestamp (Kafka's OffsetSpec): the log end
+ * offset (high watermark), the log start offset, and the record with the
+ * largest timestamp (ListOffsets v7+; UNSUPPORTED_VERSION on older
+ * brokers, as Java). */
+#define COHORT_OFFSET_SPEC_LATEST (-1)
+#define COHORT_OFFSET_SPEC_EARLIEST (-2)
+#define COHORT_OFFSET_SPEC_MAX_TIMESTAMP (-3)
+
+/* One partition's ListOffsets query (in) and answer (out). */
+typedef struct cohort_offset_query {
+	const char *topic;    /* in */
+	int32_t partition;    /* in */
+	int64_t spec;         /* in: COHORT_OFFSET_SPEC_*, or a timestamp in ms
+				  (>= 0): the first offset whose timestamp is at or
+				  after it */
+	int64_t offset;       /* out: -1 when there is none (a timestamp after
+				  every record) */
+	int64_t timestamp;    /* out: the record's timestamp, -1 for earliest
+				  and latest */
+	int32_t leader_epoch; /* out: -1 unknown */
+	cohort_err err;       /* out */
+} cohort_offset_query;
+
+/* Offsets of partitions by spec, asked of each partition's leader
+ * (ListOffsets, read_uncommitted). Unknown topics and partitions and stale
+ * leaders are retried until the timeout, as Java's AdminClient does; such a
+ * partition then ends with UNKNOWN_TOPIC_OR_PARTITION or the leader error
+ * last seen. q is in/out. */
+COHORT_API cohort_err cohort_admin_list_offsets(cohort_admin *a, cohort_offset_query *q, size_t n,
+						int timeout_ms);
+
+/* A partition's committed offset in a group. */
+typedef struct cohort_group_offset {
+	const char *topic;
+	int32_t partition;
+	int64_t offset;       /* -1: nothing committed */
+	int32_t leader_epoch; /* -1: unknown */
+	const char *metadata; /* the commit's metadata; NULL in alter means "" */
+	cohort_err err;       /* the partition's error */
+} cohort_group_offset;
+
+/* Which committed offsets of a group to read. */
+typedef struct cohort_group_offsets_spec {
+	const char *group_id;
+	const cohort_tp *partitions; /* NULL: every partition with a commit */
+	size_t partitions_n;
+} cohort_group_offsets_spec;
+
+typedef struct cohort_group_offsets {
+	const char *group_id;
+	cohort_err err;               /* the group's error */
+	cohort_group_offset *offsets; /* the partitions asked, in that order;
+					  or every committed one, sorted */
+	size_t offsets_n;
+} cohort_group_offsets;
+
+typedef struct cohort_group_offsets_list {
+	cohort_group_offsets *groups; /* in the order asked */
+	size_t groups_n;
+} cohort_group_offsets_list;
+
+/* Committed offsets of many groups (OffsetFetch at each coordinator: one
+ * request per coordinator with v8+, one per group before). require_stable
+ * (v7+) makes the coordinator refuse partitions with pending transactional
+ * commits (UNSTABLE_OFFSET_COMMIT). */
+COHORT_API cohort_err cohort_admin_list_group_offsets(cohort_admin *a,
+						      const cohort_group_offsets_spec *groups,
+						      size_t n, int require_stable, int timeout_ms,
+						      cohort_group_offsets_list **out);
+COHORT_API void cohort_group_offsets_list_free(cohort_group_offsets_list *l);
+
+/* Commit offsets for a group as an admin (OffsetCommit with no member:
+ * generation -1, member id ""). Kafka takes them only while the group has
+ * no members (Empty, or a group that does not exist yet): a group with
+ * members answers UNKNOWN_MEMBER_ID per partition, which is returned as
+ * Java's AdminClient returns it. offsets is in/out (err per partition). */
+COHORT_API cohort_err cohort_admin_alter_group_offsets(cohort_admin *a, const char *group,
+						       cohort_group_offset *offsets, size_t n,
+						       int timeout_ms);
+
+/* Delete a group's committed offsets of partitions (OffsetDelete): the
+ * group's error (GROUP_ID_NOT_FOUND, ...) goes to every partition, else
+ * each gets its own (GROUP_SUBSCRIBED_TO_TOPIC while a member consumes the
+ * topic). Each entry's offset is ignored; err is out. */
+COHORT_API cohort_err cohort_admin_delete_group_offsets(cohort_admin *a, const char *group,
+							cohort_tp_offset *partitions, size_t n,
+							int timeout_ms);
+
+/* Delete groups (DeleteGroups at each coordinator): errs[i] (n entries)
+ * gets group i's result (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND, ...). */
+COHORT_API cohort_err cohort_admin_delete_groups(cohort_admin *a, const char *const *groups,
+						 size_t n, cohort_err *errs, int timeout_ms);
+
+/* Remove static members from a group by group.instance.id (LeaveGroup v3+
+ * with member identities, KIP-345); errs[i] gets member i's result
+ * (UNKNOWN_MEMBER_ID when no such instance is in the group). n == 0
+ * removes every member (the group is described first, as Java does;
+ * errs may be NULL then; a group without members is
+ * COHORT_ERR__INVALID_ARG, Java's IllegalArgumentException). reason (NULL: "member was removed by an admin",
+ * Java's) travels with LeaveGroup v5+ (KIP-800). */
+COHORT_API cohort_err cohort_admin_remove_members(cohort_admin *a, const char *group,
+						  const char *const *instance_ids, size_t n,
+						  cohort_err *errs, const char *reason,
+						  int timeout_ms);
+
 #ifdef __cplusplus
 }
 #endif

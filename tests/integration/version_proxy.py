@@ -6,12 +6,16 @@ UNSUPPORTED_VERSION and a v0 body (what Kafka answers, KIP-511), otherwise
 with the upstream broker's versions capped by `caps` {api_key: max}. Every
 other request is forwarded as it is, and every request's (api key, version)
 is recorded in `seen` as (client id, api key, version). Heartbeats (v1-v3)
-can be answered with the errors queued in `inject` instead. The broker must advertise the proxy's address
+can be answered with the errors queued in `inject` instead, and any API with
+the answers queued in `answer[api_key]`: functions (version, correlation id,
+request frame) -> response frame body, or None to forward that one; and
+requests of an API in `hold` {api_key: seconds} are answered that late. The broker must advertise the proxy's address
 (advertised.listeners) so that the client's later connections come here too.
 """
 import socket
 import struct
 import threading
+import time
 
 import kwire
 
@@ -23,6 +27,8 @@ class VersionProxy:
         self.port = port
         self.seen = []
         self.inject = []   # Heartbeat errors to answer instead of the broker, in order
+        self.answer = {}   # api key -> [fn(version, corr, request) -> response body or None]
+        self.hold = {}     # api key -> seconds to wait before answering
         self.lock = threading.Lock()
         with kwire.Conn(upstream_port) as c:
             self.versions = kwire.api_versions(c, 0)["api_keys"]
@@ -88,6 +94,9 @@ class VersionProxy:
                 cid = req[10:10 + idlen].decode("utf-8", "replace") if idlen > 0 else ""
                 with self.lock:
                     self.seen.append((cid, key, version))
+                    hold = self.hold.get(key, 0)
+                if hold:
+                    time.sleep(hold)
                 if key == kwire.API_API_VERSIONS:
                     client.sendall(self._api_versions(corr, version))
                     continue
@@ -95,6 +104,13 @@ class VersionProxy:
                     err = self.inject.pop(0) if key == 12 and version <= 3 and self.inject else None
                 if err is not None:   # Heartbeat v1-v3: throttle_time_ms, error_code
                     client.sendall(kwire.frame(struct.pack(">iih", corr, 0, err)))
+                    continue
+                with self.lock:
+                    fns = self.answer.get(key)
+                    fn = fns.pop(0) if fns else None
+                body = fn(version, corr, req) if fn else None
+                if body is not None:
+                    client.sendall(kwire.frame(body))
                     continue
                 if up is None:
                     up = socket.create_connection(("127.0.0.1", self.upstream_port))
