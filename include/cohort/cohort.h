@@ -602,6 +602,130 @@ COHORT_API cohort_err cohort_admin_remove_members(cohort_admin *a, const char *g
 						  cohort_err *errs, const char *reason,
 						  int timeout_ms);
 
+/* ---- admin: topics and configurations ---- */
+
+/* A config name and value (value NULL: Kafka's null, the default). */
+typedef struct cohort_config_kv {
+	const char *name;
+	const char *value;
+} cohort_config_kv;
+
+/* One topic to create (in) and its result (out). */
+typedef struct cohort_new_topic {
+	const char *name;                /* in */
+	int32_t partitions;              /* in: -1 the broker's num.partitions */
+	int16_t replication_factor;      /* in: -1 the broker's default.replication.factor */
+	const cohort_config_kv *configs; /* in: topic configs, may be NULL */
+	size_t configs_n;
+	cohort_err err;   /* out: TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS, INVALID_CONFIG, ... */
+	char errmsg[256]; /* out: the broker's message, "" when none (cut to fit) */
+} cohort_new_topic;
+
+/* Create topics (CreateTopics at the controller Metadata names; with
+ * validate_only the broker only checks them). topics is in/out. */
+COHORT_API cohort_err cohort_admin_create_topics(cohort_admin *a, cohort_new_topic *topics,
+						 size_t n, int validate_only, int timeout_ms);
+
+/* Delete topics by name (DeleteTopics at the controller): errs[i] gets topic
+ * i's result (UNKNOWN_TOPIC_OR_PARTITION when there is no such topic). */
+COHORT_API cohort_err cohort_admin_delete_topics(cohort_admin *a, const char *const *topics,
+						 size_t n, cohort_err *errs, int timeout_ms);
+
+/* Grow a topic to `total` partitions (in) and the result (out). */
+typedef struct cohort_new_partitions {
+	const char *topic; /* in */
+	int32_t total;     /* in: the new partition count */
+	cohort_err err;    /* out: INVALID_PARTITIONS, UNKNOWN_TOPIC_OR_PARTITION, ... */
+	char errmsg[256];  /* out: the broker's message, "" when none */
+} cohort_new_partitions;
+
+/* CreatePartitions at the controller (validate_only: check only). */
+COHORT_API cohort_err cohort_admin_create_partitions(cohort_admin *a, cohort_new_partitions *p,
+						     size_t n, int validate_only, int timeout_ms);
+
+typedef struct cohort_partition_description {
+	int32_t partition;
+	cohort_err err;       /* e.g. LEADER_NOT_AVAILABLE */
+	int32_t leader;       /* node id, -1 none */
+	int32_t leader_epoch; /* -1 unknown */
+	const int32_t *replicas;
+	size_t replicas_n;
+	const int32_t *isr;
+	size_t isr_n;
+	const int32_t *offline;
+	size_t offline_n;
+} cohort_partition_description;
+
+typedef struct cohort_topic_description {
+	const char *name;
+	cohort_err err;       /* UNKNOWN_TOPIC_OR_PARTITION, ... */
+	uint8_t topic_id[16]; /* zero when the broker gives none (Metadata < v10) */
+	int is_internal;      /* __consumer_offsets */
+	cohort_partition_description *partitions; /* sorted by partition */
+	size_t partitions_n;
+} cohort_topic_description;
+
+typedef struct cohort_topic_descriptions {
+	cohort_topic_description *topics; /* in the order asked; every topic
+					     (internal ones included) sorted by
+					     name when none was named */
+	size_t topics_n;
+} cohort_topic_descriptions;
+
+/* Describe topics (Metadata, no auto-creation): partitions, leaders,
+ * replicas, in-sync replicas. n == 0 describes every topic (the CLI's
+ * "topics list"). */
+COHORT_API cohort_err cohort_admin_describe_topics(cohort_admin *a, const char *const *topics,
+						   size_t n, int timeout_ms,
+						   cohort_topic_descriptions **out);
+COHORT_API void cohort_topic_descriptions_free(cohort_topic_descriptions *d);
+
+/* Config resource types (Kafka's ConfigResource.Type). */
+#define COHORT_RESOURCE_TOPIC 2
+#define COHORT_RESOURCE_BROKER 4
+
+typedef struct cohort_config_resource {
+	int type;         /* COHORT_RESOURCE_* */
+	const char *name; /* topic name, or broker id ("1"; "" the cluster-wide
+			     dynamic defaults) */
+} cohort_config_resource;
+
+typedef struct cohort_config_entry {
+	const char *name;
+	const char *value; /* NULL: no value, or a sensitive one */
+	int source;        /* Kafka's ConfigSource id: 1 DYNAMIC_TOPIC_CONFIG,
+			      2 DYNAMIC_BROKER_CONFIG, 3 DYNAMIC_DEFAULT_BROKER_CONFIG,
+			      4 STATIC_BROKER_CONFIG, 5 DEFAULT_CONFIG,
+			      6 DYNAMIC_BROKER_LOGGER_CONFIG, ... */
+	int read_only;
+	int sensitive;
+	int type;                  /* Kafka's ConfigType id (1 BOOLEAN, 2 STRING,
+				      3 INT, 4 SHORT, 5 LONG, 6 DOUBLE, 7 LIST, ...) */
+	const char *documentation; /* NULL when the broker sends none */
+} cohort_config_entry;
+
+typedef struct cohort_config_result {
+	int type;
+	const char *name;
+	cohort_err err;               /* UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST, ... */
+	const char *errmsg;           /* the broker's message, NULL when none */
+	cohort_config_entry *entries; /* in the broker's order */
+	size_t entries_n;
+} cohort_config_result;
+
+typedef struct cohort_configs {
+	cohort_config_result *resources; /* in the order asked */
+	size_t resources_n;
+} cohort_configs;
+
+/* Every config of topics and brokers (DescribeConfigs with documentation:
+ * topics at any broker, a broker's at that broker, the cluster defaults at
+ * any). */
+COHORT_API cohort_err cohort_admin_describe_configs(cohort_admin *a,
+						    const cohort_config_resource *res, size_t n,
+						    int timeout_ms, cohort_configs **out);
+COHORT_API void cohort_configs_free(cohort_configs *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -23,6 +23,7 @@
 
 typedef AD_RESULT(cohort_cluster) cluster_res;
 
+/* Encodes Metadata for no topics (brokers, controller, cluster id only). */
 static void
 build_cluster(ad_call *k, int16_t version, ch_buf *b, ad_item **items, size_t n, size_t *encoded)
 {
@@ -38,6 +39,7 @@ build_cluster(ad_call *k, int16_t version, ch_buf *b, ad_item **items, size_t n,
 	*encoded = n;
 }
 
+/* qsort order of nodes: by id. */
 static int
 cmp_node(const void *a, const void *b)
 {
@@ -45,6 +47,7 @@ cmp_node(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
+/* Copies the brokers, controller and cluster id of the answer into the result. */
 static void
 done_cluster(ad_call *k, int16_t version, void *resp, ad_item **items, size_t n)
 {
@@ -145,6 +148,7 @@ filters_fit(const list_call *l, int16_t version)
 	return true;
 }
 
+/* Encodes ListGroups with the filters the version carries (none it cannot: see filters_fit). */
 static void
 build_list(ad_call *k, int16_t version, ch_buf *b, ad_item **items, size_t n, size_t *encoded)
 {
@@ -175,6 +179,7 @@ build_list(ad_call *k, int16_t version, ch_buf *b, ad_item **items, size_t n, si
 	*encoded = items[0]->st == IT_DONE ? 0 : n;
 }
 
+/* Adds a broker's groups to the result; coordinator loading or unavailable retries it. */
 static void
 done_list(ad_call *k, int16_t version, void *resp, ad_item **items, size_t n)
 {
@@ -227,6 +232,7 @@ static const ad_ops list_ops = {
 	.done = done_list,
 };
 
+/* qsort order of listings: by group id. */
 static int
 cmp_listing(const void *a, const void *b)
 {
@@ -403,6 +409,7 @@ cohort_coordinators_free(cohort_coordinators *c)
 
 typedef AD_RESULT(cohort_group_descriptions) describe_res;
 
+/* Encodes DescribeGroups for the batch's groups. */
 static void
 build_describe(ad_call *k, int16_t version, ch_buf *b, ad_item **items, size_t n, size_t *encoded)
 {
@@ -423,6 +430,7 @@ build_describe(ad_call *k, int16_t version, ch_buf *b, ad_item **items, size_t n
 	*encoded = n;
 }
 
+/* qsort order of partitions: topic, then partition. */
 static int
 cmp_tp(const void *a, const void *b)
 {
@@ -528,6 +536,7 @@ take_group(ad_call *k, ad_item *it, const ch_DescribeGroupsResponse_DescribedGro
 	ad_done(k, it, oom ? COHORT_ERR__NOMEM : g->ErrorCode);
 }
 
+/* Takes each group of the answer; coordinator errors retry (ad_coordinator_error). */
 static void
 done_describe(ad_call *k, int16_t version, void *resp, ad_item **items, size_t n)
 {

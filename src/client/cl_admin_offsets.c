@@ -34,6 +34,7 @@ stale_leader(int16_t err)
 
 /* ---- list offsets ------------------------------------------------------------ */
 
+/* Encodes ListOffsets for the batch, partitions grouped by topic; max-timestamp items end UNSUPPORTED_VERSION below v7. */
 static void
 build_list_offsets(ad_call *k, int16_t version, ch_buf *b, ad_item **items, size_t n,
 		   size_t *encoded)
@@ -94,6 +95,7 @@ build_list_offsets(ad_call *k, int16_t version, ch_buf *b, ad_item **items, size
 	*encoded = enc;
 }
 
+/* Takes each partition's offset; a stale leader is looked up again. */
 static void
 done_list_offsets(ad_call *k, int16_t version, void *resp, ad_item **items, size_t n)
 {
@@ -203,6 +205,7 @@ group_topics(ch_arena *a, const cohort_tp *tps, size_t n, ch_str **names, int32_
 	return true;
 }
 
+/* Encodes OffsetFetch: every group of the batch at v8+, the first one below. */
 static void
 build_fetch(ad_call *k, int16_t version, ch_buf *b, ad_item **items, size_t n, size_t *encoded)
 {
@@ -270,6 +273,7 @@ take_offset(ch_arena *ra, cohort_group_offset *d, ch_str topic, int32_t partitio
 	d->err = err;
 }
 
+/* qsort order of committed offsets: topic, then partition. */
 static int
 cmp_offset(const void *a, const void *b)
 {
@@ -289,6 +293,7 @@ typedef struct fetched {
 	int16_t err;
 } fetched;
 
+/* A group's fetched partitions into its result: the ones asked in their order (missing ones -1), or all, sorted. */
 static void
 take_group_offsets(ad_call *k, ad_item *it, const fetched *fp, size_t nf, int16_t group_err)
 {
@@ -333,6 +338,7 @@ take_group_offsets(ad_call *k, ad_item *it, const fetched *fp, size_t nf, int16_
 	ad_done(k, it, oom ? COHORT_ERR__NOMEM : group_err);
 }
 
+/* Takes each group's offsets from a v0-v7 or a v8+ answer; coordinator errors retry. */
 static void
 done_fetch(ad_call *k, int16_t version, void *resp, ad_item **items, size_t n)
 {
@@ -480,18 +486,21 @@ typedef struct parts_call {
 	size_t n;
 } parts_call;
 
+/* The topic of partition i of a one-group call. */
 static const char *
 part_topic(const parts_call *pc, size_t i)
 {
 	return pc->alter ? pc->alter[i].topic : pc->del[i].topic;
 }
 
+/* The partition number of partition i of a one-group call. */
 static int32_t
 part_index(const parts_call *pc, size_t i)
 {
 	return pc->alter ? pc->alter[i].partition : pc->del[i].partition;
 }
 
+/* Sets partition i's result of a one-group call. */
 static void
 set_part_err(parts_call *pc, size_t i, cohort_err err)
 {
@@ -530,6 +539,7 @@ parts_by_topic(const parts_call *pc, size_t **order, size_t **starts, size_t *nt
 	return true;
 }
 
+/* Encodes OffsetCommit as an admin: generation -1, member id "", no instance id. */
 static void
 build_commit(ad_call *k, int16_t version, ch_buf *b, ad_item **items, size_t n, size_t *encoded)
 {
@@ -616,6 +626,7 @@ static const ad_ops commit_ops = {
 	.done = done_commit,
 };
 
+/* Encodes OffsetDelete for the call's partitions, grouped by topic. */
 static void
 build_offset_delete(ad_call *k, int16_t version, ch_buf *b, ad_item **items, size_t n,
 		    size_t *encoded)
@@ -737,6 +748,7 @@ cohort_admin_delete_group_offsets(cohort_admin *a, const char *group, cohort_tp_
 
 /* ---- delete groups -------------------------------------------------------------------------- */
 
+/* Encodes DeleteGroups for the batch's groups. */
 static void
 build_delete_groups(ad_call *k, int16_t version, ch_buf *b, ad_item **items, size_t n,
 		    size_t *encoded)
@@ -758,6 +770,7 @@ build_delete_groups(ad_call *k, int16_t version, ch_buf *b, ad_item **items, siz
 	*encoded = n;
 }
 
+/* Takes each group's result; coordinator errors retry. */
 static void
 done_delete_groups(ad_call *k, int16_t version, void *resp, ad_item **items, size_t n)
 {
@@ -813,6 +826,7 @@ typedef struct leave_call {
 	const char *reason;
 } leave_call;
 
+/* Encodes LeaveGroup v3+ with the member identities (and the reason, v5+). */
 static void
 build_leave(ad_call *k, int16_t version, ch_buf *b, ad_item **items, size_t n, size_t *encoded)
 {

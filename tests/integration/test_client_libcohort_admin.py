@@ -51,7 +51,8 @@ class CohortAdmin:
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                      preexec_fn=harness._pdeathsig)
         self.stderr = []
-        threading.Thread(target=lambda: self.stderr.extend(self.proc.stderr), daemon=True).start()
+        self._t = threading.Thread(target=lambda: self.stderr.extend(self.proc.stderr), daemon=True)
+        self._t.start()
         ready = self.proc.stdout.readline()
         if '"ready"' not in ready:
             raise AssertionError("it_cohort_admin did not start: %r %s" % (ready, "".join(self.stderr)))
@@ -65,17 +66,26 @@ class CohortAdmin:
         return json.loads(line)
 
     def close(self):
+        """quit; the exit status must be 0 (ASan's leak check runs at exit)."""
         if self.proc.poll() is None:
             self.proc.stdin.write("quit\n")
             self.proc.stdin.close()
             self.proc.wait(60)
         self.proc.stdout.close()
+        self._t.join(30)
         self.proc.stderr.close()
+        if self.proc.returncode != 0:
+            raise AssertionError("it_cohort_admin exited %s:\n%s" % (self.proc.returncode, "".join(self.stderr[-60:])))
 
     def kill(self):
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(30)
+        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                f.close()
+            except (OSError, ValueError):
+                pass
 
 
 def java_error(v):
@@ -261,6 +271,30 @@ def scenario(broker, base_ts):
                 ["describeConsumerGroups", "ga-stable", "ga-static"])
         compare("removeMembers all of none", view_remove, ["removeMembersFromConsumerGroup", "ga-stable"],
                 ["removeMembersFromConsumerGroup", "ga-stable"])
+
+        # topics and configurations
+        compare("describeCluster", view_same, ["describeCluster"], ["describeCluster"])
+        compare("createTopics validateOnly", view_same, ["createTopicsEach", "validateOnly", "tv:3:1", "tv2:-1:-1"],
+                ["createTopicsEach", "validateOnly", "tv:3:1", "tv2:-1:-1"])
+        refused = ["ta:1:1", "tbad:0:1", "tcfg:1:1/cleanup.policy=bogus", "trf:1:3", "bad$name:1:1"]
+        compare("createTopics refused", view_same, ["createTopicsEach"] + refused, ["createTopicsEach"] + refused)
+        own("createTopics", "createTopicsEach", "tn:2:-1/retention.ms=1234/cleanup.policy=compact", "td:1:1")
+        compare("describeTopics", view_same, ["describeTopics", "tn", "td", "ta", "nosuch"],
+                ["describeTopics", "tn", "td", "ta", "nosuch"])
+        compare("listTopics", view_same, ["listTopics"], ["listTopics"])
+        compare("listTopics internal", view_same, ["listTopics", "internal"], ["listTopics", "internal"])
+        node = ours.call("describeCluster")["ok"]["brokers"][0]["id"]
+        res = ["topic:tn", "topic:nosuch", "broker:%d" % node, "broker:"]
+        compare("describeConfigs", view_same, ["describeConfigs"] + res, ["describeConfigs"] + res)
+        compare("createPartitions validateOnly", view_same, ["createPartitions", "validateOnly", "tn=4"],
+                ["createPartitions", "validateOnly", "tn=4"])
+        compare("createPartitions refused", view_same, ["createPartitions", "tn=1", "nosuch=2"],
+                ["createPartitions", "tn=1", "nosuch=2"])
+        own("createPartitions", "createPartitions", "tn=4")
+        compare("describeTopics after createPartitions", view_same, ["describeTopics", "tn"], ["describeTopics", "tn"])
+        compare("deleteTopics refused", view_same, ["deleteTopics", "nosuch"], ["deleteTopics", "nosuch"])
+        own("deleteTopics", "deleteTopics", "td")
+        compare("listTopics after delete", view_same, ["listTopics"], ["listTopics"])
         ours.close()
         java.close()
     finally:
@@ -375,6 +409,30 @@ class LibcohortAdmin(BothBrokers):
                                  {"st-nobody": {"error": "UNKNOWN_MEMBER_ID"}})
                 self.assertEqual(self.step(broker, "removeMembers static")[0]["ok"], {"all": None, "members": {"st-1": None}})
                 self.assertEqual(self.step(broker, "removeMembers all")[0]["ok"]["all"], None)
+                self.assertEqual(self.step(broker, "createTopics")[0]["ok"], {"tn": None, "td": None})
+                refused = self.step(broker, "createTopics refused")[1]["ok"]
+                self.assertEqual({t: r["error"] for t, r in refused.items()},
+                                 {"ta": "TOPIC_ALREADY_EXISTS", "tbad": "INVALID_PARTITIONS", "tcfg": "INVALID_CONFIG",
+                                  "trf": "INVALID_REPLICATION_FACTOR", "bad$name": "INVALID_TOPIC_EXCEPTION"})
+                self.assertEqual(refused["ta"]["message"], "Topic 'ta' already exists.")
+                topics = self.step(broker, "describeTopics")[0]["ok"]
+                self.assertEqual([p["partition"] for p in topics["tn"]["partitions"]], [0, 1])
+                self.assertEqual(topics["nosuch"], {"error": "UNKNOWN_TOPIC_OR_PARTITION"})
+                after = self.step(broker, "describeTopics after createPartitions")[0]["ok"]["tn"]
+                self.assertEqual(len(after["partitions"]), 4)
+                self.assertEqual(after["topicId"], topics["tn"]["topicId"])
+                cfg = self.step(broker, "describeConfigs")[0]["ok"]
+                self.assertEqual((cfg["topic:tn"]["retention.ms"]["value"], cfg["topic:tn"]["retention.ms"]["source"]),
+                                 ("1234", "DYNAMIC_TOPIC_CONFIG"))
+                self.assertEqual(cfg["topic:tn"]["cleanup.policy"]["value"], "compact")
+                self.assertEqual(cfg["topic:nosuch"], {"error": "UNKNOWN_TOPIC_OR_PARTITION"})
+                self.assertIn("log.retention.hours", cfg["broker:%d" % cl["brokers"][0]["id"]])
+                self.assertEqual(self.step(broker, "createPartitions")[0]["ok"], {"tn": None})
+                self.assertNotIn("tv", self.step(broker, "listTopics")[0]["ok"])   # validate_only
+                self.assertIn("td", self.step(broker, "listTopics")[0]["ok"])
+                self.assertNotIn("td", self.step(broker, "listTopics after delete")[0]["ok"])
+                self.assertIn("__consumer_offsets", self.step(broker, "listTopics internal")[0]["ok"])
+                self.assertNotIn("__consumer_offsets", self.step(broker, "listTopics")[0]["ok"])
 
 
 # An older broker: ListGroups without filters (v3), FindCoordinator one
@@ -451,14 +509,18 @@ class BehindProxy(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        if hasattr(cls, "ours"):
-            cls.ours.kill()
-        for p in cls.procs:
-            p.kill()
-        if hasattr(cls, "proxy"):
-            cls.proxy.close()
-        cls.broker.stop()
-        cls.broker.cleanup()
+        try:
+            if hasattr(cls, "ours"):
+                cls.ours.close()
+        finally:
+            if hasattr(cls, "ours"):
+                cls.ours.kill()
+            for p in cls.procs:
+                p.kill()
+            if hasattr(cls, "proxy"):
+                cls.proxy.close()
+            cls.broker.stop()
+            cls.broker.cleanup()
 
     def sent(self, api):
         with self.proxy.lock:

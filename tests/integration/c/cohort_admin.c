@@ -18,8 +18,13 @@
  *   deleteConsumerGroups G ...
  *   deleteConsumerGroupOffsets G T:P ...
  *   removeMembersFromConsumerGroup G [INSTANCE_ID ...]   (none: every member)
+ *   createTopicsEach [validateOnly] T:N:RF[/KEY=VALUE...] ...
+ *   deleteTopics T ...   | createPartitions [validateOnly] T=N ...
+ *   describeTopics T ... | listTopics [internal]
+ *   describeConfigs topic:T|broker:ID ...
  *   timeout MS                 (the timeout of the calls that follow; -1 default)
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -443,6 +448,272 @@ remove_members(cohort_admin *a, char **w, int nw)
 	printf("}}}");
 }
 
+/* Prints null, or {"error":NAME,"message":MSG} with the broker's message. */
+static void
+jresult(cohort_err err, const char *msg)
+{
+	if (!err) {
+		printf("null");
+		return;
+	}
+	printf("{\"error\":");
+	jstr(cohort_err_name(err));
+	printf(",\"message\":");
+	jstr(msg);
+	printf("}");
+}
+
+static void
+create_topics(cohort_admin *a, char **w, int nw)
+{
+	int from = 1, validate = 0;
+	if (nw > 1 && strcmp(w[1], "validateOnly") == 0)
+		validate = 1, from = 2;
+	cohort_new_topic t[64];
+	cohort_config_kv kv[256];
+	size_t n = 0, nkv = 0;
+	for (int i = from; i < nw && n < 64; i++) {
+		memset(&t[n], 0, sizeof(t[n]));
+		char *save = NULL;
+		char *spec = strtok_r(w[i], "/", &save);
+		char *c1 = strchr(spec, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c1 = *c2 = '\0';
+		t[n].name = spec;
+		t[n].partitions = atoi(c1 + 1);
+		t[n].replication_factor = (int16_t)atoi(c2 + 1);
+		t[n].configs = kv + nkv;
+		for (char *c = strtok_r(NULL, "/", &save); c && nkv < 256;
+		     c = strtok_r(NULL, "/", &save)) {
+			char *eq = strchr(c, '=');
+			if (!eq)
+				continue;
+			*eq = '\0';
+			kv[nkv++] = (cohort_config_kv){c, eq + 1};
+			t[n].configs_n++;
+		}
+		n++;
+	}
+	cohort_err err = cohort_admin_create_topics(a, t, n, validate, timeout_ms);
+	if (err < 0 && err != COHORT_ERR__TIMED_OUT) {
+		jerr(err);
+		return;
+	}
+	printf("{\"ok\":{");
+	for (size_t i = 0; i < n; i++) {
+		printf("%s", i ? "," : "");
+		jstr(t[i].name);
+		printf(":");
+		jresult(t[i].err, t[i].errmsg);
+	}
+	printf("}}");
+}
+
+static void
+delete_topics(cohort_admin *a, char **w, int nw)
+{
+	cohort_err errs[256];
+	size_t n = (size_t)nw - 1;
+	cohort_err err =
+		cohort_admin_delete_topics(a, (const char *const *)w + 1, n, errs, timeout_ms);
+	if (err < 0 && err != COHORT_ERR__TIMED_OUT) {
+		jerr(err);
+		return;
+	}
+	printf("{\"ok\":{");
+	for (size_t i = 0; i < n; i++) {
+		printf("%s", i ? "," : "");
+		jstr(w[i + 1]);
+		printf(":");
+		jresult(errs[i], NULL);
+	}
+	printf("}}");
+}
+
+static void
+create_partitions(cohort_admin *a, char **w, int nw)
+{
+	int from = 1, validate = 0;
+	if (nw > 1 && strcmp(w[1], "validateOnly") == 0)
+		validate = 1, from = 2;
+	cohort_new_partitions p[64];
+	size_t n = 0;
+	for (int i = from; i < nw && n < 64; i++) {
+		char *eq = strrchr(w[i], '=');
+		if (!eq)
+			continue;
+		*eq = '\0';
+		memset(&p[n], 0, sizeof(p[n]));
+		p[n].topic = w[i];
+		p[n].total = atoi(eq + 1);
+		n++;
+	}
+	cohort_err err = cohort_admin_create_partitions(a, p, n, validate, timeout_ms);
+	if (err < 0 && err != COHORT_ERR__TIMED_OUT) {
+		jerr(err);
+		return;
+	}
+	printf("{\"ok\":{");
+	for (size_t i = 0; i < n; i++) {
+		printf("%s", i ? "," : "");
+		jstr(p[i].topic);
+		printf(":");
+		jresult(p[i].err, p[i].errmsg);
+	}
+	printf("}}");
+}
+
+static void
+jids(const int32_t *ids, size_t n)
+{
+	printf("[");
+	for (size_t i = 0; i < n; i++)
+		printf("%s%d", i ? "," : "", ids[i]);
+	printf("]");
+}
+
+/* A topic id as Java's Uuid.toString prints it (URL-safe base64, no padding). */
+static void
+juuid(const uint8_t *id)
+{
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	char out[24];
+	size_t k = 0;
+	for (int i = 0; i < 16; i += 3) {
+		uint32_t v = (uint32_t)id[i] << 16;
+		if (i + 1 < 16)
+			v |= (uint32_t)id[i + 1] << 8;
+		if (i + 2 < 16)
+			v |= id[i + 2];
+		out[k++] = b64[(v >> 18) & 63];
+		out[k++] = b64[(v >> 12) & 63];
+		if (i + 1 < 16)
+			out[k++] = b64[(v >> 6) & 63];
+		if (i + 2 < 16)
+			out[k++] = b64[v & 63];
+	}
+	out[k] = '\0';
+	jstr(out);
+}
+
+static void
+describe_topics(cohort_admin *a, char **w, int nw, int list, int internal)
+{
+	cohort_topic_descriptions *d = NULL;
+	cohort_err err = cohort_admin_describe_topics(a, (const char *const *)w + 1,
+						      list ? 0 : (size_t)nw - 1, timeout_ms, &d);
+	if (!d) {
+		jerr(err);
+		return;
+	}
+	printf("{\"ok\":%s", list ? "[" : "{");
+	int first = 1;
+	for (size_t i = 0; i < d->topics_n; i++) {
+		const cohort_topic_description *t = &d->topics[i];
+		if (list) {
+			if (!t->err && (internal || !t->is_internal)) {
+				printf("%s", first ? "" : ",");
+				jstr(t->name);
+				first = 0;
+			}
+			continue;
+		}
+		printf("%s", i ? "," : "");
+		jstr(t->name);
+		printf(":");
+		if (t->err) {
+			jresult(t->err, NULL);
+			continue;
+		}
+		printf("{\"internal\":%s,\"topicId\":", t->is_internal ? "true" : "false");
+		juuid(t->topic_id);
+		printf(",\"partitions\":[");
+		for (size_t j = 0; j < t->partitions_n; j++) {
+			const cohort_partition_description *p = &t->partitions[j];
+			printf("%s{\"partition\":%d,\"leader\":", j ? "," : "", p->partition);
+			if (p->leader >= 0)
+				printf("%d", p->leader);
+			else
+				printf("null");
+			printf(",\"replicas\":");
+			jids(p->replicas, p->replicas_n);
+			printf(",\"isr\":");
+			jids(p->isr, p->isr_n);
+			printf("}");
+		}
+		printf("]}");
+	}
+	printf("%s}", list ? "]" : "}");
+	cohort_topic_descriptions_free(d);
+}
+
+/* Kafka's ConfigSource and ConfigType names by id (ConfigEntry's enums). */
+static const char *const sources[] = {"UNKNOWN",
+				      "DYNAMIC_TOPIC_CONFIG",
+				      "DYNAMIC_BROKER_CONFIG",
+				      "DYNAMIC_DEFAULT_BROKER_CONFIG",
+				      "STATIC_BROKER_CONFIG",
+				      "DEFAULT_CONFIG",
+				      "DYNAMIC_BROKER_LOGGER_CONFIG",
+				      "CLIENT_METRICS_CONFIG",
+				      "GROUP_CONFIG"};
+static const char *const types[] = {"UNKNOWN", "BOOLEAN", "STRING", "INT",   "SHORT",
+				    "LONG",    "DOUBLE",  "LIST",   "CLASS", "PASSWORD"};
+
+static void
+describe_configs(cohort_admin *a, char **w, int nw)
+{
+	cohort_config_resource res[64];
+	size_t n = 0;
+	for (int i = 1; i < nw && n < 64; i++) {
+		char *colon = strchr(w[i], ':');
+		if (!colon)
+			continue;
+		*colon = '\0';
+		res[n].type =
+			strcmp(w[i], "topic") == 0 ? COHORT_RESOURCE_TOPIC : COHORT_RESOURCE_BROKER;
+		res[n].name = colon + 1;
+		n++;
+	}
+	cohort_configs *c = NULL;
+	cohort_err err = cohort_admin_describe_configs(a, res, n, timeout_ms, &c);
+	if (!c) {
+		jerr(err);
+		return;
+	}
+	printf("{\"ok\":{");
+	for (size_t i = 0; i < c->resources_n; i++) {
+		const cohort_config_result *r = &c->resources[i];
+		printf("%s\"%s:", i ? "," : "",
+		       r->type == COHORT_RESOURCE_TOPIC ? "topic" : "broker");
+		printf("%s\":", r->name);
+		if (r->err) {
+			jresult(r->err, r->errmsg);
+			continue;
+		}
+		printf("{");
+		for (size_t j = 0; j < r->entries_n; j++) {
+			const cohort_config_entry *e = &r->entries[j];
+			printf("%s", j ? "," : "");
+			jstr(e->name);
+			printf(":{\"value\":");
+			jstr(e->value);
+			printf(",\"source\":\"%s\",\"readOnly\":%s,\"sensitive\":%s,\"type\":\"%"
+			       "s\",\"doc\":",
+			       e->source >= 0 && e->source < 9 ? sources[e->source] : "UNKNOWN",
+			       e->read_only ? "true" : "false", e->sensitive ? "true" : "false",
+			       e->type >= 0 && e->type < 10 ? types[e->type] : "UNKNOWN");
+			jstr(e->documentation);
+			printf("}");
+		}
+		printf("}");
+	}
+	printf("}}");
+	cohort_configs_free(c);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -507,6 +778,18 @@ main(int argc, char **argv)
 			delete_offsets(a, w, nw);
 		else if (strcmp(w[0], "removeMembersFromConsumerGroup") == 0 && nw >= 2)
 			remove_members(a, w, nw);
+		else if (strcmp(w[0], "createTopicsEach") == 0)
+			create_topics(a, w, nw);
+		else if (strcmp(w[0], "deleteTopics") == 0)
+			delete_topics(a, w, nw);
+		else if (strcmp(w[0], "createPartitions") == 0)
+			create_partitions(a, w, nw);
+		else if (strcmp(w[0], "describeTopics") == 0)
+			describe_topics(a, w, nw, 0, 0);
+		else if (strcmp(w[0], "listTopics") == 0)
+			describe_topics(a, w, nw, 1, nw > 1 && strcmp(w[1], "internal") == 0);
+		else if (strcmp(w[0], "describeConfigs") == 0)
+			describe_configs(a, w, nw);
 		else if (strcmp(w[0], "timeout") == 0 && nw == 2) {
 			timeout_ms = atoi(w[1]);
 			printf("{\"ok\":null}");

@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
@@ -16,6 +17,15 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ClassicGroupDescription;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.CreateTopicsOptions;
+import org.apache.kafka.clients.admin.CreatePartitionsOptions;
+import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.DescribeConfigsOptions;
+import org.apache.kafka.clients.admin.ListTopicsOptions;
+import org.apache.kafka.clients.admin.NewPartitions;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.DeleteConsumerGroupOffsetsResult;
 import org.apache.kafka.clients.admin.GroupListing;
@@ -34,7 +44,10 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.config.ConfigResource;
 
 /**
  * Kafka's AdminClient driven over stdin/stdout by test_java_admin.py: one
@@ -53,6 +66,11 @@ import org.apache.kafka.common.TopicPartition;
  *   deleteConsumerGroups G ...
  *   deleteConsumerGroupOffsets G T:P ...
  *   removeMembersFromConsumerGroup G [INSTANCE_ID ...]   (none: every member)
+ *   describeCluster
+ *   createTopicsEach [validateOnly] T:N:RF[/KEY=VALUE...] ...   (per-topic results; N, RF -1: defaults)
+ *   deleteTopics T ...   | createPartitions [validateOnly] T=N ...
+ *   describeTopics T ... | listTopics [internal]
+ *   describeConfigs topic:T|broker:ID ...
  */
 public final class AdminDriver {
     private final Admin admin;
@@ -136,6 +154,13 @@ public final class AdminDriver {
         for (MemberDescription m : ms)
             out.add(Json.obj("member", m.consumerId(), "instance", m.groupInstanceId(), "client", m.clientId(),
                     "host", m.host(), "assignment", Json.tps(m.assignment().topicPartitions())));
+        return out;
+    }
+
+    private static List<Object> nodeIds(List<Node> nodes) {
+        List<Object> out = new ArrayList<>();
+        for (Node n : nodes)
+            out.add(n.id());
         return out;
     }
 
@@ -282,6 +307,109 @@ public final class AdminDriver {
             for (MemberToRemove m : members)
                 per.put(m.toString(), valueOrError(r.memberResult(m), v -> null));
             return Json.obj("all", valueOrError(r.all(), v -> null), "members", per);
+        }
+        case "describeCluster": {
+            DescribeClusterResult r = admin.describeCluster();
+            List<Object> nodes = new ArrayList<>();
+            for (Node n : get(r.nodes()))
+                nodes.add(Json.obj("id", n.id(), "host", n.host(), "port", n.port(), "rack", n.rack()));
+            nodes.sort((a, b) -> Integer.compare((Integer) ((Map<?, ?>) a).get("id"), (Integer) ((Map<?, ?>) b).get("id")));
+            Node c = get(r.controller());
+            return Json.obj("clusterId", get(r.clusterId()), "controller", c == null ? null : c.id(), "brokers", nodes);
+        }
+        case "createTopicsEach": {
+            int from = 1;
+            CreateTopicsOptions opts = new CreateTopicsOptions();
+            if (w.length > 1 && w[1].equals("validateOnly")) {
+                opts.validateOnly(true);
+                from = 2;
+            }
+            List<NewTopic> topics = new ArrayList<>();
+            for (int i = from; i < w.length; i++) {
+                String[] parts = w[i].split("/");
+                String[] spec = parts[0].split(":");
+                int np = Integer.parseInt(spec[1]);
+                short rf = Short.parseShort(spec[2]);
+                NewTopic t = new NewTopic(spec[0], np < 0 ? Optional.empty() : Optional.of(np),
+                        rf < 0 ? Optional.empty() : Optional.of(rf));
+                Map<String, String> configs = new HashMap<>();
+                for (int j = 1; j < parts.length; j++) {
+                    int eq = parts[j].indexOf('=');
+                    configs.put(parts[j].substring(0, eq), parts[j].substring(eq + 1));
+                }
+                topics.add(t.configs(configs));
+            }
+            Map<String, KafkaFuture<Void>> r = admin.createTopics(topics, opts).values();
+            Map<String, Object> out = new TreeMap<>();
+            for (Map.Entry<String, KafkaFuture<Void>> e : r.entrySet())
+                out.put(e.getKey(), valueOrError(e.getValue(), v -> null));
+            return out;
+        }
+        case "deleteTopics": {
+            Map<String, KafkaFuture<Void>> r = admin.deleteTopics(Arrays.asList(w).subList(1, w.length)).topicNameValues();
+            Map<String, Object> out = new TreeMap<>();
+            for (Map.Entry<String, KafkaFuture<Void>> e : r.entrySet())
+                out.put(e.getKey(), valueOrError(e.getValue(), v -> null));
+            return out;
+        }
+        case "createPartitions": {
+            int from = 1;
+            CreatePartitionsOptions opts = new CreatePartitionsOptions();
+            if (w.length > 1 && w[1].equals("validateOnly")) {
+                opts.validateOnly(true);
+                from = 2;
+            }
+            Map<String, NewPartitions> req = new HashMap<>();
+            for (int i = from; i < w.length; i++) {
+                int eq = w[i].lastIndexOf('=');
+                req.put(w[i].substring(0, eq), NewPartitions.increaseTo(Integer.parseInt(w[i].substring(eq + 1))));
+            }
+            Map<String, KafkaFuture<Void>> r = admin.createPartitions(req, opts).values();
+            Map<String, Object> out = new TreeMap<>();
+            for (Map.Entry<String, KafkaFuture<Void>> e : r.entrySet())
+                out.put(e.getKey(), valueOrError(e.getValue(), v -> null));
+            return out;
+        }
+        case "describeTopics": {
+            Map<String, KafkaFuture<TopicDescription>> r =
+                    admin.describeTopics(Arrays.asList(w).subList(1, w.length)).topicNameValues();
+            Map<String, Object> out = new TreeMap<>();
+            for (Map.Entry<String, KafkaFuture<TopicDescription>> e : r.entrySet())
+                out.put(e.getKey(), valueOrError(e.getValue(), v -> {
+                    TopicDescription d = (TopicDescription) v;
+                    List<Object> parts = new ArrayList<>();
+                    for (TopicPartitionInfo p : d.partitions())
+                        parts.add(Json.obj("partition", p.partition(), "leader", p.leader() == null ? null : p.leader().id(),
+                                "replicas", nodeIds(p.replicas()), "isr", nodeIds(p.isr())));
+                    return Json.obj("internal", d.isInternal(), "topicId", d.topicId().toString(), "partitions", parts);
+                }));
+            return out;
+        }
+        case "listTopics": {
+            ListTopicsOptions opts = new ListTopicsOptions().listInternal(w.length > 1 && w[1].equals("internal"));
+            return new ArrayList<>(new java.util.TreeSet<>(get(admin.listTopics(opts).names())));
+        }
+        case "describeConfigs": {
+            List<ConfigResource> res = new ArrayList<>();
+            for (int i = 1; i < w.length; i++) {
+                int colon = w[i].indexOf(':');
+                res.add(new ConfigResource(w[i].substring(0, colon).equals("topic") ? ConfigResource.Type.TOPIC
+                        : ConfigResource.Type.BROKER, w[i].substring(colon + 1)));
+            }
+            Map<ConfigResource, KafkaFuture<Config>> r =
+                    admin.describeConfigs(res, new DescribeConfigsOptions().includeDocumentation(true)).values();
+            Map<String, Object> out = new TreeMap<>();
+            for (ConfigResource cr : res)
+                out.put((cr.type() == ConfigResource.Type.TOPIC ? "topic:" : "broker:") + cr.name(),
+                        valueOrError(r.get(cr), v -> {
+                            Map<String, Object> entries = new TreeMap<>();
+                            for (ConfigEntry e : ((Config) v).entries())
+                                entries.put(e.name(), Json.obj("value", e.value(), "source", e.source().toString(),
+                                        "readOnly", e.isReadOnly(), "sensitive", e.isSensitive(),
+                                        "type", e.type().toString(), "doc", e.documentation()));
+                            return entries;
+                        }));
+            return out;
         }
         default:
             throw new IllegalArgumentException("unknown command " + w[0]);
