@@ -1,0 +1,106 @@
+/*
+ * cli.h: the cohort command-line tool (issue 11), on libcohort's public API.
+ *
+ * One command per file (cli_consume.c, ...), each a cli_command: its words
+ * ("groups describe"), its options (which --help, the parser and the bash
+ * completion all read), and its run function. cli_main.c finds the command,
+ * parses the options, builds the client configuration (cli_client.c) and
+ * turns the result into an exit status.
+ */
+#ifndef CLI_H
+#define CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cohort/cohort.h"
+
+/* Exit statuses, documented in `cohort help` (cli_main.c). */
+enum {
+	CLI_OK = 0,
+	CLI_EFAIL = 1,        /* the operation failed (the broker said why) */
+	CLI_EUSAGE = 2,       /* bad command line: unknown command, flag, bad value */
+	CLI_EUNREACHABLE = 3, /* no broker answered in time */
+	CLI_ENOTFOUND = 4,    /* the group, topic or partition does not exist */
+	CLI_EREFUSED = 5,     /* refused by the cluster's state (group not empty, ...) */
+};
+
+/* An option of a command. arg NULL: a flag. */
+typedef struct cli_opt {
+	const char *name; /* without the leading "--" */
+	const char *arg;  /* the value's name in --help ("N", "FILE"), NULL for a flag */
+	const char *help;
+	bool repeat; /* may be given more than once (values kept in order) */
+} cli_opt;
+
+#define CLI_MAX_OPTS 24
+#define CLI_MAX_POS 16
+
+/* A parsed command line. */
+typedef struct cli_args {
+	const struct cli_command *cmd;
+	const char *pos[CLI_MAX_POS]; /* positional arguments */
+	int npos;
+	/* per option of cmd->opts (same index): the last value ("" for a
+	 * flag given), NULL when absent; repeated values in order */
+	const char *val[CLI_MAX_OPTS];
+	const char **vals[CLI_MAX_OPTS];
+	int nvals[CLI_MAX_OPTS];
+	/* the options every command takes */
+	const char *bootstrap;      /* --bootstrap-server, COHORT_BOOTSTRAP, 127.0.0.1:9092 */
+	const char *command_config; /* --command-config FILE, or NULL */
+	bool json;                  /* --json */
+	int timeout_ms;             /* --timeout-ms, default 30000 */
+	bool help;                  /* --help */
+} cli_args;
+
+typedef struct cli_command {
+	const char *words; /* "topics list" */
+	const char *usage; /* positional part of the synopsis: "TOPIC", "" */
+	const char *summary;
+	const cli_opt *opts; /* NULL-name terminated, at most CLI_MAX_OPTS */
+	int min_pos, max_pos;
+	int (*run)(cli_args *a);
+} cli_command;
+
+/* The commands of each file. */
+extern const cli_command cli_consume_cmd;
+
+/* ---- options (cli_args.c) ---- */
+
+/* The options every command takes (NULL-name terminated). */
+extern const cli_opt cli_common_opts[];
+/* Free what cli_parse allocated. */
+void cli_args_free(cli_args *a);
+
+/* The value of option `name` of a's command, NULL when absent. */
+const char *cli_opt_get(const cli_args *a, const char *name);
+/* Whether flag or option `name` was given. */
+bool cli_opt_has(const cli_args *a, const char *name);
+/* Every value of a repeated option; *n gets the count. */
+const char *const *cli_opt_all(const cli_args *a, const char *name, int *n);
+/* The option as an integer in [min, max]: *out, or CLI_EUSAGE with a
+ * message naming the option. Absent: *out = dflt. */
+int cli_opt_int(const cli_args *a, const char *name, int64_t min, int64_t max, int64_t dflt,
+		int64_t *out);
+/* Parse argv (after the command words) into a; CLI_OK or CLI_EUSAGE with
+ * the message printed. */
+int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a);
+
+/* ---- messages (cli_main.c) ---- */
+
+/* "cohort: <message>" on stderr; returns status (for `return cli_fail(...)`). */
+int cli_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The exit status for a libcohort error. */
+int cli_status(cohort_err err);
+
+/* ---- clients (cli_client.c) ---- */
+
+/* A configuration from a's --bootstrap-server and --command-config (Java
+ * properties, client keys); NULL with the message printed (*status set). */
+cohort_conf *cli_conf(const cli_args *a, int *status);
+/* Set key=value on conf or print why not; CLI_OK or CLI_EUSAGE. */
+int cli_conf_set(cohort_conf *conf, const char *key, const char *value, const char *origin);
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * cli_client.c: the client configuration every command starts from —
+ * bootstrap.servers from --bootstrap-server, then the keys of
+ * --command-config (a Java properties file, read as Kafka's tools read it),
+ * then what the command sets itself.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/ch_common.h"
+#include "common/ch_props.h"
+
+int
+cli_conf_set(cohort_conf *conf, const char *key, const char *value, const char *origin)
+{
+	char why[512];
+	if (cohort_conf_set(conf, key, value, why, sizeof(why)) == COHORT_OK)
+		return CLI_OK;
+	return cli_fail(CLI_EUSAGE, "%s: %s", origin, why);
+}
+
+/* ch_props_fn: one key of --command-config onto the configuration. */
+static int
+set_from_file(void *ud, const char *key, const char *value, const char *where, char *err,
+	      size_t errlen)
+{
+	char why[512];
+	if (cohort_conf_set(ud, key, value, why, sizeof(why)) == COHORT_OK)
+		return CH_OK;
+	snprintf(err, errlen, "%s: %s", where, why);
+	return CH_ERR;
+}
+
+cohort_conf *
+cli_conf(const cli_args *a, int *status)
+{
+	cohort_conf *conf = cohort_conf_new();
+	if (!conf) {
+		*status = cli_fail(CLI_EFAIL, "out of memory");
+		return NULL;
+	}
+	if ((*status = cli_conf_set(conf, "bootstrap.servers", a->bootstrap,
+				    "--bootstrap-server")) != CLI_OK) {
+		cohort_conf_free(conf);
+		return NULL;
+	}
+	if (a->command_config) {
+		char err[1024];
+		if (ch_props_load_file(a->command_config, set_from_file, conf, err, sizeof(err)) !=
+		    CH_OK) {
+			*status = cli_fail(CLI_EUSAGE, "--command-config %s", err);
+			cohort_conf_free(conf);
+			return NULL;
+		}
+	}
+	return conf;
+}

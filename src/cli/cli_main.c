@@ -1,0 +1,231 @@
+/*
+ * cli_main.c: `cohort COMMAND... [OPTIONS]`: finds the command by its
+ * words, parses its options, runs it, and turns the outcome into an exit
+ * status. Help, the bash completion and the list of commands are all made
+ * from the command table, so they cannot disagree with the parser.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static int cmd_version(cli_args *a);
+static int cmd_help(cli_args *a);
+static int cmd_completion(cli_args *a);
+
+static const cli_opt no_opts[] = {{NULL, NULL, NULL, false}};
+
+static const cli_command version_cmd = {"version", "", "print cohort's and libcohort's version",
+					no_opts, 0, 0, cmd_version};
+static const cli_command help_cmd = {"help", "[COMMAND...]", "explain a command, or list them all",
+				     no_opts, 0, 3, cmd_help};
+static const cli_command completion_cmd = {"completion", "bash",
+					   "print a bash completion script (source it)", no_opts,
+					   1, 1, cmd_completion};
+
+static const cli_command *const commands[] = {
+	&cli_consume_cmd, &help_cmd, &version_cmd, &completion_cmd,
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+int
+cli_fail(int status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("cohort: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return status;
+}
+
+int
+cli_status(cohort_err err)
+{
+	switch (err) {
+	case COHORT_OK:
+		return CLI_OK;
+	case COHORT_ERR__BAD_CONF:
+	case COHORT_ERR__INVALID_ARG:
+		return CLI_EUSAGE;
+	case COHORT_ERR__TIMED_OUT:
+	case COHORT_ERR__TRANSPORT:
+		return CLI_EUNREACHABLE;
+	case COHORT_ERR_UNKNOWN_TOPIC_OR_PARTITION:
+		return CLI_ENOTFOUND;
+	default:
+		return CLI_EFAIL;
+	}
+}
+
+/* How many of argv's leading words spell cmd's words (0: not cmd). */
+static int
+words_match(const cli_command *cmd, int argc, char **argv)
+{
+	const char *w = cmd->words;
+	int n = 0;
+	while (*w) {
+		size_t len = strcspn(w, " ");
+		if (n >= argc || strlen(argv[n]) != len || strncmp(argv[n], w, len) != 0)
+			return 0;
+		n++;
+		w += len;
+		while (*w == ' ')
+			w++;
+	}
+	return n;
+}
+
+/* The command argv starts with (the longest match), its word count in *n. */
+static const cli_command *
+find_command(int argc, char **argv, int *n)
+{
+	const cli_command *best = NULL;
+	*n = 0;
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		int m = words_match(commands[i], argc, argv);
+		if (m > *n) {
+			*n = m;
+			best = commands[i];
+		}
+	}
+	return best;
+}
+
+/* Prints one option line of --help. */
+static void
+print_opt(FILE *f, const cli_opt *o)
+{
+	char left[64];
+	snprintf(left, sizeof(left), "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+	fprintf(f, "  %-28s %s%s\n", left, o->help, o->repeat ? " (repeatable)" : "");
+}
+
+static const char exit_statuses[] =
+	"Exit status: 0 done; 1 the operation failed (the cluster said why); 2 bad command\n"
+	"line; 3 no broker answered in time; 4 no such group, topic or partition;\n"
+	"5 refused by the cluster's state (e.g. a group with active members).\n";
+
+/* `cohort CMD --help`. */
+static void
+command_help(FILE *f, const cli_command *cmd)
+{
+	fprintf(f, "Usage: cohort %s%s%s [OPTIONS]\n\n%s.\n\nOptions:\n", cmd->words,
+		cmd->usage[0] ? " " : "", cmd->usage, cmd->summary);
+	for (int i = 0; cmd->opts[i].name; i++)
+		print_opt(f, &cmd->opts[i]);
+	fprintf(f, "\nCommon options:\n");
+	for (int i = 0; cli_common_opts[i].name; i++)
+		print_opt(f, &cli_common_opts[i]);
+	fprintf(f, "\n%s", exit_statuses);
+}
+
+/* `cohort help` and `cohort` alone. */
+static void
+overview(FILE *f)
+{
+	fprintf(f, "Usage: cohort COMMAND [OPTIONS]\n\n"
+		   "Kafka topics, records and consumer groups, for cohortd and any Kafka "
+		   "cluster.\n\nCommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		char left[64];
+		snprintf(left, sizeof(left), "%s %s", commands[i]->words, commands[i]->usage);
+		fprintf(f, "  %-34s %s\n", left, commands[i]->summary);
+	}
+	fprintf(f, "\n`cohort COMMAND --help` explains one.\n\n%s", exit_statuses);
+}
+
+static int
+cmd_version(cli_args *a)
+{
+	(void)a;
+	printf("cohort %s\n", cohort_version());
+	return CLI_OK;
+}
+
+static int
+cmd_help(cli_args *a)
+{
+	if (a->npos == 0) {
+		overview(stdout);
+		return CLI_OK;
+	}
+	int n;
+	const cli_command *cmd = find_command(a->npos, (char **)a->pos, &n);
+	if (!cmd || n != a->npos)
+		return cli_fail(CLI_EUSAGE, "no command '%s' (cohort help lists them)", a->pos[0]);
+	command_help(stdout, cmd);
+	return CLI_OK;
+}
+
+/* bash: the next command word while the words typed are a prefix of
+ * commands, then the options of the command they spell. */
+static int
+cmd_completion(cli_args *a)
+{
+	if (strcmp(a->pos[0], "bash") != 0)
+		return cli_fail(CLI_EUSAGE, "completion: only 'bash' is supported, not '%s'",
+				a->pos[0]);
+	printf("# cohort bash completion: source <(cohort completion bash)\n"
+	       "_cohort() {\n"
+	       "  local cur=\"${COMP_WORDS[COMP_CWORD]}\" typed=\"${COMP_WORDS[*]:1:COMP_CWORD-1}\"\n"
+	       "  local c rest words=()\n"
+	       "  local cmds=(");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		printf("%s\"%s\"", i ? " " : "", commands[i]->words);
+	printf(")\n"
+	       "  for c in \"${cmds[@]}\"; do\n"
+	       "    [[ \"$typed\" == \"$c\" || \"$typed\" == \"$c \"* ]] || continue\n"
+	       "    case \"$c\" in\n");
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		printf("      \"%s\") words=(", commands[i]->words);
+		for (int k = 0; commands[i]->opts[k].name; k++)
+			printf("--%s ", commands[i]->opts[k].name);
+		for (int k = 0; cli_common_opts[k].name; k++)
+			printf("--%s ", cli_common_opts[k].name);
+		printf(") ;;\n");
+	}
+	printf("    esac\n"
+	       "    COMPREPLY=($(compgen -W \"${words[*]}\" -- \"$cur\")); return\n"
+	       "  done\n"
+	       "  for c in \"${cmds[@]}\"; do\n"
+	       "    if [[ -z \"$typed\" ]]; then words+=(\"${c%%%% *}\")\n"
+	       "    elif [[ \"$c\" == \"$typed \"* ]]; then rest=\"${c#\"$typed \"}\"; words+=(\"${rest%%%% *}\"); fi\n"
+	       "  done\n"
+	       "  COMPREPLY=($(compgen -W \"${words[*]}\" -- \"$cur\"))\n"
+	       "}\n"
+	       "complete -F _cohort cohort\n");
+	return CLI_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc < 2) {
+		overview(stderr);
+		return CLI_EUSAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		overview(stdout);
+		return CLI_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0)
+		return cmd_version(NULL);
+	int n;
+	const cli_command *cmd = find_command(argc - 1, argv + 1, &n);
+	if (!cmd)
+		return cli_fail(CLI_EUSAGE, "unknown command '%s' (cohort help lists them)", argv[1]);
+	cli_args a = {0};
+	int rc = cli_parse(cmd, argc - 1 - n, argv + 1 + n, &a);
+	if (rc == CLI_OK) {
+		if (a.help)
+			command_help(stdout, cmd);
+		else
+			rc = cmd->run(&a);
+	}
+	cli_args_free(&a);
+	return rc;
+}

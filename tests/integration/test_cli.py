@@ -1,0 +1,193 @@
+"""The cohort command-line tool (src/cli) against cohortd.
+
+consume: a real group member that prints what it reads and commits exactly
+what it printed (so --count never skips a record for the group, and a
+second run goes on where the first stopped); --format and --json; SIGTERM
+leaves the group cleanly. The command line: unknown commands and options,
+missing values, bad numbers and --command-config errors end with status 2
+and a one-line message naming the culprit; help and the bash completion
+come from the same table as the parser.
+"""
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+import kwire
+from harness import BrokerTestCase, main
+from test_data_idempotent import batch, produce
+
+CLI = os.environ.get("COHORT_CLI", "")
+TOPIC, PARTS = "cli-t", 3
+
+
+def run(*args, timeout=60, env=None):
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run([CLI] + list(args), capture_output=True, text=True,
+                          timeout=timeout, env=e)
+
+
+class Cli(BrokerTestCase):
+    broker_settings = {"group.initial.rebalance.delay.ms": "0"}
+
+    @classmethod
+    def setUpClass(cls):
+        if not os.access(CLI, os.X_OK):
+            raise RuntimeError("COHORT_CLI is not an executable: %r" % CLI)
+        super().setUpClass()
+        cls.bs = "127.0.0.1:%d" % cls.broker.port
+        with kwire.Conn(cls.broker.port) as c:
+            res = kwire.create_topics(c, [(TOPIC, PARTS, 1)])
+            assert {t["error_code"] for t in res["topics"].values()} == {0}, res
+        cls.sent = []
+        cls.produce_round(10)
+
+    @classmethod
+    def produce_round(cls, per_part):
+        with kwire.Conn(cls.broker.port) as c:
+            for p in range(PARTS):
+                vals = [b"v-%d-%d" % (p, len(cls.sent) + i) for i in range(per_part)]
+                err, _ = produce(c, TOPIC, p, batch(-1, -1, -1, vals))
+                assert err == 0, err
+                cls.sent += [v.decode() for v in vals]
+
+    def committed(self, group):
+        with kwire.Conn(self.broker.port) as c:
+            got = kwire.offset_fetch(c, 5, group, {TOPIC: list(range(PARTS))})
+        return {p: got[(TOPIC, p)][0] for p in range(PARTS)}
+
+    def committed_total(self, group):
+        """Records committed over all partitions (-1, none committed, counts 0)."""
+        return sum(max(o, 0) for o in self.committed(group).values())
+
+    def test_consume_count_commits_what_it_printed(self):
+        r = run("consume", TOPIC, "--group", "g1", "--from", "earliest", "--count", "7",
+                "--bootstrap-server", self.bs)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        first = r.stdout.splitlines()
+        self.assertEqual(len(first), 7, r.stdout)
+        self.assertTrue(set(first) <= set(self.sent), first)
+        # exactly the printed records are committed: a second run reads on
+        # from there, no record skipped and none printed twice
+        self.assertEqual(self.committed_total("g1"), 7)
+        r = run("consume", TOPIC, "--group", "g1", "--from", "earliest",
+                "--count", str(len(self.sent) - 7), "--bootstrap-server", self.bs)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        second = r.stdout.splitlines()
+        self.assertEqual(sorted(first + second), sorted(self.sent))
+        self.assertEqual(self.committed("g1"), {p: 10 for p in range(PARTS)})
+
+    def test_format_and_json(self):
+        r = run("consume", TOPIC, "--group", "g2", "--from", "earliest", "--count", "30",
+                "--format", "%t|%p|%o|%k|%v\\n", "--bootstrap-server", self.bs)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = [line.split("|") for line in r.stdout.splitlines()]
+        self.assertEqual(len(rows), 30)
+        for t, p, o, k, v in rows:
+            self.assertEqual((t, k), (TOPIC, "null"))
+            self.assertEqual(v.split("-")[1], p)
+        # per partition, offsets in order from 0
+        for p in range(PARTS):
+            self.assertEqual([int(o) for _, pp, o, _, _ in rows if pp == str(p)],
+                             list(range(10)))
+        r = run("consume", TOPIC, "--group", "g3", "--from", "earliest", "--count", "30",
+                "--json", "--bootstrap-server", self.bs)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        recs = [json.loads(line) for line in r.stdout.splitlines()]
+        self.assertEqual(sorted(x["value"] for x in recs), sorted(self.sent[:30]))
+        self.assertEqual({x["key"] for x in recs}, {None})
+        self.assertEqual({x["topic"] for x in recs}, {TOPIC})
+        self.assertTrue(all(x["headers"] == [] and x["timestamp"] > 0 for x in recs))
+
+    def test_sigterm_leaves_the_group(self):
+        p = subprocess.Popen([CLI, "consume", TOPIC, "--group", "g4", "--from", "earliest",
+                              "--bootstrap-server", self.bs],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                if self.committed_total("g4") >= 30:
+                    break
+                time.sleep(0.2)
+            p.send_signal(signal.SIGTERM)
+            out, err = p.communicate(timeout=30)
+        finally:
+            if p.poll() is None:
+                p.kill()
+        self.assertEqual(p.returncode, 0, err)
+        self.assertGreaterEqual(len(out.splitlines()), 30)
+        # it left (LeaveGroup): the group is Empty at once, not after a session timeout
+        with kwire.Conn(self.broker.port) as c:
+            r = c.call(kwire.API_LIST_GROUPS, 4, kwire.list_groups_body(4))
+            groups = kwire.parse_list_groups(r, 4)["groups"]
+        self.assertEqual(groups["g4"]["state"], "Empty", groups)
+
+    def test_bad_command_lines(self):
+        cases = [
+            (["nope"], "unknown command 'nope'"),
+            (["consume"], "'consume' needs TOPIC..."),
+            (["consume", "t", "--bogus"], "unknown option '--bogus' for 'consume'"),
+            (["consume", "t", "-x"], "unknown option '-x'"),
+            (["consume", "t", "--group"], "--group needs a value"),
+            (["consume", "t", "--group", "g", "--count", "0"], "--count: expected an integer"),
+            (["consume", "t", "--group", "g", "--count", "ten"], "--count: expected an integer"),
+            (["consume", "t", "--group", "g", "--from", "never"], "--from: expected earliest"),
+            (["consume", "t", "--group", "g", "--format", "%q"], "unknown conversion '%q'"),
+            (["consume", "t", "--group", "g", "--group", "h"], "--group given twice"),
+            (["consume", "t", "--group", "g", "--property", "nokey"], "expected KEY=VALUE"),
+            (["consume", "t", "--group", "g", "--property", "no.such.key=1"], "no.such.key"),
+            (["consume", "t", "--group", "g", "--timeout-ms", "-5"], "--timeout-ms"),
+            (["consume", "t", "--group", "g", "--bootstrap-server", ""], "bootstrap"),
+            (["consume", "t", "--json=yes"], "--json takes no value"),
+            (["completion", "zsh"], "only 'bash'"),
+            (["help", "nope"], "no command 'nope'"),
+        ]
+        for args, want in cases:
+            r = run(*args)
+            self.assertEqual(r.returncode, 2, (args, r.stdout, r.stderr))
+            self.assertIn(want, r.stderr, args)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, (args, r.stderr))
+
+    def test_command_config(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".properties", delete=False) as f:
+            f.write("# client settings\nclient.id = cli-test\nsession.timeout.ms: lots\n")
+        self.addCleanup(os.unlink, f.name)
+        r = run("consume", TOPIC, "--group", "g5", "--command-config", f.name)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("%s:3" % f.name, r.stderr)
+        self.assertIn("session.timeout.ms", r.stderr)
+        r = run("consume", TOPIC, "--group", "g5", "--command-config", "/nonexistent.props")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("/nonexistent.props", r.stderr)
+        with open(f.name, "w") as g:
+            g.write("client.id=cli-test\n")
+        r = run("consume", TOPIC, "--group", "g5", "--from", "earliest", "--count", "1",
+                "--command-config", f.name, env={"COHORT_BOOTSTRAP": self.bs})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(len(r.stdout.splitlines()), 1)
+
+    def test_help_and_completion_come_from_the_table(self):
+        r = run("consume", "--help")
+        self.assertEqual(r.returncode, 0)
+        for opt in ("--group G", "--strategy S", "--from", "--format FMT", "--count N",
+                    "--property KEY=VALUE", "--bootstrap-server", "--json", "Exit status"):
+            self.assertIn(opt, r.stdout)
+        self.assertEqual(run("help", "consume").stdout, r.stdout)
+        top = run("help")
+        self.assertEqual(top.returncode, 0)
+        self.assertIn("consume TOPIC...", top.stdout)
+        comp = run("completion", "bash")
+        self.assertEqual(comp.returncode, 0)
+        script = comp.stdout + "\nCOMP_WORDS=(cohort consume --gr); COMP_CWORD=2; _cohort; " \
+                               "echo \"${COMPREPLY[*]}\"\n" \
+                               "COMP_WORDS=(cohort co); COMP_CWORD=1; _cohort; " \
+                               "echo \"${COMPREPLY[*]}\"\n"
+        out = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+        self.assertEqual(out.stdout.splitlines(), ["--group", "consume completion"], out.stderr)
+
+
+if __name__ == "__main__":
+    main()
