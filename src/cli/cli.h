@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cohort/cohort.h"
 
@@ -66,6 +67,9 @@ typedef struct cli_command {
 
 /* The commands of each file. */
 extern const cli_command cli_consume_cmd;
+extern const cli_command cli_topics_list_cmd, cli_topics_describe_cmd, cli_topics_create_cmd,
+	cli_topics_delete_cmd, cli_topics_add_partitions_cmd;
+extern const cli_command cli_groups_list_cmd, cli_groups_describe_cmd;
 
 /* ---- options (cli_args.c) ---- */
 
@@ -95,11 +99,38 @@ int cli_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 
 /* The exit status for a libcohort error. */
 int cli_status(cohort_err err);
 
+/* ---- tables (cli_table.c) ---- */
+
+/* Room for one more element of size bytes in *(void **)arrp, which holds n
+ * of *cap (doubling, from 16); false (nothing changed) on OOM. */
+bool cli_grow(void *arrp, size_t *cap, size_t n, size_t size);
+
+/* Rows of ncols strings (copied), the first row the headers. */
+typedef struct cli_table {
+	int ncols;
+	char **cells; /* nrows * ncols */
+	size_t nrows, cap;
+} cli_table;
+
+/* A table with its header row; NULL when out of memory. */
+cli_table *cli_table_new(const char *const *headers, int ncols);
+/* Add a row of ncols cells (NULL cells print as "-"); false on OOM. */
+bool cli_table_add(cli_table *t, const char *const *cells);
+/* Print it aligned: every column as wide as its widest cell. */
+void cli_table_print(const cli_table *t, FILE *f);
+void cli_table_free(cli_table *t);
+
 /* ---- clients (cli_client.c) ---- */
 
 /* A configuration from a's --bootstrap-server and --command-config (Java
  * properties, client keys); NULL with the message printed (*status set). */
 cohort_conf *cli_conf(const cli_args *a, int *status);
+/* An admin client for a's cluster; NULL with the message printed
+ * (*status set). */
+cohort_admin *cli_admin(const cli_args *a, int *status);
+/* Print a JSON value (jansson's json_t, taken) on one line of stdout. */
+struct json_t;
+void cli_json_print(struct json_t *v);
 /* Set key=value on conf or print why not; CLI_OK or CLI_EUSAGE. */
 int cli_conf_set(cohort_conf *conf, const char *key, const char *value, const char *origin);
 

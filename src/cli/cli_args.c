@@ -63,9 +63,10 @@ store_common(cli_args *a, int i, const char *value)
 		errno = 0;
 		long long v = strtoll(value, &end, 10);
 		if (errno || end == value || *end || v < 1 || v > 86400000)
-			return cli_fail(CLI_EUSAGE,
-					"--timeout-ms: expected milliseconds in [1, 86400000], got '%s'",
-					value);
+			return cli_fail(
+				CLI_EUSAGE,
+				"--timeout-ms: expected milliseconds in [1, 86400000], got '%s'",
+				value);
 		a->timeout_ms = (int)v;
 	} else if (strcmp(name, "help") == 0) {
 		a->help = true;
@@ -103,7 +104,8 @@ cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a)
 		size_t len = eq ? (size_t)(eq - name) : strlen(name);
 		int i = opt_index(cmd->opts, name, len), ci = -1;
 		if (i < 0 && (ci = opt_index(cli_common_opts, name, len)) < 0)
-			return cli_fail(CLI_EUSAGE, "unknown option '--%.*s' for '%s' (see cohort %s --help)",
+			return cli_fail(CLI_EUSAGE,
+					"unknown option '--%.*s' for '%s' (see cohort %s --help)",
 					(int)len, name, cmd->words, cmd->words);
 		const cli_opt *o = i >= 0 ? &cmd->opts[i] : &cli_common_opts[ci];
 		const char *value = "";
@@ -113,7 +115,8 @@ cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a)
 			} else if (k + 1 < argc) {
 				value = argv[++k];
 			} else {
-				return cli_fail(CLI_EUSAGE, "--%s needs a value (%s)", o->name, o->arg);
+				return cli_fail(CLI_EUSAGE, "--%s needs a value (%s)", o->name,
+						o->arg);
 			}
 		} else if (eq) {
 			return cli_fail(CLI_EUSAGE, "--%s takes no value", o->name);

@@ -4,7 +4,9 @@
  * --command-config (a Java properties file, read as Kafka's tools read it),
  * then what the command sets itself.
  */
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -55,4 +57,34 @@ cli_conf(const cli_args *a, int *status)
 		}
 	}
 	return conf;
+}
+
+cohort_admin *
+cli_admin(const cli_args *a, int *status)
+{
+	cohort_conf *conf = cli_conf(a, status);
+	if (!conf)
+		return NULL;
+	char v[32];
+	snprintf(v, sizeof(v), "%d", a->timeout_ms);
+	if ((*status = cli_conf_set(conf, "default.api.timeout.ms", v, "--timeout-ms")) != CLI_OK) {
+		cohort_conf_free(conf);
+		return NULL;
+	}
+	char err[512];
+	cohort_admin *ad = cohort_admin_new(conf, err, sizeof(err));
+	cohort_conf_free(conf);
+	if (!ad)
+		*status = cli_fail(CLI_EUSAGE, "%s", err);
+	return ad;
+}
+
+void
+cli_json_print(json_t *v)
+{
+	char *s = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	if (s)
+		printf("%s\n", s);
+	free(s);
+	json_decref(v);
 }

@@ -134,7 +134,8 @@ json_bytes(json_t *o, const char *name, const void *p, int32_t len)
 		json_object_set_new(o, name, s);
 		return;
 	}
-	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	const unsigned char *b = p;
 	size_t n = (size_t)len, o64 = 0;
 	char *out = malloc(4 * ((n + 2) / 3) + 1);
@@ -225,14 +226,8 @@ printed_add(printed *p, const cohort_record *r)
 			p->o[i].offset = r->offset + 1;
 			return true;
 		}
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 16;
-		cohort_tp_offset *o = realloc(p->o, cap * sizeof(*o));
-		if (!o)
-			return false;
-		p->o = o;
-		p->cap = cap;
-	}
+	if (!cli_grow(&p->o, &p->cap, p->n, sizeof(*p->o)))
+		return false;
 	p->o[p->n++] = (cohort_tp_offset){r->topic, r->partition, r->offset + 1, COHORT_OK};
 	return true;
 }
@@ -247,8 +242,9 @@ commit_printed(cohort_consumer *c, printed *p)
 	if (e == COHORT_ERR_REBALANCE_IN_PROGRESS || e == COHORT_ERR_ILLEGAL_GENERATION ||
 	    e == COHORT_ERR_UNKNOWN_MEMBER_ID || e == COHORT_ERR__ASSIGNMENT_LOST ||
 	    cohort_err_is_retriable(e)) {
-		fprintf(stderr, "cohort: consume: commit not done (%s); the group's next owner "
-				"reads those records again\n",
+		fprintf(stderr,
+			"cohort: consume: commit not done (%s); the group's next owner "
+			"reads those records again\n",
 			cohort_err_name(e));
 		return COHORT_OK;
 	}
@@ -318,7 +314,6 @@ run(cli_args *a)
 }
 
 const cli_command cli_consume_cmd = {
-	"consume", "TOPIC...", "print records of topics as a member of a consumer group",
-	opts,      1,          CLI_MAX_POS,
-	run,
+	"consume",   "TOPIC...", "print records of topics as a member of a consumer group", opts, 1,
+	CLI_MAX_POS, run,
 };

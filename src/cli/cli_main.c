@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/ch_log.h"
 
 static int cmd_version(cli_args *a);
 static int cmd_help(cli_args *a);
@@ -17,16 +18,26 @@ static int cmd_completion(cli_args *a);
 
 static const cli_opt no_opts[] = {{NULL, NULL, NULL, false}};
 
-static const cli_command version_cmd = {"version", "", "print cohort's and libcohort's version",
-					no_opts, 0, 0, cmd_version};
-static const cli_command help_cmd = {"help", "[COMMAND...]", "explain a command, or list them all",
-				     no_opts, 0, 3, cmd_help};
-static const cli_command completion_cmd = {"completion", "bash",
-					   "print a bash completion script (source it)", no_opts,
-					   1, 1, cmd_completion};
+static const cli_command version_cmd = {
+	"version", "", "print cohort's and libcohort's version", no_opts, 0, 0, cmd_version};
+static const cli_command help_cmd = {
+	"help", "[COMMAND...]", "explain a command, or list them all", no_opts, 0, 3, cmd_help};
+static const cli_command completion_cmd = {
+	"completion",  "bash", "print a bash completion script (source it)", no_opts, 1, 1,
+	cmd_completion};
 
 static const cli_command *const commands[] = {
-	&cli_consume_cmd, &help_cmd, &version_cmd, &completion_cmd,
+	&cli_topics_list_cmd,
+	&cli_topics_describe_cmd,
+	&cli_topics_create_cmd,
+	&cli_topics_delete_cmd,
+	&cli_topics_add_partitions_cmd,
+	&cli_consume_cmd,
+	&cli_groups_list_cmd,
+	&cli_groups_describe_cmd,
+	&help_cmd,
+	&version_cmd,
+	&completion_cmd,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -171,7 +182,8 @@ cmd_completion(cli_args *a)
 				a->pos[0]);
 	printf("# cohort bash completion: source <(cohort completion bash)\n"
 	       "_cohort() {\n"
-	       "  local cur=\"${COMP_WORDS[COMP_CWORD]}\" typed=\"${COMP_WORDS[*]:1:COMP_CWORD-1}\"\n"
+	       "  local cur=\"${COMP_WORDS[COMP_CWORD]}\" "
+	       "typed=\"${COMP_WORDS[*]:1:COMP_CWORD-1}\"\n"
 	       "  local c rest words=()\n"
 	       "  local cmds=(");
 	for (size_t i = 0; i < NCOMMANDS; i++)
@@ -193,7 +205,8 @@ cmd_completion(cli_args *a)
 	       "  done\n"
 	       "  for c in \"${cmds[@]}\"; do\n"
 	       "    if [[ -z \"$typed\" ]]; then words+=(\"${c%%%% *}\")\n"
-	       "    elif [[ \"$c\" == \"$typed \"* ]]; then rest=\"${c#\"$typed \"}\"; words+=(\"${rest%%%% *}\"); fi\n"
+	       "    elif [[ \"$c\" == \"$typed \"* ]]; then rest=\"${c#\"$typed \"}\"; "
+	       "words+=(\"${rest%%%% *}\"); fi\n"
 	       "  done\n"
 	       "  COMPREPLY=($(compgen -W \"${words[*]}\" -- \"$cur\"))\n"
 	       "}\n"
@@ -204,6 +217,10 @@ cmd_completion(cli_args *a)
 int
 main(int argc, char **argv)
 {
+	/* libcohort logs its joins, leaves and reconnects at INFO on stderr:
+	 * noise for a tool whose stderr carries one line per failure. The
+	 * tool links libcohort statically and shares its log threshold. */
+	ch_log_threshold = CH_LOG_ERROR;
 	if (argc < 2) {
 		overview(stderr);
 		return CLI_EUSAGE;
@@ -217,7 +234,8 @@ main(int argc, char **argv)
 	int n;
 	const cli_command *cmd = find_command(argc - 1, argv + 1, &n);
 	if (!cmd)
-		return cli_fail(CLI_EUSAGE, "unknown command '%s' (cohort help lists them)", argv[1]);
+		return cli_fail(CLI_EUSAGE, "unknown command '%s' (cohort help lists them)",
+				argv[1]);
 	cli_args a = {0};
 	int rc = cli_parse(cmd, argc - 1 - n, argv + 1 + n, &a);
 	if (rc == CLI_OK) {

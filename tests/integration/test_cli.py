@@ -18,6 +18,7 @@ import time
 import kwire
 from harness import BrokerTestCase, main
 from test_data_idempotent import batch, produce
+from test_delete_records import delete_records
 
 CLI = os.environ.get("COHORT_CLI", "")
 TOPIC, PARTS = "cli-t", 3
@@ -124,6 +125,111 @@ class Cli(BrokerTestCase):
             r = c.call(kwire.API_LIST_GROUPS, 4, kwire.list_groups_body(4))
             groups = kwire.parse_list_groups(r, 4)["groups"]
         self.assertEqual(groups["g4"]["state"], "Empty", groups)
+
+    def table(self, *args):
+        """Run a command printing a table: rows as lists of cells (header first)."""
+        r = run(*args, "--bootstrap-server", self.bs)
+        self.assertEqual(r.returncode, 0, (args, r.stderr))
+        lines = [line for line in r.stdout.splitlines() if line.strip()]
+        return [line.split() for line in lines], r
+
+    def test_topics(self):
+        r = run("topics", "create", "cli-new", "--partitions", "2", "--config",
+                "retention.ms=3600000", "--bootstrap-server", self.bs)
+        self.assertEqual((r.returncode, r.stdout), (0, "Created topic cli-new.\n"), r.stderr)
+        r = run("topics", "create", "cli-new", "--partitions", "2", "--bootstrap-server", self.bs)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("already exists", r.stderr)
+        r = run("topics", "create", "bad", "--config", "retention.ms=soon",
+                "--bootstrap-server", self.bs)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("retention.ms", r.stderr)
+        r = run("topics", "add-partitions", "cli-new", "5", "--bootstrap-server", self.bs)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run("topics", "describe", "cli-new", "--bootstrap-server", self.bs)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("PartitionCount: 5", r.stdout)
+        self.assertEqual(r.stdout.count("\tPartition: "), 5)
+        r = run("topics", "list", "--json", "--bootstrap-server", self.bs)
+        listed = {t["name"]: t["partitions"] for t in json.loads(r.stdout)}
+        self.assertEqual((listed["cli-new"], listed[TOPIC]), (5, PARTS))
+        r = run("topics", "delete", "cli-new", "--bootstrap-server", self.bs)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run("topics", "delete", "cli-new", "--bootstrap-server", self.bs)
+        self.assertEqual(r.returncode, 4, r.stderr)
+        r = run("topics", "add-partitions", "cli-new", "x", "--bootstrap-server", self.bs)
+        self.assertEqual(r.returncode, 2)
+
+    def test_groups_describe_lag_owners_and_notes(self):
+        topic = "cli-lag"
+        with kwire.Conn(self.broker.port) as c:
+            kwire.create_topics(c, [(topic, 2, 1)])
+            for p in range(2):
+                self.assertEqual(produce(c, topic, p, batch(-1, -1, -1, [b"x"] * 10))[0], 0)
+        # a group that read 4 of partition 0 and nothing of 1, then left
+        r = run("consume", topic, "--group", "lagg", "--from", "earliest", "--count", "4",
+                "--bootstrap-server", self.bs)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows, res = self.table("groups", "describe", "lagg")
+        self.assertEqual(rows[0], ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET",
+                                   "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID"])
+        body = {r[2]: r for r in rows[1:] if r[0] == "lagg"}
+        self.assertEqual(body["0"][3:9], ["4", "10", "6", "-", "-", "-"])
+        self.assertIn("has no active members", res.stderr)
+        # retention (DeleteRecords) past the commit: lag counts from the log
+        # start, and the deleted records are named
+        with kwire.Conn(self.broker.port) as c:
+            got = delete_records(c, 2, {topic: [(0, 7)]})
+            self.assertEqual(got[(topic, 0)][0], 0)
+        rows, res = self.table("groups", "describe", "lagg")
+        body = {r[2]: r for r in rows[1:] if r[0] == "lagg"}
+        self.assertEqual(body["0"][3:6], ["4", "10", "3"])
+        self.assertIn("committed offset 4 is below the log start offset 7", res.stdout)
+        # a live member that never committed: "-", not "all messages"
+        p = subprocess.Popen([CLI, "consume", topic, "--group", "liveg",
+                              "--bootstrap-server", self.bs],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            rows = []
+            while time.monotonic() < deadline:
+                r = run("groups", "describe", "liveg", "--bootstrap-server", self.bs)
+                rows = [line.split() for line in r.stdout.splitlines() if line.strip()]
+                if r.returncode == 0 and len(rows) > 2 and all(x[6] != "-" for x in rows[1:3]):
+                    break
+                time.sleep(0.3)
+            body = {r[2]: r for r in rows[1:] if r[0] == "liveg"}
+            self.assertEqual(sorted(body), ["0", "1"], rows)
+            for part in ("0", "1"):
+                self.assertEqual(body[part][3:6], ["-", "10", "-"])
+                self.assertTrue(body[part][6].startswith("consumer-liveg-"), body[part])
+            members, _ = self.table("groups", "describe", "liveg", "--members", "--verbose")
+            self.assertEqual(members[0][:6], ["GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID",
+                                              "HOST", "CLIENT-ID", "#PARTITIONS"])
+            self.assertEqual(members[1][1], body["0"][6])
+            self.assertEqual(members[1][5:], ["2", "%s(0,1)" % topic])
+            state, _ = self.table("groups", "describe", "liveg", "--state")
+            self.assertEqual(state[1][-2:], ["Stable", "1"])
+            listed, _ = self.table("groups", "list", "--state", "Stable")
+            self.assertIn(["liveg", "Stable", "consumer", "range", "1"], listed)
+            self.assertNotIn("lagg", [r[0] for r in listed])
+            j = json.loads(run("groups", "describe", "liveg", "--json",
+                               "--bootstrap-server", self.bs).stdout)
+            self.assertEqual((j["state"], j["members"], j["total_lag"]), ("Stable", 1, 0))
+            self.assertEqual({x["lag"] for x in j["partitions"]}, {None})
+        finally:
+            p.send_signal(signal.SIGTERM)
+            p.communicate(timeout=30)
+        r = run("groups", "describe", "no-such-group", "--bootstrap-server", self.bs)
+        self.assertEqual(r.returncode, 4)
+        self.assertIn("does not exist", r.stderr)
+
+    def test_unreachable_broker(self):
+        t0 = time.monotonic()
+        r = run("topics", "list", "--bootstrap-server", "127.0.0.1:1", "--timeout-ms", "2000")
+        self.assertEqual(r.returncode, 3, (r.stdout, r.stderr))
+        self.assertLess(time.monotonic() - t0, 30)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
 
     def test_bad_command_lines(self):
         cases = [

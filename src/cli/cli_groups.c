@@ -1,0 +1,418 @@
+/*
+ * cli_groups.c: `cohort groups list` and `cohort groups describe`, the
+ * views of kafka-consumer-groups with its column names, and lag done right:
+ *
+ *   LAG = max(0, LOG-END-OFFSET - max(CURRENT-OFFSET, LOG-START-OFFSET))
+ *
+ * read committed offsets first and end offsets after (end offsets only
+ * grow, so lag is never negative while producers and the group run); a
+ * partition never committed shows "-" (no "fake lag"); a commit below the
+ * log start (records deleted before the group read them) and a partition
+ * with lag that nobody owns are flagged under the table.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli/cli.h"
+
+/* ---- groups list ---- */
+
+static const cli_opt list_opts[] = {
+	{"state", "S", "only groups in state S (Stable, Empty, PreparingRebalance, ...)", true},
+	{"type", "T", "only groups of type T (classic, consumer)", true},
+	{NULL, NULL, NULL, false},
+};
+
+static int
+run_list(cli_args *a)
+{
+	int rc, ns, nt;
+	const char *const *states = cli_opt_all(a, "state", &ns);
+	const char *const *types = cli_opt_all(a, "type", &nt);
+	cohort_admin *ad = cli_admin(a, &rc);
+	if (!ad)
+		return rc;
+	cohort_group_list *l = NULL;
+	cohort_err e = cohort_admin_list_groups(ad, states, (size_t)ns, types, (size_t)nt, -1, &l);
+	cohort_group_descriptions *d = NULL;
+	if (!e && l && l->groups_n) {
+		const char **ids = calloc(l->groups_n, sizeof(char *));
+		for (size_t i = 0; ids && i < l->groups_n; i++)
+			ids[i] = l->groups[i].group_id;
+		if (ids)
+			cohort_admin_describe_groups(ad, ids, l->groups_n, -1, &d);
+		free(ids);
+	}
+	cohort_admin_free(ad);
+	if (e) {
+		cohort_group_list_free(l);
+		return cli_fail(cli_status(e), "groups list: %s", cohort_err_str(e));
+	}
+	static const char *const hdr[] = {"GROUP", "STATE", "PROTOCOL-TYPE", "PROTOCOL",
+					  "#MEMBERS"};
+	cli_table *t = a->json ? NULL : cli_table_new(hdr, 5);
+	json_t *arr = a->json ? json_array() : NULL;
+	for (size_t i = 0; i < l->groups_n; i++) {
+		const cohort_group_listing *g = &l->groups[i];
+		const cohort_group_description *gd = d && i < d->groups_n ? &d->groups[i] : NULL;
+		char members[16] = "-";
+		if (gd)
+			snprintf(members, sizeof(members), "%zu", gd->members_n);
+		const char *state = gd ? gd->state : g->state;
+		const char *proto = gd && gd->protocol[0] ? gd->protocol : "-";
+		const char *ptype = g->protocol_type[0] ? g->protocol_type : "-";
+		if (arr)
+			json_array_append_new(
+				arr, json_pack("{s:s,s:s?,s:s,s:s,s:i}", "group", g->group_id,
+					       "state", state, "protocol_type", g->protocol_type,
+					       "protocol", gd ? gd->protocol : "", "members",
+					       gd ? (int)gd->members_n : -1));
+		else
+			cli_table_add(t, (const char *const[]){g->group_id, state, ptype, proto,
+							       members});
+	}
+	if (arr)
+		cli_json_print(arr);
+	else
+		cli_table_print(t, stdout);
+	cli_table_free(t);
+	cohort_group_descriptions_free(d);
+	cohort_group_list_free(l);
+	return CLI_OK;
+}
+
+/* ---- groups describe ---- */
+
+/* One row of the offsets view. */
+typedef struct part_row {
+	const char *topic;
+	int32_t partition;
+	int64_t committed; /* -1: none */
+	int64_t start, end;
+	cohort_err err;
+	const cohort_member_description *owner; /* NULL: nobody */
+} part_row;
+
+typedef struct rows {
+	part_row *r;
+	size_t n, cap;
+} rows;
+
+/* The row of (topic, partition), added when missing; NULL on OOM. */
+static part_row *
+row_get(rows *rs, const char *topic, int32_t partition)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->r[i].partition == partition && strcmp(rs->r[i].topic, topic) == 0)
+			return &rs->r[i];
+	if (!cli_grow(&rs->r, &rs->cap, rs->n, sizeof(*rs->r)))
+		return NULL;
+	rs->r[rs->n] = (part_row){topic, partition, -1, -1, -1, COHORT_OK, NULL};
+	return &rs->r[rs->n++];
+}
+
+static int
+row_cmp(const void *x, const void *y)
+{
+	const part_row *a = x, *b = y;
+	int c = strcmp(a->topic, b->topic);
+	return c ? c : (a->partition > b->partition) - (a->partition < b->partition);
+}
+
+/* The lag rule above; -1 when nothing is committed (shown "-"). */
+static int64_t
+lag_of(const part_row *r)
+{
+	if (r->committed < 0 || r->end < 0)
+		return -1;
+	int64_t from = r->committed > r->start ? r->committed : r->start;
+	return r->end > from ? r->end - from : 0;
+}
+
+static const cli_opt describe_opts[] = {
+	{"members", NULL, "the members view: CONSUMER-ID, HOST, CLIENT-ID, #PARTITIONS", false},
+	{"verbose", NULL, "with --members: each member's ASSIGNMENT too", false},
+	{"state", NULL, "the state view: COORDINATOR, ASSIGNMENT-STRATEGY, STATE, #MEMBERS", false},
+	{NULL, NULL, NULL, false},
+};
+
+/* "t(0,1),u(2)" for a member's assignment. */
+static void
+assignment_text(const cohort_member_description *m, char *buf, size_t size)
+{
+	size_t o = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < m->assignment_n && o + 1 < size; i++) {
+		bool first = i == 0 || strcmp(m->assignment[i - 1].topic, m->assignment[i].topic);
+		bool last = i + 1 == m->assignment_n ||
+			    strcmp(m->assignment[i + 1].topic, m->assignment[i].topic);
+		o += (size_t)snprintf(buf + o, size - o, "%s%s%s%d%s", first && i ? "," : "",
+				      first ? m->assignment[i].topic : "", first ? "(" : ",",
+				      m->assignment[i].partition, last ? ")" : "");
+	}
+	if (!m->assignment_n)
+		snprintf(buf, size, "-");
+}
+
+static int
+print_members(const cli_args *a, const cohort_group_description *g)
+{
+	bool verbose = cli_opt_has(a, "verbose");
+	static const char *const hdr[] = {"GROUP",     "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST",
+					  "CLIENT-ID", "#PARTITIONS", "ASSIGNMENT"};
+	cli_table *t = a->json ? NULL : cli_table_new(hdr, verbose ? 7 : 6);
+	json_t *arr = a->json ? json_array() : NULL;
+	for (size_t i = 0; i < g->members_n; i++) {
+		const cohort_member_description *m = &g->members[i];
+		char np[16], asg[4096];
+		snprintf(np, sizeof(np), "%zu", m->assignment_n);
+		assignment_text(m, asg, sizeof(asg));
+		if (arr)
+			json_array_append_new(
+				arr, json_pack("{s:s,s:s,s:s?,s:s,s:s,s:i,s:s}", "group",
+					       g->group_id, "consumer_id", m->member_id,
+					       "group_instance_id", m->group_instance_id, "host",
+					       m->host, "client_id", m->client_id, "partitions",
+					       (int)m->assignment_n, "assignment", asg));
+		else
+			cli_table_add(t, (const char *const[]){g->group_id, m->member_id,
+							       m->group_instance_id, m->host,
+							       m->client_id, np, asg});
+	}
+	if (arr) {
+		cli_json_print(arr);
+	} else {
+		if (g->members_n == 0)
+			fprintf(stderr, "\nConsumer group '%s' has no active members.\n",
+				g->group_id);
+		printf("\n");
+		cli_table_print(t, stdout);
+	}
+	cli_table_free(t);
+	return CLI_OK;
+}
+
+static int
+print_state(const cli_args *a, const cohort_group_description *g)
+{
+	char coord[300], nm[16];
+	snprintf(coord, sizeof(coord), "%s:%d (%d)", g->coordinator.host ? g->coordinator.host : "",
+		 g->coordinator.port, g->coordinator.id);
+	snprintf(nm, sizeof(nm), "%zu", g->members_n);
+	if (a->json) {
+		cli_json_print(json_pack("{s:s,s:s,s:s,s:s,s:i}", "group", g->group_id,
+					 "coordinator", coord, "assignment_strategy", g->protocol,
+					 "state", g->state, "members", (int)g->members_n));
+		return CLI_OK;
+	}
+	static const char *const hdr[] = {"GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY",
+					  "STATE", "#MEMBERS"};
+	cli_table *t = cli_table_new(hdr, 5);
+	cli_table_add(t, (const char *const[]){g->group_id, coord,
+					       g->protocol[0] ? g->protocol : "", g->state, nm});
+	printf("\n");
+	cli_table_print(t, stdout);
+	cli_table_free(t);
+	return CLI_OK;
+}
+
+/* Committed offsets, then start and end offsets, of every partition the
+ * group owns or has a commit for, into rs. */
+static cohort_err
+read_offsets(cohort_admin *ad, const cohort_group_description *g, rows *rs,
+	     cohort_group_offsets_list **committed)
+{
+	for (size_t i = 0; i < g->members_n; i++)
+		for (size_t k = 0; k < g->members[i].assignment_n; k++) {
+			part_row *r = row_get(rs, g->members[i].assignment[k].topic,
+					      g->members[i].assignment[k].partition);
+			if (!r)
+				return COHORT_ERR__NOMEM;
+			r->owner = &g->members[i];
+		}
+	cohort_group_offsets_spec spec = {g->group_id, NULL, 0};
+	cohort_err e = cohort_admin_list_group_offsets(ad, &spec, 1, 0, -1, committed);
+	if (e)
+		return e;
+	const cohort_group_offsets *go = &(*committed)->groups[0];
+	for (size_t i = 0; i < go->offsets_n; i++) {
+		part_row *r = row_get(rs, go->offsets[i].topic, go->offsets[i].partition);
+		if (!r)
+			return COHORT_ERR__NOMEM;
+		r->committed = go->offsets[i].offset;
+	}
+	if (!rs->n)
+		return COHORT_OK;
+	/* after the commits: the end offsets can only have grown past them.
+	 * Two calls, one spec each: a partition named twice in one
+	 * ListOffsets would get one answer for both (Java's Map cannot ask
+	 * that either). */
+	cohort_offset_query *q = calloc(rs->n, sizeof(*q));
+	if (!q)
+		return COHORT_ERR__NOMEM;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < rs->n; i++)
+			q[i] = (cohort_offset_query){.topic = rs->r[i].topic,
+						     .partition = rs->r[i].partition,
+						     .spec = pass ? COHORT_OFFSET_SPEC_LATEST
+								  : COHORT_OFFSET_SPEC_EARLIEST};
+		cohort_admin_list_offsets(ad, q, rs->n, -1);
+		for (size_t i = 0; i < rs->n; i++) {
+			if (pass)
+				rs->r[i].end = q[i].err ? -1 : q[i].offset;
+			else
+				rs->r[i].start = q[i].err ? -1 : q[i].offset;
+			if (q[i].err && !rs->r[i].err)
+				rs->r[i].err = q[i].err;
+		}
+	}
+	free(q);
+	return COHORT_OK;
+}
+
+/* The offsets view, its notes and the summary line. */
+static void
+print_offsets(const cli_args *a, const cohort_group_description *g, rows *rs)
+{
+	qsort(rs->r, rs->n, sizeof(*rs->r), row_cmp);
+	static const char *const hdr[] = {"GROUP",          "TOPIC",          "PARTITION",
+					  "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
+					  "CONSUMER-ID",    "HOST",           "CLIENT-ID"};
+	cli_table *t = a->json ? NULL : cli_table_new(hdr, 9);
+	json_t *arr = a->json ? json_array() : NULL;
+	int64_t total = 0;
+	size_t unowned = 0;
+	for (size_t i = 0; i < rs->n; i++) {
+		const part_row *r = &rs->r[i];
+		int64_t lag = lag_of(r);
+		if (lag > 0)
+			total += lag;
+		if (!r->owner)
+			unowned++;
+		char p[16], cur[24], end[24], l[24];
+		snprintf(p, sizeof(p), "%d", r->partition);
+		snprintf(cur, sizeof(cur), "%lld", (long long)r->committed);
+		snprintf(end, sizeof(end), "%lld", (long long)r->end);
+		snprintf(l, sizeof(l), "%lld", (long long)lag);
+		const cohort_member_description *m = r->owner;
+		if (arr) {
+			json_t *o = json_pack("{s:s,s:s,s:i}", "group", g->group_id, "topic",
+					      r->topic, "partition", r->partition);
+			json_object_set_new(o, "current_offset",
+					    r->committed < 0 ? json_null()
+							     : json_integer(r->committed));
+			json_object_set_new(o, "log_start_offset",
+					    r->start < 0 ? json_null() : json_integer(r->start));
+			json_object_set_new(o, "log_end_offset",
+					    r->end < 0 ? json_null() : json_integer(r->end));
+			json_object_set_new(o, "lag", lag < 0 ? json_null() : json_integer(lag));
+			json_object_set_new(o, "committed_below_log_start",
+					    json_boolean(r->committed >= 0 && r->start >= 0 &&
+							 r->committed < r->start));
+			json_object_set_new(o, "consumer_id",
+					    m ? json_string(m->member_id) : json_null());
+			json_object_set_new(o, "host", m ? json_string(m->host) : json_null());
+			json_object_set_new(o, "client_id",
+					    m ? json_string(m->client_id) : json_null());
+			json_array_append_new(arr, o);
+		} else {
+			cli_table_add(t, (const char *const[]){
+						 g->group_id, r->topic, p,
+						 r->committed < 0 ? NULL : cur,
+						 r->end < 0 ? NULL : end, lag < 0 ? NULL : l,
+						 m ? m->member_id : NULL, m ? m->host : NULL,
+						 m ? m->client_id : NULL});
+		}
+	}
+	if (arr) {
+		json_t *o = json_pack("{s:s,s:s,s:s,s:i,s:I,s:i}", "group", g->group_id, "state",
+				      g->state, "protocol", g->protocol, "members",
+				      (int)g->members_n, "total_lag", (json_int_t)total,
+				      "partitions_without_owner", (int)unowned);
+		json_object_set_new(o, "partitions", arr);
+		cli_json_print(o);
+		return;
+	}
+	if (strcmp(g->state, "Empty") == 0 || strcmp(g->state, "Dead") == 0)
+		fprintf(stderr, "\nConsumer group '%s' has no active members.\n", g->group_id);
+	else if (strcasecmp(g->state, "PreparingRebalance") == 0 ||
+		 strcasecmp(g->state, "CompletingRebalance") == 0)
+		fprintf(stderr, "\nWarning: Consumer group '%s' is rebalancing.\n", g->group_id);
+	printf("\n");
+	cli_table_print(t, stdout);
+	cli_table_free(t);
+	for (size_t i = 0; i < rs->n; i++) {
+		const part_row *r = &rs->r[i];
+		if (r->committed >= 0 && r->start >= 0 && r->committed < r->start)
+			printf("Note: %s-%d: committed offset %lld is below the log start offset "
+			       "%lld: records %lld..%lld were deleted before the group read "
+			       "them.\n",
+			       r->topic, r->partition, (long long)r->committed, (long long)r->start,
+			       (long long)r->committed, (long long)r->start - 1);
+		if (!r->owner && lag_of(r) > 0 && g->members_n > 0)
+			printf("Note: %s-%d has lag %lld and no owner in the group.\n", r->topic,
+			       r->partition, (long long)lag_of(r));
+		if (r->err)
+			printf("Note: %s-%d: offsets not read: %s.\n", r->topic, r->partition,
+			       cohort_err_str(r->err));
+	}
+	printf("\n%s: state %s, protocol %s, %zu member%s, total lag %lld, %zu partition%s "
+	       "without an owner\n",
+	       g->group_id, g->state, g->protocol[0] ? g->protocol : "-", g->members_n,
+	       g->members_n == 1 ? "" : "s", (long long)total, unowned, unowned == 1 ? "" : "s");
+}
+
+static int
+run_describe(cli_args *a)
+{
+	int rc;
+	cohort_admin *ad = cli_admin(a, &rc);
+	if (!ad)
+		return rc;
+	cohort_group_descriptions *d = NULL;
+	cohort_err e = cohort_admin_describe_groups(ad, a->pos, 1, -1, &d);
+	const cohort_group_description *g = d && d->groups_n ? &d->groups[0] : NULL;
+	if (!g || g->err) {
+		cohort_admin_free(ad);
+		e = g ? g->err : e;
+		cohort_group_descriptions_free(d);
+		return cli_fail(cli_status(e), "groups describe: group '%s': %s", a->pos[0],
+				cohort_err_str(e));
+	}
+	rows rs = {0};
+	cohort_group_offsets_list *committed = NULL;
+	if (cli_opt_has(a, "members")) {
+		rc = print_members(a, g);
+	} else if (cli_opt_has(a, "state")) {
+		rc = print_state(a, g);
+	} else if ((e = read_offsets(ad, g, &rs, &committed)) != COHORT_OK) {
+		rc = cli_fail(cli_status(e), "groups describe: group '%s': %s", g->group_id,
+			      cohort_err_str(e));
+	} else if (strcmp(g->state, "Dead") == 0 && rs.n == 0) {
+		rc = cli_fail(CLI_ENOTFOUND, "groups describe: Consumer group '%s' does not exist.",
+			      g->group_id);
+	} else {
+		print_offsets(a, g, &rs);
+	}
+	cohort_admin_free(ad);
+	free(rs.r);
+	cohort_group_offsets_list_free(committed);
+	cohort_group_descriptions_free(d);
+	return rc;
+}
+
+const cli_command cli_groups_list_cmd = {
+	"groups list", "", "the cluster's groups with state, protocol and members", list_opts, 0, 0,
+	run_list};
+const cli_command cli_groups_describe_cmd = {
+	"groups describe",
+	"GROUP",
+	"a group's partitions with committed offset, end offset, lag and owner (or --members, "
+	"--state)",
+	describe_opts,
+	1,
+	1,
+	run_describe};
