@@ -224,6 +224,108 @@ class Cli(BrokerTestCase):
         self.assertEqual(r.returncode, 4)
         self.assertIn("does not exist", r.stderr)
 
+    def test_reset_delete_and_remove(self):
+        topic, g = "cli-reset", "rg"
+        with kwire.Conn(self.broker.port) as c:
+            kwire.create_topics(c, [(topic, 2, 1)])
+            for p in range(2):
+                self.assertEqual(produce(c, topic, p, batch(-1, -1, -1, [b"x"] * 10))[0], 0)
+            delete_records(c, 2, {topic: [(1, 3)]})
+
+        def committed():
+            with kwire.Conn(self.broker.port) as c:
+                got = kwire.offset_fetch(c, 5, g, {topic: [0, 1]})
+            return [got[(topic, p)][0] for p in (0, 1)]
+
+        def reset(*args, rc=0):
+            r = run("groups", "reset-offsets", g, *args, "--bootstrap-server", self.bs)
+            self.assertEqual(r.returncode, rc, (args, r.stdout, r.stderr))
+            return r
+
+        def new_offsets(r):
+            return [int(line.split()[3]) for line in r.stdout.splitlines()
+                    if line.startswith(g + " ")]
+
+        # a group that never existed may be reset (Kafka: state Dead)
+        r = reset("--topic", topic, "--to-earliest")
+        self.assertEqual(new_offsets(r), [0, 3])
+        self.assertIn("Dry run", r.stdout)
+        self.assertEqual(committed(), [-1, -1])          # dry run: nothing changed
+        reset("--topic", topic, "--to-offset", "5", "--execute")
+        self.assertEqual(committed(), [5, 5])
+        self.assertEqual(new_offsets(reset("--all-topics", "--shift-by", "-4")), [1, 3])
+        self.assertEqual(new_offsets(reset("--topic", topic + ":1", "--to-offset", "99")), [10])
+        self.assertEqual(new_offsets(reset("--all-topics", "--to-latest")), [10, 10])
+        self.assertEqual(new_offsets(reset("--all-topics", "--to-current")), [5, 5])
+        self.assertEqual(new_offsets(reset("--all-topics", "--to-datetime",
+                                           "2999-01-01T00:00:00")), [10, 10])
+        self.assertEqual(new_offsets(reset("--all-topics", "--to-datetime",
+                                           "2000-01-01T00:00:00.000Z")), [0, 3])
+        self.assertEqual(new_offsets(reset("--all-topics", "--by-duration", "P1DT2H")), [0, 3])
+        csv = reset("--all-topics", "--shift-by", "2", "--export").stdout
+        self.assertEqual(csv, "%s,0,7\n%s,1,7\n" % (topic, topic))
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+            f.write(csv.replace(",7\n", ",8\n", 1))
+        self.addCleanup(os.unlink, f.name)
+        j = json.loads(reset("--from-file", f.name, "--execute", "--json").stdout)
+        self.assertEqual([x["new_offset"] for x in j["partitions"]], [8, 7])
+        self.assertEqual(committed(), [8, 7])
+        # bad input
+        for args, want in ((["--all-topics"], "name one of"),
+                           (["--to-latest"], "--topic"),
+                           (["--all-topics", "--to-latest", "--to-earliest"], "cannot go together"),
+                           (["--all-topics", "--to-datetime", "yesterday"], "--to-datetime"),
+                           (["--all-topics", "--by-duration", "1 day"], "--by-duration"),
+                           (["--topic", topic + ":x", "--to-latest"], "bad partition list")):
+            self.assertIn(want, reset(*args, rc=2).stderr)
+        with open(f.name, "w") as bad:
+            bad.write("%s,0,8\n%s;1;7\n" % (topic, topic))
+        self.assertIn("%s:2" % f.name, reset("--from-file", f.name, rc=2).stderr)
+        # refused while the group has a member
+        p = subprocess.Popen([CLI, "consume", topic, "--group", g, "--property",
+                              "group.instance.id=inst-1", "--bootstrap-server", self.bs],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                state, _ = self.table("groups", "describe", g, "--state")
+                if state[1][-2:] == ["Stable", "1"]:
+                    break
+                time.sleep(0.3)
+            r = reset("--all-topics", "--to-earliest", "--execute", rc=5)
+            self.assertIn("can only be reset if the group '%s' is inactive" % g, r.stderr)
+            # not reset to [0, 3] (the member may have committed further on)
+            self.assertTrue(all(o >= 7 for o in committed()), committed())
+            r = run("groups", "delete", g, "--bootstrap-server", self.bs)
+            self.assertEqual(r.returncode, 5, r.stderr)
+            r = run("groups", "remove-members", g, "--instance-id", "nobody",
+                    "--bootstrap-server", self.bs)
+            self.assertEqual(r.returncode, 4, r.stderr)
+            r = run("groups", "remove-members", g, "--instance-id", "inst-1",
+                    "--bootstrap-server", self.bs)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("Removed member 'inst-1'", r.stdout)
+        finally:
+            p.send_signal(signal.SIGTERM)
+            p.communicate(timeout=30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            state, _ = self.table("groups", "describe", g, "--state")
+            if state[1][-2] == "Empty":
+                break
+            time.sleep(0.3)
+        r = run("groups", "delete-offsets", g, "--topic", topic + ":1",
+                "--bootstrap-server", self.bs)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.split()[3:], [topic, "1", "Successful"])
+        self.assertEqual(committed()[1], -1)
+        r = run("groups", "delete", g, "--bootstrap-server", self.bs)
+        self.assertEqual((r.returncode, r.stdout.strip()),
+                         (0, "Deletion of requested consumer groups ('%s') was successful." % g),
+                         r.stderr)
+        r = run("groups", "delete", g, "--bootstrap-server", self.bs)
+        self.assertEqual(r.returncode, 4, r.stderr)
+
     def test_unreachable_broker(self):
         t0 = time.monotonic()
         r = run("topics", "list", "--bootstrap-server", "127.0.0.1:1", "--timeout-ms", "2000")
