@@ -252,6 +252,9 @@ class Gen:
         o.append("#include <stdbool.h>\n#include <stdint.h>\n")
         o.append('#include "common/ch_arena.h"\n#include "common/ch_buf.h"')
         o.append('#include "common/ch_uuid.h"\n#include "proto/ch_rd.h"\n')
+        o.append("/* Responses' _errors: fn(ud, code) for every ErrorCode field the version\n"
+                 " * has, nested ones included (what Kafka's errorCounts() counts). */")
+        o.append("typedef void (*ch_error_fn)(void *ud, int16_t code);\n")
         for m in self.msgs:
             o.append(f"/* ---- {m.name} (versions {m.valid[0]}-{m.valid[1]}"
                      f"{', flexible ' + str(m.flex[0]) + '+' if m.flex else ''}) ---- */")
@@ -280,6 +283,8 @@ class Gen:
             o.append(f"void {cn}_init({cn} *m);")
             o.append(f"int {cn}_decode(ch_rd *r, ch_arena *a, int16_t v, {cn} *m);")
             o.append(f"void {cn}_encode(ch_buf *b, int16_t v, const {cn} *m);")
+            if m.kind == "response":
+                o.append(f"void {cn}_errors(const {cn} *m, int16_t v, ch_error_fn fn, void *ud);")
             o.append(f"#define {cn.upper()}_MIN_VERSION {m.valid[0]}")
             o.append(f"#define {cn.upper()}_MAX_VERSION {m.valid[1]}")
             o.append(f"#define {cn.upper()}_FLEX_VERSION {m.flex[0] if m.flex else -1}")
@@ -289,6 +294,7 @@ class Gen:
 typedef int (*ch_decode_fn)(ch_rd *r, ch_arena *a, int16_t v, void *m);
 typedef void (*ch_encode_fn)(ch_buf *b, int16_t v, const void *m);
 typedef void (*ch_init_fn)(void *m);
+typedef void (*ch_errors_fn)(const void *m, int16_t v, ch_error_fn fn, void *ud);
 
 typedef struct ch_api_codec {
 	int16_t key;
@@ -299,6 +305,7 @@ typedef struct ch_api_codec {
 	ch_init_fn req_init, resp_init;
 	ch_decode_fn req_decode, resp_decode;
 	ch_encode_fn req_encode, resp_encode;
+	ch_errors_fn resp_errors; /* every ErrorCode of a response */
 } ch_api_codec;
 
 extern const ch_api_codec ch_api_codecs[];
@@ -611,6 +618,8 @@ extern const size_t ch_msg_fillers_n;
                     o.append("\t\tch_wr_uvarint(b, 0);")
                 o.append("\t}")
             o.append("}\n")
+        if m.kind == "response":
+            o += self.errors_code(m, structs)
         cn = m.cname(m.root)
         o.append(f"void\n{cn}_init({cn} *m)\n{{\n\tinit_{cn}(m);\n}}\n")
         o.append(f"int\n{cn}_decode(ch_rd *r, ch_arena *a, int16_t v, {cn} *m)\n{{")
@@ -625,6 +634,54 @@ extern const size_t ch_msg_fillers_n;
         o.append(f"\tenc_{cn}(b, v, m);")
         o.append("}")
         return "\n".join(o) + "\n"
+
+    def errors_code(self, m, structs):
+        """errs_<struct>: fn(ud, code) for each ErrorCode field present at v,
+        recursing into struct fields and arrays; <Response>_errors calls the
+        root's."""
+        def has_errors(s, seen=()):
+            for f in s.fields:
+                if f.name == "ErrorCode" and f.elem == "int16" and not f.is_array:
+                    return True
+                if f.is_struct and f.struct.name not in seen and \
+                        has_errors(f.struct, seen + (s.name,)):
+                    return True
+            return False
+        o = []
+        walk = [s for s in structs if has_errors(s)]
+        for s in walk:
+            cn = m.cname(s)
+            o.append(f"static void errs_{cn}(const {cn} *m, int16_t v, ch_error_fn fn, void *ud);")
+        for s in walk:
+            cn = m.cname(s)
+            o.append(f"static void\nerrs_{cn}(const {cn} *m, int16_t v, ch_error_fn fn, void *ud)\n{{")
+            o.append("\t(void)v;")
+            for f in s.fields:
+                cond = vcond(f.versions)
+                if f.name == "ErrorCode" and f.elem == "int16" and not f.is_array:
+                    o.append(f"\tif ({cond})")
+                    o.append(f"\t\tfn(ud, m->{f.name});")
+                elif f.is_struct and f.struct in walk:
+                    sn = m.cname(f.struct)
+                    if f.is_array:
+                        o.append(f"\tif ({cond})")
+                        o.append(f"\t\tfor (int32_t i_ = 0; i_ < m->{f.name}_n; i_++)")
+                        o.append(f"\t\t\terrs_{sn}(&m->{f.name}[i_], v, fn, ud);")
+                    elif f.nullable:
+                        o.append(f"\tif (({cond}) && m->{f.name})")
+                        o.append(f"\t\terrs_{sn}(m->{f.name}, v, fn, ud);")
+                    else:
+                        o.append(f"\tif ({cond})")
+                        o.append(f"\t\terrs_{sn}(&m->{f.name}, v, fn, ud);")
+            o.append("}\n")
+        cn = m.cname(m.root)
+        o.append(f"void\n{cn}_errors(const {cn} *m, int16_t v, ch_error_fn fn, void *ud)\n{{")
+        if m.root in walk:
+            o.append(f"\terrs_{cn}(m, v, fn, ud);")
+        else:
+            o.append("\t(void)m;\n\t(void)v;\n\t(void)fn;\n\t(void)ud;")
+        o.append("}\n")
+        return o
 
     # ------------------------------------------------------------- test fillers
     def fill_scalar(self, f, tgt, nullable_cond, ind):
@@ -765,7 +822,8 @@ fill_count(uint64_t *rng, int nullable)
             o.append(f'\t{{{req.api_key}, "{name}", {req.valid[0]}, {req.valid[1]}, {fv}, '
                      f"sizeof({rq}), sizeof({rs}), (ch_init_fn){rq}_init, (ch_init_fn){rs}_init, "
                      f"(ch_decode_fn){rq}_decode, (ch_decode_fn){rs}_decode, "
-                     f"(ch_encode_fn){rq}_encode, (ch_encode_fn){rs}_encode}},")
+                     f"(ch_encode_fn){rq}_encode, (ch_encode_fn){rs}_encode, "
+                     f"(ch_errors_fn){rs}_errors}},")
         o.append("};")
         o.append("const size_t ch_api_codecs_n = sizeof(ch_api_codecs) / sizeof(ch_api_codecs[0]);\n")
         o.append("const ch_api_codec *\nch_api_codec_find(int16_t key)\n{")

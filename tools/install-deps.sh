@@ -10,7 +10,8 @@
 #          tools/install-clients.sh: the clients from PyPI, the Go module
 #          proxy and npm (pinned) into .deps/ and tests/integration/node_modules;
 #          and Apache Kafka itself (the reference broker, its tools and Java
-#          client: JDK 17, Maven, then tools/kafka-ref.sh install into .deps/).
+#          client: JDK 17, Maven, then tools/kafka-ref.sh install into .deps/);
+#          promtool from Debian's prometheus package (tools/install-promtool.sh).
 # Idempotent; silent when everything is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,4 +46,5 @@ fi
 if [[ $what == test ]]; then
 	./tools/kafka-ref.sh install
 	./tools/install-debian-go.sh   # Debian's sarama 1.22.1 and kafka-go 0.2.1
+	./tools/install-promtool.sh    # Debian's promtool 2.42.0 (it_metrics), into .deps/
 fi

@@ -95,9 +95,45 @@ ch_req_strdup(ch_req *req, ch_str s)
 	return p;
 }
 
+/* bk's counters, allocated at first use (requests may be built without
+ * ch_api_on_frame: the api tests call handlers directly). */
+static ch_api_stats *
+stats_of(ch_broker *bk)
+{
+	if (!bk->api_stats)
+		bk->api_stats = ch_xcalloc(1, sizeof(ch_api_stats));
+	return bk->api_stats;
+}
+
+const ch_api_stats *
+ch_api_get_stats(ch_broker *bk)
+{
+	return stats_of(bk);
+}
+
+void
+ch_api_note_error(ch_req *req, int16_t code)
+{
+	int k = req->key, e = code + 1;
+	if (k >= 0 && k < CH_API_STATS_KEYS && e >= 0 && e < CH_API_STATS_ERRORS)
+		stats_of(req->bk)->errors[k][e]++;
+}
+
+/* ch_error_fn for a response's _errors walk; ud is the request. */
+static void
+note_error_cb(void *ud, int16_t code)
+{
+	ch_api_note_error(ud, code);
+}
+
+/* Ends a request: its count and latency go to the stats, then it is freed. */
 static void
 req_free(ch_req *req)
 {
+	int k = req->key, v = req->version;
+	if (k >= 0 && k < CH_API_STATS_KEYS && v >= 0 && v < CH_API_STATS_VERSIONS)
+		ch_hist_observe(&stats_of(req->bk)->latency[k][v],
+				ch_now_mono_us() - req->received_us);
 	ch_arena_reset(&req->arena);
 	free(req);
 }
@@ -129,6 +165,7 @@ send_api_versions_fallback(ch_broker *bk, void *conn, uint64_t seq, int32_t corr
 	tmp.version = 0;
 	tmp.corr = corr;
 	tmp.codec = ch_api_codec_find(CH_APIKEY_API_VERSIONS);
+	tmp.received_us = ch_now_mono_us();
 	ch_arena_init(&tmp.arena);
 	ch_req *req = malloc(sizeof(*req));
 	if (!req)
@@ -211,6 +248,7 @@ ch_api_on_frame(ch_broker *bk, void *conn, uint64_t seq, const char *peer, const
 	req->client_id = hdr.ClientId;
 	req->codec = codec;
 	req->received_ms = now_ms;
+	req->received_us = ch_now_mono_us();
 	ch_arena_init(&req->arena);
 	req->arena.limit = len * ARENA_FACTOR + ARENA_FLOOR;
 	req->body = ch_arena_alloc(&req->arena, codec->req_size);
@@ -252,6 +290,7 @@ ch_api_send(ch_req *req, const void *resp)
 	req->codec->resp_encode(b, req->version, resp);
 	if (!ch_buf_ok(b))
 		abort();
+	req->codec->resp_errors(resp, req->version, note_error_cb, req);
 	bk->reply(bk->shell, req->conn, req->seq, b);
 	req_free(req);
 }

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "common/ch_arena.h"
+#include "common/ch_hist.h"
 #include "proto/ch_rd.h"
 #include "proto/generated/ch_api_keys.h"
 #include "proto/generated/ch_msgs.h"
@@ -41,9 +42,10 @@ typedef struct ch_req {
 	int32_t corr;     /* correlation id */
 	ch_str client_id; /* header client id (may be null) */
 	const ch_api_codec *codec;
-	void *body;          /* decoded request, codec->req_size bytes, in arena */
-	ch_arena arena;      /* decoded request and response scratch */
-	int64_t received_ms; /* monotonic time of arrival */
+	void *body;           /* decoded request, codec->req_size bytes, in arena */
+	ch_arena arena;       /* decoded request and response scratch */
+	int64_t received_ms;  /* monotonic time of arrival */
+	uint64_t received_us; /* the same in microseconds, for the latency histogram */
 } ch_req;
 
 /* Called by the shell for every complete frame. The frame bytes stay valid
@@ -65,6 +67,26 @@ void ch_api_send_resp(ch_req *req, struct ch_resp *resp);
 void ch_api_send_none(ch_req *req);
 /* Close the connection (protocol error); frees req. */
 void ch_api_close(ch_req *req, const char *why);
+
+/* ---- counters (/metrics) --------------------------------------------------
+ * Kept by the api layer on the loop thread, plain increments: every request
+ * ended (answered, no response, or its connection closed) by API key and
+ * version with its latency (frame complete to response handed to the
+ * network), and every ErrorCode of every response by API key and code
+ * (Kafka's errorCounts: nested ones too, NONE included). Requests refused
+ * before a handler are bk->n_rejected. */
+#define CH_API_STATS_KEYS 70     /* api keys 0..69 */
+#define CH_API_STATS_VERSIONS 18 /* versions 0..17 */
+#define CH_API_STATS_ERRORS 130  /* error code + 1: -1 (UNKNOWN_SERVER_ERROR) .. 128 */
+typedef struct ch_api_stats {
+	ch_hist latency[CH_API_STATS_KEYS][CH_API_STATS_VERSIONS]; /* count = requests */
+	uint64_t errors[CH_API_STATS_KEYS][CH_API_STATS_ERRORS];
+} ch_api_stats;
+/* bk's counters (allocated at the first request, freed by ch_broker_close). */
+const ch_api_stats *ch_api_get_stats(ch_broker *bk);
+/* Counts one error code of req's response, for responses built by hand
+ * (Fetch); ch_api_send counts the others itself. */
+void ch_api_note_error(ch_req *req, int16_t code);
 
 /* Allocation in the request's arena that never fails (aborts on OOM: this
  * is the broker). Zeroed. */

@@ -235,6 +235,7 @@ encode(fetch *f, int16_t top_err)
 		ch_wr_i32(&b, 0); /* ThrottleTimeMs */
 	if (v >= 7) {
 		ch_wr_i16(&b, top_err);
+		ch_api_note_error(req, top_err);
 		ch_wr_i32(&b, 0); /* SessionId: no sessions */
 	}
 	int32_t nt = top_err ? 0 : (rq->Topics_n > 0 ? rq->Topics_n : 0);
@@ -257,9 +258,11 @@ encode(fetch *f, int16_t top_err)
 			bool unknown = fp->err == CH_KERR_UNKNOWN_TOPIC_OR_PARTITION ||
 				       fp->err == CH_KERR_UNKNOWN_TOPIC_ID;
 			ch_wr_i32(&b, fp->q->Partition);
-			ch_wr_i16(&b, fp->err == CH_KERR_KAFKA_STORAGE_ERROR && v <= 5
-					      ? CH_KERR_NOT_LEADER_OR_FOLLOWER
-					      : fp->err);
+			int16_t perr = fp->err == CH_KERR_KAFKA_STORAGE_ERROR && v <= 5
+					       ? CH_KERR_NOT_LEADER_OR_FOLLOWER
+					       : fp->err;
+			ch_wr_i16(&b, perr);
+			ch_api_note_error(req, perr);
 			ch_wr_i64(&b, fp->err ? -1 : fp->hw);
 			if (v >= 4) {
 				ch_wr_i64(&b, fp->err ? -1 : fp->lso);

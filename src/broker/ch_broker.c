@@ -3,6 +3,8 @@
  */
 #include "broker/ch_broker.h"
 
+#include <stdlib.h>
+
 #include <string.h>
 
 #include "broker/ch_log_manager.h"
@@ -54,4 +56,6 @@ ch_broker_close(ch_broker *bk)
 	ch_topics_set_exec(bk->topics, NULL);
 	ch_topics_close(bk->topics);
 	bk->topics = NULL;
+	free(bk->api_stats);
+	bk->api_stats = NULL;
 }

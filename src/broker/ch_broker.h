@@ -73,6 +73,7 @@ struct ch_broker {
 
 	/* Counters for logs and tests. */
 	uint64_t n_requests, n_rejected;
+	struct ch_api_stats *api_stats; /* the api layer's (ch_api.h); freed by close */
 };
 
 /*

@@ -80,6 +80,7 @@ struct ch_part {
 	bool sync_busy;          /* a sync job is queued or running */
 	bool sync_again;         /* a flush was asked for while busy */
 	int sync_rc;
+	uint64_t sync_us; /* how long that sync took (worker -> sync_done) */
 	ch_work sync_job;
 
 	lso_waiter *lso_head; /* DeleteRecords waiting for a start-offset write */

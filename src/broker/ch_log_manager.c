@@ -150,7 +150,9 @@ static void
 sync_run(ch_work *j)
 {
 	ch_part *p = j->ud;
+	uint64_t t0 = ch_now_mono_us();
 	p->sync_rc = ch_plog_sync(p->pl);
+	p->sync_us = ch_now_mono_us() - t0;
 }
 
 void
@@ -175,6 +177,7 @@ sync_done(ch_work *j)
 	ch_part *p = j->ud;
 	ch_log_manager *lm = p->lm;
 	lm->stats.syncs++;
+	ch_hist_observe(&lm->stats.fsync, p->sync_us);
 	p->sync_busy = false;
 	if (p->sync_rc != CH_OK || ch_plog_failed(p->pl))
 		ch_lm_release_durable(p, CH_KERR_KAFKA_STORAGE_ERROR, 0);

@@ -61,6 +61,7 @@
 #include <stdint.h>
 
 #include "broker/ch_partition.h"
+#include "common/ch_hist.h"
 #include "log/ch_logfs.h"
 
 struct ch_config;
@@ -136,6 +137,7 @@ typedef struct ch_log_manager_stats {
 	uint64_t cleanings;
 	uint64_t retention_deleted;
 	uint64_t producers_expired;
+	ch_hist fsync; /* each fdatasync's duration (measured on the worker) */
 } ch_log_manager_stats;
 ch_log_manager_stats ch_log_manager_get_stats(const ch_log_manager *lm);
 

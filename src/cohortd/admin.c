@@ -10,7 +10,7 @@
 
 struct admin {
 	ch_http *http;
-	ch_broker *bk;
+	admin_sources src;
 };
 
 static const char TEXT[] = "text/plain; charset=utf-8";
@@ -21,7 +21,8 @@ page_index(admin *a, ch_http_reply *out)
 {
 	(void)a;
 	ch_buf_printf(&out->body, "cohortd admin API\n"
-				  "  /          this index\n");
+				  "  /          this index\n"
+				  "  /metrics   Prometheus metrics (text format 0.0.4)\n");
 }
 
 /* ch_http's handler: path -> page; 404 for a path no page serves. */
@@ -34,17 +35,22 @@ route(void *ud, const char *path, ch_http_reply *out)
 		page_index(a, out);
 		return;
 	}
+	if (strcmp(path, "/metrics") == 0) {
+		out->content_type = "text/plain; version=0.0.4; charset=utf-8";
+		admin_render_metrics(&a->src, &out->body);
+		return;
+	}
 	out->status = 404;
 	ch_buf_printf(&out->body, "not found: %s\n", path);
 }
 
 admin *
-admin_start(ch_loop *loop, const ch_listener *l, ch_broker *bk, char *err, size_t errlen)
+admin_start(const ch_listener *l, const admin_sources *src, char *err, size_t errlen)
 {
 	admin *a = ch_xmalloc(sizeof(*a));
 	memset(a, 0, sizeof(*a));
-	a->bk = bk;
-	a->http = ch_http_new(loop, l->host, l->port, route, a, err, errlen);
+	a->src = *src;
+	a->http = ch_http_new(src->loop, l->host, l->port, route, a, err, errlen);
 	if (!a->http) {
 		free(a);
 		return NULL;

@@ -4,6 +4,7 @@
  * so pages read the broker and the coordinator directly.
  *
  *   /          a plain-text index of the endpoints
+ *   /metrics   Prometheus text format (admin_metrics.c)
  *   anything else: 404
  */
 #ifndef COHORTD_ADMIN_H
@@ -14,13 +15,24 @@
 
 typedef struct admin admin;
 
-/* Binds the listener l (admin.listeners) on loop; NULL with the reason in
- * err when it cannot. Pages read bk, which may still be unopened then but
- * must be open once the loop runs, and must outlive the listener. */
-admin *admin_start(ch_loop *loop, const ch_listener *l, ch_broker *bk, char *err, size_t errlen);
+/* What the pages read: the broker (its registry, logs, coordinator and the
+ * api layer's counters), the Kafka server's counters and the loop's. */
+typedef struct admin_sources {
+	ch_broker *bk;
+	struct ch_server *server;
+	ch_loop *loop;
+} admin_sources;
+
+/* Binds the listener l (admin.listeners) on src->loop; NULL with the reason
+ * in err when it cannot. src is copied; the broker may still be unopened
+ * then but must be open once the loop runs, and must outlive the listener. */
+admin *admin_start(const ch_listener *l, const admin_sources *src, char *err, size_t errlen);
 /* The bound port. */
 int admin_port(const admin *a);
 /* Closes the listener and its connections. NULL is a no-op. */
 void admin_stop(admin *a);
+
+/* Appends the /metrics page to b (admin_metrics.c). */
+void admin_render_metrics(const admin_sources *src, ch_buf *b);
 
 #endif

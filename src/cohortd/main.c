@@ -193,8 +193,8 @@ main(int argc, char **argv)
 	 * libmicrohttpd's thread. Its pages run once the loop does. */
 	admin *adm = NULL;
 	if (cfg.admin_enabled) {
-		adm = admin_start(d.loop, &cfg.admin_listener, &d.bk, listen_err,
-				  sizeof(listen_err));
+		admin_sources src = {&d.bk, d.server, d.loop};
+		adm = admin_start(&cfg.admin_listener, &src, listen_err, sizeof(listen_err));
 		if (!adm) {
 			fprintf(stderr,
 				"cohortd: cannot listen on admin.listeners http://%s:%d: %s\n",

@@ -63,12 +63,18 @@ ch_path_join(const char *dir, const char *name)
 	return p;
 }
 
-int64_t
-ch_now_mono_ms(void)
+uint64_t
+ch_now_mono_us(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+int64_t
+ch_now_mono_ms(void)
+{
+	return (int64_t)(ch_now_mono_us() / 1000u);
 }
 
 int64_t

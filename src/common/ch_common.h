@@ -52,6 +52,8 @@ char *ch_path_join(const char *dir, const char *name);
  * broker (append and retention times), the log (rate-limited error lines),
  * ch_log (line timestamps) and cohortd. */
 int64_t ch_now_mono_ms(void);
+/* Monotonic microseconds (the same clock; for latency histograms). */
+uint64_t ch_now_mono_us(void);
 int64_t ch_now_wall_ms(void);
 
 #endif

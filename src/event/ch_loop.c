@@ -40,6 +40,8 @@ struct ch_loop {
 	int epfd;
 	int64_t now;
 	atomic_bool stop;
+	uint64_t woke_us; /* when the last epoll_wait returned; 0 before the first */
+	ch_hist busy;     /* woke_us to the next epoll_wait, per iteration */
 
 	/* the batch being dispatched; ch_io_remove clears entries in it */
 	struct epoll_event events[CH_LOOP_MAX_EVENTS];
@@ -199,6 +201,12 @@ void
 ch_timer_cancel(ch_loop *loop, ch_timer *t)
 {
 	ch_heap_remove(&loop->timers, &t->node);
+}
+
+const ch_hist *
+ch_loop_busy(const ch_loop *loop)
+{
+	return &loop->busy;
 }
 
 size_t
@@ -498,13 +506,17 @@ ch_loop_run_once(ch_loop *loop, int max_wait_ms)
 {
 	bool more = run_hooks(loop);
 	int timeout = compute_timeout(loop, more, max_wait_ms);
+	uint64_t sleep_us = ch_now_mono_us();
+	if (loop->woke_us)
+		ch_hist_observe(&loop->busy, sleep_us - loop->woke_us);
 	int n = epoll_wait(loop->epfd, loop->events, CH_LOOP_MAX_EVENTS, timeout);
 	if (n < 0) {
 		if (errno != EINTR)
 			CH_LOGE("event", "epoll_wait: %s", strerror(errno));
 		n = 0;
 	}
-	loop->now = ch_now_mono_ms();
+	loop->woke_us = ch_now_mono_us();
+	loop->now = (int64_t)(loop->woke_us / 1000u);
 	loop->nevents = n;
 	dispatch_events(loop);
 	run_timers(loop);

@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "common/ch_heap.h"
+#include "common/ch_hist.h"
 
 typedef struct ch_loop ch_loop;
 typedef struct ch_io ch_io;
@@ -162,6 +163,11 @@ int ch_loop_on_signal(ch_loop *loop, int signo, ch_signal_fn cb, void *ud);
 typedef struct ch_hook ch_hook;
 ch_hook *ch_loop_add_before_sleep(ch_loop *loop, ch_hook_fn fn, void *ud);
 void ch_loop_remove_before_sleep(ch_loop *loop, ch_hook *h);
+
+/* How long each iteration worked, from waking up (epoll_wait returned) to
+ * sleeping again: what an event arriving meanwhile waits at most
+ * (/metrics' cohort_event_loop_iteration_seconds). */
+const ch_hist *ch_loop_busy(const ch_loop *loop);
 
 /* Armed timers (tests and metrics). */
 size_t ch_loop_timer_count(const ch_loop *loop);

@@ -264,6 +264,10 @@ ch_coord_group_set_state(ch_coord_group *g, ch_coord_group_state s, int64_t now,
 	ch_coord_log(g->coord, level, "group %s: %s -> %s (generation %d): %s", g->group_id,
 		     ch_coord_group_state_name(g->state), ch_coord_group_state_name(s),
 		     g->generation, why->detail);
+	if (s == CH_COORD_GROUP_PREPARING_REBALANCE && (unsigned)why->cause < CH_COORD_CAUSE_N)
+		g->coord->stats.rebalances[why->cause]++;
+	else if (s == CH_COORD_GROUP_STABLE && g->state == CH_COORD_GROUP_COMPLETING_REBALANCE)
+		g->coord->stats.completed_rebalances++;
 	if (s == CH_COORD_GROUP_PREPARING_REBALANCE) {
 		g->rebalance_reason = *why;
 		g->join_wait = JOIN_WAIT_MEMBERS;
@@ -1910,6 +1914,8 @@ void
 ch_coord_group_delete(ch_coord_group *g, int64_t now, const coord_reason *why)
 {
 	ch_coord *c = g->coord;
+	if (why->cause == CH_COORD_CAUSE_DELETED)
+		c->stats.groups_deleted++;
 	ch_coord_group_set_state(g, CH_COORD_GROUP_DEAD, now, why);
 	ch_map_remove(&c->groups, g->group_id, strlen(g->group_id));
 	group_free(g);

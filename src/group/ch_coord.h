@@ -350,7 +350,43 @@ typedef enum ch_coord_cause {
 	CH_COORD_CAUSE_DELETED,           /* DeleteGroups, offsets retention */
 } ch_coord_cause;
 
+#define CH_COORD_CAUSE_N (CH_COORD_CAUSE_DELETED + 1)
+
 const char *ch_coord_cause_name(ch_coord_cause c);
+
+/* Counters of the coordinator's own doing, for /metrics; they only grow.
+ * Replay from __consumer_offsets counts nothing. */
+typedef struct ch_coord_stats {
+	uint64_t offset_commits;       /* offsets an OffsetCommit made durable, one per partition */
+	uint64_t offset_expirations;   /* offsets removed by offsets retention */
+	uint64_t offset_deletions;     /* offsets removed by OffsetDelete */
+	uint64_t completed_rebalances; /* CompletingRebalance -> Stable */
+	uint64_t rebalances[CH_COORD_CAUSE_N]; /* PreparingRebalance entered, by its cause */
+	uint64_t groups_deleted;               /* DeleteGroups, offsets retention */
+} ch_coord_stats;
+
+const ch_coord_stats *ch_coord_get_stats(const ch_coord *c);
+
+/* One group as /metrics and the admin API see it; valid during the call. */
+typedef struct ch_coord_group_view {
+	const char *group_id;
+	ch_coord_group_state state;
+	const char *protocol_type; /* NULL before the first member */
+	const char *protocol;      /* the generation's protocol; NULL if none */
+	int32_t generation;
+	int32_t members;
+	int32_t offsets; /* committed partitions */
+} ch_coord_group_view;
+
+/* fn for every group, in no particular order; fn must not change c. */
+void ch_coord_foreach_group(const ch_coord *c, void (*fn)(void *ud, const ch_coord_group_view *g),
+			    void *ud);
+/* fn for every committed offset of group_id (nothing when there is no such
+ * group); topic is tlen bytes, not NUL-terminated. fn must not change c. */
+void ch_coord_foreach_offset(const ch_coord *c, const char *group_id,
+			     void (*fn)(void *ud, const char *topic, size_t tlen, int32_t partition,
+					int64_t offset),
+			     void *ud);
 
 typedef struct ch_coord_group_info {
 	bool exists;

@@ -223,3 +223,39 @@ ch_coord_delete_groups(ch_coord *c, const ch_coord_req *req)
 	}
 	ch_coord_deferred_start(c, d, now);
 }
+
+/* ---- introspection for /metrics and the admin API ------------------------------------ */
+
+const ch_coord_stats *
+ch_coord_get_stats(const ch_coord *c)
+{
+	return &c->stats;
+}
+
+void
+ch_coord_foreach_group(const ch_coord *c, void (*fn)(void *ud, const ch_coord_group_view *g),
+		       void *ud)
+{
+	ch_map_foreach (&c->groups, e) {
+		const ch_coord_group *g = e->value;
+		ch_coord_group_view v = {g->group_id,          g->state,      g->protocol_type,
+					 g->protocol_name,     g->generation, (int32_t)g->members.n,
+					 (int32_t)g->offsets.n};
+		fn(ud, &v);
+	}
+}
+
+void
+ch_coord_foreach_offset(const ch_coord *c, const char *group_id,
+			void (*fn)(void *ud, const char *topic, size_t tlen, int32_t partition,
+				   int64_t offset),
+			void *ud)
+{
+	const ch_coord_group *g = ch_coord_group_find(c, ch_str_c(group_id));
+	if (!g)
+		return;
+	ch_map_foreach (&g->offsets, e) {
+		const offset_entry *o = e->value;
+		fn(ud, o->topic, o->topic_len, o->partition, o->offset);
+	}
+}

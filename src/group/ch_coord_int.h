@@ -184,6 +184,7 @@ struct ch_coord {
 	size_t load_skipped;
 	uint8_t *load_state; /* ch_coord_load_state per __consumer_offsets partition */
 	size_t bytes;        /* approximate heap use */
+	ch_coord_stats stats;
 };
 /* load_state holds a ch_coord_load_state in a byte; the checker takes
  * LOAD_FAILED for the last state. */

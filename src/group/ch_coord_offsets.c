@@ -230,10 +230,12 @@ commit_finish(ch_coord *c, deferred *d, int64_t now)
 			it->out->ErrorCode = commit_error(d->error);
 			continue;
 		}
-		if (g)
+		if (g) {
 			ch_coord_offset_put(g, it->topic, it->tlen, it->partition, it->offset,
 					    it->leader_epoch, it->metadata, it->mlen, it->commit_ts,
 					    it->expire_ts);
+			c->stats.offset_commits++;
+		}
 	}
 }
 
@@ -656,6 +658,7 @@ ch_coord_offset_delete(ch_coord *c, const ch_coord_req *req)
 							 part);
 			x->deleted[x->n++] = &to->Partitions[p];
 			ch_coord_offset_remove(g, e);
+			c->stats.offset_deletions++;
 		}
 	}
 	if (nrec)
@@ -721,6 +724,7 @@ ch_coord_retention_run(ch_coord *c, int64_t now)
 			ch_coord_append_issue(c, a, recs, n, g->partition);
 		}
 		expired_total += drop ? n - 1 : n;
+		c->stats.offset_expirations += drop ? n - 1 : n;
 		for (size_t i = 0; i < n; i++)
 			ch_coord_record_free(&recs[i]);
 		free(recs);

@@ -114,6 +114,7 @@ struct ch_server {
 	ch_conn *pending;
 	ch_hook *hook;
 	uint8_t *rbuf;
+	ch_server_stats stats;
 };
 
 static atomic_uint_fast64_t conn_ids;
@@ -377,6 +378,7 @@ flush(ch_conn *c)
 		}
 		send_queue_advance(c, (size_t)n);
 		total += (size_t)n;
+		c->srv->stats.bytes_out += (uint64_t)n;
 		c->last_active = ch_loop_now(c->loop);
 		if (niov > 0 && (size_t)n < want) {
 			/* The socket buffer is full; don't spend a syscall on EAGAIN. */
@@ -490,6 +492,7 @@ conn_on_read(ch_loop *loop, ch_io *io, unsigned revents)
 			break;
 		}
 		total += (size_t)n;
+		c->srv->stats.bytes_in += (uint64_t)n;
 		c->last_active = ch_loop_now(loop);
 		if (direct) {
 			if (ch_framer_advance(&c->fr, (size_t)n) == CH_OK) {
@@ -582,6 +585,7 @@ conn_teardown(ch_conn *c)
 		return;
 	ch_server *s = c->srv;
 	c->closed = true;
+	s->stats.closed++;
 	ch_io_remove(c->loop, &c->io);
 	close(c->fd);
 	c->fd = -1;
@@ -689,6 +693,7 @@ on_accept(ch_loop *loop, ch_io *io, unsigned revents)
 		socklen_t sl = sizeof(ss);
 		int fd = accept4(s->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd >= 0) {
+			s->stats.accepted++;
 			conn_new(s, fd, &ss);
 			continue;
 		}
@@ -900,6 +905,12 @@ int
 ch_server_port(const ch_server *s)
 {
 	return s->port;
+}
+
+const ch_server_stats *
+ch_server_get_stats(const ch_server *s)
+{
+	return &s->stats;
 }
 
 size_t

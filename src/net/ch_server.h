@@ -107,6 +107,13 @@ void ch_server_stop(ch_server *s);
 void ch_server_free(ch_server *s);
 /* Open connections. */
 size_t ch_server_conn_count(const ch_server *s);
+/* Counters for /metrics, since the server started. */
+typedef struct ch_server_stats {
+	uint64_t accepted, closed; /* connections */
+	uint64_t bytes_in;         /* read from sockets */
+	uint64_t bytes_out;        /* written (writev and sendfile) */
+} ch_server_stats;
+const ch_server_stats *ch_server_get_stats(const ch_server *s);
 
 /* Submit the response to request `seq` (see the lifecycle above). */
 void ch_conn_respond(ch_conn *c, uint64_t seq, ch_resp *resp);

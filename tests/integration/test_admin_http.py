@@ -77,7 +77,7 @@ class AdminHttp(BrokerTestCase):
     def test_index_404_and_methods(self):
         status, hdr, body = get(self.port, "/")
         self.assertEqual(status, 200)
-        self.assertIn(b"cohortd admin API", body)
+        self.assertIn(b"/metrics", body)
         status, _, body = get(self.port, "/no/such/page")
         self.assertEqual(status, 404)
         self.assertIn(b"/no/such/page", body)

@@ -189,6 +189,31 @@ enc_ch_AlterConfigsResponse(ch_buf *b, int16_t v, const ch_AlterConfigsResponse 
 	}
 }
 
+static void errs_ch_AlterConfigsResponse_AlterConfigsResourceResponse(const ch_AlterConfigsResponse_AlterConfigsResourceResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_AlterConfigsResponse(const ch_AlterConfigsResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_AlterConfigsResponse_AlterConfigsResourceResponse(const ch_AlterConfigsResponse_AlterConfigsResourceResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_AlterConfigsResponse(const ch_AlterConfigsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Responses_n; i_++)
+			errs_ch_AlterConfigsResponse_AlterConfigsResourceResponse(&m->Responses[i_], v, fn, ud);
+}
+
+void
+ch_AlterConfigsResponse_errors(const ch_AlterConfigsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_AlterConfigsResponse(m, v, fn, ud);
+}
+
 void
 ch_AlterConfigsResponse_init(ch_AlterConfigsResponse *m)
 {

@@ -478,6 +478,21 @@ enc_ch_ApiVersionsResponse(ch_buf *b, int16_t v, const ch_ApiVersionsResponse *m
 	}
 }
 
+static void errs_ch_ApiVersionsResponse(const ch_ApiVersionsResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_ApiVersionsResponse(const ch_ApiVersionsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+void
+ch_ApiVersionsResponse_errors(const ch_ApiVersionsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_ApiVersionsResponse(m, v, fn, ud);
+}
+
 void
 ch_ApiVersionsResponse_init(ch_ApiVersionsResponse *m)
 {

@@ -592,6 +592,31 @@ enc_ch_ConsumerGroupDescribeResponse(ch_buf *b, int16_t v, const ch_ConsumerGrou
 	}
 }
 
+static void errs_ch_ConsumerGroupDescribeResponse_DescribedGroup(const ch_ConsumerGroupDescribeResponse_DescribedGroup *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_ConsumerGroupDescribeResponse(const ch_ConsumerGroupDescribeResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_ConsumerGroupDescribeResponse_DescribedGroup(const ch_ConsumerGroupDescribeResponse_DescribedGroup *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_ConsumerGroupDescribeResponse(const ch_ConsumerGroupDescribeResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Groups_n; i_++)
+			errs_ch_ConsumerGroupDescribeResponse_DescribedGroup(&m->Groups[i_], v, fn, ud);
+}
+
+void
+ch_ConsumerGroupDescribeResponse_errors(const ch_ConsumerGroupDescribeResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_ConsumerGroupDescribeResponse(m, v, fn, ud);
+}
+
 void
 ch_ConsumerGroupDescribeResponse_init(ch_ConsumerGroupDescribeResponse *m)
 {

@@ -308,6 +308,21 @@ enc_ch_ConsumerGroupHeartbeatResponse(ch_buf *b, int16_t v, const ch_ConsumerGro
 	}
 }
 
+static void errs_ch_ConsumerGroupHeartbeatResponse(const ch_ConsumerGroupHeartbeatResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_ConsumerGroupHeartbeatResponse(const ch_ConsumerGroupHeartbeatResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+void
+ch_ConsumerGroupHeartbeatResponse_errors(const ch_ConsumerGroupHeartbeatResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_ConsumerGroupHeartbeatResponse(m, v, fn, ud);
+}
+
 void
 ch_ConsumerGroupHeartbeatResponse_init(ch_ConsumerGroupHeartbeatResponse *m)
 {

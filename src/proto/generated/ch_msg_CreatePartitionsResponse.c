@@ -182,6 +182,31 @@ enc_ch_CreatePartitionsResponse(ch_buf *b, int16_t v, const ch_CreatePartitionsR
 	}
 }
 
+static void errs_ch_CreatePartitionsResponse_CreatePartitionsTopicResult(const ch_CreatePartitionsResponse_CreatePartitionsTopicResult *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_CreatePartitionsResponse(const ch_CreatePartitionsResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_CreatePartitionsResponse_CreatePartitionsTopicResult(const ch_CreatePartitionsResponse_CreatePartitionsTopicResult *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_CreatePartitionsResponse(const ch_CreatePartitionsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Results_n; i_++)
+			errs_ch_CreatePartitionsResponse_CreatePartitionsTopicResult(&m->Results[i_], v, fn, ud);
+}
+
+void
+ch_CreatePartitionsResponse_errors(const ch_CreatePartitionsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_CreatePartitionsResponse(m, v, fn, ud);
+}
+
 void
 ch_CreatePartitionsResponse_init(ch_CreatePartitionsResponse *m)
 {

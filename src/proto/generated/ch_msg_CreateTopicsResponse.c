@@ -349,6 +349,31 @@ enc_ch_CreateTopicsResponse(ch_buf *b, int16_t v, const ch_CreateTopicsResponse 
 	}
 }
 
+static void errs_ch_CreateTopicsResponse_CreatableTopicResult(const ch_CreateTopicsResponse_CreatableTopicResult *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_CreateTopicsResponse(const ch_CreateTopicsResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_CreateTopicsResponse_CreatableTopicResult(const ch_CreateTopicsResponse_CreatableTopicResult *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_CreateTopicsResponse(const ch_CreateTopicsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
+			errs_ch_CreateTopicsResponse_CreatableTopicResult(&m->Topics[i_], v, fn, ud);
+}
+
+void
+ch_CreateTopicsResponse_errors(const ch_CreateTopicsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_CreateTopicsResponse(m, v, fn, ud);
+}
+
 void
 ch_CreateTopicsResponse_init(ch_CreateTopicsResponse *m)
 {

@@ -175,6 +175,31 @@ enc_ch_DeleteGroupsResponse(ch_buf *b, int16_t v, const ch_DeleteGroupsResponse 
 	}
 }
 
+static void errs_ch_DeleteGroupsResponse_DeletableGroupResult(const ch_DeleteGroupsResponse_DeletableGroupResult *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_DeleteGroupsResponse(const ch_DeleteGroupsResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_DeleteGroupsResponse_DeletableGroupResult(const ch_DeleteGroupsResponse_DeletableGroupResult *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_DeleteGroupsResponse(const ch_DeleteGroupsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Results_n; i_++)
+			errs_ch_DeleteGroupsResponse_DeletableGroupResult(&m->Results[i_], v, fn, ud);
+}
+
+void
+ch_DeleteGroupsResponse_errors(const ch_DeleteGroupsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_DeleteGroupsResponse(m, v, fn, ud);
+}
+
 void
 ch_DeleteGroupsResponse_init(ch_DeleteGroupsResponse *m)
 {

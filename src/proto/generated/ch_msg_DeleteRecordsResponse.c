@@ -276,6 +276,41 @@ enc_ch_DeleteRecordsResponse(ch_buf *b, int16_t v, const ch_DeleteRecordsRespons
 	}
 }
 
+static void errs_ch_DeleteRecordsResponse_DeleteRecordsPartitionResult(const ch_DeleteRecordsResponse_DeleteRecordsPartitionResult *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_DeleteRecordsResponse_DeleteRecordsTopicResult(const ch_DeleteRecordsResponse_DeleteRecordsTopicResult *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_DeleteRecordsResponse(const ch_DeleteRecordsResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_DeleteRecordsResponse_DeleteRecordsPartitionResult(const ch_DeleteRecordsResponse_DeleteRecordsPartitionResult *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_DeleteRecordsResponse_DeleteRecordsTopicResult(const ch_DeleteRecordsResponse_DeleteRecordsTopicResult *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
+			errs_ch_DeleteRecordsResponse_DeleteRecordsPartitionResult(&m->Partitions[i_], v, fn, ud);
+}
+
+static void
+errs_ch_DeleteRecordsResponse(const ch_DeleteRecordsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
+			errs_ch_DeleteRecordsResponse_DeleteRecordsTopicResult(&m->Topics[i_], v, fn, ud);
+}
+
+void
+ch_DeleteRecordsResponse_errors(const ch_DeleteRecordsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_DeleteRecordsResponse(m, v, fn, ud);
+}
+
 void
 ch_DeleteRecordsResponse_init(ch_DeleteRecordsResponse *m)
 {

@@ -189,6 +189,31 @@ enc_ch_DeleteTopicsResponse(ch_buf *b, int16_t v, const ch_DeleteTopicsResponse 
 	}
 }
 
+static void errs_ch_DeleteTopicsResponse_DeletableTopicResult(const ch_DeleteTopicsResponse_DeletableTopicResult *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_DeleteTopicsResponse(const ch_DeleteTopicsResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_DeleteTopicsResponse_DeletableTopicResult(const ch_DeleteTopicsResponse_DeletableTopicResult *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_DeleteTopicsResponse(const ch_DeleteTopicsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Responses_n; i_++)
+			errs_ch_DeleteTopicsResponse_DeletableTopicResult(&m->Responses[i_], v, fn, ud);
+}
+
+void
+ch_DeleteTopicsResponse_errors(const ch_DeleteTopicsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_DeleteTopicsResponse(m, v, fn, ud);
+}
+
 void
 ch_DeleteTopicsResponse_init(ch_DeleteTopicsResponse *m)
 {

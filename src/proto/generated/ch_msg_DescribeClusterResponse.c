@@ -233,6 +233,21 @@ enc_ch_DescribeClusterResponse(ch_buf *b, int16_t v, const ch_DescribeClusterRes
 	}
 }
 
+static void errs_ch_DescribeClusterResponse(const ch_DescribeClusterResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_DescribeClusterResponse(const ch_DescribeClusterResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+void
+ch_DescribeClusterResponse_errors(const ch_DescribeClusterResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_DescribeClusterResponse(m, v, fn, ud);
+}
+
 void
 ch_DescribeClusterResponse_init(ch_DescribeClusterResponse *m)
 {

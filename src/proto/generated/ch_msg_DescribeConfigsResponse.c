@@ -448,6 +448,31 @@ enc_ch_DescribeConfigsResponse(ch_buf *b, int16_t v, const ch_DescribeConfigsRes
 	}
 }
 
+static void errs_ch_DescribeConfigsResponse_DescribeConfigsResult(const ch_DescribeConfigsResponse_DescribeConfigsResult *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_DescribeConfigsResponse(const ch_DescribeConfigsResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_DescribeConfigsResponse_DescribeConfigsResult(const ch_DescribeConfigsResponse_DescribeConfigsResult *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_DescribeConfigsResponse(const ch_DescribeConfigsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Results_n; i_++)
+			errs_ch_DescribeConfigsResponse_DescribeConfigsResult(&m->Results[i_], v, fn, ud);
+}
+
+void
+ch_DescribeConfigsResponse_errors(const ch_DescribeConfigsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_DescribeConfigsResponse(m, v, fn, ud);
+}
+
 void
 ch_DescribeConfigsResponse_init(ch_DescribeConfigsResponse *m)
 {

@@ -348,6 +348,31 @@ enc_ch_DescribeGroupsResponse(ch_buf *b, int16_t v, const ch_DescribeGroupsRespo
 	}
 }
 
+static void errs_ch_DescribeGroupsResponse_DescribedGroup(const ch_DescribeGroupsResponse_DescribedGroup *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_DescribeGroupsResponse(const ch_DescribeGroupsResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_DescribeGroupsResponse_DescribedGroup(const ch_DescribeGroupsResponse_DescribedGroup *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_DescribeGroupsResponse(const ch_DescribeGroupsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Groups_n; i_++)
+			errs_ch_DescribeGroupsResponse_DescribedGroup(&m->Groups[i_], v, fn, ud);
+}
+
+void
+ch_DescribeGroupsResponse_errors(const ch_DescribeGroupsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_DescribeGroupsResponse(m, v, fn, ud);
+}
+
 void
 ch_DescribeGroupsResponse_init(ch_DescribeGroupsResponse *m)
 {

@@ -848,6 +848,43 @@ enc_ch_FetchResponse(ch_buf *b, int16_t v, const ch_FetchResponse *m)
 	}
 }
 
+static void errs_ch_FetchResponse_PartitionData(const ch_FetchResponse_PartitionData *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_FetchResponse_FetchableTopicResponse(const ch_FetchResponse_FetchableTopicResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_FetchResponse(const ch_FetchResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_FetchResponse_PartitionData(const ch_FetchResponse_PartitionData *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_FetchResponse_FetchableTopicResponse(const ch_FetchResponse_FetchableTopicResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
+			errs_ch_FetchResponse_PartitionData(&m->Partitions[i_], v, fn, ud);
+}
+
+static void
+errs_ch_FetchResponse(const ch_FetchResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (v >= 7)
+		fn(ud, m->ErrorCode);
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Responses_n; i_++)
+			errs_ch_FetchResponse_FetchableTopicResponse(&m->Responses[i_], v, fn, ud);
+}
+
+void
+ch_FetchResponse_errors(const ch_FetchResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_FetchResponse(m, v, fn, ud);
+}
+
 void
 ch_FetchResponse_init(ch_FetchResponse *m)
 {

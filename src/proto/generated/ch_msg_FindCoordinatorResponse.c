@@ -242,6 +242,33 @@ enc_ch_FindCoordinatorResponse(ch_buf *b, int16_t v, const ch_FindCoordinatorRes
 	}
 }
 
+static void errs_ch_FindCoordinatorResponse_Coordinator(const ch_FindCoordinatorResponse_Coordinator *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_FindCoordinatorResponse(const ch_FindCoordinatorResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_FindCoordinatorResponse_Coordinator(const ch_FindCoordinatorResponse_Coordinator *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (v >= 4)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_FindCoordinatorResponse(const ch_FindCoordinatorResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (v <= 3)
+		fn(ud, m->ErrorCode);
+	if (v >= 4)
+		for (int32_t i_ = 0; i_ < m->Coordinators_n; i_++)
+			errs_ch_FindCoordinatorResponse_Coordinator(&m->Coordinators[i_], v, fn, ud);
+}
+
+void
+ch_FindCoordinatorResponse_errors(const ch_FindCoordinatorResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_FindCoordinatorResponse(m, v, fn, ud);
+}
+
 void
 ch_FindCoordinatorResponse_init(ch_FindCoordinatorResponse *m)
 {

@@ -79,6 +79,21 @@ enc_ch_HeartbeatResponse(ch_buf *b, int16_t v, const ch_HeartbeatResponse *m)
 	}
 }
 
+static void errs_ch_HeartbeatResponse(const ch_HeartbeatResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_HeartbeatResponse(const ch_HeartbeatResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+void
+ch_HeartbeatResponse_errors(const ch_HeartbeatResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_HeartbeatResponse(m, v, fn, ud);
+}
+
 void
 ch_HeartbeatResponse_init(ch_HeartbeatResponse *m)
 {

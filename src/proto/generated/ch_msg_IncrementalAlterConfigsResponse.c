@@ -189,6 +189,31 @@ enc_ch_IncrementalAlterConfigsResponse(ch_buf *b, int16_t v, const ch_Incrementa
 	}
 }
 
+static void errs_ch_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse(const ch_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_IncrementalAlterConfigsResponse(const ch_IncrementalAlterConfigsResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse(const ch_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_IncrementalAlterConfigsResponse(const ch_IncrementalAlterConfigsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Responses_n; i_++)
+			errs_ch_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse(&m->Responses[i_], v, fn, ud);
+}
+
+void
+ch_IncrementalAlterConfigsResponse_errors(const ch_IncrementalAlterConfigsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_IncrementalAlterConfigsResponse(m, v, fn, ud);
+}
+
 void
 ch_IncrementalAlterConfigsResponse_init(ch_IncrementalAlterConfigsResponse *m)
 {

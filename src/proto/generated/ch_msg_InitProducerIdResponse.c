@@ -93,6 +93,21 @@ enc_ch_InitProducerIdResponse(ch_buf *b, int16_t v, const ch_InitProducerIdRespo
 	}
 }
 
+static void errs_ch_InitProducerIdResponse(const ch_InitProducerIdResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_InitProducerIdResponse(const ch_InitProducerIdResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+void
+ch_InitProducerIdResponse_errors(const ch_InitProducerIdResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_InitProducerIdResponse(m, v, fn, ud);
+}
+
 void
 ch_InitProducerIdResponse_init(ch_InitProducerIdResponse *m)
 {

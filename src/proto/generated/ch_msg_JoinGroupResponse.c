@@ -239,6 +239,21 @@ enc_ch_JoinGroupResponse(ch_buf *b, int16_t v, const ch_JoinGroupResponse *m)
 	}
 }
 
+static void errs_ch_JoinGroupResponse(const ch_JoinGroupResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_JoinGroupResponse(const ch_JoinGroupResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+void
+ch_JoinGroupResponse_errors(const ch_JoinGroupResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_JoinGroupResponse(m, v, fn, ud);
+}
+
 void
 ch_JoinGroupResponse_init(ch_JoinGroupResponse *m)
 {

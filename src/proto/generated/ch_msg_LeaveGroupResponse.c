@@ -189,6 +189,33 @@ enc_ch_LeaveGroupResponse(ch_buf *b, int16_t v, const ch_LeaveGroupResponse *m)
 	}
 }
 
+static void errs_ch_LeaveGroupResponse_MemberResponse(const ch_LeaveGroupResponse_MemberResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_LeaveGroupResponse(const ch_LeaveGroupResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_LeaveGroupResponse_MemberResponse(const ch_LeaveGroupResponse_MemberResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (v >= 3)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_LeaveGroupResponse(const ch_LeaveGroupResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+	if (v >= 3)
+		for (int32_t i_ = 0; i_ < m->Members_n; i_++)
+			errs_ch_LeaveGroupResponse_MemberResponse(&m->Members[i_], v, fn, ud);
+}
+
+void
+ch_LeaveGroupResponse_errors(const ch_LeaveGroupResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_LeaveGroupResponse(m, v, fn, ud);
+}
+
 void
 ch_LeaveGroupResponse_init(ch_LeaveGroupResponse *m)
 {

@@ -202,6 +202,21 @@ enc_ch_ListGroupsResponse(ch_buf *b, int16_t v, const ch_ListGroupsResponse *m)
 	}
 }
 
+static void errs_ch_ListGroupsResponse(const ch_ListGroupsResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_ListGroupsResponse(const ch_ListGroupsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+void
+ch_ListGroupsResponse_errors(const ch_ListGroupsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_ListGroupsResponse(m, v, fn, ud);
+}
+
 void
 ch_ListGroupsResponse_init(ch_ListGroupsResponse *m)
 {

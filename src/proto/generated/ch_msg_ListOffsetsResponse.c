@@ -315,6 +315,41 @@ enc_ch_ListOffsetsResponse(ch_buf *b, int16_t v, const ch_ListOffsetsResponse *m
 	}
 }
 
+static void errs_ch_ListOffsetsResponse_ListOffsetsPartitionResponse(const ch_ListOffsetsResponse_ListOffsetsPartitionResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_ListOffsetsResponse_ListOffsetsTopicResponse(const ch_ListOffsetsResponse_ListOffsetsTopicResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_ListOffsetsResponse(const ch_ListOffsetsResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_ListOffsetsResponse_ListOffsetsPartitionResponse(const ch_ListOffsetsResponse_ListOffsetsPartitionResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_ListOffsetsResponse_ListOffsetsTopicResponse(const ch_ListOffsetsResponse_ListOffsetsTopicResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
+			errs_ch_ListOffsetsResponse_ListOffsetsPartitionResponse(&m->Partitions[i_], v, fn, ud);
+}
+
+static void
+errs_ch_ListOffsetsResponse(const ch_ListOffsetsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
+			errs_ch_ListOffsetsResponse_ListOffsetsTopicResponse(&m->Topics[i_], v, fn, ud);
+}
+
+void
+ch_ListOffsetsResponse_errors(const ch_ListOffsetsResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_ListOffsetsResponse(m, v, fn, ud);
+}
+
 void
 ch_ListOffsetsResponse_init(ch_ListOffsetsResponse *m)
 {

@@ -524,6 +524,43 @@ enc_ch_MetadataResponse(ch_buf *b, int16_t v, const ch_MetadataResponse *m)
 	}
 }
 
+static void errs_ch_MetadataResponse_MetadataResponsePartition(const ch_MetadataResponse_MetadataResponsePartition *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_MetadataResponse_MetadataResponseTopic(const ch_MetadataResponse_MetadataResponseTopic *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_MetadataResponse(const ch_MetadataResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_MetadataResponse_MetadataResponsePartition(const ch_MetadataResponse_MetadataResponsePartition *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_MetadataResponse_MetadataResponseTopic(const ch_MetadataResponse_MetadataResponseTopic *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
+			errs_ch_MetadataResponse_MetadataResponsePartition(&m->Partitions[i_], v, fn, ud);
+}
+
+static void
+errs_ch_MetadataResponse(const ch_MetadataResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
+			errs_ch_MetadataResponse_MetadataResponseTopic(&m->Topics[i_], v, fn, ud);
+}
+
+void
+ch_MetadataResponse_errors(const ch_MetadataResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_MetadataResponse(m, v, fn, ud);
+}
+
 void
 ch_MetadataResponse_init(ch_MetadataResponse *m)
 {

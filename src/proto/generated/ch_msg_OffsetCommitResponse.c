@@ -269,6 +269,41 @@ enc_ch_OffsetCommitResponse(ch_buf *b, int16_t v, const ch_OffsetCommitResponse 
 	}
 }
 
+static void errs_ch_OffsetCommitResponse_OffsetCommitResponsePartition(const ch_OffsetCommitResponse_OffsetCommitResponsePartition *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_OffsetCommitResponse_OffsetCommitResponseTopic(const ch_OffsetCommitResponse_OffsetCommitResponseTopic *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_OffsetCommitResponse(const ch_OffsetCommitResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_OffsetCommitResponse_OffsetCommitResponsePartition(const ch_OffsetCommitResponse_OffsetCommitResponsePartition *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_OffsetCommitResponse_OffsetCommitResponseTopic(const ch_OffsetCommitResponse_OffsetCommitResponseTopic *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
+			errs_ch_OffsetCommitResponse_OffsetCommitResponsePartition(&m->Partitions[i_], v, fn, ud);
+}
+
+static void
+errs_ch_OffsetCommitResponse(const ch_OffsetCommitResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
+			errs_ch_OffsetCommitResponse_OffsetCommitResponseTopic(&m->Topics[i_], v, fn, ud);
+}
+
+void
+ch_OffsetCommitResponse_errors(const ch_OffsetCommitResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_OffsetCommitResponse(m, v, fn, ud);
+}
+
 void
 ch_OffsetCommitResponse_init(ch_OffsetCommitResponse *m)
 {

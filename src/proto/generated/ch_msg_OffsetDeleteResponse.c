@@ -213,6 +213,43 @@ enc_ch_OffsetDeleteResponse(ch_buf *b, int16_t v, const ch_OffsetDeleteResponse 
 	}
 }
 
+static void errs_ch_OffsetDeleteResponse_OffsetDeleteResponsePartition(const ch_OffsetDeleteResponse_OffsetDeleteResponsePartition *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_OffsetDeleteResponse_OffsetDeleteResponseTopic(const ch_OffsetDeleteResponse_OffsetDeleteResponseTopic *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_OffsetDeleteResponse(const ch_OffsetDeleteResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_OffsetDeleteResponse_OffsetDeleteResponsePartition(const ch_OffsetDeleteResponse_OffsetDeleteResponsePartition *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_OffsetDeleteResponse_OffsetDeleteResponseTopic(const ch_OffsetDeleteResponse_OffsetDeleteResponseTopic *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
+			errs_ch_OffsetDeleteResponse_OffsetDeleteResponsePartition(&m->Partitions[i_], v, fn, ud);
+}
+
+static void
+errs_ch_OffsetDeleteResponse(const ch_OffsetDeleteResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
+			errs_ch_OffsetDeleteResponse_OffsetDeleteResponseTopic(&m->Topics[i_], v, fn, ud);
+}
+
+void
+ch_OffsetDeleteResponse_errors(const ch_OffsetDeleteResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_OffsetDeleteResponse(m, v, fn, ud);
+}
+
 void
 ch_OffsetDeleteResponse_init(ch_OffsetDeleteResponse *m)
 {

@@ -618,6 +618,77 @@ enc_ch_OffsetFetchResponse(ch_buf *b, int16_t v, const ch_OffsetFetchResponse *m
 	}
 }
 
+static void errs_ch_OffsetFetchResponse_OffsetFetchResponsePartition(const ch_OffsetFetchResponse_OffsetFetchResponsePartition *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_OffsetFetchResponse_OffsetFetchResponseTopic(const ch_OffsetFetchResponse_OffsetFetchResponseTopic *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_OffsetFetchResponse_OffsetFetchResponsePartitions(const ch_OffsetFetchResponse_OffsetFetchResponsePartitions *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_OffsetFetchResponse_OffsetFetchResponseTopics(const ch_OffsetFetchResponse_OffsetFetchResponseTopics *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_OffsetFetchResponse_OffsetFetchResponseGroup(const ch_OffsetFetchResponse_OffsetFetchResponseGroup *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_OffsetFetchResponse(const ch_OffsetFetchResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_OffsetFetchResponse_OffsetFetchResponsePartition(const ch_OffsetFetchResponse_OffsetFetchResponsePartition *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (v <= 7)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_OffsetFetchResponse_OffsetFetchResponseTopic(const ch_OffsetFetchResponse_OffsetFetchResponseTopic *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (v <= 7)
+		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
+			errs_ch_OffsetFetchResponse_OffsetFetchResponsePartition(&m->Partitions[i_], v, fn, ud);
+}
+
+static void
+errs_ch_OffsetFetchResponse_OffsetFetchResponsePartitions(const ch_OffsetFetchResponse_OffsetFetchResponsePartitions *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (v >= 8)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_OffsetFetchResponse_OffsetFetchResponseTopics(const ch_OffsetFetchResponse_OffsetFetchResponseTopics *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (v >= 8)
+		for (int32_t i_ = 0; i_ < m->Partitions_n; i_++)
+			errs_ch_OffsetFetchResponse_OffsetFetchResponsePartitions(&m->Partitions[i_], v, fn, ud);
+}
+
+static void
+errs_ch_OffsetFetchResponse_OffsetFetchResponseGroup(const ch_OffsetFetchResponse_OffsetFetchResponseGroup *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (v >= 8)
+		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
+			errs_ch_OffsetFetchResponse_OffsetFetchResponseTopics(&m->Topics[i_], v, fn, ud);
+	if (v >= 8)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_OffsetFetchResponse(const ch_OffsetFetchResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (v <= 7)
+		for (int32_t i_ = 0; i_ < m->Topics_n; i_++)
+			errs_ch_OffsetFetchResponse_OffsetFetchResponseTopic(&m->Topics[i_], v, fn, ud);
+	if (v >= 2 && v <= 7)
+		fn(ud, m->ErrorCode);
+	if (v >= 8)
+		for (int32_t i_ = 0; i_ < m->Groups_n; i_++)
+			errs_ch_OffsetFetchResponse_OffsetFetchResponseGroup(&m->Groups[i_], v, fn, ud);
+}
+
+void
+ch_OffsetFetchResponse_errors(const ch_OffsetFetchResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_OffsetFetchResponse(m, v, fn, ud);
+}
+
 void
 ch_OffsetFetchResponse_init(ch_OffsetFetchResponse *m)
 {

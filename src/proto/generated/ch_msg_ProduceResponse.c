@@ -628,6 +628,41 @@ enc_ch_ProduceResponse(ch_buf *b, int16_t v, const ch_ProduceResponse *m)
 	}
 }
 
+static void errs_ch_ProduceResponse_PartitionProduceResponse(const ch_ProduceResponse_PartitionProduceResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_ProduceResponse_TopicProduceResponse(const ch_ProduceResponse_TopicProduceResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void errs_ch_ProduceResponse(const ch_ProduceResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_ProduceResponse_PartitionProduceResponse(const ch_ProduceResponse_PartitionProduceResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+static void
+errs_ch_ProduceResponse_TopicProduceResponse(const ch_ProduceResponse_TopicProduceResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		for (int32_t i_ = 0; i_ < m->PartitionResponses_n; i_++)
+			errs_ch_ProduceResponse_PartitionProduceResponse(&m->PartitionResponses[i_], v, fn, ud);
+}
+
+static void
+errs_ch_ProduceResponse(const ch_ProduceResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		for (int32_t i_ = 0; i_ < m->Responses_n; i_++)
+			errs_ch_ProduceResponse_TopicProduceResponse(&m->Responses[i_], v, fn, ud);
+}
+
+void
+ch_ProduceResponse_errors(const ch_ProduceResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_ProduceResponse(m, v, fn, ud);
+}
+
 void
 ch_ProduceResponse_init(ch_ProduceResponse *m)
 {

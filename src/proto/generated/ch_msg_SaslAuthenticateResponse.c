@@ -95,6 +95,21 @@ enc_ch_SaslAuthenticateResponse(ch_buf *b, int16_t v, const ch_SaslAuthenticateR
 	}
 }
 
+static void errs_ch_SaslAuthenticateResponse(const ch_SaslAuthenticateResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_SaslAuthenticateResponse(const ch_SaslAuthenticateResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+void
+ch_SaslAuthenticateResponse_errors(const ch_SaslAuthenticateResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_SaslAuthenticateResponse(m, v, fn, ud);
+}
+
 void
 ch_SaslAuthenticateResponse_init(ch_SaslAuthenticateResponse *m)
 {

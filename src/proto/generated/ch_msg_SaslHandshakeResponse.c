@@ -76,6 +76,21 @@ enc_ch_SaslHandshakeResponse(ch_buf *b, int16_t v, const ch_SaslHandshakeRespons
 	}
 }
 
+static void errs_ch_SaslHandshakeResponse(const ch_SaslHandshakeResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_SaslHandshakeResponse(const ch_SaslHandshakeResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+void
+ch_SaslHandshakeResponse_errors(const ch_SaslHandshakeResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_SaslHandshakeResponse(m, v, fn, ud);
+}
+
 void
 ch_SaslHandshakeResponse_init(ch_SaslHandshakeResponse *m)
 {

@@ -102,6 +102,21 @@ enc_ch_SyncGroupResponse(ch_buf *b, int16_t v, const ch_SyncGroupResponse *m)
 	}
 }
 
+static void errs_ch_SyncGroupResponse(const ch_SyncGroupResponse *m, int16_t v, ch_error_fn fn, void *ud);
+static void
+errs_ch_SyncGroupResponse(const ch_SyncGroupResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	(void)v;
+	if (1)
+		fn(ud, m->ErrorCode);
+}
+
+void
+ch_SyncGroupResponse_errors(const ch_SyncGroupResponse *m, int16_t v, ch_error_fn fn, void *ud)
+{
+	errs_ch_SyncGroupResponse(m, v, fn, ud);
+}
+
 void
 ch_SyncGroupResponse_init(ch_SyncGroupResponse *m)
 {

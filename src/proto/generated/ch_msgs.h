@@ -11,6 +11,10 @@
 #include "common/ch_uuid.h"
 #include "proto/ch_rd.h"
 
+/* Responses' _errors: fn(ud, code) for every ErrorCode field the version
+ * has, nested ones included (what Kafka's errorCounts() counts). */
+typedef void (*ch_error_fn)(void *ud, int16_t code);
+
 /* ---- ProduceRequest (versions 0-11, flexible 9+) ---- */
 typedef struct ch_ProduceRequest_PartitionProduceData {
 	int32_t Index; /* v0+ */
@@ -76,6 +80,7 @@ typedef struct ch_ProduceResponse {
 void ch_ProduceResponse_init(ch_ProduceResponse *m);
 int ch_ProduceResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_ProduceResponse *m);
 void ch_ProduceResponse_encode(ch_buf *b, int16_t v, const ch_ProduceResponse *m);
+void ch_ProduceResponse_errors(const ch_ProduceResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_PRODUCERESPONSE_MIN_VERSION 0
 #define CH_PRODUCERESPONSE_MAX_VERSION 11
 #define CH_PRODUCERESPONSE_FLEX_VERSION 9
@@ -184,6 +189,7 @@ typedef struct ch_FetchResponse {
 void ch_FetchResponse_init(ch_FetchResponse *m);
 int ch_FetchResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_FetchResponse *m);
 void ch_FetchResponse_encode(ch_buf *b, int16_t v, const ch_FetchResponse *m);
+void ch_FetchResponse_errors(const ch_FetchResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_FETCHRESPONSE_MIN_VERSION 0
 #define CH_FETCHRESPONSE_MAX_VERSION 17
 #define CH_FETCHRESPONSE_FLEX_VERSION 12
@@ -237,6 +243,7 @@ typedef struct ch_ListOffsetsResponse {
 void ch_ListOffsetsResponse_init(ch_ListOffsetsResponse *m);
 int ch_ListOffsetsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_ListOffsetsResponse *m);
 void ch_ListOffsetsResponse_encode(ch_buf *b, int16_t v, const ch_ListOffsetsResponse *m);
+void ch_ListOffsetsResponse_errors(const ch_ListOffsetsResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_LISTOFFSETSRESPONSE_MIN_VERSION 0
 #define CH_LISTOFFSETSRESPONSE_MAX_VERSION 10
 #define CH_LISTOFFSETSRESPONSE_FLEX_VERSION 6
@@ -301,6 +308,7 @@ typedef struct ch_MetadataResponse {
 void ch_MetadataResponse_init(ch_MetadataResponse *m);
 int ch_MetadataResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_MetadataResponse *m);
 void ch_MetadataResponse_encode(ch_buf *b, int16_t v, const ch_MetadataResponse *m);
+void ch_MetadataResponse_errors(const ch_MetadataResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_METADATARESPONSE_MIN_VERSION 0
 #define CH_METADATARESPONSE_MAX_VERSION 12
 #define CH_METADATARESPONSE_FLEX_VERSION 9
@@ -352,6 +360,7 @@ typedef struct ch_OffsetCommitResponse {
 void ch_OffsetCommitResponse_init(ch_OffsetCommitResponse *m);
 int ch_OffsetCommitResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_OffsetCommitResponse *m);
 void ch_OffsetCommitResponse_encode(ch_buf *b, int16_t v, const ch_OffsetCommitResponse *m);
+void ch_OffsetCommitResponse_errors(const ch_OffsetCommitResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_OFFSETCOMMITRESPONSE_MIN_VERSION 0
 #define CH_OFFSETCOMMITRESPONSE_MAX_VERSION 9
 #define CH_OFFSETCOMMITRESPONSE_FLEX_VERSION 8
@@ -431,6 +440,7 @@ typedef struct ch_OffsetFetchResponse {
 void ch_OffsetFetchResponse_init(ch_OffsetFetchResponse *m);
 int ch_OffsetFetchResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_OffsetFetchResponse *m);
 void ch_OffsetFetchResponse_encode(ch_buf *b, int16_t v, const ch_OffsetFetchResponse *m);
+void ch_OffsetFetchResponse_errors(const ch_OffsetFetchResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_OFFSETFETCHRESPONSE_MIN_VERSION 0
 #define CH_OFFSETFETCHRESPONSE_MAX_VERSION 9
 #define CH_OFFSETFETCHRESPONSE_FLEX_VERSION 6
@@ -471,6 +481,7 @@ typedef struct ch_FindCoordinatorResponse {
 void ch_FindCoordinatorResponse_init(ch_FindCoordinatorResponse *m);
 int ch_FindCoordinatorResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_FindCoordinatorResponse *m);
 void ch_FindCoordinatorResponse_encode(ch_buf *b, int16_t v, const ch_FindCoordinatorResponse *m);
+void ch_FindCoordinatorResponse_errors(const ch_FindCoordinatorResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_FINDCOORDINATORRESPONSE_MIN_VERSION 0
 #define CH_FINDCOORDINATORRESPONSE_MAX_VERSION 6
 #define CH_FINDCOORDINATORRESPONSE_FLEX_VERSION 3
@@ -519,6 +530,7 @@ typedef struct ch_JoinGroupResponse {
 void ch_JoinGroupResponse_init(ch_JoinGroupResponse *m);
 int ch_JoinGroupResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_JoinGroupResponse *m);
 void ch_JoinGroupResponse_encode(ch_buf *b, int16_t v, const ch_JoinGroupResponse *m);
+void ch_JoinGroupResponse_errors(const ch_JoinGroupResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_JOINGROUPRESPONSE_MIN_VERSION 0
 #define CH_JOINGROUPRESPONSE_MAX_VERSION 9
 #define CH_JOINGROUPRESPONSE_FLEX_VERSION 6
@@ -545,6 +557,7 @@ typedef struct ch_HeartbeatResponse {
 void ch_HeartbeatResponse_init(ch_HeartbeatResponse *m);
 int ch_HeartbeatResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_HeartbeatResponse *m);
 void ch_HeartbeatResponse_encode(ch_buf *b, int16_t v, const ch_HeartbeatResponse *m);
+void ch_HeartbeatResponse_errors(const ch_HeartbeatResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_HEARTBEATRESPONSE_MIN_VERSION 0
 #define CH_HEARTBEATRESPONSE_MAX_VERSION 4
 #define CH_HEARTBEATRESPONSE_FLEX_VERSION 4
@@ -583,6 +596,7 @@ typedef struct ch_LeaveGroupResponse {
 void ch_LeaveGroupResponse_init(ch_LeaveGroupResponse *m);
 int ch_LeaveGroupResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_LeaveGroupResponse *m);
 void ch_LeaveGroupResponse_encode(ch_buf *b, int16_t v, const ch_LeaveGroupResponse *m);
+void ch_LeaveGroupResponse_errors(const ch_LeaveGroupResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_LEAVEGROUPRESPONSE_MIN_VERSION 0
 #define CH_LEAVEGROUPRESPONSE_MAX_VERSION 5
 #define CH_LEAVEGROUPRESPONSE_FLEX_VERSION 4
@@ -620,6 +634,7 @@ typedef struct ch_SyncGroupResponse {
 void ch_SyncGroupResponse_init(ch_SyncGroupResponse *m);
 int ch_SyncGroupResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_SyncGroupResponse *m);
 void ch_SyncGroupResponse_encode(ch_buf *b, int16_t v, const ch_SyncGroupResponse *m);
+void ch_SyncGroupResponse_errors(const ch_SyncGroupResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_SYNCGROUPRESPONSE_MIN_VERSION 0
 #define CH_SYNCGROUPRESPONSE_MAX_VERSION 5
 #define CH_SYNCGROUPRESPONSE_FLEX_VERSION 4
@@ -664,6 +679,7 @@ typedef struct ch_DescribeGroupsResponse {
 void ch_DescribeGroupsResponse_init(ch_DescribeGroupsResponse *m);
 int ch_DescribeGroupsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_DescribeGroupsResponse *m);
 void ch_DescribeGroupsResponse_encode(ch_buf *b, int16_t v, const ch_DescribeGroupsResponse *m);
+void ch_DescribeGroupsResponse_errors(const ch_DescribeGroupsResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_DESCRIBEGROUPSRESPONSE_MIN_VERSION 0
 #define CH_DESCRIBEGROUPSRESPONSE_MAX_VERSION 5
 #define CH_DESCRIBEGROUPSRESPONSE_FLEX_VERSION 5
@@ -698,6 +714,7 @@ typedef struct ch_ListGroupsResponse {
 void ch_ListGroupsResponse_init(ch_ListGroupsResponse *m);
 int ch_ListGroupsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_ListGroupsResponse *m);
 void ch_ListGroupsResponse_encode(ch_buf *b, int16_t v, const ch_ListGroupsResponse *m);
+void ch_ListGroupsResponse_errors(const ch_ListGroupsResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_LISTGROUPSRESPONSE_MIN_VERSION 0
 #define CH_LISTGROUPSRESPONSE_MAX_VERSION 5
 #define CH_LISTGROUPSRESPONSE_FLEX_VERSION 3
@@ -722,6 +739,7 @@ typedef struct ch_SaslHandshakeResponse {
 void ch_SaslHandshakeResponse_init(ch_SaslHandshakeResponse *m);
 int ch_SaslHandshakeResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_SaslHandshakeResponse *m);
 void ch_SaslHandshakeResponse_encode(ch_buf *b, int16_t v, const ch_SaslHandshakeResponse *m);
+void ch_SaslHandshakeResponse_errors(const ch_SaslHandshakeResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_SASLHANDSHAKERESPONSE_MIN_VERSION 0
 #define CH_SASLHANDSHAKERESPONSE_MAX_VERSION 1
 #define CH_SASLHANDSHAKERESPONSE_FLEX_VERSION -1
@@ -769,6 +787,7 @@ typedef struct ch_ApiVersionsResponse {
 void ch_ApiVersionsResponse_init(ch_ApiVersionsResponse *m);
 int ch_ApiVersionsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_ApiVersionsResponse *m);
 void ch_ApiVersionsResponse_encode(ch_buf *b, int16_t v, const ch_ApiVersionsResponse *m);
+void ch_ApiVersionsResponse_errors(const ch_ApiVersionsResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_APIVERSIONSRESPONSE_MIN_VERSION 0
 #define CH_APIVERSIONSRESPONSE_MAX_VERSION 4
 #define CH_APIVERSIONSRESPONSE_FLEX_VERSION 3
@@ -832,6 +851,7 @@ typedef struct ch_CreateTopicsResponse {
 void ch_CreateTopicsResponse_init(ch_CreateTopicsResponse *m);
 int ch_CreateTopicsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_CreateTopicsResponse *m);
 void ch_CreateTopicsResponse_encode(ch_buf *b, int16_t v, const ch_CreateTopicsResponse *m);
+void ch_CreateTopicsResponse_errors(const ch_CreateTopicsResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_CREATETOPICSRESPONSE_MIN_VERSION 0
 #define CH_CREATETOPICSRESPONSE_MAX_VERSION 7
 #define CH_CREATETOPICSRESPONSE_FLEX_VERSION 5
@@ -870,6 +890,7 @@ typedef struct ch_DeleteTopicsResponse {
 void ch_DeleteTopicsResponse_init(ch_DeleteTopicsResponse *m);
 int ch_DeleteTopicsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_DeleteTopicsResponse *m);
 void ch_DeleteTopicsResponse_encode(ch_buf *b, int16_t v, const ch_DeleteTopicsResponse *m);
+void ch_DeleteTopicsResponse_errors(const ch_DeleteTopicsResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_DELETETOPICSRESPONSE_MIN_VERSION 0
 #define CH_DELETETOPICSRESPONSE_MAX_VERSION 6
 #define CH_DELETETOPICSRESPONSE_FLEX_VERSION 4
@@ -898,6 +919,7 @@ typedef struct ch_InitProducerIdResponse {
 void ch_InitProducerIdResponse_init(ch_InitProducerIdResponse *m);
 int ch_InitProducerIdResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_InitProducerIdResponse *m);
 void ch_InitProducerIdResponse_encode(ch_buf *b, int16_t v, const ch_InitProducerIdResponse *m);
+void ch_InitProducerIdResponse_errors(const ch_InitProducerIdResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_INITPRODUCERIDRESPONSE_MIN_VERSION 0
 #define CH_INITPRODUCERIDRESPONSE_MAX_VERSION 5
 #define CH_INITPRODUCERIDRESPONSE_FLEX_VERSION 2
@@ -956,6 +978,7 @@ typedef struct ch_DescribeConfigsResponse {
 void ch_DescribeConfigsResponse_init(ch_DescribeConfigsResponse *m);
 int ch_DescribeConfigsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_DescribeConfigsResponse *m);
 void ch_DescribeConfigsResponse_encode(ch_buf *b, int16_t v, const ch_DescribeConfigsResponse *m);
+void ch_DescribeConfigsResponse_errors(const ch_DescribeConfigsResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_DESCRIBECONFIGSRESPONSE_MIN_VERSION 0
 #define CH_DESCRIBECONFIGSRESPONSE_MAX_VERSION 4
 #define CH_DESCRIBECONFIGSRESPONSE_FLEX_VERSION 4
@@ -981,6 +1004,7 @@ typedef struct ch_SaslAuthenticateResponse {
 void ch_SaslAuthenticateResponse_init(ch_SaslAuthenticateResponse *m);
 int ch_SaslAuthenticateResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_SaslAuthenticateResponse *m);
 void ch_SaslAuthenticateResponse_encode(ch_buf *b, int16_t v, const ch_SaslAuthenticateResponse *m);
+void ch_SaslAuthenticateResponse_errors(const ch_SaslAuthenticateResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_SASLAUTHENTICATERESPONSE_MIN_VERSION 0
 #define CH_SASLAUTHENTICATERESPONSE_MAX_VERSION 2
 #define CH_SASLAUTHENTICATERESPONSE_FLEX_VERSION 2
@@ -1023,6 +1047,7 @@ typedef struct ch_CreatePartitionsResponse {
 void ch_CreatePartitionsResponse_init(ch_CreatePartitionsResponse *m);
 int ch_CreatePartitionsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_CreatePartitionsResponse *m);
 void ch_CreatePartitionsResponse_encode(ch_buf *b, int16_t v, const ch_CreatePartitionsResponse *m);
+void ch_CreatePartitionsResponse_errors(const ch_CreatePartitionsResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_CREATEPARTITIONSRESPONSE_MIN_VERSION 0
 #define CH_CREATEPARTITIONSRESPONSE_MAX_VERSION 3
 #define CH_CREATEPARTITIONSRESPONSE_FLEX_VERSION 2
@@ -1052,6 +1077,7 @@ typedef struct ch_DeleteGroupsResponse {
 void ch_DeleteGroupsResponse_init(ch_DeleteGroupsResponse *m);
 int ch_DeleteGroupsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_DeleteGroupsResponse *m);
 void ch_DeleteGroupsResponse_encode(ch_buf *b, int16_t v, const ch_DeleteGroupsResponse *m);
+void ch_DeleteGroupsResponse_errors(const ch_DeleteGroupsResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_DELETEGROUPSRESPONSE_MIN_VERSION 0
 #define CH_DELETEGROUPSRESPONSE_MAX_VERSION 2
 #define CH_DELETEGROUPSRESPONSE_FLEX_VERSION 2
@@ -1096,6 +1122,7 @@ typedef struct ch_OffsetDeleteResponse {
 void ch_OffsetDeleteResponse_init(ch_OffsetDeleteResponse *m);
 int ch_OffsetDeleteResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_OffsetDeleteResponse *m);
 void ch_OffsetDeleteResponse_encode(ch_buf *b, int16_t v, const ch_OffsetDeleteResponse *m);
+void ch_OffsetDeleteResponse_errors(const ch_OffsetDeleteResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_OFFSETDELETERESPONSE_MIN_VERSION 0
 #define CH_OFFSETDELETERESPONSE_MAX_VERSION 0
 #define CH_OFFSETDELETERESPONSE_FLEX_VERSION -1
@@ -1133,6 +1160,7 @@ typedef struct ch_DescribeClusterResponse {
 void ch_DescribeClusterResponse_init(ch_DescribeClusterResponse *m);
 int ch_DescribeClusterResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_DescribeClusterResponse *m);
 void ch_DescribeClusterResponse_encode(ch_buf *b, int16_t v, const ch_DescribeClusterResponse *m);
+void ch_DescribeClusterResponse_errors(const ch_DescribeClusterResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_DESCRIBECLUSTERRESPONSE_MIN_VERSION 0
 #define CH_DESCRIBECLUSTERRESPONSE_MAX_VERSION 1
 #define CH_DESCRIBECLUSTERRESPONSE_FLEX_VERSION 0
@@ -1186,6 +1214,7 @@ typedef struct ch_ConsumerGroupHeartbeatResponse {
 void ch_ConsumerGroupHeartbeatResponse_init(ch_ConsumerGroupHeartbeatResponse *m);
 int ch_ConsumerGroupHeartbeatResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_ConsumerGroupHeartbeatResponse *m);
 void ch_ConsumerGroupHeartbeatResponse_encode(ch_buf *b, int16_t v, const ch_ConsumerGroupHeartbeatResponse *m);
+void ch_ConsumerGroupHeartbeatResponse_errors(const ch_ConsumerGroupHeartbeatResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_CONSUMERGROUPHEARTBEATRESPONSE_MIN_VERSION 0
 #define CH_CONSUMERGROUPHEARTBEATRESPONSE_MAX_VERSION 1
 #define CH_CONSUMERGROUPHEARTBEATRESPONSE_FLEX_VERSION 0
@@ -1247,6 +1276,7 @@ typedef struct ch_ConsumerGroupDescribeResponse {
 void ch_ConsumerGroupDescribeResponse_init(ch_ConsumerGroupDescribeResponse *m);
 int ch_ConsumerGroupDescribeResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_ConsumerGroupDescribeResponse *m);
 void ch_ConsumerGroupDescribeResponse_encode(ch_buf *b, int16_t v, const ch_ConsumerGroupDescribeResponse *m);
+void ch_ConsumerGroupDescribeResponse_errors(const ch_ConsumerGroupDescribeResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_CONSUMERGROUPDESCRIBERESPONSE_MIN_VERSION 0
 #define CH_CONSUMERGROUPDESCRIBERESPONSE_MAX_VERSION 0
 #define CH_CONSUMERGROUPDESCRIBERESPONSE_FLEX_VERSION 0
@@ -1292,6 +1322,7 @@ typedef struct ch_DeleteRecordsResponse {
 void ch_DeleteRecordsResponse_init(ch_DeleteRecordsResponse *m);
 int ch_DeleteRecordsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_DeleteRecordsResponse *m);
 void ch_DeleteRecordsResponse_encode(ch_buf *b, int16_t v, const ch_DeleteRecordsResponse *m);
+void ch_DeleteRecordsResponse_errors(const ch_DeleteRecordsResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_DELETERECORDSRESPONSE_MIN_VERSION 0
 #define CH_DELETERECORDSRESPONSE_MAX_VERSION 2
 #define CH_DELETERECORDSRESPONSE_FLEX_VERSION 2
@@ -1334,6 +1365,7 @@ typedef struct ch_AlterConfigsResponse {
 void ch_AlterConfigsResponse_init(ch_AlterConfigsResponse *m);
 int ch_AlterConfigsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_AlterConfigsResponse *m);
 void ch_AlterConfigsResponse_encode(ch_buf *b, int16_t v, const ch_AlterConfigsResponse *m);
+void ch_AlterConfigsResponse_errors(const ch_AlterConfigsResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_ALTERCONFIGSRESPONSE_MIN_VERSION 0
 #define CH_ALTERCONFIGSRESPONSE_MAX_VERSION 2
 #define CH_ALTERCONFIGSRESPONSE_FLEX_VERSION 2
@@ -1377,6 +1409,7 @@ typedef struct ch_IncrementalAlterConfigsResponse {
 void ch_IncrementalAlterConfigsResponse_init(ch_IncrementalAlterConfigsResponse *m);
 int ch_IncrementalAlterConfigsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_IncrementalAlterConfigsResponse *m);
 void ch_IncrementalAlterConfigsResponse_encode(ch_buf *b, int16_t v, const ch_IncrementalAlterConfigsResponse *m);
+void ch_IncrementalAlterConfigsResponse_errors(const ch_IncrementalAlterConfigsResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_INCREMENTALALTERCONFIGSRESPONSE_MIN_VERSION 0
 #define CH_INCREMENTALALTERCONFIGSRESPONSE_MAX_VERSION 1
 #define CH_INCREMENTALALTERCONFIGSRESPONSE_FLEX_VERSION 1
@@ -1517,6 +1550,7 @@ void ch_OffsetCommitValue_encode(ch_buf *b, int16_t v, const ch_OffsetCommitValu
 typedef int (*ch_decode_fn)(ch_rd *r, ch_arena *a, int16_t v, void *m);
 typedef void (*ch_encode_fn)(ch_buf *b, int16_t v, const void *m);
 typedef void (*ch_init_fn)(void *m);
+typedef void (*ch_errors_fn)(const void *m, int16_t v, ch_error_fn fn, void *ud);
 
 typedef struct ch_api_codec {
 	int16_t key;
@@ -1527,6 +1561,7 @@ typedef struct ch_api_codec {
 	ch_init_fn req_init, resp_init;
 	ch_decode_fn req_decode, resp_decode;
 	ch_encode_fn req_encode, resp_encode;
+	ch_errors_fn resp_errors; /* every ErrorCode of a response */
 } ch_api_codec;
 
 extern const ch_api_codec ch_api_codecs[];
