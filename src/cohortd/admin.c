@@ -3,6 +3,7 @@
  */
 #include "cohortd/admin.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +23,57 @@ page_index(admin *a, ch_http_reply *out)
 	(void)a;
 	ch_buf_printf(&out->body, "cohortd admin API\n"
 				  "  /          this index\n"
-				  "  /metrics   Prometheus metrics (text format 0.0.4)\n");
+				  "  /metrics   Prometheus metrics (text format 0.0.4)\n"
+				  "  /v1/groups                 groups (JSON)\n"
+				  "  /v1/groups/G               one group and its last rebalance\n"
+				  "  /v1/groups/G/rebalances    its rebalance history\n");
+}
+
+/* Decodes the %XX escapes of [s, s+n) into out (cap bytes); false for a bad
+ * escape, a NUL or a result that does not fit. */
+static bool
+pct_decode(const char *s, size_t n, char *out, size_t cap)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		int c = (unsigned char)s[i];
+		if (c == '%') {
+			if (i + 2 >= n || !isxdigit((unsigned char)s[i + 1]) ||
+			    !isxdigit((unsigned char)s[i + 2]))
+				return false;
+			char hex[3] = {s[i + 1], s[i + 2], 0};
+			c = (int)strtol(hex, NULL, 16);
+			if (c == 0)
+				return false;
+			i += 2;
+		}
+		if (o + 1 >= cap)
+			return false;
+		out[o++] = (char)c;
+	}
+	out[o] = '\0';
+	return true;
+}
+
+/* /v1/groups/G[/rebalances]: the group pages, G percent-decoded. */
+static void
+route_group(admin *a, const char *rest, ch_http_reply *out)
+{
+	const char *slash = strchr(rest, '/');
+	size_t n = slash ? (size_t)(slash - rest) : strlen(rest);
+	bool rebalances = slash && strcmp(slash, "/rebalances") == 0;
+	char id[1024];
+	if (slash && !rebalances) {
+		out->status = 404;
+		ch_buf_printf(&out->body, "not found: /v1/groups/%s\n", rest);
+		return;
+	}
+	if (n == 0 || !pct_decode(rest, n, id, sizeof(id))) {
+		out->status = 400;
+		ch_buf_printf(&out->body, "bad group id in the path: %.*s\n", (int)n, rest);
+		return;
+	}
+	admin_page_group(&a->src, id, rebalances, out);
 }
 
 /* ch_http's handler: path -> page; 404 for a path no page serves. */
@@ -33,6 +84,14 @@ route(void *ud, const char *path, ch_http_reply *out)
 	out->content_type = TEXT;
 	if (strcmp(path, "/") == 0) {
 		page_index(a, out);
+		return;
+	}
+	if (strcmp(path, "/v1/groups") == 0) {
+		admin_page_groups(&a->src, out);
+		return;
+	}
+	if (strncmp(path, "/v1/groups/", 11) == 0) {
+		route_group(a, path + 11, out);
 		return;
 	}
 	if (strcmp(path, "/metrics") == 0) {

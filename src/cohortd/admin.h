@@ -5,10 +5,13 @@
  *
  *   /          a plain-text index of the endpoints
  *   /metrics   Prometheus text format (admin_metrics.c)
+ *   /v1/groups, /v1/groups/G, /v1/groups/G/rebalances   JSON (admin_groups.c)
  *   anything else: 404
  */
 #ifndef COHORTD_ADMIN_H
 #define COHORTD_ADMIN_H
+
+#include <stdbool.h>
 
 #include "broker/ch_broker.h"
 #include "net/ch_http.h"
@@ -34,5 +37,10 @@ void admin_stop(admin *a);
 
 /* Appends the /metrics page to b (admin_metrics.c). */
 void admin_render_metrics(const admin_sources *src, ch_buf *b);
+/* The group pages (admin_groups.c): every group; one group (404 when there
+ * is none), with its whole rebalance history when rebalances. */
+void admin_page_groups(const admin_sources *src, ch_http_reply *out);
+void admin_page_group(const admin_sources *src, const char *id, bool rebalances,
+		      ch_http_reply *out);
 
 #endif

@@ -257,6 +257,7 @@ coord_shell_start(ch_loop *loop, ch_broker *bk, ch_log_manager *logs)
 	cc.max_session_timeout_ms = cfg->group_max_session_timeout_ms;
 	cc.initial_rebalance_delay_ms = cfg->group_initial_rebalance_delay_ms;
 	cc.max_size = cfg->group_max_size;
+	cc.rebalance_history_size = cfg->group_rebalance_history_size;
 	cc.offset_metadata_max_bytes = cfg->offset_metadata_max_bytes;
 	cc.offsets_retention_ms = (int64_t)cfg->offsets_retention_minutes * 60000;
 	cc.offsets_retention_check_ms = cfg->offsets_retention_check_interval_ms;

@@ -331,6 +331,10 @@ static const cdef cdefs[] = {
 	 "group."},
 	{"group.max.size", V_INT(1, INT32_MAX), 0, INT_MAX_STR, OFF(group_max_size),
 	 "The maximum number of members in a single consumer group."},
+	{"group.rebalance.history.size", V_INT(0, 100000), F_COHORT, "100",
+	 OFF(group_rebalance_history_size),
+	 "cohort: how many rebalances each group keeps in its history (/v1/groups/G/rebalances); "
+	 "0 keeps none."},
 };
 
 #define NDEFS CH_ARRAY_LEN(cdefs)

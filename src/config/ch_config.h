@@ -179,6 +179,7 @@ struct ch_config {
 	int32_t group_max_session_timeout_ms;
 	int32_t group_initial_rebalance_delay_ms;
 	int32_t group_max_size;
+	int32_t group_rebalance_history_size; /* cohort: rebalances kept per group */
 
 	struct ch_config_state *st_; /* private: per-key strings and sources */
 };

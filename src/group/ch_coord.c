@@ -77,6 +77,7 @@ ch_coord_config_defaults(ch_coord_config *c)
 	c->offsets_retention_check_ms = 600000;
 	c->offsets_partitions = 50;
 	c->new_member_join_timeout_ms = 300000;
+	c->rebalance_history_size = 100;
 }
 
 /* ---- small helpers -------------------------------------------------------- */
@@ -264,6 +265,11 @@ ch_coord_group_set_state(ch_coord_group *g, ch_coord_group_state s, int64_t now,
 	ch_coord_log(g->coord, level, "group %s: %s -> %s (generation %d): %s", g->group_id,
 		     ch_coord_group_state_name(g->state), ch_coord_group_state_name(s),
 		     g->generation, why->detail);
+	if (s == CH_COORD_GROUP_PREPARING_REBALANCE)
+		ch_coord_history_prepare(g, now, why->cause, why->detail);
+	else if (s == CH_COORD_GROUP_STABLE || s == CH_COORD_GROUP_EMPTY ||
+		 s == CH_COORD_GROUP_DEAD)
+		ch_coord_history_end(g, now, s);
 	if (s == CH_COORD_GROUP_PREPARING_REBALANCE && (unsigned)why->cause < CH_COORD_CAUSE_N)
 		g->coord->stats.rebalances[why->cause]++;
 	else if (s == CH_COORD_GROUP_STABLE && g->state == CH_COORD_GROUP_COMPLETING_REBALANCE)
@@ -615,7 +621,7 @@ member_add(ch_coord_group *g, char *member_id, ch_str instance_id, ch_str client
  * JoinGroup gets UNKNOWN_MEMBER_ID (Kafka does this so a still-live client
  * rejoins); a parked SyncGroup too (Kafka leaves it to time out). */
 static void
-member_remove(ch_coord_group *g, ch_coord_member *m)
+member_remove(ch_coord_group *g, ch_coord_member *m, int64_t now)
 {
 	ch_coord *c = g->coord;
 	if (m->join_token) {
@@ -629,6 +635,7 @@ member_remove(ch_coord_group *g, ch_coord_member *m)
 		sync_respond(c, g, t, CH_KERR_UNKNOWN_MEMBER_ID, NULL, 0);
 	}
 	member_clear_pending_sync(g, m);
+	ch_coord_history_member_out(g, m, now);
 	timer_cancel(c, &m->session);
 	votes_add(g, m, -1);
 	if (m->instance_id) {
@@ -675,7 +682,7 @@ ch_coord_member_drop(ch_coord_group *g, ch_coord_member *m)
 		g->awaiting_join--;
 	}
 	m->sync_token = NULL;
-	member_remove(g, m);
+	member_remove(g, m, 0); /* not a rebalance: no time for the history */
 }
 
 ch_coord_member *
@@ -719,6 +726,7 @@ maybe_prepare_rebalance(ch_coord_group *g, int64_t now, const coord_reason *why)
 		prepare_rebalance(g, now, why);
 	} else if (g->state == CH_COORD_GROUP_PREPARING_REBALANCE) {
 		COORD_LOGD(g->coord, "group %s (PreparingRebalance): %s", g->group_id, why->detail);
+		ch_coord_history_trigger(g, now, why->cause, why->detail);
 		try_complete_join(g, now);
 	}
 }
@@ -810,7 +818,7 @@ complete_join(ch_coord_group *g, int64_t now)
 				   "group %s: removing member %s, which did not rejoin before the "
 				   "join phase ended",
 				   g->group_id, m->member_id);
-			member_remove(g, m);
+			member_remove(g, m, now);
 			removed++;
 		}
 	}
@@ -835,6 +843,11 @@ complete_join(ch_coord_group *g, int64_t now)
 		g->members.n, g->leader->member_id, g->protocol_name ? g->protocol_name : "-",
 		removed, now - g->rebalance_started,
 		ch_coord_cause_name(g->rebalance_reason.cause));
+	ch_coord_history_join_done(g, now,
+				   g->join_wait == JOIN_WAIT_INITIAL ? "initial delay"
+				   : removed || g->awaiting_join < (int32_t)g->members.n
+					   ? "rebalance timeout"
+					   : "all members joined");
 	ch_coord_group_set_state(g, CH_COORD_GROUP_COMPLETING_REBALANCE, now, &why);
 	for (ch_coord_member *m = g->first; m; m = m->next) {
 		void *t = m->join_token;
@@ -858,7 +871,7 @@ static void
 remove_member_and_update(ch_coord_group *g, ch_coord_member *m, int64_t now,
 			 const coord_reason *why)
 {
-	member_remove(g, m);
+	member_remove(g, m, now);
 	switch (g->state) {
 	case CH_COORD_GROUP_STABLE:
 	case CH_COORD_GROUP_COMPLETING_REBALANCE:
@@ -994,6 +1007,7 @@ join_add(join_ctx *j, char *member_id)
 	m->join_token = j->token;
 	m->join_version = j->version;
 	g->awaiting_join++;
+	m->join_parked_at = j->now;
 	if (g->join_wait == JOIN_WAIT_INITIAL)
 		g->initial.member_joined = true;
 	/* A new member that never completes a join is dropped after Kafka's
@@ -1096,6 +1110,7 @@ static void
 join_update(join_ctx *j, ch_coord_cause cause, const char *what)
 {
 	member_update(j->g, j->m, j->rq, j->rebalance_timeout, j->token, j->version);
+	j->m->join_parked_at = j->now;
 	coord_reason why = ch_coord_reason_make(cause, "member %s %s", j->m->member_id, what);
 	maybe_prepare_rebalance(j->g, j->now, &why);
 }
@@ -1213,6 +1228,7 @@ static_replace(join_ctx *j)
 		   old_id);
 	ch_coord_member_touch_session(m, j->now);
 	member_update(g, m, j->rq, j->rebalance_timeout, j->token, j->version);
+	m->join_parked_at = j->now;
 	return st;
 }
 
@@ -1438,6 +1454,7 @@ static void
 sync_store_assignment(ch_coord_group *g, const ch_SyncGroupRequest *rq, int16_t version,
 		      int64_t now)
 {
+	ch_coord_history_leader_sync(g, rq, now);
 	for (ch_coord_member *x = g->first; x; x = x->next) {
 		free(x->assignment);
 		x->assignment = NULL;
@@ -1485,6 +1502,7 @@ sync_answer_assignment(ch_coord_group *g, ch_coord_member *m, void *token, int64
 {
 	member_clear_pending_sync(g, m);
 	ch_coord_member_touch_session(m, now);
+	ch_coord_history_synced(g, m, now);
 	sync_respond(g->coord, g, token, CH_KERR_NONE, m->assignment, m->assignment_len);
 }
 
@@ -1580,6 +1598,7 @@ ch_coord_sync_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t
 		if (m->sync_token) {
 			void *t = m->sync_token;
 			m->sync_token = NULL;
+			ch_coord_history_synced(g, m, now);
 			sync_respond(c, g, t, CH_KERR_NONE, m->assignment, m->assignment_len);
 		}
 	}
@@ -1757,7 +1776,7 @@ sync_timer_fired(ch_coord_group *g, int64_t now)
 		if (m->pending_sync) {
 			if (!removed++)
 				snprintf(first, sizeof(first), "%s", m->member_id);
-			member_remove(g, m);
+			member_remove(g, m, now);
 		}
 	}
 	coord_reason why = ch_coord_reason_make(
@@ -1907,6 +1926,7 @@ group_free(ch_coord_group *g)
 	ch_map_free(&g->protocol_votes);
 	free(g->protocol_type);
 	free(g->protocol_name);
+	ch_coord_history_free(g);
 	free(g);
 }
 

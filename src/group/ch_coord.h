@@ -182,6 +182,7 @@ typedef struct ch_coord_config {
 	int64_t offsets_retention_check_ms; /* offsets.retention.check.interval.ms */
 	int32_t offsets_partitions;         /* offsets.topic.num.partitions (50) */
 	int32_t new_member_join_timeout_ms; /* Kafka's fixed 300000 */
+	int32_t rebalance_history_size;     /* group.rebalance.history.size (cohort: 100; 0 off) */
 } ch_coord_config;
 
 /* Sensible defaults (Kafka's). */
@@ -377,6 +378,53 @@ typedef struct ch_coord_group_view {
 	int32_t members;
 	int32_t offsets; /* committed partitions */
 } ch_coord_group_view;
+
+/* ---- rebalance history (ch_coord_history.c) ------------------------------
+ * Per group, the last ch_coord_config.rebalance_history_size rebalances
+ * (group.rebalance.history.size), oldest first. Times are the core's wall
+ * clock ms; -1 where a step has not happened (yet). */
+#define CH_COORD_HISTORY_TRIGGERS 8
+
+typedef struct ch_coord_rebalance_trigger {
+	ch_coord_cause cause;
+	int64_t at_ms;
+	char *detail; /* "member X joined", "session of member X expired ..." */
+} ch_coord_rebalance_trigger;
+
+typedef struct ch_coord_rebalance_member {
+	char *member_id;
+	int64_t join_ms; /* its JoinGroup of this rebalance; -1: none (a static member kept) */
+	int64_t sync_ms; /* its SyncGroup answered with its assignment */
+	int32_t partitions_before, partitions_after; /* protocol type consumer; else -1 */
+} ch_coord_rebalance_member;
+
+typedef struct ch_coord_rebalance {
+	int32_t generation; /* the generation it produced; -1 before the join ended */
+	char *protocol_type, *protocol;
+	int64_t start_ms;       /* PreparingRebalance entered */
+	int64_t join_end_ms;    /* the join phase ended (JoinGroup responses sent) */
+	int64_t leader_sync_ms; /* the leader's SyncGroup brought the assignment */
+	int64_t end_ms;         /* Stable, Empty or deleted */
+	const char *outcome;    /* NULL while open, else the state it ended in */
+	ch_coord_cause cause;   /* what started it */
+	char *cause_detail;
+	ch_coord_rebalance_trigger triggers[CH_COORD_HISTORY_TRIGGERS]; /* folded in later */
+	int32_t n_triggers, triggers_dropped;
+	char *leader;
+	const char *join_ended_by; /* "all members joined", "rebalance timeout", "initial delay" */
+	char *barrier_member;      /* the last JoinGroup of the join phase */
+	int64_t first_join_ms;     /* the first JoinGroup of the join phase */
+	int64_t barrier_ms;        /* barrier's JoinGroup - first_join_ms */
+	char **members_in, **members_out; /* joined during it; removed during it */
+	int32_t n_in, n_out;
+	ch_coord_rebalance_member *members; /* every member that took part */
+	int32_t n_members;
+	int32_t partitions_moved; /* to another member (consumer protocol type); else -1 */
+} ch_coord_rebalance;
+
+/* fn for each of group_id's rebalances, oldest first (none: no such group). */
+void ch_coord_foreach_rebalance(const ch_coord *c, const char *group_id,
+				void (*fn)(void *ud, const ch_coord_rebalance *r), void *ud);
 
 /* fn for every group, in no particular order; fn must not change c. */
 void ch_coord_foreach_group(const ch_coord *c, void (*fn)(void *ud, const ch_coord_group_view *g),

@@ -62,6 +62,7 @@ struct ch_coord_member {
 	bool is_new;                  /* joined during this rebalance, never completed one */
 	bool pending_sync;            /* must send SyncGroup for the current generation */
 	int64_t joined_at;            /* when is_new was set (new-member join timeout) */
+	int64_t join_parked_at;       /* when join_token was parked (rebalance history) */
 	coord_timer session;          /* session (or new-member) expiry */
 	ch_coord_member *prev, *next; /* group order: first joined first (leader choice) */
 };
@@ -111,6 +112,19 @@ typedef struct initial_delay {
 	bool member_joined;   /* a new member arrived since the delay was (re-)armed */
 } initial_delay;
 
+/* A group's rebalance history: a ring of records (ch_coord_history.c). */
+typedef struct coord_history {
+	ch_coord_rebalance *ring;
+	int32_t cap, head, n;
+	ch_map index; /* member id -> 1 + its entry in the open record's members */
+	/* Members removed while no record was open (a leave or an expiry
+	 * removes the member, then starts the rebalance): the record opened at
+	 * the same time takes them as its members out. */
+	char **gone;
+	int32_t n_gone;
+	int64_t gone_at;
+} coord_history;
+
 struct ch_coord_group {
 	ch_coord *coord;
 	char *group_id; /* key in coord->groups */
@@ -140,6 +154,7 @@ struct ch_coord_group {
 	int32_t partition;        /* __consumer_offsets partition */
 	uint64_t store_id;        /* in-flight assignment store (0 = none) */
 	int32_t store_generation; /* the generation that store is for */
+	coord_history history;
 };
 
 /* An append in flight and what to do when it completes. */
@@ -309,6 +324,32 @@ char *ch_coord_str_dup(ch_str s); /* NULL for a null string */
 /* 0 if the group's partition is LOADED, else the error Kafka gives before
  * any API mapping: COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATOR. */
 int16_t ch_coord_load_error(const ch_coord *c, ch_str group_id);
+
+/* ---- rebalance history hooks (ch_coord_history.c) ------------------------
+ * Each records one step of the group's open rebalance record; none changes
+ * the group's behaviour. Call sites: */
+/* set_state -> PreparingRebalance: opens a record, or folds the cause in. */
+void ch_coord_history_prepare(ch_coord_group *g, int64_t now, ch_coord_cause cause,
+			      const char *detail);
+/* A cause that did not change the state (a join in PreparingRebalance):
+ * folded into the open record, if any. */
+void ch_coord_history_trigger(ch_coord_group *g, int64_t now, ch_coord_cause cause,
+			      const char *detail);
+/* member_remove: m leaves the group (kept for the record this removal
+ * opens, if it opens one at the same now). */
+void ch_coord_history_member_out(ch_coord_group *g, const ch_coord_member *m, int64_t now);
+/* complete_join, after the generation, protocol and leader are set and
+ * before the parked JoinGroups are answered (their join_parked_at give the
+ * barrier). */
+void ch_coord_history_join_done(ch_coord_group *g, int64_t now, const char *ended_by);
+/* The leader's SyncGroup, before its assignments replace the old ones. */
+void ch_coord_history_leader_sync(ch_coord_group *g, const ch_SyncGroupRequest *rq, int64_t now);
+/* A SyncGroup answered with m's assignment. */
+void ch_coord_history_synced(ch_coord_group *g, const ch_coord_member *m, int64_t now);
+/* set_state -> Stable, Empty or Dead: closes the open record. */
+void ch_coord_history_end(ch_coord_group *g, int64_t now, ch_coord_group_state s);
+/* group_free. */
+void ch_coord_history_free(ch_coord_group *g);
 
 /* ---- appends (ch_coord_store.c) ----------------------------------------- */
 /* A new append in flight (in c->appends from now: issue it at once). */

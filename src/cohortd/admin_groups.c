@@ -1,0 +1,210 @@
+/*
+ * admin_groups: the admin API's group pages, JSON built with Debian's
+ * jansson, from the coordinator's state and rebalance history
+ * (ch_coord.h) on the loop thread.
+ *
+ *   /v1/groups                 every group: state, protocol, generation, members
+ *   /v1/groups/G               one group, with its last rebalance
+ *   /v1/groups/G/rebalances    its rebalance history, oldest first
+ *
+ * Times are wall-clock milliseconds since the epoch (the coordinator's
+ * clock) and durations milliseconds; null where a step has not happened.
+ */
+#include <jansson.h>
+#include <string.h>
+
+#include "cohortd/admin.h"
+#include "group/ch_coord.h"
+
+/* A time or duration: null when negative (not happened). */
+static json_t *
+ms_or_null(int64_t v)
+{
+	return v < 0 ? json_null() : json_integer(v);
+}
+
+static json_t *
+str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+/* Sets key to v (which it takes over); jansson refuses invalid UTF-8, so a
+ * group or member id that is not UTF-8 becomes null rather than a failure. */
+static void
+put(json_t *o, const char *key, json_t *v)
+{
+	json_object_set_new(o, key, v ? v : json_null());
+}
+
+static json_t *
+group_json(const ch_coord_group_view *g)
+{
+	json_t *o = json_object();
+	put(o, "group_id", json_string(g->group_id));
+	put(o, "state", json_string(ch_coord_group_state_name(g->state)));
+	put(o, "protocol_type", str_or_null(g->protocol_type));
+	put(o, "protocol", str_or_null(g->protocol));
+	put(o, "generation", json_integer(g->generation));
+	put(o, "members", json_integer(g->members));
+	put(o, "committed_partitions", json_integer(g->offsets));
+	return o;
+}
+
+static json_t *
+str_list(char *const *v, int32_t n)
+{
+	json_t *a = json_array();
+	for (int32_t i = 0; i < n; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
+/* One rebalance record. A member's pause is its JoinGroup to its SyncGroup
+ * answer (the eager protocol's stop-the-world for it). */
+static json_t *
+rebalance_json(const ch_coord_rebalance *r)
+{
+	json_t *o = json_object();
+	put(o, "generation", r->generation < 0 ? json_null() : json_integer(r->generation));
+	put(o, "protocol_type", str_or_null(r->protocol_type));
+	put(o, "protocol", str_or_null(r->protocol));
+	put(o, "start_ms", json_integer(r->start_ms));
+	put(o, "end_ms", ms_or_null(r->end_ms));
+	put(o, "duration_ms", r->end_ms < 0 ? json_null() : json_integer(r->end_ms - r->start_ms));
+	put(o, "outcome", str_or_null(r->outcome));
+	json_t *cause = json_object();
+	put(cause, "cause", json_string(ch_coord_cause_name(r->cause)));
+	put(cause, "detail", str_or_null(r->cause_detail));
+	put(o, "cause", cause);
+	json_t *tr = json_array();
+	for (int32_t i = 0; i < r->n_triggers; i++) {
+		json_t *t = json_object();
+		put(t, "cause", json_string(ch_coord_cause_name(r->triggers[i].cause)));
+		put(t, "detail", str_or_null(r->triggers[i].detail));
+		put(t, "at_ms", json_integer(r->triggers[i].at_ms));
+		json_array_append_new(tr, t);
+	}
+	put(o, "triggers", tr);
+	put(o, "triggers_dropped", json_integer(r->triggers_dropped));
+	put(o, "join_end_ms", ms_or_null(r->join_end_ms));
+	put(o, "join_ended_by", str_or_null(r->join_ended_by));
+	put(o, "leader", str_or_null(r->leader));
+	put(o, "assignment_sent_after_ms",
+	    r->leader_sync_ms < 0 || r->join_end_ms < 0
+		    ? json_null()
+		    : json_integer(r->leader_sync_ms - r->join_end_ms));
+	json_t *bar = json_object();
+	put(bar, "member_id", str_or_null(r->barrier_member));
+	put(bar, "after_first_join_ms", ms_or_null(r->barrier_ms));
+	put(o, "barrier", bar);
+	put(o, "members_in", str_list(r->members_in, r->n_in));
+	put(o, "members_out", str_list(r->members_out, r->n_out));
+	json_t *ms = json_array();
+	for (int32_t i = 0; i < r->n_members; i++) {
+		const ch_coord_rebalance_member *m = &r->members[i];
+		json_t *e = json_object();
+		put(e, "member_id", json_string(m->member_id));
+		put(e, "join_ms", ms_or_null(m->join_ms));
+		put(e, "sync_ms", ms_or_null(m->sync_ms));
+		put(e, "pause_ms",
+		    m->join_ms < 0 || m->sync_ms < 0 ? json_null()
+						     : json_integer(m->sync_ms - m->join_ms));
+		put(e, "partitions_before",
+		    m->partitions_before < 0 ? json_null() : json_integer(m->partitions_before));
+		put(e, "partitions_after",
+		    m->partitions_after < 0 ? json_null() : json_integer(m->partitions_after));
+		json_array_append_new(ms, e);
+	}
+	put(o, "members", ms);
+	put(o, "partitions_moved",
+	    r->partitions_moved < 0 ? json_null() : json_integer(r->partitions_moved));
+	return o;
+}
+
+/* Appends j as text to out (and frees it). */
+static void
+reply_json(ch_http_reply *out, json_t *j)
+{
+	char *s = json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII);
+	json_decref(j);
+	out->content_type = "application/json";
+	if (!s) {
+		out->body.oom = true;
+		return;
+	}
+	ch_buf_append(&out->body, s, strlen(s));
+	ch_buf_append(&out->body, "\n", 1);
+	free(s);
+}
+
+static void
+each_group(void *ud, const ch_coord_group_view *g)
+{
+	json_array_append_new(ud, group_json(g));
+}
+
+void
+admin_page_groups(const admin_sources *src, ch_http_reply *out)
+{
+	json_t *a = json_array();
+	ch_coord_foreach_group(src->bk->coord, each_group, a);
+	json_t *o = json_object();
+	put(o, "groups", a);
+	reply_json(out, o);
+}
+
+typedef struct find_ctx {
+	const char *id;
+	json_t *found;
+} find_ctx;
+
+static void
+find_group(void *ud, const ch_coord_group_view *g)
+{
+	find_ctx *f = ud;
+	if (!f->found && strcmp(g->group_id, f->id) == 0)
+		f->found = group_json(g);
+}
+
+static void
+each_rebalance(void *ud, const ch_coord_rebalance *r)
+{
+	json_array_append_new(ud, rebalance_json(r));
+}
+
+static void
+not_found(ch_http_reply *out, const char *id)
+{
+	json_t *o = json_object();
+	put(o, "error", json_string("no such group"));
+	put(o, "group_id", json_string(id));
+	out->status = 404;
+	reply_json(out, o);
+}
+
+void
+admin_page_group(const admin_sources *src, const char *id, bool rebalances, ch_http_reply *out)
+{
+	find_ctx f = {id, NULL};
+	ch_coord_foreach_group(src->bk->coord, find_group, &f);
+	if (!f.found) {
+		not_found(out, id);
+		return;
+	}
+	json_t *hist = json_array();
+	ch_coord_foreach_rebalance(src->bk->coord, id, each_rebalance, hist);
+	if (rebalances) {
+		json_t *o = json_object();
+		put(o, "group_id", json_string(id));
+		put(o, "rebalances", hist);
+		json_decref(f.found);
+		reply_json(out, o);
+		return;
+	}
+	size_t n = json_array_size(hist);
+	put(f.found, "rebalances_kept", json_integer((json_int_t)n));
+	put(f.found, "last_rebalance", n ? json_incref(json_array_get(hist, n - 1)) : json_null());
+	json_decref(hist);
+	reply_json(out, f.found);
+}

@@ -1,0 +1,176 @@
+"""The rebalance history of the admin API (/v1/groups, /v1/groups/G,
+/v1/groups/G/rebalances) with a real kafka-python group: join, scale-out,
+leave, and a member killed (SIGKILL) whose session times out. Each
+rebalance names its cause with the member that caused it, the members in
+and out, the leader, the member that held the barrier (the last JoinGroup,
+after the first), each member's pause and the partitions moved; the ring
+keeps group.rebalance.history.size records."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+from harness import BrokerTestCase, main
+from test_metrics import Member, TOPIC
+
+try:
+    from kafka import KafkaProducer
+except ImportError:  # main() reports the skip
+    pass
+
+GROUP = "metrics-g"  # test_metrics.Member's group
+
+# A member in its own process, to be killed: it polls until SIGKILL.
+KILLED = r"""
+import sys
+from kafka import KafkaConsumer
+c = KafkaConsumer(bootstrap_servers=sys.argv[1], group_id=sys.argv[2], client_id="killed",
+                  session_timeout_ms=2000, heartbeat_interval_ms=300,
+                  auto_offset_reset="earliest", enable_auto_commit=False)
+c.subscribe([sys.argv[3]])
+while True:
+    c.poll(timeout_ms=100)
+"""
+
+
+class RebalanceHistory(BrokerTestCase):
+    broker_settings = {"admin.listeners": "http://127.0.0.1:0", "num.partitions": "2",
+                       "group.initial.rebalance.delay.ms": "0",
+                       "group.min.session.timeout.ms": "500",
+                       "group.rebalance.history.size": "3"}
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.base = "http://127.0.0.1:%d" % cls.broker.admin_port()
+
+    def get(self, path):
+        try:
+            with urllib.request.urlopen(self.base + path, timeout=30) as r:
+                self.assertEqual(r.headers["Content-Type"], "application/json")
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            body = e.read()
+            if e.headers["Content-Type"] == "application/json":
+                body = json.loads(body)
+            return e.code, body
+
+    def history(self):
+        """The group's records; [] while the group does not exist yet."""
+        status, body = self.get("/v1/groups/%s/rebalances" % GROUP)
+        if status == 404:
+            return []
+        self.assertEqual(status, 200, body)
+        return body["rebalances"]
+
+    def wait_closed(self, n_closed, what):
+        """The history once it holds n_closed finished records, all Stable or
+        Empty, the last one Stable."""
+        deadline = time.monotonic() + 90
+        while True:
+            h = self.history()
+            done = [r for r in h if r["outcome"]]
+            if len(done) >= n_closed and h and h[-1]["outcome"] == "Stable":
+                return h
+            if time.monotonic() > deadline:
+                self.fail("history never showed %s: %s" % (what, json.dumps(h, indent=1)))
+            time.sleep(0.2)
+
+    def test_join_scale_out_leave_timeout(self):
+        b = self.broker
+        self.assertEqual(self.get("/v1/groups/no-such-group")[0], 404)
+        self.assertEqual(self.get("/v1/groups/bad%zz")[0], 400)
+        prod = KafkaProducer(bootstrap_servers=b.bootstrap, acks="all")
+        for i in range(10):
+            prod.send(TOPIC, b"x", partition=i % 2)
+        prod.flush(60)
+        prod.close()
+
+        a = Member(b.bootstrap, "a")
+        self.addCleanup(a.stop)
+        h = self.wait_closed(1, "the first join")
+        r = h[-1]
+        self.assertEqual(r["cause"]["cause"], "member joined")
+        self.assertEqual(r["generation"], 1)
+        self.assertEqual((r["protocol_type"], r["protocol"]), ("consumer", "range"))
+        a_id = r["leader"]
+        self.assertTrue(a_id.startswith("a-"), r)
+        self.assertEqual(r["members_in"], [a_id])
+        self.assertEqual(r["barrier"]["member_id"], a_id)
+        self.assertEqual(r["barrier"]["after_first_join_ms"], 0)
+        self.assertIsNotNone(r["assignment_sent_after_ms"])
+        self.assertEqual(r["partitions_moved"], 0)
+        self.assertEqual([m["partitions_after"] for m in r["members"]], [2])
+
+        # scale-out: b's join starts it; a must notice (heartbeat) and rejoin:
+        # a holds the barrier, and one partition moves from a to b
+        bb = Member(b.bootstrap, "b")
+        self.addCleanup(bb.stop)
+        h = self.wait_closed(2, "the scale-out")
+        r = h[-1]
+        self.assertEqual(r["cause"]["cause"], "member joined")
+        b_id = r["members_in"][0]
+        self.assertTrue(b_id.startswith("b-"), r)
+        self.assertIn(b_id, r["cause"]["detail"])
+        self.assertEqual(r["generation"], 2)
+        self.assertEqual(r["barrier"]["member_id"], a_id, r)
+        self.assertGreaterEqual(r["barrier"]["after_first_join_ms"], 0)
+        self.assertEqual(r["partitions_moved"], 1, r)
+        self.assertEqual(sorted(m["member_id"] for m in r["members"]), sorted([a_id, b_id]))
+        for m in r["members"]:
+            self.assertIsNotNone(m["pause_ms"], m)
+            self.assertGreaterEqual(m["pause_ms"], 0)
+        self.assertEqual(sorted(m["partitions_after"] for m in r["members"]), [1, 1])
+
+        # b leaves (LeaveGroup on close)
+        bb.stop()
+        h = self.wait_closed(3, "the leave")
+        r = h[-1]
+        self.assertEqual(r["cause"]["cause"], "member left", r)
+        self.assertIn(b_id, r["cause"]["detail"])
+        self.assertEqual(r["members_out"], [b_id])
+        self.assertEqual(r["barrier"]["member_id"], a_id)
+        self.assertEqual(len(h), 3)
+
+        # a member in another process joins and is killed: its session times out
+        p = subprocess.Popen([sys.executable, "-c", KILLED, b.bootstrap, GROUP, TOPIC],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(lambda: p.poll() is None and p.kill())
+        deadline = time.monotonic() + 90
+        while True:
+            _, g = self.get("/v1/groups/%s" % GROUP)
+            if g["members"] == 2 and g["state"] == "Stable":
+                break
+            self.assertLess(time.monotonic(), deadline, g)
+            time.sleep(0.2)
+        killed = [m for m in g["last_rebalance"]["members_in"] if m.startswith("killed-")]
+        self.assertEqual(len(killed), 1, g)
+        p.send_signal(signal.SIGKILL)
+        p.wait(30)
+        deadline = time.monotonic() + 90
+        while True:
+            h = self.history()
+            r = h[-1]
+            if r["cause"]["cause"] == "session timeout" and r["outcome"] == "Stable":
+                break
+            self.assertLess(time.monotonic(), deadline, json.dumps(h, indent=1))
+            time.sleep(0.2)
+        self.assertIn(killed[0], r["cause"]["detail"])
+        self.assertEqual(r["members_out"], killed)
+        # the ring keeps 3: the first two records are gone
+        self.assertEqual(len(h), 3)
+        self.assertNotIn(1, [x["generation"] for x in h])
+
+        status, groups = self.get("/v1/groups")
+        self.assertEqual(status, 200)
+        mine = [x for x in groups["groups"] if x["group_id"] == GROUP]
+        self.assertEqual(len(mine), 1)
+        self.assertEqual((mine[0]["state"], mine[0]["members"]), ("Stable", 1))
+
+
+if __name__ == "__main__":
+    main(requires_modules=("kafka",))
