@@ -4,13 +4,15 @@
  * (ch_coord.h) on the loop thread.
  *
  *   /v1/groups                 every group: state, protocol, generation, members
- *   /v1/groups/G               one group, with its last rebalance
+ *   /v1/groups/G               one group: its committed offsets with when
+ *                              offsets retention removes them, its last rebalance
  *   /v1/groups/G/rebalances    its rebalance history, oldest first
  *
  * Times are wall-clock milliseconds since the epoch (the coordinator's
  * clock) and durations milliseconds; null where a step has not happened.
  */
 #include <jansson.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "cohortd/admin.h"
@@ -173,6 +175,28 @@ each_rebalance(void *ud, const ch_coord_rebalance *r)
 	json_array_append_new(ud, rebalance_json(r));
 }
 
+typedef struct offsets_ctx {
+	json_t *list;
+	int64_t earliest; /* INT64_MAX: none expires */
+} offsets_ctx;
+
+/* ch_coord_foreach_offset: one committed offset with its expiry. */
+static void
+each_offset(void *ud, const ch_coord_offset_view *o)
+{
+	offsets_ctx *x = ud;
+	json_t *e = json_object();
+	put(e, "topic", json_stringn(o->topic, o->tlen));
+	put(e, "partition", json_integer(o->partition));
+	put(e, "offset", json_integer(o->offset));
+	put(e, "commit_ms", json_integer(o->commit_ms));
+	put(e, "expires_ms",
+	    o->expires_ms == INT64_MAX ? json_null() : json_integer(o->expires_ms));
+	json_array_append_new(x->list, e);
+	if (o->expires_ms < x->earliest)
+		x->earliest = o->expires_ms;
+}
+
 static void
 not_found(ch_http_reply *out, const char *id)
 {
@@ -202,6 +226,12 @@ admin_page_group(const admin_sources *src, const char *id, bool rebalances, ch_h
 		reply_json(out, o);
 		return;
 	}
+	/* When its committed offsets expire (KIP-211), which no Kafka tool shows. */
+	offsets_ctx ox = {json_array(), INT64_MAX};
+	ch_coord_foreach_offset(src->bk->coord, id, each_offset, &ox);
+	put(f.found, "offsets", ox.list);
+	put(f.found, "offsets_expire_ms",
+	    ox.earliest == INT64_MAX ? json_null() : json_integer(ox.earliest));
 	size_t n = json_array_size(hist);
 	put(f.found, "rebalances_kept", json_integer((json_int_t)n));
 	put(f.found, "last_rebalance", n ? json_incref(json_array_get(hist, n - 1)) : json_null());

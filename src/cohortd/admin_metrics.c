@@ -337,9 +337,13 @@ gtp_labels(ch_buf *b, const char *group, const char *topic, size_t tlen, int32_t
  * kafka-consumer-groups: end offset - committed, never negative; a commit
  * below the log start offset is flagged (its records are gone). */
 static void
-lag_offset(void *ud, const char *topic, size_t tlen, int32_t partition, int64_t committed)
+lag_offset(void *ud, const ch_coord_offset_view *o)
 {
 	lag_ctx *x = ud;
+	const char *topic = o->topic;
+	size_t tlen = o->tlen;
+	int32_t partition = o->partition;
+	int64_t committed = o->offset;
 	char tname[256];
 	if (tlen >= sizeof(tname))
 		return; /* longer than any valid topic name */

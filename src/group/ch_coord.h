@@ -429,12 +429,21 @@ void ch_coord_foreach_rebalance(const ch_coord *c, const char *group_id,
 /* fn for every group, in no particular order; fn must not change c. */
 void ch_coord_foreach_group(const ch_coord *c, void (*fn)(void *ud, const ch_coord_group_view *g),
 			    void *ud);
+/* One committed offset; valid during the call. */
+typedef struct ch_coord_offset_view {
+	const char *topic; /* tlen bytes, not NUL-terminated */
+	size_t tlen;
+	int32_t partition;
+	int64_t offset;
+	int64_t commit_ms;
+	int64_t expires_ms; /* offsets retention (KIP-211); INT64_MAX: not while the
+			     * group stays as it is (members subscribed to the topic) */
+} ch_coord_offset_view;
+
 /* fn for every committed offset of group_id (nothing when there is no such
- * group); topic is tlen bytes, not NUL-terminated. fn must not change c. */
+ * group). fn must not change c. */
 void ch_coord_foreach_offset(const ch_coord *c, const char *group_id,
-			     void (*fn)(void *ud, const char *topic, size_t tlen, int32_t partition,
-					int64_t offset),
-			     void *ud);
+			     void (*fn)(void *ud, const ch_coord_offset_view *o), void *ud);
 
 typedef struct ch_coord_group_info {
 	bool exists;

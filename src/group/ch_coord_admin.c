@@ -247,15 +247,16 @@ ch_coord_foreach_group(const ch_coord *c, void (*fn)(void *ud, const ch_coord_gr
 
 void
 ch_coord_foreach_offset(const ch_coord *c, const char *group_id,
-			void (*fn)(void *ud, const char *topic, size_t tlen, int32_t partition,
-				   int64_t offset),
-			void *ud)
+			void (*fn)(void *ud, const ch_coord_offset_view *o), void *ud)
 {
 	const ch_coord_group *g = ch_coord_group_find(c, ch_str_c(group_id));
 	if (!g)
 		return;
 	ch_map_foreach (&g->offsets, e) {
 		const offset_entry *o = e->value;
-		fn(ud, o->topic, o->topic_len, o->partition, o->offset);
+		ch_coord_offset_view v = {o->topic,     o->topic_len,
+					  o->partition, o->offset,
+					  o->commit_ts, ch_coord_offset_expires_at(g, o)};
+		fn(ud, &v);
 	}
 }

@@ -382,6 +382,13 @@ void ch_coord_offset_put(ch_coord_group *g, const char *topic, size_t tlen, int3
 			 int64_t offset, int32_t leader_epoch, const char *metadata, size_t mlen,
 			 int64_t commit_ts, int64_t expire_ts);
 void ch_coord_offset_remove(ch_coord_group *g, offset_entry *e);
+/* When offsets retention removes e as the group is now (Kafka's
+ * cleanupGroupMetadata, KIP-211): an Empty consumer group's offsets
+ * offsets.retention after it became Empty; a simple group's by commit
+ * time; a Stable consumer group's only for topics nobody subscribes to, by
+ * commit time; an explicit expire timestamp (OffsetCommit v1-v4) always.
+ * INT64_MAX: not while the group stays as it is. */
+int64_t ch_coord_offset_expires_at(const ch_coord_group *g, const offset_entry *e);
 void ch_coord_offsets_free(ch_coord_group *g);
 void ch_coord_deferred_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t now);
 /* A response that waits for one or more appends (ch_coord_offsets.c). */

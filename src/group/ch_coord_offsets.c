@@ -676,10 +676,29 @@ ch_coord_offset_delete(ch_coord *c, const ch_coord_req *req)
  * group, offsets of topics nobody subscribes to, by commit time; explicit
  * expire timestamps from OffsetCommit v1-v4 always), then drop Empty groups
  * that have no offsets left. */
+int64_t
+ch_coord_offset_expires_at(const ch_coord_group *g, const offset_entry *e)
+{
+	int64_t ret = g->coord->cfg.offsets_retention_ms;
+	bool empty = g->state == CH_COORD_GROUP_EMPTY;
+	/* A group that never had a protocol type is a simple (standalone)
+	 * consumer's: its offsets expire by commit time. */
+	bool simple = empty && !g->protocol_type;
+	bool stable_consumer = g->state == CH_COORD_GROUP_STABLE && g->protocol_type &&
+			       strcmp(g->protocol_type, "consumer") == 0;
+	int64_t t = e->expire_ts >= 0 ? e->expire_ts : INT64_MAX;
+	if (simple)
+		t = CH_MIN(t, e->commit_ts + ret);
+	else if (empty)
+		t = CH_MIN(t, g->state_ts + ret);
+	else if (stable_consumer && e->expire_ts < 0 && !group_subscribes(g, ch_str_c(e->topic)))
+		t = e->commit_ts + ret;
+	return t;
+}
+
 void
 ch_coord_retention_run(ch_coord *c, int64_t now)
 {
-	int64_t ret = c->cfg.offsets_retention_ms;
 	size_t expired_total = 0, groups_removed = 0;
 	ch_map_foreach_safe(&c->groups, ge, gtmp)
 	{
@@ -689,25 +708,12 @@ ch_coord_retention_run(ch_coord *c, int64_t now)
 		if (ch_coord_partition_state(c, g->partition) != CH_COORD_LOADED)
 			continue; /* still loading: its records are not all in */
 		bool empty = g->state == CH_COORD_GROUP_EMPTY;
-		/* A group that never had a protocol type is a simple (standalone)
-		 * consumer's: its offsets expire by commit time. */
-		bool simple = empty && !g->protocol_type;
-		bool stable_consumer = g->state == CH_COORD_GROUP_STABLE && g->protocol_type &&
-				       strcmp(g->protocol_type, "consumer") == 0;
 		size_t n = 0;
 		ch_coord_record *recs = NULL;
 		ch_map_foreach_safe(&g->offsets, oe, otmp)
 		{
 			offset_entry *e = oe->value;
-			bool expire = e->expire_ts >= 0 && e->expire_ts <= now;
-			if (!expire && simple)
-				expire = e->commit_ts + ret <= now;
-			else if (!expire && empty)
-				expire = g->state_ts + ret <= now;
-			else if (!expire && stable_consumer && e->expire_ts < 0)
-				expire = e->commit_ts + ret <= now &&
-					 !group_subscribes(g, ch_str_c(e->topic));
-			if (!expire)
+			if (ch_coord_offset_expires_at(g, e) > now)
 				continue;
 			recs = ch_xrealloc(recs, (n + 1) * sizeof(*recs));
 			ch_coord_record_offset_tombstone(&recs[n++], g->group_id, e->topic,

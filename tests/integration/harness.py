@@ -145,7 +145,7 @@ class Broker:
         """The admin listener's port of the latest run, from its startup line
         (start with admin.listeners=http://127.0.0.1:0 for a free one)."""
         import re
-        m = re.findall(r"admin API on http://[^ ]*:(\d+)", self.stderr())
+        m = re.findall(r"admin API on http://\S*:(\d+)$", self.stderr(), re.M)
         if not m:
             raise BrokerError("%s logged no admin listener:\n%s" % (self.name, self.stderr_tail()))
         return int(m[-1])
