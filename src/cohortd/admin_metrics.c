@@ -25,18 +25,49 @@
 #include "net/ch_server.h"
 #include "proto/generated/ch_errors.h"
 
-/* Appends s as a label value: backslash, double quote and newline escaped. */
+/* The length of the valid UTF-8 sequence at s (n bytes left), 0 if none. */
+static size_t
+utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len = s[0] < 0x80                    ? 1
+		     : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+		     : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+		     : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+						    : 0;
+	if (!len || len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* overlong three- and four-byte forms, surrogates, above U+10FFFF */
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return len;
+}
+
+/* Appends s as a label value: backslash, double quote and newline escaped,
+ * bytes that are not UTF-8 as U+FFFD (the text format is UTF-8; group ids
+ * and topics arrive as bytes, which Kafka decodes the same way). */
 static void
 label_value(ch_buf *b, const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_len(p + i, n - i);
+		if (!len) {
+			ch_buf_append(b, "\xef\xbf\xbd", 3);
+			i++;
+			continue;
+		}
 		char c = s[i];
 		if (c == '\\' || c == '"')
 			ch_buf_printf(b, "\\%c", c);
 		else if (c == '\n')
 			ch_buf_printf(b, "\\n");
 		else
-			ch_buf_append(b, &c, 1);
+			ch_buf_append(b, s + i, len);
+		i += len;
 	}
 }
 
