@@ -69,7 +69,8 @@ parse_topics(const cli_args *a, cohort_admin *ad, tp_list *l)
 				if (errno || end == p || v < 0 || v > INT32_MAX ||
 				    (*end && *end != ','))
 					return cli_fail(CLI_EUSAGE,
-							"--topic: bad partition list in '%s'", ts[i]);
+							"--topic: bad partition list in '%s'",
+							ts[i]);
 				if (!tp_add(l, name, (int32_t)v))
 					return cli_fail(CLI_EFAIL, "out of memory");
 				p = *end ? end + 1 : end;
@@ -94,8 +95,8 @@ parse_topics(const cli_args *a, cohort_admin *ad, tp_list *l)
 /* The group's description (the caller frees d); a group that cannot be
  * described is a printed failure. */
 static int
-describe_one(cohort_admin *ad, const char *group, const char *cmd,
-	     cohort_group_descriptions **d, const cohort_group_description **g)
+describe_one(cohort_admin *ad, const char *group, const char *cmd, cohort_group_descriptions **d,
+	     const cohort_group_description **g)
 {
 	const char *one[1] = {group};
 	cohort_err e = cohort_admin_describe_groups(ad, one, 1, -1, d);
@@ -214,9 +215,10 @@ read_csv(const char *path, tp_list *l, int64_t **offs)
 		long long o = c2 ? strtoll(c2 + 1, &e2, 10) : -1;
 		if (!c1 || !c2 || c1 == line || e1 != c2 || p < 0 || p > INT32_MAX || *e2 ||
 		    e2 == c2 + 1 || o < 0) {
-			rc = cli_fail(CLI_EUSAGE,
-				      "--from-file %s:%d: expected topic,partition,offset, got '%s'",
-				      path, lineno, line);
+			rc = cli_fail(
+				CLI_EUSAGE,
+				"--from-file %s:%d: expected topic,partition,offset, got '%s'",
+				path, lineno, line);
 			break;
 		}
 		char *name = strndup(line, (size_t)(c1 - line));
@@ -238,7 +240,7 @@ read_csv(const char *path, tp_list *l, int64_t **offs)
 }
 
 /* Which of the --to-* modes was given; exactly one must be. */
-static const char *const modes[] = {"to-earliest", "to-latest",	  "to-offset",	"shift-by",
+static const char *const modes[] = {"to-earliest", "to-latest",   "to-offset",  "shift-by",
 				    "to-datetime", "by-duration", "to-current", "from-file"};
 
 /* ListOffsets of the partitions by spec into out (n entries). */
@@ -249,9 +251,8 @@ offsets_by(cohort_admin *ad, const tp_list *l, int64_t spec, int64_t *out)
 	if (!q)
 		return COHORT_ERR__NOMEM;
 	for (size_t i = 0; i < l->n; i++)
-		q[i] = (cohort_offset_query){.topic = l->tp[i].topic,
-					     .partition = l->tp[i].partition,
-					     .spec = spec};
+		q[i] = (cohort_offset_query){
+			.topic = l->tp[i].topic, .partition = l->tp[i].partition, .spec = spec};
 	cohort_err e = cohort_admin_list_offsets(ad, q, l->n, -1);
 	for (size_t i = 0; i < l->n; i++)
 		out[i] = q[i].offset;
@@ -280,7 +281,8 @@ run_reset(cli_args *a)
 	int nt;
 	cli_opt_all(a, "topic", &nt);
 	if (!from_file && all == (nt > 0))
-		return cli_fail(CLI_EUSAGE, "reset-offsets: give --topic T[:P,...] or --all-topics");
+		return cli_fail(CLI_EUSAGE,
+				"reset-offsets: give --topic T[:P,...] or --all-topics");
 	int64_t arg = 0;
 	int rc = CLI_OK;
 	if (strcmp(mode, "to-offset") == 0)
@@ -289,7 +291,8 @@ run_reset(cli_args *a)
 		rc = cli_opt_int(a, "shift-by", INT64_MIN / 2, INT64_MAX / 2, 0, &arg);
 	else if (strcmp(mode, "to-datetime") == 0 &&
 		 (arg = parse_datetime(cli_opt_get(a, "to-datetime"))) < 0)
-		rc = cli_fail(CLI_EUSAGE, "--to-datetime: expected YYYY-MM-DDTHH:MM:SS[.sss], got '%s'",
+		rc = cli_fail(CLI_EUSAGE,
+			      "--to-datetime: expected YYYY-MM-DDTHH:MM:SS[.sss], got '%s'",
 			      cli_opt_get(a, "to-datetime"));
 	else if (strcmp(mode, "by-duration") == 0) {
 		int64_t d = parse_duration(cli_opt_get(a, "by-duration"));
@@ -337,8 +340,9 @@ run_reset(cli_args *a)
 			target = calloc(l.n, sizeof(int64_t));
 		lo = calloc(l.n, sizeof(int64_t));
 		hi = calloc(l.n, sizeof(int64_t));
-		cohort_err e = !target || !lo || !hi ? COHORT_ERR__NOMEM
-						     : offsets_by(ad, &l, COHORT_OFFSET_SPEC_EARLIEST, lo);
+		cohort_err e = !target || !lo || !hi
+				       ? COHORT_ERR__NOMEM
+				       : offsets_by(ad, &l, COHORT_OFFSET_SPEC_EARLIEST, lo);
 		if (!e)
 			e = offsets_by(ad, &l, COHORT_OFFSET_SPEC_LATEST, hi);
 		if (!e && (strcmp(mode, "to-datetime") == 0 || strcmp(mode, "by-duration") == 0))
@@ -376,7 +380,7 @@ run_reset(cli_args *a)
 		rc = cli_fail(CLI_EFAIL, "out of memory");
 	for (size_t i = 0; !rc && i < l.n; i++)
 		go_new[i] = (cohort_group_offset){l.tp[i].topic, l.tp[i].partition, target[i], -1,
-						  NULL, COHORT_OK};
+						  NULL,          COHORT_OK};
 	if (!rc && execute) {
 		cohort_err e = cohort_admin_alter_group_offsets(ad, group, go_new, l.n, -1);
 		if (e == COHORT_ERR_UNKNOWN_MEMBER_ID)
@@ -396,10 +400,11 @@ run_reset(cli_args *a)
 			snprintf(p, sizeof(p), "%d", l.tp[i].partition);
 			snprintf(o, sizeof(o), "%lld", (long long)target[i]);
 			if (arr)
-				json_array_append_new(arr, json_pack("{s:s,s:s,s:i,s:I}", "group",
-								     group, "topic", l.tp[i].topic,
-								     "partition", l.tp[i].partition,
-								     "new_offset", (json_int_t)target[i]));
+				json_array_append_new(arr,
+						      json_pack("{s:s,s:s,s:i,s:I}", "group", group,
+								"topic", l.tp[i].topic, "partition",
+								l.tp[i].partition, "new_offset",
+								(json_int_t)target[i]));
 			else if (t)
 				cli_table_add(t, (const char *const[]){group, l.tp[i].topic, p, o});
 			else
@@ -449,8 +454,8 @@ run_delete(cli_args *a)
 			json_object_set_new(o, a->pos[i], json_string(cohort_err_name(errs[i])));
 		if (errs[i])
 			rc = cli_fail(errs[i] == COHORT_ERR_GROUP_ID_NOT_FOUND ? CLI_ENOTFOUND
-				      : errs[i] == COHORT_ERR_NON_EMPTY_GROUP   ? CLI_EREFUSED
-									     : cli_status(errs[i]),
+				      : errs[i] == COHORT_ERR_NON_EMPTY_GROUP  ? CLI_EREFUSED
+									      : cli_status(errs[i]),
 				      "groups delete: Group '%s' could not be deleted due to: %s",
 				      a->pos[i], cohort_err_str(errs[i]));
 		else if (!o)
@@ -482,8 +487,8 @@ run_delete_offsets(cli_args *a)
 	cohort_tp_offset *parts = rc ? NULL : calloc(l.n + 1, sizeof(*parts));
 	if (!rc && parts) {
 		for (size_t i = 0; i < l.n; i++)
-			parts[i] = (cohort_tp_offset){l.tp[i].topic, l.tp[i].partition, -1,
-						      COHORT_OK};
+			parts[i] =
+				(cohort_tp_offset){l.tp[i].topic, l.tp[i].partition, -1, COHORT_OK};
 		cohort_admin_delete_group_offsets(ad, a->pos[0], parts, l.n, -1);
 		static const char *const hdr[] = {"TOPIC", "PARTITION", "STATUS"};
 		cli_table *t = a->json ? NULL : cli_table_new(hdr, 3);
@@ -494,8 +499,9 @@ run_delete_offsets(cli_args *a)
 			snprintf(st, sizeof(st), "%s%s", parts[i].err ? "Error: " : "Successful",
 				 parts[i].err ? cohort_err_str(parts[i].err) : "");
 			if (parts[i].err && !rc)
-				rc = cli_status(parts[i].err) == CLI_EFAIL ? CLI_EREFUSED
-									   : cli_status(parts[i].err);
+				rc = cli_status(parts[i].err) == CLI_EFAIL
+					     ? CLI_EREFUSED
+					     : cli_status(parts[i].err);
 			if (arr)
 				json_array_append_new(
 					arr, json_pack("{s:s,s:i,s:s}", "topic", parts[i].topic,
@@ -536,9 +542,9 @@ run_remove_members(cli_args *a)
 	if (!ad)
 		return rc;
 	cohort_err *errs = calloc((size_t)n, sizeof(*errs));
-	cohort_err e = errs ? cohort_admin_remove_members(ad, a->pos[0], ids, (size_t)n, errs, NULL,
-							  -1)
-			    : COHORT_ERR__NOMEM;
+	cohort_err e =
+		errs ? cohort_admin_remove_members(ad, a->pos[0], ids, (size_t)n, errs, NULL, -1)
+		     : COHORT_ERR__NOMEM;
 	cohort_admin_free(ad);
 	json_t *o = a->json ? json_object() : NULL;
 	for (int i = 0; errs && i < n; i++) {
@@ -561,15 +567,25 @@ run_remove_members(cli_args *a)
 }
 
 const cli_command cli_groups_reset_cmd = {
-	"groups reset-offsets", "GROUP",
+	"groups reset-offsets",
+	"GROUP",
 	"compute (and with --execute apply) new committed offsets of an inactive group",
-	reset_opts, 1, 1, run_reset};
-const cli_command cli_groups_delete_cmd = {"groups delete", "GROUP...",
-					   "delete groups that have no members", no_opts, 1,
-					   CLI_MAX_POS, run_delete};
+	reset_opts,
+	1,
+	1,
+	run_reset};
+const cli_command cli_groups_delete_cmd = {
+	"groups delete", "GROUP...", "delete groups that have no members", no_opts, 1,
+	CLI_MAX_POS,     run_delete};
 const cli_command cli_groups_delete_offsets_cmd = {
 	"groups delete-offsets", "GROUP", "delete a group's committed offsets of partitions",
-	delete_offsets_opts, 1, 1, run_delete_offsets};
+	delete_offsets_opts,     1,       1,
+	run_delete_offsets};
 const cli_command cli_groups_remove_members_cmd = {
-	"groups remove-members", "GROUP", "remove static members by group.instance.id (KIP-345)",
-	remove_opts, 1, 1, run_remove_members};
+	"groups remove-members",
+	"GROUP",
+	"remove static members by group.instance.id (KIP-345)",
+	remove_opts,
+	1,
+	1,
+	run_remove_members};

@@ -139,7 +139,8 @@ static const cli_opt describe_opts[] = {
 	{NULL, NULL, NULL, false},
 };
 
-/* "t(0,1),u(2)" for a member's assignment. */
+/* "t:0,1;u:2" for a member's assignment, as Kafka 4.4's tool writes it;
+ * "-" for none. */
 static void
 assignment_text(const cohort_member_description *m, char *buf, size_t size)
 {
@@ -147,11 +148,9 @@ assignment_text(const cohort_member_description *m, char *buf, size_t size)
 	buf[0] = '\0';
 	for (size_t i = 0; i < m->assignment_n && o + 1 < size; i++) {
 		bool first = i == 0 || strcmp(m->assignment[i - 1].topic, m->assignment[i].topic);
-		bool last = i + 1 == m->assignment_n ||
-			    strcmp(m->assignment[i + 1].topic, m->assignment[i].topic);
-		o += (size_t)snprintf(buf + o, size - o, "%s%s%s%d%s", first && i ? "," : "",
-				      first ? m->assignment[i].topic : "", first ? "(" : ",",
-				      m->assignment[i].partition, last ? ")" : "");
+		o += (size_t)snprintf(buf + o, size - o, "%s%s%s%d", first && i ? ";" : "",
+				      first ? m->assignment[i].topic : "", first ? ":" : ",",
+				      m->assignment[i].partition);
 	}
 	if (!m->assignment_n)
 		snprintf(buf, size, "-");
@@ -160,27 +159,59 @@ assignment_text(const cohort_member_description *m, char *buf, size_t size)
 static int
 print_members(const cli_args *a, const cohort_group_description *g)
 {
-	bool verbose = cli_opt_has(a, "verbose");
-	static const char *const hdr[] = {"GROUP",     "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST",
-					  "CLIENT-ID", "#PARTITIONS", "ASSIGNMENT"};
-	cli_table *t = a->json ? NULL : cli_table_new(hdr, verbose ? 7 : 6);
+	/* Kafka 4.4's columns: GROUP-INSTANCE-ID only when a member has one;
+	 * --verbose adds the epochs and assignments (KIP-848's; a classic
+	 * group has no epochs and no target: "-") */
+	bool verbose = cli_opt_has(a, "verbose"), statics = false;
+	for (size_t i = 0; i < g->members_n; i++)
+		statics |= g->members[i].group_instance_id != NULL;
+	const char *hdr[10];
+	int nc = 0;
+	hdr[nc++] = "GROUP";
+	hdr[nc++] = "CONSUMER-ID";
+	if (statics)
+		hdr[nc++] = "GROUP-INSTANCE-ID";
+	hdr[nc++] = "HOST";
+	hdr[nc++] = "CLIENT-ID";
+	hdr[nc++] = "#PARTITIONS";
+	if (verbose) {
+		hdr[nc++] = "CURRENT-EPOCH";
+		hdr[nc++] = "CURRENT-ASSIGNMENT";
+		hdr[nc++] = "TARGET-EPOCH";
+		hdr[nc++] = "TARGET-ASSIGNMENT";
+	}
+	cli_table *t = a->json ? NULL : cli_table_new(hdr, nc);
 	json_t *arr = a->json ? json_array() : NULL;
 	for (size_t i = 0; i < g->members_n; i++) {
 		const cohort_member_description *m = &g->members[i];
 		char np[16], asg[4096];
 		snprintf(np, sizeof(np), "%zu", m->assignment_n);
 		assignment_text(m, asg, sizeof(asg));
-		if (arr)
+		if (arr) {
 			json_array_append_new(
 				arr, json_pack("{s:s,s:s,s:s?,s:s,s:s,s:i,s:s}", "group",
 					       g->group_id, "consumer_id", m->member_id,
 					       "group_instance_id", m->group_instance_id, "host",
 					       m->host, "client_id", m->client_id, "partitions",
 					       (int)m->assignment_n, "assignment", asg));
-		else
-			cli_table_add(t, (const char *const[]){g->group_id, m->member_id,
-							       m->group_instance_id, m->host,
-							       m->client_id, np, asg});
+			continue;
+		}
+		const char *row[10];
+		int k = 0;
+		row[k++] = g->group_id;
+		row[k++] = m->member_id;
+		if (statics)
+			row[k++] = m->group_instance_id;
+		row[k++] = m->host;
+		row[k++] = m->client_id;
+		row[k++] = np;
+		if (verbose) {
+			row[k++] = NULL;
+			row[k++] = asg;
+			row[k++] = NULL;
+			row[k++] = NULL;
+		}
+		cli_table_add(t, row);
 	}
 	if (arr) {
 		cli_json_print(arr);

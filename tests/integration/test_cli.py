@@ -204,10 +204,14 @@ class Cli(BrokerTestCase):
                 self.assertEqual(body[part][3:6], ["-", "10", "-"])
                 self.assertTrue(body[part][6].startswith("consumer-liveg-"), body[part])
             members, _ = self.table("groups", "describe", "liveg", "--members", "--verbose")
-            self.assertEqual(members[0][:6], ["GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID",
-                                              "HOST", "CLIENT-ID", "#PARTITIONS"])
+            self.assertEqual(members[0], ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID",
+                                          "#PARTITIONS", "CURRENT-EPOCH", "CURRENT-ASSIGNMENT",
+                                          "TARGET-EPOCH", "TARGET-ASSIGNMENT"])
             self.assertEqual(members[1][1], body["0"][6])
-            self.assertEqual(members[1][5:], ["2", "%s(0,1)" % topic])
+            self.assertEqual(members[1][4:], ["2", "-", "%s:0,1" % topic, "-", "-"])
+            plain, _ = self.table("groups", "describe", "liveg", "--members")
+            self.assertEqual(plain[0], ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID",
+                                        "#PARTITIONS"])
             state, _ = self.table("groups", "describe", "liveg", "--state")
             self.assertEqual(state[1][-2:], ["Stable", "1"])
             listed, _ = self.table("groups", "list", "--state", "Stable")
