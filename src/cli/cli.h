@@ -70,7 +70,8 @@ extern const cli_command cli_consume_cmd;
 extern const cli_command cli_topics_list_cmd, cli_topics_describe_cmd, cli_topics_create_cmd,
 	cli_topics_delete_cmd, cli_topics_add_partitions_cmd;
 extern const cli_command cli_groups_list_cmd, cli_groups_describe_cmd, cli_groups_reset_cmd,
-	cli_groups_delete_cmd, cli_groups_delete_offsets_cmd, cli_groups_remove_members_cmd;
+	cli_groups_delete_cmd, cli_groups_delete_offsets_cmd, cli_groups_remove_members_cmd,
+	cli_groups_watch_cmd;
 
 /* ---- options (cli_args.c) ---- */
 

@@ -11,10 +11,13 @@
  * with lag that nobody owns are flagged under the table.
  */
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -305,7 +308,7 @@ read_offsets(cohort_admin *ad, const cohort_group_description *g, rows *rs,
 }
 
 /* The offsets view, its notes and the summary line. */
-static void
+static int64_t
 print_offsets(const cli_args *a, const cohort_group_description *g, rows *rs)
 {
 	qsort(rs->r, rs->n, sizeof(*rs->r), row_cmp);
@@ -365,7 +368,7 @@ print_offsets(const cli_args *a, const cohort_group_description *g, rows *rs)
 				      "partitions_without_owner", (int)unowned);
 		json_object_set_new(o, "partitions", arr);
 		cli_json_print(o);
-		return;
+		return total;
 	}
 	if (strcmp(g->state, "Empty") == 0 || strcmp(g->state, "Dead") == 0)
 		fprintf(stderr, "\nConsumer group '%s' has no active members.\n", g->group_id);
@@ -394,20 +397,18 @@ print_offsets(const cli_args *a, const cohort_group_description *g, rows *rs)
 	       "without an owner\n",
 	       g->group_id, g->state, g->protocol[0] ? g->protocol : "-", g->members_n,
 	       g->members_n == 1 ? "" : "s", (long long)total, unowned, unowned == 1 ? "" : "s");
+	return total;
 }
 
+/* One describe of a->pos[0] in the view the options name; *total_lag
+ * (may be NULL) gets the offsets view's total lag. */
 static int
-run_describe(cli_args *a)
+describe_once(const cli_args *a, cohort_admin *ad, int64_t *total_lag)
 {
-	int rc;
-	cohort_admin *ad = cli_admin(a, &rc);
-	if (!ad)
-		return rc;
 	cohort_group_descriptions *d = NULL;
 	cohort_err e = cohort_admin_describe_groups(ad, a->pos, 1, -1, &d);
 	const cohort_group_description *g = d && d->groups_n ? &d->groups[0] : NULL;
 	if (!g || g->err) {
-		cohort_admin_free(ad);
 		e = g ? g->err : e;
 		cohort_group_descriptions_free(d);
 		return cli_fail(cli_status(e), "groups describe: group '%s': %s", a->pos[0],
@@ -415,6 +416,7 @@ run_describe(cli_args *a)
 	}
 	rows rs = {0};
 	cohort_group_offsets_list *committed = NULL;
+	int rc = CLI_OK;
 	if (cli_opt_has(a, "members")) {
 		rc = print_members(a, g);
 	} else if (cli_opt_has(a, "state")) {
@@ -426,13 +428,90 @@ run_describe(cli_args *a)
 		rc = cli_fail(CLI_ENOTFOUND, "groups describe: Consumer group '%s' does not exist.",
 			      g->group_id);
 	} else {
-		print_offsets(a, g, &rs);
+		int64_t lag = print_offsets(a, g, &rs);
+		if (total_lag)
+			*total_lag = lag;
 	}
-	cohort_admin_free(ad);
 	free(rs.r);
 	cohort_group_offsets_list_free(committed);
 	cohort_group_descriptions_free(d);
 	return rc;
+}
+
+static int
+run_describe(cli_args *a)
+{
+	int rc;
+	cohort_admin *ad = cli_admin(a, &rc);
+	if (!ad)
+		return rc;
+	rc = describe_once(a, ad, NULL);
+	cohort_admin_free(ad);
+	return rc;
+}
+
+/* ---- groups watch ---- */
+
+static const cli_opt watch_opts[] = {
+	{"members", NULL, "watch the members view", false},
+	{"verbose", NULL, "with --members: the assignments too", false},
+	{"state", NULL, "watch the state view", false},
+	{"interval", "S", "seconds between refreshes (default 2)", false},
+	{"iterations", "N", "stop after N refreshes (default: until interrupted)", false},
+	{NULL, NULL, NULL, false},
+};
+
+static volatile sig_atomic_t watch_stop;
+
+static void
+on_watch_signal(int sig)
+{
+	(void)sig;
+	watch_stop = 1;
+}
+
+static int
+run_watch(cli_args *a)
+{
+	int64_t interval, iterations;
+	int rc = cli_opt_int(a, "interval", 1, 3600, 2, &interval);
+	if (!rc)
+		rc = cli_opt_int(a, "iterations", 1, INT64_MAX, -1, &iterations);
+	if (rc)
+		return rc;
+	cohort_admin *ad = cli_admin(a, &rc);
+	if (!ad)
+		return rc;
+	struct sigaction sa = {.sa_handler = on_watch_signal};
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	bool tty = isatty(STDOUT_FILENO);
+	int64_t prev_lag = -1;
+	for (int64_t n = 0; !watch_stop && (iterations < 0 || n < iterations); n++) {
+		if (tty)
+			fputs("\033[H\033[2J", stdout); /* home, clear */
+		time_t now = time(NULL);
+		char when[32];
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+		if (!a->json)
+			printf("Every %llds: cohort groups describe %s\t%s\n", (long long)interval,
+			       a->pos[0], when);
+		int64_t lag = -1;
+		rc = describe_once(a, ad, &lag);
+		if (!a->json && lag >= 0 && prev_lag >= 0)
+			printf("lag rate: %+.1f records/s\n",
+			       (double)(lag - prev_lag) / (double)interval);
+		fflush(stdout);
+		prev_lag = lag;
+		if (rc != CLI_OK && rc != CLI_ENOTFOUND)
+			break; /* a group not there yet may come: keep watching */
+		for (int64_t t = 0;
+		     t < interval * 10 && !watch_stop && (iterations < 0 || n + 1 < iterations);
+		     t++)
+			usleep(100000);
+	}
+	cohort_admin_free(ad);
+	return watch_stop ? CLI_OK : rc;
 }
 
 const cli_command cli_groups_list_cmd = {
@@ -447,3 +526,11 @@ const cli_command cli_groups_describe_cmd = {
 	1,
 	1,
 	run_describe};
+const cli_command cli_groups_watch_cmd = {
+	"groups watch",
+	"GROUP",
+	"describe refreshed live (owners, lag and its rate) until interrupted",
+	watch_opts,
+	1,
+	1,
+	run_watch};

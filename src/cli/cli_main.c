@@ -39,6 +39,7 @@ static const cli_command *const commands[] = {
 	&cli_groups_delete_cmd,
 	&cli_groups_delete_offsets_cmd,
 	&cli_groups_remove_members_cmd,
+	&cli_groups_watch_cmd,
 	&help_cmd,
 	&version_cmd,
 	&completion_cmd,

@@ -224,6 +224,13 @@ class Cli(BrokerTestCase):
         finally:
             p.send_signal(signal.SIGTERM)
             p.communicate(timeout=30)
+        # watch: the describe refreshed, with the lag's rate from the second on
+        r = run("groups", "watch", "lagg", "--interval", "1", "--iterations", "2",
+                "--bootstrap-server", self.bs)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.count("Every 1s: cohort groups describe lagg"), 2)
+        self.assertEqual(r.stdout.count("CURRENT-OFFSET"), 2)
+        self.assertIn("lag rate: +0.0 records/s", r.stdout)
         r = run("groups", "describe", "no-such-group", "--bootstrap-server", self.bs)
         self.assertEqual(r.returncode, 4)
         self.assertIn("does not exist", r.stderr)
