@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include "cohort/cohort.h"
@@ -95,6 +96,11 @@ int cli_opt_int(const cli_args *a, const char *name, int64_t min, int64_t max, i
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a);
 
 /* ---- messages (cli_main.c) ---- */
+
+/* Set by SIGINT or SIGTERM once cli_catch_stop_signals ran: long-running
+ * commands (consume, watch) end cleanly when they see it. */
+extern volatile sig_atomic_t cli_stop_requested;
+void cli_catch_stop_signals(void);
 
 /* "cohort: <message>" on stderr; returns status (for `return cli_fail(...)`). */
 int cli_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

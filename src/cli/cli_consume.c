@@ -9,7 +9,6 @@
  * uncommitted either.
  */
 #include <jansson.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,15 +31,6 @@ static const cli_opt opts[] = {
 	{"property", "KEY=VALUE", "a consumer configuration key (Kafka's names)", true},
 	{NULL, NULL, NULL, false},
 };
-
-static volatile sig_atomic_t stop_requested;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
 
 /* Writes len bytes of p (NULL: "null") to f. */
 static void
@@ -279,12 +269,10 @@ run(cli_args *a)
 	if (!c)
 		return cli_fail(CLI_EUSAGE, "%s", err);
 	cohort_err e = cohort_subscribe(c, a->pos, (size_t)a->npos);
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_catch_stop_signals();
 	int64_t seen = 0;
 	printed done = {0};
-	while (!e && !stop_requested && (count < 0 || seen < count)) {
+	while (!e && !cli_stop_requested && (count < 0 || seen < count)) {
 		const cohort_record *recs;
 		size_t n;
 		e = cohort_poll(c, 500, &recs, &n);

@@ -11,7 +11,6 @@
  * with lag that nobody owns are flagged under the table.
  */
 #include <jansson.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -461,15 +460,6 @@ static const cli_opt watch_opts[] = {
 	{NULL, NULL, NULL, false},
 };
 
-static volatile sig_atomic_t watch_stop;
-
-static void
-on_watch_signal(int sig)
-{
-	(void)sig;
-	watch_stop = 1;
-}
-
 static int
 run_watch(cli_args *a)
 {
@@ -482,12 +472,10 @@ run_watch(cli_args *a)
 	cohort_admin *ad = cli_admin(a, &rc);
 	if (!ad)
 		return rc;
-	struct sigaction sa = {.sa_handler = on_watch_signal};
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_catch_stop_signals();
 	bool tty = isatty(STDOUT_FILENO);
 	int64_t prev_lag = -1;
-	for (int64_t n = 0; !watch_stop && (iterations < 0 || n < iterations); n++) {
+	for (int64_t n = 0; !cli_stop_requested && (iterations < 0 || n < iterations); n++) {
 		if (tty)
 			fputs("\033[H\033[2J", stdout); /* home, clear */
 		time_t now = time(NULL);
@@ -505,13 +493,13 @@ run_watch(cli_args *a)
 		prev_lag = lag;
 		if (rc != CLI_OK && rc != CLI_ENOTFOUND)
 			break; /* a group not there yet may come: keep watching */
-		for (int64_t t = 0;
-		     t < interval * 10 && !watch_stop && (iterations < 0 || n + 1 < iterations);
+		for (int64_t t = 0; t < interval * 10 && !cli_stop_requested &&
+				    (iterations < 0 || n + 1 < iterations);
 		     t++)
 			usleep(100000);
 	}
 	cohort_admin_free(ad);
-	return watch_stop ? CLI_OK : rc;
+	return cli_stop_requested ? CLI_OK : rc;
 }
 
 const cli_command cli_groups_list_cmd = {

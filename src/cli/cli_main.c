@@ -4,6 +4,7 @@
  * status. Help, the bash completion and the list of commands are all made
  * from the command table, so they cannot disagree with the parser.
  */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,24 @@ static const cli_command *const commands[] = {
 	&completion_cmd,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+volatile sig_atomic_t cli_stop_requested;
+
+/* SIGINT/SIGTERM: ask the running command to stop. */
+static void
+on_stop_signal(int sig)
+{
+	(void)sig;
+	cli_stop_requested = 1;
+}
+
+void
+cli_catch_stop_signals(void)
+{
+	struct sigaction sa = {.sa_handler = on_stop_signal};
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
 
 int
 cli_fail(int status, const char *fmt, ...)
