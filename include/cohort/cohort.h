@@ -90,6 +90,7 @@ typedef int cohort_err;
 /* Some Kafka codes an application may want to test by name (Errors.java). */
 #define COHORT_ERR_UNKNOWN_SERVER_ERROR (-1)
 #define COHORT_ERR_OFFSET_OUT_OF_RANGE 1
+#define COHORT_ERR_CORRUPT_MESSAGE 2 /* poll: a fetched batch is corrupt */
 #define COHORT_ERR_UNKNOWN_TOPIC_OR_PARTITION 3
 #define COHORT_ERR_COORDINATOR_LOAD_IN_PROGRESS 14
 #define COHORT_ERR_COORDINATOR_NOT_AVAILABLE 15
@@ -263,7 +264,11 @@ COHORT_API cohort_err cohort_subscribe(cohort_consumer *c, const char *const *to
  * (0 .. max.poll.records; 0 when the time ran out), valid until the next
  * cohort_poll or close. Otherwise an error the application must see: a
  * fatal one (FENCED_INSTANCE_ID, ...: close the consumer),
- * COHORT_ERR__OFFSET_OUT_OF_RANGE (auto.offset.reset=none), or
+ * COHORT_ERR__OFFSET_OUT_OF_RANGE (auto.offset.reset=none),
+ * COHORT_ERR_CORRUPT_MESSAGE (an assigned partition's next batch fails its
+ * CRC or does not decode: every poll returns it, as Java's poll raises its
+ * KafkaException, until the application seeks that partition past it; the
+ * partition and offset are logged; cohort_position gives the offset), or
  * COHORT_ERR__CLOSED. Polling thread.
  */
 COHORT_API cohort_err cohort_poll(cohort_consumer *c, int timeout_ms, const cohort_record **records,

@@ -383,15 +383,24 @@ build_apiversions(cl_client *c, int16_t version, ch_buf *b, void *ud)
 static void send_apiversions(cl_broker *b);
 
 /* ApiVersions answer: retries lower on UNSUPPORTED_VERSION, else records the ranges, marks b UP
- * and sends what waited; on err does nothing (an undecodable answer leaves b in APIVERSIONS). */
+ * and sends what waited. An answer that does not decode closes the connection (as Java's
+ * NetworkClient does): what waited fails and its owners retry after the reconnect backoff. */
 static void
 done_apiversions(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 {
 	cl_broker *b = ud;
 	(void)c;
 	(void)version;
-	if (err)
-		return; /* the connection is being closed */
+	if (err) {
+		/* BAD_MSG or NOMEM from handle_frame: the connection is still open,
+		 * with nothing in flight; the other errors come from broker_close */
+		if (b->state == CL_BROKER_APIVERSIONS)
+			broker_close(b, COHORT_ERR__TRANSPORT,
+				     err == COHORT_ERR__BAD_MSG
+					     ? "ApiVersions answer does not decode"
+					     : "out of memory");
+		return;
+	}
 	ch_ApiVersionsResponse *m = resp;
 	if (m->ErrorCode == CH_KERR_UNSUPPORTED_VERSION) {
 		int16_t broker_max = -1;

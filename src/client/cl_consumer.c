@@ -427,6 +427,16 @@ take_records(cl_client *c, size_t max, bool *kick)
 	return n;
 }
 
+/* True when an owned partition sits at a corrupt batch (c->mu held). */
+static bool
+corrupt_owned(const cl_client *c)
+{
+	for (int i = 0; i < c->ntps; i++)
+		if (c->tps[i]->owned && c->tps[i]->corrupt)
+			return true;
+	return false;
+}
+
 cohort_err
 cohort_poll(cohort_consumer *cc, int timeout_ms, const cohort_record **records, size_t *count)
 {
@@ -479,6 +489,10 @@ cohort_poll(cohort_consumer *cc, int timeout_ms, const cohort_record **records, 
 			err = c->fatal;
 			cl_unlock(c);
 			return err;
+		}
+		if (corrupt_owned(c)) {
+			cl_unlock(c);
+			return COHORT_ERR_CORRUPT_MESSAGE;
 		}
 		bool kick = false;
 		size_t n = c->ev_head ? 0 : take_records(c, max, &kick);
@@ -593,6 +607,7 @@ cohort_seek(cohort_consumer *cc, const char *topic, int32_t partition, int64_t o
 		tp->position = tp->fetch_pos = offset;
 		tp->offset_lookup = false;
 		tp->reset = false;
+		tp->corrupt = false;
 	}
 	cl_unlock(c);
 	if (!err)

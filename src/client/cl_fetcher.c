@@ -15,7 +15,9 @@
  * (keys, values and headers in one buffer) that the polling thread owns
  * from then on. Control batches and records below the fetch position are
  * skipped; a batch cut at the end of the response is left for the next
- * fetch. A partition answered OFFSET_OUT_OF_RANGE is reset by
+ * fetch. A corrupt batch (CRC, structure, codec) at the fetch position stops
+ * the partition's fetching: cohort_poll returns CORRUPT_MESSAGE until the
+ * application seeks. A partition answered OFFSET_OUT_OF_RANGE is reset by
  * auto.offset.reset; leader errors refresh the metadata.
  */
 #include "client/cl_int.h"
@@ -421,6 +423,17 @@ done_fetch(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 					(size_t)CH_MAX(pd->Records.len, 0), &next, &derr);
 				cl_lock(c);
 				tp->fetching = false;
+				if (!ch && derr == COHORT_ERR__BAD_MSG && tp->epoch == fp->epoch &&
+				    tp->owned && tp->fetch_pos == fp->offset) {
+					/* fetching it again gets the same bytes: stop
+					 * and let poll say so, as Java's consumer does */
+					tp->corrupt = true;
+					pthread_cond_broadcast(&c->cond);
+					CH_LOGW(CL_LOG,
+						"%s-%d: corrupt record batch at offset %lld: "
+						"seek past it to continue consumption",
+						tp->topic, tp->partition, (long long)fp->offset);
+				}
 				if (ch && tp->epoch == fp->epoch && tp->owned &&
 				    tp->fetch_pos == fp->offset) {
 					tp->fetch_pos = next;
@@ -474,7 +487,8 @@ cl_fetcher_kick(cl_client *c)
 	int m = 0;
 	for (int i = 0; cand && leaders && i < c->ntps; i++) {
 		cl_tp *tp = c->tps[i];
-		if (!tp->owned || tp->fetch_pos < 0 || tp->fetching || tp->queued > 0)
+		if (!tp->owned || tp->fetch_pos < 0 || tp->fetching || tp->queued > 0 ||
+		    tp->corrupt)
 			continue;
 		const cl_md_topic *t = cl_metadata_topic(c, tp->topic);
 		const cl_md_partition *p = NULL;

@@ -202,6 +202,9 @@ typedef struct cl_tp {
 	bool fetching;        /* a Fetch for it is in flight */
 	bool offset_lookup;   /* an OffsetFetch/ListOffsets for it is in flight */
 	bool reset;           /* out of range: auto.offset.reset, not the commit */
+	bool corrupt;         /* the batch at fetch_pos is corrupt: not fetched, poll
+				  returns CORRUPT_MESSAGE until a seek (Java's
+				  KafkaException from poll) */
 	int32_t queued;       /* chunks in the queue */
 } cl_tp;
 
@@ -294,8 +297,14 @@ void cl_member_metadata_changed(cl_client *c);
 cohort_err cl_member_commit_identity(cl_client *c, int32_t *gen, const char **member_id);
 /* The coordinator's broker, NULL until found. */
 cl_broker *cl_member_coordinator(cl_client *c);
-/* Run fn once the coordinator is known (now if it is). */
-void cl_member_with_coordinator(cl_client *c, void (*fn)(cl_client *c, void *ud), void *ud);
+/* Run fn once the coordinator is known (now if it is, or if the member
+ * failed fatally: fn then sees no coordinator). True when fn runs later
+ * (it waits), false when it ran inside this call. */
+bool cl_member_with_coordinator(cl_client *c, void (*fn)(cl_client *c, void *ud), void *ud);
+/* Forget the waiter with this ud (its fn will not run); false if none. */
+bool cl_member_cancel_waiter(cl_client *c, void *ud);
+/* The member's fatal error, COHORT_OK while it works (or without a group). */
+cohort_err cl_member_failed(cl_client *c);
 /* A coordinator error in a response (NOT_COORDINATOR, ...): find it again. */
 void cl_member_coordinator_lost(cl_client *c, int16_t err);
 /* The polling thread called poll (for max.poll.interval.ms). */

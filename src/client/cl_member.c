@@ -161,6 +161,33 @@ set_member_id(cl_member *m, const char *p, int32_t len)
 	cl_unlock(m->c);
 }
 
+typedef struct m_coord_waiter {
+	struct m_coord_waiter *next;
+	void (*fn)(cl_client *c, void *ud);
+	void *ud;
+} m_coord_waiter;
+
+/* Runs (and frees) every call waiting for the coordinator, in the order they came; each
+ * looks at m->coord itself. */
+static void
+run_coord_waiters(cl_member *m)
+{
+	m_coord_waiter *w = m->coord_waiters, *rev = NULL;
+	m->coord_waiters = NULL;
+	while (w) { /* the list is newest first */
+		m_coord_waiter *next = w->next;
+		w->next = rev;
+		rev = w;
+		w = next;
+	}
+	while (rev) {
+		m_coord_waiter *next = rev->next;
+		rev->fn(m->c, rev->ud);
+		free(rev);
+		rev = next;
+	}
+}
+
 /* A fatal error: the application learns it from cohort_poll. */
 static void
 fail_fatal(cl_member *m, cohort_err err, const char *what)
@@ -179,6 +206,7 @@ fail_fatal(cl_member *m, cohort_err err, const char *what)
 		cl_wait_finish(c, m->close_wait, err);
 		m->close_wait = NULL;
 	}
+	run_coord_waiters(m); /* no coordinator will come: they fail now */
 }
 
 /* Push an event with these partitions (c->mu taken here). */
@@ -257,12 +285,6 @@ request_rejoin(cl_member *m, const char *why)
 
 /* ---- coordinator ---------------------------------------------------------- */
 
-typedef struct m_coord_waiter {
-	struct m_coord_waiter *next;
-	void (*fn)(cl_client *c, void *ud);
-	void *ud;
-} m_coord_waiter;
-
 /* Encodes FindCoordinator for the group (key type 0), as Key and as CoordinatorKeys (v4+). */
 static void
 build_find(cl_client *c, int16_t version, ch_buf *b, void *ud)
@@ -338,14 +360,7 @@ done_find(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 	}
 	CH_LOGD(CL_LOG, "group %s: coordinator %d at %.*s:%d", c->conf.group_id, node, host.len,
 		host.p, port);
-	m_coord_waiter *w = m->coord_waiters;
-	m->coord_waiters = NULL;
-	while (w) {
-		m_coord_waiter *next = w->next;
-		w->fn(c, w->ud);
-		free(w);
-		w = next;
-	}
+	run_coord_waiters(m);
 	ensure_active(m);
 }
 
@@ -355,7 +370,7 @@ static void
 find_coordinator(cl_member *m)
 {
 	cl_client *c = m->c;
-	if (m->finding || m->coord || c->closing)
+	if (m->finding || m->coord || c->closing || m->state == M_FATAL || m->state == M_CLOSED)
 		return;
 	if (ch_timer_armed(&m->find_timer))
 		return; /* backing off */
@@ -386,30 +401,57 @@ cl_member_coordinator_lost(cl_client *c, int16_t err)
 	find_coordinator(m);
 }
 
+bool
+cl_member_cancel_waiter(cl_client *c, void *ud)
+{
+	cl_member *m = c->member;
+	for (m_coord_waiter **pp = m ? &m->coord_waiters : NULL; pp && *pp; pp = &(*pp)->next)
+		if ((*pp)->ud == ud) {
+			m_coord_waiter *w = *pp;
+			*pp = w->next;
+			free(w);
+			return true;
+		}
+	return false;
+}
+
+cohort_err
+cl_member_failed(cl_client *c)
+{
+	cl_member *m = c->member;
+	if (!m || m->state != M_FATAL)
+		return COHORT_OK;
+	cl_lock(c);
+	cohort_err err = c->fatal;
+	cl_unlock(c);
+	return err ? err : COHORT_ERR__STATE;
+}
+
 cl_broker *
 cl_member_coordinator(cl_client *c)
 {
 	return c->member ? c->member->coord : NULL;
 }
 
-void
+bool
 cl_member_with_coordinator(cl_client *c, void (*fn)(cl_client *c, void *ud), void *ud)
 {
 	cl_member *m = c->member;
-	if (m->coord) {
-		fn(c, ud);
-		return;
+	if (m->coord || m->state == M_FATAL) {
+		fn(c, ud); /* fatal: it sees no coordinator and fails */
+		return false;
 	}
 	m_coord_waiter *w = malloc(sizeof(*w));
 	if (!w) {
 		fn(c, ud); /* it sees no coordinator and fails */
-		return;
+		return false;
 	}
 	w->fn = fn;
 	w->ud = ud;
 	w->next = m->coord_waiters;
 	m->coord_waiters = w;
 	find_coordinator(m);
+	return true;
 }
 
 /* Errors that mean "find the coordinator again" (Kafka's list). */
@@ -1157,6 +1199,7 @@ finish_stable(cl_member *m)
 		 * answer is ignored (older epoch), so it must not block this one */
 		tp->offset_lookup = false;
 		tp->reset = false;
+		tp->corrupt = false;
 		m->owned[m->nowned++] = tp;
 	}
 	cl_unlock(c);

@@ -41,6 +41,7 @@ typedef struct o_call {
 	int64_t deadline;
 	int tries;
 	ch_timer retry;
+	ch_timer expire; /* default.api.timeout.ms while waiting for a coordinator */
 } o_call;
 
 /* Unlinks o from c->calls, cancels its retry timer and frees it with its offsets copy;
@@ -55,6 +56,7 @@ call_free(o_call *o)
 	if (o->next)
 		o->next->prev = o->prev;
 	ch_timer_cancel(o->c->loop, &o->retry);
+	ch_timer_cancel(o->c->loop, &o->expire);
 	free(o->offs);
 	free(o->member_id);
 	free(o);
@@ -364,7 +366,13 @@ static void
 send_call(cl_client *c, void *ud)
 {
 	o_call *o = ud;
+	ch_timer_cancel(c->loop, &o->expire);
 	cl_broker *coord = cl_member_coordinator(c);
+	cohort_err failed = cl_member_failed(c);
+	if (failed) { /* no coordinator will be found (FindCoordinator was fatal) */
+		call_finish(o, failed);
+		return;
+	}
 	if (!coord) {
 		if (!retry_call(o, CH_KERR_COORDINATOR_NOT_AVAILABLE))
 			call_finish(o, COHORT_ERR_COORDINATOR_NOT_AVAILABLE);
@@ -377,14 +385,34 @@ send_call(cl_client *c, void *ud)
 			   o);
 }
 
+/* Runs send_call once the coordinator is known; a call still waiting for one at its
+ * deadline ends with TIMED_OUT (on_expire). */
+static void
+call_when_coordinator(o_call *o)
+{
+	if (cl_member_with_coordinator(o->c, send_call, o))
+		ch_timer_arm(o->c->loop, &o->expire, o->deadline);
+}
+
 /* o's retry timer: waits for the coordinator again, then send_call. */
 static void
 on_retry(ch_loop *loop, ch_timer *t, void *ud)
 {
 	(void)loop;
 	(void)t;
+	call_when_coordinator(ud);
+}
+
+/* o's deadline passed while it waited for a coordinator: TIMED_OUT (a sync caller gave up
+ * already; an async one gets its callback). */
+static void
+on_expire(ch_loop *loop, ch_timer *t, void *ud)
+{
+	(void)loop;
+	(void)t;
 	o_call *o = ud;
-	cl_member_with_coordinator(o->c, send_call, o);
+	cl_member_cancel_waiter(o->c, o);
+	call_finish(o, COHORT_ERR__TIMED_OUT);
 }
 
 /* A call on a copy of offs (errors cleared) with deadline default.api.timeout.ms, linked
@@ -405,6 +433,7 @@ call_new(cl_client *c, const cohort_tp_offset *offs, size_t n)
 	for (size_t i = 0; i < n; i++)
 		o->offs[i].err = COHORT_OK;
 	ch_timer_init(&o->retry, on_retry, o);
+	ch_timer_init(&o->expire, on_expire, o);
 	o->deadline = ch_loop_now(c->loop) + c->conf.default_api_timeout_ms;
 	o->next = c->calls;
 	if (c->calls)
@@ -459,7 +488,7 @@ cl_offsets_commit(cl_client *c, cohort_tp_offset *offsets, size_t n, cl_wait *w,
 		call_finish(o, COHORT_ERR__NOMEM);
 		return;
 	}
-	cl_member_with_coordinator(c, send_call, o);
+	call_when_coordinator(o);
 }
 
 void
@@ -475,7 +504,7 @@ cl_offsets_committed(cl_client *c, cl_wait *w)
 		return;
 	}
 	o->w = w;
-	cl_member_with_coordinator(c, send_call, o);
+	call_when_coordinator(o);
 }
 
 /* ---- starting positions --------------------------------------------------------- */
@@ -602,6 +631,21 @@ done_list_offsets(cl_client *c, cohort_err err, int16_t version, void *resp, voi
 	cl_fetcher_kick(c);
 }
 
+/* Gives partitions of a lookup round back (offset_lookup cleared where their epoch is
+ * unchanged) so that a later round looks them up: those with skip[i] set (when skip is
+ * given) are not touched. Then asks for a metadata refresh, whose answer runs the next
+ * round. For lookups that cannot go on (out of memory). */
+static void
+release_lookups(cl_client *c, cl_tp **tps, const uint64_t *epochs, int n, const bool *skip)
+{
+	cl_lock(c);
+	for (int i = 0; i < n; i++)
+		if ((!skip || !skip[i]) && tps[i]->epoch == epochs[i])
+			tps[i]->offset_lookup = false;
+	cl_unlock(c);
+	cl_metadata_refresh(c);
+}
+
 /* ListOffsets for partitions without a committed offset, per leader. */
 static void
 reset_positions(cl_client *c, cl_tp **tps, uint64_t *epochs, int n)
@@ -620,8 +664,10 @@ reset_positions(cl_client *c, cl_tp **tps, uint64_t *epochs, int n)
 		return;
 	}
 	bool *done = calloc((size_t)n + 1, sizeof(bool));
-	if (!done)
+	if (!done) {
+		release_lookups(c, tps, epochs, n, NULL);
 		return;
+	}
 	for (int i = 0; i < n; i++) {
 		if (done[i])
 			continue;
@@ -642,15 +688,18 @@ reset_positions(cl_client *c, cl_tp **tps, uint64_t *epochs, int n)
 			continue;
 		}
 		o_lookup *l = calloc(1, sizeof(*l));
-		if (!l)
-			break;
-		l->c = c;
-		l->leader = leader;
-		l->tps = calloc((size_t)n, sizeof(cl_tp *));
-		l->epochs = calloc((size_t)n, sizeof(uint64_t));
-		l->leader_epochs = calloc((size_t)n, sizeof(int32_t));
-		if (!l->tps || !l->epochs || !l->leader_epochs) {
-			lookup_free(l);
+		if (l) {
+			l->c = c;
+			l->leader = leader;
+			l->tps = calloc((size_t)n, sizeof(cl_tp *));
+			l->epochs = calloc((size_t)n, sizeof(uint64_t));
+			l->leader_epochs = calloc((size_t)n, sizeof(int32_t));
+		}
+		if (!l || !l->tps || !l->epochs || !l->leader_epochs) {
+			if (l)
+				lookup_free(l);
+			/* the partitions not sent yet go back to the next round */
+			release_lookups(c, tps, epochs, n, done);
 			break;
 		}
 		for (int k = i; k < n; k++) {
@@ -765,16 +814,24 @@ done_lookup_committed(cl_client *c, cohort_err err, int16_t version, void *resp,
 	cl_tp **reset = calloc((size_t)l->n + 1, sizeof(cl_tp *));
 	uint64_t *reset_epochs = calloc((size_t)l->n + 1, sizeof(uint64_t));
 	int nreset = 0;
+	bool lost = false;
 	cl_lock(c);
 	for (int i = 0; i < l->n; i++) {
-		if (o->offs[i].offset >= 0)
+		if (o->offs[i].offset >= 0) {
 			lookup_end(l->tps[i], l->epochs[i], o->offs[i].offset);
-		else if (reset && reset_epochs && l->tps[i]->epoch == l->epochs[i]) {
-			reset[nreset] = l->tps[i];
-			reset_epochs[nreset++] = l->epochs[i];
+		} else if (reset && reset_epochs) {
+			if (l->tps[i]->epoch == l->epochs[i]) {
+				reset[nreset] = l->tps[i];
+				reset_epochs[nreset++] = l->epochs[i];
+			}
+		} else if (l->tps[i]->epoch == l->epochs[i]) {
+			l->tps[i]->offset_lookup = false; /* out of memory: the next round */
+			lost = true;
 		}
 	}
 	cl_unlock(c);
+	if (lost)
+		cl_metadata_refresh(c);
 	if (nreset)
 		reset_positions(c, reset, reset_epochs, nreset);
 	free(reset);
@@ -788,8 +845,10 @@ done_lookup_committed(cl_client *c, cohort_err err, int16_t version, void *resp,
 void
 cl_offsets_lookup(cl_client *c)
 {
-	if (c->closing)
+	if (c->closing || cl_member_failed(c))
 		return;
+	/* with group.id the committed offset comes first; without, the reset */
+	bool committed_first = c->member != NULL;
 	cl_lock(c);
 	int n = 0;
 	for (int i = 0; i < c->ntps; i++) {
@@ -801,28 +860,42 @@ cl_offsets_lookup(cl_client *c)
 		cl_unlock(c);
 		return;
 	}
+	/* everything is allocated before any partition is marked: a partition
+	 * marked offset_lookup must be in a lookup that will clear it */
 	cl_tp **tps = calloc((size_t)n, sizeof(cl_tp *));
 	uint64_t *epochs = calloc((size_t)n, sizeof(uint64_t));
 	cohort_tp_offset *offs = calloc((size_t)n, sizeof(*offs));
+	o_committed_lookup *cl = NULL;
+	o_lookup *l = NULL;
+	o_call *o = NULL;
 	int nc = 0, nr = 0; /* committed lookups first, resets at the end */
-	if (tps && epochs && offs) {
-		for (int i = 0; i < c->ntps; i++) {
-			cl_tp *tp = c->tps[i];
-			if (!tp->owned || tp->fetch_pos >= 0 || tp->offset_lookup)
-				continue;
-			tp->offset_lookup = true;
-			if (tp->reset) {
-				tps[n - 1 - nr] = tp;
-				epochs[n - 1 - nr++] = tp->epoch;
-			} else {
-				offs[nc] = (cohort_tp_offset){tp->topic, tp->partition, -1, 0};
-				tps[nc] = tp;
-				epochs[nc++] = tp->epoch;
-			}
+	bool ok = tps && epochs && offs;
+	for (int i = 0; ok && i < c->ntps; i++) {
+		cl_tp *tp = c->tps[i];
+		if (!tp->owned || tp->fetch_pos >= 0 || tp->offset_lookup)
+			continue;
+		if (tp->reset || !committed_first) {
+			tps[n - 1 - nr] = tp;
+			epochs[n - 1 - nr++] = tp->epoch;
+		} else {
+			offs[nc] = (cohort_tp_offset){tp->topic, tp->partition, -1, 0};
+			tps[nc] = tp;
+			epochs[nc++] = tp->epoch;
 		}
 	}
+	if (ok && nc) {
+		cl = calloc(1, sizeof(*cl));
+		l = calloc(1, sizeof(*l));
+		o = cl && l ? call_new(c, offs, (size_t)nc) : NULL;
+		ok = o != NULL;
+	}
+	for (int i = 0; ok && i < n; i++)
+		if (i < nc || i >= n - nr)
+			tps[i]->offset_lookup = true;
 	cl_unlock(c);
-	if (!tps || !epochs || !offs) {
+	if (!ok) { /* nothing marked: the next metadata answer tries again */
+		free(cl);
+		free(l);
 		free(tps);
 		free(epochs);
 		free(offs);
@@ -831,24 +904,16 @@ cl_offsets_lookup(cl_client *c)
 	if (nr)
 		reset_positions(c, tps + n - nr, epochs + n - nr, nr);
 	if (nc) {
-		o_committed_lookup *cl = calloc(1, sizeof(*cl));
-		o_lookup *l = calloc(1, sizeof(*l));
-		o_call *o = cl && l ? call_new(c, offs, (size_t)nc) : NULL;
-		if (o) {
-			l->c = c;
-			l->tps = tps;
-			l->epochs = epochs;
-			l->n = nc;
-			cl->o = o;
-			cl->l = l;
-			o->lookup = cl;
-			tps = NULL;
-			epochs = NULL;
-			cl_member_with_coordinator(c, send_lookup_committed, cl);
-		} else {
-			free(cl);
-			free(l);
-		}
+		l->c = c;
+		l->tps = tps;
+		l->epochs = epochs;
+		l->n = nc;
+		cl->o = o;
+		cl->l = l;
+		o->lookup = cl;
+		tps = NULL;
+		epochs = NULL;
+		cl_member_with_coordinator(c, send_lookup_committed, cl);
 	}
 	free(tps);
 	free(epochs);

@@ -8,7 +8,9 @@ other request is forwarded as it is, and every request's (api key, version)
 is recorded in `seen` as (client id, api key, version). Heartbeats (v1-v3)
 can be answered with the errors queued in `inject` instead, and any API with
 the answers queued in `answer[api_key]`: functions (version, correlation id,
-request frame) -> response frame body, or None to forward that one; and
+request frame) -> response frame body, or None to forward that one (a
+function instead of the list answers every request of that API); `rewrite`
+{api_key: fn(response) -> response} changes what the broker answered; and
 requests of an API in `hold` {api_key: seconds} are answered that late. The broker must advertise the proxy's address
 (advertised.listeners) so that the client's later connections come here too.
 """
@@ -29,6 +31,7 @@ class VersionProxy:
         self.inject = []   # Heartbeat errors to answer instead of the broker, in order
         self.answer = {}   # api key -> [fn(version, corr, request) -> response body or None]
         self.hold = {}     # api key -> seconds to wait before answering
+        self.rewrite = {}  # api key -> fn(response) -> response
         self.lock = threading.Lock()
         with kwire.Conn(upstream_port) as c:
             self.versions = kwire.api_versions(c, 0)["api_keys"]
@@ -107,7 +110,8 @@ class VersionProxy:
                     continue
                 with self.lock:
                     fns = self.answer.get(key)
-                    fn = fns.pop(0) if fns else None
+                    fn = fns if callable(fns) else fns.pop(0) if fns else None
+                    rewrite = self.rewrite.get(key)
                 body = fn(version, corr, req) if fn else None
                 if body is not None:
                     client.sendall(kwire.frame(body))
@@ -118,6 +122,8 @@ class VersionProxy:
                 resp = self._read_frame(up)
                 if resp is None:
                     return
+                if rewrite:
+                    resp = rewrite(resp)
                 client.sendall(kwire.frame(resp))
         except OSError:
             return
