@@ -84,8 +84,9 @@ typedef int cohort_err;
 					     auto.offset.reset=none */
 #define COHORT_ERR__UNSUPPORTED (-113) /* the feature is not implemented */
 #define COHORT_ERR__SYSTEM                                                                         \
-	(-114) /* a system call failed (threads,
+	(-114)                    /* a system call failed (threads,
 					     sockets, epoll) */
+#define COHORT_ERR__WAKEUP (-115) /* cohort_wakeup interrupted the call */
 
 /* Some Kafka codes an application may want to test by name (Errors.java). */
 #define COHORT_ERR_UNKNOWN_SERVER_ERROR (-1)
@@ -732,6 +733,69 @@ COHORT_API cohort_err cohort_admin_describe_configs(cohort_admin *a,
 						    const cohort_config_resource *res, size_t n,
 						    int timeout_ms, cohort_configs **out);
 COHORT_API void cohort_configs_free(cohort_configs *c);
+
+/*
+ * Subscribe to every topic whose whole name matches pattern, a POSIX
+ * extended regular expression (<regex.h>; Java takes a java.util.regex
+ * Pattern: README.md says where the two differ), replacing any earlier
+ * subscription. The metadata (every topic, refreshed each
+ * metadata.max.age.ms) is matched again on each answer: a topic created or
+ * deleted that changes the matching set rejoins the group. Internal topics
+ * match only with exclude.internal.topics=false. COHORT_ERR__INVALID_ARG
+ * with errstr set for a pattern that does not compile; otherwise as
+ * cohort_subscribe. Polling thread.
+ */
+COHORT_API cohort_err cohort_subscribe_pattern(cohort_consumer *c, const char *pattern,
+					       char *errstr, size_t errstr_size);
+
+/* ---- consumer: manual assignment, seeks, pause, wakeup ------------------ */
+
+/*
+ * Consume exactly these partitions (Java's assign): no group membership,
+ * no rebalance and no listener callbacks; replaces an earlier assignment
+ * (partitions that stay keep their position); n 0 clears it. Each new
+ * partition starts at its committed offset when group.id is set (commits
+ * then go to the group with no generation, as Java's do), else (or
+ * without one) by auto.offset.reset. COHORT_ERR__STATE after
+ * cohort_subscribe (Java: the two are exclusive), COHORT_ERR__INVALID_ARG
+ * for an empty topic or a negative partition. Polling thread.
+ */
+COHORT_API cohort_err cohort_assign(cohort_consumer *c, const cohort_tp *tps, size_t n);
+
+/*
+ * Seek these assigned partitions (n 0: every assigned one) to their first
+ * offset, to their end (the next offset produced), or to the first offset
+ * whose timestamp is at or after timestamp_ms (the end when there is none).
+ * Lazy as Java's seekToBeginning/End: the offset is looked up (ListOffsets)
+ * before the partition's next fetch, cohort_position says -1 until then,
+ * records fetched before are dropped. COHORT_ERR__UNKNOWN_PARTITION (no
+ * partition sought) if one is not assigned. Polling thread.
+ */
+COHORT_API cohort_err cohort_seek_to_beginning(cohort_consumer *c, const cohort_tp *tps, size_t n);
+COHORT_API cohort_err cohort_seek_to_end(cohort_consumer *c, const cohort_tp *tps, size_t n);
+COHORT_API cohort_err cohort_seek_to_timestamp(cohort_consumer *c, const cohort_tp *tps, size_t n,
+					       int64_t timestamp_ms);
+
+/*
+ * Stop fetching these assigned partitions (pause) or start again (resume);
+ * records already fetched for a paused partition are kept back and
+ * returned after the resume (as Java does). No rebalance follows. A paused
+ * partition stays paused while it stays assigned: through a cooperative
+ * rebalance that keeps it, not through an eager one, nor when lost (Java's
+ * SubscriptionState). COHORT_ERR__UNKNOWN_PARTITION (nothing changed) if
+ * one is not assigned; n must be > 0. Polling thread.
+ */
+COHORT_API cohort_err cohort_pause(cohort_consumer *c, const cohort_tp *tps, size_t n);
+COHORT_API cohort_err cohort_resume(cohort_consumer *c, const cohort_tp *tps, size_t n);
+/* The paused partitions, as cohort_assignment gives the assignment. */
+COHORT_API cohort_err cohort_paused(cohort_consumer *c, cohort_tp **tps, size_t *n);
+
+/*
+ * Make a cohort_poll blocked in another thread return COHORT_ERR__WAKEUP
+ * now, or, if none is blocked, the next cohort_poll (once; Java's
+ * wakeup()). Any thread, signal handlers excepted.
+ */
+COHORT_API void cohort_wakeup(cohort_consumer *c);
 
 #ifdef __cplusplus
 }

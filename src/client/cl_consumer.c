@@ -51,8 +51,28 @@ cl_tp_get(cl_client *c, const char *topic, int32_t partition)
 	tp->partition = partition;
 	tp->position = tp->fetch_pos = -1;
 	tp->leader_epoch = -1;
+	tp->reset_to = CL_RESET_TO_CONF;
 	c->tps[c->ntps++] = tp;
 	return tp;
+}
+
+void
+cl_tp_take(cl_tp *tp)
+{
+	tp->owned = true;
+	tp->epoch++;
+	tp->position = tp->fetch_pos = -1;
+	tp->leader_epoch = -1;
+	tp->offset_lookup = tp->reset = tp->corrupt = tp->paused = false;
+	tp->reset_to = CL_RESET_TO_CONF;
+}
+
+void
+cl_tp_drop(cl_tp *tp)
+{
+	tp->owned = false;
+	tp->epoch++;
+	tp->paused = false; /* Java's SubscriptionState forgets it with the partition */
 }
 
 cohort_tp *
@@ -164,7 +184,36 @@ typedef struct subscribe_msg {
 	cl_client *c;
 	char **topics;
 	int n;
+	regex_t *pattern; /* cohort_subscribe_pattern (topics NULL) */
 } subscribe_msg;
+
+/* Frees a pattern subscription's compiled expression (NULL is fine). */
+static void
+pattern_free(regex_t *re)
+{
+	if (re) {
+		regfree(re);
+		free(re);
+	}
+}
+
+/* I/O thread: the topics metadata asks for become a copy of topics[0..n) (distinct). */
+static void
+set_md_topics(cl_client *c, char *const *topics, int n)
+{
+	for (int i = 0; i < c->nmd_topics; i++)
+		free(c->md_topics[i]);
+	free(c->md_topics);
+	c->md_topics = calloc((size_t)n + 1, sizeof(char *));
+	c->nmd_topics = 0;
+	for (int i = 0; c->md_topics && i < n; i++) {
+		bool dup = false;
+		for (int j = 0; j < c->nmd_topics && !dup; j++)
+			dup = strcmp(c->md_topics[j], topics[i]) == 0;
+		if (!dup && (c->md_topics[c->nmd_topics] = strdup(topics[i])))
+			c->nmd_topics++;
+	}
+}
 
 /* I/O thread: replaces the topics metadata is asked for, refreshes metadata and hands the
  * topics array to the member (which owns it afterwards); frees s itself. */
@@ -174,16 +223,12 @@ io_subscribe(ch_loop *loop, void *ud)
 	(void)loop;
 	subscribe_msg *s = ud;
 	cl_client *c = s->c;
-	for (int i = 0; i < c->nmd_topics; i++)
-		free(c->md_topics[i]);
-	free(c->md_topics);
-	c->md_topics = calloc((size_t)s->n + 1, sizeof(char *));
-	c->nmd_topics = 0;
-	for (int i = 0; c->md_topics && i < s->n; i++)
-		if ((c->md_topics[c->nmd_topics] = strdup(s->topics[i])))
-			c->nmd_topics++;
+	pattern_free(c->pattern);
+	c->pattern = s->pattern; /* the matching topics come with the metadata */
+	set_md_topics(c, s->topics, s->n);
 	cl_metadata_refresh(c);
-	cl_member_subscribe(c, s->topics, s->n); /* takes the topics */
+	if (!s->pattern)
+		cl_member_subscribe(c, s->topics, s->n); /* takes the topics */
 	free(s);
 }
 
@@ -196,6 +241,8 @@ cohort_subscribe(cohort_consumer *cc, const char *const *topics, size_t n)
 		return gerr;
 	if (n == 0 || !topics)
 		return COHORT_ERR__INVALID_ARG;
+	if (c->manual_api)
+		return COHORT_ERR__STATE; /* Java: subscribe and assign are exclusive */
 	subscribe_msg *s = calloc(1, sizeof(*s));
 	char **copy = calloc(n, sizeof(char *));
 	if (!s || !copy) {
@@ -215,7 +262,118 @@ cohort_subscribe(cohort_consumer *cc, const char *const *topics, size_t n)
 	s->c = c;
 	s->topics = copy;
 	s->n = (int)n;
+	c->subscribed = true;
 	ch_loop_post(c->loop, io_subscribe, s);
+	return COHORT_OK;
+}
+
+cohort_err
+cohort_subscribe_pattern(cohort_consumer *cc, const char *pattern, char *errstr, size_t errstr_size)
+{
+	cl_client *c = &cc->c;
+	cohort_err gerr = group_call(c);
+	if (gerr)
+		return gerr;
+	if (!pattern || !pattern[0]) {
+		cl_errstr(errstr, errstr_size, "an empty pattern");
+		return COHORT_ERR__INVALID_ARG;
+	}
+	if (c->manual_api)
+		return COHORT_ERR__STATE;
+	/* the whole topic name must match, as Java's Pattern.matcher().matches() */
+	size_t len = strlen(pattern);
+	char *anchored = malloc(len + 5);
+	regex_t *re = calloc(1, sizeof(*re));
+	subscribe_msg *s = calloc(1, sizeof(*s));
+	if (!anchored || !re || !s) {
+		free(anchored);
+		free(re);
+		free(s);
+		return COHORT_ERR__NOMEM;
+	}
+	snprintf(anchored, len + 5, "^(%s)$", pattern);
+	int rc = regcomp(re, anchored, REG_EXTENDED | REG_NOSUB);
+	free(anchored);
+	if (rc != 0) {
+		char why[256];
+		regerror(rc, re, why, sizeof(why));
+		cl_errstr(errstr, errstr_size, "pattern %s: %s", pattern, why);
+		free(re);
+		free(s);
+		return COHORT_ERR__INVALID_ARG;
+	}
+	*s = (subscribe_msg){c, NULL, 0, re};
+	c->subscribed = true;
+	ch_loop_post(c->loop, io_subscribe, s);
+	return COHORT_OK;
+}
+
+/* ---- manual assignment ---------------------------------------------------------- */
+
+/* I/O thread: metadata asks for the assigned topics; the lookups and the fetcher follow
+ * its answer. Frees s and its topics. */
+static void
+io_assign(ch_loop *loop, void *ud)
+{
+	(void)loop;
+	subscribe_msg *s = ud;
+	cl_client *c = s->c;
+	set_md_topics(c, s->topics, s->n);
+	for (int i = 0; i < s->n; i++)
+		free(s->topics[i]);
+	free(s->topics);
+	free(s);
+	cl_metadata_refresh(c);
+	cl_offsets_lookup(c);
+	cl_fetcher_kick(c);
+}
+
+cohort_err
+cohort_assign(cohort_consumer *cc, const cohort_tp *tps, size_t n)
+{
+	cl_client *c = &cc->c;
+	if (c->closed)
+		return COHORT_ERR__CLOSED;
+	if (c->subscribed)
+		return COHORT_ERR__STATE; /* Java: subscribe and assign are exclusive */
+	if (n && !tps)
+		return COHORT_ERR__INVALID_ARG;
+	for (size_t i = 0; i < n; i++)
+		if (!tps[i].topic || !tps[i].topic[0] || tps[i].partition < 0)
+			return COHORT_ERR__INVALID_ARG;
+	subscribe_msg *s = calloc(1, sizeof(*s));
+	char **topics = calloc(n + 1, sizeof(char *));
+	bool ok = s && topics;
+	for (size_t i = 0; ok && i < n; i++)
+		ok = (topics[i] = strdup(tps[i].topic)) != NULL;
+	cl_lock(c);
+	for (size_t i = 0; ok && i < n; i++)
+		ok = cl_tp_get(c, tps[i].topic, tps[i].partition) != NULL;
+	if (!ok) {
+		cl_unlock(c);
+		for (size_t i = 0; topics && i < n; i++)
+			free(topics[i]);
+		free(topics);
+		free(s);
+		return COHORT_ERR__NOMEM;
+	}
+	/* partitions that stay keep their position (Java's assignFromUser) */
+	for (int i = 0; i < c->ntps; i++) {
+		cl_tp *tp = c->tps[i];
+		bool want = false;
+		for (size_t j = 0; j < n && !want; j++)
+			want = tps[j].partition == tp->partition &&
+			       strcmp(tps[j].topic, tp->topic) == 0;
+		if (want && !tp->owned)
+			cl_tp_take(tp);
+		else if (!want && tp->owned)
+			cl_tp_drop(tp);
+	}
+	c->manual = n > 0;
+	cl_unlock(c);
+	c->manual_api = n > 0;
+	*s = (subscribe_msg){c, topics, (int)n, NULL};
+	ch_loop_post(c->loop, io_assign, s);
 	return COHORT_OK;
 }
 
@@ -349,10 +507,8 @@ run_event(cohort_consumer *cc, cl_event *ev)
 		cl_lock(c);
 		for (size_t i = 0; i < ev->n; i++) {
 			cl_tp *tp = cl_tp_find(c, ev->tps[i].topic, ev->tps[i].partition);
-			if (tp) {
-				tp->owned = false;
-				tp->epoch++;
-			}
+			if (tp)
+				cl_tp_drop(tp);
 		}
 		c->revoke_pending = false;
 		cl_unlock(c);
@@ -401,10 +557,16 @@ static size_t
 take_records(cl_client *c, size_t max, bool *kick)
 {
 	size_t n = 0;
-	while (c->q_head && n < max) {
-		cl_chunk *ch = c->q_head;
+	cl_chunk **pp = &c->q_head, *prev = NULL;
+	while (*pp && n < max) {
+		cl_chunk *ch = *pp;
 		cl_tp *tp = ch->tp;
 		bool stale = ch->epoch != tp->epoch || !tp->owned;
+		if (!stale && tp->paused) { /* kept for after the resume, as Java does */
+			prev = ch;
+			pp = &ch->next;
+			continue;
+		}
 		if (!stale) {
 			while (ch->pos < ch->n && n < max) {
 				cohort_record *r = &ch->recs[ch->pos++];
@@ -414,9 +576,9 @@ take_records(cl_client *c, size_t max, bool *kick)
 			}
 		}
 		if (stale || ch->pos == ch->n) {
-			c->q_head = ch->next;
-			if (!c->q_head)
-				c->q_tail = NULL;
+			*pp = ch->next;
+			if (c->q_tail == ch)
+				c->q_tail = prev;
 			tp->queued--;
 			*kick = true;
 			/* its records may have been returned: free at the next poll */
@@ -493,6 +655,11 @@ cohort_poll(cohort_consumer *cc, int timeout_ms, const cohort_record **records, 
 		if (corrupt_owned(c)) {
 			cl_unlock(c);
 			return COHORT_ERR_CORRUPT_MESSAGE;
+		}
+		if (c->wakeup) { /* Java's WakeupException, raised once */
+			c->wakeup = false;
+			cl_unlock(c);
+			return COHORT_ERR__WAKEUP;
 		}
 		bool kick = false;
 		size_t n = c->ev_head ? 0 : take_records(c, max, &kick);
@@ -615,6 +782,168 @@ cohort_seek(cohort_consumer *cc, const char *topic, int32_t partition, int64_t o
 	return err;
 }
 
+/* The owned partitions among tps[0..n) (every owned one when n is 0) into *out (malloc'd,
+ * *nout entries); UNKNOWN_PARTITION when one of tps is not owned. c->mu held. */
+static cohort_err
+owned_among(cl_client *c, const cohort_tp *tps, size_t n, cl_tp ***out, size_t *nout)
+{
+	*out = calloc((n ? n : (size_t)c->ntps) + 1, sizeof(cl_tp *));
+	*nout = 0;
+	if (!*out)
+		return COHORT_ERR__NOMEM;
+	for (size_t i = 0; i < n; i++) {
+		cl_tp *tp = tps[i].topic ? cl_tp_find(c, tps[i].topic, tps[i].partition) : NULL;
+		if (!tp || !tp->owned) {
+			free(*out);
+			*out = NULL;
+			return COHORT_ERR__UNKNOWN_PARTITION;
+		}
+		(*out)[(*nout)++] = tp;
+	}
+	for (int i = 0; n == 0 && i < c->ntps; i++)
+		if (c->tps[i]->owned)
+			(*out)[(*nout)++] = c->tps[i];
+	return COHORT_OK;
+}
+
+/* I/O thread: positions to look up (lazy seeks), then fetch. */
+static void
+io_lookup(ch_loop *loop, void *ud)
+{
+	(void)loop;
+	cl_offsets_lookup(ud);
+	cl_fetcher_kick(ud);
+}
+
+/* Runs fn(tp, arg) under c->mu for each of tps (every owned partition when n is 0), or for
+ * none when one of them is not assigned (UNKNOWN_PARTITION). Polling thread. */
+static cohort_err
+each_owned(cl_client *c, const cohort_tp *tps, size_t n, void (*fn)(cl_tp *tp, int64_t arg),
+	   int64_t arg)
+{
+	if (c->closed)
+		return COHORT_ERR__CLOSED;
+	if (n && !tps)
+		return COHORT_ERR__INVALID_ARG;
+	cl_tp **set;
+	size_t k;
+	cl_lock(c);
+	cohort_err err = owned_among(c, tps, n, &set, &k);
+	for (size_t i = 0; !err && i < k; i++)
+		fn(set[i], arg);
+	pthread_cond_broadcast(&c->cond); /* a resume may make kept records ready */
+	cl_unlock(c);
+	free(set);
+	return err;
+}
+
+/* Java's lazy seek of one partition: its position is looked up (ListOffsets at ts) before
+ * its next fetch. */
+static void
+seek_one(cl_tp *tp, int64_t ts)
+{
+	tp->epoch++; /* drops fetches in flight, lookups and queued records */
+	tp->position = tp->fetch_pos = -1;
+	tp->offset_lookup = tp->corrupt = false;
+	tp->reset = true;
+	tp->reset_to = ts;
+}
+
+static cohort_err
+seek_lazy(cohort_consumer *cc, const cohort_tp *tps, size_t n, int64_t ts)
+{
+	cl_client *c = &cc->c;
+	cohort_err err = each_owned(c, tps, n, seek_one, ts);
+	if (!err)
+		ch_loop_post(c->loop, io_lookup, c);
+	return err;
+}
+
+cohort_err
+cohort_seek_to_beginning(cohort_consumer *cc, const cohort_tp *tps, size_t n)
+{
+	return seek_lazy(cc, tps, n, -2);
+}
+
+cohort_err
+cohort_seek_to_end(cohort_consumer *cc, const cohort_tp *tps, size_t n)
+{
+	return seek_lazy(cc, tps, n, -1);
+}
+
+cohort_err
+cohort_seek_to_timestamp(cohort_consumer *cc, const cohort_tp *tps, size_t n, int64_t timestamp_ms)
+{
+	if (timestamp_ms < 0)
+		return COHORT_ERR__INVALID_ARG;
+	return seek_lazy(cc, tps, n, timestamp_ms);
+}
+
+/* ---- pause, resume, wakeup ------------------------------------------------------ */
+
+static void
+pause_one(cl_tp *tp, int64_t paused)
+{
+	tp->paused = paused != 0;
+}
+
+/* Sets the paused flag of tps; UNKNOWN_PARTITION (nothing changed) when one is not
+ * assigned, as Java's IllegalStateException. */
+static cohort_err
+set_paused(cohort_consumer *cc, const cohort_tp *tps, size_t n, bool paused)
+{
+	cl_client *c = &cc->c;
+	cohort_err err = each_owned(c, tps, n, pause_one, paused);
+	if (!err && !paused)
+		ch_loop_post(c->loop, io_kick, c);
+	return err;
+}
+
+cohort_err
+cohort_pause(cohort_consumer *cc, const cohort_tp *tps, size_t n)
+{
+	return n ? set_paused(cc, tps, n, true) : COHORT_ERR__INVALID_ARG;
+}
+
+cohort_err
+cohort_resume(cohort_consumer *cc, const cohort_tp *tps, size_t n)
+{
+	return n ? set_paused(cc, tps, n, false) : COHORT_ERR__INVALID_ARG;
+}
+
+cohort_err
+cohort_paused(cohort_consumer *cc, cohort_tp **tps, size_t *n)
+{
+	cl_client *c = &cc->c;
+	*tps = NULL;
+	*n = 0;
+	if (c->closed)
+		return COHORT_ERR__CLOSED;
+	cl_lock(c);
+	cl_tp **set = calloc((size_t)c->ntps + 1, sizeof(cl_tp *));
+	size_t k = 0;
+	for (int i = 0; set && i < c->ntps; i++)
+		if (c->tps[i]->owned && c->tps[i]->paused)
+			set[k++] = c->tps[i];
+	*tps = set ? cl_tps_new(set, k) : NULL;
+	cl_unlock(c);
+	free(set);
+	if (!*tps)
+		return COHORT_ERR__NOMEM;
+	*n = k;
+	return COHORT_OK;
+}
+
+void
+cohort_wakeup(cohort_consumer *cc)
+{
+	cl_client *c = &cc->c;
+	cl_lock(c);
+	c->wakeup = true;
+	pthread_cond_broadcast(&c->cond);
+	cl_unlock(c);
+}
+
 cohort_err
 cohort_assignment(cohort_consumer *cc, cohort_tp **tps, size_t *n)
 {
@@ -733,6 +1062,7 @@ cohort_consumer_free(cohort_consumer *cc)
 	free(c->tps);
 	free(c->poll_recs);
 	free(c->member_id);
+	pattern_free(c->pattern);
 	cl_client_release(c);
 	free(cc);
 }

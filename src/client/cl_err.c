@@ -33,6 +33,7 @@ static const struct {
 	 "Fetch position out of range and auto.offset.reset is none"},
 	{COHORT_ERR__UNSUPPORTED, false, "_UNSUPPORTED", "Not implemented by libcohort"},
 	{COHORT_ERR__SYSTEM, false, "_SYSTEM", "A system call failed"},
+	{COHORT_ERR__WAKEUP, false, "_WAKEUP", "The call was woken up by cohort_wakeup"},
 };
 
 /* The index in local[] of the libcohort-local error err, or -1 when it has none. */

@@ -401,6 +401,7 @@ done_fetch(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 					if (tp->epoch == fp->epoch && tp->owned) {
 						tp->fetch_pos = -1;
 						tp->reset = true;
+						tp->reset_to = CL_RESET_TO_CONF;
 						tp->epoch++;
 					}
 					tp->fetching = false;
@@ -488,7 +489,7 @@ cl_fetcher_kick(cl_client *c)
 	for (int i = 0; cand && leaders && i < c->ntps; i++) {
 		cl_tp *tp = c->tps[i];
 		if (!tp->owned || tp->fetch_pos < 0 || tp->fetching || tp->queued > 0 ||
-		    tp->corrupt)
+		    tp->corrupt || tp->paused)
 			continue;
 		const cl_md_topic *t = cl_metadata_topic(c, tp->topic);
 		const cl_md_partition *p = NULL;

@@ -25,6 +25,7 @@
 #define CL_INT_H
 
 #include <pthread.h>
+#include <regex.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -205,8 +206,21 @@ typedef struct cl_tp {
 	bool corrupt;         /* the batch at fetch_pos is corrupt: not fetched, poll
 				  returns CORRUPT_MESSAGE until a seek (Java's
 				  KafkaException from poll) */
+	bool paused;          /* cohort_pause: not fetched, its records kept back */
+	int64_t reset_to;     /* with reset: the ListOffsets timestamp (-2 earliest,
+				  -1 latest, >= 0 by time), CL_RESET_TO_CONF for
+				  auto.offset.reset */
 	int32_t queued;       /* chunks in the queue */
 } cl_tp;
+
+#define CL_RESET_TO_CONF INT64_MIN
+
+/* A partition becomes owned (assignment): position unknown, every flag of
+ * an earlier ownership cleared (its answers come back with an old epoch and
+ * are ignored, so they would never clear them). c->mu held. */
+void cl_tp_take(cl_tp *tp);
+/* A partition stops being owned (revoke, lost, unassign). c->mu held. */
+void cl_tp_drop(cl_tp *tp);
 
 /* ---- events for the polling thread (c->mu) ------------------------------ */
 
@@ -368,6 +382,8 @@ struct cl_client {
 	cl_metadata md;
 	char **md_topics; /* topics the metadata asks for (subscription) */
 	int nmd_topics;
+	regex_t *pattern; /* cohort_subscribe_pattern: metadata asks for every
+			     topic, the member subscribes to those matching */
 	cl_member *member;
 	struct o_call *calls; /* cl_offsets.c: calls in progress */
 
@@ -382,6 +398,8 @@ struct cl_client {
 	cohort_err fatal;    /* first fatal error, reported by poll */
 	bool poll_expired;   /* the member left for max.poll.interval.ms */
 	char *member_id;     /* a copy of the member's id, for the API */
+	bool manual;         /* cohort_assign: partitions chosen by the application */
+	bool wakeup;         /* cohort_wakeup: the next (or current) poll returns */
 	int64_t last_poll;   /* monotonic ms of the last poll */
 	bool revoke_pending; /* a REVOKED event awaits its ack */
 
@@ -390,6 +408,8 @@ struct cl_client {
 	cohort_record *poll_recs;
 	size_t poll_cap;
 	bool closed;
+	bool subscribed; /* cohort_subscribe was called */
+	bool manual_api; /* cohort_assign holds partitions */
 	int64_t next_auto_commit;
 };
 

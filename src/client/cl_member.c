@@ -242,14 +242,12 @@ lose_partitions(cl_member *m, const char *why)
 	int n = 0;
 	cl_lock(c);
 	for (int i = 0; i < m->nowned; i++) {
-		m->owned[i]->owned = false;
-		m->owned[i]->epoch++;
+		cl_tp_drop(m->owned[i]);
 		if (all)
 			all[n++] = m->owned[i];
 	}
 	for (int i = 0; i < m->nrevoking; i++) {
-		m->revoking[i]->owned = false;
-		m->revoking[i]->epoch++;
+		cl_tp_drop(m->revoking[i]);
 		if (all)
 			all[n++] = m->revoking[i];
 	}
@@ -1190,16 +1188,7 @@ finish_stable(cl_member *m)
 	cl_lock(c);
 	for (int i = 0; i < m->npending_add; i++) {
 		cl_tp *tp = m->pending_add[i];
-		tp->owned = true;
-		tp->epoch++;
-		tp->position = -1;
-		tp->fetch_pos = -1;
-		tp->leader_epoch = -1;
-		/* a lookup of an earlier ownership may still be in flight: its
-		 * answer is ignored (older epoch), so it must not block this one */
-		tp->offset_lookup = false;
-		tp->reset = false;
-		tp->corrupt = false;
+		cl_tp_take(tp);
 		m->owned[m->nowned++] = tp;
 	}
 	cl_unlock(c);
@@ -1407,10 +1396,49 @@ cl_member_subscribe(cl_client *c, char **topics, int n)
 	ensure_active(m);
 }
 
+/* A pattern subscription: the topics of the metadata that match it (whole names, as Java's
+ * Pattern.matches; internal ones only without exclude.internal.topics) become the
+ * subscription when they differ from it. */
+static void
+pattern_update(cl_member *m)
+{
+	cl_client *c = m->c;
+	char **match = calloc((size_t)c->md.ntopics + 1, sizeof(char *));
+	if (!match)
+		return; /* out of memory: the next metadata answer tries again */
+	int n = 0;
+	bool oom = false;
+	for (int32_t i = 0; i < c->md.ntopics && !oom; i++) {
+		const cl_md_topic *t = &c->md.topics[i];
+		if (t->err || (t->internal && c->conf.exclude_internal_topics) ||
+		    regexec(c->pattern, t->name, 0, NULL, 0) != 0)
+			continue;
+		if (!(match[n] = strdup(t->name)))
+			oom = true; /* keep the subscription; the next answer tries again */
+		else
+			n++;
+	}
+	/* both lists are sorted by name (md.topics is) */
+	bool same = n == m->ntopics;
+	for (int i = 0; same && i < n; i++)
+		same = strcmp(m->topics[i], match[i]) == 0;
+	if (same || oom) {
+		for (int i = 0; i < n; i++)
+			free(match[i]);
+		free(match);
+		return;
+	}
+	CH_LOGI(CL_LOG, "group %s: the pattern matches %d topics now (was %d)", c->conf.group_id, n,
+		m->ntopics);
+	cl_member_subscribe(c, match, n); /* takes match */
+}
+
 void
 cl_member_metadata_changed(cl_client *c)
 {
 	cl_member *m = c->member;
+	if (m && c->pattern)
+		pattern_update(m);
 	if (!m || m->state != M_STABLE || !m->leader || m->need_rejoin)
 		return;
 	for (int32_t i = 0; i < m->nsnap; i++) {

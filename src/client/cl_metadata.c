@@ -111,7 +111,8 @@ cl_metadata_want(cl_client *c, const ch_str *topics, int32_t n)
 	return true;
 }
 
-/* Encodes Metadata for c->md_topics (an empty list asks for no topics, never for all). */
+/* Encodes Metadata for c->md_topics (an empty list asks for no topics, never for all), or
+ * for every topic with a pattern subscription. */
 static void
 build_metadata(cl_client *c, int16_t version, ch_buf *b, void *ud)
 {
@@ -128,6 +129,10 @@ build_metadata(cl_client *c, int16_t version, ch_buf *b, void *ud)
 	m.Topics = t;
 	m.Topics_n = c->nmd_topics;
 	m.AllowAutoTopicCreation = c->conf.allow_auto_create_topics;
+	if (c->pattern) { /* every topic, to match the pattern against (Java's) */
+		m.Topics_n = -1;
+		m.AllowAutoTopicCreation = false;
+	}
 	ch_MetadataRequest_encode(b, version, &m);
 	free(t);
 }

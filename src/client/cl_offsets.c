@@ -38,6 +38,7 @@ typedef struct o_call {
 	void *opaque;
 	int32_t generation;
 	char *member_id;
+	bool manual; /* assigned by the application: no generation, no instance id */
 	int64_t deadline;
 	int tries;
 	ch_timer retry;
@@ -131,7 +132,7 @@ build_commit(cl_client *c, int16_t version, ch_buf *b, void *ud)
 	r.GroupId = ch_str_c(c->conf.group_id);
 	r.GenerationIdOrMemberEpoch = o->generation;
 	r.MemberId = ch_str_c(o->member_id);
-	r.GroupInstanceId = ch_str_c(c->conf.group_instance_id);
+	r.GroupInstanceId = o->manual ? CH_STR_NULL : ch_str_c(c->conf.group_instance_id);
 	r.RetentionTimeMs = -1;
 	const char **names = calloc(o->n + 1, sizeof(char *));
 	ch_OffsetCommitRequest_OffsetCommitRequestTopic *t = calloc(o->n + 1, sizeof(*t));
@@ -462,14 +463,25 @@ cl_offsets_commit(cl_client *c, cohort_tp_offset *offsets, size_t n, cl_wait *w,
 		return;
 	}
 	/* a rebalance in flight: REBALANCE_IN_PROGRESS (retriable), as Java's
-	 * RebalanceInProgressException; a partition not owned: lost */
-	cohort_err who = cl_member_commit_identity(c, &o->generation, &member_id);
+	 * RebalanceInProgressException; a partition not owned: lost. With a
+	 * manual assignment Java commits any partition with no generation
+	 * (-1, member id ""), as a simple consumer group. */
+	cl_lock(c);
+	o->manual = c->manual;
+	cl_unlock(c);
+	cohort_err who = COHORT_OK;
+	if (o->manual) {
+		o->generation = -1;
+		member_id = "";
+	} else {
+		who = cl_member_commit_identity(c, &o->generation, &member_id);
+	}
 	size_t sendable = 0;
 	cohort_err first = COHORT_OK;
 	cl_lock(c);
 	for (size_t i = 0; i < n; i++) {
 		cl_tp *tp = cl_tp_find(c, o->offs[i].topic, o->offs[i].partition);
-		if (!tp || !tp->owned)
+		if (!o->manual && (!tp || !tp->owned))
 			o->offs[i].err = COHORT_ERR__ASSIGNMENT_LOST;
 		else if (who)
 			o->offs[i].err = who;
@@ -517,6 +529,7 @@ typedef struct o_lookup {
 	int n;
 	cl_broker *leader; /* ListOffsets rounds */
 	int32_t *leader_epochs;
+	int64_t *timestamps; /* ListOffsets: -2 earliest, -1 latest, >= 0 by time */
 } o_lookup;
 
 /* Frees a lookup round and its arrays (not the cl_tp it points at). */
@@ -526,6 +539,7 @@ lookup_free(o_lookup *l)
 	free(l->tps);
 	free(l->epochs);
 	free(l->leader_epochs);
+	free(l->timestamps);
 	free(l);
 }
 
@@ -539,11 +553,12 @@ lookup_end(cl_tp *tp, uint64_t epoch, int64_t offset)
 	if (offset >= 0) {
 		tp->fetch_pos = tp->position = offset;
 		tp->reset = false;
+		tp->reset_to = CL_RESET_TO_CONF;
 	}
 }
 
-/* Encodes ListOffsets for l's partitions grouped by topic, at -2 (earliest) or -1 (latest)
- * as auto.offset.reset says. */
+/* Encodes ListOffsets for l's partitions grouped by topic, each at its timestamp (-2
+ * earliest, -1 latest, or a time). */
 static void
 build_list_offsets(cl_client *c, int16_t version, ch_buf *b, void *ud)
 {
@@ -561,7 +576,6 @@ build_list_offsets(cl_client *c, int16_t version, ch_buf *b, void *ud)
 		free(p);
 		return;
 	}
-	int64_t ts = c->conf.auto_offset_reset == CL_RESET_EARLIEST ? -2 : -1;
 	int nt = 0;
 	ch_ListOffsetsRequest_ListOffsetsPartition *next = p;
 	for (int i = 0; i < l->n; i++) {
@@ -576,7 +590,7 @@ build_list_offsets(cl_client *c, int16_t version, ch_buf *b, void *ud)
 			if (strcmp(l->tps[k]->topic, l->tps[i]->topic) == 0) {
 				next->PartitionIndex = l->tps[k]->partition;
 				next->CurrentLeaderEpoch = l->leader_epochs[k];
-				next->Timestamp = ts;
+				next->Timestamp = l->timestamps[k];
 				next->MaxNumOffsets = 1;
 				next++;
 				t[nt].Partitions_n++;
@@ -597,10 +611,11 @@ done_list_offsets(cl_client *c, cohort_err err, int16_t version, void *resp, voi
 {
 	(void)version;
 	o_lookup *l = ud;
-	bool refresh = err != COHORT_OK;
+	bool refresh = err != COHORT_OK, again = false;
 	cl_lock(c);
 	for (int i = 0; i < l->n; i++) {
 		int64_t off = -1;
+		bool answered = false;
 		if (!err) {
 			const ch_ListOffsetsResponse *r = resp;
 			for (int32_t t = 0; t < r->Topics_n; t++) {
@@ -614,13 +629,20 @@ done_list_offsets(cl_client *c, cohort_err err, int16_t version, void *resp, voi
 					if (rp->ErrorCode)
 						refresh = true;
 					else
-						off = rp->Offset;
+						off = rp->Offset, answered = true;
 				}
 			}
 		}
 		lookup_end(l->tps[i], l->epochs[i], off);
-		if (off < 0 && l->tps[i]->epoch == l->epochs[i])
+		if (off < 0 && l->tps[i]->epoch == l->epochs[i]) {
 			l->tps[i]->offset_lookup = false;
+			if (answered && l->timestamps[i] >= 0) {
+				/* no record at or after that time: the end, as
+				 * kafka-consumer-groups --to-datetime goes */
+				l->tps[i]->reset_to = -1;
+				again = true;
+			}
+		}
 	}
 	cl_unlock(c);
 	lookup_free(l);
@@ -628,6 +650,8 @@ done_list_offsets(cl_client *c, cohort_err err, int16_t version, void *resp, voi
 		return;
 	if (refresh)
 		cl_metadata_refresh(c); /* the next answer runs the lookups again */
+	if (again)
+		cl_offsets_lookup(c);
 	cl_fetcher_kick(c);
 }
 
@@ -650,24 +674,35 @@ release_lookups(cl_client *c, cl_tp **tps, const uint64_t *epochs, int n, const 
 static void
 reset_positions(cl_client *c, cl_tp **tps, uint64_t *epochs, int n)
 {
-	if (c->conf.auto_offset_reset == CL_RESET_NONE) {
-		cl_lock(c);
-		for (int i = 0; i < n; i++)
-			lookup_end(tps[i], epochs[i], -1);
-		cl_event *ev = calloc(1, sizeof(*ev));
-		if (ev) {
-			ev->kind = CL_EV_ERROR;
-			ev->err = COHORT_ERR__OFFSET_OUT_OF_RANGE;
-			cl_event_push(c, ev);
-		}
-		cl_unlock(c);
-		return;
-	}
 	bool *done = calloc((size_t)n + 1, sizeof(bool));
-	if (!done) {
+	int64_t *ts = calloc((size_t)n + 1, sizeof(int64_t));
+	if (!done || !ts) {
+		free(done);
+		free(ts);
 		release_lookups(c, tps, epochs, n, NULL);
 		return;
 	}
+	/* a seek names its timestamp; otherwise auto.offset.reset, and with
+	 * "none" the application is told instead */
+	bool refused = false;
+	cl_lock(c);
+	for (int i = 0; i < n; i++) {
+		ts[i] = tps[i]->reset_to;
+		if (ts[i] != CL_RESET_TO_CONF)
+			continue;
+		if (c->conf.auto_offset_reset == CL_RESET_NONE) {
+			lookup_end(tps[i], epochs[i], -1);
+			done[i] = refused = true;
+		}
+		ts[i] = c->conf.auto_offset_reset == CL_RESET_EARLIEST ? -2 : -1;
+	}
+	cl_event *ev = refused ? calloc(1, sizeof(*ev)) : NULL;
+	if (ev) {
+		ev->kind = CL_EV_ERROR;
+		ev->err = COHORT_ERR__OFFSET_OUT_OF_RANGE;
+		cl_event_push(c, ev);
+	}
+	cl_unlock(c);
 	for (int i = 0; i < n; i++) {
 		if (done[i])
 			continue;
@@ -694,8 +729,9 @@ reset_positions(cl_client *c, cl_tp **tps, uint64_t *epochs, int n)
 			l->tps = calloc((size_t)n, sizeof(cl_tp *));
 			l->epochs = calloc((size_t)n, sizeof(uint64_t));
 			l->leader_epochs = calloc((size_t)n, sizeof(int32_t));
+			l->timestamps = calloc((size_t)n, sizeof(int64_t));
 		}
-		if (!l || !l->tps || !l->epochs || !l->leader_epochs) {
+		if (!l || !l->tps || !l->epochs || !l->leader_epochs || !l->timestamps) {
 			if (l)
 				lookup_free(l);
 			/* the partitions not sent yet go back to the next round */
@@ -712,6 +748,7 @@ reset_positions(cl_client *c, cl_tp **tps, uint64_t *epochs, int n)
 					done[k] = true;
 					l->tps[l->n] = tps[k];
 					l->epochs[l->n] = epochs[k];
+					l->timestamps[l->n] = ts[k];
 					l->leader_epochs[l->n++] = tk->parts[q].leader_epoch;
 				}
 		}
@@ -719,6 +756,7 @@ reset_positions(cl_client *c, cl_tp **tps, uint64_t *epochs, int n)
 			   l);
 	}
 	free(done);
+	free(ts);
 }
 
 static void done_lookup_committed(cl_client *c, cohort_err err, int16_t version, void *resp,

@@ -25,6 +25,7 @@ from harness import free_port, main
 from kafka_ref import KafkaRef
 from version_proxy import VersionProxy
 from test_group_helpers import (GROUP_SETTINGS, MemberProcess, all_parts, check_reads,
+                                parse_parts,
                                 create_topics, wait_until)
 
 MEMBER = os.environ.get("COHORT_MEMBER", "")
@@ -219,7 +220,7 @@ class LibcohortGroups(CallbackClientTests, ClientGroupTest):
         topic, group = "pi-libcohort", "g-pi-libcohort"
         create_topics(self.broker.port, {topic: 1})
         self.produce(topic, 1, 2)
-        m = MemberProcess([MEMBER, "-X", "max.poll.interval.ms=2000"] + member_flags(
+        m = MemberProcess([MEMBER, "-L", "-X", "max.poll.interval.ms=2000"] + member_flags(
             self.broker.bootstrap, group, [topic], "libcohort-pi", "range", None, 6000, False,
             0, 2500), "libcohort-pi")   # 2.5 s per record: 5 s between two polls
         self.addCleanup(m.cleanup)
@@ -229,6 +230,12 @@ class LibcohortGroups(CallbackClientTests, ClientGroupTest):
             return "LOST" in kinds and "ASSIGNED" in kinds[kinds.index("LOST"):]
         m.wait(lost_then_assigned, 60, "LOST, then ASSIGNED again")
         self.assertIsNone(m.fatal)
+        # the commit tried inside lost() was refused locally (-L)
+        with m.cv:
+            lost_at = next(i for i, l in enumerate(m.lines) if l.startswith("LOST "))
+            tried = [l for l in m.lines[lost_at:] if l.startswith("COMMIT ")]
+        self.assertTrue(tried, m.lines[lost_at:])
+        self.assertTrue(all(" _ASSIGNMENT_LOST " in l for l in tried), tried)
         self.assertEqual(m.close(timeout=90), 0)
 
     def test_eager_sticky_keeps(self):
@@ -309,6 +316,167 @@ class LibcohortGroups(CallbackClientTests, ClientGroupTest):
         for m in (a2, b):
             self.assertIsNone(m.fatal, m.name)
             self.assertEqual(m.close(), 0)
+
+
+    def test_pattern_subscription(self):
+        """cohort_subscribe_pattern: the topics whose whole name matches are
+        assigned (not one that matches only inside its name); a matching
+        topic created mid-group is picked up by a rejoin, and so are
+        partitions added to a subscribed topic (CreatePartitions: the leader
+        rejoins), as Java's consumer does."""
+        import kwire
+        a_t, b_t, group = "rx-libcohort-a", "rx-libcohort-b", "g-rx-libcohort"
+        create_topics(self.broker.port, {a_t: 2, "xrx-libcohort-a": 1, "rxno-libcohort": 1})
+        m = MemberProcess([MEMBER, "-T", "rx-libcohort-.*"] + member_flags(
+            self.broker.bootstrap, group, ["-"], "libcohort-rx", "cooperative-sticky", None,
+            6000, True, 0, 0), "libcohort-rx")
+        self.addCleanup(m.cleanup)
+        self.addCleanup(self._dump, m)
+        wait_cover([m], all_parts({a_t: 2}))
+        create_topics(self.broker.port, {b_t: 2})
+        wait_cover([m], all_parts({a_t: 2, b_t: 2}))
+        with kwire.Conn(self.broker.port) as c:
+            self.assertEqual(kwire.create_partitions(c, {a_t: 4})[a_t][0], 0)
+        wait_cover([m], all_parts({a_t: 4, b_t: 2}))
+        self.assertIsNone(m.fatal)
+        self.assertEqual(m.close(), 0)
+
+    # ---- manual assignment, seeks, pause (cohort_assign and friends) ----
+
+    def manual(self, name, parts, group="", *extra):
+        """A member on a manual assignment (-A): no group.id when group is ""."""
+        argv = [MEMBER, "-b", self.broker.bootstrap, "-g", group, "-n", name,
+                "-A", ",".join("%s:%d" % tp for tp in parts)]
+        for kv in extra:
+            argv += ["-X", kv]
+        m = MemberProcess(argv, name)
+        self.addCleanup(m.cleanup)
+        self.addCleanup(self._dump, m)
+        return m
+
+    def produce_at(self, topic, partition, timestamps):
+        """One record per timestamp (ms) into topic-partition, in order."""
+        import confluent_kafka
+        p = confluent_kafka.Producer({"bootstrap.servers": self.broker.bootstrap,
+                                      "linger.ms": 0, "acks": "all"})
+        for ts in timestamps:
+            p.produce(topic, value=b"v-%d" % ts, partition=partition, timestamp=ts)
+        self.assertEqual(p.flush(30), 0)
+
+    @staticmethod
+    def offsets(m, partition, start=0):
+        with m.cv:
+            return [o for (t, p, o, us) in m.msgs[start:] if p == partition]
+
+    def test_manual_assign_and_seeks(self):
+        """cohort_assign: without group.id a member reads exactly the partitions
+        it assigned (auto.offset.reset, no rebalance callbacks); with one it
+        starts at the group's committed offset and its own commits (no
+        generation, as Java's) are accepted. Then the lazy seeks: to the
+        beginning, to the end (only what is produced after), to a timestamp
+        (the first record at or after it; past the last one: the end)."""
+        topic, group = "ma-libcohort", "g-ma-libcohort"
+        create_topics(self.broker.port, {topic: 2})
+        base = int(time.time() * 1000) - 60000
+        for part in (0, 1):
+            self.produce_at(topic, part, [base + 1000 * i for i in range(5)])
+        x = self.manual("libcohort-ma-x", [(topic, 1)])
+        x.wait(lambda s: len(s.msgs) >= 5, 60, "partition 1's records")
+        self.assertEqual([(p, o) for (t, p, o, us) in x.msgs], [(1, o) for o in range(5)])
+        self.assertEqual(x.n_rebalance_events(), 0, x.events)
+        self.assertEqual(x.assignment, {(topic, 1)})
+        self.assertEqual(x.close(), 0)
+        y1 = self.manual("libcohort-ma-y1", [(topic, 0)], group)
+        y1.wait(lambda s: len(s.msgs) >= 5, 60, "partition 0's records")
+        self.assertEqual(y1.commit(topic, 0, 2), "NO_ERROR")
+        self.assertEqual(y1.close(), 0)
+        y = self.manual("libcohort-ma-y", [(topic, 0)], group)
+        y.wait(lambda s: len(s.msgs) >= 3, 60, "the records after the commit")
+        self.assertEqual(self.offsets(y, 0), [2, 3, 4])
+        n = len(y.msgs)
+        y.send("seekbeg %s 0" % topic)
+        y.wait(lambda s: len(s.msgs) >= n + 5, 30, "the records again from the beginning")
+        self.assertEqual(self.offsets(y, 0, n), [0, 1, 2, 3, 4])
+        self.assertIn("SEEK %s 0 beg NO_ERROR" % topic, y.lines)
+        n = len(y.msgs)
+        y.send("seekend %s 0" % topic)
+        y.wait(lambda s: "SEEK %s 0 end NO_ERROR" % topic in s.lines, 30, "SEEK end")
+
+        def position(want):
+            k = len(y.lines)
+            y.send("position %s 0" % topic)
+            y.wait(lambda s: any(l.startswith("POSITION") for l in s.lines[k:]), 30, "POSITION")
+            return [l for l in y.lines[k:] if l.startswith("POSITION")][0] == \
+                "POSITION %s 0 %d NO_ERROR" % (topic, want)
+        wait_until(lambda: position(5), 30, "the position at the end (5)")
+        self.assertEqual(len(y.msgs), n)
+        self.produce_at(topic, 0, [base + 5000])
+        y.wait(lambda s: len(s.msgs) >= n + 1, 30, "the record produced after seekend")
+        self.assertEqual(self.offsets(y, 0, n), [5])
+        n = len(y.msgs)
+        y.send("seekts %s 0 %d" % (topic, base + 2500))
+        y.wait(lambda s: len(s.msgs) >= n + 3, 30, "the records from the timestamp")
+        self.assertEqual(self.offsets(y, 0, n), [3, 4, 5])
+        y.send("seekts %s 0 %d" % (topic, base + 3600000))   # after every record
+        wait_until(lambda: position(6), 30, "the position at the end (6)")
+        y.send("seekend %s 7" % topic)
+        y.wait(lambda s: any(l.startswith("SEEK %s 7" % topic) for l in s.lines), 30, "SEEK")
+        self.assertIn("SEEK %s 7 end _UNKNOWN_PARTITION" % topic, y.lines)
+        self.assertIsNone(y.fatal)
+        self.assertEqual(y.close(), 0)
+
+    def test_pause_resume(self):
+        """cohort_pause: no record of a paused partition is returned while the
+        others go on; cohort_resume: its records come, none skipped or
+        repeated (those fetched before the pause were kept back)."""
+        topic = "pr-libcohort"
+        create_topics(self.broker.port, {topic: 2})
+        self.produce(topic, 2, 5)
+        m = self.manual("libcohort-pr", [(topic, 0), (topic, 1)])
+        m.wait(lambda s: len(s.msgs) >= 10, 60, "the first records")
+        m.send("pause %s 0" % topic)
+        m.send("pause %s 7" % topic)
+        m.wait(lambda s: any(l.startswith("PAUSE %s 7" % topic) for l in s.lines), 30, "PAUSE")
+        self.assertIn("PAUSE %s 0 NO_ERROR" % topic, m.lines)
+        self.assertIn("PAUSE %s 7 _UNKNOWN_PARTITION" % topic, m.lines)
+        n = len(m.msgs)
+        self.produce(topic, 2, 30)
+        m.wait(lambda s: len(self.offsets(s, 1)) >= 35, 60, "partition 1 going on")
+        time.sleep(1.0)   # partition 0's records would have come by now
+        self.assertEqual(self.offsets(m, 0, n), [])
+        m.send("paused")
+        m.wait(lambda s: any(l.startswith("PAUSED") for l in s.lines), 30, "PAUSED")
+        self.assertIn("PAUSED %s:0" % topic, m.lines)
+        m.send("resume %s 0" % topic)
+        m.wait(lambda s: len(self.offsets(s, 0)) >= 35, 60, "partition 0 after the resume")
+        self.assertEqual(self.offsets(m, 0), list(range(35)))
+        self.assertEqual(self.offsets(m, 1), list(range(35)))
+        self.assertEqual(m.close(), 0)
+
+    def test_pause_through_rebalance(self):
+        """A paused partition stays paused through a cooperative rebalance that
+        keeps it with its member, and an eager rebalance (revoke everything)
+        forgets it, as Java's SubscriptionState does."""
+        for assignor, kept in (("cooperative-sticky", True), ("range", False)):
+            topic, group = "pt-%s" % assignor, "g-pt-%s" % assignor
+            create_topics(self.broker.port, {topic: 4})
+            parts = all_parts({topic: 4})
+            a = self.member(group, [topic], "libcohort-pt-a-" + assignor, assignor=assignor)
+            wait_cover([a], parts)
+            for p in range(4):
+                a.send("pause %s %d" % (topic, p))
+            a.wait(lambda s: sum(1 for l in s.lines if l.startswith("PAUSE ")) == 4, 30,
+                   "4 PAUSE lines")
+            b = self.member(group, [topic], "libcohort-pt-b-" + assignor, assignor=assignor)
+            wait_cover([a, b], parts, each_owns=True)
+            k = len(a.lines)
+            a.send("paused")
+            a.wait(lambda s: any(l.startswith("PAUSED") for l in s.lines[k:]), 30, "PAUSED")
+            line = [l for l in a.lines[k:] if l.startswith("PAUSED")][0]
+            want = set(a.assignment) if kept else set()
+            self.assertEqual(parse_parts(line.split(" ", 1)[1]), want, assignor)
+            for m in (a, b):
+                self.assertEqual(m.close(), 0)
 
 
 class LibcohortGroupsKafka(LibcohortGroups):

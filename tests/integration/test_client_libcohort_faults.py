@@ -224,6 +224,38 @@ class LibcohortFaults(ClientGroupTest):
         self.assertEqual([c[:4] for c in m.commits], [(topic, 0, 3, "_TIMED_OUT")])
         self.assertIsNone(m.fatal)
 
+    def test_poll_timeout_leave_reason(self):
+        """max.poll.interval.ms passes without a poll: the member sends
+        LeaveGroup with KIP-800's reason in Java's words, its partitions are
+        lost, and it joins again at its next poll."""
+        topic, group, name = "pl-libcohort", "g-pl-libcohort", "libcohort-pl"
+        create_topics(self.broker.port, {topic: 1})
+        self.produce(topic, 1, 2)
+        leaves = []
+
+        def record(version, corr, req):
+            with self.proxy.lock:
+                leaves.append((version, req))
+            return None   # forwarded to cohortd
+        with self.proxy.lock:
+            self.proxy.answer[13] = record
+        argv = [MEMBER, "-X", "max.poll.interval.ms=2000"] + member_flags(
+            "127.0.0.1:%d" % PROXY_PORT, group, [topic], name, "range", None, 6000, False, 0,
+            2500)   # 2.5 s per record: 5 s between two polls
+        m = MemberProcess(argv, name)
+        self.addCleanup(m.cleanup)
+
+        def lost_then_assigned(s):
+            kinds = [k for k, _ in s.events if k in ("ASSIGNED", "LOST")]
+            return "LOST" in kinds and "ASSIGNED" in kinds[kinds.index("LOST"):]
+        m.wait(lost_then_assigned, 60, "LOST, then ASSIGNED again")
+        with self.proxy.lock:
+            got = list(leaves)
+        self.assertTrue(got, "no LeaveGroup")
+        self.assertGreaterEqual(got[0][0], 5, "LeaveGroup v5+ carries the reason")
+        self.assertIn(b"consumer poll timeout has expired.", got[0][1])
+        self.assertIsNone(m.fatal)
+
 
 if __name__ == "__main__":
     main()

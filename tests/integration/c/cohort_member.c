@@ -12,13 +12,22 @@
  * -V prints every record whole: REC t p o key value h1=v1,h2=v2 (key,
  * value and header values in hex, "~" for null, "-" for no headers).
  * -R commits the consumed positions of revoked partitions synchronously in
- * the revoke callback (never in lost); -P N commits the consumed positions
+ * the revoke callback (never in lost; -L tries it in lost too: such a commit
+ * must be refused, COMMIT lines show it); -P N commits the consumed positions
  * every N records. Events: READY, ASSIGNED <member> <parts>, REVOKED
  * <parts>, LOST <parts>, ASSIGNMENT <member> <parts>, MSG t p o usec,
  * COMMIT t p o ERROR usec, COMMITTED t p o, ERROR name reason, FATAL name
  * reason, CLOSED. Commands: close, commit T P O, commitpos, committed T P...,
  * exit; and libcohort's own: seek T P O, commitasync (the processed
- * positions, COMMIT lines printed by the result callback).
+ * positions, COMMIT lines printed by the result callback), seekbeg T P,
+ * seekend T P, seekts T P MS (SEEK lines), pause T P, resume T P (PAUSE /
+ * RESUME T P ERROR), paused (PAUSED parts), position T P (POSITION T P O).
+ *
+ * -T PATTERN subscribes to the topics matching PATTERN
+ * (cohort_subscribe_pattern) instead of -t's list.
+ * -A T:P[,T:P...] assigns these partitions (cohort_assign) instead of
+ * subscribing (-t is then not needed, -g optional); ASSIGNMENT lines follow
+ * the assignment, no rebalance callbacks come.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cohort/cohort.h>
@@ -42,7 +51,7 @@ static struct {
 } owned[MAXP];
 static int nowned;
 static int opt_commit_on_revoke, opt_commit_every, opt_quiet, opt_delay_ms, opt_verbose;
-static int opt_revoke_sleep_ms;
+static int opt_revoke_sleep_ms, opt_commit_on_lost;
 static long since_commit;
 
 static long long
@@ -202,7 +211,21 @@ on_lost(cohort_consumer *c, const cohort_tp *tps, size_t n, void *opaque)
 {
 	(void)opaque;
 	print_parts("LOST", NULL, tps, n);
+	if (opt_commit_on_lost)
+		commit_positions(c, tps, n);
 	drop(tps, n);
+	print_assignment(c);
+}
+
+/* After cohort_assign: the partitions are owned at once (no callback). */
+static void
+on_assigned_manually(cohort_consumer *c, const cohort_tp *tps, size_t n)
+{
+	for (size_t i = 0; i < n && nowned < MAXP; i++) {
+		snprintf(owned[nowned].topic, sizeof(owned[nowned].topic), "%s", tps[i].topic);
+		owned[nowned].pos = -1;
+		owned[nowned++].partition = tps[i].partition;
+	}
 	print_assignment(c);
 }
 
@@ -250,6 +273,32 @@ command(cohort_consumer *c, char *line)
 	} else if (strcmp(w[0], "seek") == 0 && n == 4) {
 		cohort_err err = cohort_seek(c, w[1], atoi(w[2]), atoll(w[3]));
 		printf("SEEK %s %s %s %s\n", w[1], w[2], w[3], ename(err));
+	} else if ((strcmp(w[0], "seekbeg") == 0 || strcmp(w[0], "seekend") == 0) && n == 3) {
+		cohort_tp tp = {w[1], atoi(w[2])};
+		cohort_err err = w[0][4] == 'b' ? cohort_seek_to_beginning(c, &tp, 1)
+						: cohort_seek_to_end(c, &tp, 1);
+		printf("SEEK %s %s %s %s\n", w[1], w[2], w[0] + 4, ename(err));
+	} else if (strcmp(w[0], "seekts") == 0 && n == 4) {
+		cohort_tp tp = {w[1], atoi(w[2])};
+		cohort_err err = cohort_seek_to_timestamp(c, &tp, 1, atoll(w[3]));
+		printf("SEEK %s %s ts:%s %s\n", w[1], w[2], w[3], ename(err));
+	} else if ((strcmp(w[0], "pause") == 0 || strcmp(w[0], "resume") == 0) && n == 3) {
+		cohort_tp tp = {w[1], atoi(w[2])};
+		cohort_err err =
+			w[0][0] == 'p' ? cohort_pause(c, &tp, 1) : cohort_resume(c, &tp, 1);
+		printf("%s %s %s %s\n", w[0][0] == 'p' ? "PAUSE" : "RESUME", w[1], w[2],
+		       ename(err));
+	} else if (strcmp(w[0], "paused") == 0) {
+		cohort_tp *tps;
+		size_t k;
+		if (cohort_paused(c, &tps, &k) == COHORT_OK) {
+			print_parts("PAUSED", NULL, tps, k);
+			free(tps);
+		}
+	} else if (strcmp(w[0], "position") == 0 && n == 3) {
+		int64_t pos = -1;
+		cohort_err err = cohort_position(c, w[1], atoi(w[2]), &pos);
+		printf("POSITION %s %s %lld %s\n", w[1], w[2], (long long)pos, ename(err));
 	} else if (strcmp(w[0], "commitasync") == 0) {
 		cohort_tp_offset o[MAXP];
 		size_t k = 0;
@@ -286,13 +335,15 @@ main(int argc, char **argv)
 	int session_ms = 6000, opt, nextra = 0;
 	char *extra[32];
 	char hb[32], sess[32];
-	while ((opt = getopt(argc, argv, "b:g:t:a:i:s:n:RP:qD:X:VW:")) != -1) {
+	const char *assign_arg = NULL, *pattern_arg = NULL;
+	while ((opt = getopt(argc, argv, "b:g:t:a:i:s:n:RLP:qD:X:VW:A:T:")) != -1) {
 		switch (opt) {
 		case 'b':
 			set(conf, "bootstrap.servers", optarg);
 			break;
 		case 'g':
-			set(conf, "group.id", optarg);
+			if (optarg[0]) /* -g "": no group.id (with -A) */
+				set(conf, "group.id", optarg);
 			break;
 		case 't':
 			topics_arg = optarg;
@@ -312,6 +363,9 @@ main(int argc, char **argv)
 		case 'R':
 			opt_commit_on_revoke = 1;
 			break;
+		case 'L':
+			opt_commit_on_lost = 1;
+			break;
 		case 'P':
 			opt_commit_every = atoi(optarg);
 			break;
@@ -327,6 +381,12 @@ main(int argc, char **argv)
 		case 'D':
 			opt_delay_ms = atoi(optarg);
 			break;
+		case 'A':
+			assign_arg = optarg;
+			break;
+		case 'T':
+			pattern_arg = optarg;
+			break;
 		case 'X':
 			if (!strchr(optarg, '=') || nextra == 32) {
 				fprintf(stderr, "cohort_member: -X wants key=value\n");
@@ -340,8 +400,8 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!topics_arg) {
-		fprintf(stderr, "cohort_member: -t is required\n");
+	if (!topics_arg && !assign_arg && !pattern_arg) {
+		fprintf(stderr, "cohort_member: -t, -T or -A is required\n");
 		return 2;
 	}
 	snprintf(sess, sizeof(sess), "%d", session_ms);
@@ -365,14 +425,35 @@ main(int argc, char **argv)
 		fprintf(stderr, "cohort_member: %s\n", err);
 		return 2;
 	}
-	char *tlist = strdup(topics_arg);
+	char *tlist = strdup(topics_arg ? topics_arg : assign_arg ? assign_arg : "");
 	const char *topics[64];
 	size_t nt = 0;
 	for (char *s = strtok(tlist, ","); s && nt < 64; s = strtok(NULL, ","))
 		topics[nt++] = s;
-	cohort_err e = cohort_subscribe(c, topics, nt);
+	cohort_err e;
+	if (assign_arg) {
+		cohort_tp tps[64];
+		for (size_t i = 0; i < nt; i++) {
+			char *colon = strrchr((char *)topics[i], ':');
+			if (!colon) {
+				fprintf(stderr, "cohort_member: -A wants TOPIC:PARTITION,...\n");
+				return 2;
+			}
+			*colon = 0;
+			tps[i] = (cohort_tp){topics[i], atoi(colon + 1)};
+		}
+		e = cohort_assign(c, tps, nt);
+		if (!e)
+			on_assigned_manually(c, tps, nt);
+	} else if (pattern_arg) {
+		e = cohort_subscribe_pattern(c, pattern_arg, err, sizeof(err));
+		if (e)
+			fprintf(stderr, "cohort_member: %s\n", err);
+	} else {
+		e = cohort_subscribe(c, topics, nt);
+	}
 	if (e) {
-		printf("FATAL %s subscribe\n", ename(e));
+		printf("FATAL %s %s\n", ename(e), assign_arg ? "assign" : "subscribe");
 		return 2;
 	}
 	printf("READY\n");
