@@ -791,6 +791,28 @@ COHORT_API cohort_err cohort_resume(cohort_consumer *c, const cohort_tp *tps, si
 COHORT_API cohort_err cohort_paused(cohort_consumer *c, cohort_tp **tps, size_t *n);
 
 /*
+ * Offsets of any partitions (assigned or not; Java's beginningOffsets,
+ * endOffsets, offsetsForTimes), from each partition's leader
+ * (ListOffsets), waiting at most default.api.timeout.ms. Each entry's
+ * offset gets the first offset, the end offset (the next one to be
+ * written), or (offsets_for_times: .offset is a timestamp in ms on input)
+ * the first offset whose timestamp is at or after it, -1 when there is
+ * none. Each entry's err gets its partition's result
+ * (UNKNOWN_TOPIC_OR_PARTITION, ...); the call returns the first error.
+ * Polling thread.
+ */
+COHORT_API cohort_err cohort_beginning_offsets(cohort_consumer *c, cohort_tp_offset *offsets,
+					       size_t n);
+COHORT_API cohort_err cohort_end_offsets(cohort_consumer *c, cohort_tp_offset *offsets, size_t n);
+COHORT_API cohort_err cohort_offsets_for_times(cohort_consumer *c, cohort_tp_offset *offsets,
+					       size_t n);
+/* The number of partitions of topic into *count (Metadata; Java's
+ * partitionsFor; auto-creates it when allow.auto.create.topics is true, as
+ * Java's does). UNKNOWN_TOPIC_OR_PARTITION when it does not exist. Polling
+ * thread. */
+COHORT_API cohort_err cohort_partitions_for(cohort_consumer *c, const char *topic, int32_t *count);
+
+/*
  * Make a cohort_poll blocked in another thread return COHORT_ERR__WAKEUP
  * now, or, if none is blocked, the next cohort_poll (once; Java's
  * wakeup()). Any thread, signal handlers excepted.

@@ -743,6 +743,65 @@ cohort_committed(cohort_consumer *cc, cohort_tp_offset *offsets, size_t n)
 		       offsets);
 }
 
+/* ListOffsets for offs, every one at ts (ts > -3), or at its own .offset (ts -3). */
+static cohort_err
+list_offsets(cohort_consumer *cc, cohort_tp_offset *offs, size_t n, int64_t ts)
+{
+	cl_client *c = &cc->c;
+	if (c->closed)
+		return COHORT_ERR__CLOSED;
+	if (n == 0)
+		return COHORT_OK;
+	if (!offs)
+		return COHORT_ERR__INVALID_ARG;
+	for (size_t i = 0; i < n; i++)
+		if (!offs[i].topic || !offs[i].topic[0] || offs[i].partition < 0 ||
+		    (ts == -3 && offs[i].offset < 0))
+			return COHORT_ERR__INVALID_ARG;
+	cohort_tp_offset *in = cl_offsets_copy(offs, n);
+	if (!in)
+		return COHORT_ERR__NOMEM;
+	for (size_t i = 0; ts != -3 && i < n; i++)
+		in[i].offset = ts;
+	cohort_err err = cl_call(c, cl_offsets_list, in, n, c->conf.default_api_timeout_ms, offs);
+	free(in);
+	return err;
+}
+
+cohort_err
+cohort_beginning_offsets(cohort_consumer *cc, cohort_tp_offset *offsets, size_t n)
+{
+	return list_offsets(cc, offsets, n, -2);
+}
+
+cohort_err
+cohort_end_offsets(cohort_consumer *cc, cohort_tp_offset *offsets, size_t n)
+{
+	return list_offsets(cc, offsets, n, -1);
+}
+
+cohort_err
+cohort_offsets_for_times(cohort_consumer *cc, cohort_tp_offset *offsets, size_t n)
+{
+	return list_offsets(cc, offsets, n, -3);
+}
+
+cohort_err
+cohort_partitions_for(cohort_consumer *cc, const char *topic, int32_t *count)
+{
+	cl_client *c = &cc->c;
+	if (c->closed)
+		return COHORT_ERR__CLOSED;
+	if (!topic || !topic[0] || !count)
+		return COHORT_ERR__INVALID_ARG;
+	cohort_tp_offset o = {topic, 0, -1, 0};
+	cohort_err err =
+		cl_call(c, cl_offsets_partitions, &o, 1, c->conf.default_api_timeout_ms, &o);
+	if (!err)
+		*count = (int32_t)o.offset;
+	return err;
+}
+
 cohort_err
 cohort_position(cohort_consumer *cc, const char *topic, int32_t partition, int64_t *offset)
 {

@@ -332,6 +332,11 @@ void cl_offsets_commit(cl_client *c, cohort_tp_offset *offsets, size_t n, cl_wai
 		       cohort_commit_cb cb, void *opaque);
 /* Committed offsets into w->offsets. */
 void cl_offsets_committed(cl_client *c, cl_wait *w);
+/* ListOffsets for w->offsets (each .offset a timestamp: -2 earliest, -1
+ * latest, >= 0 by time), the offsets found written back (-1: none). */
+void cl_offsets_list(cl_client *c, cl_wait *w);
+/* The partition count of the topic of w->offsets[0] into its .offset. */
+void cl_offsets_partitions(cl_client *c, cl_wait *w);
 /* End every call still waiting (for a coordinator or a retry) with
  * CLOSED: the I/O thread is stopping. */
 void cl_offsets_shutdown(cl_client *c);

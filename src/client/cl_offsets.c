@@ -557,19 +557,25 @@ lookup_end(cl_tp *tp, uint64_t epoch, int64_t offset)
 	}
 }
 
-/* Encodes ListOffsets for l's partitions grouped by topic, each at its timestamp (-2
- * earliest, -1 latest, or a time). */
+/* One partition of a ListOffsets request. */
+typedef struct o_lo_entry {
+	const char *topic;
+	int32_t partition;
+	int32_t leader_epoch; /* -1 unknown */
+	int64_t timestamp;    /* -2 earliest, -1 latest, >= 0 by time */
+} o_lo_entry;
+
+/* Encodes ListOffsets for e[0..n), grouped by topic (the entries' order within a topic). */
 static void
-build_list_offsets(cl_client *c, int16_t version, ch_buf *b, void *ud)
+encode_list_offsets(cl_client *c, int16_t version, ch_buf *b, const o_lo_entry *e, int n)
 {
-	o_lookup *l = ud;
 	ch_ListOffsetsRequest r;
 	ch_ListOffsetsRequest_init(&r);
 	r.ReplicaId = -1;
 	r.IsolationLevel = 0;
 	r.TimeoutMs = c->conf.request_timeout_ms;
-	ch_ListOffsetsRequest_ListOffsetsTopic *t = calloc((size_t)l->n + 1, sizeof(*t));
-	ch_ListOffsetsRequest_ListOffsetsPartition *p = calloc((size_t)l->n + 1, sizeof(*p));
+	ch_ListOffsetsRequest_ListOffsetsTopic *t = calloc((size_t)n + 1, sizeof(*t));
+	ch_ListOffsetsRequest_ListOffsetsPartition *p = calloc((size_t)n + 1, sizeof(*p));
 	if (!t || !p) {
 		b->oom = true;
 		free(t);
@@ -578,19 +584,19 @@ build_list_offsets(cl_client *c, int16_t version, ch_buf *b, void *ud)
 	}
 	int nt = 0;
 	ch_ListOffsetsRequest_ListOffsetsPartition *next = p;
-	for (int i = 0; i < l->n; i++) {
+	for (int i = 0; i < n; i++) {
 		int j = 0;
-		while (j < nt && !ch_str_eq_c(t[j].Name, l->tps[i]->topic))
+		while (j < nt && !ch_str_eq_c(t[j].Name, e[i].topic))
 			j++;
 		if (j < nt)
 			continue; /* its topic is done */
-		t[nt].Name = ch_str_c(l->tps[i]->topic);
+		t[nt].Name = ch_str_c(e[i].topic);
 		t[nt].Partitions = next;
-		for (int k = i; k < l->n; k++)
-			if (strcmp(l->tps[k]->topic, l->tps[i]->topic) == 0) {
-				next->PartitionIndex = l->tps[k]->partition;
-				next->CurrentLeaderEpoch = l->leader_epochs[k];
-				next->Timestamp = l->timestamps[k];
+		for (int k = i; k < n; k++)
+			if (strcmp(e[k].topic, e[i].topic) == 0) {
+				next->PartitionIndex = e[k].partition;
+				next->CurrentLeaderEpoch = e[k].leader_epoch;
+				next->Timestamp = e[k].timestamp;
 				next->MaxNumOffsets = 1;
 				next++;
 				t[nt].Partitions_n++;
@@ -602,6 +608,37 @@ build_list_offsets(cl_client *c, int16_t version, ch_buf *b, void *ud)
 	ch_ListOffsetsRequest_encode(b, version, &r);
 	free(t);
 	free(p);
+}
+
+/* The answer's entry for (topic, partition), NULL when it has none. */
+static const ch_ListOffsetsResponse_ListOffsetsPartitionResponse *
+list_offsets_find(const ch_ListOffsetsResponse *r, const char *topic, int32_t partition)
+{
+	for (int32_t t = 0; t < r->Topics_n; t++) {
+		if (!ch_str_eq_c(r->Topics[t].Name, topic))
+			continue;
+		for (int32_t p = 0; p < r->Topics[t].Partitions_n; p++)
+			if (r->Topics[t].Partitions[p].PartitionIndex == partition)
+				return &r->Topics[t].Partitions[p];
+	}
+	return NULL;
+}
+
+/* Encodes ListOffsets for l's partitions, each at its timestamp. */
+static void
+build_list_offsets(cl_client *c, int16_t version, ch_buf *b, void *ud)
+{
+	o_lookup *l = ud;
+	o_lo_entry *e = calloc((size_t)l->n + 1, sizeof(*e));
+	if (!e) {
+		b->oom = true;
+		return;
+	}
+	for (int i = 0; i < l->n; i++)
+		e[i] = (o_lo_entry){l->tps[i]->topic, l->tps[i]->partition, l->leader_epochs[i],
+				    l->timestamps[i]};
+	encode_list_offsets(c, version, b, e, l->n);
+	free(e);
 }
 
 /* ListOffsets answer: sets the position of each partition whose epoch is unchanged; errors
@@ -616,23 +653,13 @@ done_list_offsets(cl_client *c, cohort_err err, int16_t version, void *resp, voi
 	for (int i = 0; i < l->n; i++) {
 		int64_t off = -1;
 		bool answered = false;
-		if (!err) {
-			const ch_ListOffsetsResponse *r = resp;
-			for (int32_t t = 0; t < r->Topics_n; t++) {
-				if (!ch_str_eq_c(r->Topics[t].Name, l->tps[i]->topic))
-					continue;
-				for (int32_t p = 0; p < r->Topics[t].Partitions_n; p++) {
-					const ch_ListOffsetsResponse_ListOffsetsPartitionResponse
-						*rp = &r->Topics[t].Partitions[p];
-					if (rp->PartitionIndex != l->tps[i]->partition)
-						continue;
-					if (rp->ErrorCode)
-						refresh = true;
-					else
-						off = rp->Offset, answered = true;
-				}
-			}
-		}
+		const ch_ListOffsetsResponse_ListOffsetsPartitionResponse *rp =
+			err ? NULL
+			    : list_offsets_find(resp, l->tps[i]->topic, l->tps[i]->partition);
+		if (rp && rp->ErrorCode)
+			refresh = true;
+		else if (rp)
+			off = rp->Offset, answered = true;
 		lookup_end(l->tps[i], l->epochs[i], off);
 		if (off < 0 && l->tps[i]->epoch == l->epochs[i]) {
 			l->tps[i]->offset_lookup = false;
@@ -972,4 +999,204 @@ cl_offsets_shutdown(cl_client *c)
 			call_finish(o, COHORT_ERR__CLOSED);
 		}
 	}
+}
+
+/* ---- offsets by time (ListOffsets calls of the application) ------------------------ */
+
+/* One cohort_end_offsets / _beginning_offsets / _offsets_for_times call: w's offsets are
+ * the ListOffsets timestamps in, the offsets out. */
+typedef struct o_list {
+	cl_client *c;
+	cl_wait *w;
+	cohort_tp_offset *offs; /* own copy: results go here until the end */
+	size_t n;
+	int pending; /* ListOffsets requests in flight */
+} o_list;
+
+/* The partitions of one ListOffsets request (to one leader): indexes into L->offs. */
+typedef struct o_list_req {
+	o_list *L;
+	size_t *idx;
+	int n;
+} o_list_req;
+
+/* Hands the results to the waiter (first error as the call's) and frees L. */
+static void
+list_finish(o_list *L, cohort_err err)
+{
+	cl_client *c = L->c;
+	for (size_t i = 0; i < L->n && !err; i++)
+		err = L->offs[i].err;
+	cl_lock(c);
+	for (size_t i = 0; i < L->n && !L->w->abandoned; i++) {
+		L->w->offsets[i].offset = L->offs[i].offset;
+		L->w->offsets[i].err = L->offs[i].err;
+	}
+	cl_unlock(c);
+	cl_wait_finish(c, L->w, err);
+	free(L->offs);
+	free(L);
+}
+
+/* Encodes ListOffsets for the partitions of q, each at its timestamp. */
+static void
+build_list_req(cl_client *c, int16_t version, ch_buf *b, void *ud)
+{
+	o_list_req *q = ud;
+	o_lo_entry *e = calloc((size_t)q->n + 1, sizeof(*e));
+	if (!e) {
+		b->oom = true;
+		return;
+	}
+	for (int i = 0; i < q->n; i++) {
+		const cohort_tp_offset *o = &q->L->offs[q->idx[i]];
+		e[i] = (o_lo_entry){o->topic, o->partition, -1, o->offset};
+	}
+	encode_list_offsets(c, version, b, e, q->n);
+	free(e);
+}
+
+/* A ListOffsets answer of a list call: each partition's offset or error; the call ends
+ * with its last answer. Frees q. */
+static void
+done_list_req(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
+{
+	(void)c;
+	(void)version;
+	o_list_req *q = ud;
+	o_list *L = q->L;
+	for (int i = 0; i < q->n; i++) {
+		cohort_tp_offset *o = &L->offs[q->idx[i]];
+		const ch_ListOffsetsResponse_ListOffsetsPartitionResponse *rp =
+			err ? NULL : list_offsets_find(resp, o->topic, o->partition);
+		o->err = err ? err : rp ? rp->ErrorCode : CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+		o->offset = rp && !rp->ErrorCode ? rp->Offset : -1;
+	}
+	free(q->idx);
+	free(q);
+	if (--L->pending == 0)
+		list_finish(L, COHORT_OK);
+}
+
+/* The metadata of the call's topics is in: one ListOffsets per leader. */
+static void
+list_with_metadata(cl_client *c, cohort_err err, void *ud)
+{
+	o_list *L = ud;
+	if (err) {
+		list_finish(L, err);
+		return;
+	}
+	cl_broker **leader = calloc(L->n + 1, sizeof(*leader));
+	if (!leader) {
+		list_finish(L, COHORT_ERR__NOMEM);
+		return;
+	}
+	for (size_t i = 0; i < L->n; i++) {
+		const cl_md_topic *t = cl_metadata_topic(c, L->offs[i].topic);
+		const cl_md_partition *p = NULL;
+		for (int32_t k = 0; t && k < t->nparts; k++)
+			if (t->parts[k].partition == L->offs[i].partition)
+				p = &t->parts[k];
+		if (t && t->err)
+			L->offs[i].err = t->err;
+		else if (!p)
+			L->offs[i].err = CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+		else if (!(leader[i] = p->leader >= 0 ? cl_broker_find(c, p->leader) : NULL))
+			L->offs[i].err = CH_KERR_LEADER_NOT_AVAILABLE;
+	}
+	L->pending = 1; /* held while the requests go out */
+	for (size_t i = 0; i < L->n; i++) {
+		if (!leader[i])
+			continue;
+		o_list_req *q = calloc(1, sizeof(*q));
+		size_t *idx = calloc(L->n, sizeof(*idx));
+		if (!q || !idx) {
+			free(q);
+			free(idx);
+			for (size_t k = i; k < L->n; k++)
+				if (leader[k])
+					L->offs[k].err = COHORT_ERR__NOMEM, leader[k] = NULL;
+			break;
+		}
+		cl_broker *b = leader[i];
+		for (size_t k = i; k < L->n; k++)
+			if (leader[k] == b) {
+				idx[q->n++] = k;
+				leader[k] = NULL;
+			}
+		q->L = L;
+		q->idx = idx;
+		L->pending++;
+		cl_request(b, CH_APIKEY_LIST_OFFSETS, build_list_req, done_list_req, q);
+	}
+	free(leader);
+	if (--L->pending == 0)
+		list_finish(L, COHORT_OK);
+}
+
+/* The topics of offs[0..n) (distinct) as ch_str, for cl_metadata_want; NULL on OOM. */
+static ch_str *
+topics_of(const cohort_tp_offset *offs, size_t n, int32_t *nt)
+{
+	ch_str *names = calloc(n + 1, sizeof(*names));
+	*nt = 0;
+	for (size_t i = 0; names && i < n; i++) {
+		bool seen = false;
+		for (int32_t j = 0; j < *nt && !seen; j++)
+			seen = ch_str_eq_c(names[j], offs[i].topic);
+		if (!seen)
+			names[(*nt)++] = ch_str_c(offs[i].topic);
+	}
+	return names;
+}
+
+void
+cl_offsets_list(cl_client *c, cl_wait *w)
+{
+	o_list *L = calloc(1, sizeof(*L));
+	int32_t nt;
+	ch_str *names = topics_of(w->offsets, w->n, &nt);
+	if (!L || !names || !(L->offs = cl_offsets_copy(w->offsets, w->n)) ||
+	    !cl_metadata_want(c, names, nt)) {
+		if (L)
+			free(L->offs);
+		free(L);
+		free(names);
+		cl_wait_finish(c, w, COHORT_ERR__NOMEM);
+		return;
+	}
+	free(names);
+	for (size_t i = 0; i < w->n; i++)
+		L->offs[i].err = COHORT_OK;
+	L->c = c;
+	L->w = w;
+	L->n = w->n;
+	cl_metadata_refresh_then(c, list_with_metadata, L); /* leaders first */
+}
+
+/* The metadata of the topic of w->offsets[0] is in: its partition count into .offset. */
+static void
+partitions_with_metadata(cl_client *c, cohort_err err, void *ud)
+{
+	cl_wait *w = ud;
+	const cl_md_topic *t = err ? NULL : cl_metadata_topic(c, w->offsets[0].topic);
+	if (!err)
+		err = !t ? CH_KERR_UNKNOWN_TOPIC_OR_PARTITION : t->err;
+	cl_lock(c);
+	if (!w->abandoned && !err)
+		w->offsets[0].offset = t->nparts;
+	cl_unlock(c);
+	cl_wait_finish(c, w, err);
+}
+
+void
+cl_offsets_partitions(cl_client *c, cl_wait *w)
+{
+	ch_str name = ch_str_c(w->offsets[0].topic);
+	if (!cl_metadata_want(c, &name, 1)) {
+		cl_wait_finish(c, w, COHORT_ERR__NOMEM);
+		return;
+	}
+	cl_metadata_refresh_then(c, partitions_with_metadata, w);
 }
