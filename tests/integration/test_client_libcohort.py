@@ -137,6 +137,51 @@ class LibcohortGroups(CallbackClientTests, ClientGroupTest):
             self.assertIsNone(m.fatal, m.name)
             self.assertEqual(m.close(), 0)
 
+    def test_coordinator_killed_mid_rebalance(self):
+        """Chaos: cohortd SIGKILLed and restarted while the group rebalances (a
+        third member has just joined and the old ones are revoking): the
+        members find the coordinator again and finish the rebalance; every
+        record is read, none re-read below an acknowledged commit, and the
+        acknowledged commits of each partition, in time order across all
+        members, never move backwards."""
+        if not hasattr(self.broker, "kill9"):
+            self.skipTest("needs a broker the test can restart")
+        topic, group = "ckr-libcohort", "g-ckr-libcohort"
+        create_topics(self.broker.port, {topic: 6})
+        ends = self.produce(topic, 6, 100)
+        parts = all_parts({topic: 6})
+        members = [self.member(group, [topic], "libcohort-ckr%d" % i, delay_ms=4)
+                   for i in range(2)]
+        self.wait_group(members, parts, group)
+        self.wait_read(members, topic, 150)
+        events = [m.n_rebalance_events() for m in members]
+        members.append(self.member(group, [topic], "libcohort-ckr2", delay_ms=4))
+        wait_until(lambda: any(m.n_rebalance_events() > e for m, e in zip(members, events)),
+                   60, "the rebalance to start at an old member")
+        self.broker.kill9()
+        time.sleep(1.0)          # the members see refused connections meanwhile
+        self.broker.start()
+        self.wait_group(members, parts, group, timeout=120)
+        self.wait_read(members, topic, 600, timeout=120)
+        for m in members:
+            m.send("commitpos")
+        time.sleep(1.0)
+        dups, problems = check_reads(members, topic, ends)
+        self.assertEqual(problems, [])
+        commits = sorted((us, p, o, m.name) for m in members for (t, p, o, e, us) in m.commits
+                         if e == "NO_ERROR" and t == topic)
+        last, backwards = {}, []
+        for us, p, o, name in commits:
+            if o < last.get(p, (-1, ""))[0]:
+                backwards.append("partition %d: %s committed %d after %s committed %d"
+                                 % (p, name, o, last[p][1], last[p][0]))
+            if o >= last.get(p, (-1, ""))[0]:
+                last[p] = (o, name)
+        self.assertEqual(backwards, [])
+        for m in members:
+            self.assertIsNone(m.fatal, m.name)
+            self.assertEqual(m.close(), 0)
+
     def test_auto_commit(self):
         """enable.auto.commit: the consumed positions are committed before a
         revoke (a member joining takes over where the first one stopped,
