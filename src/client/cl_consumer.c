@@ -1122,6 +1122,7 @@ cohort_consumer_free(cohort_consumer *cc)
 	free(c->poll_recs);
 	free(c->member_id);
 	pattern_free(c->pattern);
+	cl_fetcher_free(c);
 	cl_client_release(c);
 	free(cc);
 }

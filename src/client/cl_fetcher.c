@@ -5,9 +5,14 @@
  * position is known and that have nothing queued for the polling thread
  * (Java's fetcher skips partitions with buffered records too), with
  * fetch.min.bytes, fetch.max.wait.ms, fetch.max.bytes and
- * max.partition.fetch.bytes. No fetch sessions (session id 0, epoch -1:
- * a full fetch every time). Fetch v13+ names topics by id; when a topic's
- * id is not known the request stays at v12.
+ * max.partition.fetch.bytes. Fetch sessions (KIP-227) where the broker
+ * offers them: the first fetch to a broker is full with epoch 0; when the
+ * answer carries a session id, the next ones send only the partitions added
+ * or whose offset or leader epoch changed, and list the ones no longer
+ * wanted (paused, with records queued, moved) as forgotten; any error
+ * starts over with a full fetch. A broker without sessions (cohortd)
+ * answers id 0: every fetch stays full. Fetch v13+ names topics by id; when
+ * a topic's id is not known the request stays at v12.
  *
  * Record batches (magic 2) are checked (CRC-32C when check.crcs),
  * decompressed with the same code and Debian libraries as cohortd's log
@@ -38,12 +43,35 @@ typedef struct f_part {
 	int32_t leader_epoch;
 } f_part;
 
+/* A partition as a fetch session (KIP-227) holds it: what was last sent. */
+typedef struct f_sp {
+	char *topic;
+	ch_uuid topic_id;
+	int32_t partition;
+	int64_t offset;
+	int32_t leader_epoch;
+} f_sp;
+
+/* The fetch session with one broker. id 0: none (the next fetch is full and
+ * asks for one, epoch 0; a broker without sessions answers id 0 again). */
+struct f_session {
+	struct f_session *next; /* c->fsessions */
+	int32_t node;
+	int32_t id;
+	int32_t epoch;
+	bool ids; /* made at v13+ (topics by id) */
+	f_sp *parts;
+	int n;
+};
+
 typedef struct f_req {
 	cl_client *c;
 	cl_broker *b;
-	f_part *parts;
+	f_part *parts; /* every partition wanted from b (the session's next set) */
 	int n;
-	bool ids; /* every topic has an id: v13+ allowed */
+	bool ids;        /* every topic has an id: v13+ allowed */
+	int32_t sepoch;  /* what was sent: -1 sessionless, 0 full (new session), > 0 incremental */
+	bool sent_parts; /* build_fetch ran: the session fields are set */
 } f_req;
 
 /* base + delta on broker-sent values: wraps instead of overflowing (a
@@ -74,12 +102,109 @@ cl_chunk_free(cl_chunk *ch)
 	free(ch);
 }
 
-/* Encodes a sessionless Fetch (epoch -1) for f's partitions grouped by topic, with topic
- * ids from the metadata and each partition's fetch offset and leader epoch. */
+/* The session with broker node, created (id 0) when missing; NULL when out of memory. */
+static struct f_session *
+session_get(cl_client *c, int32_t node)
+{
+	for (struct f_session *s = c->fsessions; s; s = s->next)
+		if (s->node == node)
+			return s;
+	struct f_session *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->node = node;
+	s->next = c->fsessions;
+	c->fsessions = s;
+	return s;
+}
+
+/* Forgets s's partitions and id: the next fetch is full. */
+static void
+session_reset(struct f_session *s)
+{
+	for (int i = 0; i < s->n; i++)
+		free(s->parts[i].topic);
+	free(s->parts);
+	s->parts = NULL;
+	s->n = 0;
+	s->id = 0;
+	s->epoch = 0;
+}
+
+void
+cl_fetcher_free(cl_client *c)
+{
+	while (c->fsessions) {
+		struct f_session *s = c->fsessions;
+		c->fsessions = s->next;
+		session_reset(s);
+		free(s);
+	}
+}
+
+/* The session's entry for tp, NULL when the session does not hold it. */
+static const f_sp *
+session_find(const struct f_session *s, const cl_tp *tp)
+{
+	for (int i = 0; i < s->n; i++)
+		if (s->parts[i].partition == tp->partition &&
+		    strcmp(s->parts[i].topic, tp->topic) == 0)
+			return &s->parts[i];
+	return NULL;
+}
+
+/* True when f (the next set) holds the session partition sp. */
+static bool
+wanted(const f_req *f, const f_sp *sp)
+{
+	for (int i = 0; i < f->n; i++)
+		if (f->parts[i].tp->partition == sp->partition &&
+		    strcmp(f->parts[i].tp->topic, sp->topic) == 0)
+			return true;
+	return false;
+}
+
+/* After a good answer: the session holds exactly what f asked for. false on OOM. */
+static bool
+session_take(cl_client *c, struct f_session *s, const f_req *f)
+{
+	f_sp *parts = calloc((size_t)f->n + 1, sizeof(*parts));
+	for (int i = 0; parts && i < f->n; i++) {
+		const cl_md_topic *mt = cl_metadata_topic(c, f->parts[i].tp->topic);
+		parts[i] = (f_sp){strdup(f->parts[i].tp->topic), mt ? mt->id : (ch_uuid){{0}},
+				  f->parts[i].tp->partition, f->parts[i].offset,
+				  f->parts[i].leader_epoch};
+		if (!parts[i].topic) {
+			for (int k = 0; k < i; k++)
+				free(parts[k].topic);
+			free(parts);
+			parts = NULL;
+		}
+	}
+	int32_t id = s->id, epoch = s->epoch;
+	session_reset(s);
+	if (!parts)
+		return false;
+	s->parts = parts;
+	s->n = f->n;
+	s->id = id;
+	s->epoch = epoch;
+	return true;
+}
+
+/* Encodes Fetch for f's partitions grouped by topic, with topic ids from the metadata and
+ * each partition's fetch offset and leader epoch: sessionless below v7; else full (asking
+ * for a session) or, within a session, only the partitions added or changed, and the
+ * ones no longer wanted as forgotten (KIP-227, as Java's FetchSessionHandler). */
 static void
 build_fetch(cl_client *c, int16_t version, ch_buf *b, void *ud)
 {
 	f_req *f = ud;
+	struct f_session *s = version >= 7 ? session_get(c, f->b->node_id) : NULL;
+	if (s && s->id && s->ids != f->ids)
+		session_reset(s); /* made with the other naming of topics */
+	f->sepoch = !s ? -1 : s->id ? s->epoch : 0;
+	f->sent_parts = true;
 	ch_FetchRequest r;
 	ch_FetchRequest_init(&r);
 	r.ReplicaId = -1;
@@ -89,21 +214,53 @@ build_fetch(cl_client *c, int16_t version, ch_buf *b, void *ud)
 	r.MinBytes = c->conf.fetch_min_bytes;
 	r.MaxBytes = c->conf.fetch_max_bytes;
 	r.IsolationLevel = 0;
-	r.SessionId = 0;
-	r.SessionEpoch = -1;
+	r.SessionId = f->sepoch > 0 ? s->id : 0;
+	r.SessionEpoch = f->sepoch;
 	r.RackId = ch_str_c(c->conf.client_rack);
 	r.ForgottenTopicsData_n = 0;
 	ch_FetchRequest_FetchTopic *t = calloc((size_t)f->n + 1, sizeof(*t));
 	ch_FetchRequest_FetchPartition *p = calloc((size_t)f->n + 1, sizeof(*p));
-	if (!t || !p) {
+	bool *send = calloc((size_t)f->n + 1, sizeof(bool));
+	int nforget = f->sepoch > 0 ? s->n : 0;
+	ch_FetchRequest_ForgottenTopic *ft = calloc((size_t)nforget + 1, sizeof(*ft));
+	int32_t *fp = calloc((size_t)nforget + 1, sizeof(int32_t));
+	if (!t || !p || !send || !ft || !fp) {
 		b->oom = true;
-		free(t);
-		free(p);
-		return;
+		goto out;
 	}
+	for (int i = 0; i < f->n; i++) {
+		const f_sp *sp = f->sepoch > 0 ? session_find(s, f->parts[i].tp) : NULL;
+		send[i] = !sp || sp->offset != f->parts[i].offset ||
+			  sp->leader_epoch != f->parts[i].leader_epoch;
+	}
+	int nft = 0; /* forgotten: in the session, not wanted now (grouped by topic) */
+	int32_t *nextf = fp;
+	for (int i = 0; i < nforget; i++) {
+		if (wanted(f, &s->parts[i]))
+			continue;
+		int j = 0;
+		while (j < nft && !ch_str_eq_c(ft[j].Topic, s->parts[i].topic))
+			j++;
+		if (j == nft) {
+			ft[nft].Topic = ch_str_c(s->parts[i].topic);
+			ft[nft].TopicId = s->parts[i].topic_id;
+			ft[nft].Partitions = nextf;
+			for (int k = i; k < nforget; k++)
+				if (strcmp(s->parts[k].topic, s->parts[i].topic) == 0 &&
+				    !wanted(f, &s->parts[k])) {
+					*nextf++ = s->parts[k].partition;
+					ft[nft].Partitions_n++;
+				}
+			nft++;
+		}
+	}
+	r.ForgottenTopicsData = ft;
+	r.ForgottenTopicsData_n = nft;
 	int nt = 0;
 	ch_FetchRequest_FetchPartition *next = p;
 	for (int i = 0; i < f->n; i++) {
+		if (!send[i])
+			continue;
 		int j = 0;
 		while (j < nt && !ch_str_eq_c(t[j].Topic, f->parts[i].tp->topic))
 			j++;
@@ -115,7 +272,7 @@ build_fetch(cl_client *c, int16_t version, ch_buf *b, void *ud)
 			t[nt].TopicId = mt->id;
 		t[nt].Partitions = next;
 		for (int k = i; k < f->n; k++) {
-			if (strcmp(f->parts[k].tp->topic, f->parts[i].tp->topic) != 0)
+			if (!send[k] || strcmp(f->parts[k].tp->topic, f->parts[i].tp->topic) != 0)
 				continue;
 			next->Partition = f->parts[k].tp->partition;
 			next->CurrentLeaderEpoch = f->parts[k].leader_epoch;
@@ -131,8 +288,36 @@ build_fetch(cl_client *c, int16_t version, ch_buf *b, void *ud)
 	r.Topics = t;
 	r.Topics_n = nt;
 	ch_FetchRequest_encode(b, version, &r);
+out:
 	free(t);
 	free(p);
+	free(send);
+	free(ft);
+	free(fp);
+}
+
+/* The session with f's broker after its answer (err: the request or the whole response
+ * failed, e.g. FETCH_SESSION_ID_NOT_FOUND): reset, or made, or moved to the next epoch. */
+static void
+session_after(cl_client *c, const f_req *f, cohort_err err, const ch_FetchResponse *r)
+{
+	if (!f->sent_parts || f->sepoch < 0)
+		return;
+	struct f_session *s = session_get(c, f->b->node_id);
+	if (!s)
+		return;
+	if (err || (f->sepoch > 0 && r->SessionId != s->id) || (f->sepoch == 0 && !r->SessionId)) {
+		session_reset(s); /* a broker without sessions answers id 0: stay full */
+		return;
+	}
+	if (f->sepoch == 0) {
+		s->id = r->SessionId;
+		s->epoch = 0;
+		s->ids = f->ids;
+	}
+	s->epoch = s->epoch == INT32_MAX ? 1 : s->epoch + 1;
+	if (!session_take(c, s, f))
+		session_reset(s);
 }
 
 /* Offsets of the slices inside chunk->data, turned into pointers at the
@@ -374,6 +559,7 @@ done_fetch(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 		goto out;
 	if (!err && ((ch_FetchResponse *)resp)->ErrorCode)
 		err = ((ch_FetchResponse *)resp)->ErrorCode;
+	session_after(c, f, err, resp);
 	bool *seen = calloc((size_t)f->n + 1, sizeof(bool));
 	if (!err && seen) {
 		const ch_FetchResponse *r = resp;

@@ -349,6 +349,8 @@ void cl_offsets_lookup(cl_client *c);
 /* Send Fetch requests for owned partitions with a known position and no
  * fetch in flight, one per leader (I/O thread). */
 void cl_fetcher_kick(cl_client *c);
+/* Frees the fetch sessions (the I/O thread is gone). */
+void cl_fetcher_free(cl_client *c);
 void cl_chunk_free(cl_chunk *ch);
 /*
  * Decode a partition's Records field (untrusted: record batches v2, the last
@@ -390,7 +392,8 @@ struct cl_client {
 	regex_t *pattern; /* cohort_subscribe_pattern: metadata asks for every
 			     topic, the member subscribes to those matching */
 	cl_member *member;
-	struct o_call *calls; /* cl_offsets.c: calls in progress */
+	struct o_call *calls;        /* cl_offsets.c: calls in progress */
+	struct f_session *fsessions; /* cl_fetcher.c: fetch sessions, per broker */
 
 	/* shared with the polling thread */
 	pthread_mutex_t mu;
