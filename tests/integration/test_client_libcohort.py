@@ -31,6 +31,22 @@ from test_group_helpers import (GROUP_SETTINGS, MemberProcess, all_parts, check_
 MEMBER = os.environ.get("COHORT_MEMBER", "")
 
 
+def commits_backwards(members, topic):
+    """Each partition's acknowledged commits, in time order across the members
+    (CLOCK_MONOTONIC stamps compare across processes): those that went below
+    an earlier one, as messages (none expected)."""
+    commits = sorted((us, p, o, m.name) for m in members for (t, p, o, e, us) in m.commits
+                     if e == "NO_ERROR" and t == topic)
+    last, backwards = {}, []
+    for us, p, o, name in commits:
+        if p in last and o < last[p][0]:
+            backwards.append("partition %d: %s committed %d after %s committed %d"
+                             % (p, name, o, last[p][1], last[p][0]))
+        else:
+            last[p] = (o, name)
+    return backwards
+
+
 class LibcohortGroups(CallbackClientTests, ClientGroupTest):
     """Against cohortd."""
 
@@ -52,6 +68,7 @@ class LibcohortGroups(CallbackClientTests, ClientGroupTest):
         in revoked() must never be refused (Kafka accepts commits of the
         current generation while the group prepares a rebalance)."""
         members = self.consume_through_rebalances(assignor)
+        self.assertEqual(commits_backwards(members, "ct-%s-%s" % (self.CLIENT, assignor)), [])
         refused = []
         for m in members:
             in_revoke = False
@@ -168,16 +185,7 @@ class LibcohortGroups(CallbackClientTests, ClientGroupTest):
         time.sleep(1.0)
         dups, problems = check_reads(members, topic, ends)
         self.assertEqual(problems, [])
-        commits = sorted((us, p, o, m.name) for m in members for (t, p, o, e, us) in m.commits
-                         if e == "NO_ERROR" and t == topic)
-        last, backwards = {}, []
-        for us, p, o, name in commits:
-            if o < last.get(p, (-1, ""))[0]:
-                backwards.append("partition %d: %s committed %d after %s committed %d"
-                                 % (p, name, o, last[p][1], last[p][0]))
-            if o >= last.get(p, (-1, ""))[0]:
-                last[p] = (o, name)
-        self.assertEqual(backwards, [])
+        self.assertEqual(commits_backwards(members, topic), [])
         for m in members:
             self.assertIsNone(m.fatal, m.name)
             self.assertEqual(m.close(), 0)
