@@ -20,18 +20,24 @@
 #include <string.h>
 #include <strings.h>
 
+#include "client/cl_producer.h"
+#include "common/ch_compression.h"
+
 enum {
-	K_INT,       /* int32_t, [min, max] */
-	K_LONG,      /* int64_t, [min, max] */
-	K_BOOL,      /* bool */
-	K_STRING,    /* char *, "" allowed */
-	K_NSTRING,   /* char *, NULL by default (group.id, group.instance.id) */
-	K_SERVERS,   /* bootstrap.servers */
-	K_ASSIGNORS, /* partition.assignment.strategy */
-	K_RESET,     /* auto.offset.reset */
-	K_ISOLATION, /* isolation.level */
-	K_PROTOCOL,  /* group.protocol */
-	K_SECURITY,  /* security.protocol */
+	K_INT,         /* int32_t, [min, max] */
+	K_LONG,        /* int64_t, [min, max] */
+	K_BOOL,        /* bool */
+	K_STRING,      /* char *, "" allowed */
+	K_NSTRING,     /* char *, NULL by default (group.id, group.instance.id) */
+	K_SERVERS,     /* bootstrap.servers */
+	K_ASSIGNORS,   /* partition.assignment.strategy */
+	K_RESET,       /* auto.offset.reset */
+	K_ISOLATION,   /* isolation.level */
+	K_PROTOCOL,    /* group.protocol */
+	K_SECURITY,    /* security.protocol */
+	K_ACKS,        /* acks */
+	K_CODEC,       /* compression.type */
+	K_PARTITIONER, /* partitioner (librdkafka's names) */
 };
 
 typedef struct kdef {
@@ -86,7 +92,21 @@ static const kdef keys[] = {
 	{"allow.auto.create.topics", K_BOOL, 0, 0, "true", F(allow_auto_create_topics)},
 	{"exclude.internal.topics", K_BOOL, 0, 0, "true", F(exclude_internal_topics)},
 	{"security.protocol", K_SECURITY, 0, 0, "PLAINTEXT", 0},
+	/* ProducerConfig (Kafka 4.4) */
+	{"acks", K_ACKS, 0, 0, "all", F(acks)},
+	{"linger.ms", LONG(0), "5", F(linger_ms)},
+	{"batch.size", INT(0), "16384", F(batch_size)},
+	{"compression.type", K_CODEC, 0, 0, "none", F(compression)},
+	{"enable.idempotence", K_BOOL, 0, 0, "true", F(enable_idempotence)},
+	{"partitioner", K_PARTITIONER, 0, 0, "murmur2_random", F(partitioner)},
+	{"buffer.memory", LONG(0), "33554432", F(buffer_memory)},
+	{"max.block.ms", LONG(0), "60000", F(max_block_ms)},
+	{"delivery.timeout.ms", INT(0), "120000", F(delivery_timeout_ms)},
+	{"max.in.flight.requests.per.connection", INT(1), "5", F(max_in_flight)},
+	{"retries", INT(0), "2147483647", F(retries)},
+	{"max.request.size", INT(0), "1048576", F(max_request_size)},
 };
+_Static_assert(sizeof(keys) / sizeof(keys[0]) <= 64, "cohort_conf.user_set has 64 bits");
 
 void
 cl_errstr(char *errstr, size_t size, const char *fmt, ...)
@@ -307,6 +327,8 @@ instance_id_problem(const char *s, size_t n)
 	return NULL;
 }
 
+static const char *const codec_names[] = {"none", "gzip", "snappy", "lz4", "zstd"};
+
 #define BAD(...) (cl_errstr(errstr, esz, __VA_ARGS__), COHORT_ERR__BAD_CONF)
 #define FIELD(T) ((T *)((char *)conf + k->off))
 
@@ -452,6 +474,36 @@ set_value(cohort_conf *conf, const kdef *k, const char *text, char *errstr, size
 		return BAD("Invalid value %s for configuration %s: String must be one of "
 			   "(case insensitive): PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL",
 			   text, k->name);
+	case K_ACKS:
+		if ((n == 3 && strncasecmp(v, "all", n) == 0) ||
+		    (n == 2 && memcmp(v, "-1", 2) == 0))
+			conf->acks = -1;
+		else if (n == 1 && (v[0] == '0' || v[0] == '1'))
+			conf->acks = (int16_t)(v[0] - '0');
+		else
+			return BAD("Invalid value %s for configuration %s: String must be one of: "
+				   "all, -1, 0, 1",
+				   text, k->name);
+		return COHORT_OK;
+	case K_CODEC:
+		for (int i = 0; i < (int)(sizeof(codec_names) / sizeof(codec_names[0])); i++)
+			if (strlen(codec_names[i]) == n && memcmp(codec_names[i], v, n) == 0) {
+				conf->compression = CH_COMPRESSION_NONE + i;
+				return COHORT_OK;
+			}
+		return BAD("Invalid value %s for configuration %s: String must be one of: none, "
+			   "gzip, snappy, lz4, zstd",
+			   text, k->name);
+	case K_PARTITIONER: {
+		int p = cl_partitioner_by_name(v, n);
+		if (p < 0)
+			return BAD("Invalid value %s for configuration %s: String must be one of: "
+				   "murmur2_random, murmur2, consistent_random, consistent, "
+				   "fnv1a_random, fnv1a, random",
+				   text, k->name);
+		conf->partitioner = p;
+		return COHORT_OK;
+	}
 	}
 	return BAD("%s: internal error", k->name);
 }
@@ -504,6 +556,14 @@ get_value(const cohort_conf *conf, const kdef *k, char *b, size_t size)
 	case K_PROTOCOL:
 	case K_SECURITY:
 		return (size_t)snprintf(b, size, "%s", k->dflt); /* only the default is allowed */
+	case K_ACKS:
+		return conf->acks < 0 ? (size_t)snprintf(b, size, "all")
+				      : (size_t)snprintf(b, size, "%d", conf->acks);
+	case K_CODEC:
+		return (size_t)snprintf(b, size, "%s", codec_names[conf->compression]);
+	case K_PARTITIONER:
+		return (size_t)snprintf(b, size, "%s",
+					cl_partitioner_name((cl_partitioner)conf->partitioner));
 	}
 	return 0;
 }
@@ -570,6 +630,13 @@ cl_conf_copy(cohort_conf *dst, const cohort_conf *src)
 	return true;
 }
 
+bool
+cl_conf_user_set(const cohort_conf *conf, const char *key)
+{
+	const kdef *k = find_key(key);
+	return k && (conf->user_set & ((uint64_t)1 << (k - keys)));
+}
+
 /* ---- public calls ----------------------------------------------------- */
 
 cohort_conf *
@@ -616,7 +683,15 @@ cohort_conf_set(cohort_conf *conf, const char *key, const char *value, char *err
 		cl_errstr(errstr, errstr_size, "Unknown configuration key '%s'", key);
 		return COHORT_ERR__BAD_CONF;
 	}
-	return set_value(conf, k, value, errstr, errstr_size);
+	cohort_err err = set_value(conf, k, value, errstr, errstr_size);
+	if (err == COHORT_OK) {
+		uint64_t bit = (uint64_t)1 << (k - keys);
+		if (value)
+			conf->user_set |= bit;
+		else
+			conf->user_set &= ~bit;
+	}
+	return err;
 }
 
 cohort_err

@@ -64,6 +64,22 @@ struct cohort_conf {
 	int32_t max_partition_fetch_bytes;
 	int32_t max_poll_records;
 	bool check_crcs;
+	/* producer (ProducerConfig) */
+	int16_t acks; /* -1 (all), 0, 1 */
+	int64_t linger_ms;
+	int32_t batch_size;
+	int compression; /* CH_COMPRESSION_NONE..ZSTD */
+	bool enable_idempotence;
+	int partitioner; /* cl_partitioner */
+	int64_t buffer_memory;
+	int64_t max_block_ms;
+	int32_t delivery_timeout_ms;
+	int32_t max_in_flight;
+	int32_t retries;
+	int32_t max_request_size;
+	cohort_delivery_cb delivery_cb;
+	void *delivery_opaque;
+	uint64_t user_set; /* bit i: keys[i] was set by cohort_conf_set */
 	/* callbacks (consumer) */
 	struct cl_callbacks {
 		void *rebalance_listener; /* const cohort_rebalance_listener *, copied */
@@ -77,6 +93,10 @@ bool cl_conf_init_defaults(cohort_conf *conf);
 void cl_conf_release(cohort_conf *conf);
 /* Deep copy src into a zeroed dst. false: out of memory (dst released). */
 bool cl_conf_copy(cohort_conf *dst, const cohort_conf *src);
+
+/* Whether key was set by cohort_conf_set (not only its default): Java's
+ * producer resolves a few defaults differently then (idempotence). */
+bool cl_conf_user_set(const cohort_conf *conf, const char *key);
 
 /* snprintf into errstr when there is one. */
 void cl_errstr(char *errstr, size_t size, const char *fmt, ...)

@@ -199,5 +199,65 @@ t_errors_table(void)
 	CH_CHECK_EQ_STR(cohort_version(), COHORT_VERSION_STR);
 }
 
+/* ProducerConfig's keys (the producer itself: test_producer.c). */
+static void
+t_producer_keys(void)
+{
+	cohort_conf *c = cohort_conf_new();
+	/* ProducerConfig's defaults, Kafka 4.4 */
+	CH_CHECK_EQ_STR(get(c, "acks"), "all");
+	CH_CHECK_EQ_STR(get(c, "linger.ms"), "5");
+	CH_CHECK_EQ_STR(get(c, "batch.size"), "16384");
+	CH_CHECK_EQ_STR(get(c, "compression.type"), "none");
+	CH_CHECK_EQ_STR(get(c, "enable.idempotence"), "true");
+	CH_CHECK_EQ_STR(get(c, "partitioner"), "murmur2_random");
+	CH_CHECK_EQ_STR(get(c, "buffer.memory"), "33554432");
+	CH_CHECK_EQ_STR(get(c, "max.block.ms"), "60000");
+	CH_CHECK_EQ_STR(get(c, "delivery.timeout.ms"), "120000");
+	CH_CHECK_EQ_STR(get(c, "max.in.flight.requests.per.connection"), "5");
+	CH_CHECK_EQ_STR(get(c, "retries"), "2147483647");
+	CH_CHECK_EQ_STR(get(c, "max.request.size"), "1048576");
+	char err[256];
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "acks", "-1", err, sizeof(err)), COHORT_OK);
+	CH_CHECK_EQ_STR(get(c, "acks"), "all");
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "acks", "0", err, sizeof(err)), COHORT_OK);
+	CH_CHECK_EQ_STR(get(c, "acks"), "0");
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "acks", "2", err, sizeof(err)), COHORT_ERR__BAD_CONF);
+	CH_CHECK_EQ_STR(err, "Invalid value 2 for configuration acks: String must be one of: all, "
+			     "-1, 0, 1");
+	CH_CHECK_EQ_STR(get(c, "acks"), "0");
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "compression.type", "zstd", err, sizeof(err)),
+			COHORT_OK);
+	CH_CHECK_EQ_STR(get(c, "compression.type"), "zstd");
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "compression.type", "brotli", err, sizeof(err)),
+			COHORT_ERR__BAD_CONF);
+	CH_CHECK(strstr(err, "configuration compression.type") != NULL);
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "partitioner", "consistent_random", err, sizeof(err)),
+			COHORT_OK);
+	CH_CHECK_EQ_STR(get(c, "partitioner"), "consistent_random");
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "partitioner", "java", err, sizeof(err)),
+			COHORT_ERR__BAD_CONF);
+	CH_CHECK(strstr(err, "configuration partitioner") != NULL);
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "linger.ms", "-1", err, sizeof(err)),
+			COHORT_ERR__BAD_CONF);
+	CH_CHECK_EQ_STR(err,
+			"Invalid value -1 for configuration linger.ms: Value must be at least 0");
+	CH_CHECK_EQ_INT(
+		cohort_conf_set(c, "max.in.flight.requests.per.connection", "0", err, sizeof(err)),
+		COHORT_ERR__BAD_CONF);
+	/* the user-set marks: a reset to the default clears it */
+	CH_CHECK(!cl_conf_user_set(c, "enable.idempotence"));
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "enable.idempotence", "true", err, sizeof(err)),
+			COHORT_OK);
+	CH_CHECK(cl_conf_user_set(c, "enable.idempotence"));
+	cohort_conf *d = cohort_conf_dup(c);
+	CH_CHECK(cl_conf_user_set(d, "enable.idempotence"));
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "enable.idempotence", NULL, err, sizeof(err)),
+			COHORT_OK);
+	CH_CHECK(!cl_conf_user_set(c, "enable.idempotence"));
+	cohort_conf_free(d);
+	cohort_conf_free(c);
+}
+
 CH_TEST_MAIN(CH_TEST(t_defaults), CH_TEST(t_set_values), CH_TEST(t_errors), CH_TEST(t_get_and_dup),
-	     CH_TEST(t_errors_table))
+	     CH_TEST(t_errors_table), CH_TEST(t_producer_keys))

@@ -1,0 +1,53 @@
+/*
+ * cl_producer.h: the producer's pure parts, shared by cl_producer*.c and
+ * the unit tests: the partitioners (cl_producer_part.c).
+ *
+ * Keyed records go where Apache Kafka's Java producer puts them
+ * (BuiltInPartitioner.partitionForKey: toPositive(murmur2(key)) % n), or
+ * where librdkafka's partitioner of the same name does. Records without a
+ * key are sticky (KIP-480): cl_producer.c keeps one partition per topic
+ * until a new batch is needed there, then cl_part_sticky_next picks another.
+ */
+#ifndef CL_PRODUCER_H
+#define CL_PRODUCER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The `partitioner` setting: librdkafka's names; murmur2_random is Java's
+ * default partitioner for keyed records. */
+typedef enum cl_partitioner {
+	CL_PART_MURMUR2_RANDOM = 0, /* murmur2; no key: sticky */
+	CL_PART_MURMUR2,            /* murmur2; no key: murmur2 of "" */
+	CL_PART_CONSISTENT_RANDOM,  /* CRC-32 (zlib's); empty or no key: sticky */
+	CL_PART_CONSISTENT,         /* CRC-32; no key: CRC-32 of "" */
+	CL_PART_FNV1A_RANDOM,       /* |FNV-1a 32 as int32| % n; no key: sticky */
+	CL_PART_FNV1A,              /* FNV-1a 32; no key: FNV-1a of "" */
+	CL_PART_RANDOM,             /* always sticky, keys ignored */
+} cl_partitioner;
+
+/* The name's partitioner, or -1. */
+int cl_partitioner_by_name(const char *s, size_t n);
+const char *cl_partitioner_name(cl_partitioner p);
+
+/* Kafka's Utils.murmur2 (seed 0x9747b28c), as a signed Java int. */
+int32_t cl_murmur2(const void *key, size_t len);
+/* librdkafka's rd_fnv1a: FNV-1a 32-bit. */
+uint32_t cl_fnv1a(const void *key, size_t len);
+
+/*
+ * The partition of a keyed record among nparts (> 0) partitions, or -1
+ * when this partitioner puts the record on the sticky partition (no key
+ * with a *_random partitioner, any record with random). key NULL: no key.
+ */
+int32_t cl_part_for_key(cl_partitioner p, const void *key, size_t len, int32_t nparts);
+
+/*
+ * KIP-480's next sticky partition: a random one among the avail[0..navail)
+ * partitions with a leader (all nparts when none has one), other than prev
+ * when there is a choice. *rng is the caller's xorshift state (non-zero).
+ */
+int32_t cl_part_sticky_next(const int32_t *avail, int32_t navail, int32_t nparts, int32_t prev,
+			    uint64_t *rng);
+
+#endif
