@@ -84,9 +84,11 @@ typedef int cohort_err;
 					     auto.offset.reset=none */
 #define COHORT_ERR__UNSUPPORTED (-113) /* the feature is not implemented */
 #define COHORT_ERR__SYSTEM                                                                         \
-	(-114)                    /* a system call failed (threads,
+	(-114)                        /* a system call failed (threads,
 					     sockets, epoll) */
-#define COHORT_ERR__WAKEUP (-115) /* cohort_wakeup interrupted the call */
+#define COHORT_ERR__WAKEUP (-115)     /* cohort_wakeup interrupted the call */
+#define COHORT_ERR__QUEUE_FULL (-116) /* producer: buffer.memory used up */
+#define COHORT_ERR__FATAL (-117)      /* producer: stopped by a fatal error */
 
 /* Some Kafka codes an application may want to test by name (Errors.java). */
 #define COHORT_ERR_UNKNOWN_SERVER_ERROR (-1)
@@ -109,6 +111,11 @@ typedef int cohort_err;
 #define COHORT_ERR_MEMBER_ID_REQUIRED 79
 #define COHORT_ERR_GROUP_MAX_SIZE_REACHED 81
 #define COHORT_ERR_FENCED_INSTANCE_ID 82
+#define COHORT_ERR_MESSAGE_TOO_LARGE 10
+#define COHORT_ERR_INVALID_TOPIC_EXCEPTION 17
+#define COHORT_ERR_NOT_LEADER_OR_FOLLOWER 6
+#define COHORT_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER 45
+#define COHORT_ERR_UNKNOWN_PRODUCER_ID 59
 
 /* Kafka's name ("FENCED_INSTANCE_ID") or the local name ("_BAD_CONF"), or
  * "UNKNOWN" for a code neither knows. Static storage. Any thread. */
@@ -733,6 +740,128 @@ COHORT_API cohort_err cohort_admin_describe_configs(cohort_admin *a,
 						    const cohort_config_resource *res, size_t n,
 						    int timeout_ms, cohort_configs **out);
 COHORT_API void cohort_configs_free(cohort_configs *c);
+/* ---- producer ---------------------------------------------------------- */
+
+/*
+ * The producer (Java's KafkaProducer). Threads: cohort_produce may be
+ * called from any number of threads at once; the producer's own I/O
+ * thread batches the records per partition (linger.ms, batch.size),
+ * compresses them (compression.type) and sends one Produce request per
+ * leader at a time up to max.in.flight.requests.per.connection, retrying
+ * as Kafka's producer does. Delivery reports run on the thread that calls
+ * cohort_producer_poll, cohort_flush or cohort_producer_close (one such
+ * thread at a time), never on the I/O thread; with a delivery callback
+ * set, poll regularly: reports waiting for a poll count against
+ * buffer.memory.
+ *
+ * Configuration: Apache Kafka's producer keys and defaults (acks=all,
+ * linger.ms=5, batch.size=16384, compression.type=none,
+ * enable.idempotence=true, buffer.memory=33554432, max.block.ms=60000,
+ * delivery.timeout.ms=120000, max.in.flight.requests.per.connection=5,
+ * retries=2147483647, max.request.size=1048576) and `partitioner` with
+ * librdkafka's names (murmur2_random, the default, puts keyed records
+ * where Java's default partitioner does). README.md "libcohort" has the
+ * whole list.
+ */
+typedef struct cohort_producer cohort_producer;
+
+/* cohort_produce's partition argument: let the partitioner choose. */
+#define COHORT_PARTITION_ANY (-1)
+/* cohort_produce's timestamp argument: the current time. */
+#define COHORT_TIMESTAMP_NOW (-1)
+
+/* One record's outcome. topic points at library memory valid during the
+ * callback only. */
+typedef struct cohort_delivery {
+	const char *topic;
+	int32_t partition;
+	int64_t offset;    /* the record's offset; -1 when failed or acks=0 */
+	int64_t timestamp; /* CreateTime given or taken, or the broker's
+			      LogAppendTime when the topic uses it */
+	cohort_err err;    /* COHORT_OK: written (as acks asked) */
+	void *opaque;      /* cohort_produce's msg_opaque */
+} cohort_delivery;
+
+/* A delivery report, one per record produced (success or failure), in the
+ * order of the records within each partition. Runs on the thread inside
+ * cohort_producer_poll / cohort_flush / cohort_producer_close. */
+typedef void (*cohort_delivery_cb)(cohort_producer *p, const cohort_delivery *d, void *opaque);
+
+/* Use cb (NULL: none) with opaque for producers made from conf. */
+COHORT_API void cohort_conf_set_delivery_cb(cohort_conf *conf, cohort_delivery_cb cb, void *opaque);
+
+/*
+ * Create a producer and start its I/O thread (it connects to the bootstrap
+ * servers at once; with enable.idempotence it asks for a producer id).
+ * conf is copied. NULL with errstr set on invalid configuration
+ * (bootstrap.servers empty; enable.idempotence=true set explicitly with
+ * acks other than all, retries 0 or more than 5 requests in flight;
+ * delivery.timeout.ms below linger.ms + request.timeout.ms set
+ * explicitly) or when the thread cannot start. Any thread.
+ */
+COHORT_API cohort_producer *cohort_producer_new(const cohort_conf *conf, char *errstr,
+						size_t errstr_size);
+
+/*
+ * Queue one record for topic. Every argument is copied before the call
+ * returns (key, value, headers: the caller may reuse its buffers at once).
+ *   partition  a partition number, or COHORT_PARTITION_ANY for the
+ *              partitioner (keyed: by key; no key: sticky, KIP-480)
+ *   key        NULL for a null key (key_len ignored); value NULL: null value
+ *   headers    nheaders headers (NULL when 0); a header's value may be NULL
+ *   timestamp  ms since the epoch, or COHORT_TIMESTAMP_NOW
+ *   msg_opaque given back in this record's delivery report
+ * Blocks up to max.block.ms while the topic's metadata is unknown (the
+ * first record of a topic) and while buffer.memory is used up. Returns
+ * COHORT_OK (queued: the delivery report tells the outcome), or, with no
+ * report to come:
+ *   COHORT_ERR__QUEUE_FULL       no room within max.block.ms (0: at once;
+ *                                inside a delivery callback: at once)
+ *   COHORT_ERR__TIMED_OUT        the topic, or that partition of it, is not
+ *                                in the metadata after max.block.ms
+ *   COHORT_ERR_MESSAGE_TOO_LARGE the record is larger than
+ *                                max.request.size or buffer.memory
+ *   a broker's topic error (INVALID_TOPIC_EXCEPTION, TOPIC_AUTHORIZATION_FAILED)
+ *   COHORT_ERR__INVALID_ARG      NULL or empty topic, partition below -1,
+ *                                timestamp below -1, a NULL header key
+ *   COHORT_ERR__FATAL            the producer hit a fatal error (see
+ *                                cohort_producer_fatal_error); close it
+ *   COHORT_ERR__CLOSED           cohort_producer_close was called
+ * Any thread.
+ */
+COHORT_API cohort_err cohort_produce(cohort_producer *p, const char *topic, int32_t partition,
+				     const void *key, size_t key_len, const void *value,
+				     size_t value_len, const cohort_header *headers,
+				     size_t nheaders, int64_t timestamp, void *msg_opaque);
+
+/* Run the delivery reports that are due, waiting up to timeout_ms (0: do
+ * not wait; -1: forever) for the first. Returns how many ran. One thread
+ * at a time. */
+COHORT_API int cohort_producer_poll(cohort_producer *p, int timeout_ms);
+
+/*
+ * Send every queued record now (linger.ms no longer waits) and wait until
+ * each has its delivery report, running them on this thread. Returns
+ * COHORT_OK, or COHORT_ERR__TIMED_OUT when timeout_ms (-1: forever) passed
+ * first (the records stay queued). One thread at a time (the one that polls).
+ */
+COHORT_API cohort_err cohort_flush(cohort_producer *p, int timeout_ms);
+
+/* The fatal error that stopped the producer (a broker refusing its
+ * producer id: CLUSTER_AUTHORIZATION_FAILED, ...), or COHORT_OK. Any thread. */
+COHORT_API cohort_err cohort_producer_fatal_error(cohort_producer *p);
+
+/*
+ * Flush (up to timeout_ms; -1: forever, Java's close()), then stop: records
+ * still undelivered fail with COHORT_ERR__CLOSED, every delivery report
+ * runs on this thread before the call returns. Returns COHORT_OK, or
+ * COHORT_ERR__TIMED_OUT when records had to be failed. Later calls but
+ * cohort_producer_free return COHORT_ERR__CLOSED. Call it when no other
+ * thread uses the producer any more.
+ */
+COHORT_API cohort_err cohort_producer_close(cohort_producer *p, int timeout_ms);
+/* Free the producer (closing it first, with timeout -1, if needed). */
+COHORT_API void cohort_producer_free(cohort_producer *p);
 
 /*
  * Subscribe to every topic whose whole name matches pattern, a POSIX

@@ -43,10 +43,12 @@
 static const struct {
 	int16_t api, min;
 } api_min[] = {
-	{CH_APIKEY_FETCH, 4},         {CH_APIKEY_LIST_OFFSETS, 1}, {CH_APIKEY_METADATA, 4},
-	{CH_APIKEY_OFFSET_COMMIT, 2}, {CH_APIKEY_OFFSET_FETCH, 1}, {CH_APIKEY_FIND_COORDINATOR, 1},
-	{CH_APIKEY_JOIN_GROUP, 4},    {CH_APIKEY_HEARTBEAT, 3},    {CH_APIKEY_LEAVE_GROUP, 3},
-	{CH_APIKEY_SYNC_GROUP, 3},    {CH_APIKEY_API_VERSIONS, 0},
+	{CH_APIKEY_FETCH, 4},        {CH_APIKEY_LIST_OFFSETS, 1},
+	{CH_APIKEY_METADATA, 4},     {CH_APIKEY_OFFSET_COMMIT, 2},
+	{CH_APIKEY_OFFSET_FETCH, 1}, {CH_APIKEY_FIND_COORDINATOR, 1},
+	{CH_APIKEY_JOIN_GROUP, 4},   {CH_APIKEY_HEARTBEAT, 3},
+	{CH_APIKEY_LEAVE_GROUP, 3},  {CH_APIKEY_SYNC_GROUP, 3},
+	{CH_APIKEY_API_VERSIONS, 0}, {CH_APIKEY_PRODUCE, 3}, /* record batches v2 */
 };
 
 void
@@ -350,6 +352,11 @@ send_now(cl_broker *b, cl_req *r)
 	}
 	r->version = v;
 	frame_request(b, r);
+	if (r->noreply) {
+		r->done(b->c, COHORT_OK, v, NULL, r->ud);
+		free(r);
+		return;
+	}
 	q_push(&b->inflight, r);
 	broker_arm(b);
 }
@@ -655,9 +662,10 @@ cl_request_timeout(cl_broker *b, int16_t api, int64_t timeout_ms, cl_build_fn bu
 	cl_request_ex(b, api, -1, timeout_ms, build, done, ud);
 }
 
-void
-cl_request_ex(cl_broker *b, int16_t api, int16_t max_version, int64_t timeout_ms, cl_build_fn build,
-	      cl_resp_fn done, void *ud)
+/* cl_request_ex's body; noreply: the broker sends no answer. */
+static void
+request(cl_broker *b, int16_t api, int16_t max_version, int64_t timeout_ms, bool noreply,
+	cl_build_fn build, cl_resp_fn done, void *ud)
 {
 	cl_client *c = b->c;
 	cl_req *r = calloc(1, sizeof(*r));
@@ -666,6 +674,7 @@ cl_request_ex(cl_broker *b, int16_t api, int16_t max_version, int64_t timeout_ms
 		done(c, r ? COHORT_ERR__CLOSED : COHORT_ERR__NOMEM, -1, NULL, ud);
 		return;
 	}
+	r->noreply = noreply;
 	r->api = api;
 	r->timeout_ms = CH_MAX(timeout_ms, (int64_t)c->conf.request_timeout_ms);
 	r->max_version = max_version;
@@ -684,6 +693,19 @@ cl_request_ex(cl_broker *b, int16_t api, int16_t max_version, int64_t timeout_ms
 		else
 			broker_arm(b);
 	}
+}
+
+void
+cl_request_ex(cl_broker *b, int16_t api, int16_t max_version, int64_t timeout_ms, cl_build_fn build,
+	      cl_resp_fn done, void *ud)
+{
+	request(b, api, max_version, timeout_ms, false, build, done, ud);
+}
+
+void
+cl_request_noreply(cl_broker *b, int16_t api, cl_build_fn build, cl_resp_fn done, void *ud)
+{
+	request(b, api, -1, b->c->conf.request_timeout_ms, true, build, done, ud);
 }
 
 void

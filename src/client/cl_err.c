@@ -34,6 +34,9 @@ static const struct {
 	{COHORT_ERR__UNSUPPORTED, false, "_UNSUPPORTED", "Not implemented by libcohort"},
 	{COHORT_ERR__SYSTEM, false, "_SYSTEM", "A system call failed"},
 	{COHORT_ERR__WAKEUP, false, "_WAKEUP", "The call was woken up by cohort_wakeup"},
+	{COHORT_ERR__QUEUE_FULL, true, "_QUEUE_FULL",
+	 "The producer's buffer.memory is used up (max.block.ms passed)"},
+	{COHORT_ERR__FATAL, false, "_FATAL", "The producer stopped on a fatal error"},
 };
 
 /* The index in local[] of the libcohort-local error err, or -1 when it has none. */

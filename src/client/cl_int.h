@@ -19,7 +19,9 @@
  * ApiVersions, request/response), cl_metadata (bootstrap, Metadata),
  * cl_member (the group member: coordinator, join, sync, heartbeat, leave),
  * cl_offsets (OffsetCommit, OffsetFetch, ListOffsets), cl_fetcher (Fetch,
- * record batches), cl_consumer (the public consumer calls and the queue).
+ * record batches), cl_consumer (the public consumer calls and the queue),
+ * cl_producer (the producer: accumulator, sender, delivery reports; its
+ * threads are described at its top) and cl_producer_part (partitioners).
  */
 #ifndef CL_INT_H
 #define CL_INT_H
@@ -65,6 +67,7 @@ struct cl_req {
 	int64_t timeout_ms;  /* request.timeout.ms unless longer */
 	int16_t max_version; /* the caller's cap, or -1 */
 	int64_t deadline;    /* monotonic ms; set when sent */
+	bool noreply;        /* no answer comes (Produce acks=0) */
 	cl_build_fn build;
 	cl_resp_fn done;
 	void *ud;
@@ -104,6 +107,7 @@ struct cl_broker {
 	int64_t retry_at;                             /* monotonic ms: no connect before */
 	ch_timer timer;                               /* connect/request timeouts and reconnect */
 	bool fetching;                                /* a Fetch is in flight to this broker */
+	int32_t producing; /* the producer's Produce requests in flight */
 };
 
 /* Queue a request to broker b; connects if needed. The callback runs
@@ -115,6 +119,9 @@ void cl_request(cl_broker *b, int16_t api, cl_build_fn build, cl_resp_fn done, v
  * waits up to the rebalance timeout at the coordinator). */
 void cl_request_timeout(cl_broker *b, int16_t api, int64_t timeout_ms, cl_build_fn build,
 			cl_resp_fn done, void *ud);
+/* A request the broker does not answer (Produce with acks=0): done runs
+ * with COHORT_OK and resp NULL once it is framed for sending. */
+void cl_request_noreply(cl_broker *b, int16_t api, cl_build_fn build, cl_resp_fn done, void *ud);
 /* Same, sent at no more than max_version (the fetcher without topic ids). */
 void cl_request_ex(cl_broker *b, int16_t api, int16_t max_version, int64_t timeout_ms,
 		   cl_build_fn build, cl_resp_fn done, void *ud);
@@ -387,7 +394,8 @@ struct cl_client {
 	cl_broker *brokers;
 	int32_t next_bootstrap; /* next negative id for bootstrap entries */
 	cl_metadata md;
-	char **md_topics; /* topics the metadata asks for (subscription) */
+	void (*on_metadata)(cl_client *c); /* after each Metadata answer (producer), or NULL */
+	char **md_topics;                  /* topics the metadata asks for (subscription) */
 	int nmd_topics;
 	regex_t *pattern; /* cohort_subscribe_pattern: metadata asks for every
 			     topic, the member subscribes to those matching */

@@ -235,6 +235,8 @@ done_metadata(cl_client *c, cohort_err err, int16_t version, void *resp, void *u
 	ch_timer_arm(c->loop, &md->timer, now + next);
 	call_waiters(c, waiters, err);
 	if (!err) {
+		if (c->on_metadata)
+			c->on_metadata(c);
 		cl_member_metadata_changed(c);
 		cl_offsets_lookup(c);
 		cl_fetcher_kick(c);

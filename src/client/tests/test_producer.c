@@ -1,0 +1,180 @@
+/* libcohort's producer without a broker: the partitioners (Java's murmur2,
+ * librdkafka's CRC-32 and FNV-1a, KIP-480's sticky choice), ProducerConfig's
+ * checks in cohort_producer_new, and cohort_produce's local refusals
+ * (the keys themselves: test_conf.c). Placement against real producers is in
+ * tests/integration/test_client_libcohort_producer.py. */
+#include <string.h>
+
+#include "client/cl_conf.h"
+#include "client/cl_producer.h"
+#include "common/ch_test.h"
+
+/* Utils.murmur2 values from Kafka's own UtilsTest.testMurmur2. */
+static void
+t_murmur2(void)
+{
+	static const struct {
+		const char *key;
+		int32_t h;
+	} v[] = {
+		{"21", -973932308},
+		{"foobar", -790332482},
+		{"a-little-bit-long-string", -985981536},
+		{"a-little-bit-longer-string", -1486304829},
+		{"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58897971},
+		{"abc", 479470107},
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		CH_CHECK_EQ_INT(cl_murmur2(v[i].key, strlen(v[i].key)), v[i].h);
+		/* toPositive(h) % n */
+		int32_t want = (int32_t)(((uint32_t)v[i].h & 0x7fffffff) % 7u);
+		CH_CHECK_EQ_INT(
+			cl_part_for_key(CL_PART_MURMUR2_RANDOM, v[i].key, strlen(v[i].key), 7),
+			want);
+	}
+}
+
+static void
+t_other_hashes(void)
+{
+	/* FNV-1a 32 test vectors (Fowler/Noll/Vo) */
+	CH_CHECK_EQ_INT((int64_t)cl_fnv1a("", 0), 0x811c9dc5);
+	CH_CHECK_EQ_INT((int64_t)cl_fnv1a("a", 1), 0xe40c292c);
+	CH_CHECK_EQ_INT((int64_t)cl_fnv1a("foobar", 6), 0xbf9cf968);
+	CH_CHECK_EQ_INT(cl_part_for_key(CL_PART_FNV1A, "foobar", 6, 10),
+			(0x100000000 - 0xbf9cf968) % 10); /* |(int32)h| */
+	/* CRC-32 of "123456789" is its check value 0xcbf43926 */
+	CH_CHECK_EQ_INT(cl_part_for_key(CL_PART_CONSISTENT, "123456789", 9, 7), 0xcbf43926u % 7);
+	CH_CHECK_EQ_INT(cl_part_for_key(CL_PART_CONSISTENT_RANDOM, "123456789", 9, 7),
+			0xcbf43926u % 7);
+}
+
+static void
+t_no_key(void)
+{
+	/* *_random and random: the sticky partition (-1) */
+	CH_CHECK_EQ_INT(cl_part_for_key(CL_PART_MURMUR2_RANDOM, NULL, 0, 5), -1);
+	CH_CHECK_EQ_INT(cl_part_for_key(CL_PART_FNV1A_RANDOM, NULL, 0, 5), -1);
+	CH_CHECK_EQ_INT(cl_part_for_key(CL_PART_CONSISTENT_RANDOM, NULL, 0, 5), -1);
+	CH_CHECK_EQ_INT(cl_part_for_key(CL_PART_CONSISTENT_RANDOM, "", 0, 5), -1);
+	CH_CHECK_EQ_INT(cl_part_for_key(CL_PART_RANDOM, "k", 1, 5), -1);
+	/* an empty key is hashed by murmur2_random, as Java hashes byte[0] */
+	CH_CHECK_EQ_INT(cl_part_for_key(CL_PART_MURMUR2_RANDOM, "", 0, 5),
+			(int32_t)(((uint32_t)cl_murmur2("", 0) & 0x7fffffff) % 5));
+	/* the non-random ones hash a null key as empty: one partition */
+	CH_CHECK_EQ_INT(cl_part_for_key(CL_PART_MURMUR2, NULL, 0, 5),
+			cl_part_for_key(CL_PART_MURMUR2, "", 0, 5));
+	CH_CHECK_EQ_INT(cl_part_for_key(CL_PART_CONSISTENT, NULL, 0, 5), 0);
+	CH_CHECK_EQ_INT(cl_part_for_key(CL_PART_FNV1A, NULL, 0, 5), (0x100000000 - 0x811c9dc5) % 5);
+}
+
+static void
+t_sticky_next(void)
+{
+	uint64_t rng = 12345;
+	int32_t avail[] = {1, 4, 6};
+	int seen[8] = {0};
+	int32_t prev = 4;
+	for (int i = 0; i < 300; i++) {
+		int32_t p = cl_part_sticky_next(avail, 3, 8, prev, &rng);
+		CH_CHECK(p == 1 || p == 4 || p == 6);
+		CH_CHECK(p != prev);
+		seen[p]++;
+		prev = p;
+	}
+	CH_CHECK(seen[1] > 0 && seen[4] > 0 && seen[6] > 0);
+	/* one available: always it; none: any partition but the previous */
+	CH_CHECK_EQ_INT(cl_part_sticky_next(avail, 1, 8, 1, &rng), 1);
+	for (int i = 0; i < 100; i++) {
+		int32_t p = cl_part_sticky_next(NULL, 0, 3, 2, &rng);
+		CH_CHECK(p >= 0 && p < 2);
+	}
+	CH_CHECK_EQ_INT(cl_part_sticky_next(NULL, 0, 1, 0, &rng), 0);
+}
+
+/* A producer on a port nobody listens on: what fails before any broker. */
+static cohort_conf *
+offline_conf(void)
+{
+	cohort_conf *c = cohort_conf_new();
+	char err[256];
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "bootstrap.servers", "127.0.0.1:1", err, sizeof(err)),
+			COHORT_OK);
+	return c;
+}
+
+static void
+t_new_checks(void)
+{
+	char err[256] = "";
+	cohort_conf *c = cohort_conf_new();
+	CH_CHECK(cohort_producer_new(c, err, sizeof(err)) == NULL);
+	CH_CHECK_EQ_STR(err, "No resolvable bootstrap urls given in bootstrap.servers");
+	cohort_conf_free(c);
+
+	/* idempotence asked for explicitly conflicts: refused, as Java does */
+	c = offline_conf();
+	cohort_conf_set(c, "enable.idempotence", "true", err, sizeof(err));
+	cohort_conf_set(c, "acks", "1", err, sizeof(err));
+	CH_CHECK(cohort_producer_new(c, err, sizeof(err)) == NULL);
+	CH_CHECK_EQ_STR(err, "Must set acks to all in order to use the idempotent producer. "
+			     "Otherwise we cannot guarantee idempotence.");
+	cohort_conf_set(c, "acks", "all", err, sizeof(err));
+	cohort_conf_set(c, "retries", "0", err, sizeof(err));
+	CH_CHECK(cohort_producer_new(c, err, sizeof(err)) == NULL);
+	CH_CHECK_EQ_STR(err, "Must set retries to non-zero when using the idempotent producer.");
+	cohort_conf_set(c, "retries", NULL, err, sizeof(err));
+	cohort_conf_set(c, "max.in.flight.requests.per.connection", "6", err, sizeof(err));
+	CH_CHECK(cohort_producer_new(c, err, sizeof(err)) == NULL);
+	CH_CHECK(strstr(err, "max.in.flight.requests.per.connection") != NULL);
+	/* only by default: the conflicting setting wins, idempotence is off */
+	cohort_conf_set(c, "enable.idempotence", NULL, err, sizeof(err));
+	cohort_producer *p = cohort_producer_new(c, err, sizeof(err));
+	CH_CHECK(p != NULL);
+	cohort_producer_free(p);
+	cohort_conf_set(c, "delivery.timeout.ms", "1000", err, sizeof(err));
+	CH_CHECK(cohort_producer_new(c, err, sizeof(err)) == NULL);
+	CH_CHECK_EQ_STR(err, "delivery.timeout.ms should be equal to or larger than linger.ms + "
+			     "request.timeout.ms");
+	cohort_conf_free(c);
+}
+
+static void
+t_produce_refusals(void)
+{
+	cohort_conf *c = offline_conf();
+	char err[256];
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "max.block.ms", "200", err, sizeof(err)), COHORT_OK);
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "max.request.size", "1000", err, sizeof(err)),
+			COHORT_OK);
+	cohort_producer *p = cohort_producer_new(c, err, sizeof(err));
+	cohort_conf_free(c);
+	CH_CHECK(p != NULL);
+	CH_CHECK_EQ_INT(cohort_produce(p, NULL, -1, NULL, 0, "v", 1, NULL, 0, -1, NULL),
+			COHORT_ERR__INVALID_ARG);
+	CH_CHECK_EQ_INT(cohort_produce(p, "", -1, NULL, 0, "v", 1, NULL, 0, -1, NULL),
+			COHORT_ERR__INVALID_ARG);
+	CH_CHECK_EQ_INT(cohort_produce(p, "t", -2, NULL, 0, "v", 1, NULL, 0, -1, NULL),
+			COHORT_ERR__INVALID_ARG);
+	CH_CHECK_EQ_INT(cohort_produce(p, "t", -1, NULL, 0, "v", 1, NULL, 0, -2, NULL),
+			COHORT_ERR__INVALID_ARG);
+	cohort_header bad = {NULL, "x", 1};
+	CH_CHECK_EQ_INT(cohort_produce(p, "t", -1, NULL, 0, "v", 1, &bad, 1, -1, NULL),
+			COHORT_ERR__INVALID_ARG);
+	static char big[2000];
+	CH_CHECK_EQ_INT(cohort_produce(p, "t", -1, NULL, 0, big, sizeof(big), NULL, 0, -1, NULL),
+			COHORT_ERR_MESSAGE_TOO_LARGE);
+	/* no broker: the topic never appears in the metadata */
+	CH_CHECK_EQ_INT(cohort_produce(p, "t", -1, "k", 1, "v", 1, NULL, 0, -1, NULL),
+			COHORT_ERR__TIMED_OUT);
+	CH_CHECK_EQ_INT(cohort_producer_poll(p, 0), 0);
+	CH_CHECK_EQ_INT(cohort_flush(p, 0), COHORT_OK); /* nothing queued */
+	CH_CHECK_EQ_INT(cohort_producer_close(p, 1000), COHORT_OK);
+	CH_CHECK_EQ_INT(cohort_produce(p, "t", -1, NULL, 0, "v", 1, NULL, 0, -1, NULL),
+			COHORT_ERR__CLOSED);
+	CH_CHECK_EQ_INT(cohort_producer_close(p, 1000), COHORT_ERR__CLOSED);
+	cohort_producer_free(p);
+}
+
+CH_TEST_MAIN(CH_TEST(t_murmur2), CH_TEST(t_other_hashes), CH_TEST(t_no_key), CH_TEST(t_sticky_next),
+	     CH_TEST(t_new_checks), CH_TEST(t_produce_refusals))
