@@ -29,10 +29,11 @@
  * the lowest sequence, so retries neither reorder nor (with idempotence)
  * duplicate. A sequence gap the broker reports for the next expected
  * batch (OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID), or a batch
- * failed for good with idempotence on, bumps the epoch as Java's producer
- * does (KIP-360): sending stops until nothing is in flight, InitProducerId
- * with the current id and epoch, then every partition's sequences restart
- * at 0 and the batches not yet acknowledged are renumbered in order.
+ * failed for good with idempotence on, bumps the epoch as Java's
+ * idempotent producer does (KIP-360): sending stops until nothing is in
+ * flight, the epoch goes up by one (locally; InitProducerId for a new id
+ * once the epoch is exhausted), every partition's sequences restart at 0
+ * and the batches not yet acknowledged are renumbered in order.
  */
 #include "client/cl_producer.h"
 
@@ -607,6 +608,21 @@ on_pid_timer(ch_loop *loop, ch_timer *t, void *ud)
 	pid_request(ud);
 }
 
+/* A new epoch (or id): every partition's sequences restart at 0 (I/O thread,
+ * nothing in flight). */
+static void
+reset_sequences(cohort_producer *p)
+{
+	cl_lock(&p->c);
+	for (ptopic *t = p->topics; t; t = t->next)
+		for (int32_t i = 0; i < t->nparts; i++) {
+			ppart *pp = t->parts[i];
+			pp->next_seq = pp->acked_next = 0;
+			pp->acked_once = pp->stalled = false;
+		}
+	cl_unlock(&p->c);
+}
+
 /* InitProducerId answered: the id and epoch (sequences restart at 0), a
  * retry after a backoff, or a fatal error that fails every batch. */
 static void
@@ -627,16 +643,7 @@ done_pid(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 		p->epoch = m->ProducerEpoch;
 		p->pid_fails = 0;
 		p->pid_state = PID_OK;
-		cl_lock(c);
-		for (ptopic *t = p->topics; t; t = t->next)
-			for (int32_t i = 0; i < t->nparts; i++)
-				*t->parts[i] = (ppart){.t = t,
-						       .partition = t->parts[i]->partition,
-						       .leader = t->parts[i]->leader,
-						       .head = t->parts[i]->head,
-						       .tail = t->parts[i]->tail,
-						       .next_order = t->parts[i]->next_order};
-		cl_unlock(c);
+		reset_sequences(p);
 		sender_run(p);
 		return;
 	}
@@ -669,9 +676,6 @@ pid_request(cohort_producer *p)
 	if (!b)
 		return;
 	p->pid_state = PID_INFLIGHT;
-	/* an exhausted epoch asks for a new id (Java does the same) */
-	if (p->epoch == INT16_MAX)
-		p->pid = -1, p->epoch = -1;
 	cl_request(b, CH_APIKEY_INIT_PRODUCER_ID, build_pid, done_pid, p);
 }
 
@@ -679,11 +683,30 @@ pid_request(cohort_producer *p)
 static void
 epoch_bump(cohort_producer *p)
 {
-	if (p->pid_state != PID_OK)
+	if (p->pid_state == PID_OK)
+		p->pid_state = PID_BUMP_WAIT;
+}
+
+/* The bump, nothing being in flight: as Java's idempotent producer, the
+ * epoch goes up locally (the broker takes a higher epoch at sequence 0);
+ * an exhausted epoch asks InitProducerId for a new id. */
+static void
+bump_now(cohort_producer *p)
+{
+	if (p->pid_state != PID_BUMP_WAIT || p->requests > 0)
 		return;
-	CH_LOGI(CL_LOG, "producer %s: bumping epoch %d of producer id %lld", p->c.client_id,
-		p->epoch, (long long)p->pid);
-	p->pid_state = PID_BUMP_WAIT;
+	if (p->epoch < INT16_MAX) {
+		p->epoch++;
+		CH_LOGI(CL_LOG, "producer %s: producer id %lld bumped to epoch %d", p->c.client_id,
+			(long long)p->pid, p->epoch);
+		p->pid_state = PID_OK;
+		reset_sequences(p);
+		return;
+	}
+	p->pid = -1;
+	p->epoch = -1;
+	p->pid_state = PID_WANTED;
+	pid_request(p);
 }
 
 /* ---- the sender (I/O thread) --------------------------------------------- */
@@ -869,10 +892,7 @@ done_produce(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud
 		return;
 	if (refresh)
 		cl_metadata_refresh(c);
-	if (p->pid_state == PID_BUMP_WAIT && p->requests == 0) {
-		p->pid_state = PID_WANTED;
-		pid_request(p);
-	}
+	bump_now(p);
 	/* not sender_run from here: acks=0 answers inside cl_request */
 	ch_timer_arm(c->loop, &p->timer, ch_loop_now(c->loop));
 }
@@ -1074,8 +1094,8 @@ sender_run(cohort_producer *p)
 		batch_done(p, b, COHORT_ERR__TIMED_OUT);
 	}
 	if (p->pid_state == PID_BUMP_WAIT && p->requests == 0) {
-		p->pid_state = PID_WANTED;
-		pid_request(p);
+		bump_now(p);
+		ch_timer_arm(c->loop, &p->timer, ch_loop_now(c->loop)); /* send again */
 	}
 	if (next >= 0)
 		ch_timer_arm(c->loop, &p->timer, next);

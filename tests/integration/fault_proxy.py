@@ -15,6 +15,10 @@ test at any moment:
   the client gives up and retries while the first try was written).
 - stall(): hold every request until release() (the client's requests pile
   up in its own buffers: back-pressure).
+- gap_next = True: the next Produce request's first record batch gets its
+  base sequence moved 1000 ahead (CRC-32C recomputed), so the broker itself
+  answers OUT_OF_ORDER_SEQUENCE_NUMBER for the batch it expected next, as
+  when it lost the producer's state; `gaps` counts those done.
 
 `produce_answers` counts Produce answers seen from the broker, `dropped`
 and `delayed` what was done to them. The broker must advertise the
@@ -25,6 +29,7 @@ import struct
 import threading
 import time
 
+from test_data_idempotent import crc32c   # record batches' CRC-32C
 from version_proxy import VersionProxy
 
 API_PRODUCE = 0
@@ -38,6 +43,8 @@ class FaultProxy:
         self.delay_every = 0
         self.delay_s = 0.0
         self.produce_answers = 0
+        self.gap_next = False
+        self.gaps = 0
         self.dropped = 0
         self.delayed = 0
         self.lock = threading.Lock()
@@ -107,9 +114,15 @@ class FaultProxy:
                 acks = None
                 if up is None:
                     up = socket.create_connection(("127.0.0.1", self.upstream_port))
-                up.sendall(struct.pack(">i", len(req)) + req)
                 if key == API_PRODUCE:
                     acks = self._acks(req)
+                    with self.lock:
+                        gap, self.gap_next = self.gap_next, False
+                    if gap:
+                        req = self._with_gap(req)
+                        with self.lock:
+                            self.gaps += 1
+                up.sendall(struct.pack(">i", len(req)) + req)
                 if acks == 0:
                     continue   # no answer comes
                 resp = self._read_frame(up)
@@ -129,17 +142,59 @@ class FaultProxy:
                 up.close()
 
     @staticmethod
-    def _acks(req):
-        """The acks field of a Produce request (v3+: after the header and
-        the transactional id)."""
+    def _produce_fields(req):
+        """Offsets in a Produce request (v3+, as libcohort sends it): of
+        acks, and of the first partition's records."""
         version = struct.unpack(">h", req[2:4])[0]
+        flex = version >= 9
         (idlen,) = struct.unpack(">h", req[8:10])
         p = 10 + max(idlen, 0)
-        if version >= 9:   # flexible: tagged fields after the header,
-            p += 1          # none from libcohort; compact nullable string
-            n = req[p]
-            p += 1 + max(n - 1, 0)
+
+        def uvarint(p):
+            v = shift = 0
+            while True:
+                b = req[p]
+                p += 1
+                v |= (b & 0x7f) << shift
+                shift += 7
+                if not b & 0x80:
+                    return v, p
+
+        if flex:
+            _, p = uvarint(p)               # header tagged fields (none)
+            n, p = uvarint(p)               # compact nullable transactional id
+            p += max(n - 1, 0)
         else:
             (tl,) = struct.unpack(">h", req[p:p + 2])
             p += 2 + max(tl, 0)
+        acks_at = p
+        p += 2 + 4                          # acks, timeout
+        if flex:
+            _, p = uvarint(p)               # topics
+            n, p = uvarint(p)
+            p += n - 1                      # name
+            _, p = uvarint(p)               # partitions
+            p += 4                          # index
+            _, p = uvarint(p)               # records length
+        else:
+            p += 4
+            (n,) = struct.unpack(">h", req[p:p + 2])
+            p += 2 + n
+            p += 4 + 4 + 4
+        return acks_at, p
+
+    @classmethod
+    def _with_gap(cls, req):
+        _, r = cls._produce_fields(req)
+        (blen,) = struct.unpack(">i", req[r + 8:r + 12])
+        (seq,) = struct.unpack(">i", req[r + 53:r + 57])
+        b = bytearray(req)
+        b[r + 53:r + 57] = struct.pack(">i", seq + 1000)
+        b[r + 17:r + 21] = struct.pack(">I", crc32c(bytes(b[r + 21:r + 12 + blen])))
+        return bytes(b)
+
+    @classmethod
+    def _acks(cls, req):
+        p, _ = cls._produce_fields(req)
         return struct.unpack(">h", req[p:p + 2])[0]
+

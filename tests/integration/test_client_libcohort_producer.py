@@ -405,6 +405,51 @@ class FaultTests:
                     self.assertGreater(cur[3], prev[3], (p, prev, cur))
                     self.assertEqual(cur[4], 0, (p, prev, cur))
 
+    def test_epoch_bump(self):
+        """The broker answers OUT_OF_ORDER_SEQUENCE_NUMBER for the batch it
+        expected next (the proxy moved its sequence number: what a broker
+        that lost the producer's state sees): the producer bumps its epoch
+        as Java's idempotent producer does (KIP-360: locally, same producer
+        id), restarts the sequences at 0 and resends; every record once, in
+        order."""
+        t = "bump-%s" % self.SUFFIX
+        create_topics(self.broker.port, {t: 1})
+        proc = subprocess.Popen([PRODUCER, self.proxied(), "linger.ms=2"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True, preexec_fn=harness._pdeathsig)
+        lines = []
+        reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
+        reader.start()
+        try:
+            before = self.proxy.gaps
+            proc.stdin.write("G %s 0 300 50 k\nF -1\n" % t)
+            proc.stdin.flush()
+            wait_line(lines, "FLUSHED")
+            self.proxy.gap_next = True
+            proc.stdin.write("G %s 0 300 50 k\nF -1\n" % t)
+            proc.stdin.close()
+            proc.wait(timeout=120)
+            reader.join(10)
+        finally:
+            self.proxy.gap_next = False
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self.assertEqual(self.proxy.gaps, before + 1)
+        reports, errors, other = parse([l.rstrip("\n") for l in lines])
+        self.assertEqual(errors, {})
+        self.assertEqual(len(reports), 600, other)
+        self.assertEqual({r[2] for r in reports.values()}, {"NONE"})
+        log = read_all(self.broker.bootstrap, t, 1)
+        got = [int(v.split(b":")[0]) for _, _, v, _, _ in log[0]]
+        self.assertEqual(got, list(range(300)) * 2)
+        heads = batch_headers(self.broker.port, t, 1)[0]
+        self.assertEqual(len({h[2] for h in heads}), 1, heads)   # one producer id
+        epochs = [h[3] for h in heads]
+        self.assertEqual(epochs, sorted(epochs))
+        self.assertEqual(len(set(epochs)), 2, heads)   # one bump
+        first_new = next(h for h in heads if h[3] == epochs[-1])
+        self.assertEqual(first_new[4], 0)              # sequences restart at 0
+
     def test_not_idempotent_duplicates(self):
         """The same faults without idempotence write some records twice:
         what the test above rules out is really provoked."""

@@ -1,0 +1,188 @@
+/*
+ * prod_bench: produce throughput of libcohort's producer and librdkafka's,
+ * against the same broker in the same run.
+ *
+ *   prod_bench BOOTSTRAP N SIZE [IDEMPOTENCE]
+ *
+ * Each producer sends N records of SIZE bytes (no key: sticky
+ * partitioning) to a fresh 4-partition topic, timed from the first
+ * produce to the end of the flush; both with the same settings: acks=all,
+ * linger.ms=5, batch.size=1000000 (librdkafka's default; Java's 16384
+ * is also run for libcohort), enable.idempotence IDEMPOTENCE ("false" by
+ * default), no compression. The topics are created by Metadata
+ * auto-creation (cohortd's num.partitions is set by run.sh).
+ * Prints msgs/s and MB/s for each and libcohort / librdkafka.
+ */
+#include <cohort/cohort.h>
+#include <librdkafka/rdkafka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static long failed;
+
+static void
+cohort_dr(cohort_producer *p, const cohort_delivery *d, void *opaque)
+{
+	(void)p;
+	(void)opaque;
+	if (d->err)
+		failed++;
+}
+
+/* libcohort: N records of size bytes to topic; returns seconds. */
+static double
+run_cohort(const char *boot, const char *topic, long n, size_t size, const char *idem,
+	   const char *batch)
+{
+	char err[512];
+	cohort_conf *c = cohort_conf_new();
+	const char *kv[][2] = {{"bootstrap.servers", boot},
+			       {"acks", "all"},
+			       {"linger.ms", "5"},
+			       {"batch.size", batch},
+			       {"enable.idempotence", idem}};
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+		if (cohort_conf_set(c, kv[i][0], kv[i][1], err, sizeof(err))) {
+			fprintf(stderr, "%s\n", err);
+			exit(2);
+		}
+	cohort_conf_set_delivery_cb(c, cohort_dr, NULL);
+	cohort_producer *p = cohort_producer_new(c, err, sizeof(err));
+	cohort_conf_free(c);
+	if (!p) {
+		fprintf(stderr, "%s\n", err);
+		exit(2);
+	}
+	char *v = malloc(size);
+	memset(v, 'x', size);
+	/* the topic's metadata first, untimed */
+	if (cohort_produce(p, topic, -1, NULL, 0, v, size, NULL, 0, -1, NULL) ||
+	    cohort_flush(p, -1)) {
+		fprintf(stderr, "libcohort: first record failed\n");
+		exit(1);
+	}
+	double t0 = now_s();
+	for (long i = 0; i < n; i++) {
+		cohort_err e;
+		while ((e = cohort_produce(p, topic, -1, NULL, 0, v, size, NULL, 0, -1, NULL)) ==
+		       COHORT_ERR__QUEUE_FULL)
+			cohort_producer_poll(p, 10);
+		if (e) {
+			fprintf(stderr, "libcohort: %s\n", cohort_err_name(e));
+			exit(1);
+		}
+		if ((i & 1023) == 0)
+			cohort_producer_poll(p, 0);
+	}
+	cohort_flush(p, -1);
+	double t = now_s() - t0;
+	cohort_producer_free(p);
+	free(v);
+	return t;
+}
+
+static void
+rdk_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+	(void)rk;
+	(void)opaque;
+	if (m->err)
+		failed++;
+}
+
+static void
+rset(rd_kafka_conf_t *c, const char *k, const char *v)
+{
+	char err[256];
+	if (rd_kafka_conf_set(c, k, v, err, sizeof(err)) != RD_KAFKA_CONF_OK) {
+		fprintf(stderr, "%s: %s\n", k, err);
+		exit(2);
+	}
+}
+
+/* librdkafka: the same with its producer; returns seconds. */
+static double
+run_rdk(const char *boot, const char *topic, long n, size_t size, const char *idem)
+{
+	char err[512];
+	rd_kafka_conf_t *c = rd_kafka_conf_new();
+	rset(c, "bootstrap.servers", boot);
+	rset(c, "acks", "all");
+	rset(c, "linger.ms", "5");
+	rset(c, "batch.size", "1000000");
+	rset(c, "enable.idempotence", idem);
+	rset(c, "queue.buffering.max.kbytes", "32768"); /* buffer.memory's 32 MiB */
+	rd_kafka_conf_set_dr_msg_cb(c, rdk_dr);
+	rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof(err));
+	if (!rk) {
+		fprintf(stderr, "%s\n", err);
+		exit(2);
+	}
+	char *v = malloc(size);
+	memset(v, 'x', size);
+	rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_VALUE(v, size),
+			  RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+	rd_kafka_flush(rk, -1);
+	double t0 = now_s();
+	for (long i = 0; i < n; i++) {
+		rd_kafka_resp_err_t e;
+		while ((e = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic),
+					      RD_KAFKA_V_VALUE(v, size),
+					      RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+					      RD_KAFKA_V_END)) == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+			rd_kafka_poll(rk, 10);
+		if (e) {
+			fprintf(stderr, "librdkafka: %s\n", rd_kafka_err2name(e));
+			exit(1);
+		}
+		if ((i & 1023) == 0)
+			rd_kafka_poll(rk, 0);
+	}
+	rd_kafka_flush(rk, -1);
+	double t = now_s() - t0;
+	rd_kafka_destroy(rk);
+	free(v);
+	return t;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc < 4) {
+		fprintf(stderr, "usage: prod_bench BOOTSTRAP N SIZE [IDEMPOTENCE]\n");
+		return 2;
+	}
+	const char *boot = argv[1];
+	long n = atol(argv[2]);
+	size_t size = (size_t)atol(argv[3]);
+	const char *idem = argc > 4 ? argv[4] : "false";
+	char t1[64], t2[64], t3[64];
+	snprintf(t1, sizeof(t1), "pb-cohort-%zu-%s", size, idem);
+	snprintf(t2, sizeof(t2), "pb-rdk-%zu-%s", size, idem);
+	snprintf(t3, sizeof(t3), "pb-cohort16k-%zu-%s", size, idem);
+	double tr = run_rdk(boot, t2, n, size, idem);
+	double tc = run_cohort(boot, t1, n, size, idem, "1000000");
+	double tj = run_cohort(boot, t3, n, size, idem, "16384");
+	double mb = (double)n * (double)size / 1e6;
+	printf("%zu B x %ld, idempotence %s:\n", size, n, idem);
+	printf("  librdkafka %-22s %9.0f msg/s %7.1f MB/s\n", "", n / tr, mb / tr);
+	printf("  libcohort  %-22s %9.0f msg/s %7.1f MB/s  ratio %.2f\n", "batch.size=1000000",
+	       n / tc, mb / tc, tr / tc);
+	printf("  libcohort  %-22s %9.0f msg/s %7.1f MB/s  ratio %.2f\n", "batch.size=16384",
+	       n / tj, mb / tj, tr / tj);
+	if (failed) {
+		printf("  %ld records failed\n", failed);
+		return 1;
+	}
+	return 0;
+}
