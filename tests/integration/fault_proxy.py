@@ -19,6 +19,9 @@ test at any moment:
   base sequence moved 1000 ahead (CRC-32C recomputed), so the broker itself
   answers OUT_OF_ORDER_SEQUENCE_NUMBER for the batch it expected next, as
   when it lost the producer's state; `gaps` counts those done.
+- not_leader_next = N: the next N Produce requests are not forwarded; the
+  proxy answers each partition NOT_LEADER_OR_FOLLOWER itself (a leader
+  that moved). `metadata_requests` counts the Metadata requests seen.
 
 `produce_answers` counts Produce answers seen from the broker, `dropped`
 and `delayed` what was done to them. The broker must advertise the
@@ -33,6 +36,20 @@ from test_data_idempotent import crc32c   # record batches' CRC-32C
 from version_proxy import VersionProxy
 
 API_PRODUCE = 0
+API_METADATA = 3
+NOT_LEADER_OR_FOLLOWER = 6
+
+
+def _uvarint(buf, p):
+    """An unsigned varint at buf[p]: (value, offset after it)."""
+    v = shift = 0
+    while True:
+        b = buf[p]
+        p += 1
+        v |= (b & 0x7f) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, p
 
 
 class FaultProxy:
@@ -45,6 +62,9 @@ class FaultProxy:
         self.produce_answers = 0
         self.gap_next = False
         self.gaps = 0
+        self.not_leader_next = 0
+        self.not_leader_sent = 0
+        self.metadata_requests = 0
         self.dropped = 0
         self.delayed = 0
         self.lock = threading.Lock()
@@ -114,7 +134,18 @@ class FaultProxy:
                 acks = None
                 if up is None:
                     up = socket.create_connection(("127.0.0.1", self.upstream_port))
+                if key == API_METADATA:
+                    with self.lock:
+                        self.metadata_requests += 1
                 if key == API_PRODUCE:
+                    with self.lock:
+                        moved = self.not_leader_next > 0
+                        if moved:
+                            self.not_leader_next -= 1
+                            self.not_leader_sent += 1
+                    if moved:
+                        client.sendall(self._not_leader(req))
+                        continue
                     acks = self._acks(req)
                     with self.lock:
                         gap, self.gap_next = self.gap_next, False
@@ -151,14 +182,7 @@ class FaultProxy:
         p = 10 + max(idlen, 0)
 
         def uvarint(p):
-            v = shift = 0
-            while True:
-                b = req[p]
-                p += 1
-                v |= (b & 0x7f) << shift
-                shift += 7
-                if not b & 0x80:
-                    return v, p
+            return _uvarint(req, p)
 
         if flex:
             _, p = uvarint(p)               # header tagged fields (none)
@@ -182,6 +206,80 @@ class FaultProxy:
             p += 2 + n
             p += 4 + 4 + 4
         return acks_at, p
+
+    @staticmethod
+    def _not_leader(req):
+        """A Produce answer (the request's version, v3+) giving every
+        partition of the request NOT_LEADER_OR_FOLLOWER, framed."""
+        version, corr = struct.unpack(">hi", req[2:8])
+        flex = version >= 9
+        (idlen,) = struct.unpack(">h", req[8:10])
+        p = 10 + max(idlen, 0)
+
+        def uvarint(p):
+            return _uvarint(req, p)
+
+        def count(p):   # array count, compact or not
+            if flex:
+                n, p = uvarint(p)
+                return n - 1, p
+            return struct.unpack(">i", req[p:p + 4])[0], p + 4
+
+        def string(p):
+            if flex:
+                n, p = uvarint(p)
+                return req[p:p + n - 1], p + n - 1
+            (n,) = struct.unpack(">h", req[p:p + 2])
+            return req[p + 2:p + 2 + max(n, 0)], p + 2 + max(n, 0)
+
+        if flex:
+            _, p = uvarint(p)               # header tagged fields
+        _, p = string(p)                    # transactional id
+        p += 6                              # acks, timeout
+        topics = []
+        nt, p = count(p)
+        for _ in range(nt):
+            name, p = string(p)
+            parts = []
+            np_, p = count(p)
+            for _ in range(np_):
+                (idx,) = struct.unpack(">i", req[p:p + 4])
+                p += 4
+                if flex:
+                    n, p = uvarint(p)
+                    p += max(n - 1, 0)
+                    _, p = uvarint(p)       # partition tagged fields
+                else:
+                    (n,) = struct.unpack(">i", req[p:p + 4])
+                    p += 4 + max(n, 0)
+                parts.append(idx)
+            if flex:
+                _, p = uvarint(p)           # topic tagged fields
+            topics.append((name, parts))
+
+        def w_count(n):
+            return bytes([n + 1]) if flex else struct.pack(">i", n)
+
+        out = struct.pack(">i", corr) + (b"\0" if flex else b"")
+        out += w_count(len(topics))
+        for name, parts in topics:
+            out += (bytes([len(name) + 1]) if flex else struct.pack(">h", len(name))) + name
+            out += w_count(len(parts))
+            for idx in parts:
+                out += struct.pack(">ihq", idx, NOT_LEADER_OR_FOLLOWER, -1)
+                out += struct.pack(">q", -1)                    # LogAppendTimeMs (v2+)
+                if version >= 5:
+                    out += struct.pack(">q", -1)                # LogStartOffset
+                if version >= 8:                                # RecordErrors, ErrorMessage
+                    out += (b"\x01\x00" if flex else struct.pack(">ih", 0, -1))
+                if flex:
+                    out += b"\0"
+            if flex:
+                out += b"\0"
+        out += struct.pack(">i", 0)                             # ThrottleTimeMs
+        if flex:
+            out += b"\0"
+        return struct.pack(">i", len(out)) + out
 
     @classmethod
     def _with_gap(cls, req):

@@ -19,6 +19,10 @@ records are read back with confluent-kafka (librdkafka 2.0.2, Debian).
   answers the broker has written, the idempotent producer's retries leave
   each record exactly once and in order per partition, where the same run
   without idempotence writes duplicates (the proxy's faults are real);
+- a broker that answers OUT_OF_ORDER_SEQUENCE_NUMBER for the batch it
+  expected next makes the producer bump its epoch (KIP-360) and go on at
+  sequence 0; NOT_LEADER_OR_FOLLOWER makes it refresh the metadata and
+  resend, in order;
 - buffer.memory with max.block.ms=0: while the proxy holds every request,
   produce returns _QUEUE_FULL; once released, every accepted record is
   delivered.
@@ -414,28 +418,18 @@ class FaultTests:
         order."""
         t = "bump-%s" % self.SUFFIX
         create_topics(self.broker.port, {t: 1})
-        proc = subprocess.Popen([PRODUCER, self.proxied(), "linger.ms=2"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, text=True, preexec_fn=harness._pdeathsig)
-        lines = []
-        reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
-        reader.start()
-        try:
-            before = self.proxy.gaps
-            proc.stdin.write("G %s 0 300 50 k\nF -1\n" % t)
-            proc.stdin.flush()
-            wait_line(lines, "FLUSHED")
+        before = self.proxy.gaps
+
+        def gap():
             self.proxy.gap_next = True
-            proc.stdin.write("G %s 0 300 50 k\nF -1\n" % t)
-            proc.stdin.close()
-            proc.wait(timeout=120)
-            reader.join(10)
+
+        try:
+            reports, errors, other = self.interactive(
+                [(lambda: None, ["G %s 0 300 50 k" % t]), (gap, ["G %s 0 300 50 k" % t])],
+                [("linger.ms", "2")])
         finally:
             self.proxy.gap_next = False
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
         self.assertEqual(self.proxy.gaps, before + 1)
-        reports, errors, other = parse([l.rstrip("\n") for l in lines])
         self.assertEqual(errors, {})
         self.assertEqual(len(reports), 600, other)
         self.assertEqual({r[2] for r in reports.values()}, {"NONE"})
@@ -449,6 +443,61 @@ class FaultTests:
         self.assertEqual(len(set(epochs)), 2, heads)   # one bump
         first_new = next(h for h in heads if h[3] == epochs[-1])
         self.assertEqual(first_new[4], 0)              # sequences restart at 0
+
+    def interactive(self, rounds, settings=()):
+        """Runs the producer through the proxy, one round of commands after
+        another: rounds is [(before, commands)], before() called ahead of
+        its commands, each round ending at its flush. Returns parse()'s."""
+        proc = subprocess.Popen([PRODUCER, self.proxied()] + ["%s=%s" % kv for kv in settings],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                preexec_fn=harness._pdeathsig)
+        lines = []
+        reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
+        reader.start()
+        try:
+            for i, (before, commands) in enumerate(rounds):
+                before()
+                proc.stdin.write("\n".join(commands) + "\nF -1\n")
+                proc.stdin.flush()
+                wait_line(lines, "FLUSHED", count=i + 1, timeout=120)
+            proc.stdin.close()
+            proc.wait(timeout=120)
+            reader.join(10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+        return parse([l.rstrip("\n") for l in lines])
+
+    def test_leader_moved(self):
+        """Produce answered NOT_LEADER_OR_FOLLOWER (the proxy answers three
+        requests itself, as a broker that lost the leadership): the producer
+        asks for metadata again and resends; every record once, and in each
+        partition in the order produced."""
+        t = "moved-%s" % self.SUFFIX
+        create_topics(self.broker.port, {t: 2})
+        seen = {}
+
+        def move():
+            seen["md"] = self.proxy.metadata_requests
+            seen["sent"] = self.proxy.not_leader_sent
+            self.proxy.not_leader_next = 3
+
+        reports, errors, other = self.interactive(
+            [(lambda: None, ["G %s -1 100 50 a" % t]), (move, ["G %s -1 200 50 b" % t])],
+            [("linger.ms", "2"), ("batch.size", "2000")])
+        self.proxy.not_leader_next = 0
+        self.assertEqual(self.proxy.not_leader_sent, seen["sent"] + 3)
+        self.assertGreater(self.proxy.metadata_requests, seen["md"])
+        self.assertEqual(errors, {})
+        self.assertEqual(len(reports), 300, other)
+        self.assertEqual({r[2] for r in reports.values()}, {"NONE"})
+        log = read_all(self.broker.bootstrap, t, 2)
+        self.assertEqual(sum(len(l) for l in log.values()), 300)
+        for p in range(2):
+            offs = [reports[s][1] for s in sorted(reports) if reports[s][0] == p]
+            self.assertEqual(offs, list(range(len(log[p]))), "partition %d" % p)
 
     def test_not_idempotent_duplicates(self):
         """The same faults without idempotence write some records twice:
