@@ -55,6 +55,7 @@ typedef struct cli_args {
 	bool json;                  /* --json */
 	int timeout_ms;             /* --timeout-ms, default 30000 */
 	bool help;                  /* --help */
+	cohort_admin *admin;        /* for commands with cli_command.admin */
 } cli_args;
 
 typedef struct cli_command {
@@ -64,6 +65,7 @@ typedef struct cli_command {
 	const cli_opt *opts; /* NULL-name terminated, at most CLI_MAX_OPTS */
 	int min_pos, max_pos;
 	int (*run)(cli_args *a);
+	bool admin; /* run gets an admin client in a->admin (freed after) */
 } cli_command;
 
 /* The commands of each file. */

@@ -302,6 +302,7 @@ run(cli_args *a)
 }
 
 const cli_command cli_consume_cmd = {
-	"consume",   "TOPIC...", "print records of topics as a member of a consumer group", opts, 1,
-	CLI_MAX_POS, run,
+	"consume", "TOPIC...", "print records of topics as a member of a consumer group",
+	opts,      1,          CLI_MAX_POS,
+	run,       false,
 };

@@ -304,9 +304,7 @@ run_reset(cli_args *a)
 	if (rc)
 		return rc;
 	const char *group = a->pos[0];
-	cohort_admin *ad = cli_admin(a, &rc);
-	if (!ad)
-		return rc;
+	cohort_admin *ad = a->admin;
 	tp_list l = {0};
 	int64_t *target = NULL, *lo = NULL, *hi = NULL;
 	cohort_group_descriptions *d = NULL;
@@ -430,7 +428,6 @@ run_reset(cli_args *a)
 	tp_list_free(&l);
 	cohort_group_offsets_list_free(committed);
 	cohort_group_descriptions_free(d);
-	cohort_admin_free(ad);
 	return rc;
 }
 
@@ -441,13 +438,10 @@ static const cli_opt no_opts[] = {{NULL, NULL, NULL, false}};
 static int
 run_delete(cli_args *a)
 {
-	int rc;
-	cohort_admin *ad = cli_admin(a, &rc);
-	if (!ad)
-		return rc;
+	int rc = CLI_OK;
+	cohort_admin *ad = a->admin;
 	cohort_err errs[CLI_MAX_POS];
 	cohort_admin_delete_groups(ad, a->pos, (size_t)a->npos, errs, -1);
-	cohort_admin_free(ad);
 	json_t *o = a->json ? json_object() : NULL;
 	for (int i = 0; i < a->npos; i++) {
 		if (o)
@@ -475,13 +469,11 @@ static const cli_opt delete_offsets_opts[] = {
 static int
 run_delete_offsets(cli_args *a)
 {
-	int rc, nt;
+	int rc = CLI_OK, nt;
 	cli_opt_all(a, "topic", &nt);
 	if (!nt)
 		return cli_fail(CLI_EUSAGE, "delete-offsets: give --topic T[:P,...]");
-	cohort_admin *ad = cli_admin(a, &rc);
-	if (!ad)
-		return rc;
+	cohort_admin *ad = a->admin;
 	tp_list l = {0};
 	rc = parse_topics(a, ad, &l);
 	cohort_tp_offset *parts = rc ? NULL : calloc(l.n + 1, sizeof(*parts));
@@ -522,7 +514,6 @@ run_delete_offsets(cli_args *a)
 	}
 	free(parts);
 	tp_list_free(&l);
-	cohort_admin_free(ad);
 	return rc;
 }
 
@@ -534,18 +525,15 @@ static const cli_opt remove_opts[] = {
 static int
 run_remove_members(cli_args *a)
 {
-	int rc, n;
+	int rc = CLI_OK, n;
 	const char *const *ids = cli_opt_all(a, "instance-id", &n);
 	if (!n)
 		return cli_fail(CLI_EUSAGE, "remove-members: give --instance-id ID");
-	cohort_admin *ad = cli_admin(a, &rc);
-	if (!ad)
-		return rc;
+	cohort_admin *ad = a->admin;
 	cohort_err *errs = calloc((size_t)n, sizeof(*errs));
 	cohort_err e =
 		errs ? cohort_admin_remove_members(ad, a->pos[0], ids, (size_t)n, errs, NULL, -1)
 		     : COHORT_ERR__NOMEM;
-	cohort_admin_free(ad);
 	json_t *o = a->json ? json_object() : NULL;
 	for (int i = 0; errs && i < n; i++) {
 		if (o)
@@ -573,14 +561,15 @@ const cli_command cli_groups_reset_cmd = {
 	reset_opts,
 	1,
 	1,
-	run_reset};
+	run_reset,
+	true};
 const cli_command cli_groups_delete_cmd = {
-	"groups delete", "GROUP...", "delete groups that have no members", no_opts, 1,
-	CLI_MAX_POS,     run_delete};
+	"groups delete", "GROUP...", "delete groups that have no members", no_opts, 1, CLI_MAX_POS,
+	run_delete,      true};
 const cli_command cli_groups_delete_offsets_cmd = {
 	"groups delete-offsets", "GROUP", "delete a group's committed offsets of partitions",
 	delete_offsets_opts,     1,       1,
-	run_delete_offsets};
+	run_delete_offsets,      true};
 const cli_command cli_groups_remove_members_cmd = {
 	"groups remove-members",
 	"GROUP",
@@ -588,4 +577,5 @@ const cli_command cli_groups_remove_members_cmd = {
 	remove_opts,
 	1,
 	1,
-	run_remove_members};
+	run_remove_members,
+	true};

@@ -31,12 +31,10 @@ static const cli_opt list_opts[] = {
 static int
 run_list(cli_args *a)
 {
-	int rc, ns, nt;
+	int ns, nt;
 	const char *const *states = cli_opt_all(a, "state", &ns);
 	const char *const *types = cli_opt_all(a, "type", &nt);
-	cohort_admin *ad = cli_admin(a, &rc);
-	if (!ad)
-		return rc;
+	cohort_admin *ad = a->admin;
 	cohort_group_list *l = NULL;
 	cohort_err e = cohort_admin_list_groups(ad, states, (size_t)ns, types, (size_t)nt, -1, &l);
 	cohort_group_descriptions *d = NULL;
@@ -48,7 +46,6 @@ run_list(cli_args *a)
 			cohort_admin_describe_groups(ad, ids, l->groups_n, -1, &d);
 		free(ids);
 	}
-	cohort_admin_free(ad);
 	if (e) {
 		cohort_group_list_free(l);
 		return cli_fail(cli_status(e), "groups list: %s", cohort_err_str(e));
@@ -440,12 +437,9 @@ describe_once(const cli_args *a, cohort_admin *ad, int64_t *total_lag)
 static int
 run_describe(cli_args *a)
 {
-	int rc;
-	cohort_admin *ad = cli_admin(a, &rc);
-	if (!ad)
-		return rc;
+	int rc = CLI_OK;
+	cohort_admin *ad = a->admin;
 	rc = describe_once(a, ad, NULL);
-	cohort_admin_free(ad);
 	return rc;
 }
 
@@ -469,9 +463,7 @@ run_watch(cli_args *a)
 		rc = cli_opt_int(a, "iterations", 1, INT64_MAX, -1, &iterations);
 	if (rc)
 		return rc;
-	cohort_admin *ad = cli_admin(a, &rc);
-	if (!ad)
-		return rc;
+	cohort_admin *ad = a->admin;
 	cli_catch_stop_signals();
 	bool tty = isatty(STDOUT_FILENO);
 	int64_t prev_lag = -1;
@@ -498,13 +490,13 @@ run_watch(cli_args *a)
 		     t++)
 			usleep(100000);
 	}
-	cohort_admin_free(ad);
 	return cli_stop_requested ? CLI_OK : rc;
 }
 
 const cli_command cli_groups_list_cmd = {
-	"groups list", "", "the cluster's groups with state, protocol and members", list_opts, 0, 0,
-	run_list};
+	"groups list", "",  "the cluster's groups with state, protocol and members",
+	list_opts,     0,   0,
+	run_list,      true};
 const cli_command cli_groups_describe_cmd = {
 	"groups describe",
 	"GROUP",
@@ -513,7 +505,8 @@ const cli_command cli_groups_describe_cmd = {
 	describe_opts,
 	1,
 	1,
-	run_describe};
+	run_describe,
+	true};
 const cli_command cli_groups_watch_cmd = {
 	"groups watch",
 	"GROUP",
@@ -521,4 +514,5 @@ const cli_command cli_groups_watch_cmd = {
 	watch_opts,
 	1,
 	1,
-	run_watch};
+	run_watch,
+	true};

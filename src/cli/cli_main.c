@@ -20,12 +20,13 @@ static int cmd_completion(cli_args *a);
 static const cli_opt no_opts[] = {{NULL, NULL, NULL, false}};
 
 static const cli_command version_cmd = {
-	"version", "", "print cohort's and libcohort's version", no_opts, 0, 0, cmd_version};
+	"version", "", "print cohort's and libcohort's version", no_opts, 0, 0, cmd_version, false};
 static const cli_command help_cmd = {
-	"help", "[COMMAND...]", "explain a command, or list them all", no_opts, 0, 3, cmd_help};
+	"help",   "[COMMAND...]", "explain a command, or list them all", no_opts, 0, 3,
+	cmd_help, false};
 static const cli_command completion_cmd = {
-	"completion",  "bash", "print a bash completion script (source it)", no_opts, 1, 1,
-	cmd_completion};
+	"completion",   "bash", "print a bash completion script (source it)", no_opts, 1, 1,
+	cmd_completion, false};
 
 static const cli_command *const commands[] = {
 	&cli_topics_list_cmd,
@@ -265,8 +266,9 @@ main(int argc, char **argv)
 	if (rc == CLI_OK) {
 		if (a.help)
 			command_help(stdout, cmd);
-		else
+		else if (!cmd->admin || (a.admin = cli_admin(&a, &rc)))
 			rc = cmd->run(&a);
+		cohort_admin_free(a.admin);
 	}
 	cli_args_free(&a);
 	return rc;

@@ -35,13 +35,9 @@ topic_fail(const char *cmd, const char *topic, cohort_err e, const char *msg)
 static int
 run_list(cli_args *a)
 {
-	int rc;
-	cohort_admin *ad = cli_admin(a, &rc);
-	if (!ad)
-		return rc;
+	cohort_admin *ad = a->admin;
 	cohort_topic_descriptions *d = NULL;
 	cohort_err e = cohort_admin_describe_topics(ad, NULL, 0, -1, &d);
-	cohort_admin_free(ad);
 	if (e && !d)
 		return cli_fail(cli_status(e), "topics list: %s", cohort_err_str(e));
 	json_t *arr = a->json ? json_array() : NULL;
@@ -63,13 +59,10 @@ run_list(cli_args *a)
 static int
 run_describe(cli_args *a)
 {
-	int rc;
-	cohort_admin *ad = cli_admin(a, &rc);
-	if (!ad)
-		return rc;
+	int rc = CLI_OK;
+	cohort_admin *ad = a->admin;
 	cohort_topic_descriptions *d = NULL;
 	cohort_err e = cohort_admin_describe_topics(ad, a->pos, (size_t)a->npos, -1, &d);
-	cohort_admin_free(ad);
 	if (!d)
 		return cli_fail(cli_status(e), "topics describe: %s", cohort_err_str(e));
 	rc = CLI_OK;
@@ -147,7 +140,7 @@ run_create(cli_args *a)
 		names[i] = strndup(cfg[i], (size_t)(eq - cfg[i]));
 		kv[i] = (cohort_config_kv){names[i], eq + 1};
 	}
-	cohort_admin *ad = rc ? NULL : cli_admin(a, &rc);
+	cohort_admin *ad = rc ? NULL : a->admin;
 	if (ad) {
 		cohort_new_topic t = {.name = a->pos[0],
 				      .partitions = (int32_t)parts,
@@ -156,7 +149,6 @@ run_create(cli_args *a)
 				      .configs_n = (size_t)nc};
 		cohort_err e =
 			cohort_admin_create_topics(ad, &t, 1, cli_opt_has(a, "validate-only"), -1);
-		cohort_admin_free(ad);
 		if (e)
 			rc = topic_fail("topics create", t.name, e, t.errmsg);
 		else if (a->json)
@@ -176,13 +168,10 @@ run_create(cli_args *a)
 static int
 run_delete(cli_args *a)
 {
-	int rc;
-	cohort_admin *ad = cli_admin(a, &rc);
-	if (!ad)
-		return rc;
+	int rc = CLI_OK;
+	cohort_admin *ad = a->admin;
 	cohort_err errs[CLI_MAX_POS];
 	cohort_admin_delete_topics(ad, a->pos, (size_t)a->npos, errs, -1);
-	cohort_admin_free(ad);
 	rc = CLI_OK;
 	for (int i = 0; i < a->npos; i++) {
 		if (errs[i])
@@ -208,13 +197,9 @@ run_add_partitions(cli_args *a)
 		return cli_fail(CLI_EUSAGE,
 				"topics add-partitions: expected the new partition count, got '%s'",
 				a->pos[1]);
-	int rc;
-	cohort_admin *ad = cli_admin(a, &rc);
-	if (!ad)
-		return rc;
+	cohort_admin *ad = a->admin;
 	cohort_new_partitions p = {.topic = a->pos[0], .total = (int32_t)total};
 	cohort_err e = cohort_admin_create_partitions(ad, &p, 1, 0, -1);
-	cohort_admin_free(ad);
 	if (e)
 		return topic_fail("topics add-partitions", p.topic, e, p.errmsg);
 	if (a->json)
@@ -225,15 +210,15 @@ run_add_partitions(cli_args *a)
 }
 
 const cli_command cli_topics_list_cmd = {
-	"topics list", "", "list the cluster's topics", no_opts, 0, 0, run_list};
+	"topics list", "", "list the cluster's topics", no_opts, 0, 0, run_list, true};
 const cli_command cli_topics_describe_cmd = {
 	"topics describe", "TOPIC...", "partitions, leaders, replicas and in-sync replicas",
 	no_opts,           1,          CLI_MAX_POS,
-	run_describe};
+	run_describe,      true};
 const cli_command cli_topics_create_cmd = {
-	"topics create", "TOPIC", "create a topic", create_opts, 1, 1, run_create};
-const cli_command cli_topics_delete_cmd = {"topics delete", "TOPIC...", "delete topics", no_opts, 1,
-					   CLI_MAX_POS,     run_delete};
+	"topics create", "TOPIC", "create a topic", create_opts, 1, 1, run_create, true};
+const cli_command cli_topics_delete_cmd = {
+	"topics delete", "TOPIC...", "delete topics", no_opts, 1, CLI_MAX_POS, run_delete, true};
 const cli_command cli_topics_add_partitions_cmd = {
 	"topics add-partitions", "TOPIC N", "grow a topic to N partitions", no_opts, 2, 2,
-	run_add_partitions};
+	run_add_partitions,      true};
