@@ -69,7 +69,7 @@ typedef struct cli_command {
 } cli_command;
 
 /* The commands of each file. */
-extern const cli_command cli_consume_cmd;
+extern const cli_command cli_consume_cmd, cli_produce_cmd;
 extern const cli_command cli_topics_list_cmd, cli_topics_describe_cmd, cli_topics_create_cmd,
 	cli_topics_delete_cmd, cli_topics_add_partitions_cmd;
 extern const cli_command cli_groups_list_cmd, cli_groups_describe_cmd, cli_groups_reset_cmd,
@@ -93,6 +93,16 @@ const char *const *cli_opt_all(const cli_args *a, const char *name, int *n);
  * message naming the option. Absent: *out = dflt. */
 int cli_opt_int(const cli_args *a, const char *name, int64_t min, int64_t max, int64_t dflt,
 		int64_t *out);
+/* ms since the epoch of an ISO-8601 time "YYYY-MM-DDTHH:MM:SS[.sss]"
+ * with "Z", "+HH:MM" or "-HH:MM" (none: UTC),
+ * or -1 when it is not one. */
+int64_t cli_parse_datetime(const char *s);
+/* ms of an ISO-8601 duration "PnDTnHnMn[.n]S" (Java's Duration.parse, days
+ * at most), or -1. */
+int64_t cli_parse_duration(const char *s);
+/* ms of a span: "500ms", "30s", "5m", "2h", "1d", a bare number of seconds,
+ * or an ISO-8601 duration; -1 when it is none of them. */
+int64_t cli_parse_span(const char *s);
 /* Parse argv (after the command words) into a; CLI_OK or CLI_EUSAGE with
  * the message printed. */
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a);
@@ -143,5 +153,12 @@ struct json_t;
 void cli_json_print(struct json_t *v);
 /* Set key=value on conf or print why not; CLI_OK or CLI_EUSAGE. */
 int cli_conf_set(cohort_conf *conf, const char *key, const char *value, const char *origin);
+
+/* Every --property KEY=VALUE of a's command onto conf; CLI_OK or
+ * CLI_EUSAGE naming the bad one. */
+int cli_conf_properties(const cli_args *a, cohort_conf *conf);
+/* The partition count of topic into *count; a missing topic or no broker
+ * is a printed failure (CLI_ENOTFOUND, CLI_EUNREACHABLE) prefixed by cmd. */
+int cli_topic_partitions(cohort_admin *ad, const char *cmd, const char *topic, int32_t *count);
 
 #endif

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 
@@ -192,4 +193,104 @@ cli_args_free(cli_args *a)
 {
 	for (int i = 0; i < CLI_MAX_OPTS; i++)
 		free(a->vals[i]);
+}
+
+int64_t
+cli_parse_datetime(const char *s)
+{
+	struct tm tm = {0};
+	int ms = 0, used = 0;
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &used) != 6 ||
+	    used != 19)
+		return -1;
+	const char *p = s + used;
+	if (*p == '.') {
+		int digits = 0;
+		for (p++; *p >= '0' && *p <= '9' && digits < 3; p++, digits++)
+			ms = ms * 10 + (*p - '0');
+		if (!digits)
+			return -1;
+		while (digits++ < 3)
+			ms *= 10;
+	}
+	int64_t offset_s = 0; /* east of UTC */
+	if (*p == 'Z') {
+		p++;
+	} else if (*p == '+' || *p == '-') {
+		int hh, mm, n = 0;
+		if (sscanf(p + 1, "%2d:%2d%n", &hh, &mm, &n) != 2 || n != 5 || hh > 18 || mm > 59)
+			return -1;
+		offset_s = (*p == '-' ? -1 : 1) * (int64_t)(hh * 3600 + mm * 60);
+		p += 1 + n;
+	}
+	if (*p || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
+	    tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 59)
+		return -1;
+	int mday = tm.tm_mday;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	time_t t = timegm(&tm);
+	if (tm.tm_mday != mday) /* timegm normalised a 31st of a shorter month */
+		return -1;
+	t -= (time_t)offset_s;
+	return t < 0 ? -1 : (int64_t)t * 1000 + ms;
+}
+
+int64_t
+cli_parse_duration(const char *s)
+{
+	if (*s != 'P' && *s != 'p')
+		return -1;
+	s++;
+	int64_t ms = 0;
+	bool in_time = false, any = false;
+	while (*s) {
+		if (*s == 'T' || *s == 't') {
+			if (in_time)
+				return -1;
+			in_time = true;
+			s++;
+			continue;
+		}
+		char *end;
+		double v = strtod(s, &end);
+		if (end == s || v < 0 || !(*s >= '0' && *s <= '9'))
+			return -1;
+		char u = *end;
+		double mult = u == 'D' || u == 'd'   ? (in_time ? -1 : 86400000.0)
+			      : u == 'H' || u == 'h' ? (in_time ? 3600000.0 : -1)
+			      : u == 'M' || u == 'm' ? (in_time ? 60000.0 : -1)
+			      : u == 'S' || u == 's' ? (in_time ? 1000.0 : -1)
+						     : -1;
+		if (mult < 0 || v * mult > 1e15)
+			return -1;
+		ms += (int64_t)(v * mult);
+		any = true;
+		s = end + 1;
+	}
+	return any ? ms : -1;
+}
+
+int64_t
+cli_parse_span(const char *s)
+{
+	if (*s == 'P' || *s == 'p')
+		return cli_parse_duration(s);
+	if (!(*s >= '0' && *s <= '9'))
+		return -1;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s)
+		return -1;
+	double mult = strcmp(end, "ms") == 0                          ? 1
+		      : strcmp(end, "s") == 0 || strcmp(end, "") == 0 ? 1000
+		      : strcmp(end, "m") == 0                         ? 60000
+		      : strcmp(end, "h") == 0                         ? 3600000
+		      : strcmp(end, "d") == 0                         ? 86400000
+								      : -1;
+	if (mult < 0 || v * mult > 1e15)
+		return -1;
+	return (int64_t)(v * mult);
 }

@@ -88,3 +88,40 @@ cli_json_print(json_t *v)
 	free(s);
 	json_decref(v);
 }
+
+int
+cli_conf_properties(const cli_args *a, cohort_conf *conf)
+{
+	int n, rc = CLI_OK;
+	const char *const *props = cli_opt_all(a, "property", &n);
+	for (int i = 0; i < n && !rc; i++) {
+		const char *eq = strchr(props[i], '=');
+		if (!eq || eq == props[i])
+			return cli_fail(CLI_EUSAGE, "--property: expected KEY=VALUE, got '%s'",
+					props[i]);
+		char key[256];
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - props[i]), props[i]);
+		rc = cli_conf_set(conf, key, eq + 1, "--property");
+	}
+	return rc;
+}
+
+int
+cli_topic_partitions(cohort_admin *ad, const char *cmd, const char *topic, int32_t *count)
+{
+	cohort_topic_descriptions *d = NULL;
+	const char *one[1] = {topic};
+	cohort_err e = cohort_admin_describe_topics(ad, one, 1, -1, &d);
+	if (!e && d && d->topics_n)
+		e = d->topics[0].err;
+	*count = e || !d || !d->topics_n ? 0 : (int32_t)d->topics[0].partitions_n;
+	cohort_topic_descriptions_free(d);
+	if (e == COHORT_ERR_UNKNOWN_TOPIC_OR_PARTITION)
+		return cli_fail(CLI_ENOTFOUND, "%s: topic '%s' does not exist", cmd, topic);
+	if (e == COHORT_ERR__TIMED_OUT || e == COHORT_ERR__TRANSPORT)
+		return cli_fail(CLI_EUNREACHABLE, "%s: no broker answered (%s)", cmd,
+				cohort_err_str(e));
+	if (e)
+		return cli_fail(cli_status(e), "%s: topic '%s': %s", cmd, topic, cohort_err_str(e));
+	return CLI_OK;
+}

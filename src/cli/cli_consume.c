@@ -187,17 +187,8 @@ configure(const cli_args *a, cohort_conf *conf)
 		return cli_fail(CLI_EUSAGE, "--from: expected earliest or latest, got '%s'", v);
 	if (!rc)
 		rc = cli_conf_set(conf, "auto.offset.reset", v ? v : "latest", "--from");
-	int n;
-	const char *const *props = cli_opt_all(a, "property", &n);
-	for (int i = 0; i < n && !rc; i++) {
-		const char *eq = strchr(props[i], '=');
-		if (!eq || eq == props[i])
-			return cli_fail(CLI_EUSAGE, "--property: expected KEY=VALUE, got '%s'",
-					props[i]);
-		char key[256];
-		snprintf(key, sizeof(key), "%.*s", (int)(eq - props[i]), props[i]);
-		rc = cli_conf_set(conf, key, eq + 1, "--property");
-	}
+	if (!rc)
+		rc = cli_conf_properties(a, conf);
 	return rc;
 }
 

@@ -116,8 +116,8 @@ static const cli_opt reset_opts[] = {
 	{"to-latest", NULL, "to the log end offset", false},
 	{"to-offset", "N", "to offset N (kept within [log start, log end])", false},
 	{"shift-by", "N", "by N from the committed offset (negative: back)", false},
-	{"to-datetime", "YYYY-MM-DDTHH:MM:SS[.sss]",
-	 "to the first offset at or after this UTC time", false},
+	{"to-datetime", "YYYY-MM-DDTHH:MM:SS[.sss][Z|+HH:MM]",
+	 "to the first offset at or after this time (UTC unless a zone is given)", false},
 	{"by-duration", "PnDTnHnMnS", "to the first offset at or after now minus the duration",
 	 false},
 	{"to-current", NULL, "to the committed offset (log end where none)", false},
@@ -126,72 +126,6 @@ static const cli_opt reset_opts[] = {
 	{"export", NULL, "print the new offsets as the CSV --from-file reads", false},
 	{NULL, NULL, NULL, false},
 };
-
-/* ms since the epoch of "YYYY-MM-DDTHH:MM:SS[.sss]" (UTC, an optional
- * trailing Z), or -1. */
-static int64_t
-parse_datetime(const char *s)
-{
-	struct tm tm = {0};
-	int ms = 0, used = 0;
-	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &used) != 6)
-		return -1;
-	const char *p = s + used;
-	if (*p == '.') {
-		int digits = 0;
-		for (p++; *p >= '0' && *p <= '9' && digits < 3; p++, digits++)
-			ms = ms * 10 + (*p - '0');
-		while (digits++ < 3)
-			ms *= 10;
-	}
-	if (*p == 'Z')
-		p++;
-	if (*p || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
-	    tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
-		return -1;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	time_t t = timegm(&tm);
-	return t < 0 ? -1 : (int64_t)t * 1000 + ms;
-}
-
-/* ms of an ISO-8601 duration "PnDTnHnMn[.n]S" (Java's Duration.parse,
- * days at most), or -1. */
-static int64_t
-parse_duration(const char *s)
-{
-	if (*s != 'P' && *s != 'p')
-		return -1;
-	s++;
-	int64_t ms = 0;
-	bool in_time = false, any = false;
-	while (*s) {
-		if (*s == 'T' || *s == 't') {
-			if (in_time)
-				return -1;
-			in_time = true;
-			s++;
-			continue;
-		}
-		char *end;
-		double v = strtod(s, &end);
-		if (end == s || v < 0)
-			return -1;
-		char u = *end;
-		double mult = u == 'D' || u == 'd'   ? (in_time ? -1 : 86400000.0)
-			      : u == 'H' || u == 'h' ? (in_time ? 3600000.0 : -1)
-			      : u == 'M' || u == 'm' ? (in_time ? 60000.0 : -1)
-			      : u == 'S' || u == 's' ? (in_time ? 1000.0 : -1)
-						     : -1;
-		if (mult < 0)
-			return -1;
-		ms += (int64_t)(v * mult);
-		any = true;
-		s = end + 1;
-	}
-	return any ? ms : -1;
-}
 
 /* The partitions and offsets of a --from-file CSV (topic,partition,offset
  * per line; a header line "topic,partition,offset" is skipped). */
@@ -290,12 +224,12 @@ run_reset(cli_args *a)
 	else if (strcmp(mode, "shift-by") == 0)
 		rc = cli_opt_int(a, "shift-by", INT64_MIN / 2, INT64_MAX / 2, 0, &arg);
 	else if (strcmp(mode, "to-datetime") == 0 &&
-		 (arg = parse_datetime(cli_opt_get(a, "to-datetime"))) < 0)
+		 (arg = cli_parse_datetime(cli_opt_get(a, "to-datetime"))) < 0)
 		rc = cli_fail(CLI_EUSAGE,
 			      "--to-datetime: expected YYYY-MM-DDTHH:MM:SS[.sss], got '%s'",
 			      cli_opt_get(a, "to-datetime"));
 	else if (strcmp(mode, "by-duration") == 0) {
-		int64_t d = parse_duration(cli_opt_get(a, "by-duration"));
+		int64_t d = cli_parse_duration(cli_opt_get(a, "by-duration"));
 		if (d < 0)
 			rc = cli_fail(CLI_EUSAGE, "--by-duration: expected PnDTnHnMnS, got '%s'",
 				      cli_opt_get(a, "by-duration"));

@@ -34,6 +34,7 @@ static const cli_command *const commands[] = {
 	&cli_topics_create_cmd,
 	&cli_topics_delete_cmd,
 	&cli_topics_add_partitions_cmd,
+	&cli_produce_cmd,
 	&cli_consume_cmd,
 	&cli_groups_list_cmd,
 	&cli_groups_describe_cmd,

@@ -1,5 +1,7 @@
 """The cohort command-line tool (src/cli) against cohortd.
 
+produce: lines of stdin as records (keys, headers, partition, codec), read
+back with librdkafka; a failed delivery named by its line and exit 1.
 consume: a real group member that prints what it reads and commits exactly
 what it printed (so --count never skips a record for the group, and a
 second run goes on where the first stopped); --format and --json; SIGTERM
@@ -29,6 +31,27 @@ def run(*args, timeout=60, env=None):
     e.update(env or {})
     return subprocess.run([CLI] + list(args), capture_output=True, text=True,
                           timeout=timeout, env=e)
+
+
+def read_log(bootstrap, topic, nparts):
+    """Every record of topic, read by librdkafka (confluent-kafka), not by the
+    tool: {partition: [(offset, key, value, headers)]}."""
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "reader-%s" % topic,
+                  "enable.auto.commit": False})
+    out = {p: [] for p in range(nparts)}
+    try:
+        ends = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1]
+                for p in range(nparts)}
+        c.assign([TopicPartition(topic, p, 0) for p in range(nparts)])
+        deadline = time.monotonic() + 60
+        while any(len(out[p]) < ends[p] for p in out) and time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is not None and not m.error():
+                out[m.partition()].append((m.offset(), m.key(), m.value(), m.headers() or []))
+    finally:
+        c.close()
+    return out
 
 
 class Cli(BrokerTestCase):
@@ -102,6 +125,78 @@ class Cli(BrokerTestCase):
         self.assertEqual({x["key"] for x in recs}, {None})
         self.assertEqual({x["topic"] for x in recs}, {TOPIC})
         self.assertTrue(all(x["headers"] == [] and x["timestamp"] > 0 for x in recs))
+
+    def test_produce(self):
+        topic = "cli-produce"
+        self.assertEqual(run("topics", "create", topic, "--partitions", "3",
+                             "--bootstrap-server", self.bs).returncode, 0)
+        lines = ["k%d::value %d" % (i, i) for i in range(40)] + ["::no key", "k::", ""]
+        r = subprocess.run([CLI, "produce", topic, "--key-separator", "::", "--header", "h=1",
+                            "--header", "app=cli", "--compression", "lz4", "--json",
+                            "--bootstrap-server", self.bs],
+                           input="\r\n".join(lines[:-1]) + "\n", capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        reports = [json.loads(x) for x in r.stdout.splitlines()]
+        self.assertEqual(sorted(x["line"] for x in reports), list(range(1, 43)))
+        log = read_log(self.bs, topic, 3)
+        got = {(p, o): (k, v, h) for p, recs in log.items() for o, k, v, h in recs}
+        self.assertEqual(len(got), 42)
+        for x in reports:
+            k, v, h = got[(x["partition"], x["offset"])]
+            want_k, want_v = lines[x["line"] - 1].split("::", 1)
+            self.assertEqual((k, v), (want_k.encode(), want_v.encode()))
+            self.assertEqual(h, [("h", b"1"), ("app", b"cli")])
+        # keys land where Java's murmur2 partitioner puts them: same key, same partition
+        by_key = {}
+        for x in reports:
+            by_key.setdefault(lines[x["line"] - 1].split("::")[0], set()).add(x["partition"])
+        self.assertTrue(all(len(ps) == 1 for ps in by_key.values()))
+        # one partition, no key: every line a value in order
+        r = subprocess.run([CLI, "produce", topic, "--partition", "2", "--acks", "1",
+                            "--bootstrap-server", self.bs], input="p2-a\np2-b\n",
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual((r.returncode, r.stdout), (0, ""), r.stderr)
+        tail = read_log(self.bs, topic, 3)[2][-2:]
+        self.assertEqual([(k, v) for _, k, v, _ in tail], [(None, b"p2-a"), (None, b"p2-b")])
+        # a line without the separator stops the run; the lines before it are written
+        r = subprocess.run([CLI, "produce", topic, "--partition", "0", "--key-separator", "=",
+                            "--bootstrap-server", self.bs], input="a=1\nb=2\nbad\nc=3\n",
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no key separator '=' on line 3", r.stderr)
+        tail = read_log(self.bs, topic, 3)[0][-2:]
+        self.assertEqual([(k, v) for _, k, v, _ in tail], [(b"a", b"1"), (b"b", b"2")])
+        # a missing topic, a partition it does not have, a bad codec
+        for args, status, want in [
+                (["produce", "no-such-topic"], 4, "topic 'no-such-topic' does not exist"),
+                (["produce", topic, "--partition", "3"], 4, "has 3 partitions"),
+                (["produce", topic, "--compression", "brotli"], 2, "compression.type"),
+                (["produce", topic, "--acks", "2"], 2, "acks"),
+                (["produce", topic, "--header", "novalue"], 2, "expected K=V")]:
+            r = subprocess.run([CLI] + args + ["--bootstrap-server", self.bs], input="x\n",
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, status, (args, r.stderr))
+            self.assertIn(want, r.stderr, args)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, (args, r.stderr))
+
+    def test_produce_reports_failed_deliveries(self):
+        """A record the broker refuses (larger than the topic's max.message.bytes)
+        is named by its line, the others are written, the exit status is 1."""
+        topic = "cli-produce-big"
+        self.assertEqual(run("topics", "create", topic, "--partitions", "1", "--config",
+                             "max.message.bytes=2000", "--bootstrap-server", self.bs)
+                         .returncode, 0)
+        # batch.size below the big record: each record is a batch of its own
+        r = subprocess.run([CLI, "produce", topic, "--property", "batch.size=10",
+                            "--bootstrap-server", self.bs],
+                           input="small\n%s\nsmall again\n" % ("x" * 5000),
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("line 2 not written to %s" % topic, r.stderr)
+        self.assertIn("1 of 3 records failed", r.stderr)
+        self.assertEqual([v for _, _, v, _ in read_log(self.bs, topic, 1)[0]],
+                         [b"small", b"small again"])
 
     def test_sigterm_leaves_the_group(self):
         p = subprocess.Popen([CLI, "consume", TOPIC, "--group", "g4", "--from", "earliest",
