@@ -140,6 +140,12 @@ bool cli_table_add(cli_table *t, const char *const *cells);
 void cli_table_print(const cli_table *t, FILE *f);
 void cli_table_free(cli_table *t);
 
+/* A progress line on stderr, redrawn in place, only when stderr is a
+ * terminal; at most every 200 ms unless force. */
+void cli_progress(bool force, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Erase the progress line, if one is shown. */
+void cli_progress_end(void);
+
 /* ---- clients (cli_client.c) ---- */
 
 /* A configuration from a's --bootstrap-server and --command-config (Java

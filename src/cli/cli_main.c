@@ -72,6 +72,7 @@ cli_fail(int status, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
+	cli_progress_end(); /* the message on a line of its own */
 	fputs("cohort: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);

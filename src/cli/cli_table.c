@@ -3,9 +3,12 @@
  * (kafka-consumer-groups: each column as wide as its widest cell, a space
  * between; the last column not padded).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -86,4 +89,40 @@ cli_table_free(cli_table *t)
 		free(t->cells[i]);
 	free(t->cells);
 	free(t);
+}
+
+/* Whether a progress line is on the terminal now, and when it was drawn. */
+static bool progress_shown;
+static struct timespec progress_at;
+
+void
+cli_progress(bool force, const char *fmt, ...)
+{
+	static int tty = -1;
+	if (tty < 0)
+		tty = isatty(STDERR_FILENO);
+	if (!tty)
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long long ms = (now.tv_sec - progress_at.tv_sec) * 1000LL +
+		       (now.tv_nsec - progress_at.tv_nsec) / 1000000;
+	if (!force && progress_shown && ms < 200)
+		return;
+	progress_at = now;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("\rcohort: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs("\033[K", stderr); /* erase what a longer line left */
+	va_end(ap);
+	progress_shown = true;
+}
+
+void
+cli_progress_end(void)
+{
+	if (progress_shown)
+		fputs("\r\033[K", stderr);
+	progress_shown = false;
 }

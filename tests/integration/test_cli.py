@@ -2,6 +2,8 @@
 
 produce: lines of stdin as records (keys, headers, partition, codec), read
 back with librdkafka; a failed delivery named by its line and exit 1.
+consume without a group (--partition, --offset, --from TIME with a zone,
+--exit-at-end; no topic auto-created) and its progress line on a terminal.
 consume: a real group member that prints what it reads and commits exactly
 what it printed (so --count never skips a record for the group, and a
 second run goes on where the first stopped); --format and --json; SIGTERM
@@ -12,6 +14,7 @@ come from the same table as the parser.
 """
 import json
 import os
+import pty
 import signal
 import subprocess
 import tempfile
@@ -197,6 +200,90 @@ class Cli(BrokerTestCase):
         self.assertIn("1 of 3 records failed", r.stderr)
         self.assertEqual([v for _, _, v, _ in read_log(self.bs, topic, 1)[0]],
                          [b"small", b"small again"])
+
+    def test_consume_without_a_group(self):
+        fmt = ["--format", "%p:%o:%v\\n", "--bootstrap-server", self.bs]
+        r = run("consume", TOPIC, "--partition", "1", "--from", "earliest", "--exit-at-end",
+                *fmt)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(r.stdout.splitlines(), ["1:%d:%s" % (i, self.sent[10 + i])
+                                                 for i in range(10)])
+        want = ["%d:%d:%s" % (p, o, self.sent[p * 10 + o]) for p in (0, 2) for o in (7, 8, 9)]
+        for parts in (["--partition", "0,2"], ["--partition", "2", "--partition", "0"]):
+            r = run("consume", TOPIC, *parts, "--offset", "7", "--exit-at-end", *fmt)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(sorted(r.stdout.splitlines()), want, parts)
+        r = run("consume", TOPIC, "--from", "earliest", "--count", "30", "--json", *fmt[2:])
+        self.assertEqual(sorted(json.loads(x)["value"] for x in r.stdout.splitlines()),
+                         sorted(self.sent[:30]))
+        # latest (the default) at once at the end: nothing to print, done
+        r = run("consume", TOPIC, "--exit-at-end", *fmt)
+        self.assertEqual((r.returncode, r.stdout), (0, ""), r.stderr)
+        r = run("consume", TOPIC, "--partition", "3", *fmt)
+        self.assertEqual(r.returncode, 4)
+        self.assertIn("--partition 3: topic 'cli-t' has 3 partitions", r.stderr)
+        r = run("consume", "cli-missing", "--exit-at-end", *fmt)
+        self.assertEqual(r.returncode, 4)
+        self.assertIn("topic 'cli-missing' does not exist", r.stderr)
+        listed = json.loads(run("topics", "list", "--json", *fmt[2:]).stdout)
+        self.assertNotIn("cli-missing", [t["name"] for t in listed])   # not auto-created
+
+    def test_consume_from_a_time(self):
+        topic = "cli-time"
+        day = {"jan": 1704067200000, "jun": 1717200000000, "next": 1735689600000}
+        with kwire.Conn(self.broker.port) as c:
+            kwire.create_topics(c, [(topic, 1, 1)])
+            for name in ("jan", "jun", "next"):
+                vals = [b"%s-%d" % (name.encode(), i) for i in range(3)]
+                self.assertEqual(produce(c, topic, 0, batch(-1, -1, -1, vals, day[name]))[0], 0)
+        bs = ["--bootstrap-server", self.bs]
+        # 23:00 at UTC-2 is 01:00Z on June 1: after the June records
+        r = run("consume", topic, "--from", "2024-05-31T23:00:00-02:00", "--exit-at-end", *bs)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.split(), ["next-0", "next-1", "next-2"])
+        r = run("consume", topic, "--from", "2024-06-01T00:00:00.000Z", "--exit-at-end", *bs)
+        self.assertEqual(r.stdout.split()[:4], ["jun-0", "jun-1", "jun-2", "next-0"])
+        # a group: the time applies where it never committed, then its commits do
+        for want in (["jun-0", "jun-1", "jun-2", "next-0", "next-1", "next-2"], []):
+            r = run("consume", topic, "--group", "timeg", "--from", "2024-03-01T00:00:00",
+                    "--exit-at-end", *bs)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.split(), want)
+        # an offset for a group that never committed
+        r = run("consume", topic, "--group", "offg", "--from", "7", "--exit-at-end", *bs)
+        self.assertEqual(r.stdout.split(), ["next-1", "next-2"])
+
+    def test_group_exit_at_end_and_progress(self):
+        r = run("consume", TOPIC, "--group", "endg", "--from", "earliest", "--exit-at-end",
+                "--bootstrap-server", self.bs)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(sorted(r.stdout.splitlines()), sorted(self.sent[:30]))
+        self.assertEqual(self.committed("endg"), {p: 10 for p in range(PARTS)})
+        # progress on stderr when it is a terminal
+        master, slave = pty.openpty()
+        try:
+            p = subprocess.run([CLI, "consume", TOPIC, "--from", "earliest", "--count", "12",
+                                "--bootstrap-server", self.bs], stdout=subprocess.PIPE,
+                               stderr=slave, timeout=60)
+            os.close(slave)
+            slave = None
+            err = b""
+            while True:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                err += chunk
+        finally:
+            if slave is not None:
+                os.close(slave)
+            os.close(master)
+        self.assertEqual(p.returncode, 0)
+        self.assertEqual(len(p.stdout.splitlines()), 12)
+        self.assertRegex(err, rb"^\rcohort: consume: \d+ of 12 records\x1b\[K")
+        self.assertTrue(err.endswith(b"\r\x1b[K"), err)   # erased at the end
 
     def test_sigterm_leaves_the_group(self):
         p = subprocess.Popen([CLI, "consume", TOPIC, "--group", "g4", "--from", "earliest",
@@ -449,6 +536,15 @@ class Cli(BrokerTestCase):
             (["consume", "t", "--group", "g", "--count", "0"], "--count: expected an integer"),
             (["consume", "t", "--group", "g", "--count", "ten"], "--count: expected an integer"),
             (["consume", "t", "--group", "g", "--from", "never"], "--from: expected earliest"),
+            (["consume", "t", "--from", "2024-02-30T00:00:00"], "--from: expected earliest"),
+            (["consume", "t", "--from", "2024-01-01T10:00:00+5"], "--from: expected earliest"),
+            (["consume", "t", "--from", "-3"], "--from: expected earliest"),
+            (["consume", "t", "--offset", "2024-01-01T00:00:00"], "--offset: expected"),
+            (["consume", "t", "--from", "1", "--offset", "2"], "give one"),
+            (["consume", "t", "--group", "g", "--offset", "2"], "--offset is for consuming"),
+            (["consume", "t", "--group", "g", "--partition", "0"], "drop --group"),
+            (["consume", "t", "--strategy", "range"], "it needs --group"),
+            (["consume", "t", "--partition", "0,x"], "--partition: expected P"),
             (["consume", "t", "--group", "g", "--format", "%q"], "unknown conversion '%q'"),
             (["consume", "t", "--group", "g", "--group", "h"], "--group given twice"),
             (["consume", "t", "--group", "g", "--property", "nokey"], "expected KEY=VALUE"),
