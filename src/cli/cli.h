@@ -26,6 +26,8 @@ enum {
 	CLI_EUNREACHABLE = 3, /* no broker answered in time */
 	CLI_ENOTFOUND = 4,    /* the group, topic or partition does not exist */
 	CLI_EREFUSED = 5,     /* refused by the cluster's state (group not empty, ...) */
+	CLI_EWARN = 6,        /* groups health: WARN */
+	CLI_EUNHEALTHY = 7,   /* groups health: STOP, STALL or REWIND */
 };
 
 /* An option of a command. arg NULL: a flag. */
@@ -74,7 +76,7 @@ extern const cli_command cli_topics_list_cmd, cli_topics_describe_cmd, cli_topic
 	cli_topics_delete_cmd, cli_topics_add_partitions_cmd;
 extern const cli_command cli_groups_list_cmd, cli_groups_describe_cmd, cli_groups_reset_cmd,
 	cli_groups_delete_cmd, cli_groups_delete_offsets_cmd, cli_groups_remove_members_cmd,
-	cli_groups_watch_cmd;
+	cli_groups_watch_cmd, cli_groups_health_cmd;
 
 /* ---- options (cli_args.c) ---- */
 
@@ -145,6 +147,35 @@ void cli_table_free(cli_table *t);
 void cli_progress(bool force, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Erase the progress line, if one is shown. */
 void cli_progress_end(void);
+
+/* ---- a group's offsets (cli_groups.c) ---- */
+
+/* One partition of a group: what describe's offsets view and health show. */
+typedef struct cli_part_row {
+	const char *topic;
+	int32_t partition;
+	int64_t committed;  /* -1: none */
+	int64_t start, end; /* log start and end offsets, -1 when not read */
+	cohort_err err;
+	const cohort_member_description *owner; /* NULL: nobody */
+} cli_part_row;
+
+typedef struct cli_rows {
+	cli_part_row *r;
+	size_t n, cap;
+} cli_rows;
+
+/* Committed offsets, then log start and end offsets, of every partition
+ * group g owns or has a commit for, into rs (free rs->r and *committed,
+ * which the topic names point into). Commits are read first: end offsets
+ * only grow, so the lag is never negative. */
+cohort_err cli_read_offsets(cohort_admin *ad, const cohort_group_description *g, cli_rows *rs,
+			    cohort_group_offsets_list **committed);
+/* LAG = max(0, end - max(committed, start)); -1 when nothing is committed
+ * (shown "-"). */
+int64_t cli_lag(const cli_part_row *r);
+/* qsort order: topic, then partition. */
+int cli_row_cmp(const void *x, const void *y);
 
 /* ---- clients (cli_client.c) ---- */
 

@@ -85,45 +85,29 @@ run_list(cli_args *a)
 
 /* ---- groups describe ---- */
 
-/* One row of the offsets view. */
-typedef struct part_row {
-	const char *topic;
-	int32_t partition;
-	int64_t committed; /* -1: none */
-	int64_t start, end;
-	cohort_err err;
-	const cohort_member_description *owner; /* NULL: nobody */
-} part_row;
-
-typedef struct rows {
-	part_row *r;
-	size_t n, cap;
-} rows;
-
 /* The row of (topic, partition), added when missing; NULL on OOM. */
-static part_row *
-row_get(rows *rs, const char *topic, int32_t partition)
+static cli_part_row *
+row_get(cli_rows *rs, const char *topic, int32_t partition)
 {
 	for (size_t i = 0; i < rs->n; i++)
 		if (rs->r[i].partition == partition && strcmp(rs->r[i].topic, topic) == 0)
 			return &rs->r[i];
 	if (!cli_grow(&rs->r, &rs->cap, rs->n, sizeof(*rs->r)))
 		return NULL;
-	rs->r[rs->n] = (part_row){topic, partition, -1, -1, -1, COHORT_OK, NULL};
+	rs->r[rs->n] = (cli_part_row){topic, partition, -1, -1, -1, COHORT_OK, NULL};
 	return &rs->r[rs->n++];
 }
 
-static int
-row_cmp(const void *x, const void *y)
+int
+cli_row_cmp(const void *x, const void *y)
 {
-	const part_row *a = x, *b = y;
+	const cli_part_row *a = x, *b = y;
 	int c = strcmp(a->topic, b->topic);
 	return c ? c : (a->partition > b->partition) - (a->partition < b->partition);
 }
 
-/* The lag rule above; -1 when nothing is committed (shown "-"). */
-static int64_t
-lag_of(const part_row *r)
+int64_t
+cli_lag(const cli_part_row *r)
 {
 	if (r->committed < 0 || r->end < 0)
 		return -1;
@@ -249,16 +233,14 @@ print_state(const cli_args *a, const cohort_group_description *g)
 	return CLI_OK;
 }
 
-/* Committed offsets, then start and end offsets, of every partition the
- * group owns or has a commit for, into rs. */
-static cohort_err
-read_offsets(cohort_admin *ad, const cohort_group_description *g, rows *rs,
-	     cohort_group_offsets_list **committed)
+cohort_err
+cli_read_offsets(cohort_admin *ad, const cohort_group_description *g, cli_rows *rs,
+		 cohort_group_offsets_list **committed)
 {
 	for (size_t i = 0; i < g->members_n; i++)
 		for (size_t k = 0; k < g->members[i].assignment_n; k++) {
-			part_row *r = row_get(rs, g->members[i].assignment[k].topic,
-					      g->members[i].assignment[k].partition);
+			cli_part_row *r = row_get(rs, g->members[i].assignment[k].topic,
+						  g->members[i].assignment[k].partition);
 			if (!r)
 				return COHORT_ERR__NOMEM;
 			r->owner = &g->members[i];
@@ -269,7 +251,7 @@ read_offsets(cohort_admin *ad, const cohort_group_description *g, rows *rs,
 		return e;
 	const cohort_group_offsets *go = &(*committed)->groups[0];
 	for (size_t i = 0; i < go->offsets_n; i++) {
-		part_row *r = row_get(rs, go->offsets[i].topic, go->offsets[i].partition);
+		cli_part_row *r = row_get(rs, go->offsets[i].topic, go->offsets[i].partition);
 		if (!r)
 			return COHORT_ERR__NOMEM;
 		r->committed = go->offsets[i].offset;
@@ -305,9 +287,9 @@ read_offsets(cohort_admin *ad, const cohort_group_description *g, rows *rs,
 
 /* The offsets view, its notes and the summary line. */
 static int64_t
-print_offsets(const cli_args *a, const cohort_group_description *g, rows *rs)
+print_offsets(const cli_args *a, const cohort_group_description *g, cli_rows *rs)
 {
-	qsort(rs->r, rs->n, sizeof(*rs->r), row_cmp);
+	qsort(rs->r, rs->n, sizeof(*rs->r), cli_row_cmp);
 	static const char *const hdr[] = {"GROUP",          "TOPIC",          "PARTITION",
 					  "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
 					  "CONSUMER-ID",    "HOST",           "CLIENT-ID"};
@@ -316,8 +298,8 @@ print_offsets(const cli_args *a, const cohort_group_description *g, rows *rs)
 	int64_t total = 0;
 	size_t unowned = 0;
 	for (size_t i = 0; i < rs->n; i++) {
-		const part_row *r = &rs->r[i];
-		int64_t lag = lag_of(r);
+		const cli_part_row *r = &rs->r[i];
+		int64_t lag = cli_lag(r);
 		if (lag > 0)
 			total += lag;
 		if (!r->owner)
@@ -375,16 +357,16 @@ print_offsets(const cli_args *a, const cohort_group_description *g, rows *rs)
 	cli_table_print(t, stdout);
 	cli_table_free(t);
 	for (size_t i = 0; i < rs->n; i++) {
-		const part_row *r = &rs->r[i];
+		const cli_part_row *r = &rs->r[i];
 		if (r->committed >= 0 && r->start >= 0 && r->committed < r->start)
 			printf("Note: %s-%d: committed offset %lld is below the log start offset "
 			       "%lld: records %lld..%lld were deleted before the group read "
 			       "them.\n",
 			       r->topic, r->partition, (long long)r->committed, (long long)r->start,
 			       (long long)r->committed, (long long)r->start - 1);
-		if (!r->owner && lag_of(r) > 0 && g->members_n > 0)
+		if (!r->owner && cli_lag(r) > 0 && g->members_n > 0)
 			printf("Note: %s-%d has lag %lld and no owner in the group.\n", r->topic,
-			       r->partition, (long long)lag_of(r));
+			       r->partition, (long long)cli_lag(r));
 		if (r->err)
 			printf("Note: %s-%d: offsets not read: %s.\n", r->topic, r->partition,
 			       cohort_err_str(r->err));
@@ -410,14 +392,14 @@ describe_once(const cli_args *a, cohort_admin *ad, int64_t *total_lag)
 		return cli_fail(cli_status(e), "groups describe: group '%s': %s", a->pos[0],
 				cohort_err_str(e));
 	}
-	rows rs = {0};
+	cli_rows rs = {0};
 	cohort_group_offsets_list *committed = NULL;
 	int rc = CLI_OK;
 	if (cli_opt_has(a, "members")) {
 		rc = print_members(a, g);
 	} else if (cli_opt_has(a, "state")) {
 		rc = print_state(a, g);
-	} else if ((e = read_offsets(ad, g, &rs, &committed)) != COHORT_OK) {
+	} else if ((e = cli_read_offsets(ad, g, &rs, &committed)) != COHORT_OK) {
 		rc = cli_fail(cli_status(e), "groups describe: group '%s': %s", g->group_id,
 			      cohort_err_str(e));
 	} else if (strcmp(g->state, "Dead") == 0 && rs.n == 0) {

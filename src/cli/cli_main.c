@@ -43,6 +43,7 @@ static const cli_command *const commands[] = {
 	&cli_groups_delete_offsets_cmd,
 	&cli_groups_remove_members_cmd,
 	&cli_groups_watch_cmd,
+	&cli_groups_health_cmd,
 	&help_cmd,
 	&version_cmd,
 	&completion_cmd,
@@ -145,7 +146,8 @@ print_opt(FILE *f, const cli_opt *o)
 static const char exit_statuses[] =
 	"Exit status: 0 done; 1 the operation failed (the cluster said why); 2 bad command\n"
 	"line; 3 no broker answered in time; 4 no such group, topic or partition;\n"
-	"5 refused by the cluster's state (e.g. a group with active members).\n";
+	"5 refused by the cluster's state (e.g. a group with active members);\n"
+	"6 groups health found WARN; 7 groups health found STOP, STALL or REWIND.\n";
 
 /* `cohort CMD --help`. */
 static void

@@ -2,6 +2,7 @@
 
 produce: lines of stdin as records (keys, headers, partition, codec), read
 back with librdkafka; a failed delivery named by its line and exit 1.
+groups health: each of Burrow's states provoked with real groups over one window.
 consume without a group (--partition, --offset, --from TIME with a zone,
 --exit-at-end; no topic auto-created) and its progress line on a terminal.
 consume: a real group member that prints what it reads and commits exactly
@@ -285,6 +286,85 @@ class Cli(BrokerTestCase):
         self.assertRegex(err, rb"^\rcohort: consume: \d+ of 12 records\x1b\[K")
         self.assertTrue(err.endswith(b"\r\x1b[K"), err)   # erased at the end
 
+    def test_groups_health(self):
+        """Each of Burrow's states provoked with a real group, all sampled at
+        once over one short window."""
+        from confluent_kafka import Consumer
+        t, tw, tst = "cli-health", "cli-health-w", "cli-health-s"
+        with kwire.Conn(self.broker.port) as c:
+            kwire.create_topics(c, [(t, 2, 1), (tw, 1, 1), (tst, 1, 1)])
+            for topic, p in ((t, 0), (t, 1), (tw, 0), (tst, 0)):
+                self.assertEqual(produce(c, topic, p, batch(-1, -1, -1, [b"x"] * 10))[0], 0)
+
+            def commit(group, offsets):
+                got = kwire.offset_commit(c, 5, group, [o + ("",) for o in offsets])
+                self.assertEqual(set(got.values()), {0}, got)
+            commit("h-ok", [(t, 0, 10), (t, 1, 10)])           # no lag: OK
+            commit("h-stop", [(t, 0, 10), (t, 1, 4)])          # lag, nobody there: STOP
+            commit("h-rewind", [(t, 0, 9), (t, 1, 10)])
+            commit("h-warn", [(tw, 0, 1)])
+        # STALL: a live member (librdkafka heartbeats in the background) whose
+        # commit stays at 2 while records wait
+        stalled = Consumer({"bootstrap.servers": self.bs, "group.id": "h-stall",
+                            "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+        self.addCleanup(stalled.close)
+        stalled.subscribe([tst])
+        deadline = time.monotonic() + 60
+        while not stalled.assignment() and time.monotonic() < deadline:
+            stalled.poll(0.2)
+        from confluent_kafka import TopicPartition
+        stalled.commit(offsets=[TopicPartition(tst, 0, 2)], asynchronous=False)
+        # h-rewind samples often (a random pair of its samples sees the
+        # commit move back: missed with odds 32/2^31); h-warn seldom (a sample
+        # that read the commit before a step and the end offset after it sees
+        # a lag the next one would undercut if it came within a step)
+        interval = {"h-rewind": "50ms", "h-warn": "250ms"}
+        procs = {g: subprocess.Popen([CLI, "groups", "health", g, "--window", "1500ms",
+                                      "--interval", interval.get(g, "150ms"),
+                                      "--bootstrap-server", self.bs] +
+                                     ([] if g == "h-stop" else ["--json"]),
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for g in ("h-ok", "h-stop", "h-rewind", "h-warn", "h-stall")}
+        try:
+            # while they sample: h-rewind's commit jumps between 9 and 3 (back
+            # at random moments between samples); h-warn's advances by one
+            # while 20 records arrive each time (lag growing, never falling)
+            with kwire.Conn(self.broker.port) as c:
+                step = 0
+                while any(p.poll() is None for p in procs.values()):
+                    step += 1
+                    commit("h-rewind", [(t, 0, 3 if step % 2 else 9)])
+                    self.assertEqual(produce(c, tw, 0, batch(-1, -1, -1, [b"y"] * 20))[0], 0)
+                    commit("h-warn", [(tw, 0, 1 + step)])
+                    time.sleep(0.005)
+            out = {g: p.communicate(timeout=60) for g, p in procs.items()}
+        finally:
+            for p in procs.values():
+                if p.poll() is None:
+                    p.kill()
+        codes = {g: p.returncode for g, p in procs.items()}
+        self.assertEqual(codes, {"h-ok": 0, "h-stop": 7, "h-rewind": 7, "h-warn": 6,
+                                 "h-stall": 7}, out)
+        j = {g: json.loads(o[0]) for g, o in out.items() if g != "h-stop"}
+        status = {g: (v["status"], [(x["partition"], x["status"]) for x in v["partitions"]])
+                  for g, v in j.items()}
+        self.assertEqual(status, {"h-ok": ("OK", [(0, "OK"), (1, "OK")]),
+                                  "h-rewind": ("REWIND", [(0, "REWIND"), (1, "OK")]),
+                                  "h-warn": ("WARN", [(0, "WARN")]),
+                                  "h-stall": ("STALL", [(0, "STALL")])})
+        self.assertGreaterEqual(j["h-ok"]["samples"], 2)
+        self.assertEqual(j["h-stall"]["partitions"][0]["last"]["lag"], 8)
+        self.assertIsNotNone(j["h-stall"]["partitions"][0]["consumer_id"])
+        rows = [line.split() for line in out["h-stop"][0].splitlines() if line.strip()]
+        self.assertEqual(rows[0], ["GROUP", "TOPIC", "PARTITION", "STATUS", "FIRST-COMMIT",
+                                   "LAST-COMMIT", "FIRST-LAG", "LAST-LAG", "CONSUMER-ID"])
+        self.assertEqual(rows[1:3], [["h-stop", t, "0", "OK", "10", "10", "0", "0", "-"],
+                                     ["h-stop", t, "1", "STOP", "4", "4", "6", "6", "-"]])
+        self.assertIn("h-stop: STOP over", out["h-stop"][0])
+        r = run("groups", "health", "no-such-group", "--window", "1ms",
+                "--bootstrap-server", self.bs)
+        self.assertEqual(r.returncode, 4, r.stderr)
+
     def test_sigterm_leaves_the_group(self):
         p = subprocess.Popen([CLI, "consume", TOPIC, "--group", "g4", "--from", "earliest",
                               "--bootstrap-server", self.bs],
@@ -552,6 +632,9 @@ class Cli(BrokerTestCase):
             (["consume", "t", "--group", "g", "--timeout-ms", "-5"], "--timeout-ms"),
             (["consume", "t", "--group", "g", "--bootstrap-server", ""], "bootstrap"),
             (["consume", "t", "--json=yes"], "--json takes no value"),
+            (["groups", "health", "g", "--window", "5x"], "--window: expected a duration"),
+            (["groups", "health", "g", "--window", "PT"], "--window: expected a duration"),
+            (["groups", "health", "g", "--window", "1m", "--interval", "2m"], "--interval"),
             (["completion", "zsh"], "only 'bash'"),
             (["help", "nope"], "no command 'nope'"),
         ]
