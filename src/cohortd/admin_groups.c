@@ -62,19 +62,47 @@ str_list(char *const *v, int32_t n)
 	return a;
 }
 
-/* One rebalance record. A member's pause is its JoinGroup to its SyncGroup
- * answer (the eager protocol's stop-the-world for it). */
+/* A count that is -1 when unknown. */
+static json_t *
+count_or_null(int32_t v)
+{
+	return v < 0 ? json_null() : json_integer(v);
+}
+
+/* The fields of one round; the record's top level repeats its last. */
+static void
+round_fields(json_t *o, const ch_coord_rebalance_round *rd)
+{
+	put(o, "generation", rd ? json_integer(rd->generation) : json_null());
+	put(o, "join_end_ms", rd ? ms_or_null(rd->join_end_ms) : json_null());
+	put(o, "join_ended_by", rd ? str_or_null(rd->join_ended_by) : json_null());
+	put(o, "leader", rd ? str_or_null(rd->leader) : json_null());
+	put(o, "assignment_sent_after_ms",
+	    !rd || rd->leader_sync_ms < 0 || rd->join_end_ms < 0
+		    ? json_null()
+		    : json_integer(rd->leader_sync_ms - rd->join_end_ms));
+	json_t *bar = json_object();
+	put(bar, "member_id", rd ? str_or_null(rd->barrier_member) : json_null());
+	put(bar, "after_first_join_ms", rd ? ms_or_null(rd->barrier_ms) : json_null());
+	put(o, "barrier", bar);
+}
+
+/* One rebalance record; pause_ms by the eager or the cooperative rule
+ * (ch_coord_rebalance_pause_ms). */
 static json_t *
 rebalance_json(const ch_coord_rebalance *r)
 {
 	json_t *o = json_object();
-	put(o, "generation", r->generation < 0 ? json_null() : json_integer(r->generation));
+	const ch_coord_rebalance_round *last = ch_coord_rebalance_last_round(r);
+	round_fields(o, last);
 	put(o, "protocol_type", str_or_null(r->protocol_type));
 	put(o, "protocol", str_or_null(r->protocol));
+	put(o, "cooperative", json_boolean(r->cooperative));
 	put(o, "start_ms", json_integer(r->start_ms));
 	put(o, "end_ms", ms_or_null(r->end_ms));
 	put(o, "duration_ms", r->end_ms < 0 ? json_null() : json_integer(r->end_ms - r->start_ms));
 	put(o, "outcome", str_or_null(r->outcome));
+	put(o, "follow_up_expected", json_boolean(r->follow_up_expected));
 	json_t *cause = json_object();
 	put(cause, "cause", json_string(ch_coord_cause_name(r->cause)));
 	put(cause, "detail", str_or_null(r->cause_detail));
@@ -89,17 +117,15 @@ rebalance_json(const ch_coord_rebalance *r)
 	}
 	put(o, "triggers", tr);
 	put(o, "triggers_dropped", json_integer(r->triggers_dropped));
-	put(o, "join_end_ms", ms_or_null(r->join_end_ms));
-	put(o, "join_ended_by", str_or_null(r->join_ended_by));
-	put(o, "leader", str_or_null(r->leader));
-	put(o, "assignment_sent_after_ms",
-	    r->leader_sync_ms < 0 || r->join_end_ms < 0
-		    ? json_null()
-		    : json_integer(r->leader_sync_ms - r->join_end_ms));
-	json_t *bar = json_object();
-	put(bar, "member_id", str_or_null(r->barrier_member));
-	put(bar, "after_first_join_ms", ms_or_null(r->barrier_ms));
-	put(o, "barrier", bar);
+	json_t *rounds = json_array();
+	for (int32_t i = 0; i < r->n_rounds; i++) {
+		json_t *x = json_object();
+		round_fields(x, &r->rounds[i]);
+		put(x, "partitions_revoked", count_or_null(r->rounds[i].partitions_revoked));
+		json_array_append_new(rounds, x);
+	}
+	put(o, "rounds", rounds);
+	put(o, "rounds_dropped", json_integer(r->rounds_dropped));
 	put(o, "members_in", str_list(r->members_in, r->n_in));
 	put(o, "members_out", str_list(r->members_out, r->n_out));
 	json_t *ms = json_array();
@@ -109,18 +135,15 @@ rebalance_json(const ch_coord_rebalance *r)
 		put(e, "member_id", json_string(m->member_id));
 		put(e, "join_ms", ms_or_null(m->join_ms));
 		put(e, "sync_ms", ms_or_null(m->sync_ms));
-		put(e, "pause_ms",
-		    m->join_ms < 0 || m->sync_ms < 0 ? json_null()
-						     : json_integer(m->sync_ms - m->join_ms));
-		put(e, "partitions_before",
-		    m->partitions_before < 0 ? json_null() : json_integer(m->partitions_before));
-		put(e, "partitions_after",
-		    m->partitions_after < 0 ? json_null() : json_integer(m->partitions_after));
+		put(e, "sync_generation", count_or_null(m->sync_generation));
+		put(e, "pause_ms", ms_or_null(ch_coord_rebalance_pause_ms(r, m)));
+		put(e, "partitions_before", count_or_null(m->partitions_before));
+		put(e, "partitions_after", count_or_null(m->partitions_after));
+		put(e, "partitions_lost", count_or_null(m->partitions_lost));
 		json_array_append_new(ms, e);
 	}
 	put(o, "members", ms);
-	put(o, "partitions_moved",
-	    r->partitions_moved < 0 ? json_null() : json_integer(r->partitions_moved));
+	put(o, "partitions_moved", count_or_null(r->partitions_moved));
 	return o;
 }
 

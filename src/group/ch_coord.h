@@ -391,36 +391,62 @@ typedef struct ch_coord_rebalance_trigger {
 	char *detail; /* "member X joined", "session of member X expired ..." */
 } ch_coord_rebalance_trigger;
 
+#define CH_COORD_HISTORY_ROUNDS 8
+
 typedef struct ch_coord_rebalance_member {
 	char *member_id;
-	int64_t join_ms; /* its JoinGroup of this rebalance; -1: none (a static member kept) */
-	int64_t sync_ms; /* its SyncGroup answered with its assignment */
+	int64_t join_ms; /* its first JoinGroup of this rebalance; -1: none (a static member kept) */
+	int64_t sync_ms;         /* its SyncGroup answered, in the last round it took part in */
+	int32_t sync_generation; /* the generation of that SyncGroup; -1: none */
 	int32_t partitions_before, partitions_after; /* protocol type consumer; else -1 */
+	int32_t partitions_lost; /* taken from it by a round's assignment (consumer); else -1 */
 } ch_coord_rebalance_member;
 
+/* One join phase and its assignment: one generation. An eager rebalance
+ * has one round unless it restarted; a cooperative one (KIP-429) a second
+ * when the first took partitions away (their owners revoke, then rejoin). */
+typedef struct ch_coord_rebalance_round {
+	int32_t generation;
+	int64_t join_end_ms;       /* the join phase ended (JoinGroup responses sent) */
+	const char *join_ended_by; /* "all members joined", "rebalance timeout", "initial delay" */
+	char *leader;
+	int64_t leader_sync_ms;     /* the leader's SyncGroup brought the assignment */
+	char *barrier_member;       /* the last JoinGroup of the join phase */
+	int64_t first_join_ms;      /* the first JoinGroup of the join phase */
+	int64_t barrier_ms;         /* barrier's JoinGroup - first_join_ms */
+	int32_t partitions_revoked; /* owned before it, not after by the same member; -1: unknown */
+} ch_coord_rebalance_round;
+
 typedef struct ch_coord_rebalance {
-	int32_t generation; /* the generation it produced; -1 before the join ended */
 	char *protocol_type, *protocol;
-	int64_t start_ms;       /* PreparingRebalance entered */
-	int64_t join_end_ms;    /* the join phase ended (JoinGroup responses sent) */
-	int64_t leader_sync_ms; /* the leader's SyncGroup brought the assignment */
-	int64_t end_ms;         /* Stable, Empty or deleted */
-	const char *outcome;    /* NULL while open, else the state it ended in */
-	ch_coord_cause cause;   /* what started it */
+	bool cooperative;        /* the protocol is cooperative (KIP-429) */
+	bool follow_up_expected; /* closed, but its last round revoked partitions:
+				   * the group's next rebalance is folded in */
+	int64_t start_ms;        /* PreparingRebalance entered */
+	int64_t end_ms;          /* Stable, Empty or deleted */
+	const char *outcome;     /* NULL while open, else the state it ended in */
+	ch_coord_cause cause;    /* what started it */
 	char *cause_detail;
 	ch_coord_rebalance_trigger triggers[CH_COORD_HISTORY_TRIGGERS]; /* folded in later */
 	int32_t n_triggers, triggers_dropped;
-	char *leader;
-	const char *join_ended_by; /* "all members joined", "rebalance timeout", "initial delay" */
-	char *barrier_member;      /* the last JoinGroup of the join phase */
-	int64_t first_join_ms;     /* the first JoinGroup of the join phase */
-	int64_t barrier_ms;        /* barrier's JoinGroup - first_join_ms */
+	ch_coord_rebalance_round rounds[CH_COORD_HISTORY_ROUNDS]; /* the newest last */
+	int32_t n_rounds, rounds_dropped;
 	char **members_in, **members_out; /* joined during it; removed during it */
 	int32_t n_in, n_out;
 	ch_coord_rebalance_member *members; /* every member that took part */
 	int32_t n_members;
 	int32_t partitions_moved; /* to another member (consumer protocol type); else -1 */
 } ch_coord_rebalance;
+
+/* r's last round, NULL before its first join phase ended. */
+const ch_coord_rebalance_round *ch_coord_rebalance_last_round(const ch_coord_rebalance *r);
+
+/* m's pause in r, -1 while unknown. Eager: its JoinGroup to its SyncGroup
+ * answer. Cooperative: 0 when no round took a partition from it, else its
+ * JoinGroup to its SyncGroup of the round that assigned what was taken (the
+ * record's last; unknown while that round is still to come). */
+int64_t ch_coord_rebalance_pause_ms(const ch_coord_rebalance *r,
+				    const ch_coord_rebalance_member *m);
 
 /* fn for each of group_id's rebalances, oldest first (none: no such group). */
 void ch_coord_foreach_rebalance(const ch_coord *c, const char *group_id,

@@ -8,24 +8,49 @@
  * Stable and closes when it is Stable or Empty again (or deleted). A
  * rebalance restarted before it completed (a join during CompletingRebalance,
  * a failed store) stays one record: its later causes are its triggers.
+ *
+ * Cooperative groups (KIP-429) rebalance in two generations: the first
+ * round takes away only the partitions that move, their owners revoke them
+ * and rejoin, and the follow-up round hands them to their new owners. The
+ * record of a round that took partitions away closes as Stable expecting
+ * that follow-up, and the group's next rebalance reopens it as its second
+ * round (whatever started it: it is the one that assigns them).
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "assign/ch_assign.h"
 #include "common/ch_common.h"
 #include "group/ch_coord_int.h"
+
+/* g's newest record (open or closed), or NULL. */
+static ch_coord_rebalance *
+last_record(const ch_coord_group *g)
+{
+	const coord_history *h = &g->history;
+	return h->n ? &h->ring[(h->head + h->n - 1) % h->cap] : NULL;
+}
 
 /* The open record of g, or NULL. */
 static ch_coord_rebalance *
 open_record(const ch_coord_group *g)
 {
-	const coord_history *h = &g->history;
-	if (!h->n)
-		return NULL;
-	ch_coord_rebalance *r = &h->ring[(h->head + h->n - 1) % h->cap];
-	return r->outcome ? NULL : r;
+	ch_coord_rebalance *r = last_record(g);
+	return r && !r->outcome ? r : NULL;
+}
+
+const ch_coord_rebalance_round *
+ch_coord_rebalance_last_round(const ch_coord_rebalance *r)
+{
+	return r->n_rounds ? &r->rounds[r->n_rounds - 1] : NULL;
+}
+
+static ch_coord_rebalance_round *
+last_round(ch_coord_rebalance *r)
+{
+	return (ch_coord_rebalance_round *)ch_coord_rebalance_last_round(r);
 }
 
 /* Forgets the members removed outside a record. */
@@ -40,6 +65,21 @@ gone_clear(coord_history *h)
 }
 
 static void
+before_clear(coord_history *h)
+{
+	ch_map_free(&h->before);
+	ch_map_init(&h->before);
+	h->before_built = false;
+}
+
+static void
+round_free(ch_coord_rebalance_round *rd)
+{
+	free(rd->leader);
+	free(rd->barrier_member);
+}
+
+static void
 record_free(ch_coord_rebalance *r)
 {
 	free(r->protocol_type);
@@ -47,8 +87,8 @@ record_free(ch_coord_rebalance *r)
 	free(r->cause_detail);
 	for (int32_t i = 0; i < r->n_triggers; i++)
 		free(r->triggers[i].detail);
-	free(r->leader);
-	free(r->barrier_member);
+	for (int32_t i = 0; i < r->n_rounds; i++)
+		round_free(&r->rounds[i]);
 	for (int32_t i = 0; i < r->n_in; i++)
 		free(r->members_in[i]);
 	free(r->members_in);
@@ -69,6 +109,7 @@ ch_coord_history_free(ch_coord_group *g)
 		record_free(&h->ring[(h->head + i) % h->cap]);
 	free(h->ring);
 	ch_map_free(&h->index);
+	ch_map_free(&h->before);
 	gone_clear(h);
 	memset(h, 0, sizeof(*h));
 }
@@ -98,12 +139,33 @@ record_new(ch_coord_group *g)
 	ch_coord_rebalance *r = &h->ring[(h->head + h->n) % h->cap];
 	h->n++;
 	memset(r, 0, sizeof(*r));
-	r->generation = -1;
-	r->join_end_ms = r->leader_sync_ms = r->end_ms = r->first_join_ms = r->barrier_ms = -1;
+	r->end_ms = -1;
 	r->partitions_moved = -1;
 	ch_map_free(&h->index);
 	ch_map_init(&h->index);
+	before_clear(h);
 	return r;
+}
+
+/* A new round at the end of r's (the oldest dropped when they are full). */
+static ch_coord_rebalance_round *
+round_new(ch_coord_rebalance *r)
+{
+	if (r->n_rounds == CH_COORD_HISTORY_ROUNDS) {
+		round_free(&r->rounds[0]);
+		memmove(&r->rounds[0], &r->rounds[1],
+			(size_t)(r->n_rounds - 1) * sizeof(r->rounds[0]));
+		r->n_rounds--;
+		r->rounds_dropped++;
+	}
+	ch_coord_rebalance_round *rd = &r->rounds[r->n_rounds++];
+	*rd = (ch_coord_rebalance_round){.generation = -1,
+					 .join_end_ms = -1,
+					 .leader_sync_ms = -1,
+					 .first_join_ms = -1,
+					 .barrier_ms = -1,
+					 .partitions_revoked = -1};
+	return rd;
 }
 
 /* r's entry for member id (created with no times). */
@@ -116,7 +178,7 @@ member_entry(ch_coord_group *g, ch_coord_rebalance *r, const char *id)
 		return &r->members[(intptr_t)v - 1];
 	r->members = ch_xrealloc(r->members, (size_t)(r->n_members + 1) * sizeof(*r->members));
 	ch_coord_rebalance_member *e = &r->members[r->n_members++];
-	*e = (ch_coord_rebalance_member){ch_xstrdup(id), -1, -1, -1, -1};
+	*e = (ch_coord_rebalance_member){ch_xstrdup(id), -1, -1, -1, -1, -1, -1};
 	ch_map_put(&h->index, id, strlen(id), (void *)(intptr_t)r->n_members);
 	return e;
 }
@@ -128,33 +190,56 @@ list_add(char ***list, int32_t *n, const char *s)
 	(*list)[(*n)++] = ch_xstrdup(s);
 }
 
-void
-ch_coord_history_prepare(ch_coord_group *g, int64_t now, ch_coord_cause cause, const char *detail)
+static void
+trigger_add(ch_coord_rebalance *r, int64_t now, ch_coord_cause cause, const char *detail)
 {
-	if (g->coord->cfg.rebalance_history_size <= 0)
-		return;
-	ch_coord_rebalance *r = open_record(g);
-	if (!r) {
-		r = record_new(g);
-		r->start_ms = now;
-		r->cause = cause;
-		r->cause_detail = ch_xstrdup(detail);
-		coord_history *h = &g->history;
-		if (h->n_gone && h->gone_at == now) {
-			r->members_out = h->gone; /* removed just before, by this cause */
-			r->n_out = h->n_gone;
-			h->gone = NULL;
-			h->n_gone = 0;
-		}
-		gone_clear(h);
-		return;
-	}
 	if (r->n_triggers < CH_COORD_HISTORY_TRIGGERS) {
 		r->triggers[r->n_triggers++] =
 			(ch_coord_rebalance_trigger){cause, now, ch_xstrdup(detail)};
 	} else {
 		r->triggers_dropped++;
 	}
+}
+
+/* The members removed just before, at now (by the cause that opens or
+ * reopens r), become r's members out. */
+static void
+take_gone(coord_history *h, ch_coord_rebalance *r, int64_t now)
+{
+	if (h->gone_at == now) {
+		for (int32_t i = 0; i < h->n_gone; i++) {
+			list_add(&r->members_out, &r->n_out, h->gone[i]);
+		}
+	}
+	gone_clear(h);
+}
+
+void
+ch_coord_history_prepare(ch_coord_group *g, int64_t now, ch_coord_cause cause, const char *detail)
+{
+	if (g->coord->cfg.rebalance_history_size <= 0)
+		return;
+	coord_history *h = &g->history;
+	ch_coord_rebalance *r = open_record(g);
+	if (r) {
+		trigger_add(r, now, cause, detail);
+		return;
+	}
+	r = last_record(g);
+	if (r && r->follow_up_expected) {
+		/* the cooperative follow-up round: the same rebalance */
+		r->follow_up_expected = false;
+		r->outcome = NULL;
+		r->end_ms = -1;
+		trigger_add(r, now, cause, detail);
+		take_gone(h, r, now);
+		return;
+	}
+	r = record_new(g);
+	r->start_ms = now;
+	r->cause = cause;
+	r->cause_detail = ch_xstrdup(detail);
+	take_gone(h, r, now);
 }
 
 void
@@ -185,15 +270,17 @@ ch_coord_history_join_done(ch_coord_group *g, int64_t now, const char *ended_by)
 	ch_coord_rebalance *r = open_record(g);
 	if (!r)
 		return;
-	r->join_end_ms = now;
-	r->generation = g->generation;
-	r->join_ended_by = ended_by;
+	ch_coord_rebalance_round *rd = round_new(r);
+	rd->join_end_ms = now;
+	rd->generation = g->generation;
+	rd->join_ended_by = ended_by;
+	rd->leader = g->leader ? ch_xstrdup(g->leader->member_id) : NULL;
 	free(r->protocol_type);
 	free(r->protocol);
-	free(r->leader);
 	r->protocol_type = g->protocol_type ? ch_xstrdup(g->protocol_type) : NULL;
 	r->protocol = g->protocol_name ? ch_xstrdup(g->protocol_name) : NULL;
-	r->leader = g->leader ? ch_xstrdup(g->leader->member_id) : NULL;
+	int kind = r->protocol ? ch_assign_kind_by_name(ch_str_c(r->protocol)) : -1;
+	r->cooperative = kind >= 0 && ch_assign_is_cooperative((ch_assign_kind)kind);
 	/* The barrier: the JoinGroup that came last, which the others waited
 	 * for; every member with a parked JoinGroup took part in this phase. */
 	const ch_coord_member *last = NULL;
@@ -203,22 +290,23 @@ ch_coord_history_join_done(ch_coord_group *g, int64_t now, const char *ended_by)
 			list_add(&r->members_in, &r->n_in, m->member_id);
 		if (!m->join_token)
 			continue;
-		e->join_ms = m->join_parked_at;
-		if (r->first_join_ms < 0 || m->join_parked_at < r->first_join_ms)
-			r->first_join_ms = m->join_parked_at;
+		if (e->join_ms < 0) /* paused since its first JoinGroup of the record */
+			e->join_ms = m->join_parked_at;
+		if (rd->first_join_ms < 0 || m->join_parked_at < rd->first_join_ms)
+			rd->first_join_ms = m->join_parked_at;
 		if (!last || m->join_parked_at >= last->join_parked_at)
 			last = m;
 	}
-	free(r->barrier_member);
-	r->barrier_member = last ? ch_xstrdup(last->member_id) : NULL;
-	r->barrier_ms = last ? last->join_parked_at - r->first_join_ms : -1;
+	rd->barrier_member = last ? ch_xstrdup(last->member_id) : NULL;
+	rd->barrier_ms = last ? last->join_parked_at - rd->first_join_ms : -1;
 }
 
-/* Partitions in a consumer-protocol assignment (version-prefixed), -1 when
- * it does not decode; with owners non-NULL, each "topic\0partition" is
- * mapped to owner (put) or compared with it (moved counted). */
+/* Calls fn for each "topic\0partition" key (kl bytes) of a consumer-protocol
+ * assignment (version-prefixed); returns their number, -1 when it does not
+ * decode (fn may have been called for some). */
 static int32_t
-assignment_walk(const uint8_t *p, int32_t len, ch_map *owners, intptr_t owner, int32_t *moved)
+assignment_walk(const uint8_t *p, int32_t len, void (*fn)(void *ud, const char *key, size_t kl),
+		void *ud)
 {
 	if (!p || len < 2)
 		return len == 0 ? 0 : -1;
@@ -240,15 +328,8 @@ assignment_walk(const uint8_t *p, int32_t len, ch_map *owners, intptr_t owner, i
 						  (int)CH_MIN(CH_MAX(tp->Topic.len, 0), 255),
 						  tp->Topic.p ? tp->Topic.p : "", 0,
 						  tp->Partitions[i]);
-				if (!owners || kl <= 0)
-					continue;
-				if (!moved) {
-					ch_map_put(owners, key, (size_t)kl, (void *)owner);
-				} else {
-					void *was = ch_map_get(owners, key, (size_t)kl);
-					if (was && (intptr_t)was != owner)
-						(*moved)++;
-				}
+				if (kl > 0)
+					fn(ud, key, (size_t)kl);
 			}
 		}
 	}
@@ -256,49 +337,110 @@ assignment_walk(const uint8_t *p, int32_t len, ch_map *owners, intptr_t owner, i
 	return n;
 }
 
+/* assignment_walk's fn: each partition owned by `owner` (1 + member entry). */
+typedef struct owner_walk {
+	ch_map *owners;
+	intptr_t owner;
+	int32_t count; /* partitions lost (owned before, not in owners by owner) */
+} owner_walk;
+
+static void
+put_owner(void *ud, const char *key, size_t kl)
+{
+	owner_walk *w = ud;
+	if (!ch_map_find(w->owners, key, kl)) /* a partition named twice keeps its first */
+		ch_map_put(w->owners, key, kl, (void *)w->owner);
+}
+
+static void
+count_lost(void *ud, const char *key, size_t kl)
+{
+	owner_walk *w = ud;
+	if ((intptr_t)ch_map_get(w->owners, key, kl) != w->owner)
+		w->count++;
+}
+
+/* 1 + the index of id's entry in r->members. */
+static intptr_t
+entry_number(ch_coord_group *g, ch_coord_rebalance *r, const char *id)
+{
+	return (intptr_t)(member_entry(g, r, id) - r->members) + 1;
+}
+
 void
 ch_coord_history_leader_sync(ch_coord_group *g, const ch_SyncGroupRequest *rq, int64_t now)
 {
 	ch_coord_rebalance *r = open_record(g);
-	if (!r || r->leader_sync_ms >= 0)
+	ch_coord_rebalance_round *rd = r ? last_round(r) : NULL;
+	if (!rd || rd->leader_sync_ms >= 0)
 		return;
-	r->leader_sync_ms = now;
+	rd->leader_sync_ms = now;
 	if (!g->protocol_type || strcmp(g->protocol_type, "consumer") != 0)
 		return;
-	/* Owners before: the previous generation's assignments, still held. */
-	ch_map owners;
-	ch_map_init(&owners);
-	intptr_t idx = 1;
-	for (ch_coord_member *m = g->first; m; m = m->next, idx++) {
-		int32_t n = assignment_walk(m->assignment, m->assignment_len, &owners, idx, NULL);
-		member_entry(g, r, m->member_id)->partitions_before = n;
+	coord_history *h = &g->history;
+	if (!h->before_built) {
+		/* Owners before the record: the assignments the members still hold. */
+		for (ch_coord_member *m = g->first; m; m = m->next) {
+			owner_walk w = {&h->before, entry_number(g, r, m->member_id), 0};
+			member_entry(g, r, m->member_id)->partitions_before =
+				assignment_walk(m->assignment, m->assignment_len, put_owner, &w);
+		}
+		h->before_built = true;
 	}
-	int32_t moved = 0;
+	/* This round's owners: the leader's assignments (an id named twice or
+	 * not a member is ignored, as sync_store_assignment does). */
+	ch_map after;
+	ch_map_init(&after);
+	ch_map named;
+	ch_map_init(&named);
 	for (int32_t i = 0; i < rq->Assignments_n; i++) {
 		const ch_SyncGroupRequest_SyncGroupRequestAssignment *a = &rq->Assignments[i];
 		ch_coord_member *m = ch_coord_member_find(g, a->MemberId);
-		if (!m)
+		if (!m || ch_map_find(&named, m->member_id, strlen(m->member_id)))
 			continue;
-		intptr_t owner = 1;
-		for (ch_coord_member *x = g->first; x && x != m; x = x->next)
-			owner++;
-		int32_t n =
-			assignment_walk(a->Assignment.p, a->Assignment.len, &owners, owner, &moved);
-		member_entry(g, r, m->member_id)->partitions_after = n;
+		ch_map_put(&named, m->member_id, strlen(m->member_id), m);
+		owner_walk w = {&after, entry_number(g, r, m->member_id), 0};
+		member_entry(g, r, m->member_id)->partitions_after =
+			assignment_walk(a->Assignment.p, a->Assignment.len, put_owner, &w);
 	}
-	ch_map_free(&owners);
+	/* What this round took from each member: what it held and lost. */
+	int32_t revoked = 0;
+	for (ch_coord_member *m = g->first; m; m = m->next) {
+		ch_coord_rebalance_member *e = member_entry(g, r, m->member_id);
+		if (!ch_map_find(&named, m->member_id, strlen(m->member_id)))
+			e->partitions_after = 0;
+		owner_walk w = {&after, entry_number(g, r, m->member_id), 0};
+		if (assignment_walk(m->assignment, m->assignment_len, count_lost, &w) < 0)
+			continue;
+		e->partitions_lost = CH_MAX(e->partitions_lost, 0) + w.count;
+		revoked += w.count;
+	}
+	rd->partitions_revoked = revoked;
+	/* Moved: an owner at the record's start other than this round's. */
+	int32_t moved = 0;
+	ch_map_foreach (&after, x) {
+		void *was = ch_map_get(&h->before, x->key, x->klen);
+		if (was && was != x->value)
+			moved++;
+	}
 	r->partitions_moved = moved;
+	ch_map_free(&after);
+	ch_map_free(&named);
 }
 
 void
 ch_coord_history_synced(ch_coord_group *g, const ch_coord_member *m, int64_t now)
 {
-	ch_coord_rebalance *r = open_record(g);
-	if (!r || r->join_end_ms < 0)
+	/* the last record, closed too: a late follower's SyncGroup in Stable */
+	ch_coord_rebalance *r = last_record(g);
+	const ch_coord_rebalance_round *rd = r ? last_round(r) : NULL;
+	if (!rd || rd->generation != g->generation)
 		return;
 	ch_coord_rebalance_member *e = member_entry(g, r, m->member_id);
-	if (e->sync_ms < 0)
+	if (e->sync_generation != g->generation) {
 		e->sync_ms = now;
+		e->sync_generation = g->generation;
+	}
 }
 
 void
@@ -309,8 +451,25 @@ ch_coord_history_end(ch_coord_group *g, int64_t now, ch_coord_group_state s)
 		return;
 	r->end_ms = now;
 	r->outcome = ch_coord_group_state_name(s);
-	ch_map_free(&g->history.index);
-	ch_map_init(&g->history.index);
+	const ch_coord_rebalance_round *rd = last_round(r);
+	r->follow_up_expected =
+		s == CH_COORD_GROUP_STABLE && r->cooperative && rd && rd->partitions_revoked > 0;
+	if (!r->follow_up_expected)
+		before_clear(&g->history);
+}
+
+int64_t
+ch_coord_rebalance_pause_ms(const ch_coord_rebalance *r, const ch_coord_rebalance_member *m)
+{
+	if (!r->cooperative)
+		return m->join_ms < 0 || m->sync_ms < 0 ? -1 : m->sync_ms - m->join_ms;
+	if (m->partitions_lost == 0)
+		return 0; /* it kept consuming what it owned throughout */
+	const ch_coord_rebalance_round *rd = ch_coord_rebalance_last_round(r);
+	if (m->partitions_lost < 0 || !r->outcome || r->follow_up_expected || !rd ||
+	    m->sync_generation != rd->generation || m->join_ms < 0)
+		return -1;
+	return m->sync_ms - m->join_ms;
 }
 
 void

@@ -116,7 +116,12 @@ typedef struct initial_delay {
 typedef struct coord_history {
 	ch_coord_rebalance *ring;
 	int32_t cap, head, n;
-	ch_map index; /* member id -> 1 + its entry in the open record's members */
+	ch_map index; /* member id -> 1 + its entry in the last record's members */
+	/* The open record's owners when it began, "topic\0partition" -> 1 +
+	 * the owner's entry (consumer protocol type; built at its first
+	 * assignment, kept across a cooperative follow-up round). */
+	ch_map before;
+	bool before_built;
 	/* Members removed while no record was open (a leave or an expiry
 	 * removes the member, then starts the rebalance): the record opened at
 	 * the same time takes them as its members out. */
@@ -344,9 +349,11 @@ void ch_coord_history_member_out(ch_coord_group *g, const ch_coord_member *m, in
 void ch_coord_history_join_done(ch_coord_group *g, int64_t now, const char *ended_by);
 /* The leader's SyncGroup, before its assignments replace the old ones. */
 void ch_coord_history_leader_sync(ch_coord_group *g, const ch_SyncGroupRequest *rq, int64_t now);
-/* A SyncGroup answered with m's assignment. */
+/* A SyncGroup answered with m's assignment (also a late one in Stable). */
 void ch_coord_history_synced(ch_coord_group *g, const ch_coord_member *m, int64_t now);
-/* set_state -> Stable, Empty or Dead: closes the open record. */
+/* set_state -> Stable, Empty or Dead: closes the open record (a cooperative
+ * one whose last round took partitions away expects its follow-up round:
+ * the next prepare reopens it). */
 void ch_coord_history_end(ch_coord_group *g, int64_t now, ch_coord_group_state s);
 /* group_free. */
 void ch_coord_history_free(ch_coord_group *g);

@@ -4,12 +4,17 @@ leave, and a member killed (SIGKILL) whose session times out. Each
 rebalance names its cause with the member that caused it, the members in
 and out, the leader, the member that held the barrier (the last JoinGroup,
 after the first), each member's pause and the partitions moved; the ring
-keeps group.rebalance.history.size records."""
+keeps group.rebalance.history.size records. A librdkafka cooperative-sticky
+group scaling out: each rebalance is one record of two generations (the
+follow-up round that hands over the revoked partitions folded in), the
+members that kept their partitions pause 0 and the one that lost one pauses
+until its SyncGroup of the follow-up round."""
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -19,6 +24,8 @@ from test_metrics import Member, TOPIC
 
 try:
     from kafka import KafkaProducer
+    from confluent_kafka import Consumer
+    from confluent_kafka.admin import AdminClient, NewTopic
 except ImportError:  # main() reports the skip
     pass
 
@@ -35,6 +42,34 @@ c.subscribe([sys.argv[3]])
 while True:
     c.poll(timeout_ms=100)
 """
+
+
+COOP_GROUP, COOP_TOPIC = "coop-g", "coop-t"
+
+
+class CoopMember:
+    """A librdkafka (confluent-kafka) cooperative-sticky consumer polling on
+    its own thread until stop()."""
+
+    def __init__(self, bootstrap, name):
+        self.c = Consumer({"bootstrap.servers": bootstrap, "group.id": COOP_GROUP,
+                           "client.id": name, "enable.auto.commit": False,
+                           "partition.assignment.strategy": "cooperative-sticky",
+                           "session.timeout.ms": 6000, "heartbeat.interval.ms": 100})
+        self.c.subscribe([COOP_TOPIC])
+        self.stopping = threading.Event()
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def run(self):
+        while not self.stopping.is_set():
+            self.c.poll(0.1)
+        self.c.close()
+
+    def stop(self):
+        if not self.stopping.is_set():
+            self.stopping.set()
+            self.t.join(60)
 
 
 class RebalanceHistory(BrokerTestCase):
@@ -59,9 +94,9 @@ class RebalanceHistory(BrokerTestCase):
                 body = json.loads(body)
             return e.code, body
 
-    def history(self):
+    def history(self, group=GROUP):
         """The group's records; [] while the group does not exist yet."""
-        status, body = self.get("/v1/groups/%s/rebalances" % GROUP)
+        status, body = self.get("/v1/groups/%s/rebalances" % group)
         if status == 404:
             return []
         self.assertEqual(status, 200, body)
@@ -171,6 +206,84 @@ class RebalanceHistory(BrokerTestCase):
         self.assertEqual(len(mine), 1)
         self.assertEqual((mine[0]["state"], mine[0]["members"]), ("Stable", 1))
 
+    def wait_coop(self, n_records, n_members):
+        """The cooperative group's history once its n_records-th record is
+        closed Stable, not expecting a follow-up, with n_members members."""
+        deadline = time.monotonic() + 90
+        while True:
+            h = self.history(COOP_GROUP)
+            if (len(h) >= n_records and h[-1]["outcome"] == "Stable"
+                    and not h[-1]["follow_up_expected"]
+                    and len([m for m in h[-1]["members"] if m["partitions_after"]]) == n_members):
+                return h
+            if time.monotonic() > deadline:
+                self.fail("no record %d with %d members: %s"
+                          % (n_records, n_members, json.dumps(h, indent=1)))
+            time.sleep(0.2)
+
+    def check_coop_record(self, r, new_member):
+        """r: one cooperative scale-out, folded from its two generations."""
+        self.assertTrue(r["cooperative"], r)
+        self.assertEqual(r["protocol"], "cooperative-sticky")
+        self.assertEqual(r["cause"]["cause"], "member joined", r)
+        self.assertIn(new_member, r["cause"]["detail"])
+        self.assertEqual(r["members_in"], [new_member])
+        rounds = r["rounds"]
+        self.assertEqual(len(rounds), 2, json.dumps(r, indent=1))
+        self.assertEqual(rounds[1]["generation"], rounds[0]["generation"] + 1)
+        self.assertEqual(r["generation"], rounds[1]["generation"])
+        self.assertEqual(rounds[0]["partitions_revoked"], 1, r)
+        self.assertEqual(rounds[1]["partitions_revoked"], 0, r)
+        self.assertEqual(r["partitions_moved"], 1, r)
+        losers = [m for m in r["members"] if m["partitions_lost"]]
+        self.assertEqual(len(losers), 1, r)
+        lost = losers[0]
+        # its rejoin after revoking started the second round, folded in
+        self.assertIn(lost["member_id"], " ".join(t["detail"] for t in r["triggers"]), r)
+        # from its JoinGroup of the first round to its SyncGroup of the second
+        self.assertLessEqual(lost["join_ms"], rounds[0]["join_end_ms"])
+        self.assertEqual(lost["sync_generation"], rounds[1]["generation"])
+        self.assertGreaterEqual(lost["sync_ms"], rounds[1]["join_end_ms"])
+        self.assertEqual(lost["pause_ms"], lost["sync_ms"] - lost["join_ms"], r)
+        self.assertGreater(lost["pause_ms"], 0)
+        self.assertEqual(lost["partitions_after"], lost["partitions_before"] - 1)
+        for m in r["members"]:
+            if m is not lost:
+                self.assertEqual(m["partitions_lost"], 0, r)
+                self.assertEqual(m["pause_ms"], 0, r)
+        got = [m for m in r["members"] if m["member_id"] == new_member]
+        self.assertEqual((got[0]["partitions_before"], got[0]["partitions_after"]), (0, 1), r)
+        return lost
+
+    def test_cooperative_scale_out(self):
+        b = self.broker
+        admin = AdminClient({"bootstrap.servers": b.bootstrap})
+        for f in admin.create_topics([NewTopic(COOP_TOPIC, 3, 1)]).values():
+            f.result(60)
+        members = {}
+        for name in ("a", "b", "c"):
+            members[name] = CoopMember(b.bootstrap, name)
+            self.addCleanup(members[name].stop)
+            h = self.wait_coop(len(members), len(members))
+            r = h[-1]
+            new = [m for m in r["members_in"] if m.startswith(name + "-")]
+            self.assertEqual(len(new), 1, r)
+            if name == "a":
+                self.assertEqual(len(r["rounds"]), 1, r)
+                self.assertEqual(r["members"][0]["pause_ms"], 0, r)  # lost nothing
+                continue
+            # a,b: 3 partitions 2+1, b's one taken from a in the first round
+            # and given in the second; then c's one taken from a again
+            lost = self.check_coop_record(r, new[0])
+            self.assertTrue(lost["member_id"].startswith("a-"), r)
+            if name == "c":
+                kept = [m for m in r["members"] if m["member_id"].startswith("b-")]
+                self.assertEqual((kept[0]["partitions_before"],
+                                  kept[0]["partitions_after"]), (1, 1), r)
+        _, g = self.get("/v1/groups/%s" % COOP_GROUP)
+        self.assertEqual(g["generation"], 5)  # a; b in two rounds; c in two
+        self.assertEqual(g["last_rebalance"]["generation"], 5)
+
 
 if __name__ == "__main__":
-    main(requires_modules=("kafka",))
+    main(requires_modules=("kafka", "confluent_kafka"))
