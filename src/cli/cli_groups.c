@@ -117,7 +117,10 @@ cli_lag(const cli_part_row *r)
 
 static const cli_opt describe_opts[] = {
 	{"members", NULL, "the members view: CONSUMER-ID, HOST, CLIENT-ID, #PARTITIONS", false},
-	{"verbose", NULL, "with --members: each member's ASSIGNMENT too", false},
+	{"verbose", NULL,
+	 "with --members: each member's assignment and epochs; with --state: GROUP-EPOCH and "
+	 "TARGET-ASSIGNMENT-EPOCH",
+	 false},
 	{"state", NULL, "the state view: COORDINATOR, ASSIGNMENT-STRATEGY, STATE, #MEMBERS", false},
 	{NULL, NULL, NULL, false},
 };
@@ -209,24 +212,44 @@ print_members(const cli_args *a, const cohort_group_description *g)
 	return CLI_OK;
 }
 
+/* The state view as Kafka 4.4's tool prints it ("-" for no strategy, the
+ * coordinator as "host:port  (id)"); --verbose adds GROUP-EPOCH and
+ * TARGET-ASSIGNMENT-EPOCH, which classic groups (all DescribeGroups
+ * describes) do not have: "-", as Kafka prints them for such a group. */
 static int
 print_state(const cli_args *a, const cohort_group_description *g)
 {
 	char coord[300], nm[16];
-	snprintf(coord, sizeof(coord), "%s:%d (%d)", g->coordinator.host ? g->coordinator.host : "",
-		 g->coordinator.port, g->coordinator.id);
+	snprintf(coord, sizeof(coord), "%s:%d  (%d)",
+		 g->coordinator.host ? g->coordinator.host : "", g->coordinator.port,
+		 g->coordinator.id);
 	snprintf(nm, sizeof(nm), "%zu", g->members_n);
+	bool verbose = cli_opt_has(a, "verbose");
 	if (a->json) {
-		cli_json_print(json_pack("{s:s,s:s,s:s,s:s,s:i}", "group", g->group_id,
-					 "coordinator", coord, "assignment_strategy", g->protocol,
-					 "state", g->state, "members", (int)g->members_n));
+		json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:i}", "group", g->group_id, "coordinator",
+				      coord, "assignment_strategy", g->protocol, "state", g->state,
+				      "members", (int)g->members_n);
+		if (verbose) {
+			json_object_set_new(o, "group_epoch", json_null());
+			json_object_set_new(o, "target_assignment_epoch", json_null());
+		}
+		cli_json_print(o);
 		return CLI_OK;
 	}
+	if (strcmp(g->state, "Empty") == 0 || strcmp(g->state, "Dead") == 0)
+		fprintf(stderr, "\nConsumer group '%s' has no active members.\n", g->group_id);
 	static const char *const hdr[] = {"GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY",
 					  "STATE", "#MEMBERS"};
-	cli_table *t = cli_table_new(hdr, 5);
-	cli_table_add(t, (const char *const[]){g->group_id, coord,
-					       g->protocol[0] ? g->protocol : "", g->state, nm});
+	static const char *const vhdr[] = {"GROUP",   "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY",
+					   "STATE",   "GROUP-EPOCH",      "TARGET-ASSIGNMENT-EPOCH",
+					   "#MEMBERS"};
+	cli_table *t = verbose ? cli_table_new(vhdr, 7) : cli_table_new(hdr, 5);
+	const char *strategy = g->protocol[0] ? g->protocol : NULL;
+	if (verbose)
+		cli_table_add(t, (const char *const[]){g->group_id, coord, strategy, g->state, NULL,
+						       NULL, nm});
+	else
+		cli_table_add(t, (const char *const[]){g->group_id, coord, strategy, g->state, nm});
 	printf("\n");
 	cli_table_print(t, stdout);
 	cli_table_free(t);

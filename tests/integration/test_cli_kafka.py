@@ -59,6 +59,19 @@ class CliVersusKafkaTool(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         return r.stdout
 
+    def same_state_views(self, g, views=([], ["--verbose"])):
+        """--state (and --state --verbose): Kafka's headers, rows and note."""
+        for verbose in views:
+            ours = self.cli("groups", "describe", g, "--state", *verbose)
+            theirs = self.kafka.tool("kafka-consumer-groups", "--bootstrap-server", self.bs,
+                                     "--describe", "--group", g, "--state", *verbose)
+            self.assertEqual(theirs.returncode, 0, theirs.stderr)
+            for first in ("GROUP", g):
+                self.assertEqual(rows_of(ours.stdout, first), rows_of(theirs.stdout, first),
+                                 (verbose, ours.stdout, theirs.stdout))
+            self.assertEqual("has no active members" in ours.stderr,
+                             "has no active members" in theirs.stderr, verbose)
+
     def test_describe_list_and_reset_match_kafkas_tool(self):
         g = "kg"
         r = self.cli("consume", TOPIC, "--group", g, "--from", "earliest", "--count", "13")
@@ -69,6 +82,7 @@ class CliVersusKafkaTool(unittest.TestCase):
         self.assertEqual(sorted(ours), sorted(theirs))
         self.assertEqual(sum(int(x[3]) for x in ours), 13)  # the records printed
         self.assertTrue(all(int(x[5]) == int(x[4]) - int(x[3]) for x in ours), ours)
+        self.same_state_views(g)
         # reset dry runs: the offsets Kafka's tool would set
         for args in (["--all-topics", "--shift-by", "-2"],
                      ["--topic", TOPIC, "--to-earliest"],
@@ -99,6 +113,7 @@ class CliVersusKafkaTool(unittest.TestCase):
             theirs = self.tool("--describe", "--group", g, "--members", "--verbose")
             self.assertEqual(rows_of(ours, "GROUP"), rows_of(theirs, "GROUP"))
             self.assertEqual(rows_of(ours, g), rows_of(theirs, g))
+            self.same_state_views(g, [["--verbose"]])
             ours = rows_of(self.cli("groups", "list", "--state", "Stable").stdout, g)
             theirs = rows_of(self.tool("--list", "--state", "Stable"), g)
             self.assertEqual([x[:2] for x in ours], [x[:2] for x in theirs])
