@@ -170,6 +170,41 @@ static const struct {
 	 offsetof(ch_coord_stats, groups_deleted)},
 };
 
+/* The three rebalance duration histograms, one series per cause seen. */
+static void
+render_rebalance_durations(ch_buf *b, const ch_coord_stats *st)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} fams[] = {
+		{"cohort_group_coordinator_rebalance_join_phase_seconds",
+		 "Join phase of a rebalance (PreparingRebalance until the JoinGroup responses, "
+		 "or Empty), by the cause that started the rebalance (cohort's).",
+		 offsetof(ch_coord_stats, rebalance_join)},
+		{"cohort_group_coordinator_rebalance_sync_phase_seconds",
+		 "Sync phase of a rebalance (CompletingRebalance until Stable: the leader's "
+		 "assignment stored), by the cause that started the rebalance (cohort's).",
+		 offsetof(ch_coord_stats, rebalance_sync)},
+		{"cohort_group_coordinator_rebalance_duration_seconds",
+		 "Whole rebalance (PreparingRebalance until Stable or Empty, restarts included), "
+		 "by the cause that started it (cohort's).",
+		 offsetof(ch_coord_stats, rebalance_whole)},
+	};
+	for (size_t f = 0; f < sizeof(fams) / sizeof(fams[0]); f++) {
+		const ch_hist *h = (const ch_hist *)((const char *)st + fams[f].off);
+		family(b, fams[f].name, "histogram", fams[f].help);
+		for (int k = 0; k < CH_COORD_CAUSE_N; k++) {
+			if (!h[k].count)
+				continue;
+			char labels[96];
+			snprintf(labels, sizeof(labels), "cause=\"%s\"",
+				 ch_coord_cause_name((ch_coord_cause)k));
+			ch_hist_render(b, fams[f].name, labels, &h[k]);
+		}
+	}
+}
+
 static void
 render_coordinator(ch_buf *b, const ch_coord *c)
 {
@@ -221,6 +256,7 @@ render_coordinator(ch_buf *b, const ch_coord *c)
 				"cohort_group_coordinator_rebalances_total{cause=\"%s\"} %" PRIu64
 				"\n",
 				ch_coord_cause_name((ch_coord_cause)k), st->rebalances[k]);
+	render_rebalance_durations(b, st);
 	family(b, "cohort_group_members", "gauge", "Members of each group.");
 	ch_coord_foreach_group(c, render_members, b);
 }

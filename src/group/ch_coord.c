@@ -265,6 +265,7 @@ ch_coord_group_set_state(ch_coord_group *g, ch_coord_group_state s, int64_t now,
 	ch_coord_log(g->coord, level, "group %s: %s -> %s (generation %d): %s", g->group_id,
 		     ch_coord_group_state_name(g->state), ch_coord_group_state_name(s),
 		     g->generation, why->detail);
+	ch_coord_history_phase(g, now, s, why->cause);
 	if (s == CH_COORD_GROUP_PREPARING_REBALANCE)
 		ch_coord_history_prepare(g, now, why->cause, why->detail);
 	else if (s == CH_COORD_GROUP_STABLE || s == CH_COORD_GROUP_EMPTY ||

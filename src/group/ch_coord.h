@@ -166,6 +166,7 @@
 #include <stdint.h>
 
 #include "common/ch_buf.h"
+#include "common/ch_hist.h"
 #include "common/ch_log.h"
 #include "common/ch_uuid.h"
 #include "proto/generated/ch_msgs.h"
@@ -364,6 +365,13 @@ typedef struct ch_coord_stats {
 	uint64_t completed_rebalances; /* CompletingRebalance -> Stable */
 	uint64_t rebalances[CH_COORD_CAUSE_N]; /* PreparingRebalance entered, by its cause */
 	uint64_t groups_deleted;               /* DeleteGroups, offsets retention */
+	/* Rebalance durations by the cause that started the rebalance (a
+	 * restart keeps it): the join phase (PreparingRebalance left), the sync
+	 * phase (CompletingRebalance to Stable) and the whole (to Stable or
+	 * Empty); ch_coord_history_phase observes them. */
+	ch_hist rebalance_join[CH_COORD_CAUSE_N];
+	ch_hist rebalance_sync[CH_COORD_CAUSE_N];
+	ch_hist rebalance_whole[CH_COORD_CAUSE_N];
 } ch_coord_stats;
 
 const ch_coord_stats *ch_coord_get_stats(const ch_coord *c);

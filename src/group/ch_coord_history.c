@@ -215,6 +215,31 @@ take_gone(coord_history *h, ch_coord_rebalance *r, int64_t now)
 }
 
 void
+ch_coord_history_phase(ch_coord_group *g, int64_t now, ch_coord_group_state s, ch_coord_cause cause)
+{
+	coord_history *h = &g->history;
+	ch_coord_stats *st = &g->coord->stats;
+	ch_coord_group_state was = g->state;
+	bool rebalancing = was == CH_COORD_GROUP_PREPARING_REBALANCE ||
+			   was == CH_COORD_GROUP_COMPLETING_REBALANCE;
+	if (s == CH_COORD_GROUP_PREPARING_REBALANCE && !rebalancing) {
+		h->cycle_start = now;
+		h->cycle_cause = cause;
+		return;
+	}
+	if (!rebalancing || (unsigned)h->cycle_cause >= CH_COORD_CAUSE_N)
+		return;
+	uint64_t phase_us = (uint64_t)CH_MAX(now - g->state_ts, 0) * 1000;
+	if (was == CH_COORD_GROUP_PREPARING_REBALANCE)
+		ch_hist_observe(&st->rebalance_join[h->cycle_cause], phase_us);
+	else if (s == CH_COORD_GROUP_STABLE)
+		ch_hist_observe(&st->rebalance_sync[h->cycle_cause], phase_us);
+	if (s == CH_COORD_GROUP_STABLE || s == CH_COORD_GROUP_EMPTY)
+		ch_hist_observe(&st->rebalance_whole[h->cycle_cause],
+				(uint64_t)CH_MAX(now - h->cycle_start, 0) * 1000);
+}
+
+void
 ch_coord_history_prepare(ch_coord_group *g, int64_t now, ch_coord_cause cause, const char *detail)
 {
 	if (g->coord->cfg.rebalance_history_size <= 0)

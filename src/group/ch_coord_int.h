@@ -122,6 +122,9 @@ typedef struct coord_history {
 	 * assignment, kept across a cooperative follow-up round). */
 	ch_map before;
 	bool before_built;
+	/* The rebalance under way (metrics): when and why it started. */
+	int64_t cycle_start;
+	ch_coord_cause cycle_cause;
 	/* Members removed while no record was open (a leave or an expiry
 	 * removes the member, then starts the rebalance): the record opened at
 	 * the same time takes them as its members out. */
@@ -333,6 +336,11 @@ int16_t ch_coord_load_error(const ch_coord *c, ch_str group_id);
 /* ---- rebalance history hooks (ch_coord_history.c) ------------------------
  * Each records one step of the group's open rebalance record; none changes
  * the group's behaviour. Call sites: */
+/* set_state, before the state changes to s (cause: why, for
+ * PreparingRebalance): the rebalance duration histograms (ch_coord_stats);
+ * kept with or without a history. */
+void ch_coord_history_phase(ch_coord_group *g, int64_t now, ch_coord_group_state s,
+			    ch_coord_cause cause);
 /* set_state -> PreparingRebalance: opens a record, or folds the cause in. */
 void ch_coord_history_prepare(ch_coord_group *g, int64_t now, ch_coord_cause cause,
 			      const char *detail);

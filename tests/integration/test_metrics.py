@@ -138,6 +138,31 @@ class Metrics(BrokerTestCase):
                                if n.startswith("cohort_group"))
                 self.fail("metrics never showed %s; last scrape:\n%s" % (what, "\n".join(group)))
 
+    def assert_one_rebalance(self, before, after, cause, others):
+        """Each rebalance duration histogram of cause took exactly one
+        observation between the scrapes, in the buckets its duration falls
+        into (every le >= it, none below); those of the causes in others took
+        none."""
+        for phase in ("join_phase", "sync_phase", "duration"):
+            name = "cohort_group_coordinator_rebalance_%s_seconds" % phase
+            with self.subTest(name, cause=cause):
+                n = val(after, name + "_count", cause=cause) - val(before, name + "_count",
+                                                                  cause=cause)
+                self.assertEqual(n, 1)
+                took = val(after, name + "_sum", cause=cause) - val(before, name + "_sum",
+                                                                   cause=cause)
+                les = [dict(ls)["le"] for (nm, ls), _ in after.items()
+                       if nm == name + "_bucket" and ("cause", cause) in ls]
+                self.assertEqual(len(les), 19)
+                for le in les:
+                    moved = (val(after, name + "_bucket", cause=cause, le=le) -
+                             val(before, name + "_bucket", cause=cause, le=le))
+                    self.assertEqual(moved, 1 if float(le) >= took - 1e-9 else 0,
+                                     "le=%s, rebalance took %g s" % (le, took))
+                for other in others:
+                    self.assertEqual(val(after, name + "_count", cause=other),
+                                     val(before, name + "_count", cause=other), other)
+
     def test_promtool_catches_a_bad_page(self):
         """The check has teeth: promtool refuses what our names avoid."""
         bad = "# HELP x_sum a gauge named like a histogram part\n# TYPE x_sum gauge\nx_sum 1\n"
@@ -164,6 +189,7 @@ class Metrics(BrokerTestCase):
                                cause="member joined"),
                            val(s0, "cohort_group_coordinator_rebalances_total",
                                cause="member joined"))
+        self.assert_one_rebalance(s0, s1, "member joined", ["member left"])
         self.assertGreaterEqual(val(s1, "cohort_group_coordinator_groups_by_protocol_type",
                                     protocol_type="consumer"), 1)
         self.assertGreaterEqual(val(s1, "cohort_group_coordinator_groups", protocol="classic"), 1)
@@ -205,6 +231,12 @@ class Metrics(BrokerTestCase):
             val(s, "cohort_group_members", group="metrics-g") == 1 and
             val(s, "cohort_group_coordinator_rebalances_total", cause="member left") >
             val(s3, "cohort_group_coordinator_rebalances_total", cause="member left")))
+        s4 = self.wait_for("the leave's rebalance done", lambda s: (
+            val(s, "cohort_group_coordinator_rebalance_duration_seconds_count",
+                cause="member left") >
+            val(s3, "cohort_group_coordinator_rebalance_duration_seconds_count",
+                cause="member left")))
+        self.assert_one_rebalance(s3, s4, "member left", ["member joined"])
         self.assertGreater(total(s4, "cohort_requests_total", request="LeaveGroup"),
                            total(s3, "cohort_requests_total", request="LeaveGroup"))
 
