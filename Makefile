@@ -1,6 +1,8 @@
 # Top-level wrapper around CMake.
 #   make        optimised build into build/ (cohortd at build/cohortd)
 #   make run    build and start cohortd with its defaults (127.0.0.1:9092, ./data)
+#   make install  install the optimised build (cohortd, cohort and its man page,
+#               libcohort) under CMake's prefix, or PREFIX=DIR
 #   make test   install what tests need, the optimised build too (gcc: make run must
 #               compile), sanitizer build into build-asan/, run every test
 #   make gen    regenerate src/proto/generated from ../shared/kafka-protocol
@@ -8,7 +10,7 @@
 JOBS ?= $(shell nproc)
 PROTO_DIR ?= ../shared/kafka-protocol
 
-.PHONY: all deps build run test test-deps asan gen bench bench-assign clean format format-check
+.PHONY: all deps build install run test test-deps asan gen bench bench-assign clean format format-check
 
 all: build
 
@@ -18,6 +20,9 @@ deps:
 build: deps
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build build -j $(JOBS)
+
+install: build
+	cmake --install build $(if $(PREFIX),--prefix $(PREFIX))
 
 run: build
 	./build/cohortd

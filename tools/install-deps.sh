@@ -21,7 +21,7 @@ DEBS=(gcc make cmake pkg-config zlib1g-dev libzstd-dev liblz4-dev libsnappy-dev 
       libmicrohttpd-dev libjansson-dev)
 if [[ $what == test ]]; then
 	DEBS+=(clang clang-format libclang-rt-14-dev python3 kcat librdkafka-dev python3-confluent-kafka
-	       python3-kafka openjdk-17-jdk-headless maven iproute2 python3-venv
+	       python3-kafka openjdk-17-jdk-headless maven iproute2 python3-venv groff-base
 	       golang-go golang-github-segmentio-kafka-go-dev golang-github-shopify-sarama-dev)
 	command -v node >/dev/null && command -v npm >/dev/null || DEBS+=(nodejs npm)
 fi

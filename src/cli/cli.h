@@ -109,6 +109,22 @@ int64_t cli_parse_span(const char *s);
  * the message printed. */
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a);
 
+/* ---- help (cli_help.c) ---- */
+
+/* A help topic: `cohort help NAME`, a section of the man page. */
+typedef struct cli_topic {
+	const char *name, *summary;
+	const char *text; /* NULL: the exit statuses */
+} cli_topic;
+extern const cli_topic cli_topics[]; /* NULL-name terminated */
+const cli_topic *cli_find_topic(const char *name);
+void cli_print_topic(FILE *f, const cli_topic *t);
+/* The exit statuses cmd can end with (NULL: all of them), explained. */
+void cli_print_exits(FILE *f, const cli_command *cmd);
+/* The manual page (roff, man(7)) of these commands, the common options,
+ * the topics and the exit statuses. */
+void cli_man(FILE *f, const cli_command *const *cmds, size_t n);
+
 /* ---- messages (cli_main.c) ---- */
 
 /* Set by SIGINT or SIGTERM once cli_catch_stop_signals ran: long-running

@@ -19,11 +19,21 @@ static int cmd_completion(cli_args *a);
 
 static const cli_opt no_opts[] = {{NULL, NULL, NULL, false}};
 
+static const cli_opt help_opts[] = {
+	{"man", NULL, "print the manual page (roff) made from this help", false},
+	{NULL, NULL, NULL, false},
+};
+
 static const cli_command version_cmd = {
 	"version", "", "print cohort's and libcohort's version", no_opts, 0, 0, cmd_version, false};
-static const cli_command help_cmd = {
-	"help",   "[COMMAND...]", "explain a command, or list them all", no_opts, 0, 3,
-	cmd_help, false};
+static const cli_command help_cmd = {"help",
+				     "[COMMAND...|TOPIC]",
+				     "explain a command or a topic, or list them all",
+				     help_opts,
+				     0,
+				     3,
+				     cmd_help,
+				     false};
 static const cli_command completion_cmd = {
 	"completion",   "bash", "print a bash completion script (source it)", no_opts, 1, 1,
 	cmd_completion, false};
@@ -143,12 +153,6 @@ print_opt(FILE *f, const cli_opt *o)
 	fprintf(f, "  %-28s %s%s\n", left, o->help, o->repeat ? " (repeatable)" : "");
 }
 
-static const char exit_statuses[] =
-	"Exit status: 0 done; 1 the operation failed (the cluster said why); 2 bad command\n"
-	"line; 3 no broker answered in time; 4 no such group, topic or partition;\n"
-	"5 refused by the cluster's state (e.g. a group with active members);\n"
-	"6 groups health found WARN; 7 groups health found STOP, STALL or REWIND.\n";
-
 /* `cohort CMD --help`. */
 static void
 command_help(FILE *f, const cli_command *cmd)
@@ -160,7 +164,8 @@ command_help(FILE *f, const cli_command *cmd)
 	fprintf(f, "\nCommon options:\n");
 	for (int i = 0; cli_common_opts[i].name; i++)
 		print_opt(f, &cli_common_opts[i]);
-	fprintf(f, "\n%s", exit_statuses);
+	fputc('\n', f);
+	cli_print_exits(f, cmd);
 }
 
 /* `cohort help` and `cohort` alone. */
@@ -175,7 +180,11 @@ overview(FILE *f)
 		snprintf(left, sizeof(left), "%s %s", commands[i]->words, commands[i]->usage);
 		fprintf(f, "  %-34s %s\n", left, commands[i]->summary);
 	}
-	fprintf(f, "\n`cohort COMMAND --help` explains one.\n\n%s", exit_statuses);
+	fprintf(f, "\nTopics (cohort help TOPIC):\n");
+	for (const cli_topic *t = cli_topics; t->name; t++)
+		fprintf(f, "  %-34s %s\n", t->name, t->summary);
+	fprintf(f, "\n`cohort COMMAND --help` explains one command.\n\n");
+	cli_print_exits(f, NULL);
 }
 
 static int
@@ -189,14 +198,24 @@ cmd_version(cli_args *a)
 static int
 cmd_help(cli_args *a)
 {
+	if (cli_opt_has(a, "man")) {
+		cli_man(stdout, commands, NCOMMANDS);
+		return CLI_OK;
+	}
 	if (a->npos == 0) {
 		overview(stdout);
 		return CLI_OK;
 	}
 	int n;
 	const cli_command *cmd = find_command(a->npos, (char **)a->pos, &n);
+	const cli_topic *t = a->npos == 1 ? cli_find_topic(a->pos[0]) : NULL;
+	if (t) {
+		cli_print_topic(stdout, t);
+		return CLI_OK;
+	}
 	if (!cmd || n != a->npos)
-		return cli_fail(CLI_EUSAGE, "no command '%s' (cohort help lists them)", a->pos[0]);
+		return cli_fail(CLI_EUSAGE, "no command or topic '%s' (cohort help lists them)",
+				a->pos[0]);
 	command_help(stdout, cmd);
 	return CLI_OK;
 }

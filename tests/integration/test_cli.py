@@ -2,6 +2,8 @@
 
 produce: lines of stdin as records (keys, headers, partition, codec), read
 back with librdkafka; a failed delivery named by its line and exit 1.
+help topics, each command's exit statuses and the man page (valid roff, the
+build's cohort.1, installed by cmake --install).
 groups health: each of Burrow's states provoked with real groups over one window.
 consume without a group (--partition, --offset, --from TIME with a zone,
 --exit-at-end; no topic auto-created) and its progress line on a terminal.
@@ -636,7 +638,8 @@ class Cli(BrokerTestCase):
             (["groups", "health", "g", "--window", "PT"], "--window: expected a duration"),
             (["groups", "health", "g", "--window", "1m", "--interval", "2m"], "--interval"),
             (["completion", "zsh"], "only 'bash'"),
-            (["help", "nope"], "no command 'nope'"),
+            (["help", "nope"], "no command or topic 'nope'"),
+            (["help", "--mab"], "unknown option '--mab'"),
         ]
         for args, want in cases:
             r = run(*args)
@@ -661,6 +664,48 @@ class Cli(BrokerTestCase):
                 "--command-config", f.name, env={"COHORT_BOOTSTRAP": self.bs})
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(len(r.stdout.splitlines()), 1)
+
+    def test_help_topics_and_man_page(self):
+        r = run("help", "lag")
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("LAG = max(0, LOG-END-OFFSET - max(CURRENT-OFFSET, LOG-START-OFFSET))",
+                      r.stdout)
+        self.assertTrue(all(len(line) <= 76 for line in r.stdout.splitlines()), r.stdout)
+        top = run("help").stdout
+        for topic in ("lag", "health", "format", "time", "config", "exit-status"):
+            self.assertIn("\n  %s " % topic, top)
+            self.assertEqual(run("help", topic).returncode, 0, topic)
+        codes = run("help", "exit-status").stdout
+        self.assertEqual([line.split()[0] for line in codes.splitlines()[1:]],
+                         [str(i) for i in range(8)])
+        # each command's --help lists the statuses it can end with
+        health = run("groups", "health", "--help").stdout.split("Exit status:\n")[1]
+        self.assertEqual([line.split()[0] for line in health.splitlines()],
+                         ["0", "1", "2", "3", "4", "6", "7"])
+        plain = run("topics", "list", "--help").stdout.split("Exit status:\n")[1]
+        self.assertEqual([line.split()[0] for line in plain.splitlines()],
+                         ["0", "1", "2", "3", "4", "5"])
+        # the man page: written by the build from the same table, valid roff
+        man = run("help", "--man")
+        self.assertEqual(man.returncode, 0, man.stderr)
+        with open(os.path.join(os.path.dirname(CLI), "cohort.1")) as f:
+            self.assertEqual(f.read(), man.stdout)
+        lint = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z"], input=man.stdout,
+                              capture_output=True, text=True)
+        self.assertEqual((lint.returncode, lint.stderr), (0, ""))
+        commands = top.split("Commands:\n")[1].split("\n\n")[0].splitlines()
+        self.assertGreater(len(commands), 15)
+        for line in commands:   # "  words usage<padding> summary"
+            self.assertIn('.SS "cohort %s"' % line[2:36].strip(), man.stdout, line)
+        self.assertIn("\\fB\\-\\-exit\\-at\\-end\\fR", man.stdout)
+        # make install's step installs it beside the tool
+        with tempfile.TemporaryDirectory() as prefix:
+            r = subprocess.run(["cmake", "--install", os.path.dirname(CLI), "--prefix", prefix],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(prefix, "share", "man", "man1", "cohort.1")) as f:
+                self.assertEqual(f.read(), man.stdout)
+            self.assertTrue(os.access(os.path.join(prefix, "bin", "cohort"), os.X_OK))
 
     def test_help_and_completion_come_from_the_table(self):
         r = run("consume", "--help")
