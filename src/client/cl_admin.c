@@ -61,6 +61,43 @@ ad_first_err(const cohort_err *errs, size_t n)
 	return COHORT_OK;
 }
 
+const void *
+ad_find_name(const void *arr, int32_t n, size_t stride, size_t name_off, const char *key)
+{
+	const char *e = arr;
+	for (int32_t i = 0; i < n; i++, e += stride) {
+		ch_str name;
+		memcpy(&name, e + name_off, sizeof(name));
+		if (ch_str_eq_c(name, key))
+			return e;
+	}
+	return NULL;
+}
+
+const void *
+ad_find_part(const void *arr, int32_t n, size_t stride, size_t index_off, int32_t index)
+{
+	const char *e = arr;
+	for (int32_t i = 0; i < n; i++, e += stride) {
+		int32_t p;
+		memcpy(&p, e + index_off, sizeof(p));
+		if (p == index)
+			return e;
+	}
+	return NULL;
+}
+
+ch_str *
+ad_keys(ad_item **items, size_t n, ch_buf *b)
+{
+	ch_str *s = calloc(n + 1, sizeof(*s));
+	if (!s)
+		b->oom = true;
+	for (size_t i = 0; s && i < n; i++)
+		s[i] = ch_str_c(items[i]->key);
+	return s;
+}
+
 /* ---- item transitions ------------------------------------------------------ */
 
 void
@@ -333,16 +370,11 @@ done_findcoord(cl_client *c, cohort_err err, int16_t version, void *resp, void *
 				coord_result(k, it, m->ErrorCode, m->NodeId, m->Host, m->Port);
 				continue;
 			}
-			bool found = false;
-			for (int32_t j = 0; j < m->Coordinators_n && !found; j++) {
-				const ch_FindCoordinatorResponse_Coordinator *e =
-					&m->Coordinators[j];
-				if (!ch_str_eq_c(e->Key, it->key))
-					continue;
-				found = true;
+			const ch_FindCoordinatorResponse_Coordinator *e =
+				AD_FIND(m->Coordinators, m->Coordinators_n, Key, it->key);
+			if (e)
 				coord_result(k, it, e->ErrorCode, e->NodeId, e->Host, e->Port);
-			}
-			if (!found)
+			else
 				ad_done(k, it, COHORT_ERR__BAD_MSG);
 		}
 	}
@@ -389,38 +421,30 @@ build_metadata(cl_client *c, int16_t version, ch_buf *b, void *ud)
 static void
 leader_result(ad_call *k, ad_item *it, const ch_MetadataResponse *m)
 {
-	for (int32_t i = 0; i < m->Topics_n; i++) {
-		const ch_MetadataResponse_MetadataResponseTopic *t = &m->Topics[i];
-		if (!ch_str_eq_c(t->Name, it->key))
-			continue;
-		switch (t->ErrorCode) {
-		case CH_KERR_NONE:
-			break;
-		case CH_KERR_UNKNOWN_TOPIC_OR_PARTITION:
-		case CH_KERR_LEADER_NOT_AVAILABLE:
-		case CH_KERR_BROKER_NOT_AVAILABLE:
-			ad_retry(k, it, t->ErrorCode, true);
-			return;
-		default:
-			ad_done(k, it, t->ErrorCode);
-			return;
-		}
-		for (int32_t j = 0; j < t->Partitions_n; j++) {
-			const ch_MetadataResponse_MetadataResponsePartition *p = &t->Partitions[j];
-			if (p->PartitionIndex != it->partition)
-				continue;
-			if (p->LeaderId < 0 || !cl_broker_find(k->c, p->LeaderId)) {
-				ad_retry(k, it, CH_KERR_LEADER_NOT_AVAILABLE, true);
-				return;
-			}
-			it->node = p->LeaderId;
-			it->st = IT_SEND;
-			return;
-		}
-		ad_retry(k, it, CH_KERR_UNKNOWN_TOPIC_OR_PARTITION, true);
+	const ch_MetadataResponse_MetadataResponseTopic *t =
+		AD_FIND(m->Topics, m->Topics_n, Name, it->key);
+	switch (t ? t->ErrorCode : CH_KERR_UNKNOWN_TOPIC_OR_PARTITION) {
+	case CH_KERR_NONE:
+		break;
+	case CH_KERR_UNKNOWN_TOPIC_OR_PARTITION:
+	case CH_KERR_LEADER_NOT_AVAILABLE:
+	case CH_KERR_BROKER_NOT_AVAILABLE:
+		ad_retry(k, it, t ? t->ErrorCode : CH_KERR_UNKNOWN_TOPIC_OR_PARTITION, true);
+		return;
+	default:
+		ad_done(k, it, t->ErrorCode);
 		return;
 	}
-	ad_retry(k, it, CH_KERR_UNKNOWN_TOPIC_OR_PARTITION, true);
+	const ch_MetadataResponse_MetadataResponsePartition *p =
+		AD_FIND_PART(t->Partitions, t->Partitions_n, it->partition);
+	if (!p || p->LeaderId < 0 || !cl_broker_find(k->c, p->LeaderId)) {
+		ad_retry(k, it,
+			 p ? CH_KERR_LEADER_NOT_AVAILABLE : CH_KERR_UNKNOWN_TOPIC_OR_PARTITION,
+			 true);
+		return;
+	}
+	it->node = p->LeaderId;
+	it->st = IT_SEND;
 }
 
 /* Metadata answer for a lookup: brokers learnt, each item routed. */
@@ -668,6 +692,32 @@ ad_run(ad_call *k)
 		pthread_cond_wait(&c->cond, &c->mu);
 	cl_unlock(c);
 	return w.err;
+}
+
+cohort_err
+ad_run_all(ad_call *k, cohort_err *errs, size_t n)
+{
+	cohort_err err = ad_run(k);
+	for (size_t i = 0; err && i < n; i++)
+		errs[i] = err;
+	return err ? err : ad_first_err(errs, n);
+}
+
+cohort_err
+ad_run_names(cohort_admin *a, const ad_ops *ops, const char *const *names, size_t n,
+	     cohort_err *errs, int timeout_ms)
+{
+	if (!a || (n && (!names || !errs)))
+		return COHORT_ERR__INVALID_ARG;
+	for (size_t i = 0; i < n; i++)
+		if (!names[i])
+			return COHORT_ERR__INVALID_ARG;
+	ad_call *k = ad_new(&a->c, ops, n, NULL, errs, timeout_ms);
+	if (!k)
+		return COHORT_ERR__NOMEM;
+	for (size_t i = 0; i < n; i++)
+		k->items[i].key = names[i];
+	return ad_run_all(k, errs, n);
 }
 
 /* ---- the handle ------------------------------------------------------------------------- */

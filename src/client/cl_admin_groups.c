@@ -416,13 +416,9 @@ build_describe(ad_call *k, int16_t version, ch_buf *b, ad_item **items, size_t n
 	(void)k;
 	ch_DescribeGroupsRequest m;
 	ch_DescribeGroupsRequest_init(&m);
-	ch_str *g = calloc(n + 1, sizeof(*g));
-	if (!g) {
-		b->oom = true;
+	ch_str *g = ad_keys(items, n, b);
+	if (!g)
 		return;
-	}
-	for (size_t i = 0; i < n; i++)
-		g[i] = ch_str_c(items[i]->key);
 	m.Groups = g;
 	m.Groups_n = (int32_t)n;
 	ch_DescribeGroupsRequest_encode(b, version, &m);
@@ -544,10 +540,8 @@ done_describe(ad_call *k, int16_t version, void *resp, ad_item **items, size_t n
 	const ch_DescribeGroupsResponse *m = resp;
 	for (size_t i = 0; i < n; i++) {
 		ad_item *it = items[i];
-		const ch_DescribeGroupsResponse_DescribedGroup *g = NULL;
-		for (int32_t j = 0; j < m->Groups_n && !g; j++)
-			if (ch_str_eq_c(m->Groups[j].GroupId, it->key))
-				g = &m->Groups[j];
+		const ch_DescribeGroupsResponse_DescribedGroup *g =
+			AD_FIND(m->Groups, m->Groups_n, GroupId, it->key);
 		if (!g)
 			ad_done(k, it, COHORT_ERR__BAD_MSG);
 		else if (!ad_coordinator_error(k, it, g->ErrorCode))

@@ -30,6 +30,8 @@
 #ifndef CL_ADMIN_INT_H
 #define CL_ADMIN_INT_H
 
+#include <stddef.h>
+
 #include "client/cl_int.h"
 
 typedef struct ad_call ad_call;
@@ -137,6 +139,15 @@ cohort_err ad_run(ad_call *k);
 /* The first non-zero of errs[0..n), COHORT_OK if none. */
 cohort_err ad_first_err(const cohort_err *errs, size_t n);
 
+/* ad_run, then a call-level error goes to every one of errs[0..n) (the
+ * call's per-item errors); returns it, else the first item error. */
+cohort_err ad_run_all(ad_call *k, cohort_err *errs, size_t n);
+/* The whole of a call whose items are names (groups or topics) and whose
+ * only results are per-name errors: checks the arguments, runs ops, fills
+ * errs[0..n) as ad_run_all. */
+cohort_err ad_run_names(cohort_admin *a, const ad_ops *ops, const char *const *names, size_t n,
+			cohort_err *errs, int timeout_ms);
+
 /* Finish every call still running with CLOSED (I/O thread, at stop). */
 void ad_shutdown(cl_client *c);
 
@@ -144,6 +155,25 @@ void ad_shutdown(cl_client *c);
  * with *oom set when out of memory. */
 char *ad_strdup(ch_arena *a, ch_str s, bool *oom);
 char *ad_strdup_c(ch_arena *a, const char *s, bool *oom);
+/* Answers list their results by name or partition index in an order of
+ * the broker's choosing: AD_FIND gives the entry of arr[0..n) whose ch_str
+ * `field` equals the C string key, AD_FIND_PART the one whose PartitionIndex
+ * is index; NULL when the answer left it out. */
+#define AD_FIND(arr, n, field, key)                                                                \
+	((__typeof__(&(arr)[0]))ad_find_name((arr), (n), sizeof((arr)[0]),                         \
+					     offsetof(__typeof__((arr)[0]), field), (key)))
+#define AD_FIND_PART(arr, n, index)                                                                \
+	((__typeof__(&(arr)[0]))ad_find_part((arr), (n), sizeof((arr)[0]),                         \
+					     offsetof(__typeof__((arr)[0]), PartitionIndex),       \
+					     (index)))
+const void *ad_find_name(const void *arr, int32_t n, size_t stride, size_t name_off,
+			 const char *key);
+const void *ad_find_part(const void *arr, int32_t n, size_t stride, size_t index_off,
+			 int32_t index);
+/* The items' keys as a calloc'd array of n ch_str (the request's list of
+ * groups or topics); NULL with b->oom set when out of memory. */
+ch_str *ad_keys(ad_item **items, size_t n, ch_buf *b);
+
 /* Node id's address as the client knows it, copied into a (I/O thread). */
 void ad_node(ch_arena *a, cl_client *c, int32_t id, cohort_node *out, bool *oom);
 /* The timeout in ms a call gets from timeout_ms (< 0: default.api.timeout.ms). */

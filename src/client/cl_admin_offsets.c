@@ -104,14 +104,10 @@ done_list_offsets(ad_call *k, int16_t version, void *resp, ad_item **items, size
 	const ch_ListOffsetsResponse *m = resp;
 	for (size_t i = 0; i < n; i++) {
 		ad_item *it = items[i];
-		const ch_ListOffsetsResponse_ListOffsetsPartitionResponse *pr = NULL;
-		for (int32_t j = 0; j < m->Topics_n && !pr; j++) {
-			if (!ch_str_eq_c(m->Topics[j].Name, it->key))
-				continue;
-			for (int32_t x = 0; x < m->Topics[j].Partitions_n && !pr; x++)
-				if (m->Topics[j].Partitions[x].PartitionIndex == it->partition)
-					pr = &m->Topics[j].Partitions[x];
-		}
+		const ch_ListOffsetsResponse_ListOffsetsTopicResponse *t =
+			AD_FIND(m->Topics, m->Topics_n, Name, it->key);
+		const ch_ListOffsetsResponse_ListOffsetsPartitionResponse *pr =
+			t ? AD_FIND_PART(t->Partitions, t->Partitions_n, it->partition) : NULL;
 		if (!pr) {
 			ad_done(k, it, COHORT_ERR__BAD_MSG);
 		} else if (stale_leader(pr->ErrorCode)) {
@@ -603,17 +599,13 @@ done_commit(ad_call *k, int16_t version, void *resp, ad_item **items, size_t n)
 		}
 	cohort_err first = COHORT_OK;
 	for (size_t x = 0; x < pc->n; x++) {
-		cohort_err e = COHORT_ERR__BAD_MSG; /* a partition the answer left out */
-		for (int32_t i = 0; i < m->Topics_n; i++) {
-			if (!ch_str_eq_c(m->Topics[i].Name, part_topic(pc, x)))
-				continue;
-			for (int32_t j = 0; j < m->Topics[i].Partitions_n; j++)
-				if (m->Topics[i].Partitions[j].PartitionIndex == part_index(pc, x))
-					e = m->Topics[i].Partitions[j].ErrorCode;
-		}
+		const ch_OffsetCommitResponse_OffsetCommitResponseTopic *t =
+			AD_FIND(m->Topics, m->Topics_n, Name, part_topic(pc, x));
+		const ch_OffsetCommitResponse_OffsetCommitResponsePartition *p =
+			t ? AD_FIND_PART(t->Partitions, t->Partitions_n, part_index(pc, x)) : NULL;
+		cohort_err e = p ? p->ErrorCode : COHORT_ERR__BAD_MSG;
 		set_part_err(pc, x, e);
-		if (!first)
-			first = e;
+		first = first ? first : e;
 	}
 	ad_done(k, items[0], first);
 }
@@ -674,17 +666,13 @@ done_offset_delete(ad_call *k, int16_t version, void *resp, ad_item **items, siz
 		return;
 	cohort_err first = m->ErrorCode;
 	for (size_t x = 0; x < pc->n; x++) {
-		cohort_err e = m->ErrorCode ? m->ErrorCode : COHORT_ERR__BAD_MSG;
-		for (int32_t i = 0; !m->ErrorCode && i < m->Topics_n; i++) {
-			if (!ch_str_eq_c(m->Topics[i].Name, part_topic(pc, x)))
-				continue;
-			for (int32_t j = 0; j < m->Topics[i].Partitions_n; j++)
-				if (m->Topics[i].Partitions[j].PartitionIndex == part_index(pc, x))
-					e = m->Topics[i].Partitions[j].ErrorCode;
-		}
+		const ch_OffsetDeleteResponse_OffsetDeleteResponseTopic *t =
+			AD_FIND(m->Topics, m->Topics_n, Name, part_topic(pc, x));
+		const ch_OffsetDeleteResponse_OffsetDeleteResponsePartition *p =
+			t ? AD_FIND_PART(t->Partitions, t->Partitions_n, part_index(pc, x)) : NULL;
+		cohort_err e = m->ErrorCode ? m->ErrorCode : p ? p->ErrorCode : COHORT_ERR__BAD_MSG;
 		set_part_err(pc, x, e);
-		if (!first)
-			first = e;
+		first = first ? first : e;
 	}
 	ad_done(k, items[0], first);
 }
@@ -756,13 +744,9 @@ build_delete_groups(ad_call *k, int16_t version, ch_buf *b, ad_item **items, siz
 	(void)k;
 	ch_DeleteGroupsRequest m;
 	ch_DeleteGroupsRequest_init(&m);
-	ch_str *g = calloc(n + 1, sizeof(*g));
-	if (!g) {
-		b->oom = true;
+	ch_str *g = ad_keys(items, n, b);
+	if (!g)
 		return;
-	}
-	for (size_t i = 0; i < n; i++)
-		g[i] = ch_str_c(items[i]->key);
 	m.GroupsNames = g;
 	m.GroupsNames_n = (int32_t)n;
 	ch_DeleteGroupsRequest_encode(b, version, &m);
@@ -778,10 +762,9 @@ done_delete_groups(ad_call *k, int16_t version, void *resp, ad_item **items, siz
 	const ch_DeleteGroupsResponse *m = resp;
 	for (size_t i = 0; i < n; i++) {
 		ad_item *it = items[i];
-		cohort_err e = COHORT_ERR__BAD_MSG;
-		for (int32_t j = 0; j < m->Results_n; j++)
-			if (ch_str_eq_c(m->Results[j].GroupId, it->key))
-				e = m->Results[j].ErrorCode;
+		const ch_DeleteGroupsResponse_DeletableGroupResult *r =
+			AD_FIND(m->Results, m->Results_n, GroupId, it->key);
+		cohort_err e = r ? r->ErrorCode : COHORT_ERR__BAD_MSG;
 		if (!ad_coordinator_error(k, it, (int16_t)(e > 0 ? e : 0)))
 			ad_done(k, it, e);
 	}
@@ -799,21 +782,7 @@ cohort_err
 cohort_admin_delete_groups(cohort_admin *a, const char *const *groups, size_t n, cohort_err *errs,
 			   int timeout_ms)
 {
-	if (!a || (n && (!groups || !errs)))
-		return COHORT_ERR__INVALID_ARG;
-	for (size_t i = 0; i < n; i++)
-		if (!groups[i])
-			return COHORT_ERR__INVALID_ARG;
-	ad_call *k = ad_new(&a->c, &delete_groups_ops, n, NULL, errs, timeout_ms);
-	if (!k)
-		return COHORT_ERR__NOMEM;
-	for (size_t i = 0; i < n; i++)
-		k->items[i].key = groups[i];
-	cohort_err err = ad_run(k);
-	if (err)
-		for (size_t i = 0; i < n; i++)
-			errs[i] = err;
-	return err ? err : ad_first_err(errs, n);
+	return ad_run_names(a, &delete_groups_ops, groups, n, errs, timeout_ms);
 }
 
 /* ---- remove members ---------------------------------------------------------------------------- */

@@ -97,10 +97,8 @@ done_create_topics(ad_call *k, int16_t version, void *resp, ad_item **items, siz
 	const ch_CreateTopicsResponse *m = resp;
 	for (size_t i = 0; i < n; i++) {
 		ad_item *it = items[i];
-		const ch_CreateTopicsResponse_CreatableTopicResult *r = NULL;
-		for (int32_t j = 0; j < m->Topics_n && !r; j++)
-			if (ch_str_eq_c(m->Topics[j].Name, it->key))
-				r = &m->Topics[j];
+		const ch_CreateTopicsResponse_CreatableTopicResult *r =
+			AD_FIND(m->Topics, m->Topics_n, Name, it->key);
 		if (!r) {
 			ad_done(k, it, COHORT_ERR__BAD_MSG);
 			continue;
@@ -137,19 +135,13 @@ cohort_admin_create_topics(cohort_admin *a, cohort_new_topic *topics, size_t n, 
 	topics_call tc = {topics, NULL, validate_only != 0};
 	cohort_err *errs = calloc(n + 1, sizeof(*errs));
 	ad_call *k = errs ? ad_new(&a->c, &create_topics_ops, n, &tc, errs, timeout_ms) : NULL;
-	if (!k) {
-		free(errs);
-		return COHORT_ERR__NOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; k && i < n; i++) {
 		k->items[i].key = topics[i].name;
 		topics[i].errmsg[0] = '\0';
 	}
-	cohort_err err = ad_run(k);
+	cohort_err err = k ? ad_run_all(k, errs, n) : COHORT_ERR__NOMEM;
 	for (size_t i = 0; i < n; i++)
-		topics[i].err = err ? err : errs[i];
-	if (!err)
-		err = ad_first_err(errs, n);
+		topics[i].err = k ? errs[i] : err;
 	free(errs);
 	return err;
 }
@@ -193,10 +185,8 @@ done_create_parts(ad_call *k, int16_t version, void *resp, ad_item **items, size
 	const ch_CreatePartitionsResponse *m = resp;
 	for (size_t i = 0; i < n; i++) {
 		ad_item *it = items[i];
-		const ch_CreatePartitionsResponse_CreatePartitionsTopicResult *r = NULL;
-		for (int32_t j = 0; j < m->Results_n && !r; j++)
-			if (ch_str_eq_c(m->Results[j].Name, it->key))
-				r = &m->Results[j];
+		const ch_CreatePartitionsResponse_CreatePartitionsTopicResult *r =
+			AD_FIND(m->Results, m->Results_n, Name, it->key);
 		if (!r) {
 			ad_done(k, it, COHORT_ERR__BAD_MSG);
 			continue;
@@ -229,19 +219,13 @@ cohort_admin_create_partitions(cohort_admin *a, cohort_new_partitions *p, size_t
 	topics_call tc = {NULL, p, validate_only != 0};
 	cohort_err *errs = calloc(n + 1, sizeof(*errs));
 	ad_call *k = errs ? ad_new(&a->c, &create_parts_ops, n, &tc, errs, timeout_ms) : NULL;
-	if (!k) {
-		free(errs);
-		return COHORT_ERR__NOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; k && i < n; i++) {
 		k->items[i].key = p[i].topic;
 		p[i].errmsg[0] = '\0';
 	}
-	cohort_err err = ad_run(k);
+	cohort_err err = k ? ad_run_all(k, errs, n) : COHORT_ERR__NOMEM;
 	for (size_t i = 0; i < n; i++)
-		p[i].err = err ? err : errs[i];
-	if (!err)
-		err = ad_first_err(errs, n);
+		p[i].err = k ? errs[i] : err;
 	free(errs);
 	return err;
 }
@@ -256,7 +240,7 @@ build_delete_topics(ad_call *k, int16_t version, ch_buf *b, ad_item **items, siz
 	ch_DeleteTopicsRequest m;
 	ch_DeleteTopicsRequest_init(&m);
 	ch_DeleteTopicsRequest_DeleteTopicState *t = calloc(n + 1, sizeof(*t));
-	ch_str *names = calloc(n + 1, sizeof(*names));
+	ch_str *names = ad_keys(items, n, b);
 	if (!t || !names) {
 		free(t);
 		free(names);
@@ -264,7 +248,7 @@ build_delete_topics(ad_call *k, int16_t version, ch_buf *b, ad_item **items, siz
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		t[i].Name = names[i] = ch_str_c(items[i]->key);
+		t[i].Name = names[i];
 		memset(&t[i].TopicId, 0, sizeof(t[i].TopicId));
 	}
 	m.Topics = t;
@@ -286,10 +270,9 @@ done_delete_topics(ad_call *k, int16_t version, void *resp, ad_item **items, siz
 	const ch_DeleteTopicsResponse *m = resp;
 	for (size_t i = 0; i < n; i++) {
 		ad_item *it = items[i];
-		cohort_err e = COHORT_ERR__BAD_MSG;
-		for (int32_t j = 0; j < m->Responses_n; j++)
-			if (ch_str_eq_c(m->Responses[j].Name, it->key))
-				e = m->Responses[j].ErrorCode;
+		const ch_DeleteTopicsResponse_DeletableTopicResult *r =
+			AD_FIND(m->Responses, m->Responses_n, Name, it->key);
+		cohort_err e = r ? r->ErrorCode : COHORT_ERR__BAD_MSG;
 		if (!controller_retry(k, it, (int16_t)(e > 0 ? e : 0)))
 			ad_done(k, it, e);
 	}
@@ -307,21 +290,7 @@ cohort_err
 cohort_admin_delete_topics(cohort_admin *a, const char *const *topics, size_t n, cohort_err *errs,
 			   int timeout_ms)
 {
-	if (!a || (n && (!topics || !errs)))
-		return COHORT_ERR__INVALID_ARG;
-	for (size_t i = 0; i < n; i++)
-		if (!topics[i])
-			return COHORT_ERR__INVALID_ARG;
-	ad_call *k = ad_new(&a->c, &delete_topics_ops, n, NULL, errs, timeout_ms);
-	if (!k)
-		return COHORT_ERR__NOMEM;
-	for (size_t i = 0; i < n; i++)
-		k->items[i].key = topics[i];
-	cohort_err err = ad_run(k);
-	if (err)
-		for (size_t i = 0; i < n; i++)
-			errs[i] = err;
-	return err ? err : ad_first_err(errs, n);
+	return ad_run_names(a, &delete_topics_ops, topics, n, errs, timeout_ms);
 }
 
 /* ---- describe topics ------------------------------------------------------------------ */
@@ -442,9 +411,7 @@ done_tdesc(ad_call *k, int16_t version, void *resp, ad_item **items, size_t n)
 		cohort_topic_description *d = &r->pub.topics[r->pub.topics_n];
 		const ch_MetadataResponse_MetadataResponseTopic *t = NULL;
 		if (tc->names) {
-			for (int32_t j = 0; j < m->Topics_n && !t; j++)
-				if (ch_str_eq_c(m->Topics[j].Name, tc->names[i]))
-					t = &m->Topics[j];
+			t = AD_FIND(m->Topics, m->Topics_n, Name, tc->names[i]);
 			d->name = ad_strdup_c(&r->arena, tc->names[i], &oom);
 		} else {
 			t = &m->Topics[i];

@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,17 +106,6 @@ static const kdef keys[] = {
 	{"max.request.size", INT(0), "1048576", F(max_request_size)},
 };
 _Static_assert(sizeof(keys) / sizeof(keys[0]) <= 64, "cohort_conf.user_set has 64 bits");
-
-void
-cl_errstr(char *errstr, size_t size, const char *fmt, ...)
-{
-	if (!errstr || size == 0)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(errstr, size, fmt, ap);
-	va_end(ap);
-}
 
 /* The entry of keys[] named exactly name (case-sensitive), or NULL for an unknown key. */
 static const kdef *

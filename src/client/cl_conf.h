@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "assign/ch_assign.h"
+#include "common/ch_common.h"
 #include "cohort/cohort.h"
 
 typedef enum cl_offset_reset {
@@ -98,8 +99,7 @@ bool cl_conf_copy(cohort_conf *dst, const cohort_conf *src);
  * producer resolves a few defaults differently then (idempotence). */
 bool cl_conf_user_set(const cohort_conf *conf, const char *key);
 
-/* snprintf into errstr when there is one. */
-void cl_errstr(char *errstr, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* snprintf into errstr when there is one (common/ch_common's ch_errf). */
+#define cl_errstr ch_errf
 
 #endif

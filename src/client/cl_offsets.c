@@ -50,12 +50,7 @@ typedef struct o_call {
 static void
 call_free(o_call *o)
 {
-	if (o->prev)
-		o->prev->next = o->next;
-	else
-		o->c->calls = o->next;
-	if (o->next)
-		o->next->prev = o->prev;
+	CH_LIST_UNLINK(o->c->calls, o);
 	ch_timer_cancel(o->c->loop, &o->retry);
 	ch_timer_cancel(o->c->loop, &o->expire);
 	free(o->offs);

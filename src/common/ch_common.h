@@ -36,12 +36,34 @@
 		(tail) = (node);                                                                   \
 	} while (0)
 
+/* Doubly linked lists by ->prev and ->next. CH_LIST_UNLINK takes node out
+ * of a list known by its head only, CH_DLIST_UNLINK out of one with head
+ * and tail (all lvalues); node's own links are left as they were. */
+#define CH_LIST_UNLINK(head, node)                                                                 \
+	do {                                                                                       \
+		if ((node)->prev)                                                                  \
+			(node)->prev->next = (node)->next;                                         \
+		else                                                                               \
+			(head) = (node)->next;                                                     \
+		if ((node)->next)                                                                  \
+			(node)->next->prev = (node)->prev;                                         \
+	} while (0)
+#define CH_DLIST_UNLINK(head, tail, node)                                                          \
+	do {                                                                                       \
+		if (!(node)->next)                                                                 \
+			(tail) = (node)->prev;                                                     \
+		CH_LIST_UNLINK(head, node);                                                        \
+	} while (0)
+
 /* Allocation that aborts on out-of-memory: for the broker only (the client
  * library must report errors instead; it uses plain malloc). */
 void *ch_xmalloc(size_t n);
 void *ch_xcalloc(size_t n, size_t size);
 void *ch_xrealloc(void *p, size_t n);
 char *ch_xstrdup(const char *s);
+/* snprintf into a caller's error buffer: truncated to errlen, always
+ * terminated; a NULL err or errlen 0 drops the message. */
+void ch_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 char *ch_xstrndup(const char *s, size_t n);
 /* "dir/name", allocated (caller frees). */
 char *ch_path_join(const char *dir, const char *name);

@@ -86,14 +86,7 @@ ch_map_remove_entry(ch_map *m, ch_map_entry *e)
 	while (*pp != e)
 		pp = &(*pp)->chain;
 	*pp = e->chain;
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		m->head = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else
-		m->tail = e->prev;
+	CH_DLIST_UNLINK(m->head, m->tail, e);
 	m->n--;
 	void *v = e->value;
 	free(e);

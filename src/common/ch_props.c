@@ -7,27 +7,12 @@
 #include "common/ch_props.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/ch_common.h"
-
-/* snprintf into err (errlen bytes, may be 0). */
-static void props_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void
-props_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Writes code point cp (<= 0x10FFFF) as 1-4 UTF-8 bytes at out + *o, advancing *o; the caller
  * has the room. */
@@ -201,17 +186,17 @@ apply_line(const char *line, const char *where, ch_props_fn fn, void *ud, char *
 	char *key, *val;
 	int ur = unescape(line, k, &key);
 	if (ur != 0) {
-		props_err(err, errlen, "%s (%s)",
-			  ur == UNESCAPE_NUL ? "\\u0000 (NUL) is not allowed in a key"
-					     : "malformed \\uXXXX escape",
-			  where);
+		ch_errf(err, errlen, "%s (%s)",
+			ur == UNESCAPE_NUL ? "\\u0000 (NUL) is not allowed in a key"
+					   : "malformed \\uXXXX escape",
+			where);
 		return CH_ERR;
 	}
 	if ((ur = unescape(line + v, n - v, &val)) != 0) {
-		props_err(err, errlen, "%s in the value of '%s' (%s)",
-			  ur == UNESCAPE_NUL ? "\\u0000 (NUL) is not allowed"
-					     : "malformed \\uXXXX escape",
-			  key, where);
+		ch_errf(err, errlen, "%s in the value of '%s' (%s)",
+			ur == UNESCAPE_NUL ? "\\u0000 (NUL) is not allowed"
+					   : "malformed \\uXXXX escape",
+			key, where);
 		free(key);
 		return CH_ERR;
 	}
@@ -228,7 +213,7 @@ ch_props_load_file(const char *path, ch_props_fn fn, void *ud, char *err, size_t
 {
 	FILE *f = fopen(path, "rb");
 	if (!f) {
-		props_err(err, errlen, "cannot open config file %s: %s", path, strerror(errno));
+		ch_errf(err, errlen, "cannot open config file %s: %s", path, strerror(errno));
 		return CH_ERR;
 	}
 	size_t cap = 4096, len = 0;
@@ -246,8 +231,8 @@ ch_props_load_file(const char *path, ch_props_fn fn, void *ud, char *err, size_t
 	int rderr = ferror(f);
 	fclose(f);
 	if (rderr || len > CH_PROPS_FILE_MAX) {
-		props_err(err, errlen, "cannot read config file %s: %s", path,
-			  rderr ? "read error" : "larger than 16 MiB");
+		ch_errf(err, errlen, "cannot read config file %s: %s", path,
+			rderr ? "read error" : "larger than 16 MiB");
 		free(buf);
 		return CH_ERR;
 	}

@@ -14,7 +14,6 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -497,22 +496,6 @@ typedef union pval {
 	unsigned bits;
 } pval;
 
-static void errf(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* Formats into err (truncated to errlen, always terminated); a NULL err or errlen 0 drops the
- * message. */
-static void
-errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || errlen == 0)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* Index of the broker config key name in cdefs (exact, case-sensitive), or -1. */
 static int
 def_index(const char *name)
@@ -747,7 +730,7 @@ parse_value(const vspec *v, const char *s, pval *out, char *why, size_t whylen)
 		else if (strcasecmp(s, "false") == 0)
 			out->b = false;
 		else
-			return errf(why, whylen, "expected true or false"), -1;
+			return ch_errf(why, whylen, "expected true or false"), -1;
 		return 0;
 	case T_INT:
 	case T_SHORT:
@@ -776,8 +759,8 @@ parse_value(const vspec *v, const char *s, pval *out, char *why, size_t whylen)
 		double d = strtod(s, &end);
 		if (*s == '\0' || *end != '\0' || errno != 0 || !isfinite(d) ||
 		    d < (double)v->min || d > (double)v->max) {
-			errf(why, whylen, "expected a number between %" PRId64 " and %" PRId64,
-			     v->min, v->max);
+			ch_errf(why, whylen, "expected a number between %" PRId64 " and %" PRId64,
+				v->min, v->max);
 			return -1;
 		}
 		out->d = d;
@@ -797,8 +780,8 @@ parse_value(const vspec *v, const char *s, pval *out, char *why, size_t whylen)
 		if (list_each(s, bits_item, &a) != 0) {
 			char list[128];
 			choices_text("", v->choices, list, sizeof(list));
-			errf(why, whylen, "'%s' is not one of: %s (a comma-separated list)", a.bad,
-			     list);
+			ch_errf(why, whylen, "'%s' is not one of: %s (a comma-separated list)",
+				a.bad, list);
 			return -1;
 		}
 		out->bits = a.bits;
@@ -808,7 +791,7 @@ parse_value(const vspec *v, const char *s, pval *out, char *why, size_t whylen)
 		size_t n = 0;
 		list_each(s, list_count_item, &n);
 		if (n != 1) {
-			errf(why, whylen, "cohort supports exactly one log directory");
+			ch_errf(why, whylen, "cohort supports exactly one log directory");
 			return -1;
 		}
 		return 0;
@@ -978,12 +961,12 @@ listener_parse_n(const char *s, size_t n, ch_listener *out, char *err, size_t er
 		}
 	}
 	if (!sep) {
-		errf(err, errlen, "'%.*s' is not of the form PLAINTEXT://host:port", (int)n, s);
+		ch_errf(err, errlen, "'%.*s' is not of the form PLAINTEXT://host:port", (int)n, s);
 		return CH_ERR;
 	}
 	size_t nlen = (size_t)(sep - s);
 	if (nlen == 0 || nlen >= sizeof(out->name)) {
-		errf(err, errlen, "'%.*s' has no valid listener name", (int)n, s);
+		ch_errf(err, errlen, "'%.*s' has no valid listener name", (int)n, s);
 		return CH_ERR;
 	}
 	for (size_t i = 0; i < nlen; i++)
@@ -991,14 +974,15 @@ listener_parse_n(const char *s, size_t n, ch_listener *out, char *err, size_t er
 	if (strcmp(out->name, "PLAINTEXT") != 0) {
 		if (strcmp(out->name, "SSL") == 0 || strcmp(out->name, "SASL_PLAINTEXT") == 0 ||
 		    strcmp(out->name, "SASL_SSL") == 0)
-			errf(err, errlen, "'%.*s': only PLAINTEXT listeners are supported, not %s",
-			     (int)n, s, out->name);
+			ch_errf(err, errlen,
+				"'%.*s': only PLAINTEXT listeners are supported, not %s", (int)n, s,
+				out->name);
 		else
-			errf(err, errlen,
-			     "'%.*s': only PLAINTEXT listeners are supported "
-			     "(listener names other than security protocols need "
-			     "listener.security.protocol.map, which cohort does not have)",
-			     (int)n, s);
+			ch_errf(err, errlen,
+				"'%.*s': only PLAINTEXT listeners are supported "
+				"(listener names other than security protocols need "
+				"listener.security.protocol.map, which cohort does not have)",
+				(int)n, s);
 		return CH_ERR;
 	}
 	return hostport_parse(s, n, sep + 3, "PLAINTEXT", out, err, errlen);
@@ -1017,7 +1001,7 @@ hostport_parse(const char *s, size_t n, const char *h, const char *scheme, ch_li
 	if (v6) {
 		hend = memchr(h, ']', (size_t)(end - h));
 		if (!hend || hend + 1 >= end || hend[1] != ':') {
-			errf(err, errlen, "'%.*s': expected [IPv6 address]:port", (int)n, s);
+			ch_errf(err, errlen, "'%.*s': expected [IPv6 address]:port", (int)n, s);
 			return CH_ERR;
 		}
 		colon = hend + 1;
@@ -1028,22 +1012,22 @@ hostport_parse(const char *s, size_t n, const char *h, const char *scheme, ch_li
 			if (*p == ':')
 				colon = p;
 		if (!colon) {
-			errf(err, errlen, "'%.*s' has no port (expected %s://host:port)", (int)n, s,
-			     scheme);
+			ch_errf(err, errlen, "'%.*s' has no port (expected %s://host:port)", (int)n,
+				s, scheme);
 			return CH_ERR;
 		}
 		hend = colon;
 	}
 	size_t hlen = (size_t)(hend - h);
 	if (hlen > CH_LISTENER_HOST_MAX || (v6 && hlen == 0)) {
-		errf(err, errlen, "'%.*s': invalid host", (int)n, s);
+		ch_errf(err, errlen, "'%.*s': invalid host", (int)n, s);
 		return CH_ERR;
 	}
 	for (size_t i = 0; i < hlen; i++) {
 		if (!host_char((unsigned char)h[i], v6)) {
-			errf(err, errlen, "'%.*s': invalid character '%c' in host%s", (int)n, s,
-			     h[i],
-			     !v6 && h[i] == ':' ? " (write IPv6 addresses as [addr]:port)" : "");
+			ch_errf(err, errlen, "'%.*s': invalid character '%c' in host%s", (int)n, s,
+				h[i],
+				!v6 && h[i] == ':' ? " (write IPv6 addresses as [addr]:port)" : "");
 			return CH_ERR;
 		}
 	}
@@ -1065,7 +1049,8 @@ hostport_parse(const char *s, size_t n, const char *h, const char *scheme, ch_li
 			port = -1;
 	}
 	if (port < 0 || port > 65535) {
-		errf(err, errlen, "'%.*s': port must be a number between 0 and 65535", (int)n, s);
+		ch_errf(err, errlen, "'%.*s': port must be a number between 0 and 65535", (int)n,
+			s);
 		return CH_ERR;
 	}
 	out->port = (uint16_t)port;
@@ -1088,16 +1073,16 @@ ch_admin_listener_parse(const char *s, ch_listener *out, bool *on, char *err, si
 		return CH_OK;
 	if (n < 7 || strncasecmp(s, "http://", 7) != 0) {
 		if (strncasecmp(s, "https://", 8) == 0)
-			errf(err, errlen, "'%s': only http:// is supported (no TLS)", s);
+			ch_errf(err, errlen, "'%s': only http:// is supported (no TLS)", s);
 		else
-			errf(err, errlen,
-			     "'%s' is not of the form http://host:port (empty turns the admin "
-			     "listener off)",
-			     s);
+			ch_errf(err, errlen,
+				"'%s' is not of the form http://host:port (empty turns the admin "
+				"listener off)",
+				s);
 		return CH_ERR;
 	}
 	if (memchr(s, ',', n)) {
-		errf(err, errlen, "'%s': cohort has exactly one admin listener", s);
+		ch_errf(err, errlen, "'%s': cohort has exactly one admin listener", s);
 		return CH_ERR;
 	}
 	if (hostport_parse(s, n, s + 7, "http", out, err, errlen) != CH_OK)
@@ -1125,9 +1110,9 @@ lsn_item(const char *item, size_t n, void *arg)
 		return -1;
 	if (a->n > 0) {
 		/* Kafka requires distinct names; only PLAINTEXT exists here. */
-		errf(a->err, a->errlen,
-		     "each listener must have a different name, "
-		     "and cohort supports only one (PLAINTEXT)");
+		ch_errf(a->err, a->errlen,
+			"each listener must have a different name, "
+			"and cohort supports only one (PLAINTEXT)");
 		return -1;
 	}
 	a->first = l;
@@ -1144,7 +1129,7 @@ listeners_parse(const char *s, ch_listener *out, char *err, size_t errlen)
 	if (list_each(s, lsn_item, &a) != 0)
 		return CH_ERR;
 	if (a.n == 0) {
-		errf(err, errlen, "expected a listener such as PLAINTEXT://127.0.0.1:9092");
+		ch_errf(err, errlen, "expected a listener such as PLAINTEXT://127.0.0.1:9092");
 		return CH_ERR;
 	}
 	*out = a.first;
@@ -1180,12 +1165,12 @@ ch_config_set(struct ch_config *cfg, const char *key, const char *value, const c
 	if (i < 0) {
 		int t = tdef_index(key);
 		if (t >= 0 && def_index(tdefs[t].syn[0]) >= 0 && strcmp(tdefs[t].syn[0], key) != 0)
-			errf(err, errlen,
-			     "unknown configuration key '%s'%s; '%s' is a topic "
-			     "config, the broker default is %s",
-			     key, where, key, tdefs[t].syn[0]);
+			ch_errf(err, errlen,
+				"unknown configuration key '%s'%s; '%s' is a topic "
+				"config, the broker default is %s",
+				key, where, key, tdefs[t].syn[0]);
 		else
-			errf(err, errlen, "unknown configuration key '%s'%s", key, where);
+			ch_errf(err, errlen, "unknown configuration key '%s'%s", key, where);
 		return CH_ERR;
 	}
 	const cdef *d = &cdefs[i];
@@ -1203,11 +1188,11 @@ ch_config_set(struct ch_config *cfg, const char *key, const char *value, const c
 		rc = ch_admin_listener_parse(v, &l, &on, why, sizeof(why)) == CH_OK ? 0 : -1;
 	}
 	if (rc == 0 && d->v.type == T_DIRS && strlen(v) > 4000) {
-		errf(why, sizeof(why), "path too long");
+		ch_errf(why, sizeof(why), "path too long");
 		rc = -1;
 	}
 	if (rc != 0) {
-		errf(err, errlen, "invalid value '%s' for %s: %s%s", v, key, why, where);
+		ch_errf(err, errlen, "invalid value '%s' for %s: %s%s", v, key, why, where);
 		free(v);
 		return CH_ERR;
 	}
@@ -1222,7 +1207,7 @@ ch_config_set_arg(struct ch_config *cfg, const char *arg, char *err, size_t errl
 {
 	const char *eq = strchr(arg, '=');
 	if (!eq) {
-		errf(err, errlen, "--set expects key=value, got '%s'", arg);
+		ch_errf(err, errlen, "--set expects key=value, got '%s'", arg);
 		return CH_ERR;
 	}
 	char *key = trim_dup(arg, (size_t)(eq - arg));
@@ -1348,10 +1333,10 @@ static int
 check_cross_keys(const struct ch_config *cfg, char *err, size_t errlen)
 {
 	if (cfg->group_min_session_timeout_ms > cfg->group_max_session_timeout_ms) {
-		errf(err, errlen,
-		     "group.max.session.timeout.ms (%d) must be greater than or equal to "
-		     "group.min.session.timeout.ms (%d): no session timeout could be accepted",
-		     cfg->group_max_session_timeout_ms, cfg->group_min_session_timeout_ms);
+		ch_errf(err, errlen,
+			"group.max.session.timeout.ms (%d) must be greater than or equal to "
+			"group.min.session.timeout.ms (%d): no session timeout could be accepted",
+			cfg->group_max_session_timeout_ms, cfg->group_min_session_timeout_ms);
 		return CH_ERR;
 	}
 	const struct {
@@ -1363,32 +1348,33 @@ check_cross_keys(const struct ch_config *cfg, char *err, size_t errlen)
 	};
 	for (size_t i = 0; i < CH_ARRAY_LEN(rfs); i++) {
 		if (rfs[i].value > 1) {
-			errf(err, errlen,
-			     "%s %d cannot be satisfied: cohortd is a single broker, so only 1 "
-			     "replica exists",
-			     rfs[i].key, rfs[i].value);
+			ch_errf(err, errlen,
+				"%s %d cannot be satisfied: cohortd is a single broker, so only 1 "
+				"replica exists",
+				rfs[i].key, rfs[i].value);
 			return CH_ERR;
 		}
 	}
 	if (cfg->log_retention_ms == 0) {
-		errf(err, errlen, "%s must be unlimited (-1) or, greater than or equal to 1",
-		     retention_key(cfg));
+		ch_errf(err, errlen, "%s must be unlimited (-1) or, greater than or equal to 1",
+			retention_key(cfg));
 		return CH_ERR;
 	}
 	if (cfg->log_cleaner_threads > 0 &&
 	    cfg->log_cleaner_dedupe_buffer_size / cfg->log_cleaner_threads <= 1024 * 1024) {
-		errf(err, errlen,
-		     "log.cleaner.dedupe.buffer.size (%" PRId64 ") must be at least 1MB per "
-		     "cleaner thread (log.cleaner.threads %d)",
-		     cfg->log_cleaner_dedupe_buffer_size, cfg->log_cleaner_threads);
+		ch_errf(err, errlen,
+			"log.cleaner.dedupe.buffer.size (%" PRId64 ") must be at least 1MB per "
+			"cleaner thread (log.cleaner.threads %d)",
+			cfg->log_cleaner_dedupe_buffer_size, cfg->log_cleaner_threads);
 		return CH_ERR;
 	}
 	if (cfg->log_cleaner_min_compaction_lag_ms > cfg->log_cleaner_max_compaction_lag_ms) {
-		errf(err, errlen,
-		     "log.cleaner.min.compaction.lag.ms (%" PRId64
-		     ") must not be greater than log.cleaner.max.compaction.lag.ms (%" PRId64 ")",
-		     cfg->log_cleaner_min_compaction_lag_ms,
-		     cfg->log_cleaner_max_compaction_lag_ms);
+		ch_errf(err, errlen,
+			"log.cleaner.min.compaction.lag.ms (%" PRId64
+			") must not be greater than log.cleaner.max.compaction.lag.ms (%" PRId64
+			")",
+			cfg->log_cleaner_min_compaction_lag_ms,
+			cfg->log_cleaner_max_compaction_lag_ms);
 		return CH_ERR;
 	}
 	return CH_OK;
@@ -1416,7 +1402,7 @@ ch_config_finish(struct ch_config *cfg, char *err, size_t errlen)
 		}
 		pval pv;
 		if (parse_value(&d->v, v, &pv, why, sizeof(why)) != 0) {
-			errf(err, errlen, "invalid value '%s' for %s: %s", v, d->name, why);
+			ch_errf(err, errlen, "invalid value '%s' for %s: %s", v, d->name, why);
 			return CH_ERR;
 		}
 		store_value(&d->v, field, &pv);
@@ -1426,9 +1412,9 @@ ch_config_finish(struct ch_config *cfg, char *err, size_t errlen)
 	if (val_of(cfg, "broker.id")) {
 		int32_t bid = (int32_t)int_of(cfg, "broker.id");
 		if (expl_of(cfg, "node.id") && bid != cfg->node_id) {
-			errf(err, errlen,
-			     "broker.id %d and node.id %d must be equal if both are set", bid,
-			     cfg->node_id);
+			ch_errf(err, errlen,
+				"broker.id %d and node.id %d must be equal if both are set", bid,
+				cfg->node_id);
 			return CH_ERR;
 		}
 		cfg->node_id = bid;
@@ -1458,32 +1444,32 @@ ch_config_finish(struct ch_config *cfg, char *err, size_t errlen)
 
 	/* listeners */
 	if (listeners_parse(val_of(cfg, "listeners"), &cfg->listener, why, sizeof(why)) != CH_OK) {
-		errf(err, errlen, "invalid value '%s' for listeners: %s", val_of(cfg, "listeners"),
-		     why);
+		ch_errf(err, errlen, "invalid value '%s' for listeners: %s",
+			val_of(cfg, "listeners"), why);
 		return CH_ERR;
 	}
 	const char *adv = val_of(cfg, "advertised.listeners");
 	if (adv) {
 		if (listeners_parse(adv, &cfg->advertised, why, sizeof(why)) != CH_OK) {
-			errf(err, errlen, "invalid value '%s' for advertised.listeners: %s", adv,
-			     why);
+			ch_errf(err, errlen, "invalid value '%s' for advertised.listeners: %s", adv,
+				why);
 			return CH_ERR;
 		}
 	} else {
 		cfg->advertised = cfg->listener;
 	}
 	if (nonroutable(&cfg->advertised)) {
-		errf(err, errlen,
-		     "advertised.listeners cannot use the nonroutable meta-address "
-		     "%s%s; set advertised.listeners to a routable address",
-		     cfg->advertised.host, adv ? "" : " (inherited from listeners)");
+		ch_errf(err, errlen,
+			"advertised.listeners cannot use the nonroutable meta-address "
+			"%s%s; set advertised.listeners to a routable address",
+			cfg->advertised.host, adv ? "" : " (inherited from listeners)");
 		return CH_ERR;
 	}
 
 	const char *adm = val_of(cfg, "admin.listeners");
 	if (ch_admin_listener_parse(adm ? adm : "", &cfg->admin_listener, &cfg->admin_enabled, why,
 				    sizeof(why)) != CH_OK) {
-		errf(err, errlen, "invalid value '%s' for admin.listeners: %s", adm, why);
+		ch_errf(err, errlen, "invalid value '%s' for admin.listeners: %s", adm, why);
 		return CH_ERR;
 	}
 
@@ -1576,43 +1562,43 @@ kafka_invalid(const vspec *v, const char *name, const char *s, char *err, size_t
 	case T_SHORT:
 	case T_LONG:
 		if (parse_i64(s, &l) != 0)
-			errf(err, errlen,
-			     "Invalid value %s for configuration %s: Not a number of type %s", s,
-			     name, tname[v->type]);
+			ch_errf(err, errlen,
+				"Invalid value %s for configuration %s: Not a number of type %s", s,
+				name, tname[v->type]);
 		else
-			errf(err, errlen,
-			     "Invalid value %" PRId64 " for configuration %s: Value must be "
-			     "%s %" PRId64,
-			     l, name, l < v->min ? "at least" : "no more than",
-			     l < v->min ? v->min : v->max);
+			ch_errf(err, errlen,
+				"Invalid value %" PRId64 " for configuration %s: Value must be "
+				"%s %" PRId64,
+				l, name, l < v->min ? "at least" : "no more than",
+				l < v->min ? v->min : v->max);
 		return;
 	case T_DOUBLE: {
 		char *end;
 		double d = strtod(s, &end);
 		if (*s == '\0' || *end != '\0')
-			errf(err, errlen,
-			     "Invalid value %s for configuration %s: Not a number of type "
-			     "DOUBLE",
-			     s, name);
+			ch_errf(err, errlen,
+				"Invalid value %s for configuration %s: Not a number of type "
+				"DOUBLE",
+				s, name);
 		else
-			errf(err, errlen,
-			     "Invalid value %s for configuration %s: Value must be %s %" PRId64, s,
-			     name, d < (double)v->min ? "at least" : "no more than",
-			     d < (double)v->min ? v->min : v->max);
+			ch_errf(err, errlen,
+				"Invalid value %s for configuration %s: Value must be %s %" PRId64,
+				s, name, d < (double)v->min ? "at least" : "no more than",
+				d < (double)v->min ? v->min : v->max);
 		return;
 	}
 	case T_BOOL:
-		errf(err, errlen,
-		     "Invalid value %s for configuration %s: Expected value to be either "
-		     "true or false",
-		     s, name);
+		ch_errf(err, errlen,
+			"Invalid value %s for configuration %s: Expected value to be either "
+			"true or false",
+			s, name);
 		return;
 	case T_ENUM:
 	case T_ENUM_CI:
 		choices_text("", v->choices, list, sizeof(list));
-		errf(err, errlen,
-		     "Invalid value %s for configuration %s: String must be one of: %s", s, name,
-		     list);
+		ch_errf(err, errlen,
+			"Invalid value %s for configuration %s: String must be one of: %s", s, name,
+			list);
 		return;
 	case T_BITS: {
 		/* The item refused, and Kafka's list (compact, delete: alphabetical). */
@@ -1632,16 +1618,16 @@ kafka_invalid(const vspec *v, const char *name, const char *s, char *err, size_t
 		for (size_t i = 0; i < n && o < sizeof(list); i++)
 			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "",
 					      names[i]);
-		errf(err, errlen,
-		     "Invalid value %s for configuration %s: String must be one of: %s", a.bad,
-		     name, list);
+		ch_errf(err, errlen,
+			"Invalid value %s for configuration %s: String must be one of: %s", a.bad,
+			name, list);
 		return;
 	}
 	default: {
 		char why[256];
 		pval pv;
 		parse_value(v, s, &pv, why, sizeof(why));
-		errf(err, errlen, "Invalid value %s for configuration %s: %s", s, name, why);
+		ch_errf(err, errlen, "Invalid value %s for configuration %s: %s", s, name, why);
 	}
 	}
 }
@@ -1669,11 +1655,11 @@ known_checked(const vspec *v, const char *unknown_fmt, const char *null_fmt, con
 	      const char *value, pval *pv, char *err, size_t errlen)
 {
 	if (!v) {
-		errf(err, errlen, unknown_fmt, key);
+		ch_errf(err, errlen, unknown_fmt, key);
 		return NULL;
 	}
 	if (!value) {
-		errf(err, errlen, null_fmt, key);
+		ch_errf(err, errlen, null_fmt, key);
 		return NULL;
 	}
 	return parse_checked(v, key, value, pv, err, errlen);
@@ -1726,7 +1712,7 @@ ch_topic_configs_validate(const ch_topic_kv *kv, size_t n, char *err, size_t err
 			return CH_ERR;
 		for (size_t j = 0; j < i; j++) {
 			if (strcmp(kv[i].key, kv[j].key) == 0) {
-				errf(err, errlen, "duplicate topic config: %s", kv[i].key);
+				ch_errf(err, errlen, "duplicate topic config: %s", kv[i].key);
 				return CH_ERR;
 			}
 		}
@@ -1739,10 +1725,10 @@ ch_topic_configs_validate(const ch_topic_kv *kv, size_t n, char *err, size_t err
 			maxlag = pv.l;
 	}
 	if (minlag > maxlag) {
-		errf(err, errlen,
-		     "conflict topic config setting: min.compaction.lag.ms "
-		     "(%" PRId64 ") > max.compaction.lag.ms (%" PRId64 ")",
-		     minlag, maxlag);
+		ch_errf(err, errlen,
+			"conflict topic config setting: min.compaction.lag.ms "
+			"(%" PRId64 ") > max.compaction.lag.ms (%" PRId64 ")",
+			minlag, maxlag);
 		return CH_ERR;
 	}
 	return CH_OK;
@@ -1951,7 +1937,7 @@ ch_config_check_dynamic(const struct ch_config *cfg, int layer, const ch_topic_k
 	size_t o = 0;
 	for (size_t k = 0; k < n; k++) {
 		if (def_index(kv[k].key) < 0) {
-			errf(err, errlen, "Unknown broker config name: %s", kv[k].key);
+			ch_errf(err, errlen, "Unknown broker config name: %s", kv[k].key);
 			return CH_ERR;
 		}
 		if (!ch_config_is_dynamic(kv[k].key) && o < sizeof(bad))
@@ -1959,7 +1945,7 @@ ch_config_check_dynamic(const struct ch_config *cfg, int layer, const ch_topic_k
 					      kv[k].key);
 	}
 	if (o) {
-		errf(err, errlen, "Cannot update these configs dynamically: [%s]", bad);
+		ch_errf(err, errlen, "Cannot update these configs dynamically: [%s]", bad);
 		return CH_ERR;
 	}
 	for (size_t k = 0; k < n; k++) {
@@ -1998,12 +1984,13 @@ ch_config_set_dynamic(struct ch_config *cfg, int layer, const ch_topic_kv *kv, s
 	for (size_t k = 0; k < n; k++) {
 		char e[300];
 		int i = def_index(kv[k].key);
-		char *v = ch_config_is_dynamic(kv[k].key)
-				  ? dynamic_value(kv[k].key, kv[k].value, e, sizeof(e))
-				  : (errf(e, sizeof(e), "%s cannot be set dynamically", kv[k].key),
-				     NULL);
+		char *v =
+			ch_config_is_dynamic(kv[k].key)
+				? dynamic_value(kv[k].key, kv[k].value, e, sizeof(e))
+				: (ch_errf(e, sizeof(e), "%s cannot be set dynamically", kv[k].key),
+				   NULL);
 		if (!v) {
-			errf(err, errlen, "dynamic broker config ignored: %s", e);
+			ch_errf(err, errlen, "dynamic broker config ignored: %s", e);
 			rc = CH_ERR;
 			continue;
 		}
@@ -2013,7 +2000,7 @@ ch_config_set_dynamic(struct ch_config *cfg, int layer, const ch_topic_kv *kv, s
 	char e[300];
 	if (ch_config_finish(cfg, e, sizeof(e)) != CH_OK) {
 		/* Checked before it was stored: only a newer build's rules get here. */
-		errf(err, errlen, "dynamic broker configs ignored: %s", e);
+		ch_errf(err, errlen, "dynamic broker configs ignored: %s", e);
 		for (size_t i = 0; i < NDEFS; i++)
 			free(st->dyn[layer][i]);
 		memcpy(st->dyn[layer], old, sizeof(old));

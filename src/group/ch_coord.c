@@ -645,14 +645,7 @@ member_remove(ch_coord_group *g, ch_coord_member *m, int64_t now)
 		if (s == m)
 			ch_map_remove(&g->static_members, m->instance_id, strlen(m->instance_id));
 	}
-	if (m->prev)
-		m->prev->next = m->next;
-	else
-		g->first = m->next;
-	if (m->next)
-		m->next->prev = m->prev;
-	else
-		g->last = m->prev;
+	CH_DLIST_UNLINK(g->first, g->last, m);
 	if (g->leader == m)
 		g->leader = g->first; /* Kafka: the next member in order leads */
 	free(m->instance_id);

@@ -19,7 +19,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,22 +85,6 @@ struct ch_topics {
 	int64_t reserve_size;
 	int64_t file_size; /* of the registry file on disk */
 };
-
-static void msgf(char *msg, size_t msglen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* Formats into msg (truncated to msglen, always terminated); a NULL msg or msglen 0 drops the
- * message. */
-static void
-msgf(char *msg, size_t msglen, const char *fmt, ...)
-{
-	if (!msg || msglen == 0)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, msglen, fmt, ap);
-	va_end(ap);
-}
 
 /* ---- keys and the visible indexes ---- */
 
@@ -272,18 +255,19 @@ int16_t
 ch_topic_name_validate(const char *name, size_t len, char *msg, size_t msglen)
 {
 	if (len == 0) {
-		msgf(msg, msglen, "Topic name is invalid: the empty string is not allowed");
+		ch_errf(msg, msglen, "Topic name is invalid: the empty string is not allowed");
 		return CH_KERR_INVALID_TOPIC_EXCEPTION;
 	}
 	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.')) {
-		msgf(msg, msglen, "Topic name is invalid: '%.*s' is not allowed", (int)len, name);
+		ch_errf(msg, msglen, "Topic name is invalid: '%.*s' is not allowed", (int)len,
+			name);
 		return CH_KERR_INVALID_TOPIC_EXCEPTION;
 	}
 	if (len > CH_TOPIC_NAME_MAX) {
-		msgf(msg, msglen,
-		     "Topic name is invalid: the length of '%.*s' is longer than the max "
-		     "allowed length %d",
-		     (int)CH_MIN(len, 300), name, CH_TOPIC_NAME_MAX);
+		ch_errf(msg, msglen,
+			"Topic name is invalid: the length of '%.*s' is longer than the max "
+			"allowed length %d",
+			(int)CH_MIN(len, 300), name, CH_TOPIC_NAME_MAX);
 		return CH_KERR_INVALID_TOPIC_EXCEPTION;
 	}
 	for (size_t i = 0; i < len; i++) {
@@ -295,10 +279,10 @@ ch_topic_name_validate(const char *name, size_t len, char *msg, size_t msglen)
 			for (size_t j = 0; j < len; j++)
 				safe[j] = name[j] >= 0x20 && name[j] < 0x7f ? name[j] : '?';
 			safe[len] = '\0';
-			msgf(msg, msglen,
-			     "Topic name is invalid: '%s' contains one or more characters "
-			     "other than ASCII alphanumerics, '.', '_' and '-'",
-			     safe);
+			ch_errf(msg, msglen,
+				"Topic name is invalid: '%s' contains one or more characters "
+				"other than ASCII alphanumerics, '.', '_' and '-'",
+				safe);
 			return CH_KERR_INVALID_TOPIC_EXCEPTION;
 		}
 	}
@@ -315,7 +299,7 @@ write_atomic(ch_logfs *fs, const char *dir, const char *path, const char *tmp, c
 {
 	int fd = fs->open(fs, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0) {
-		msgf(err, errlen, "cannot create %s: %s", tmp, strerror(-fd));
+		ch_errf(err, errlen, "cannot create %s: %s", tmp, strerror(-fd));
 		return fd;
 	}
 	int r = ch_logfs_write_full(fs, fd, data, len, 0);
@@ -325,17 +309,17 @@ write_atomic(ch_logfs *fs, const char *dir, const char *path, const char *tmp, c
 	if (r == 0)
 		r = rc;
 	if (r < 0) {
-		msgf(err, errlen, "cannot write %s: %s", tmp, strerror(-r));
+		ch_errf(err, errlen, "cannot write %s: %s", tmp, strerror(-r));
 		(void)fs->unlink(fs, tmp);
 		return r;
 	}
 	if ((r = fs->rename(fs, tmp, path)) < 0) {
-		msgf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(-r));
+		ch_errf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(-r));
 		(void)fs->unlink(fs, tmp);
 		return r;
 	}
 	if ((r = fs->sync_dir(fs, dir)) < 0) {
-		msgf(err, errlen, "cannot fsync directory %s: %s", dir, strerror(-r));
+		ch_errf(err, errlen, "cannot fsync directory %s: %s", dir, strerror(-r));
 		return r;
 	}
 	return 0;
@@ -380,7 +364,8 @@ mkdir_p(ch_logfs *fs, const char *dir, char *err, size_t errlen)
 		*s = '\0';
 		int r = fs->mkdir(fs, p, 0755);
 		if (r < 0 && r != -EEXIST) {
-			msgf(err, errlen, "cannot create data directory %s: %s", p, strerror(-r));
+			ch_errf(err, errlen, "cannot create data directory %s: %s", p,
+				strerror(-r));
 			free(p);
 			return CH_ERR;
 		}
@@ -391,7 +376,7 @@ mkdir_p(ch_logfs *fs, const char *dir, char *err, size_t errlen)
 	free(p);
 	struct stat st;
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		msgf(err, errlen, "data directory %s is not a directory", dir);
+		ch_errf(err, errlen, "data directory %s is not a directory", dir);
 		return CH_ERR;
 	}
 	return CH_OK;
@@ -695,9 +680,9 @@ txn_write(void *arg)
 	reg->used_reserve = false;
 	int r = reserve_grow(reg, reserve_target(size));
 	if (r < 0 && grows) {
-		msgf(reg->write_err, sizeof(reg->write_err),
-		     "cannot reserve space for the registry's next rewrite in %s: %s", reg->dir,
-		     strerror(-r));
+		ch_errf(reg->write_err, sizeof(reg->write_err),
+			"cannot reserve space for the registry's next rewrite in %s: %s", reg->dir,
+			strerror(-r));
 		reg->write_rc = r;
 		return;
 	}
@@ -787,7 +772,7 @@ sync_done(void *ud, int16_t err, const char *msg)
 	r->called = true;
 	r->err = err;
 	if (err)
-		msgf(r->msg, r->msglen, "%s", msg);
+		ch_errf(r->msg, r->msglen, "%s", msg);
 }
 
 int16_t
@@ -947,7 +932,7 @@ load_registry(struct ch_topics *reg, char *err, size_t errlen)
 	size_t len;
 	int r = read_file(reg->fs, reg->path, &data, &len, REGISTRY_MAX_BYTES);
 	if (r < 0) {
-		msgf(err, errlen, "cannot read topic registry %s: %s", reg->path, strerror(-r));
+		ch_errf(err, errlen, "cannot read topic registry %s: %s", reg->path, strerror(-r));
 		return CH_ERR;
 	}
 	reg->file_size = (int64_t)len;
@@ -1096,9 +1081,10 @@ load_registry(struct ch_topics *reg, char *err, size_t errlen)
 
 corrupt:
 	if (lineno > 0)
-		msgf(err, errlen, "corrupt topic registry %s: line %d: %s", reg->path, lineno, why);
+		ch_errf(err, errlen, "corrupt topic registry %s: line %d: %s", reg->path, lineno,
+			why);
 	else
-		msgf(err, errlen, "corrupt topic registry %s: %s", reg->path, why);
+		ch_errf(err, errlen, "corrupt topic registry %s: %s", reg->path, why);
 	free(data);
 	return CH_ERR;
 }
@@ -1119,7 +1105,7 @@ ch_meta_properties_ensure(ch_logfs *fs, const char *dir, int32_t node_id, char *
 	int r = read_file(fs, path, &data, &len, 1u << 20);
 	if (r < 0) {
 		if (r != -ENOENT) {
-			msgf(err, errlen, "cannot read %s: %s", path, strerror(-r));
+			ch_errf(err, errlen, "cannot read %s: %s", path, strerror(-r));
 			goto out;
 		}
 		/* First start: a new cluster. */
@@ -1172,27 +1158,27 @@ ch_meta_properties_ensure(ch_logfs *fs, const char *dir, int32_t node_id, char *
 			cid = v;
 	}
 	if (!version || strcmp(version, "1") != 0) {
-		msgf(err, errlen, "%s: unsupported or missing version '%s' (expected 1)", path,
-		     version ? version : "");
+		ch_errf(err, errlen, "%s: unsupported or missing version '%s' (expected 1)", path,
+			version ? version : "");
 		goto out;
 	}
 	ch_uuid u;
 	if (!cid || ch_uuid_from_base64(cid, &u) != 0) {
-		msgf(err, errlen, "%s: missing or invalid cluster.id", path);
+		ch_errf(err, errlen, "%s: missing or invalid cluster.id", path);
 		goto out;
 	}
 	char *end = NULL;
 	long long stored = nid ? strtoll(nid, &end, 10) : -1;
 	if (!nid || *nid == '\0' || *end != '\0') {
-		msgf(err, errlen, "%s: missing or invalid node.id", path);
+		ch_errf(err, errlen, "%s: missing or invalid node.id", path);
 		goto out;
 	}
 	if (stored != node_id) {
-		msgf(err, errlen,
-		     "configured node.id %" PRId32 " doesn't match node.id %lld "
-		     "stored in %s. If you moved your data, make sure your configured node.id "
-		     "matches; to create a new node, remove all data in the data directory",
-		     node_id, stored, path);
+		ch_errf(err, errlen,
+			"configured node.id %" PRId32 " doesn't match node.id %lld "
+			"stored in %s. If you moved your data, make sure your configured node.id "
+			"matches; to create a new node, remove all data in the data directory",
+			node_id, stored, path);
 		goto out;
 	}
 	snprintf(cluster_id, cluster_id_len, "%s", cid);
@@ -1243,11 +1229,11 @@ ch_topics_open_fs(struct ch_topics **out, struct ch_config *cfg, ch_logfs *fs, c
 	reg->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (reg->lock_fd < 0 || flock(reg->lock_fd, LOCK_EX | LOCK_NB) != 0) {
 		if (errno == EWOULDBLOCK)
-			msgf(err, errlen,
-			     "data directory %s is in use by another process (lock %s)", reg->dir,
-			     lock);
+			ch_errf(err, errlen,
+				"data directory %s is in use by another process (lock %s)",
+				reg->dir, lock);
 		else
-			msgf(err, errlen, "cannot lock %s: %s", lock, strerror(errno));
+			ch_errf(err, errlen, "cannot lock %s: %s", lock, strerror(errno));
 		free(lock);
 		goto fail;
 	}
@@ -1275,10 +1261,10 @@ ch_topics_open_fs(struct ch_topics **out, struct ch_config *cfg, ch_logfs *fs, c
 			if (reg->broker[l].n)
 				layer_apply(reg, l, reg->broker[l]);
 	} else if (formatted) {
-		msgf(err, errlen,
-		     "topic registry %s is missing but %s/%s exists; refusing to "
-		     "start with no topics",
-		     reg->path, reg->dir, CH_META_PROPERTIES_FILE);
+		ch_errf(err, errlen,
+			"topic registry %s is missing but %s/%s exists; refusing to "
+			"start with no topics",
+			reg->path, reg->dir, CH_META_PROPERTIES_FILE);
 		goto fail;
 	} else if (persist_now(reg, err, errlen) != 0) {
 		/* Written before meta.properties, so a formatted dir always has one. */
@@ -1393,7 +1379,7 @@ static int16_t
 check_configs(const ch_topic_kv *configs, size_t n, char *msg, size_t msglen)
 {
 	if (n > CONFIGS_PER_TOPIC_MAX) {
-		msgf(msg, msglen, "too many topic configs (%zu)", n);
+		ch_errf(msg, msglen, "too many topic configs (%zu)", n);
 		return CH_KERR_INVALID_CONFIG;
 	}
 	if (ch_topic_configs_validate(configs, n, msg, msglen) != CH_OK)
@@ -1408,9 +1394,9 @@ over_partition_limit(int32_t partitions, char *msg, size_t msglen)
 {
 	if (partitions <= CH_TOPIC_PARTITIONS_MAX)
 		return false;
-	msgf(msg, msglen,
-	     "Number of partitions %" PRId32 " exceeds cohort's limit of %d per topic.", partitions,
-	     CH_TOPIC_PARTITIONS_MAX);
+	ch_errf(msg, msglen,
+		"Number of partitions %" PRId32 " exceeds cohort's limit of %d per topic.",
+		partitions, CH_TOPIC_PARTITIONS_MAX);
 	return true;
 }
 
@@ -1421,25 +1407,26 @@ ch_topics_create(ch_topics_txn *tx, const char *name, size_t len, int32_t partit
 {
 	struct ch_topics *reg = tx->reg;
 	int16_t ec;
-	msgf(msg, msglen, "%s", "");
+	ch_errf(msg, msglen, "%s", "");
 	if (out)
 		*out = NULL;
 	if ((ec = ch_topic_name_validate(name, len, msg, msglen)) != 0)
 		return ec;
 	if (find_name(reg, name, len)) {
-		msgf(msg, msglen, "Topic '%.*s' already exists.", (int)len, name);
+		ch_errf(msg, msglen, "Topic '%.*s' already exists.", (int)len, name);
 		return CH_KERR_TOPIC_ALREADY_EXISTS;
 	}
 	const ch_topic *other = find_collision(reg, name, len);
 	if (other) {
-		msgf(msg, msglen, "Topic '%.*s' collides with existing topic: %s", (int)len, name,
-		     other->name);
+		ch_errf(msg, msglen, "Topic '%.*s' collides with existing topic: %s", (int)len,
+			name, other->name);
 		return CH_KERR_INVALID_TOPIC_EXCEPTION;
 	}
 	if (partitions == -1)
 		partitions = reg->cfg->num_partitions;
 	if (partitions < 1) {
-		msgf(msg, msglen, "Number of partitions was set to an invalid non-positive value.");
+		ch_errf(msg, msglen,
+			"Number of partitions was set to an invalid non-positive value.");
 		return CH_KERR_INVALID_PARTITIONS;
 	}
 	if (over_partition_limit(partitions, msg, msglen))
@@ -1471,7 +1458,7 @@ ch_topics_ensure_offsets_topic(ch_topics_txn *tx, const ch_topic **out, char *ms
 	if (t) {
 		if (out)
 			*out = t;
-		msgf(msg, msglen, "%s", "");
+		ch_errf(msg, msglen, "%s", "");
 		return CH_KERR_NONE;
 	}
 	char seg[16];
@@ -1492,7 +1479,7 @@ static int16_t
 delete_topic(ch_topics_txn *tx, ch_topic *t, char *msg, size_t msglen)
 {
 	if (!tx->reg->cfg->delete_topic_enable) {
-		msgf(msg, msglen, "Topic deletion is disabled.");
+		ch_errf(msg, msglen, "Topic deletion is disabled.");
 		return CH_KERR_TOPIC_DELETION_DISABLED;
 	}
 	txn_stage(tx, t, NULL);
@@ -1502,10 +1489,10 @@ delete_topic(ch_topics_txn *tx, ch_topic *t, char *msg, size_t msglen)
 int16_t
 ch_topics_delete(ch_topics_txn *tx, const char *name, size_t len, char *msg, size_t msglen)
 {
-	msgf(msg, msglen, "%s", "");
+	ch_errf(msg, msglen, "%s", "");
 	ch_topic *t = find_name(tx->reg, name, len);
 	if (!t) {
-		msgf(msg, msglen, "This server does not host this topic-partition.");
+		ch_errf(msg, msglen, "This server does not host this topic-partition.");
 		return CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 	}
 	return delete_topic(tx, t, msg, msglen);
@@ -1514,10 +1501,10 @@ ch_topics_delete(ch_topics_txn *tx, const char *name, size_t len, char *msg, siz
 int16_t
 ch_topics_delete_id(ch_topics_txn *tx, const ch_uuid *id, char *msg, size_t msglen)
 {
-	msgf(msg, msglen, "%s", "");
+	ch_errf(msg, msglen, "%s", "");
 	ch_topic *t = find_id(tx->reg, id);
 	if (!t) {
-		msgf(msg, msglen, "This server does not host this topic ID.");
+		ch_errf(msg, msglen, "This server does not host this topic ID.");
 		return CH_KERR_UNKNOWN_TOPIC_ID;
 	}
 	return delete_topic(tx, t, msg, msglen);
@@ -1527,21 +1514,21 @@ int16_t
 ch_topics_add_partitions(ch_topics_txn *tx, const char *name, size_t len, int32_t total,
 			 bool validate_only, char *msg, size_t msglen)
 {
-	msgf(msg, msglen, "%s", "");
+	ch_errf(msg, msglen, "%s", "");
 	ch_topic *t = find_name(tx->reg, name, len);
 	if (!t) {
-		msgf(msg, msglen, "This server does not host this topic-partition.");
+		ch_errf(msg, msglen, "This server does not host this topic-partition.");
 		return CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 	}
 	if (total < t->partitions) {
-		msgf(msg, msglen,
-		     "The topic %s currently has %" PRId32 " partition(s); %" PRId32
-		     " would not be an increase.",
-		     t->name, t->partitions, total);
+		ch_errf(msg, msglen,
+			"The topic %s currently has %" PRId32 " partition(s); %" PRId32
+			" would not be an increase.",
+			t->name, t->partitions, total);
 		return CH_KERR_INVALID_PARTITIONS;
 	}
 	if (total == t->partitions) {
-		msgf(msg, msglen, "Topic already has %" PRId32 " partition(s).", t->partitions);
+		ch_errf(msg, msglen, "Topic already has %" PRId32 " partition(s).", t->partitions);
 		return CH_KERR_INVALID_PARTITIONS;
 	}
 	if (over_partition_limit(total, msg, msglen))
@@ -1558,10 +1545,10 @@ int16_t
 ch_topics_alter_configs(ch_topics_txn *tx, const char *name, size_t len, const ch_topic_kv *configs,
 			size_t n_configs, bool validate_only, char *msg, size_t msglen)
 {
-	msgf(msg, msglen, "%s", "");
+	ch_errf(msg, msglen, "%s", "");
 	ch_topic *t = find_name(tx->reg, name, len);
 	if (!t) {
-		msgf(msg, msglen, "This server does not host this topic-partition.");
+		ch_errf(msg, msglen, "This server does not host this topic-partition.");
 		return CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 	}
 	int16_t ec = check_configs(configs, n_configs, msg, msglen);
@@ -1580,9 +1567,9 @@ ch_topics_set_broker_configs(ch_topics_txn *tx, int layer, const ch_topic_kv *co
 			     size_t n_configs, bool validate_only, char *msg, size_t msglen)
 {
 	struct ch_topics *reg = tx->reg;
-	msgf(msg, msglen, "%s", "");
+	ch_errf(msg, msglen, "%s", "");
 	if (n_configs > CONFIGS_PER_TOPIC_MAX) {
-		msgf(msg, msglen, "too many broker configs (%zu)", n_configs);
+		ch_errf(msg, msglen, "too many broker configs (%zu)", n_configs);
 		return CH_KERR_INVALID_REQUEST;
 	}
 	/* Kafka answers INVALID_REQUEST for any broker config it cannot take

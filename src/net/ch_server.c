@@ -599,12 +599,7 @@ conn_teardown(ch_conn *c)
 	ch_framer_free(&c->fr);
 	ch_buf_free(&c->stash);
 	c->stash_off = 0;
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		s->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
+	CH_LIST_UNLINK(s->conns, c);
 	c->prev = c->next = NULL;
 	s->nconns--;
 	CH_LOGD("net", "connection %llu from %s closed (%zu requests pending)",
