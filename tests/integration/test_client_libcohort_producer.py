@@ -75,18 +75,25 @@ def parse(lines):
     return reports, errors, other
 
 
-def read_all(bootstrap, topic, nparts):
-    """Every record of topic: {partition: [(offset, key, value, headers, ts)]}."""
+def read_all(bootstrap, topic, nparts, at_least=0):
+    """Every record of topic: {partition: [(offset, key, value, headers, ts)]}.
+    at_least: wait (30 s at most) until the end offsets add up to that many
+    records first (acks=0: the producer is done before the broker is)."""
     from confluent_kafka import Consumer, TopicPartition
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": "reader-%s" % topic,
                   "enable.auto.commit": False, "auto.offset.reset": "earliest"})
     out = {}
     try:
         ends = {}
-        for p in range(nparts):
-            lo, hi = c.get_watermark_offsets(TopicPartition(topic, p), timeout=30)
-            ends[p] = hi
-            out[p] = []
+        deadline = time.monotonic() + 30
+        while True:
+            for p in range(nparts):
+                lo, hi = c.get_watermark_offsets(TopicPartition(topic, p), timeout=30)
+                ends[p] = hi
+                out[p] = []
+            if sum(ends.values()) >= at_least or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
         c.assign([TopicPartition(topic, p, 0) for p in range(nparts)])
         deadline = time.monotonic() + 60
         while any(len(out[p]) < ends[p] for p in out) and time.monotonic() < deadline:
@@ -290,7 +297,7 @@ class ProducerTests:
                 offsets = {r[1] for r in reports.values()}
                 if acks == "0":
                     self.assertEqual(offsets, {-1})   # as Java: no offsets without acks
-                log = read_all(self.broker.bootstrap, t, 3)
+                log = read_all(self.broker.bootstrap, t, 3, at_least=200)
                 self.assertEqual(sum(len(v) for v in log.values()), 200)
                 if acks != "0":
                     got = {(p, r[0]) for p, recs in log.items() for r in recs}

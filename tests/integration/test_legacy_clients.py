@@ -133,7 +133,9 @@ class LegacyClientsVersusKafka39(BothBrokers):
                                              "-n", 30).stdout)
             p = go(b, "sarama-consume", "-t", "lc-sarama1", "-p", 1, "-n", 30, "-wait", 12,
                    check=False)
-            out["v0 read, lz4"] = (p.returncode, msgs(p.stdout))
+            # failed, not how: sarama 1.22.1 on Kafka 3.9 sometimes times out
+            # (exit 1) and sometimes panics (exit 2) there
+            out["v0 read, lz4"] = (p.returncode != 0, msgs(p.stdout))
             return out
         theirs, ours = self.both(scenario)
         self.assert_same(theirs, ours)
@@ -141,7 +143,7 @@ class LegacyClientsVersusKafka39(BothBrokers):
                          [(1, i, "k%d" % (i % 15), 50, FIXED_TS + 1 + 2 * (i // 15))
                           for i in range(30)])
         # the gzip messages before the lz4 ones, then nothing: stuck, on both
-        self.assertEqual(ours["v0 read, lz4"], (1, [(1, i, "k%d" % i, 50, -1) for i in range(15)]))
+        self.assertEqual(ours["v0 read, lz4"], (True, [(1, i, "k%d" % i, 50, -1) for i in range(15)]))
 
     def test_sarama_consumer_group(self):
         def scenario(b):
