@@ -55,13 +55,24 @@ def wait_until(fn, timeout=30.0, what="condition", interval=0.05):
         time.sleep(interval)
 
 
-def create_topics(port, topics):
-    """topics: {name: partitions}"""
+def create_topics(port, topics, timeout=30.0):
+    """topics: {name: partitions}; returns once every partition's leader
+    serves a fetch (Kafka names a leader in its metadata a moment before it
+    serves it: a record produced then with acks=0 is dropped)."""
+    import kwire_legacy
     with kwire.Conn(port) as c:
         res = kwire.create_topics(c, [(n, p, 1) for n, p in topics.items()])
-    for n, t in res["topics"].items():
-        if t["error_code"] not in (0, kwire.TOPIC_ALREADY_EXISTS):
-            raise AssertionError("CreateTopics %s: %r" % (n, t))
+        for n, t in res["topics"].items():
+            if t["error_code"] not in (0, kwire.TOPIC_ALREADY_EXISTS):
+                raise AssertionError("CreateTopics %s: %r" % (n, t))
+        deadline = time.monotonic() + timeout
+        def served(name, n):  # OFFSET_OUT_OF_RANGE: an older topic's log start moved
+            got = kwire_legacy.fetch(c, 10, name, [(p, 0, 1) for p in range(n)])
+            return all(got[p][0] in (0, 1) for p in range(n))
+        while not all(served(n, np_) for n, np_ in topics.items()):
+            if time.monotonic() > deadline:
+                raise AssertionError("topics %s not served on port %d" % (topics, port))
+            time.sleep(0.1)
 
 
 def all_parts(topics):
