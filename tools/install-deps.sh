@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 what=${1:-build}
 
 DEBS=(gcc make cmake pkg-config zlib1g-dev libzstd-dev liblz4-dev libsnappy-dev libxxhash-dev
-      libmicrohttpd-dev libjansson-dev)
+      libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev)
 if [[ $what == test ]]; then
 	DEBS+=(clang clang-format libclang-rt-14-dev python3 kcat librdkafka-dev python3-confluent-kafka
 	       python3-kafka openjdk-17-jdk-headless maven iproute2 python3-venv groff-base

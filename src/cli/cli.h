@@ -28,6 +28,7 @@ enum {
 	CLI_EREFUSED = 5,     /* refused by the cluster's state (group not empty, ...) */
 	CLI_EWARN = 6,        /* groups health: WARN */
 	CLI_EUNHEALTHY = 7,   /* groups health: STOP, STALL or REWIND */
+	CLI_ENOTCOHORTD = 8,  /* a cohortd-only command on another cluster (Apache Kafka) */
 };
 
 /* An option of a command. arg NULL: a flag. */
@@ -77,6 +78,7 @@ extern const cli_command cli_topics_list_cmd, cli_topics_describe_cmd, cli_topic
 extern const cli_command cli_groups_list_cmd, cli_groups_describe_cmd, cli_groups_reset_cmd,
 	cli_groups_delete_cmd, cli_groups_delete_offsets_cmd, cli_groups_remove_members_cmd,
 	cli_groups_watch_cmd, cli_groups_health_cmd;
+extern const cli_command cli_groups_rebalances_cmd; /* cli_rebalances.c */
 
 /* ---- options (cli_args.c) ---- */
 

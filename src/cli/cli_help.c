@@ -19,6 +19,7 @@ static const char *const exit_texts[] = {
 	"refused by the cluster's state (e.g. a group with active members)",
 	"groups health: the group is WARN",
 	"groups health: the group is STOP, STALL or REWIND",
+	"the cluster is not cohortd (a cohortd-only command: groups rebalances)",
 };
 #define NEXITS (sizeof(exit_texts) / sizeof(exit_texts[0]))
 
@@ -29,6 +30,7 @@ static const struct {
 	const char *words, *exits;
 } special_exits[] = {
 	{"groups health", "0123467"},
+	{"groups rebalances", "0123458"},
 	{"help", "02"},
 	{"completion", "02"},
 	{"version", "0"},
@@ -41,7 +43,7 @@ exits_of(const cli_command *cmd)
 	for (size_t i = 0; cmd && i < sizeof(special_exits) / sizeof(special_exits[0]); i++)
 		if (strcmp(cmd->words, special_exits[i].words) == 0)
 			return special_exits[i].exits;
-	return cmd ? "012345" : "01234567";
+	return cmd ? "012345" : "012345678";
 }
 
 void

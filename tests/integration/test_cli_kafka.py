@@ -72,6 +72,14 @@ class CliVersusKafkaTool(unittest.TestCase):
             self.assertEqual("has no active members" in ours.stderr,
                              "has no active members" in theirs.stderr, verbose)
 
+    def test_rebalances_says_kafka_is_not_cohortd(self):
+        """groups rebalances reads cohortd's admin API: Kafka's broker has no
+        admin.listeners, and the command says so with its own status."""
+        r = self.cli("groups", "rebalances", "kg")
+        self.assertEqual(r.returncode, 8, (r.stdout, r.stderr))
+        self.assertIn("is not cohortd", r.stderr)
+        self.assertEqual(r.stdout, "")
+
     def test_describe_list_and_reset_match_kafkas_tool(self):
         g = "kg"
         r = self.cli("consume", TOPIC, "--group", g, "--from", "earliest", "--count", "13")

@@ -8,7 +8,9 @@ keeps group.rebalance.history.size records. A librdkafka cooperative-sticky
 group scaling out: each rebalance is one record of two generations (the
 follow-up round that hands over the revoked partitions folded in), the
 members that kept their partitions pause 0 and the one that lost one pauses
-until its SyncGroup of the follow-up round."""
+until its SyncGroup of the follow-up round. `cohort groups rebalances`
+shows the same history (table, --members, --json), finding the admin API
+from the broker's admin.listeners or --admin-url."""
 import json
 import os
 import signal
@@ -19,7 +21,7 @@ import time
 import urllib.error
 import urllib.request
 
-from harness import BrokerTestCase, main
+from harness import BrokerTestCase, free_port, main
 from test_metrics import Member, TOPIC
 
 try:
@@ -30,6 +32,8 @@ except ImportError:  # main() reports the skip
     pass
 
 GROUP = "metrics-g"  # test_metrics.Member's group
+CLI = os.environ.get("COHORT_CLI", "")
+ADMIN_PORT = free_port()  # fixed: the CLI reads it from the broker's admin.listeners
 
 # A member in its own process, to be killed: it polls until SIGKILL.
 KILLED = r"""
@@ -73,7 +77,8 @@ class CoopMember:
 
 
 class RebalanceHistory(BrokerTestCase):
-    broker_settings = {"admin.listeners": "http://127.0.0.1:0", "num.partitions": "2",
+    broker_settings = {"admin.listeners": "http://127.0.0.1:%d" % ADMIN_PORT,
+                       "num.partitions": "2",
                        "group.initial.rebalance.delay.ms": "0",
                        "group.min.session.timeout.ms": "500",
                        "group.rebalance.history.size": "3"}
@@ -283,6 +288,58 @@ class RebalanceHistory(BrokerTestCase):
         _, g = self.get("/v1/groups/%s" % COOP_GROUP)
         self.assertEqual(g["generation"], 5)  # a; b in two rounds; c in two
         self.assertEqual(g["last_rebalance"]["generation"], 5)
+        self.check_cli(self.history(COOP_GROUP))
+
+    def cli(self, *args):
+        return subprocess.run([CLI, "groups", "rebalances"] + list(args) +
+                              ["--bootstrap-server", self.broker.bootstrap],
+                              capture_output=True, text=True, timeout=120)
+
+    def check_cli(self, h):
+        """cohort groups rebalances on the cooperative group's history h."""
+        r = self.cli(COOP_GROUP, "--json")  # the URL from admin.listeners
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["rebalances"], h)
+        r = self.cli(COOP_GROUP, "--admin-url", self.base + "/")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        head = lines[0].split()
+        self.assertEqual(head[:3], ["GENERATION", "PROTOCOL", "STARTED"])
+        # aligned columns (cells may hold blanks): cut at the headers' offsets
+        at = []
+        for name in head:
+            at.append(lines[0].index(name, at[-1] + 1 if at else 0))
+        at.append(None)
+        rows = [{name: ln[at[i]:at[i + 1]].strip() for i, name in enumerate(head)}
+                for ln in lines[1:]]
+        self.assertEqual([x["GENERATION"] for x in rows], ["1", "2-3", "4-5"])
+        for x, rec in zip(rows, h):
+            self.assertEqual(x["CAUSE"], "member joined")
+            self.assertEqual(x["DETAIL"], rec["cause"]["detail"])
+            self.assertEqual(x["DURATION-MS"], str(rec["duration_ms"]))
+            self.assertEqual((x["IN"], x["OUT"], x["OUTCOME"]), ("1", "0", "Stable"))
+            self.assertEqual(x["BARRIER"], rec["barrier"]["member_id"])
+            self.assertEqual(x["MOVED"], str(rec["partitions_moved"]))
+            self.assertEqual(x["MAX-PAUSE-MS"],
+                             str(max(m["pause_ms"] for m in rec["members"])))
+        r = self.cli(COOP_GROUP, "--members")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = [ln.split() for ln in r.stdout.splitlines()[1:]]
+        want = [[(str(rec["generation"]) if len(rec["rounds"]) == 1 else "%d-%d" % (
+                    rec["rounds"][0]["generation"], rec["rounds"][-1]["generation"])),
+                 m["member_id"], str(m["pause_ms"]), str(m["partitions_before"]),
+                 str(m["partitions_after"]), str(m["partitions_lost"]),
+                 str(m["sync_generation"])] for rec in h for m in rec["members"]]
+        self.assertEqual(rows, want)
+        r = self.cli("no-such-group")
+        self.assertEqual(r.returncode, 4, r.stderr)
+        self.assertIn("does not exist", r.stderr)
+        r = self.cli(COOP_GROUP, "--admin-url", "http://127.0.0.1:%d" % free_port())
+        self.assertEqual(r.returncode, 3, r.stderr)
+        # the Kafka listener is no admin API
+        r = self.cli(COOP_GROUP, "--admin-url", "http://%s" % self.broker.bootstrap)
+        self.assertEqual(r.returncode, 8, r.stderr)
+        self.assertIn("not cohortd's admin API", r.stderr)
 
 
 if __name__ == "__main__":
