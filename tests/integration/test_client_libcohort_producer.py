@@ -356,6 +356,11 @@ class ProducerKafka(ProducerTests, unittest.TestCase):
         stop_kafka(cls)
 
 
+# records run_faulty produces: enough for every partition's batches to meet
+# drops and delays several times (~40 requests)
+FAULTY_N = 1500
+
+
 class FaultTests:
     """Behind fault_proxy.py (the broker advertises the proxy)."""
 
@@ -375,14 +380,14 @@ class FaultTests:
         return seqs, allseq
 
     def run_faulty(self, topic, idempotent):
-        self.proxy.drop_every, self.proxy.delay_every, self.proxy.delay_s = 7, 5, 4.0
+        self.proxy.drop_every, self.proxy.delay_every, self.proxy.delay_s = 7, 5, 2.0
         try:
-            settings = [("enable.idempotence", idempotent), ("request.timeout.ms", "2000"),
+            settings = [("enable.idempotence", idempotent), ("request.timeout.ms", "1000"),
                         ("linger.ms", "2"), ("batch.size", "4000"),
                         ("retry.backoff.ms", "50")]
             if idempotent == "false":
                 settings.append(("acks", "1"))
-            return run_producer(self.proxied(), ["G %s -1 3000 100 key" % topic, "F -1"],
+            return run_producer(self.proxied(), ["G %s -1 %d 100 key" % (topic, FAULTY_N), "F -1"],
                                 settings, timeout=600)
         finally:
             self.proxy.drop_every = self.proxy.delay_every = 0
@@ -395,10 +400,10 @@ class FaultTests:
         self.assertGreater(self.proxy.dropped, before[0])
         self.assertGreater(self.proxy.delayed, before[1])
         self.assertEqual(errors, {})
-        self.assertEqual(len(reports), 3000, other[-20:])
+        self.assertEqual(len(reports), FAULTY_N, other[-20:])
         self.assertEqual({r[2] for r in reports.values()}, {"NONE"})
-        seqs, allseq = self.check_exactly_once(t, 3, reports, 3000)
-        self.assertEqual(allseq, list(range(3000)))          # once each
+        seqs, allseq = self.check_exactly_once(t, 3, reports, FAULTY_N)
+        self.assertEqual(allseq, list(range(FAULTY_N)))          # once each
         for p, l in seqs.items():
             self.assertEqual(l, sorted(l), "partition %d out of order" % p)
         # reports give the offsets the records have
@@ -512,10 +517,10 @@ class FaultTests:
         t = "noidem-%s" % self.SUFFIX
         create_topics(self.broker.port, {t: 3})
         reports, errors, other = self.run_faulty(t, "false")
-        self.assertEqual(len(reports), 3000, other[-20:])
-        _, allseq = self.check_exactly_once(t, 3, reports, 3000)
-        self.assertEqual(sorted(set(allseq)), list(range(3000)))
-        self.assertGreater(len(allseq), 3000)   # duplicates
+        self.assertEqual(len(reports), FAULTY_N, other[-20:])
+        _, allseq = self.check_exactly_once(t, 3, reports, FAULTY_N)
+        self.assertEqual(sorted(set(allseq)), list(range(FAULTY_N)))
+        self.assertGreater(len(allseq), FAULTY_N)   # duplicates
 
     def test_back_pressure(self):
         t = "bp-%s" % self.SUFFIX
