@@ -40,13 +40,21 @@ build_list_offsets(ad_call *k, int16_t version, ch_buf *b, ad_item **items, size
 		   size_t *encoded)
 {
 	cohort_offset_query *q = k->ud;
-	/* max timestamp needs v7: those items end here, after the encoded ones */
+	/* max timestamp needs v7: those items end here, after the encoded ones;
+	 * a partition asked for again (another spec) waits for a request of its
+	 * own, since answers are told apart by partition only */
 	size_t enc = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (q[items[i]->idx].spec == COHORT_OFFSET_SPEC_MAX_TIMESTAMP && version < 7) {
 			ad_done(k, items[i], CH_KERR_UNSUPPORTED_VERSION);
 			continue;
 		}
+		bool again = false;
+		for (size_t j = 0; j < enc && !again; j++)
+			again = items[j]->partition == items[i]->partition &&
+				strcmp(items[j]->key, items[i]->key) == 0;
+		if (again)
+			continue;
 		ad_item *t = items[enc];
 		items[enc++] = items[i];
 		items[i] = t;
