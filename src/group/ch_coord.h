@@ -452,7 +452,8 @@ const ch_coord_rebalance_round *ch_coord_rebalance_last_round(const ch_coord_reb
 /* m's pause in r, -1 while unknown. Eager: its JoinGroup to its SyncGroup
  * answer. Cooperative: 0 when no round took a partition from it, else its
  * JoinGroup to its SyncGroup of the round that assigned what was taken (the
- * record's last; unknown while that round is still to come). */
+ * record's last; unknown while that round is still to come, or when the
+ * record ended Empty). */
 int64_t ch_coord_rebalance_pause_ms(const ch_coord_rebalance *r,
 				    const ch_coord_rebalance_member *m);
 

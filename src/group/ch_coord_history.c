@@ -491,8 +491,9 @@ ch_coord_rebalance_pause_ms(const ch_coord_rebalance *r, const ch_coord_rebalanc
 	if (m->partitions_lost == 0)
 		return 0; /* it kept consuming what it owned throughout */
 	const ch_coord_rebalance_round *rd = ch_coord_rebalance_last_round(r);
-	if (m->partitions_lost < 0 || !r->outcome || r->follow_up_expected || !rd ||
-	    m->sync_generation != rd->generation || m->join_ms < 0)
+	/* its partitions were handed over only if the record ended Stable */
+	if (m->partitions_lost < 0 || !r->outcome || strcmp(r->outcome, "Stable") != 0 ||
+	    r->follow_up_expected || !rd || m->sync_generation != rd->generation || m->join_ms < 0)
 		return -1;
 	return m->sync_ms - m->join_ms;
 }
