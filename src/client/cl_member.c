@@ -524,6 +524,9 @@ done_heartbeat(cl_client *c, cohort_err err, int16_t version, void *resp, void *
 		}
 		return;
 	case CH_KERR_FENCED_INSTANCE_ID:
+		lose_partitions(m, "fenced"); /* another member has them now */
+		fail_fatal(m, e, "Heartbeat");
+		return;
 	case CH_KERR_GROUP_AUTHORIZATION_FAILED:
 		fail_fatal(m, e, "Heartbeat");
 		return;
@@ -754,6 +757,9 @@ group_error(cl_member *m, int e, const char *api)
 		join_later(m, e);
 		return;
 	case CH_KERR_FENCED_INSTANCE_ID:
+		lose_partitions(m, "fenced"); /* another member has them now */
+		fail_fatal(m, e, api);
+		return;
 	case CH_KERR_GROUP_AUTHORIZATION_FAILED:
 	case CH_KERR_INVALID_GROUP_ID:
 	case CH_KERR_INCONSISTENT_GROUP_PROTOCOL:
