@@ -15,6 +15,11 @@ test at any moment:
   the client gives up and retries while the first try was written).
 - stall(): hold every request until release() (the client's requests pile
   up in its own buffers: back-pressure).
+- stall_connections(client_id): the connections of that client open now
+  go silent for good: no request of theirs is forwarded nor answered any
+  more (a hung peer or a dead path whose TCP stays up), so only the
+  client's request.timeout.ms gets it out; its new connections work.
+  `stalled_closed` counts those connections the client then closed.
 - gap_next = True: the next Produce request's first record batch gets its
   base sequence moved 1000 ahead (CRC-32C recomputed), so the broker itself
   answers OUT_OF_ORDER_SEQUENCE_NUMBER for the batch it expected next, as
@@ -76,10 +81,27 @@ class FaultProxy:
         self.sock.listen(64)
         self.closed = False
         self._conns = []
+        self._cids = {}         # client socket -> client id of its requests
+        self._stalled = set()   # client sockets gone silent
+        self.stalled_closed = 0
         threading.Thread(target=self._accept, daemon=True).start()
 
     def stall(self):
         self._go.clear()
+
+    def stall_connections(self, client_id):
+        """The connections of client_id open now go silent; how many."""
+        with self.lock:
+            socks = {c for c, cid in self._cids.items() if cid == client_id}
+            self._stalled |= socks
+        return len(socks)
+
+    def _silent(self, client):
+        """Reads and drops client's requests until it closes the connection."""
+        while self._read_frame(client) is not None:
+            pass
+        with self.lock:
+            self.stalled_closed += 1
 
     def release(self):
         self._go.set()
@@ -127,6 +149,12 @@ class FaultProxy:
                 req = self._read_frame(client)
                 if req is None:
                     return
+                (idlen,) = struct.unpack(">h", req[8:10])
+                with self.lock:
+                    self._cids[client] = req[10:10 + max(idlen, 0)].decode("utf-8", "replace")
+                    silent = client in self._stalled
+                if silent:
+                    return self._silent(client)
                 self._go.wait()
                 if self.closed:
                     return
@@ -164,10 +192,17 @@ class FaultProxy:
                     return   # the client sees its connection close
                 if fault == "delay":
                     time.sleep(self.delay_s)
+                with self.lock:
+                    silent = client in self._stalled
+                if silent:   # stalled while the broker answered: never delivered
+                    return self._silent(client)
                 client.sendall(struct.pack(">i", len(resp)) + resp)
         except OSError:
             return
         finally:
+            with self.lock:
+                self._cids.pop(client, None)
+                self._stalled.discard(client)
             client.close()
             if up is not None:
                 up.close()

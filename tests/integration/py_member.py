@@ -10,7 +10,8 @@ commands, so test_group_helpers.MemberProcess parses all of them).
 -t '^regex' subscribes by pattern. -R commits the consumed positions of
 revoked partitions synchronously in the revoke callback; -P N commits every
 N messages. Events: READY, ASSIGNED <member> <parts>, REVOKED <parts>,
-LOST <parts>, ASSIGNMENT <member> <parts>, MSG t p o usec,
+LOST <parts>, ASSIGNMENT <member> <parts> (after OWNS usec <parts>, the same
+assignment stamped), MSG t p o usec,
 COMMIT t p o ERROR usec, COMMITTED t p o, ERROR name reason,
 FATAL name reason, CLOSED. Commands: close, commit T P O, commitpos,
 committed T P..., exit. usec is CLOCK_MONOTONIC, comparable across processes.
@@ -29,6 +30,8 @@ def now_us():
 
 
 def out(*words):
+    if words[0] == "ASSIGNMENT":   # the stamped form first: OWNS usec parts
+        sys.stdout.write("OWNS %d %s\n" % (now_us(), words[2]))
     sys.stdout.write(" ".join(str(w) for w in words) + "\n")
     sys.stdout.flush()
 

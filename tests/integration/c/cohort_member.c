@@ -15,13 +15,15 @@
  * the revoke callback (never in lost; -L tries it in lost too: such a commit
  * must be refused, COMMIT lines show it); -P N commits the consumed positions
  * every N records. Events: READY, ASSIGNED <member> <parts>, REVOKED
- * <parts>, LOST <parts>, ASSIGNMENT <member> <parts>, MSG t p o usec,
+ * <parts>, LOST <parts>, ASSIGNMENT <member> <parts> (after OWNS usec <parts>,
+ * the same assignment stamped), MSG t p o usec,
  * COMMIT t p o ERROR usec, COMMITTED t p o, ERROR name reason, FATAL name
  * reason, CLOSED. Commands: close, commit T P O, commitpos, committed T P...,
  * exit; and libcohort's own: seek T P O, commitasync (the processed
  * positions, COMMIT lines printed by the result callback), seekbeg T P,
  * seekend T P, seekts T P MS (SEEK lines), pause T P, resume T P (PAUSE /
- * RESUME T P ERROR), paused (PAUSED parts), position T P (POSITION T P O).
+ * RESUME T P ERROR), paused (PAUSED parts), position T P (POSITION T P O),
+ * stall MS (no poll for MS milliseconds, then STALLED MS).
  *
  * -T PATTERN subscribes to the topics matching PATTERN
  * (cohort_subscribe_pattern) instead of -t's list.
@@ -122,6 +124,9 @@ print_assignment(cohort_consumer *c)
 		tps[i].topic = owned[i].topic;
 		tps[i].partition = owned[i].partition;
 	}
+	char owns[32];
+	snprintf(owns, sizeof(owns), "OWNS %lld", now_us());
+	print_parts(owns, NULL, tps, (size_t)nowned);
 	print_parts("ASSIGNMENT", id, tps, (size_t)nowned);
 }
 
@@ -267,6 +272,11 @@ command(cohort_consumer *c, char *line)
 		return 2;
 	if (strcmp(w[0], "commitpos") == 0) {
 		commit_positions(c, NULL, 0);
+	} else if (strcmp(w[0], "stall") == 0 && n == 2) {
+		long ms = atol(w[1]);
+		struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+		nanosleep(&ts, NULL);
+		printf("STALLED %ld\n", ms);
 	} else if (strcmp(w[0], "commit") == 0 && n == 4) {
 		cohort_tp_offset o = {w[1], atoi(w[2]), atoll(w[3]), 0};
 		commit_offsets(c, &o, 1);

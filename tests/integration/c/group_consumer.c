@@ -21,6 +21,7 @@
  *   REVOKED <t:p,...>                    partitions taken away (or LOST)
  *   LOST <t:p,...>
  *   ASSIGNMENT <member-id> <t:p,...>     the full assignment after a change
+ *   (each ASSIGNMENT comes after OWNS <usec> <t:p,...>: the same, stamped)
  *   MSG <topic> <partition> <offset> <usec>
  *   COMMIT <topic> <partition> <offset> <error-name> <usec>   a sync commit result
  *   (<usec>: CLOCK_MONOTONIC in microseconds, comparable across processes)
@@ -105,6 +106,9 @@ print_assignment(rd_kafka_t *rk)
 	rd_kafka_topic_partition_list_t *a = NULL;
 	if (rd_kafka_assignment(rk, &a) != RD_KAFKA_RESP_ERR_NO_ERROR)
 		return;
+	printf("OWNS %lld ", now_us());
+	print_list(a);
+	fputc('\n', stdout);
 	fputs("ASSIGNMENT ", stdout);
 	print_member(rk);
 	fputc(' ', stdout);

@@ -37,13 +37,17 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  *   {"ev":"ready"}
  *   {"ev":"assigned"|"revoked"|"lost","parts":[...],"assignment":[...],"member":..,"generation":..}
  *   {"ev":"commit","offsets":{"t:p":N},"error":null|{...},"in":"revoke"|"command"}
- *   {"ev":"msg","tp":"t:p","offset":N,"key":..,"value":..}   (not with --quiet)
+ *   {"ev":"owns","us":N,"assignment":[...]}   what it owns from now on: after
+ *                                      assigned, at the end of revoked and lost
+ *   {"ev":"msg","tp":"t:p","offset":N,"key":..,"value":..,"us":N}   (not with --quiet)
  *   {"ev":"committed","offsets":{"t:p":N|null}}
  *   {"ev":"position","offsets":{"t:p":N}}
  *   {"ev":"error",...}                 poll failed (the consumer is then closed, exit 4)
  *   {"ev":"closed"}
  * Commands on stdin: commit | committed T:P... | position | close | close-remain |
  * close-leave | exit (halt without closing, a crash).
+ * "us" (also in commit events) is System.nanoTime() in microseconds: on Linux
+ * CLOCK_MONOTONIC, comparable with the other member programs' stamps.
  */
 public final class ConsumerDriver {
     private final KafkaConsumer<String, String> consumer;
@@ -94,6 +98,16 @@ public final class ConsumerDriver {
                 "member", g.memberId(), "generation", g.generationId(), "instance", g.groupInstanceId());
     }
 
+    private static long nowUs() {
+        return System.nanoTime() / 1000;
+    }
+
+    private void emitOwns(Collection<TopicPartition> gone) {
+        Set<TopicPartition> owns = new java.util.HashSet<>(consumer.assignment());
+        owns.removeAll(gone);
+        Json.emit(Json.obj("ev", "owns", "us", nowUs(), "assignment", Json.tps(owns)));
+    }
+
     /** Synchronous commit of what this consumer has consumed of PARTS; prints the outcome. */
     private void commitConsumed(Collection<TopicPartition> parts, String where) {
         Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
@@ -110,7 +124,7 @@ public final class ConsumerDriver {
             err = Json.error(e);
         }
         Json.emit(Json.obj("ev", "commit", "in", where, "offsets", Json.byTp(offsets, OffsetAndMetadata::offset),
-                "error", err));
+                "error", err, "us", nowUs()));
     }
 
     private final ConsumerRebalanceListener listener = new ConsumerRebalanceListener() {
@@ -121,11 +135,13 @@ public final class ConsumerDriver {
                 commitConsumed(parts, "revoke");
             for (TopicPartition p : parts)
                 consumedUpTo.remove(p);
+            emitOwns(parts);
         }
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> parts) {
             Json.emit(membership("assigned", parts));
+            emitOwns(List.of());
         }
 
         @Override
@@ -133,6 +149,7 @@ public final class ConsumerDriver {
             Json.emit(membership("lost", parts));
             for (TopicPartition p : parts)
                 consumedUpTo.remove(p);
+            emitOwns(parts);
         }
     };
 
@@ -173,7 +190,7 @@ public final class ConsumerDriver {
                 consumedUpTo.put(p, r.offset() + 1);
                 if (!quiet)
                     Json.emit(Json.obj("ev", "msg", "tp", Json.tp(p), "offset", r.offset(), "key", r.key(),
-                            "value", r.value()));
+                            "value", r.value(), "us", nowUs()));
             }
             String cmd;
             while ((cmd = commands.poll()) != null) {
