@@ -4,13 +4,15 @@
 #   make install  install the optimised build (cohortd, cohort and its man page,
 #               libcohort) under CMake's prefix, or PREFIX=DIR
 #   make test   install what tests need, the optimised build too (gcc: make run must
-#               compile), sanitizer build into build-asan/, run every test
+#               compile), sanitizer build into build-asan/, run every test but
+#               the "cluster" ones
+#   make test-cluster   libcohort against three Kafka brokers (it_client_libcohort_cluster)
 #   make gen    regenerate src/proto/generated from ../shared/kafka-protocol
 #   make format / make format-check   apply / check .clang-format (C sources but generated code)
 JOBS ?= $(shell nproc)
 PROTO_DIR ?= ../shared/kafka-protocol
 
-.PHONY: all deps build install run test test-deps asan gen bench bench-assign clean format format-check
+.PHONY: all deps build install run test test-cluster test-deps asan gen bench bench-assign clean format format-check
 
 all: build
 
@@ -43,7 +45,11 @@ asan:
 TEST_LOCK ?= /tmp/cohort-make-test.lock
 test: test-deps build asan
 	@flock -n $(TEST_LOCK) true || echo "make test: another run holds $(TEST_LOCK); waiting for it"
-	cd build-asan && flock -o $(TEST_LOCK) ctest --output-on-failure -j $(JOBS) --timeout 600
+	cd build-asan && flock -o $(TEST_LOCK) ctest --output-on-failure -j $(JOBS) --timeout 600 -LE cluster
+
+# Three Kafka brokers on loopback (ctest label "cluster"): too slow for make test's budget.
+test-cluster: test-deps asan
+	cd build-asan && flock -o $(TEST_LOCK) ctest --output-on-failure -L cluster --timeout 900
 
 # The C sources git tracks, but the generated codec (gen_proto.py's output
 # is committed as it writes it).

@@ -19,7 +19,11 @@
 #   tools/kafka-ref.sh serve [4|3.9] DIR PORT CONTROLLER_PORT [key=value ...]
 #                                        format DIR if new and run the broker in the
 #                                        foreground (exec: the caller's pid is the JVM's);
-#                                        what tests/integration/kafka_ref.py uses
+#                                        what tests/integration/kafka_ref.py uses; the
+#                                        key=value lines come last, so they override
+#                                        (node.id, controller.quorum.voters, replication
+#                                        factors: one node of a cluster); the nodes of one
+#                                        cluster share KAFKA_REF_CLUSTER_ID (else a random one)
 #
 # "4" is the newest 4.x release (the reference), "3.9" the newest 3.9.x: the last
 # line that still serves the request versions KIP-896 removed in 4.0. Environment:
@@ -175,8 +179,8 @@ serve() {
 	dir=$(cd "$dir" && pwd)
 	write_config "$v" "$dir" "$port" "$cport" "$@"
 	if [[ ! -f $dir/data/meta.properties ]]; then
-		local id
-		id=$("$JAVA" "${TOOL_JVM[@]}" "$(log_opt "$v" tools)" \
+		local id=${KAFKA_REF_CLUSTER_ID:-}
+		[[ -n $id ]] || id=$("$JAVA" "${TOOL_JVM[@]}" "$(log_opt "$v" tools)" \
 			-cp "$(classpath "$v")" kafka.tools.StorageTool random-uuid)
 		"$JAVA" "${TOOL_JVM[@]}" "$(log_opt "$v" tools)" \
 			-cp "$(classpath "$v")" kafka.tools.StorageTool format -t "$id" -c "$dir/server.properties" >/dev/null

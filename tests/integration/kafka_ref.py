@@ -16,6 +16,7 @@ dies with the test process (PR_SET_PDEATHSIG, atexit, signal handlers) and its
 temp dir is removed at exit (COHORT_IT_KEEP=1 keeps it); harness.main prints
 its log tail when a test failed.
 """
+import base64
 import os
 import signal
 import subprocess
@@ -58,7 +59,7 @@ def classpath(version="4"):
 class KafkaRef:
     """One single-node Apache Kafka (combined broker and controller, KRaft)."""
 
-    def __init__(self, version="4", settings=None, name=None):
+    def __init__(self, version="4", settings=None, name=None, env=None):
         self.version = version
         self.settings = dict(settings or {})
         self.name = name or "kafka-%s" % version
@@ -66,6 +67,7 @@ class KafkaRef:
         self.port = harness.free_port()
         self.controller_port = harness.free_port()
         self.proc = None
+        self.env = env   # extra environment of kafka-ref.sh serve
         self.starts = 0
         self.stderr_path = None
         self._stderr_f = None
@@ -80,6 +82,11 @@ class KafkaRef:
 
     def start(self, timeout=START_TIMEOUT):
         """Format on first start, then run until the broker is unfenced and serving."""
+        self.launch()
+        return self.wait_ready(timeout)
+
+    def launch(self):
+        """Start the JVM (formatting on first start) without waiting for it."""
         if self.running():
             raise KafkaRefError("already running")
         self.starts += 1
@@ -88,10 +95,14 @@ class KafkaRef:
         argv = [SCRIPT, "serve", self.version, self.workdir, str(self.port),
                 str(self.controller_port)]
         argv += ["%s=%s" % kv for kv in self.settings.items()]
+        env = dict(os.environ, **self.env) if self.env else None
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._stderr_f,
-                                     stderr=subprocess.STDOUT, cwd=self.workdir,
+                                     stderr=subprocess.STDOUT, cwd=self.workdir, env=env,
                                      preexec_fn=harness._pdeathsig)
         harness._live.add(self)
+
+    def wait_ready(self, timeout=START_TIMEOUT):
+        """Until the launched broker logs that it started and takes connections."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -125,6 +136,14 @@ class KafkaRef:
     def tool(self, name, *args, timeout=120, input=None):
         return kafka_tool(self.version, name, *args, timeout=timeout, input=input)
 
+    def crash(self):
+        """SIGKILL, as a crashed machine: no controlled shutdown. (Not kill9:
+        tests take a broker with kill9 for a cohortd they may restart at once.)"""
+        if self.running():
+            self.proc.kill()
+            self.proc.wait()
+        self._reap()
+
     # harness's exit hooks and failure report treat it as one of theirs
     _close_stderr = harness.Broker._close_stderr
     _reap = harness.Broker._reap
@@ -132,6 +151,68 @@ class KafkaRef:
     cleanup = harness.Broker.cleanup
     stderr = log = harness.Broker.stderr
     stderr_tail = harness.Broker.stderr_tail
+
+
+class KafkaCluster:
+    """n Apache Kafka nodes on 127.0.0.1, each a combined broker and KRaft
+    controller of one static quorum, with the group and transaction topics
+    replicated n times (offsets.topic.num.partitions small: `offsets`).
+    nodes[i] is node id i + 1; bootstrap is node 1 only."""
+
+    def __init__(self, n=3, version="4", settings=None, offsets=3, name="kafka-cluster"):
+        import uuid
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        self.nodes = [KafkaRef(version, name="%s-%d" % (name, i + 1),
+                               env={"KAFKA_REF_CLUSTER_ID": cid,
+                                    "KAFKA_HEAP_OPTS": "-Xms128m -Xmx384m"})
+                      for i in range(n)]
+        voters = ",".join("%d@127.0.0.1:%d" % (i + 1, k.controller_port)
+                          for i, k in enumerate(self.nodes))
+        rf = str(n)
+        for i, k in enumerate(self.nodes):
+            k.settings = dict({
+                "node.id": str(i + 1), "controller.quorum.voters": voters,
+                "offsets.topic.replication.factor": rf,
+                "offsets.topic.num.partitions": str(offsets),
+                "transaction.state.log.replication.factor": rf,
+                "share.coordinator.state.topic.replication.factor": rf,
+                "default.replication.factor": rf}, **(settings or {}))
+
+    @property
+    def bootstrap(self):
+        return self.nodes[0].bootstrap
+
+    def start(self, timeout=START_TIMEOUT):
+        """All nodes at once (a node serves only once a quorum of controllers is up)."""
+        for k in self.nodes:
+            k.launch()
+        for k in self.nodes:
+            k.wait_ready(timeout)
+        return self
+
+    def node(self, node_id):
+        return self.nodes[node_id - 1]
+
+    def stop(self, timeout=30.0):
+        """SIGTERM to every node at once (one by one, the last ones would wait
+        for a controller quorum that is gone), SIGKILL past the timeout."""
+        for k in self.nodes:
+            if k.running():
+                k.proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for k in self.nodes:
+            if k.proc is None:
+                continue
+            try:
+                k.proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                k.proc.kill()
+                k.proc.wait()
+            k._reap()
+
+    def cleanup(self):
+        for k in self.nodes:
+            k.cleanup()
 
 
 class BothBrokers(unittest.TestCase):

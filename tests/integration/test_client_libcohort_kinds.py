@@ -229,6 +229,16 @@ def owned_twice(members):
     return bad
 
 
+def group_offsets(bootstrap, group):
+    """venv_offsets, None on a retriable error (a coordinator moving)."""
+    try:
+        return venv_offsets(bootstrap, group)
+    except Exception as e:   # kafka-python's errors say whether they are retriable
+        if getattr(e, "retriable", False):
+            return None
+        raise
+
+
 def wait_committed(bootstrap, group, members, topic, ends):
     """Until the live members' commits of what they read are the end offsets."""
     want = {(topic, p): e for p, e in ends.items()}
@@ -237,7 +247,7 @@ def wait_committed(bootstrap, group, members, topic, ends):
     def committed():
         for m in members:
             m.commit_all()
-        last["v"] = venv_offsets(bootstrap, group)
+        last["v"] = group_offsets(bootstrap, group)
         return last["v"] == want
     try:
         wait_until(committed, 60, "the committed offsets at the end offsets", 0.5)
