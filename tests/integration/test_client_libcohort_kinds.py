@@ -19,7 +19,8 @@ callback, which commits there), so the callbacks of all processes form one
 timeline. Checked:
 - no partition owned by two members at any moment of the timeline, and at
   every stable point each partition owned by exactly one;
-- balance: assignment sizes differ by at most one;
+- balance: assignment sizes come to differ by at most one (waited for: a
+  cooperative round covers every partition on its way there);
 - range and roundrobin: the exact assignment their contracts give (members
   sorted by member id; range: consecutive runs, roundrobin: dealt in turn);
 - sticky and cooperative-sticky: on a leave the members left keep what they
@@ -310,14 +311,17 @@ class MixedKindsGroups(BrokerTestCase):
         return m
 
     def wait_stable(self, members, parts):
-        """Every partition owned by exactly one live member, each owning one."""
+        """Every partition owned by exactly one live member, sizes within one
+        of each other (balance: a cooperative round can cover every partition
+        on its way there, and an assignor that never balances fails here)."""
         def ok():
             for m in members:
                 if not m.alive() or m.fatal:
                     raise AssertionError("%s died (fatal %s)" % (m.name, m.fatal))
             owned = [tp for m in members for tp in m.assignment]
+            sizes = [len(m.assignment) for m in members]
             return (len(owned) == len(set(owned)) and set(owned) == parts and
-                    all(m.assignment for m in members))
+                    min(sizes) >= 1 and max(sizes) - min(sizes) <= 1)
         try:
             wait_until(ok, 90, "every partition owned exactly once", 0.05)
         except AssertionError as e:
@@ -334,8 +338,6 @@ class MixedKindsGroups(BrokerTestCase):
             return [cid for cid, g in self.syncs if g == group][-1]
 
     def check_contract(self, assignor, members, snap, topic):
-        sizes = sorted(len(s) for s in snap.values())
-        self.assertLessEqual(sizes[-1] - sizes[0], 1, "unbalanced: %s" % snap)
         ids = sorted((m.member_id, m.name) for m in members)
         if assignor == "range":
             want, p = {}, 0
