@@ -215,5 +215,8 @@ int cli_conf_properties(const cli_args *a, cohort_conf *conf);
 /* The partition count of topic into *count; a missing topic or no broker
  * is a printed failure (CLI_ENOTFOUND, CLI_EUNREACHABLE) prefixed by cmd. */
 int cli_topic_partitions(cohort_admin *ad, const char *cmd, const char *topic, int32_t *count);
+/* Every topic of tps exists and has its partitions, or a printed failure
+ * (CLI_ENOTFOUND naming the first missing one). */
+int cli_check_partitions(cohort_admin *ad, const char *cmd, const cohort_tp *tps, size_t n);
 
 #endif

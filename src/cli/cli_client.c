@@ -118,10 +118,29 @@ cli_topic_partitions(cohort_admin *ad, const char *cmd, const char *topic, int32
 	cohort_topic_descriptions_free(d);
 	if (e == COHORT_ERR_UNKNOWN_TOPIC_OR_PARTITION)
 		return cli_fail(CLI_ENOTFOUND, "%s: topic '%s' does not exist", cmd, topic);
-	if (e == COHORT_ERR__TIMED_OUT || e == COHORT_ERR__TRANSPORT)
-		return cli_fail(CLI_EUNREACHABLE, "%s: no broker answered (%s)", cmd,
-				cohort_err_str(e));
 	if (e)
 		return cli_fail(cli_status(e), "%s: topic '%s': %s", cmd, topic, cohort_err_str(e));
+	return CLI_OK;
+}
+
+int
+cli_check_partitions(cohort_admin *ad, const char *cmd, const cohort_tp *tps, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false; /* each topic asked once */
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = strcmp(tps[k].topic, tps[i].topic) == 0;
+		if (seen)
+			continue;
+		int32_t count;
+		int rc = cli_topic_partitions(ad, cmd, tps[i].topic, &count);
+		for (size_t k = i; !rc && k < n; k++)
+			if (strcmp(tps[k].topic, tps[i].topic) == 0 && tps[k].partition >= count)
+				rc = cli_fail(CLI_ENOTFOUND,
+					      "%s: topic '%s' has no partition %d (it has %d)", cmd,
+					      tps[i].topic, tps[k].partition, count);
+		if (rc)
+			return rc;
+	}
 	return CLI_OK;
 }

@@ -258,6 +258,10 @@ configure(const cli_args *a, const consume_state *st, cohort_conf *conf)
 		rc = cli_conf_set(conf, "group.id", cli_opt_get(a, "group"), "--group");
 	if (!rc)
 		rc = cli_conf_set(conf, "enable.auto.commit", "false", "consume");
+	char ms[32];
+	snprintf(ms, sizeof(ms), "%d", a->timeout_ms);
+	if (!rc) /* the metadata and offset lookups wait at most --timeout-ms */
+		rc = cli_conf_set(conf, "default.api.timeout.ms", ms, "--timeout-ms");
 	/* a typo in a topic name must not create a topic */
 	if (!rc)
 		rc = cli_conf_set(conf, "allow.auto.create.topics", "false", "consume");
@@ -373,6 +377,19 @@ all_at_end(cohort_consumer *c, const consume_state *st)
 	return done;
 }
 
+/* The partition count of topic into *count; a missing topic or no broker
+ * is a printed failure (a group member would wait for either forever). */
+static int
+topic_partitions(cohort_consumer *c, const char *topic, int32_t *count)
+{
+	cohort_err e = cohort_partitions_for(c, topic, count);
+	if (e == COHORT_ERR_UNKNOWN_TOPIC_OR_PARTITION)
+		return cli_fail(CLI_ENOTFOUND, "consume: topic '%s' does not exist", topic);
+	if (e)
+		return cli_fail(cli_status(e), "consume: topic '%s': %s", topic, cohort_err_str(e));
+	return CLI_OK;
+}
+
 /* The partitions to assign without a group: --partition's (each checked
  * against every topic) or every partition of each topic. */
 static int
@@ -407,13 +424,7 @@ manual_partitions(const cli_args *a, cohort_consumer *c, cohort_tp **out, size_t
 	int rc = CLI_OK;
 	for (int t = 0; !rc && t < a->npos; t++) {
 		int32_t count = 0;
-		cohort_err e = cohort_partitions_for(c, a->pos[t], &count);
-		if (e == COHORT_ERR_UNKNOWN_TOPIC_OR_PARTITION)
-			rc = cli_fail(CLI_ENOTFOUND, "consume: topic '%s' does not exist",
-				      a->pos[t]);
-		else if (e)
-			rc = cli_fail(cli_status(e), "consume: topic '%s': %s", a->pos[t],
-				      cohort_err_str(e));
+		rc = topic_partitions(c, a->pos[t], &count);
 		for (int32_t p = 0; !rc && p < (nwant ? (int32_t)nwant : count); p++) {
 			int32_t part = nwant ? want[p] : p;
 			if (part >= count)
@@ -494,7 +505,11 @@ start(cli_args *a, consume_state *st, int *rc)
 	}
 	cohort_err e = COHORT_OK;
 	if (st->group) {
-		e = cohort_subscribe(c, a->pos, (size_t)a->npos);
+		int32_t count;
+		for (int t = 0; !*rc && t < a->npos; t++)
+			*rc = topic_partitions(c, a->pos[t], &count);
+		if (!*rc)
+			e = cohort_subscribe(c, a->pos, (size_t)a->npos);
 	} else {
 		cohort_tp *tps = NULL;
 		size_t n = 0;

@@ -77,17 +77,13 @@ parse_topics(const cli_args *a, cohort_admin *ad, tp_list *l)
 			}
 			continue;
 		}
-		cohort_topic_descriptions *d = NULL;
-		const char *one[1] = {name};
-		cohort_err e = cohort_admin_describe_topics(ad, one, 1, -1, &d);
-		if (!e && d->topics[0].err)
-			e = d->topics[0].err;
-		for (size_t k = 0; !e && k < d->topics[0].partitions_n; k++)
-			if (!tp_add(l, name, d->topics[0].partitions[k].partition))
-				e = COHORT_ERR__NOMEM;
-		cohort_topic_descriptions_free(d);
-		if (e)
-			return cli_fail(cli_status(e), "--topic %s: %s", name, cohort_err_str(e));
+		int32_t count;
+		int rc = cli_topic_partitions(ad, "--topic", name, &count);
+		for (int32_t p = 0; !rc && p < count; p++)
+			if (!tp_add(l, name, p))
+				rc = cli_fail(CLI_EFAIL, "out of memory");
+		if (rc)
+			return rc;
 	}
 	return CLI_OK;
 }
@@ -267,6 +263,8 @@ run_reset(cli_args *a)
 		rc = parse_topics(a, ad, &l);
 	if (!rc && !l.n)
 		rc = cli_fail(CLI_ENOTFOUND, "reset-offsets: no partitions to reset");
+	if (!rc) /* at once, rather than ListOffsets retrying them until the timeout */
+		rc = cli_check_partitions(ad, "reset-offsets", l.tp, l.n);
 	if (!rc) {
 		if (!target)
 			target = calloc(l.n, sizeof(int64_t));

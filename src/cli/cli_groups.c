@@ -439,9 +439,20 @@ describe_once(const cli_args *a, cohort_admin *ad, int64_t *total_lag)
 	return rc;
 }
 
+/* --members and --state together: a printed usage failure. */
+static int
+one_view(const cli_args *a)
+{
+	if (cli_opt_has(a, "members") && cli_opt_has(a, "state"))
+		return cli_fail(CLI_EUSAGE, "--members and --state are two views: give one");
+	return CLI_OK;
+}
+
 static int
 run_describe(cli_args *a)
 {
+	if (one_view(a))
+		return CLI_EUSAGE;
 	int rc = CLI_OK;
 	cohort_admin *ad = a->admin;
 	rc = describe_once(a, ad, NULL);
@@ -454,7 +465,7 @@ static const cli_opt watch_opts[] = {
 	{"members", NULL, "watch the members view", false},
 	{"verbose", NULL, "with --members: the assignments too", false},
 	{"state", NULL, "watch the state view", false},
-	{"interval", "S", "seconds between refreshes (default 2)", false},
+	{"interval", "SPAN", "time between refreshes: 2 (seconds), 500ms, 1m (default 2s)", false},
 	{"iterations", "N", "stop after N refreshes (default: until interrupted)", false},
 	{NULL, NULL, NULL, false},
 };
@@ -462,8 +473,14 @@ static const cli_opt watch_opts[] = {
 static int
 run_watch(cli_args *a)
 {
-	int64_t interval, iterations;
-	int rc = cli_opt_int(a, "interval", 1, 3600, 2, &interval);
+	const char *iv = cli_opt_get(a, "interval");
+	int64_t interval = iv ? cli_parse_span(iv) : 2000, iterations;
+	if (interval < 1 || interval > 3600000)
+		return cli_fail(CLI_EUSAGE,
+				"--interval: expected a duration from 1ms to 1h (2, 500ms, 1m), "
+				"got '%s'",
+				iv);
+	int rc = one_view(a);
 	if (!rc)
 		rc = cli_opt_int(a, "iterations", 1, INT64_MAX, -1, &iterations);
 	if (rc)
@@ -479,21 +496,30 @@ run_watch(cli_args *a)
 		char when[32];
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 		if (!a->json)
-			printf("Every %llds: cohort groups describe %s\t%s\n", (long long)interval,
-			       a->pos[0], when);
+			printf("Every %gs: cohort groups describe %s\t%s\n",
+			       (double)interval / 1000, a->pos[0], when);
 		int64_t lag = -1;
 		rc = describe_once(a, ad, &lag);
 		if (!a->json && lag >= 0 && prev_lag >= 0)
 			printf("lag rate: %+.1f records/s\n",
-			       (double)(lag - prev_lag) / (double)interval);
+			       (double)(lag - prev_lag) * 1000 / (double)interval);
 		fflush(stdout);
 		prev_lag = lag;
 		if (rc != CLI_OK && rc != CLI_ENOTFOUND)
 			break; /* a group not there yet may come: keep watching */
-		for (int64_t t = 0; t < interval * 10 && !cli_stop_requested &&
-				    (iterations < 0 || n + 1 < iterations);
-		     t++)
-			usleep(100000);
+		struct timespec until, t;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += interval / 1000;
+		until.tv_nsec += (interval % 1000) * 1000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		while (!cli_stop_requested && (iterations < 0 || n + 1 < iterations) &&
+		       clock_gettime(CLOCK_MONOTONIC, &t) == 0 &&
+		       (t.tv_sec < until.tv_sec ||
+			(t.tv_sec == until.tv_sec && t.tv_nsec < until.tv_nsec)))
+			usleep(5000);
 	}
 	return cli_stop_requested ? CLI_OK : rc;
 }

@@ -79,6 +79,10 @@ cli_catch_stop_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+/* The command line, for "no broker answered" messages (NULL outside
+ * the run). */
+static const cli_args *parsed;
+
 int
 cli_fail(int status, const char *fmt, ...)
 {
@@ -87,6 +91,9 @@ cli_fail(int status, const char *fmt, ...)
 	cli_progress_end(); /* the message on a line of its own */
 	fputs("cohort: ", stderr);
 	vfprintf(stderr, fmt, ap);
+	if (status == CLI_EUNREACHABLE && parsed)
+		fprintf(stderr, " (no broker answered at %s within %d ms)", parsed->bootstrap,
+			parsed->timeout_ms);
 	fputc('\n', stderr);
 	va_end(ap);
 	return status;
@@ -288,12 +295,14 @@ main(int argc, char **argv)
 	cli_args a = {0};
 	int rc = cli_parse(cmd, argc - 1 - n, argv + 1 + n, &a);
 	if (rc == CLI_OK) {
+		parsed = &a;
 		if (a.help)
 			command_help(stdout, cmd);
 		else if (!cmd->admin || (a.admin = cli_admin(&a, &rc)))
 			rc = cmd->run(&a);
 		cohort_admin_free(a.admin);
 	}
+	parsed = NULL;
 	cli_args_free(&a);
 	return rc;
 }

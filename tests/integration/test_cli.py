@@ -2,6 +2,9 @@
 
 produce: lines of stdin as records (keys, headers, partition, codec), read
 back with librdkafka; a failed delivery named by its line and exit 1.
+lag never negative: describe sampled 300 times while records are written and
+committed. Bad input: unreachable brokers, missing topics and partitions,
+malformed CSV, bad times and durations.
 help topics, each command's exit statuses and the man page (valid roff, the
 build's cohort.1, installed by cmake --install).
 groups health: each of Burrow's states provoked with real groups over one window.
@@ -367,6 +370,65 @@ class Cli(BrokerTestCase):
                 "--bootstrap-server", self.bs)
         self.assertEqual(r.returncode, 4, r.stderr)
 
+    def test_lag_never_negative_under_load(self):
+        """describe sampled 300 times (groups watch, 10 ms apart) while a
+        librdkafka producer writes and a group consumes and commits after
+        every batch: every sample's LAG >= 0 and CURRENT-OFFSET <= LOG-END-OFFSET."""
+        import threading
+        from confluent_kafka import Producer
+        topic, g = "cli-load", "loadg"
+        self.assertEqual(run("topics", "create", topic, "--partitions", "3",
+                             "--bootstrap-server", self.bs).returncode, 0)
+        stop = threading.Event()
+
+        def write():
+            p = Producer({"bootstrap.servers": self.bs, "linger.ms": 1})
+            i = 0
+            while not stop.is_set():
+                p.produce(topic, b"r%d" % i, partition=i % 3)
+                i += 1
+                if i % 50 == 0:
+                    p.poll(0)
+                    time.sleep(0.002)
+            p.flush(30)
+        writer = threading.Thread(target=write)
+        writer.start()
+        consumer = subprocess.Popen([CLI, "consume", topic, "--group", g, "--from", "earliest",
+                                     "--bootstrap-server", self.bs], stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60   # the group committed on every partition
+            while time.monotonic() < deadline and not all(
+                    o > 0 for o in self.committed_of(g, topic, 3).values()):
+                time.sleep(0.1)
+            r = run("groups", "watch", g, "--interval", "10ms", "--iterations", "300", "--json",
+                    "--bootstrap-server", self.bs, timeout=240)
+        finally:
+            stop.set()
+            writer.join(60)
+            consumer.send_signal(signal.SIGTERM)
+            consumer.communicate(timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        samples = [json.loads(line) for line in r.stdout.splitlines()]
+        self.assertEqual(len(samples), 300)
+        rows = [x for s in samples for x in s["partitions"]]
+        self.assertEqual(len(rows), 900)
+        for x in rows:
+            self.assertIsNotNone(x["current_offset"], x)
+            self.assertGreaterEqual(x["lag"], 0, x)
+            self.assertLessEqual(x["current_offset"], x["log_end_offset"], x)
+            self.assertEqual(x["lag"], x["log_end_offset"] - x["current_offset"], x)
+        # it ran under load: records written and commits made while sampling
+        for key in ("log_end_offset", "current_offset"):
+            first = sum(x[key] for x in samples[0]["partitions"])
+            last = sum(x[key] for x in samples[-1]["partitions"])
+            self.assertGreater(last, first, key)
+
+    def committed_of(self, group, topic, nparts):
+        with kwire.Conn(self.broker.port) as c:
+            got = kwire.offset_fetch(c, 5, group, {topic: list(range(nparts))})
+        return {p: got[(topic, p)][0] for p in range(nparts)}
+
     def test_sigterm_leaves_the_group(self):
         p = subprocess.Popen([CLI, "consume", TOPIC, "--group", "g4", "--from", "earliest",
                               "--bootstrap-server", self.bs],
@@ -553,9 +615,27 @@ class Cli(BrokerTestCase):
                            (["--all-topics", "--by-duration", "1 day"], "--by-duration"),
                            (["--topic", topic + ":x", "--to-latest"], "bad partition list")):
             self.assertIn(want, reset(*args, rc=2).stderr)
-        with open(f.name, "w") as bad:
-            bad.write("%s,0,8\n%s;1;7\n" % (topic, topic))
-        self.assertIn("%s:2" % f.name, reset("--from-file", f.name, rc=2).stderr)
+        for args, want in ((["--all-topics", "--to-datetime", "2024-02-30T00:00:00"],
+                            "--to-datetime"),
+                           (["--all-topics", "--by-duration", "PT"], "--by-duration")):
+            self.assertIn(want, reset(*args, rc=2).stderr)
+        for content, status, want in (
+                ("%s,0,8\n%s;1;7\n" % (topic, topic), 2, "%s:2" % f.name),
+                ("%s,0,8,9\n" % topic, 2, "%s:1: expected topic,partition,offset" % f.name),
+                ("%s,0,-1\n" % topic, 2, "%s:1" % f.name),
+                ("", 4, "no partitions to reset"),
+                ("%s,0,8\nno-such-topic,0,1\n" % topic, 4, "topic 'no-such-topic' does not"),
+                ("%s,5,1\n" % topic, 4, "topic '%s' has no partition 5 (it has 2)" % topic)):
+            with open(f.name, "w") as bad:
+                bad.write(content)
+            r = reset("--from-file", f.name, "--execute", rc=status)
+            self.assertIn(want, r.stderr, content)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertEqual(committed(), [8, 7])    # nothing changed
+        self.assertIn("has no partition 7",
+                      reset("--topic", topic + ":0,7", "--to-earliest", rc=4).stderr)
+        self.assertIn("does not exist",
+                      reset("--topic", "no-such-topic", "--to-earliest", rc=4).stderr)
         # refused while the group has a member
         p = subprocess.Popen([CLI, "consume", topic, "--group", g, "--property",
                               "group.instance.id=inst-1", "--bootstrap-server", self.bs],
@@ -602,11 +682,18 @@ class Cli(BrokerTestCase):
         self.assertEqual(r.returncode, 4, r.stderr)
 
     def test_unreachable_broker(self):
-        t0 = time.monotonic()
-        r = run("topics", "list", "--bootstrap-server", "127.0.0.1:1", "--timeout-ms", "2000")
-        self.assertEqual(r.returncode, 3, (r.stdout, r.stderr))
-        self.assertLess(time.monotonic() - t0, 30)
-        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        # every kind of command: an admin call, the producer, a group member
+        # (which would otherwise wait for the broker forever), health
+        for args in (["topics", "list"], ["produce", TOPIC], ["consume", TOPIC, "--group", "u"],
+                     ["consume", TOPIC], ["groups", "health", "u", "--window", "1s"]):
+            t0 = time.monotonic()
+            r = subprocess.run([CLI] + args + ["--bootstrap-server", "127.0.0.1:1",
+                                               "--timeout-ms", "1000"],
+                               input="x\n", capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 3, (args, r.stdout, r.stderr))
+            self.assertLess(time.monotonic() - t0, 30)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertIn("no broker answered at 127.0.0.1:1 within 1000 ms", r.stderr)
 
     def test_bad_command_lines(self):
         cases = [
@@ -637,6 +724,8 @@ class Cli(BrokerTestCase):
             (["groups", "health", "g", "--window", "5x"], "--window: expected a duration"),
             (["groups", "health", "g", "--window", "PT"], "--window: expected a duration"),
             (["groups", "health", "g", "--window", "1m", "--interval", "2m"], "--interval"),
+            (["groups", "describe", "g", "--members", "--state"], "two views"),
+            (["groups", "watch", "g", "--interval", "0"], "--interval: expected a duration"),
             (["completion", "zsh"], "only 'bash'"),
             (["help", "nope"], "no command or topic 'nope'"),
             (["help", "--mab"], "unknown option '--mab'"),
