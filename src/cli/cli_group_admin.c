@@ -183,7 +183,18 @@ offsets_by(cohort_admin *ad, const tp_list *l, int64_t spec, int64_t *out)
 	for (size_t i = 0; i < l->n; i++)
 		q[i] = (cohort_offset_query){
 			.topic = l->tp[i].topic, .partition = l->tp[i].partition, .spec = spec};
-	cohort_err e = cohort_admin_list_offsets(ad, q, l->n, -1);
+	/* in chunks, for the progress line of a reset of thousands of partitions */
+	const char *what = spec == COHORT_OFFSET_SPEC_EARLIEST ? "log start"
+			   : spec == COHORT_OFFSET_SPEC_LATEST ? "log end"
+							       : "by time";
+	cohort_err e = COHORT_OK;
+	for (size_t at = 0; at < l->n; at += 1000) {
+		size_t n = l->n - at < 1000 ? l->n - at : 1000;
+		cli_progress(false, "reset-offsets: %s offsets of %zu of %zu partitions", what, at,
+			     l->n);
+		cohort_err ce = cohort_admin_list_offsets(ad, q + at, n, -1);
+		e = e ? e : ce;
+	}
 	for (size_t i = 0; i < l->n; i++)
 		out[i] = q[i].offset;
 	free(q);
@@ -312,6 +323,7 @@ run_reset(cli_args *a)
 		go_new[i] = (cohort_group_offset){l.tp[i].topic, l.tp[i].partition, target[i], -1,
 						  NULL,          COHORT_OK};
 	if (!rc && execute) {
+		cli_progress(true, "reset-offsets: committing %zu offsets", l.n);
 		cohort_err e = cohort_admin_alter_group_offsets(ad, group, go_new, l.n, -1);
 		if (e == COHORT_ERR_UNKNOWN_MEMBER_ID)
 			rc = cli_fail(CLI_EREFUSED,
@@ -321,6 +333,7 @@ run_reset(cli_args *a)
 		else if (e)
 			rc = cli_fail(cli_status(e), "reset-offsets: %s", cohort_err_str(e));
 	}
+	cli_progress_end();
 	if (!rc) {
 		json_t *arr = a->json ? json_array() : NULL;
 		static const char *const hdr[] = {"GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"};

@@ -63,6 +63,29 @@ def read_log(bootstrap, topic, nparts):
     return out
 
 
+def on_a_terminal(argv):
+    """Run argv with stderr on a pseudo-terminal: (status, stdout, stderr bytes)."""
+    master, slave = pty.openpty()
+    try:
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=slave, timeout=60)
+        os.close(slave)
+        slave = None
+        err = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            err += chunk
+    finally:
+        if slave is not None:
+            os.close(slave)
+        os.close(master)
+    return p.returncode, p.stdout, err
+
+
 class Cli(BrokerTestCase):
     broker_settings = {"group.initial.rebalance.delay.ms": "0"}
 
@@ -266,28 +289,10 @@ class Cli(BrokerTestCase):
         self.assertEqual(sorted(r.stdout.splitlines()), sorted(self.sent[:30]))
         self.assertEqual(self.committed("endg"), {p: 10 for p in range(PARTS)})
         # progress on stderr when it is a terminal
-        master, slave = pty.openpty()
-        try:
-            p = subprocess.run([CLI, "consume", TOPIC, "--from", "earliest", "--count", "12",
-                                "--bootstrap-server", self.bs], stdout=subprocess.PIPE,
-                               stderr=slave, timeout=60)
-            os.close(slave)
-            slave = None
-            err = b""
-            while True:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                err += chunk
-        finally:
-            if slave is not None:
-                os.close(slave)
-            os.close(master)
-        self.assertEqual(p.returncode, 0)
-        self.assertEqual(len(p.stdout.splitlines()), 12)
+        rc, out, err = on_a_terminal([CLI, "consume", TOPIC, "--from", "earliest", "--count",
+                                      "12", "--bootstrap-server", self.bs])
+        self.assertEqual(rc, 0)
+        self.assertEqual(len(out.splitlines()), 12)
         self.assertRegex(err, rb"^\rcohort: consume: \d+ of 12 records\x1b\[K")
         self.assertTrue(err.endswith(b"\r\x1b[K"), err)   # erased at the end
 
@@ -636,6 +641,12 @@ class Cli(BrokerTestCase):
                       reset("--topic", topic + ":0,7", "--to-earliest", rc=4).stderr)
         self.assertIn("does not exist",
                       reset("--topic", "no-such-topic", "--to-earliest", rc=4).stderr)
+        # a progress line on a terminal, erased before the table
+        rc, out, err = on_a_terminal([CLI, "groups", "reset-offsets", g, "--all-topics",
+                                      "--to-earliest", "--bootstrap-server", self.bs])
+        self.assertEqual(rc, 0)
+        self.assertIn(b"\rcohort: reset-offsets: log start offsets of 0 of 2 partitions", err)
+        self.assertTrue(err.endswith(b"\r\x1b[K"), err)
         # refused while the group has a member
         p = subprocess.Popen([CLI, "consume", topic, "--group", g, "--property",
                               "group.instance.id=inst-1", "--bootstrap-server", self.bs],
