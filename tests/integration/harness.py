@@ -297,6 +297,25 @@ class Broker:
                 raise BrokerError("Metadata v1 answered brokers %r" % md["brokers"])
 
 
+def start_clean(broker):
+    """broker.start(); its files and processes cleaned up if that fails.
+    Returns broker (a cohortd Broker, a KafkaRef or a KafkaCluster)."""
+    try:
+        broker.start()
+    except BaseException:
+        broker.cleanup()
+        raise
+    return broker
+
+
+def stop_clean(broker):
+    """broker.stop(), then its files removed even when stopping fails."""
+    try:
+        broker.stop()
+    finally:
+        broker.cleanup()
+
+
 class BrokerTestCase(unittest.TestCase):
     """One broker per test class (self.broker), stopped cleanly at the end:
     exit code 0 on SIGTERM is part of every test class."""
@@ -305,19 +324,11 @@ class BrokerTestCase(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.broker = Broker(settings=cls.broker_settings, name=cls.__name__)
-        try:
-            cls.broker.start()
-        except BaseException:
-            cls.broker.cleanup()
-            raise
+        cls.broker = start_clean(Broker(settings=cls.broker_settings, name=cls.__name__))
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            cls.broker.stop()
-        finally:
-            cls.broker.cleanup()
+        stop_clean(cls.broker)
 
     def new_broker(self, **kw):
         """A broker owned by one test, always cleaned up."""

@@ -21,7 +21,7 @@ import os
 import time
 
 from client_scenarios import CallbackClientTests, ClientGroupTest, member_flags, wait_cover
-from harness import free_port, main
+from harness import free_port, main, start_clean, stop_clean
 from kafka_ref import KafkaRef
 from version_proxy import VersionProxy
 from test_group_helpers import (GROUP_SETTINGS, MemberProcess, all_parts, check_reads,
@@ -539,19 +539,11 @@ class LibcohortGroupsKafka(LibcohortGroups):
     def setUpClass(cls):
         if not os.access(MEMBER, os.X_OK):
             raise SystemExit("FAIL: COHORT_MEMBER (it_cohort_member) not built: %r" % MEMBER)
-        cls.broker = KafkaRef("4", settings=dict(GROUP_SETTINGS), name=cls.__name__)
-        try:
-            cls.broker.start()
-        except BaseException:
-            cls.broker.cleanup()
-            raise
+        cls.broker = start_clean(KafkaRef("4", settings=dict(GROUP_SETTINGS), name=cls.__name__))
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            cls.broker.stop()
-        finally:
-            cls.broker.cleanup()
+        stop_clean(cls.broker)
 
 
 RDK_MEMBER = os.environ.get("GROUP_CONSUMER", "")   # c/group_consumer.c (librdkafka 2.0.2)
@@ -609,19 +601,11 @@ class LibcohortMixedGroupsKafka(LibcohortMixedGroups):
         for path, what in ((MEMBER, "COHORT_MEMBER"), (RDK_MEMBER, "GROUP_CONSUMER")):
             if not os.access(path, os.X_OK):
                 raise SystemExit("FAIL: %s not built: %r" % (what, path))
-        cls.broker = KafkaRef("4", settings=dict(GROUP_SETTINGS), name=cls.__name__)
-        try:
-            cls.broker.start()
-        except BaseException:
-            cls.broker.cleanup()
-            raise
+        cls.broker = start_clean(KafkaRef("4", settings=dict(GROUP_SETTINGS), name=cls.__name__))
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            cls.broker.stop()
-        finally:
-            cls.broker.cleanup()
+        stop_clean(cls.broker)
 
 
 # A "Kafka 2.3" in ApiVersions: the highest versions libcohort may send.

@@ -19,7 +19,7 @@ import threading
 import time
 
 from client_scenarios import ClientGroupTest
-from harness import _pdeathsig, main
+from harness import _pdeathsig, main, start_clean, stop_clean
 from kafka_ref import KafkaRef
 from test_group_helpers import GROUP_SETTINGS, MemberProcess, create_topics, wait_until
 
@@ -212,19 +212,11 @@ class LibcohortExamplesKafka(LibcohortExamples):
     @classmethod
     def setUpClass(cls):
         cls.check_built()
-        cls.broker = KafkaRef("4", settings=dict(GROUP_SETTINGS), name=cls.__name__)
-        try:
-            cls.broker.start()
-        except BaseException:
-            cls.broker.cleanup()
-            raise
+        cls.broker = start_clean(KafkaRef("4", settings=dict(GROUP_SETTINGS), name=cls.__name__))
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            cls.broker.stop()
-        finally:
-            cls.broker.cleanup()
+        stop_clean(cls.broker)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ import harness
 import kwire
 import kwire_legacy
 from fault_proxy import FaultProxy
-from harness import free_port, main
+from harness import free_port, main, start_clean, stop_clean
 from kafka_ref import KafkaRef
 from test_group_helpers import create_topics
 
@@ -329,19 +329,11 @@ class ProducerCohortd(ProducerTests, unittest.TestCase):
 
 def start_kafka(cls, settings):
     """Apache Kafka 4.4 as cls.broker (stop_kafka stops it)."""
-    cls.broker = KafkaRef("4", settings=settings, name=cls.__name__)
-    try:
-        cls.broker.start()
-    except BaseException:
-        cls.broker.cleanup()
-        raise
+    cls.broker = start_clean(KafkaRef("4", settings=settings, name=cls.__name__))
 
 
 def stop_kafka(cls):
-    try:
-        cls.broker.stop()
-    finally:
-        cls.broker.cleanup()
+    stop_clean(cls.broker)
 
 
 class ProducerKafka(ProducerTests, unittest.TestCase):

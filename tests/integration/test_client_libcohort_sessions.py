@@ -12,7 +12,7 @@ import struct
 import threading
 
 from client_scenarios import ClientGroupTest, member_flags, wait_cover
-from harness import free_port, main
+from harness import free_port, main, start_clean, stop_clean
 from kafka_ref import KafkaRef
 from test_group_helpers import GROUP_SETTINGS, MemberProcess, all_parts, create_topics
 from version_proxy import VersionProxy
@@ -110,21 +110,13 @@ class SessionsKafka(SessionsCohortd):
             raise SystemExit("FAIL: COHORT_MEMBER (it_cohort_member) not built: %r" % MEMBER)
         settings = dict(GROUP_SETTINGS, **{
             "advertised.listeners": "PLAINTEXT://127.0.0.1:%d" % PROXY_PORT_KAFKA})
-        cls.broker = KafkaRef("4", settings=settings, name=cls.__name__)
-        try:
-            cls.broker.start()
-        except BaseException:
-            cls.broker.cleanup()
-            raise
+        cls.broker = start_clean(KafkaRef("4", settings=settings, name=cls.__name__))
         cls.start_proxy()
 
     @classmethod
     def tearDownClass(cls):
         cls.proxy.close()
-        try:
-            cls.broker.stop()
-        finally:
-            cls.broker.cleanup()
+        stop_clean(cls.broker)
 
 
 if __name__ == "__main__":
