@@ -423,16 +423,17 @@ leader_result(ad_call *k, ad_item *it, const ch_MetadataResponse *m)
 {
 	const ch_MetadataResponse_MetadataResponseTopic *t =
 		AD_FIND(m->Topics, m->Topics_n, Name, it->key);
-	switch (t ? t->ErrorCode : CH_KERR_UNKNOWN_TOPIC_OR_PARTITION) {
+	int16_t terr = t ? t->ErrorCode : CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+	switch (terr) {
 	case CH_KERR_NONE:
 		break;
 	case CH_KERR_UNKNOWN_TOPIC_OR_PARTITION:
 	case CH_KERR_LEADER_NOT_AVAILABLE:
 	case CH_KERR_BROKER_NOT_AVAILABLE:
-		ad_retry(k, it, t ? t->ErrorCode : CH_KERR_UNKNOWN_TOPIC_OR_PARTITION, true);
+		ad_retry(k, it, terr, true);
 		return;
 	default:
-		ad_done(k, it, t->ErrorCode);
+		ad_done(k, it, terr);
 		return;
 	}
 	const ch_MetadataResponse_MetadataResponsePartition *p =
