@@ -116,7 +116,8 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a);
 /* A help topic: `cohort help NAME`, a section of the man page. */
 typedef struct cli_topic {
 	const char *name, *summary;
-	const char *text; /* NULL: the exit statuses */
+	const char *text;       /* NULL: print does it */
+	void (*print)(FILE *f); /* the exit statuses, the JSON schemas */
 } cli_topic;
 extern const cli_topic cli_topics[]; /* NULL-name terminated */
 const cli_topic *cli_find_topic(const char *name);
@@ -126,6 +127,18 @@ void cli_print_exits(FILE *f, const cli_command *cmd);
 /* The manual page (roff, man(7)) of these commands, the common options,
  * the topics and the exit statuses. */
 void cli_man(FILE *f, const cli_command *const *cmds, size_t n);
+/* s escaped for roff, one output line per line of s (cli_help.c). */
+void cli_roff(FILE *f, const char *s);
+
+/* ---- the documented --json (cli_json.c, from cli_json.json) ---- */
+
+/* `cohort help json`: every command's JSON fields, for people, or as
+ * markdown (docs/cli-json.md). */
+void cli_json_help(FILE *f, bool markdown);
+/* The JSON Schema document itself (`cohort help json --schema`). */
+void cli_json_print_schemas(FILE *f);
+/* The man page's JSON OUTPUT section. */
+void cli_json_man(FILE *f);
 
 /* ---- messages (cli_main.c) ---- */
 

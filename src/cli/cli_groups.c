@@ -142,6 +142,19 @@ assignment_text(const cohort_member_description *m, char *buf, size_t size)
 		snprintf(buf, size, "-");
 }
 
+/* Kafka's note on stderr before any view of a group that is not active
+ * (kafka-consumer-groups' shouldPrintMemberState): no members, or
+ * rebalancing. */
+static void
+state_note(const cohort_group_description *g)
+{
+	if (strcmp(g->state, "Empty") == 0 || strcmp(g->state, "Dead") == 0)
+		fprintf(stderr, "\nConsumer group '%s' has no active members.\n", g->group_id);
+	else if (strcasecmp(g->state, "PreparingRebalance") == 0 ||
+		 strcasecmp(g->state, "CompletingRebalance") == 0)
+		fprintf(stderr, "\nWarning: Consumer group '%s' is rebalancing.\n", g->group_id);
+}
+
 static int
 print_members(const cli_args *a, const cohort_group_description *g)
 {
@@ -202,9 +215,7 @@ print_members(const cli_args *a, const cohort_group_description *g)
 	if (arr) {
 		cli_json_print(arr);
 	} else {
-		if (g->members_n == 0)
-			fprintf(stderr, "\nConsumer group '%s' has no active members.\n",
-				g->group_id);
+		state_note(g);
 		printf("\n");
 		cli_table_print(t, stdout);
 	}
@@ -236,8 +247,7 @@ print_state(const cli_args *a, const cohort_group_description *g)
 		cli_json_print(o);
 		return CLI_OK;
 	}
-	if (strcmp(g->state, "Empty") == 0 || strcmp(g->state, "Dead") == 0)
-		fprintf(stderr, "\nConsumer group '%s' has no active members.\n", g->group_id);
+	state_note(g);
 	static const char *const hdr[] = {"GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY",
 					  "STATE", "#MEMBERS"};
 	static const char *const vhdr[] = {"GROUP",   "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY",
@@ -312,7 +322,8 @@ cli_read_offsets(cohort_admin *ad, const cohort_group_description *g, cli_rows *
 static int64_t
 print_offsets(const cli_args *a, const cohort_group_description *g, cli_rows *rs)
 {
-	qsort(rs->r, rs->n, sizeof(*rs->r), cli_row_cmp);
+	if (rs->n) /* none: a group rebalancing with no commits (rs->r is NULL) */
+		qsort(rs->r, rs->n, sizeof(*rs->r), cli_row_cmp);
 	static const char *const hdr[] = {"GROUP",          "TOPIC",          "PARTITION",
 					  "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
 					  "CONSUMER-ID",    "HOST",           "CLIENT-ID"};
@@ -371,11 +382,7 @@ print_offsets(const cli_args *a, const cohort_group_description *g, cli_rows *rs
 		cli_json_print(o);
 		return total;
 	}
-	if (strcmp(g->state, "Empty") == 0 || strcmp(g->state, "Dead") == 0)
-		fprintf(stderr, "\nConsumer group '%s' has no active members.\n", g->group_id);
-	else if (strcasecmp(g->state, "PreparingRebalance") == 0 ||
-		 strcasecmp(g->state, "CompletingRebalance") == 0)
-		fprintf(stderr, "\nWarning: Consumer group '%s' is rebalancing.\n", g->group_id);
+	state_note(g);
 	printf("\n");
 	cli_table_print(t, stdout);
 	cli_table_free(t);

@@ -55,6 +55,18 @@ cli_print_exits(FILE *f, const cli_command *cmd)
 			fprintf(f, "  %c  %s\n", *d, exit_texts[*d - '0']);
 }
 
+static void
+print_all_exits(FILE *f)
+{
+	cli_print_exits(f, NULL);
+}
+
+static void
+print_json_topic(FILE *f)
+{
+	cli_json_help(f, false);
+}
+
 const cli_topic cli_topics[] = {
 	{"lag", "how describe and health count lag",
 	 "LAG = max(0, LOG-END-OFFSET - max(CURRENT-OFFSET, LOG-START-OFFSET)).\n"
@@ -68,7 +80,8 @@ const cli_topic cli_topics[] = {
 	 "committed offset below the log start offset means retention deleted records before "
 	 "the group read them: describe names them in a Note line, and counts the lag from the "
 	 "log start. A partition with lag and no owner in a group that has members gets a Note "
-	 "too.\n"},
+	 "too.\n",
+	 NULL},
 	{"health", "Burrow's rules in groups health",
 	 "groups health samples the group every --interval during --window, and applies "
 	 "Burrow's consumer lag evaluation rules to each partition's samples with a commit, in "
@@ -83,7 +96,8 @@ const cli_topic cli_topics[] = {
 	 "OK otherwise.\n"
 	 "\n"
 	 "The group's status is its worst partition's (OK < WARN < STOP < STALL < REWIND). Exit "
-	 "status 0 for OK, 6 for WARN, 7 for the others.\n"},
+	 "status 0 for OK, 6 for WARN, 7 for the others.\n",
+	 NULL},
 	{"format", "consume's --format and --json",
 	 "--format FMT prints each record by FMT, kcat's conversions: %t topic, %p partition, "
 	 "%o offset, %T timestamp (ms since the epoch), %k key, %v or %s value, %h headers as "
@@ -92,7 +106,8 @@ const cli_topic cli_topics[] = {
 	 "\n"
 	 "--json prints one object a line: topic, partition, offset, timestamp, key, value, "
 	 "headers (a list of {key, value}); bytes that are not UTF-8 go to key_base64, "
-	 "value_base64 instead.\n"},
+	 "value_base64 instead.\n",
+	 NULL},
 	{"time", "how times and durations are written",
 	 "A time (consume --from, reset-offsets --to-datetime) is ISO-8601: "
 	 "YYYY-MM-DDTHH:MM:SS, optionally .sss, then Z or +HH:MM or -HH:MM; without a zone it "
@@ -100,7 +115,8 @@ const cli_topic cli_topics[] = {
 	 "\n"
 	 "A duration (reset-offsets --by-duration) is ISO-8601's PnDTnHnMnS, as Java's "
 	 "Duration.parse reads it (days at most). A span (groups health --window, --interval) "
-	 "is that, or a number with ms, s, m, h or d (a bare number is seconds).\n"},
+	 "is that, or a number with ms, s, m, h or d (a bare number is seconds).\n",
+	 NULL},
 	{"config", "reaching the cluster",
 	 "--bootstrap-server HOST:PORT,... names the brokers to start from; without it, "
 	 "$COHORT_BOOTSTRAP, else 127.0.0.1:9092.\n"
@@ -108,9 +124,12 @@ const cli_topic cli_topics[] = {
 	 "--command-config FILE applies client properties (Kafka's key names and values, a "
 	 "Java properties file as Kafka's tools read it); consume and produce also take "
 	 "--property KEY=VALUE. --timeout-ms bounds each wait for the cluster (default 30000): "
-	 "a broker that does not answer ends the command with exit status 3.\n"},
-	{"exit-status", "what the exit statuses mean", NULL},
-	{NULL, NULL, NULL},
+	 "a broker that does not answer ends the command with exit status 3.\n",
+	 NULL},
+	{"json", "what --json prints, command by command (--schema: the JSON Schema)", NULL,
+	 print_json_topic},
+	{"exit-status", "what the exit statuses mean", NULL, print_all_exits},
+	{NULL, NULL, NULL, NULL},
 };
 
 const cli_topic *
@@ -126,7 +145,7 @@ void
 cli_print_topic(FILE *f, const cli_topic *t)
 {
 	if (!t->text) {
-		cli_print_exits(f, NULL);
+		t->print(f);
 		return;
 	}
 	/* each line of text wrapped at 76 columns, on blanks */
@@ -165,8 +184,8 @@ roff_inline(FILE *f, const char *s, size_t len)
 /* s in roff: escaped, a leading dot or quote made literal, each line its
  * own (one paragraph or list item a line), blank lines as paragraph
  * breaks. */
-static void
-roff(FILE *f, const char *s)
+void
+cli_roff(FILE *f, const char *s)
 {
 	while (*s) {
 		size_t len = strcspn(s, "\n");
@@ -195,7 +214,7 @@ man_opt(FILE *f, const cli_opt *o)
 		fputs("\\fR", f);
 	}
 	fputc('\n', f);
-	roff(f, o->help);
+	cli_roff(f, o->help);
 	if (o->repeat)
 		fputs("(repeatable)\n", f);
 }
@@ -209,10 +228,10 @@ cli_man(FILE *f, const cli_command *const *cmds, size_t n)
 	      ".SH SYNOPSIS\n.B cohort\n.I COMMAND\n[\\fIOPTIONS\\fR]\n"
 	      ".SH DESCRIPTION\n",
 	      f);
-	roff(f, "cohort works with topics, records and consumer groups through Kafka's "
-		"protocol: for cohortd and for any Kafka cluster. Its groups commands print "
-		"what kafka-consumer-groups prints, with the same column names. This page is "
-		"made from the same table as each command's --help.\n");
+	cli_roff(f, "cohort works with topics, records and consumer groups through Kafka's "
+		    "protocol: for cohortd and for any Kafka cluster. Its groups commands print "
+		    "what kafka-consumer-groups prints, with the same column names. This page is "
+		    "made from the same table as each command's --help.\n");
 	fputs(".SH COMMANDS\n", f);
 	for (size_t i = 0; i < n; i++) {
 		fputs(".SS \"cohort ", f);
@@ -222,7 +241,7 @@ cli_man(FILE *f, const cli_command *const *cmds, size_t n)
 			fputs(cmds[i]->usage, f);
 		}
 		fputs("\"\n", f);
-		roff(f, cmds[i]->summary);
+		cli_roff(f, cmds[i]->summary);
 		for (int k = 0; cmds[i]->opts[k].name; k++)
 			man_opt(f, &cmds[i]->opts[k]);
 		fputs(".PP\nExit statuses:", f);
@@ -240,13 +259,14 @@ cli_man(FILE *f, const cli_command *const *cmds, size_t n)
 		for (const char *c = t->name; *c; c++)
 			fputc(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c, f);
 		fputc('\n', f);
-		roff(f, t->text);
+		cli_roff(f, t->text);
 	}
+	cli_json_man(f);
 	fputs(".SH \"EXIT STATUS\"\n", f);
 	for (size_t k = 0; k < NEXITS; k++) {
 		fprintf(f, ".TP\n.B %zu\n", k);
-		roff(f, exit_texts[k]);
+		cli_roff(f, exit_texts[k]);
 	}
 	fputs(".SH ENVIRONMENT\n.TP\n.B COHORT_BOOTSTRAP\n", f);
-	roff(f, "the brokers to start from when --bootstrap-server is not given.\n");
+	cli_roff(f, "the brokers to start from when --bootstrap-server is not given.\n");
 }

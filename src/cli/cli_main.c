@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cli/cli.h"
 #include "common/ch_log.h"
 
@@ -21,6 +23,9 @@ static const cli_opt no_opts[] = {{NULL, NULL, NULL, false}};
 
 static const cli_opt help_opts[] = {
 	{"man", NULL, "print the manual page (roff) made from this help", false},
+	{"schema", NULL, "with json: the JSON Schema of every command's --json (one document)",
+	 false},
+	{"markdown", NULL, "with json: the field lists as markdown (docs/cli-json.md)", false},
 	{NULL, NULL, NULL, false},
 };
 
@@ -198,8 +203,12 @@ overview(FILE *f)
 static int
 cmd_version(cli_args *a)
 {
-	(void)a;
-	printf("cohort %s\n", cohort_version());
+	/* the tool is built from the same tree as the library it links */
+	if (a && a->json)
+		cli_json_print(json_pack("{s:s,s:s}", "cohort", cohort_version(), "libcohort",
+					 cohort_version()));
+	else
+		printf("cohort %s\n", cohort_version());
 	return CLI_OK;
 }
 
@@ -212,6 +221,17 @@ cmd_help(cli_args *a)
 	}
 	if (a->npos == 0) {
 		overview(stdout);
+		return CLI_OK;
+	}
+	bool json_topic = a->npos == 1 && strcmp(a->pos[0], "json") == 0;
+	if ((cli_opt_has(a, "schema") || cli_opt_has(a, "markdown")) && !json_topic)
+		return cli_fail(CLI_EUSAGE, "--schema and --markdown go with 'cohort help json'");
+	if (json_topic && cli_opt_has(a, "schema")) {
+		cli_json_print_schemas(stdout);
+		return CLI_OK;
+	}
+	if (json_topic && cli_opt_has(a, "markdown")) {
+		cli_json_help(stdout, true);
 		return CLI_OK;
 	}
 	int n;

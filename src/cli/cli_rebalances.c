@@ -380,13 +380,8 @@ run_rebalances(cli_args *a)
 				"groups rebalances: %s is not cohortd's admin API (HTTP %ld%s)",
 				base, status, j ? "" : ", not JSON");
 	}
-	if (a->json) {
-		char *s = json_dumps(j, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-		json_decref(j);
-		if (!s)
-			return cli_fail(CLI_EFAIL, "groups rebalances: out of memory");
-		printf("%s\n", s);
-		free(s);
+	if (a->json) { /* on one line, as every command's --json */
+		cli_json_print(j);
 		return CLI_OK;
 	}
 	st = print_history(a, list);

@@ -4,6 +4,7 @@ views), list by state, and reset-offsets dry runs give the same rows and
 values. Where cohort's lag rule differs on purpose (a commit below the log
 start) it is not exercised here; test_cli.py covers it against cohortd.
 """
+import json
 import os
 import signal
 import subprocess
@@ -71,6 +72,35 @@ class CliVersusKafkaTool(unittest.TestCase):
                                  (verbose, ours.stdout, theirs.stdout))
             self.assertEqual("has no active members" in ours.stderr,
                              "has no active members" in theirs.stderr, verbose)
+
+    def test_describe_in_the_middle_of_a_rebalance_matches_kafkas_tool(self):
+        """A librdkafka group held in PreparingRebalance by a member that has
+        not rejoined (test_cli_json.held_rebalance): the offsets, members and
+        state views print what kafka-consumer-groups prints at that moment,
+        rows and the "is rebalancing" warning."""
+        from test_cli_json import held_rebalance
+        g = "k-held"
+
+        def state():
+            r = self.cli("groups", "describe", g, "--state", "--json")
+            return r.returncode == 0 and json.loads(r.stdout)["state"]
+        with held_rebalance(self.bs, g, TOPIC, state) as release:
+            for view in ([], ["--members"], ["--state"]):
+                ours = self.cli("groups", "describe", g, *view)
+                self.assertEqual(ours.returncode, 0, ours.stderr)
+                theirs = self.kafka.tool("kafka-consumer-groups", "--bootstrap-server",
+                                         self.bs, "--describe", "--group", g, *view)
+                self.assertEqual(theirs.returncode, 0, theirs.stderr)
+                for first in ("GROUP", g):
+                    self.assertEqual(sorted(rows_of(ours.stdout, first)),
+                                     sorted(rows_of(theirs.stdout, first)),
+                                     (view, ours.stdout, theirs.stdout))
+                warned = "Consumer group '%s' is rebalancing" % g
+                self.assertEqual(warned in ours.stderr, warned in theirs.stdout + theirs.stderr,
+                                 (view, ours.stderr, theirs.stdout, theirs.stderr))
+                self.assertIn(warned, ours.stderr)
+            self.assertEqual(state(), "PreparingRebalance")
+            release()
 
     def test_rebalances_says_kafka_is_not_cohortd(self):
         """groups rebalances reads cohortd's admin API: Kafka's broker has no
