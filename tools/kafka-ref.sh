@@ -4,8 +4,10 @@
 #   tools/kafka-ref.sh install [4|3.9]   resolve the pinned release's jars (Maven Central,
 #                                        tools/kafka/pom.xml) into .deps/kafka-VERSION/libs;
 #                                        idempotent, silent when already there
-#   tools/kafka-ref.sh start [4|3.9]     fresh single-node KRaft broker on free 127.0.0.1
-#                                        ports (dir: $KAFKA_REF_DIR or .deps/run/kafka-VERSION);
+#   tools/kafka-ref.sh start [4|3.9] [key=value ...]
+#                                        fresh single-node KRaft broker on free 127.0.0.1
+#                                        ports (dir: $KAFKA_REF_DIR or .deps/run/kafka-VERSION),
+#                                        the key=value lines added to its server.properties;
 #                                        prints the bootstrap address when it serves
 #   tools/kafka-ref.sh stop [4|3.9]      stop what start started, remove its dir
 #   tools/kafka-ref.sh tool [4|3.9] NAME ARGS...
@@ -199,10 +201,12 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 run_dir() { echo "${KAFKA_REF_DIR:-$ROOT/.deps/run/kafka-$1}"; }
 
-# start VERSION: serve in the background, wait for "Kafka Server started", print the bootstrap.
+# start VERSION ARG [key=value ...]: serve in the background, wait for "Kafka Server
+# started", print the bootstrap.
 start() {
 	local v=$1 dir port cport pid i
-	need_installed "$v" "${2:-}"
+	need_installed "$v" "$2"
+	shift 2
 	dir=$(run_dir "$v")
 	if [[ -f $dir/pid ]] && kill -0 "$(cat "$dir/pid")" 2>/dev/null; then
 		die "already running (pid $(cat "$dir/pid"), $(cat "$dir/bootstrap")); stop it first"
@@ -212,7 +216,7 @@ start() {
 	: >"$dir/server.log"
 	port=$(free_port)
 	cport=$(free_port)
-	setsid "$0" serve "$v" "$dir" "$port" "$cport" </dev/null >"$dir/server.log" 2>&1 &
+	setsid "$0" serve "$v" "$dir" "$port" "$cport" "$@" </dev/null >"$dir/server.log" 2>&1 &
 	pid=$!
 	echo "$pid" >"$dir/pid"
 	echo "127.0.0.1:$port" >"$dir/bootstrap"
@@ -261,7 +265,12 @@ install)
 		install "$(version_of "$1")"
 	fi
 	;;
-start) v=$(version_of "${1:-4}"); start "$v" "${1:-4}" ;;
+start)
+	a=${1:-4}
+	v=$(version_of "$a")
+	shift || true
+	start "$v" "$a" "$@"
+	;;
 stop) stop "$(version_of "${1:-4}")" ;;
 classpath) v=$(version_of "${1:-4}"); need_installed "$v" "${1:-4}"; classpath "$v" ;;
 mainclass)
