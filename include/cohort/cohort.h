@@ -877,6 +877,23 @@ COHORT_API void cohort_producer_free(cohort_producer *p);
 COHORT_API cohort_err cohort_subscribe_pattern(cohort_consumer *c, const char *pattern,
 					       char *errstr, size_t errstr_size);
 
+/*
+ * Unsubscribe (Java's unsubscribe): stop being a member and drop every
+ * partition. In a group the owned partitions go to the listener's revoked
+ * callback, run on this thread inside the call (committing there works; in
+ * the middle of a rebalance or without a generation they go to lost
+ * instead, as Java's), then a dynamic member sends LeaveGroup with the
+ * reason "the consumer unsubscribed from all topics" and waits for its
+ * answer (a static member sends none, KIP-345: its session runs out), and
+ * the member forgets its id and generation. A manual assignment
+ * (cohort_assign) is cleared. Afterwards the consumer may cohort_subscribe
+ * (it joins again as a new member) or cohort_assign. Returns COHORT_OK,
+ * COHORT_ERR__TIMED_OUT after default.api.timeout.ms (the member goes on
+ * unsubscribing), COHORT_ERR__CLOSED after close, or a fatal error that
+ * stopped the member meanwhile. Polling thread.
+ */
+COHORT_API cohort_err cohort_unsubscribe(cohort_consumer *c);
+
 /* ---- consumer: manual assignment, seeks, pause, wakeup ------------------ */
 
 /*

@@ -1040,6 +1040,83 @@ cohort_group_member_id(cohort_consumer *cc, char *buf, size_t size)
 	return err;
 }
 
+/* ---- calls that run the callbacks while the member works ------------------------ */
+
+/*
+ * Post start (cl_member_close, cl_member_unsubscribe) and run the events it
+ * brings (the revoke, with its commits) on this thread until it finishes,
+ * a fatal error stops the member, or default.api.timeout.ms passes
+ * (TIMED_OUT). A fatal error already reported ends it with COHORT_OK.
+ */
+static cohort_err
+member_call(cohort_consumer *cc, cl_wait_start_fn start)
+{
+	cl_client *c = &cc->c;
+	cl_wait *w = cl_wait_new(NULL, 0);
+	if (!w || !cl_post_wait(c, w, start)) {
+		cl_wait_free(w);
+		return COHORT_ERR__NOMEM;
+	}
+	int64_t deadline = ch_now_mono_ms() + c->conf.default_api_timeout_ms;
+	for (;;) {
+		run_events(cc);
+		cl_lock(c);
+		bool done = w->done || c->fatal;
+		if (!done && !c->ev_head) {
+			struct timespec ts;
+			cl_deadline_ts(&ts, 100);
+			pthread_cond_timedwait(&c->cond, &c->mu, &ts);
+		}
+		done = w->done || c->fatal;
+		cl_unlock(c);
+		if (done || ch_now_mono_ms() >= deadline)
+			break;
+	}
+	cohort_err err = cl_wait_for(c, w, 0, NULL);
+	if (err == COHORT_ERR__TIMED_OUT) {
+		cl_lock(c);
+		if (c->fatal)
+			err = COHORT_OK; /* the fatal error was already reported */
+		cl_unlock(c);
+	}
+	return err;
+}
+
+/* I/O thread: no topics asked for, no pattern matched, then the member's unsubscribe
+ * (w finishes at its end), or w at once without a group. */
+static void
+io_unsubscribe(cl_client *c, cl_wait *w)
+{
+	pattern_free(c->pattern);
+	c->pattern = NULL;
+	set_md_topics(c, NULL, 0);
+	if (c->member)
+		cl_member_unsubscribe(c, w);
+	else
+		cl_wait_finish(c, w, COHORT_OK);
+}
+
+cohort_err
+cohort_unsubscribe(cohort_consumer *cc)
+{
+	cl_client *c = &cc->c;
+	if (c->closed)
+		return COHORT_ERR__CLOSED;
+	cohort_err err = member_call(cc, io_unsubscribe);
+	if (err == COHORT_ERR__NOMEM)
+		return err;
+	/* a manual assignment ends too (Java's SubscriptionState.unsubscribe) */
+	cl_lock(c);
+	for (int i = 0; c->manual && i < c->ntps; i++)
+		if (c->tps[i]->owned)
+			cl_tp_drop(c->tps[i]);
+	c->manual = false;
+	cl_unlock(c);
+	c->manual_api = false;
+	c->subscribed = false;
+	return err;
+}
+
 /* ---- close ---------------------------------------------------------------------------- */
 
 cohort_err
@@ -1049,38 +1126,8 @@ cohort_consumer_close(cohort_consumer *cc)
 	if (c->closed)
 		return COHORT_ERR__CLOSED;
 	cohort_err err = COHORT_OK;
-	if (c->member) {
-		cl_wait *w = cl_wait_new(NULL, 0);
-		if (w && cl_post_wait(c, w, cl_member_close)) {
-			/* run the revoke (and any other callbacks) while the member
-			 * leaves */
-			int64_t deadline = ch_now_mono_ms() + c->conf.default_api_timeout_ms;
-			for (;;) {
-				run_events(cc);
-				cl_lock(c);
-				bool done = w->done || c->fatal;
-				if (!done && !c->ev_head) {
-					struct timespec ts;
-					cl_deadline_ts(&ts, 100);
-					pthread_cond_timedwait(&c->cond, &c->mu, &ts);
-				}
-				done = w->done || c->fatal;
-				cl_unlock(c);
-				if (done || ch_now_mono_ms() >= deadline)
-					break;
-			}
-			err = cl_wait_for(c, w, 0, NULL);
-			if (err == COHORT_ERR__TIMED_OUT) {
-				cl_lock(c);
-				if (c->fatal)
-					err = COHORT_OK; /* the fatal error was already reported */
-				cl_unlock(c);
-			}
-		} else {
-			cl_wait_free(w);
-			err = COHORT_ERR__NOMEM;
-		}
-	}
+	if (c->member)
+		err = member_call(cc, cl_member_close);
 	cl_client_stop(c);
 	return err;
 }

@@ -309,6 +309,10 @@ void cl_member_revoke_done(cl_client *c);
 /* Leave the group for close (LeaveGroup unless static); w finishes when
  * done. */
 void cl_member_close(cl_client *c, cl_wait *w);
+/* Unsubscribe (Java's unsubscribe): revoke what is owned (lost mid-rebalance),
+ * LeaveGroup unless static, then no generation and no subscription; w
+ * finishes when done. */
+void cl_member_unsubscribe(cl_client *c, cl_wait *w);
 /* Metadata changed: a leader checks whether the partition counts of the
  * subscribed topics moved. */
 void cl_member_metadata_changed(cl_client *c);

@@ -15,6 +15,8 @@
  *   STABLE   --max.poll.interval.ms without poll--> LeaveGroup, LOST, POLL_EXPIRED
  *                                                   (rejoin at the next poll)
  *   any      --close--> REVOKING --> LeaveGroup (dynamic members only) --> CLOSED
+ *   any      --unsubscribe--> REVOKING (LOST mid-rebalance) --> LeaveGroup
+ *                             (dynamic only) --> UNJOINED, no generation
  *
  * REVOKING hands a REVOKED event to the polling thread and waits for its
  * ack (cl_member_revoke_done); heartbeats go on meanwhile, so a slow
@@ -59,6 +61,7 @@ typedef enum m_after_revoke {
 	AFTER_JOIN,   /* send JoinGroup */
 	AFTER_STABLE, /* cooperative: back to STABLE, then rejoin */
 	AFTER_LEAVE,  /* close: LeaveGroup */
+	AFTER_UNSUBSCRIBE, /* unsubscribe: what is left, then LeaveGroup */
 } m_after_revoke;
 
 /* A JoinGroup member, copied out of the response (the leader's input). */
@@ -121,9 +124,11 @@ struct cl_member {
 	ch_timer poll_timer; /* max.poll.interval.ms */
 
 	cl_wait *close_wait;
+	cl_wait *unsub_wait; /* cohort_unsubscribe in progress */
 };
 
 static void ensure_active(cl_member *m);
+static void unsubscribe_step(cl_member *m);
 static void send_join(cl_member *m);
 static void find_coordinator(cl_member *m);
 
@@ -205,6 +210,10 @@ fail_fatal(cl_member *m, cohort_err err, const char *what)
 	if (m->close_wait) {
 		cl_wait_finish(c, m->close_wait, err);
 		m->close_wait = NULL;
+	}
+	if (m->unsub_wait) {
+		cl_wait_finish(c, m->unsub_wait, err);
+		m->unsub_wait = NULL;
 	}
 	run_coord_waiters(m); /* no coordinator will come: they fail now */
 }
@@ -1082,7 +1091,10 @@ start_revoke(cl_member *m, cl_tp **tps, int n, m_after_revoke after)
 	m->revoking = tps;
 	m->nrevoking = n;
 	m->after_revoke = after;
-	set_state(m, M_REVOKING, after == AFTER_LEAVE ? "close" : "revoke");
+	set_state(m, M_REVOKING,
+		  after == AFTER_LEAVE	       ? "close"
+		  : after == AFTER_UNSUBSCRIBE ? "unsubscribe"
+					       : "revoke");
 	cl_lock(m->c);
 	m->c->revoke_pending = true;
 	cl_unlock(m->c);
@@ -1269,6 +1281,9 @@ cl_member_revoke_done(cl_client *c)
 			m->close_wait = NULL;
 		}
 		return;
+	case AFTER_UNSUBSCRIBE:
+		unsubscribe_step(m); /* what a cooperative revoke in progress left */
+		return;
 	}
 }
 
@@ -1312,6 +1327,10 @@ done_leave(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 		CH_LOGD(CL_LOG, "LeaveGroup: %s", cohort_err_name(e));
 	free(l->member_id);
 	free(l);
+	if (m->state == M_LEAVING && m->unsub_wait) {
+		unsubscribe_step(m);
+		return;
+	}
 	if (m->state == M_LEAVING) {
 		set_state(m, M_CLOSED, "left");
 		if (m->close_wait) {
@@ -1482,6 +1501,10 @@ cl_member_close(cl_client *c, cl_wait *w)
 		return;
 	}
 	m->close_wait = w;
+	if (m->unsub_wait) { /* an unsubscribe that timed out: the close takes over */
+		cl_wait_finish(c, m->unsub_wait, COHORT_ERR__CLOSED);
+		m->unsub_wait = NULL;
+	}
 	ch_timer_cancel(c->loop, &m->join_timer);
 	ch_timer_cancel(c->loop, &m->poll_timer);
 	if (m->state == M_REVOKING) {
@@ -1501,6 +1524,80 @@ cl_member_close(cl_client *c, cl_wait *w)
 	m->state = M_REVOKING;
 	m->after_revoke = AFTER_LEAVE;
 	cl_member_revoke_done(c);
+}
+
+/*
+ * The next step of an unsubscribe (Java's onLeavePrepare, then
+ * maybeLeaveGroup): the owned partitions revoked (lost without a generation
+ * or in the middle of a rebalance, as Java), then LeaveGroup for a dynamic
+ * member with an id, then no generation and UNJOINED; unsub_wait finishes.
+ */
+static void
+unsubscribe_step(cl_member *m)
+{
+	cl_client *c = m->c;
+	if (m->state != M_LEAVING && m->nowned > 0) {
+		bool mid = m->state == M_JOINING || m->state == M_ASSIGNING || m->state == M_SYNCING;
+		cl_tp **all = malloc(sizeof(cl_tp *) * (size_t)m->nowned);
+		if (all && m->generation >= 0 && !mid) {
+			memcpy(all, m->owned, sizeof(cl_tp *) * (size_t)m->nowned);
+			start_revoke(m, all, m->nowned, AFTER_UNSUBSCRIBE);
+			return;
+		}
+		free(all);
+		lose_partitions(m, mid ? "unsubscribed during a rebalance"
+				       : "unsubscribed without a generation");
+	}
+	ch_timer_cancel(c->loop, &m->hb_timer);
+	if (m->state != M_LEAVING && !instance_static(m) && m->member_id[0] && m->coord) {
+		set_state(m, M_LEAVING, "unsubscribe");
+		/* KIP-800's reason, Java's words */
+		send_leave(m, "the consumer unsubscribed from all topics");
+		return; /* done_leave comes back here */
+	}
+	/* Java's resetGenerationOnLeaveGroup: a later subscribe joins anew */
+	m->generation = -1;
+	m->leader = false;
+	set_member_id(m, "", 0);
+	m->npending_add = 0;
+	m->nprev = 0;
+	free_join_members(m);
+	free_snapshot(m);
+	set_state(m, M_UNJOINED, "unsubscribed");
+	if (m->unsub_wait) {
+		cl_wait_finish(c, m->unsub_wait, COHORT_OK);
+		m->unsub_wait = NULL;
+	}
+}
+
+void
+cl_member_unsubscribe(cl_client *c, cl_wait *w)
+{
+	cl_member *m = c->member;
+	for (int i = 0; i < m->ntopics; i++)
+		free(m->topics[i]);
+	free(m->topics);
+	m->topics = NULL;
+	m->ntopics = 0; /* ensure_active joins nothing from now on */
+	m->need_rejoin = false;
+	if (m->unsub_wait) /* an earlier one that timed out: this one takes over */
+		cl_wait_finish(c, m->unsub_wait, COHORT_OK);
+	m->unsub_wait = w;
+	if (m->state == M_FATAL || m->state == M_CLOSED) {
+		cl_wait_finish(c, w, COHORT_OK);
+		m->unsub_wait = NULL;
+		return;
+	}
+	ch_timer_cancel(c->loop, &m->join_timer);
+	ch_timer_cancel(c->loop, &m->poll_timer);
+	if (m->state == M_REVOKING) {
+		m->npending_add = 0; /* a cooperative round's additions never come */
+		m->after_revoke = AFTER_UNSUBSCRIBE;
+		return; /* the revoke in progress goes on, unsubscribe_step follows */
+	}
+	if (m->state == M_LEAVING)
+		return; /* an unsubscribe's LeaveGroup is in flight */
+	unsubscribe_step(m);
 }
 
 cl_member *

@@ -394,6 +394,70 @@ class LibcohortGroups(CallbackClientTests, ClientGroupTest):
         self.assertIsNone(m.fatal)
         self.assertEqual(m.close(), 0)
 
+    def test_unsubscribe(self):
+        """cohort_unsubscribe (Java's unsubscribe): the member's partitions go
+        to its revoke callback inside the call (its commits there accepted)
+        and it sends LeaveGroup, so the other member gets them in one
+        rebalance while the leaver's 60 s session is far from over; a
+        subscribe on the same handle joins again as a new member, and after
+        another unsubscribe the handle takes a manual assignment."""
+        topic, group = "us-libcohort", "g-us-libcohort"
+        create_topics(self.broker.port, {topic: 4})
+        self.produce(topic, 4, 10)
+        parts = all_parts({topic: 4})
+
+        def member(name, session_ms):
+            m = MemberProcess([MEMBER, "-X", "heartbeat.interval.ms=300"] + member_flags(
+                self.broker.bootstrap, group, [topic], name, "cooperative-sticky", None,
+                session_ms, True, 0, 0), name)
+            self.addCleanup(m.cleanup)
+            self.addCleanup(self._dump, m)
+            return m
+
+        def run(m, cmd, reply):
+            k = len(m.lines)
+            m.send(cmd)
+            m.wait(lambda s: any(l.startswith(reply) for l in s.lines[k:]), 60, reply)
+            return m.lines[k:]
+
+        b = member("libcohort-us-b", 6000)
+        wait_cover([b], parts)
+        a = member("libcohort-us-a", 60000)
+        wait_cover([a, b], parts, each_owns=True)
+        self.produce(topic, 4, 5)   # b committed what it read in its revoke
+        a.wait(lambda s: {(t, p) for (t, p, o, us) in s.msgs} >= s.assignment, 60,
+               "a record of each of a's partitions")
+        a_parts, a_id, b_events = set(a.assignment), a.member_id, b.n_rebalance_events()
+        lines = run(a, "unsubscribe", "UNSUBSCRIBED ")
+        self.assertIn("UNSUBSCRIBED NO_ERROR", lines)
+        revoked = [l for l in lines if l.startswith(("REVOKED ", "LOST "))]
+        self.assertEqual(revoked, ["REVOKED " + ",".join(
+            "%s:%d" % tp for tp in sorted(a_parts))], lines)
+        done = lines.index("UNSUBSCRIBED NO_ERROR")
+        commits = {(l.split()[1], int(l.split()[2])): l.split()[4]
+                   for l in lines[:done] if l.startswith("COMMIT ")}
+        self.assertEqual(commits, {tp: "NO_ERROR" for tp in a_parts}, lines)
+        self.assertEqual(a.assignment, set())
+        wait_cover([b], parts, timeout=30)   # a's session (60 s) is not what ended it
+        with b.cv:
+            since = [e for e in b.events if e[0] in ("ASSIGNED", "REVOKED", "LOST")][b_events:]
+        self.assertEqual(since, [("ASSIGNED", frozenset(a_parts))], b.events)
+        self.assertIn("SUBSCRIBED NO_ERROR", run(a, "subscribe " + topic, "SUBSCRIBED "))
+        wait_cover([a, b], parts, each_owns=True)
+        self.assertNotEqual(a.member_id, a_id, "joined again as a new member")
+        self.assertIn("UNSUBSCRIBED NO_ERROR", run(a, "unsubscribe", "UNSUBSCRIBED "))
+        wait_cover([b], parts, timeout=30)
+        self.assertIn("ASSIGNED_MANUALLY NO_ERROR",
+                      run(a, "assign %s:0" % topic, "ASSIGNED_MANUALLY "))
+        a.wait(lambda s: s.assignment == {(topic, 0)}, 30, "the manual assignment")
+        n = len(a.msgs)
+        self.produce(topic, 4, 1)
+        a.wait(lambda s: any(p == 0 for (t, p, o, us) in s.msgs[n:]), 60,
+               "a record of the manually assigned partition")
+        for m in (a, b):
+            self.assertIsNone(m.fatal, m.name)
+            self.assertEqual(m.close(), 0)
+
     # ---- manual assignment, seeks, pause (cohort_assign and friends) ----
 
     def manual(self, name, parts, group="", *extra):

@@ -105,7 +105,8 @@ t_assign_args(void)
 }
 
 /* A pattern that does not compile is refused with regcomp's reason; a
- * subscription (pattern or list) and a manual assignment exclude each other. */
+ * subscription (pattern or list) and a manual assignment exclude each other
+ * until cohort_unsubscribe. */
 static void
 t_pattern_args(void)
 {
@@ -122,6 +123,21 @@ t_pattern_args(void)
 	CH_CHECK_EQ_INT(cohort_subscribe_pattern(c, "t-.*", err, sizeof(err)), COHORT_OK);
 	cohort_tp tp = {"t-1", 0};
 	CH_CHECK_EQ_INT(cohort_assign(c, &tp, 1), COHORT_ERR__STATE);
+	/* unsubscribe (no coordinator here: nothing to leave) frees the handle
+	 * for a manual assignment, and ends that one too */
+	CH_CHECK_EQ_INT(cohort_unsubscribe(c), COHORT_OK);
+	CH_CHECK_EQ_INT(cohort_assign(c, &tp, 1), COHORT_OK);
+	const char *topics[] = {"t-1"};
+	CH_CHECK_EQ_INT(cohort_subscribe(c, topics, 1), COHORT_ERR__STATE);
+	CH_CHECK_EQ_INT(cohort_unsubscribe(c), COHORT_OK);
+	cohort_tp *tps;
+	size_t n;
+	CH_CHECK_EQ_INT(cohort_assignment(c, &tps, &n), COHORT_OK);
+	CH_CHECK_EQ_INT(n, 0);
+	free(tps);
+	CH_CHECK_EQ_INT(cohort_subscribe(c, topics, 1), COHORT_OK);
+	CH_CHECK_EQ_INT(cohort_consumer_close(c), COHORT_OK);
+	CH_CHECK_EQ_INT(cohort_unsubscribe(c), COHORT_ERR__CLOSED);
 	cohort_consumer_free(c);
 }
 

@@ -23,7 +23,10 @@
  * positions, COMMIT lines printed by the result callback), seekbeg T P,
  * seekend T P, seekts T P MS (SEEK lines), pause T P, resume T P (PAUSE /
  * RESUME T P ERROR), paused (PAUSED parts), position T P (POSITION T P O),
- * stall MS (no poll for MS milliseconds, then STALLED MS).
+ * stall MS (no poll for MS milliseconds, then STALLED MS), unsubscribe
+ * (the revoke runs inside it; UNSUBSCRIBED ERROR, then ASSIGNMENT),
+ * subscribe T[,T...] (SUBSCRIBED ERROR), assign T:P[,T:P...] (ASSIGNED_MANUALLY
+ * ERROR, then ASSIGNMENT).
  *
  * -T PATTERN subscribes to the topics matching PATTERN
  * (cohort_subscribe_pattern) instead of -t's list.
@@ -309,6 +312,32 @@ command(cohort_consumer *c, char *line)
 		int64_t pos = -1;
 		cohort_err err = cohort_position(c, w[1], atoi(w[2]), &pos);
 		printf("POSITION %s %s %lld %s\n", w[1], w[2], (long long)pos, ename(err));
+	} else if (strcmp(w[0], "unsubscribe") == 0) {
+		cohort_err err = cohort_unsubscribe(c);
+		printf("UNSUBSCRIBED %s\n", ename(err));
+		if (!err)
+			nowned = 0; /* a manual assignment ends without a callback */
+		print_assignment(c);
+	} else if (strcmp(w[0], "subscribe") == 0 && n == 2) {
+		const char *topics[64];
+		size_t nt = 0;
+		for (char *t = strtok(w[1], ","); t && nt < 64; t = strtok(NULL, ","))
+			topics[nt++] = t;
+		printf("SUBSCRIBED %s\n", ename(cohort_subscribe(c, topics, nt)));
+	} else if (strcmp(w[0], "assign") == 0 && n == 2) {
+		cohort_tp tps[64];
+		size_t nt = 0;
+		for (char *t = strtok(w[1], ","); t && nt < 64; t = strtok(NULL, ",")) {
+			char *colon = strrchr(t, ':');
+			if (colon) {
+				*colon = 0;
+				tps[nt++] = (cohort_tp){t, atoi(colon + 1)};
+			}
+		}
+		cohort_err err = cohort_assign(c, tps, nt);
+		printf("ASSIGNED_MANUALLY %s\n", ename(err));
+		if (!err)
+			on_assigned_manually(c, tps, nt);
 	} else if (strcmp(w[0], "commitasync") == 0) {
 		cohort_tp_offset o[MAXP];
 		size_t k = 0;
