@@ -135,6 +135,18 @@ str_cmp(const void *a, const void *b)
 	return (x->len > y->len) - (x->len < y->len);
 }
 
+/* True when a and b list the same topics in the same order. */
+static bool
+same_topics(const ch_assign_subscription *a, const ch_assign_subscription *b)
+{
+	if (a->m.Topics_n != b->m.Topics_n)
+		return false;
+	for (int32_t j = 0; j < a->m.Topics_n; j++)
+		if (str_cmp(&a->m.Topics[j], &b->m.Topics[j]) != 0)
+			return false;
+	return true;
+}
+
 int32_t
 ch_assign_group_topics(ch_assign_group *g, const ch_str **out)
 {
@@ -145,9 +157,15 @@ ch_assign_group_topics(ch_assign_group *g, const ch_str **out)
 	if (!all)
 		return -1;
 	size_t k = 0;
-	for (int32_t i = 0; i < g->nmembers; i++)
-		for (int32_t j = 0; j < g->subs[i].m.Topics_n; j++)
-			all[k++] = g->subs[i].m.Topics[j];
+	const ch_assign_subscription *last = NULL; /* the last member whose topics were taken */
+	for (int32_t i = 0; i < g->nmembers; i++) {
+		const ch_assign_subscription *s = &g->subs[i];
+		if (last && same_topics(last, s))
+			continue; /* a large group mostly subscribes alike: sort each list once */
+		for (int32_t j = 0; j < s->m.Topics_n; j++)
+			all[k++] = s->m.Topics[j];
+		last = s;
+	}
 	if (k > 1)
 		qsort(all, k, sizeof(*all), str_cmp);
 	size_t u = 0;

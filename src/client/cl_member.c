@@ -58,9 +58,9 @@ static const char *const state_names[] = {
 
 /* What to do once the polling thread acknowledged a revoke. */
 typedef enum m_after_revoke {
-	AFTER_JOIN,   /* send JoinGroup */
-	AFTER_STABLE, /* cooperative: back to STABLE, then rejoin */
-	AFTER_LEAVE,  /* close: LeaveGroup */
+	AFTER_JOIN,        /* send JoinGroup */
+	AFTER_STABLE,      /* cooperative: back to STABLE, then rejoin */
+	AFTER_LEAVE,       /* close: LeaveGroup */
 	AFTER_UNSUBSCRIBE, /* unsubscribe: what is left, then LeaveGroup */
 } m_after_revoke;
 
@@ -1005,7 +1005,27 @@ assign_with_metadata(cl_client *c, cohort_err err, void *ud)
 	send_sync(m);
 }
 
-/* Leader: adds every member's topics to the metadata wanted and assigns once a metadata
+/* True when the metadata has every one of names (without error), none is being asked for
+ * and it is younger than metadata.max.age.ms with every leader known: the leader may assign
+ * on it as it is. */
+static bool
+metadata_fresh_for(cl_client *c, const ch_str *names, int32_t n)
+{
+	if (c->md.inflight || c->md.fails || c->md.updated <= 0 ||
+	    ch_loop_now(c->loop) - c->md.updated >= c->conf.metadata_max_age_ms)
+		return false;
+	for (int32_t i = 0; i < n; i++) {
+		char name[256];
+		snprintf(name, sizeof(name), "%.*s", names[i].len, names[i].p);
+		const cl_md_topic *t = cl_metadata_topic(c, name);
+		if (!t || t->err)
+			return false;
+	}
+	return true;
+}
+
+/* Leader: adds every member's topics to the metadata wanted and assigns on the metadata
+ * there is when it has them all and is fresh (as Java's leader), else once a metadata
  * answer requested after this comes (assign_with_metadata). */
 static void
 leader_assign(cl_member *m)
@@ -1020,9 +1040,11 @@ leader_assign(cl_member *m)
 		jm[i].instance_id = ch_str_c(m->jmembers[i].instance_id);
 		jm[i].metadata = (ch_bytes){m->jmembers[i].metadata, m->jmembers[i].metadata_len};
 	}
+	bool fresh = false;
 	if (ok && ch_assign_group_decode(&g, jm, m->njmembers) == CH_OK) {
 		const ch_str *names;
 		int32_t n = ch_assign_group_topics(&g, &names);
+		fresh = n >= 0 && metadata_fresh_for(c, names, n);
 		ok = n >= 0 && cl_metadata_want(c, names, n);
 		ch_assign_group_free(&g);
 	} else {
@@ -1033,7 +1055,10 @@ leader_assign(cl_member *m)
 		fail_fatal(m, COHORT_ERR__NOMEM, "assignment");
 		return;
 	}
-	cl_metadata_refresh_then(c, assign_with_metadata, m);
+	if (fresh) /* Java's ensureFreshMetadata: no refresh when nothing new is wanted */
+		assign_with_metadata(c, COHORT_OK, m);
+	else
+		cl_metadata_refresh_then(c, assign_with_metadata, m);
 }
 
 /* ---- SyncGroup ---------------------------------------------------------------- */
@@ -1092,7 +1117,7 @@ start_revoke(cl_member *m, cl_tp **tps, int n, m_after_revoke after)
 	m->nrevoking = n;
 	m->after_revoke = after;
 	set_state(m, M_REVOKING,
-		  after == AFTER_LEAVE	       ? "close"
+		  after == AFTER_LEAVE         ? "close"
 		  : after == AFTER_UNSUBSCRIBE ? "unsubscribe"
 					       : "revoke");
 	cl_lock(m->c);
@@ -1537,7 +1562,8 @@ unsubscribe_step(cl_member *m)
 {
 	cl_client *c = m->c;
 	if (m->state != M_LEAVING && m->nowned > 0) {
-		bool mid = m->state == M_JOINING || m->state == M_ASSIGNING || m->state == M_SYNCING;
+		bool mid =
+			m->state == M_JOINING || m->state == M_ASSIGNING || m->state == M_SYNCING;
 		cl_tp **all = malloc(sizeof(cl_tp *) * (size_t)m->nowned);
 		if (all && m->generation >= 0 && !mid) {
 			memcpy(all, m->owned, sizeof(cl_tp *) * (size_t)m->nowned);

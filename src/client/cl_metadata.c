@@ -85,9 +85,17 @@ cl_metadata_free(cl_client *c)
 const cl_md_topic *
 cl_metadata_topic(const cl_client *c, const char *name)
 {
-	for (int32_t i = 0; i < c->md.ntopics; i++)
-		if (strcmp(c->md.topics[i].name, name) == 0)
-			return &c->md.topics[i];
+	int32_t lo = 0, hi = c->md.ntopics; /* md.topics is sorted by name (take_topics) */
+	while (lo < hi) {
+		int32_t mid = lo + (hi - lo) / 2;
+		int cmp = strcmp(c->md.topics[mid].name, name);
+		if (cmp == 0)
+			return &c->md.topics[mid];
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return NULL;
 }
 
@@ -184,7 +192,11 @@ take_topics(cl_client *c, const ch_MetadataResponse *m, bool *incomplete)
 				*incomplete = true;
 		}
 		d->nparts = mt->Partitions_n;
-		qsort(d->parts, (size_t)d->nparts, sizeof(*d->parts), cmp_part);
+		bool sorted = true; /* brokers list them in order: no sort for a large topic */
+		for (int32_t j = 1; j < d->nparts && sorted; j++)
+			sorted = d->parts[j - 1].partition < d->parts[j].partition;
+		if (!sorted)
+			qsort(d->parts, (size_t)d->nparts, sizeof(*d->parts), cmp_part);
 	}
 	qsort(t, (size_t)n, sizeof(*t), cmp_topic);
 	free_topics(c->md.topics, c->md.ntopics);
