@@ -79,6 +79,7 @@ extern const cli_command cli_groups_list_cmd, cli_groups_describe_cmd, cli_group
 	cli_groups_delete_cmd, cli_groups_delete_offsets_cmd, cli_groups_remove_members_cmd,
 	cli_groups_watch_cmd, cli_groups_health_cmd;
 extern const cli_command cli_groups_rebalances_cmd; /* cli_rebalances.c */
+extern const cli_command cli_groups_simulate_cmd;   /* cli_simulate.c */
 
 /* ---- options (cli_args.c) ---- */
 
@@ -219,6 +220,15 @@ cohort_admin *cli_admin(const cli_args *a, int *status);
 /* Print a JSON value (jansson's json_t, taken) on one line of stdout. */
 struct json_t;
 void cli_json_print(struct json_t *v);
+/* GET path ("/v1/...") of cohortd's admin API (--admin-url, else the
+ * broker's admin.listeners; cli_rebalances.c) as JSON: CLI_OK with *out (an
+ * object: the page, or {"error": ...} with *status a 4xx), else a printed
+ * failure (CLI_ENOTCOHORTD: not cohortd's API; CLI_EUNREACHABLE), messages
+ * prefixed by cmd. */
+int cli_admin_get(cli_args *a, const char *cmd, const char *path, struct json_t **out,
+		  long *status);
+/* s percent-encoded for a URL path segment or query value. */
+void cli_url_escape(const char *s, char *out, size_t cap);
 /* Set key=value on conf or print why not; CLI_OK or CLI_EUSAGE. */
 int cli_conf_set(cohort_conf *conf, const char *key, const char *value, const char *origin);
 

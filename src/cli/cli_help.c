@@ -19,7 +19,7 @@ static const char *const exit_texts[] = {
 	"refused by the cluster's state (e.g. a group with active members)",
 	"groups health: the group is WARN",
 	"groups health: the group is STOP, STALL or REWIND",
-	"the cluster is not cohortd (a cohortd-only command: groups rebalances)",
+	"the cluster is not cohortd (a cohortd-only command: groups rebalances, groups simulate)",
 };
 #define NEXITS (sizeof(exit_texts) / sizeof(exit_texts[0]))
 
@@ -29,11 +29,9 @@ static const char *const exit_texts[] = {
 static const struct {
 	const char *words, *exits;
 } special_exits[] = {
-	{"groups health", "0123467"},
-	{"groups rebalances", "0123458"},
-	{"help", "02"},
-	{"completion", "02"},
-	{"version", "0"},
+	{"groups health", "0123467"},   {"groups rebalances", "0123458"},
+	{"groups simulate", "0123458"}, {"help", "02"},
+	{"completion", "02"},           {"version", "0"},
 };
 
 /* The statuses cmd can end with, as digits. */

@@ -60,6 +60,7 @@ static const cli_command *const commands[] = {
 	&cli_groups_watch_cmd,
 	&cli_groups_health_cmd,
 	&cli_groups_rebalances_cmd,
+	&cli_groups_simulate_cmd,
 	&help_cmd,
 	&version_cmd,
 	&completion_cmd,

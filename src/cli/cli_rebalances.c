@@ -125,7 +125,7 @@ bootstrap_host(const char *bootstrap, char *host, size_t cap)
  * broker's admin.listeners. CLI_OK, or the status with the message printed
  * (CLI_ENOTCOHORTD when the broker has no admin.listeners). */
 static int
-admin_url(cli_args *a, char *url, size_t cap)
+admin_url(cli_args *a, const char *cmd, char *url, size_t cap)
 {
 	const char *given = cli_opt_get(a, "admin-url");
 	if (given) {
@@ -142,7 +142,7 @@ admin_url(cli_args *a, char *url, size_t cap)
 	cohort_err e = cohort_admin_describe_cluster(a->admin, a->timeout_ms, &cl);
 	if (e || !cl->brokers_n) {
 		cohort_cluster_free(cl);
-		return cli_fail(e ? cli_status(e) : CLI_EFAIL, "groups rebalances: %s",
+		return cli_fail(e ? cli_status(e) : CLI_EFAIL, "%s: %s", cmd,
 				e ? cohort_err_str(e) : "the cluster named no broker");
 	}
 	char id[16];
@@ -155,8 +155,8 @@ admin_url(cli_args *a, char *url, size_t cap)
 		e = cf->resources[0].err;
 	if (e) {
 		cohort_configs_free(cf);
-		return cli_fail(cli_status(e), "groups rebalances: broker %s's configuration: %s",
-				id, cohort_err_str(e));
+		return cli_fail(cli_status(e), "%s: broker %s's configuration: %s", cmd, id,
+				cohort_err_str(e));
 	}
 	const cohort_config_result *r = &cf->resources[0];
 	const cohort_config_entry *listeners = NULL;
@@ -165,19 +165,18 @@ admin_url(cli_args *a, char *url, size_t cap)
 			listeners = &r->entries[i];
 	if (!listeners) {
 		cohort_configs_free(cf);
-		return cli_fail(
-			CLI_ENOTCOHORTD,
-			"groups rebalances: the cluster at %s is not cohortd (broker %s has no "
-			"admin.listeners): the rebalance history is cohortd's own, Apache Kafka "
-			"keeps none",
-			a->bootstrap, id);
+		return cli_fail(CLI_ENOTCOHORTD,
+				"%s: the cluster at %s is not cohortd (broker %s has no "
+				"admin.listeners): this is cohortd's own admin API, Apache Kafka "
+				"has none",
+				cmd, a->bootstrap, id);
 	}
 	if (!listeners->value || !listeners->value[0]) {
 		cohort_configs_free(cf);
 		return cli_fail(CLI_EUNREACHABLE,
-				"groups rebalances: cohortd's admin API is off on broker %s "
+				"%s: cohortd's admin API is off on broker %s "
 				"(admin.listeners is empty)",
-				id);
+				cmd, id);
 	}
 	int port = listener_port(listeners->value);
 	cohort_configs_free(cf);
@@ -337,48 +336,88 @@ print_history(cli_args *a, json_t *rebalances)
 	return CLI_OK;
 }
 
-static int
-run_rebalances(cli_args *a)
+int
+cli_admin_get(cli_args *a, const char *cmd, const char *path, json_t **out, long *status)
 {
-	const char *group = a->pos[0];
+	*out = NULL;
 	char base[1024];
-	int st = admin_url(a, base, sizeof(base));
+	int st = admin_url(a, cmd, base, sizeof(base));
 	if (st != CLI_OK)
 		return st;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		return cli_fail(CLI_EFAIL, "groups rebalances: libcurl did not initialise");
-	char *esc = curl_easy_escape(NULL, group, (int)strlen(group));
-	char url[2048];
-	snprintf(url, sizeof(url), "%s/v1/groups/%s/rebalances", base, esc ? esc : "");
-	curl_free(esc);
+		return cli_fail(CLI_EFAIL, "%s: libcurl did not initialise", cmd);
+	char url[4096];
+	snprintf(url, sizeof(url), "%s%s", base, path);
 	http_body body = {NULL, 0, false};
 	char err[CURL_ERROR_SIZE + 32];
-	long status = http_get(url, a->timeout_ms, &body, err, sizeof(err));
+	*status = http_get(url, a->timeout_ms, &body, err, sizeof(err));
 	curl_global_cleanup();
-	if (status == -2) {
+	if (*status == -2) {
 		free(body.p);
-		return cli_fail(CLI_ENOTCOHORTD,
-				"groups rebalances: %s is not cohortd's admin API (not HTTP: %s)",
-				base, err);
+		return cli_fail(CLI_ENOTCOHORTD, "%s: %s is not cohortd's admin API (not HTTP: %s)",
+				cmd, base, err);
 	}
-	if (status < 0) {
+	if (*status < 0) {
 		free(body.p);
-		return cli_fail(CLI_EUNREACHABLE,
-				"groups rebalances: cohortd's admin API at %s: %s", base, err);
+		return cli_fail(CLI_EUNREACHABLE, "%s: cohortd's admin API at %s: %s", cmd, base,
+				err);
 	}
 	json_error_t jerr;
 	json_t *j = body.p ? json_loads(body.p, 0, &jerr) : NULL;
 	free(body.p);
-	json_t *list = json_object_get(j, "rebalances");
-	if (status == 404 && j && json_is_string(json_object_get(j, "error"))) {
+	/* the API answers JSON objects, errors as {"error": ...} */
+	if (!json_is_object(j) ||
+	    (*status != 200 && !json_is_string(json_object_get(j, "error")))) {
+		json_decref(j);
+		return cli_fail(CLI_ENOTCOHORTD, "%s: %s is not cohortd's admin API (HTTP %ld%s)",
+				cmd, base, *status, j ? "" : ", not JSON");
+	}
+	*out = j;
+	return CLI_OK;
+}
+
+/* The group id percent-encoded into out (for a path segment). */
+void
+cli_url_escape(const char *s, char *out, size_t cap)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t o = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p && o + 4 < cap; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~", *p)) {
+			out[o++] = (char)*p;
+		} else {
+			out[o++] = '%';
+			out[o++] = hex[*p >> 4];
+			out[o++] = hex[*p & 15];
+		}
+	}
+	out[o] = '\0';
+}
+
+static int
+run_rebalances(cli_args *a)
+{
+	const char *group = a->pos[0];
+	char esc[1024], path[1200];
+	cli_url_escape(group, esc, sizeof(esc));
+	snprintf(path, sizeof(path), "/v1/groups/%s/rebalances", esc);
+	json_t *j;
+	long status;
+	int st = cli_admin_get(a, "groups rebalances", path, &j, &status);
+	if (st != CLI_OK)
+		return st;
+	if (status == 404) {
 		json_decref(j);
 		return cli_fail(CLI_ENOTFOUND, "groups rebalances: group %s does not exist", group);
 	}
+	json_t *list = json_object_get(j, "rebalances");
 	if (status != 200 || !json_is_array(list)) {
 		json_decref(j);
 		return cli_fail(CLI_ENOTCOHORTD,
-				"groups rebalances: %s is not cohortd's admin API (HTTP %ld%s)",
-				base, status, j ? "" : ", not JSON");
+				"groups rebalances: the admin API answered HTTP %ld without a "
+				"rebalance history: not cohortd's",
+				status);
 	}
 	if (a->json) { /* on one line, as every command's --json */
 		cli_json_print(j);

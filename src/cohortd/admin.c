@@ -26,13 +26,13 @@ page_index(admin *a, ch_http_reply *out)
 				  "  /metrics   Prometheus metrics (text format 0.0.4)\n"
 				  "  /v1/groups                 groups (JSON)\n"
 				  "  /v1/groups/G               one group and its last rebalance\n"
-				  "  /v1/groups/G/rebalances    its rebalance history\n");
+				  "  /v1/groups/G/rebalances    its rebalance history\n"
+				  "  /v1/groups/G/simulate      what each assignor would give it "
+				  "(?strategy=S&add_member=N&remove_member=ID)\n");
 }
 
-/* Decodes the %XX escapes of [s, s+n) into out (cap bytes); false for a bad
- * escape, a NUL or a result that does not fit. */
-static bool
-pct_decode(const char *s, size_t n, char *out, size_t cap)
+bool
+admin_pct_decode(const char *s, size_t n, char *out, size_t cap)
 {
 	size_t o = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -55,30 +55,34 @@ pct_decode(const char *s, size_t n, char *out, size_t cap)
 	return true;
 }
 
-/* /v1/groups/G[/rebalances]: the group pages, G percent-decoded. */
+/* /v1/groups/G[/rebalances|/simulate]: the group pages, G percent-decoded. */
 static void
-route_group(admin *a, const char *rest, ch_http_reply *out)
+route_group(admin *a, const char *rest, const char *query, ch_http_reply *out)
 {
 	const char *slash = strchr(rest, '/');
 	size_t n = slash ? (size_t)(slash - rest) : strlen(rest);
 	bool rebalances = slash && strcmp(slash, "/rebalances") == 0;
+	bool simulate = slash && strcmp(slash, "/simulate") == 0;
 	char id[1024];
-	if (slash && !rebalances) {
+	if (slash && !rebalances && !simulate) {
 		out->status = 404;
 		ch_buf_printf(&out->body, "not found: /v1/groups/%s\n", rest);
 		return;
 	}
-	if (n == 0 || !pct_decode(rest, n, id, sizeof(id))) {
+	if (n == 0 || !admin_pct_decode(rest, n, id, sizeof(id))) {
 		out->status = 400;
 		ch_buf_printf(&out->body, "bad group id in the path: %.*s\n", (int)n, rest);
 		return;
 	}
-	admin_page_group(&a->src, id, rebalances, out);
+	if (simulate)
+		admin_page_simulate(&a->src, id, query, out);
+	else
+		admin_page_group(&a->src, id, rebalances, out);
 }
 
 /* ch_http's handler: path -> page; 404 for a path no page serves. */
 static void
-route(void *ud, const char *path, ch_http_reply *out)
+route(void *ud, const char *path, const char *query, ch_http_reply *out)
 {
 	admin *a = ud;
 	out->content_type = TEXT;
@@ -91,7 +95,7 @@ route(void *ud, const char *path, ch_http_reply *out)
 		return;
 	}
 	if (strncmp(path, "/v1/groups/", 11) == 0) {
-		route_group(a, path + 11, out);
+		route_group(a, path + 11, query, out);
 		return;
 	}
 	if (strcmp(path, "/metrics") == 0) {

@@ -6,6 +6,7 @@
  *   /          a plain-text index of the endpoints
  *   /metrics   Prometheus text format (admin_metrics.c)
  *   /v1/groups, /v1/groups/G, /v1/groups/G/rebalances   JSON (admin_groups.c)
+ *   /v1/groups/G/simulate   the assignors' what-if, JSON (admin_simulate.c)
  *   anything else: 404
  */
 #ifndef COHORTD_ADMIN_H
@@ -42,5 +43,16 @@ void admin_render_metrics(const admin_sources *src, ch_buf *b);
 void admin_page_groups(const admin_sources *src, ch_http_reply *out);
 void admin_page_group(const admin_sources *src, const char *id, bool rebalances,
 		      ch_http_reply *out);
+/* /v1/groups/G/simulate?strategy=S&add_member=N&remove_member=ID...: a
+ * copy of the group taken here, the assignors run on the HTTP thread
+ * (out->finish). */
+void admin_page_simulate(const admin_sources *src, const char *id, const char *query,
+			 ch_http_reply *out);
+/* Sets out's body to j as one line of JSON (and frees j). */
+struct json_t;
+void admin_reply_json(ch_http_reply *out, struct json_t *j);
+/* Decodes the %XX escapes of [s, s+n) into out (cap bytes); false for a bad
+ * escape, a NUL or a result that does not fit. */
+bool admin_pct_decode(const char *s, size_t n, char *out, size_t cap);
 
 #endif

@@ -147,9 +147,8 @@ rebalance_json(const ch_coord_rebalance *r)
 	return o;
 }
 
-/* Appends j as text to out (and frees it). */
-static void
-reply_json(ch_http_reply *out, json_t *j)
+void
+admin_reply_json(ch_http_reply *out, json_t *j)
 {
 	char *s = json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(j);
@@ -176,7 +175,7 @@ admin_page_groups(const admin_sources *src, ch_http_reply *out)
 	ch_coord_foreach_group(src->bk->coord, each_group, a);
 	json_t *o = json_object();
 	put(o, "groups", a);
-	reply_json(out, o);
+	admin_reply_json(out, o);
 }
 
 typedef struct find_ctx {
@@ -227,7 +226,7 @@ not_found(ch_http_reply *out, const char *id)
 	put(o, "error", json_string("no such group"));
 	put(o, "group_id", json_string(id));
 	out->status = 404;
-	reply_json(out, o);
+	admin_reply_json(out, o);
 }
 
 void
@@ -246,7 +245,7 @@ admin_page_group(const admin_sources *src, const char *id, bool rebalances, ch_h
 		put(o, "group_id", json_string(id));
 		put(o, "rebalances", hist);
 		json_decref(f.found);
-		reply_json(out, o);
+		admin_reply_json(out, o);
 		return;
 	}
 	/* When its committed offsets expire (KIP-211), which no Kafka tool shows. */
@@ -259,5 +258,5 @@ admin_page_group(const admin_sources *src, const char *id, bool rebalances, ch_h
 	put(f.found, "rebalances_kept", json_integer((json_int_t)n));
 	put(f.found, "last_rebalance", n ? json_incref(json_array_get(hist, n - 1)) : json_null());
 	json_decref(hist);
-	reply_json(out, f.found);
+	admin_reply_json(out, f.found);
 }

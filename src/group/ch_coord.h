@@ -464,6 +464,28 @@ void ch_coord_foreach_rebalance(const ch_coord *c, const char *group_id,
 /* fn for every group, in no particular order; fn must not change c. */
 void ch_coord_foreach_group(const ch_coord *c, void (*fn)(void *ud, const ch_coord_group_view *g),
 			    void *ud);
+/* One member of a group for the admin API's what-if: its ids, every
+ * protocol it offered with that protocol's metadata (for "consumer": a
+ * ConsumerProtocolSubscription), and the assignment the leader gave it;
+ * valid during the call. */
+typedef struct ch_coord_member_view {
+	const char *member_id;
+	const char *instance_id; /* NULL: dynamic */
+	const char *client_id, *client_host;
+	int32_t n_protocols;
+	const char *const *protocol_names; /* the member's order of preference */
+	const uint8_t *const *protocol_metadata;
+	const int32_t *protocol_metadata_len;
+	const uint8_t *assignment; /* NULL: none (a rebalance since, or never) */
+	int32_t assignment_len;
+} ch_coord_member_view;
+
+/* fn for each member of group_id, first joined first (nothing when there is
+ * no such group); O(members + protocols), the walk DescribeGroups makes.
+ * fn must not change c. */
+void ch_coord_foreach_member(const ch_coord *c, const char *group_id,
+			     void (*fn)(void *ud, const ch_coord_member_view *m), void *ud);
+
 /* One committed offset; valid during the call. */
 typedef struct ch_coord_offset_view {
 	const char *topic; /* tlen bytes, not NUL-terminated */

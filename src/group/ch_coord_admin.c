@@ -246,6 +246,41 @@ ch_coord_foreach_group(const ch_coord *c, void (*fn)(void *ud, const ch_coord_gr
 }
 
 void
+ch_coord_foreach_member(const ch_coord *c, const char *group_id,
+			void (*fn)(void *ud, const ch_coord_member_view *m), void *ud)
+{
+	const ch_coord_group *g = ch_coord_group_find(c, ch_str_c(group_id));
+	if (!g)
+		return;
+	int32_t cap = 0;
+	const char **names = NULL;
+	const uint8_t **meta = NULL;
+	int32_t *lens = NULL;
+	for (const ch_coord_member *m = g->first; m; m = m->next) {
+		if (m->n_protocols > cap) { /* one set of arrays, grown to the most protocols */
+			cap = m->n_protocols;
+			names = ch_xrealloc(names, (size_t)cap * sizeof(*names));
+			meta = ch_xrealloc(meta, (size_t)cap * sizeof(*meta));
+			lens = ch_xrealloc(lens, (size_t)cap * sizeof(*lens));
+		}
+		for (int32_t i = 0; i < m->n_protocols; i++) {
+			names[i] = m->protocols[i].name;
+			meta[i] = m->protocols[i].metadata;
+			lens[i] = m->protocols[i].metadata_len;
+		}
+		ch_coord_member_view v = {m->member_id,   m->instance_id,
+					  m->client_id,   m->client_host,
+					  m->n_protocols, names,
+					  meta,           lens,
+					  m->assignment,  m->assignment ? m->assignment_len : 0};
+		fn(ud, &v);
+	}
+	free(names);
+	free(meta);
+	free(lens);
+}
+
+void
 ch_coord_foreach_offset(const ch_coord *c, const char *group_id,
 			void (*fn)(void *ud, const ch_coord_offset_view *o), void *ud)
 {

@@ -38,7 +38,8 @@ typedef struct http_job {
 	struct http_job *next;
 	struct MHD_Connection *conn;
 	char *path;
-	bool done; /* rendered: out holds the page (written by the loop, under mu) */
+	ch_buf query; /* "k=v&k2" as sent, NUL-terminated */
+	bool done;    /* rendered: out holds the page (written by the loop, under mu) */
 	ch_http_reply out;
 } http_job;
 
@@ -84,6 +85,23 @@ keep_escaped(void *cls, struct MHD_Connection *c, char *s)
 	return strlen(s);
 }
 
+/* MHD_get_connection_values: one query argument appended to the ch_buf
+ * cls as "&key=value" ("key" alone without a value; no "&" first). */
+static enum MHD_Result
+query_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	(void)kind;
+	ch_buf *q = cls;
+	if (q->len)
+		ch_buf_append(q, "&", 1);
+	ch_buf_append(q, key, strlen(key));
+	if (value) {
+		ch_buf_append(q, "=", 1);
+		ch_buf_append(q, value, strlen(value));
+	}
+	return MHD_YES;
+}
+
 /* Queues a response of status with body (copied) and content type. */
 static enum MHD_Result
 queue(struct MHD_Connection *c, int status, const char *ctype, const void *body, size_t len,
@@ -125,6 +143,15 @@ on_request(void *cls, struct MHD_Connection *c, const char *url, const char *met
 			return MHD_NO; /* out of memory: MHD closes the connection */
 		}
 		job->conn = c;
+		ch_buf_init(&job->query);
+		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_arg, &job->query);
+		ch_buf_append(&job->query, "", 1);
+		if (!ch_buf_ok(&job->query)) {
+			ch_buf_free(&job->query);
+			free(job->path);
+			free(job);
+			return MHD_NO;
+		}
 		job->out.status = 200;
 		job->out.content_type = TEXT;
 		ch_buf_init(&job->out.body);
@@ -148,6 +175,11 @@ on_request(void *cls, struct MHD_Connection *c, const char *url, const char *met
 	pthread_mutex_unlock(&h->mu);
 	if (!done)
 		return MHD_YES; /* (not reached: the loop resumes only done jobs) */
+	if (job->out.finish) {  /* the page's work off the loop */
+		void (*finish)(ch_http_reply *, void *) = job->out.finish;
+		job->out.finish = NULL;
+		finish(&job->out, job->out.finish_ud);
+	}
 	if (!ch_buf_ok(&job->out.body)) {
 		static const char msg[] = "out of memory\n";
 		return queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR, TEXT, msg, sizeof(msg) - 1, NULL);
@@ -179,7 +211,10 @@ on_completed(void *cls, struct MHD_Connection *c, void **req_cls, enum MHD_Reque
 		}
 	}
 	pthread_mutex_unlock(&h->mu);
+	if (job->out.finish) /* never sent: the page's work is dropped */
+		job->out.finish(NULL, job->out.finish_ud);
 	ch_buf_free(&job->out.body);
+	ch_buf_free(&job->query);
 	free(job->path);
 	free(job);
 	*req_cls = NULL;
@@ -219,7 +254,7 @@ on_jobs(ch_loop *loop, ch_io *io, unsigned revents)
 		CH_LOGW("http", "eventfd read: %s", strerror(errno));
 	for (http_job *job = take_jobs(h), *next; job; job = next) {
 		next = job->next;
-		h->fn(h->ud, job->path, &job->out);
+		h->fn(h->ud, job->path, (const char *)job->query.data, &job->out);
 		finish_job(h, job);
 	}
 }

@@ -32,16 +32,27 @@
 typedef struct ch_http ch_http;
 
 /* What a handler answers. body starts empty (ch_buf_init'ed); the handler
- * appends to it. content_type must be a static string. */
+ * appends to it. content_type must be a static string.
+ *
+ * A page that needs work reading no loop state (the admin API's what-if
+ * runs assignors on a copy of a group) sets finish: it is then called once
+ * on the HTTP thread with finish_ud, after the loop's part and before the
+ * reply is sent, to complete status, content type and body; or with out
+ * NULL when the request went away first, to free finish_ud only. The
+ * loop is not blocked meanwhile (other admin requests wait for it). */
 typedef struct ch_http_reply {
 	int status; /* 200 unless the handler says otherwise */
 	const char *content_type;
 	ch_buf body;
+	void (*finish)(struct ch_http_reply *out, void *finish_ud);
+	void *finish_ud;
 } ch_http_reply;
 
 /* Called on the loop thread for every GET/HEAD; path is the URL path as sent
- * (percent-escapes kept), without the query string. */
-typedef void (*ch_http_handler_fn)(void *ud, const char *path, ch_http_reply *out);
+ * (percent-escapes kept), query its query string as sent ("" for none:
+ * "a=1&b=x%20y", arguments in order, escapes kept). */
+typedef void (*ch_http_handler_fn)(void *ud, const char *path, const char *query,
+				   ch_http_reply *out);
 
 /*
  * Binds host:port (host as in listeners: "" all interfaces, a name, an IPv4

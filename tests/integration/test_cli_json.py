@@ -20,7 +20,8 @@ import os
 import subprocess
 import threading
 import time
-import unittest
+import urllib.error
+import urllib.request
 
 from harness import BrokerTestCase, free_port, main
 from test_group_helpers import wait_until
@@ -49,9 +50,10 @@ class Poller:
     while `polling` is set; pause() stops serving it (its rebalance
     callbacks wait, so it does not rejoin)."""
 
-    def __init__(self, bootstrap, group, topic, name):
+    def __init__(self, bootstrap, group, topic, name, strategy="range"):
         self.c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
                            "client.id": name, "enable.auto.commit": False,
+                           "partition.assignment.strategy": strategy,
                            "session.timeout.ms": 6000, "heartbeat.interval.ms": 100,
                            "max.poll.interval.ms": 60000, "auto.offset.reset": "earliest"})
         self.assigned = []
@@ -249,6 +251,89 @@ class CliJson(BrokerTestCase):
             self.assertEqual((d["state"], d["members"]), ("Stable", 2))
             self.assertEqual(sorted(p["partition"] for p in d["partitions"]
                                     if p["consumer_id"]), [0, 1, 2])
+
+    def api(self, path):
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (ADMIN_PORT, path),
+                                    timeout=30) as r:
+            return json.loads(r.read())
+
+    def settled(self, g, members, parts):
+        """The group once Stable with `members` members owning all `parts`
+        partitions and its last rebalance closed: the simulation's view of
+        who owns what ({member id: {topic: [partitions]}})."""
+        def ready():
+            try:
+                sim = self.api("/v1/groups/%s/simulate?strategy=range" % g)
+            except urllib.error.HTTPError as e:  # 404 until the first member joins
+                self.assertEqual(e.code, 404)
+                return False
+            hist = self.api("/v1/groups/%s/rebalances" % g)["rebalances"]
+            ok = (sim["state"] == "Stable" and len(sim["members"]) == members and
+                  sum(m["count"] for m in sim["members"]) == parts and hist and
+                  hist[-1]["outcome"] == "Stable" and not hist[-1]["follow_up_expected"])
+            return ok and {m["member_id"]: m["partitions"] for m in sim["members"]}
+        return wait_until(ready, timeout=60, what="%s settled with %d members" % (g, members))
+
+    def test_simulate_against_a_real_scale_out(self):
+        """groups simulate on live librdkafka groups: with no change the
+        group's own assignor predicts what the group has; with --add-member 1
+        it predicts what the group gets when a third member really joins
+        (range: the same partitions, the simulated member in the joiner's
+        place; cooperative-sticky: the same balance, the partitions moved and
+        the two rounds that the rebalance history then records)."""
+        t = "json-sim"
+        self.assertEqual(cli(self.bs, "topics", "create", t, "--partitions", "6").returncode, 0)
+        url = "http://127.0.0.1:%d" % ADMIN_PORT
+        for strategy in ("range", "cooperative-sticky"):
+            g = "sim-" + strategy
+            members = [Poller(self.bs, g, t, n, strategy) for n in ("a", "b")]
+            try:
+                now = self.settled(g, 2, 6)
+                sim = self.json_of("groups simulate", "groups", "simulate", g,
+                                   "--admin-url", url)
+                self.assertEqual([s["strategy"] for s in sim["strategies"]],
+                                 ["range", "roundrobin", "sticky", "cooperative-sticky"])
+                own = [s for s in sim["strategies"] if s["strategy"] == strategy][0]
+                self.assertEqual({m["member_id"]: m["partitions"] for m in own["assignment"]},
+                                 now, own)
+                self.assertEqual((own["moved"], own["rounds"]), (0, 1), own)
+                pred = self.json_of("groups simulate", "groups", "simulate", g,
+                                    "--admin-url", url, "--strategy", strategy,
+                                    "--add-member", "1")["strategies"][0]
+                self.assertEqual(sorted(m["count"] for m in pred["assignment"]), [2, 2, 2])
+                members.append(Poller(self.bs, g, t, "zz", strategy))
+                after = self.settled(g, 3, 6)
+                joiner = [m for m in after if m.startswith("zz-")][0]
+                predicted = {m["member_id"]: m["partitions"] for m in pred["assignment"]}
+                hist = self.api("/v1/groups/%s/rebalances" % g)["rebalances"][-1]
+                self.assertEqual(hist["partitions_moved"], pred["moved"], (hist, pred))
+                self.assertEqual(len(hist["rounds"]), pred["rounds"], (hist, pred))
+                text = cli(self.bs, "groups", "simulate", g, "--admin-url", url,
+                           "--strategy", strategy).stdout.decode()
+                rows = [line.split() for line in text.splitlines()]
+                self.assertIn([strategy, "3", "2", "2", "0", "0", "0", "1", "0"], rows, text)
+                mine = "%s:%s" % (t, ",".join(map(str, after[joiner][t])))
+                self.assertIn([strategy, joiner, "2", mine, mine], rows, text)
+                if strategy == "range":  # deterministic: the very same partitions
+                    predicted[joiner] = predicted.pop("simulated-member-1")
+                    self.assertEqual(predicted, after)
+                    self.assertEqual((pred["moved"], pred["rounds"]), (3, 1))
+                else:
+                    self.assertEqual(sorted(len(sum(p.values(), [])) for p in after.values()),
+                                     [2, 2, 2])
+                    self.assertEqual((pred["moved"], pred["rounds"],
+                                      pred["revoked_first_round"]), (2, 2, 2))
+            finally:
+                for m in members:
+                    m.stop()
+        text = cli(self.bs, "groups", "simulate", "sim-range", "--admin-url", url,
+                   "--remove-member", "nobody")
+        self.assertEqual(text.returncode, 2, text.stderr)
+        self.assertIn(b"has no member nobody", text.stderr)
+        text = cli(self.bs, "groups", "simulate", "no-such-group", "--admin-url", url)
+        self.assertEqual(text.returncode, 4, text.stderr)
+        text = cli(self.bs, "groups", "simulate", "sim-range", "--strategy", "fair")
+        self.assertEqual(text.returncode, 2, text.stderr)
 
     def test_zz_every_command_with_json_was_run(self):
         """After the others (unittest runs tests by name): every documented

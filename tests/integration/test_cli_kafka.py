@@ -109,6 +109,9 @@ class CliVersusKafkaTool(unittest.TestCase):
         self.assertEqual(r.returncode, 8, (r.stdout, r.stderr))
         self.assertIn("is not cohortd", r.stderr)
         self.assertEqual(r.stdout, "")
+        r = self.cli("groups", "simulate", "kg")
+        self.assertEqual(r.returncode, 8, (r.stdout, r.stderr))
+        self.assertIn("is not cohortd", r.stderr)
 
     def test_describe_list_and_reset_match_kafkas_tool(self):
         g = "kg"
