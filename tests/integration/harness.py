@@ -145,10 +145,17 @@ class Broker:
         """The admin listener's port of the latest run, from its startup line
         (start with admin.listeners=http://127.0.0.1:0 for a free one)."""
         import re
-        m = re.findall(r"admin API on http://\S*:(\d+)$", self.stderr(), re.M)
-        if not m:
-            raise BrokerError("%s logged no admin listener:\n%s" % (self.name, self.stderr_tail()))
-        return int(m[-1])
+        # cohortd logs the line after replaying __consumer_offsets, a moment
+        # after the Kafka listener accepts (which is all start() waits for)
+        deadline = time.monotonic() + 30
+        while True:
+            m = re.findall(r"admin API on http://\S*:(\d+)$", self.stderr(), re.M)
+            if m:
+                return int(m[-1])
+            if time.monotonic() > deadline or not self.running():
+                raise BrokerError("%s logged no admin listener:\n%s"
+                                  % (self.name, self.stderr_tail()))
+            time.sleep(0.02)
 
     def running(self):
         return self.proc is not None and self.proc.poll() is None
