@@ -33,8 +33,12 @@
  * Server-side (KIP-848; the coordinator runs them, the owned partitions being
  * the current target assignment and the result the next one):
  *   uniform            sticky and balanced (UniformAssignor).
- *   range              per topic ranges that keep what members have
- *                      (the group coordinator's RangeAssignor).
+ *   range              per-topic quotas as the group coordinator's
+ *                      RangeAssignor, but sticky where Kafka's re-deals
+ *                      contiguous ranges (on purpose, README): members keep
+ *                      what they have; co-partitioned as Kafka promises
+ *                      (equal subscriptions, one partition count: partition
+ *                      p of every topic has one owner).
  *
  * Balance: with equal subscriptions every member gets floor(P/N) or ceil(P/N).
  * With unequal ones the result has no cost-reducing path: no chain of moves

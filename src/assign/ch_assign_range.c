@@ -33,7 +33,10 @@
  * min(current, n / k) partitions of the topic, a member holding more keeps
  * one more while extra slots remain; then the rest, ascending, fill the
  * members in order, each taking what it lacks plus one extra while extra
- * slots remain.
+ * slots remain. When co-partitioning is possible the claims are first made
+ * equal across the topics (server_range_copartition), so every topic gets
+ * the same answer. Kafka's coordinator RangeAssignor is not sticky (it
+ * re-deals contiguous ranges in member order): ours differs on purpose.
  */
 #include "assign/ch_assign_int.h"
 
@@ -439,6 +442,48 @@ ch_as_roundrobin(ch_as *as)
 
 /* ---- server-side range (KIP-848) ------------------------------------------ */
 
+/* When co-partitioning is possible (every member subscribes to the same
+ * topics and they have one partition count n), makes partition p's claim
+ * the same in every topic: the member claiming p in most of them
+ * (Boyer-Moore vote, O(topics) per p), else the first topic's claimant.
+ * The per-topic pass below is deterministic, so equal claims give every
+ * member the same partition numbers in each topic, also after a topic was
+ * added to the subscription or a claim was lost (Kafka's RangeAssignor
+ * promises co-partitioning; its ranges are not sticky, ours are). */
+static void
+server_range_copartition(ch_as *as, int32_t *claim)
+{
+	if (!as->equal || as->neq < 2)
+		return;
+	const int32_t *tt = as->eq_topics;
+	int32_t n = as->t_base[tt[0] + 1] - as->t_base[tt[0]];
+	for (int32_t i = 1; i < as->neq; i++)
+		if (as->t_base[tt[i] + 1] - as->t_base[tt[i]] != n)
+			return;
+	for (int32_t p = 0; p < n; p++) {
+		int32_t cand = -1, votes = 0, first = -1;
+		for (int32_t i = 0; i < as->neq; i++) {
+			int32_t c = claim[as->t_base[tt[i]] + p];
+			if (c < 0)
+				continue;
+			if (first < 0)
+				first = c;
+			if (votes == 0) {
+				cand = c;
+				votes = 1;
+			} else {
+				votes += c == cand ? 1 : -1;
+			}
+		}
+		int32_t count = 0;
+		for (int32_t i = 0; i < as->neq; i++)
+			count += claim[as->t_base[tt[i]] + p] == cand;
+		int32_t winner = cand >= 0 && 2 * count > as->neq ? cand : first;
+		for (int32_t i = 0; i < as->neq; i++)
+			claim[as->t_base[tt[i]] + p] = winner;
+	}
+}
+
 int
 ch_as_server_range(ch_as *as)
 {
@@ -469,6 +514,7 @@ ch_as_server_range(ch_as *as)
 			}
 		}
 	}
+	server_range_copartition(as, claim);
 	for (int32_t t = 0; t < as->nt; t++) {
 		const int32_t *mem;
 		int32_t k = ch_as_subs(as, t, &mem);

@@ -536,6 +536,30 @@ ac_check(ch_assign_kind kind, const ch_assign_input *in, const ch_assign_result 
 				AC_FAIL("range: %d members over quota on %s, want %d", more,
 					in->topics[t].name.p, n % nsubs[t]);
 		}
+		/* Co-partitioning (both range assignors promise it): with equal
+		 * subscriptions to topics of one partition count, partition p of
+		 * every subscribed topic has one owner. */
+		if (st->equal && nm > 0) {
+			int32_t first = -1;
+			bool same = true;
+			for (int32_t t = 0; t < nt && same; t++) {
+				if (!nsubs[t])
+					continue;
+				if (first < 0)
+					first = t;
+				same = in->topics[t].partitions == in->topics[first].partitions;
+			}
+			for (int32_t t = first + 1; same && first >= 0 && t < nt; t++) {
+				if (!nsubs[t])
+					continue;
+				for (int32_t p = 0; p < in->topics[t].partitions; p++)
+					if (owner[base[t] + p] != owner[base[first] + p])
+						AC_FAIL("range: %s-%d and %s-%d have different owners "
+							"(co-partitioning)",
+							in->topics[first].name.p, p,
+							in->topics[t].name.p, p);
+			}
+		}
 		break;
 	case CH_ASSIGN_ROUNDROBIN:
 		if (st->equal && st->max_load - st->min_load > 1)

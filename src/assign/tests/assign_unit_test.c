@@ -719,6 +719,41 @@ t_server_range_two_members(void)
 	ac_free(&g);
 }
 
+/* One of 20 members leaves and another joins, two co-partitioned topics:
+ * every member that stayed keeps exactly its partitions (Kafka 4.0's
+ * coordinator RangeAssignor re-deals contiguous ranges in member order and
+ * moves most of them), the newcomer gets the leaver's, and partition p of
+ * both topics keeps one owner (run's ac_check). */
+static void
+t_server_range_sticky_copartitioned(void)
+{
+	ac_group g;
+	ac_init(&g);
+	ac_add_topic(&g, "a", 100);
+	ac_add_topic(&g, "b", 100);
+	char id[16], *before[20];
+	for (int i = 0; i < 20; i++) {
+		snprintf(id, sizeof(id), "m%02d", i);
+		mem(&g, id, "a,b");
+	}
+	run(CH_ASSIGN_SERVER_RANGE, &g);
+	for (int i = 0; i < 20; i++)
+		before[i] = strdup(GOT(i));
+	char *leaver = strdup(GOT(5));
+	ac_set_owned(&g, &res, CH_ASSIGN_NO_GENERATION);
+	ac_remove_member(&g, 5);
+	int32_t n = mem(&g, "n20", "a,b");
+	run(CH_ASSIGN_SERVER_RANGE, &g);
+	for (int i = 0; i < 20; i++) {
+		if (i != 5)
+			CH_CHECK_EQ_STR(GOT(i < 5 ? i : i - 1), before[i]);
+		free(before[i]);
+	}
+	CH_CHECK_EQ_STR(GOT(n), leaver);
+	free(leaver);
+	ac_free(&g);
+}
+
 static void
 t_server_uniform_sticky(void)
 {
@@ -869,5 +904,6 @@ CH_TEST_MAIN(CH_TEST(t_range_one_consumer_no_topic), CH_TEST(t_range_mixed_topic
 	     CH_TEST(t_sticky_stale_generation), CH_TEST(t_sticky_same_generation_conflict),
 	     CH_TEST(t_sticky_unsubscribe), CH_TEST(t_sticky_chain), CH_TEST(t_coop_two_phase),
 	     CH_TEST(t_coop_stale_claim_withheld), CH_TEST(t_server_range_two_members),
+	     CH_TEST(t_server_range_sticky_copartitioned),
 	     CH_TEST(t_server_uniform_sticky), CH_TEST(t_invalid_input), CH_TEST(t_names),
 	     CH_TEST(t_sticky_user_data))
