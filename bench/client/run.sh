@@ -39,10 +39,11 @@ for broker in ${BROKERS:-cohortd kafka}; do
 	if [ "$broker" = cohortd ]; then
 		PORT=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
 		"$COHORTD" --set listeners=PLAINTEXT://127.0.0.1:$PORT --set log.dirs="$DATA" \
-			--set log.level=warn >"$DATA.log" 2>&1 &
+			--set log.level=warn --set admin.listeners= >"$DATA.log" 2>&1 &
 		PID=$!
 		BOOT=127.0.0.1:$PORT
 		sleep 0.5
+		kill -0 $PID 2>/dev/null || { cat "$DATA.log"; exit 1; }
 		echo "== cohortd ($BOOT)"
 	else
 		KAFKA=1

@@ -20,11 +20,14 @@ said it subscribed, so process and JVM start-up are not counted):
   crash     one member of GROUP+1 is SIGKILLed (found after the session)
   static    static members (group.instance.id); one is SIGKILLed and a new
             process with its instance id starts at once
-Figures: "stable" is the time until the members' assignments last became an
-exact cover of the partitions (each member owning one at least); "pause" is,
-over the members that were there before the action, the mean and the
-longest time one of them owned nothing; "rebalances" (static) counts the
-assign/revoke callbacks the other members saw.
+Figures, over REPEAT runs of each row (3 by default): "stable" is the median
+time until the members' assignments last became an exact cover of the
+partitions (each member owning one at least); "pause" is, over the members
+that were there before the action, the mean time one of them owned nothing
+and the longest seen in any run; "rebalances" (static) is the mean count of
+assign/revoke callbacks the other members saw. A pause depends on when each
+member's heartbeat happens to learn of the rebalance (500 ms apart at most),
+so single runs vary by that much.
 """
 import os
 import signal
@@ -44,6 +47,7 @@ NPARTS = 12
 GROUP = int(os.environ.get("REBALANCE_GROUP", "5"))
 TOPIC = "rb"
 TIMEOUT = 120
+REPEAT = int(os.environ.get("REBALANCE_REPEAT", "3"))
 
 
 class Member:
@@ -227,22 +231,33 @@ def main():
         create_topics(broker.port, {TOPIC: NPARTS})
         print("group of %d (+1), %d partitions, session %d ms, heartbeat %d ms; cohortd at %s"
               % (GROUP, NPARTS, SESSION_MS, HEARTBEAT_MS, broker.bootstrap))
+        print("%d runs per row" % REPEAT)
         print("%-10s %-19s %-10s %9s %22s %11s" % ("scenario", "assignor", "client", "stable",
                                                    "pause mean / max", "rebalances"))
         seq = 0
         for scenario in scenarios:
             for assignor in ("range", "cooperative-sticky"):
                 for kind in kinds:
-                    seq += 1
-                    try:
-                        t, p, rebal = run_scenario(broker, kind, assignor, scenario, seq)
-                    except AssertionError as e:
-                        print("%-10s %-19s %-10s failed: %s" % (scenario, assignor, kind, e))
+                    runs, failed = [], None
+                    for _ in range(REPEAT):
+                        seq += 1
+                        try:
+                            runs.append(run_scenario(broker, kind, assignor, scenario, seq))
+                        except AssertionError as e:
+                            failed = e
+                    if not runs:
+                        print("%-10s %-19s %-10s failed: %s" % (scenario, assignor, kind, failed))
                         continue
-                    ps = "%7.0f / %5.0f ms" % (1e3 * sum(p) / len(p), 1e3 * max(p)) if p else "-"
-                    print("%-10s %-19s %-10s %7.0f ms %22s %11s" % (
-                        scenario, assignor, kind, 1e3 * t, ps,
-                        "-" if rebal is None else rebal), flush=True)
+                    stable = sorted(r[0] for r in runs)
+                    pm = [sum(r[1]) / len(r[1]) for r in runs if r[1]]
+                    px = [max(r[1]) for r in runs if r[1]]
+                    ps = "%7.0f / %5.0f ms" % (1e3 * sum(pm) / len(pm), 1e3 * max(px)) if pm else "-"
+                    rebal = [r[2] for r in runs if r[2] is not None]
+                    print("%-10s %-19s %-10s %7.0f ms %22s %11s%s" % (
+                        scenario, assignor, kind, 1e3 * stable[len(stable) // 2], ps,
+                        "%.1f" % (sum(rebal) / len(rebal)) if rebal else "-",
+                        "" if not failed else "  (%d of %d failed)" % (REPEAT - len(runs), REPEAT)),
+                        flush=True)
     finally:
         harness.stop_clean(broker)
 

@@ -580,6 +580,7 @@ take_records(cl_client *c, size_t max, bool *kick)
 			if (c->q_tail == ch)
 				c->q_tail = prev;
 			tp->queued--;
+			c->q_bytes -= ch->bytes;
 			*kick = true;
 			/* its records may have been returned: free at the next poll */
 			ch->next = c->returned;

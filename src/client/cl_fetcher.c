@@ -626,6 +626,8 @@ done_fetch(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 					tp->fetch_pos = next;
 					if (ch->n > 0) {
 						ch->epoch = tp->epoch;
+						ch->bytes = (size_t)CH_MAX(pd->Records.len, 0);
+						c->q_bytes += ch->bytes;
 						tp->queued++;
 						CH_FIFO_APPEND(c->q_head, c->q_tail, ch);
 						pthread_cond_broadcast(&c->cond);
@@ -674,8 +676,14 @@ cl_fetcher_kick(cl_client *c)
 	int m = 0;
 	for (int i = 0; cand && leaders && i < c->ntps; i++) {
 		cl_tp *tp = c->tps[i];
-		if (!tp->owned || tp->fetch_pos < 0 || tp->fetching || tp->queued > 0 ||
-		    tp->corrupt || tp->paused)
+		/* fetched ahead of what the application reads while the queue holds
+		 * less than fetch.max.bytes (librdkafka's queued.max.messages.kbytes):
+		 * a partition that still has data is read ahead, so it does not wait
+		 * fetch.max.wait.ms behind a Fetch of those at the end of their logs
+		 * (one Fetch per broker at a time) */
+		bool ahead = tp->queued > 0 && c->q_bytes >= (size_t)c->conf.fetch_max_bytes;
+		if (!tp->owned || tp->fetch_pos < 0 || tp->fetching || ahead || tp->corrupt ||
+		    tp->paused)
 			continue;
 		const cl_md_topic *t = cl_metadata_topic(c, tp->topic);
 		const cl_md_partition *p = NULL;

@@ -196,6 +196,7 @@ typedef struct cl_chunk {
 	ch_buf data;         /* keys, values, headers (decompressed batches) */
 	void *frame;         /* the response frame the slices may point into */
 	int *frame_refs;     /* shared count of chunks using frame */
+	size_t bytes;        /* the Records bytes it came from, counted in c->q_bytes */
 } cl_chunk;
 
 typedef struct cl_tp {
@@ -217,7 +218,7 @@ typedef struct cl_tp {
 	int64_t reset_to;     /* with reset: the ListOffsets timestamp (-2 earliest,
 				  -1 latest, >= 0 by time), CL_RESET_TO_CONF for
 				  auto.offset.reset */
-	int32_t queued;       /* chunks in the queue */
+	int32_t queued;       /* chunks in the queue (the fetcher fetches ahead of one) */
 } cl_tp;
 
 #define CL_RESET_TO_CONF INT64_MIN
@@ -413,7 +414,7 @@ struct cl_client {
 	cl_tp **tps; /* every partition ever owned (owned or not) */
 	int ntps;
 	cl_chunk *q_head, *q_tail; /* fetched records, in arrival order */
-	size_t q_bytes;
+	size_t q_bytes;            /* the chunks' Records bytes: bounds fetching ahead */
 	cl_event *ev_head, *ev_tail;
 	cohort_err fatal;    /* first fatal error, reported by poll */
 	bool poll_expired;   /* the member left for max.poll.interval.ms */
