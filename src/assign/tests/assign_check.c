@@ -554,7 +554,8 @@ ac_check(ch_assign_kind kind, const ch_assign_input *in, const ch_assign_result 
 					continue;
 				for (int32_t p = 0; p < in->topics[t].partitions; p++)
 					if (owner[base[t] + p] != owner[base[first] + p])
-						AC_FAIL("range: %s-%d and %s-%d have different owners "
+						AC_FAIL("range: %s-%d and %s-%d have different "
+							"owners "
 							"(co-partitioning)",
 							in->topics[first].name.p, p,
 							in->topics[t].name.p, p);

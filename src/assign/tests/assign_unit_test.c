@@ -904,6 +904,5 @@ CH_TEST_MAIN(CH_TEST(t_range_one_consumer_no_topic), CH_TEST(t_range_mixed_topic
 	     CH_TEST(t_sticky_stale_generation), CH_TEST(t_sticky_same_generation_conflict),
 	     CH_TEST(t_sticky_unsubscribe), CH_TEST(t_sticky_chain), CH_TEST(t_coop_two_phase),
 	     CH_TEST(t_coop_stale_claim_withheld), CH_TEST(t_server_range_two_members),
-	     CH_TEST(t_server_range_sticky_copartitioned),
-	     CH_TEST(t_server_uniform_sticky), CH_TEST(t_invalid_input), CH_TEST(t_names),
-	     CH_TEST(t_sticky_user_data))
+	     CH_TEST(t_server_range_sticky_copartitioned), CH_TEST(t_server_uniform_sticky),
+	     CH_TEST(t_invalid_input), CH_TEST(t_names), CH_TEST(t_sticky_user_data))
