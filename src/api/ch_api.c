@@ -4,9 +4,12 @@
  */
 #include "api/ch_api.h"
 
+#include <stdio.h>
+
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/ch_api_sasl.h"
 #include "broker/ch_broker.h"
 #include "common/ch_common.h"
 #include "common/ch_log.h"
@@ -184,11 +187,28 @@ send_api_versions_fallback(ch_broker *bk, void *conn, uint64_t seq, int32_t corr
 	ch_api_send(req, &resp);
 }
 
+const char *
+ch_api_adv_host(const ch_req *req)
+{
+	int i = req->listener;
+	return i > 0 && i < CH_LISTENERS_MAX && req->bk->adv_hosts[i] ? req->bk->adv_hosts[i]
+								       : req->bk->adv_host;
+}
+
+int32_t
+ch_api_adv_port(const ch_req *req)
+{
+	int i = req->listener;
+	return i > 0 && i < CH_LISTENERS_MAX && req->bk->adv_hosts[i] ? req->bk->adv_ports[i]
+								       : req->bk->adv_port;
+}
+
 void
 ch_api_on_frame(ch_broker *bk, void *conn, uint64_t seq, const char *peer, const uint8_t *frame,
 		size_t len, int64_t now_ms)
 {
 	bk->n_requests++;
+	ch_api_session *sess = bk->session ? bk->session(bk->shell, conn) : NULL;
 	ch_rd r;
 	ch_rd_init(&r, frame, len);
 	int16_t key = ch_rd_i16(&r);
@@ -249,7 +269,11 @@ ch_api_on_frame(ch_broker *bk, void *conn, uint64_t seq, const char *peer, const
 	req->codec = codec;
 	req->received_ms = now_ms;
 	req->received_us = ch_now_mono_us();
+	req->sess = sess;
+	req->listener = sess ? sess->listener : 0;
 	ch_arena_init(&req->arena);
+	/* A copy: a parked request outlives its connection's session. */
+	req->principal = sess ? ch_req_strdup(req, ch_str_c(sess->principal)) : "User:ANONYMOUS";
 	req->arena.limit = len * ARENA_FACTOR + ARENA_FLOOR;
 	req->body = ch_arena_alloc(&req->arena, codec->req_size);
 	if (!req->body || codec->req_decode(&r, &req->arena, version, req->body) != 0) {

@@ -46,7 +46,30 @@ typedef struct ch_req {
 	ch_arena arena;       /* decoded request and response scratch */
 	int64_t received_ms;  /* monotonic time of arrival */
 	uint64_t received_us; /* the same in microseconds, for the latency histogram */
+	int listener;          /* index in cfg->listeners of the one it came in on */
+	const char *principal; /* who sent it ("User:ANONYMOUS", "User:alice",
+				* a certificate's mapped name): what an authorizer
+				* checks (issue 14's ACLs are not written yet) */
+	struct ch_api_session *sess; /* the connection's (NULL: no shell session) */
 } ch_req;
+
+/* Per-connection state of the api layer: the listener, the principal and
+ * the SASL exchange (ch_api_sasl.c). The shell makes one when a connection
+ * opens (bk->session returns it) and frees it when the connection is gone
+ * and its requests answered. */
+typedef struct ch_api_session ch_api_session;
+ch_api_session *ch_api_session_new(ch_broker *bk, int listener);
+void ch_api_session_free(ch_api_session *s);
+/* The principal of a connection that needs no SASL (the TLS client
+ * certificate's mapped name); ignored once SASL has set one. */
+void ch_api_session_set_principal(ch_api_session *s, const char *principal);
+/* Whether the connection may send any request (not a SASL listener, or authenticated). */
+bool ch_api_session_authenticated(const ch_api_session *s);
+
+/* The advertised address of the listener req came in on (Metadata,
+ * FindCoordinator, DescribeCluster answer each client with its own). */
+const char *ch_api_adv_host(const ch_req *req);
+int32_t ch_api_adv_port(const ch_req *req);
 
 /* Called by the shell for every complete frame. The frame bytes stay valid
  * until the request is answered. */

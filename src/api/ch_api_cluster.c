@@ -99,8 +99,8 @@ ch_api_DescribeCluster(ch_req *req)
 	resp.Brokers = CH_REQ_NEW_ARRAY(req, ch_DescribeClusterResponse_DescribeClusterBroker, 1);
 	resp.Brokers_n = 1;
 	resp.Brokers[0].BrokerId = bk->node_id;
-	resp.Brokers[0].Host = ch_str_c(bk->adv_host);
-	resp.Brokers[0].Port = bk->adv_port;
+	resp.Brokers[0].Host = ch_str_c(ch_api_adv_host(req));
+	resp.Brokers[0].Port = ch_api_adv_port(req);
 	resp.Brokers[0].Rack = ch_str_c(bk->cfg->broker_rack);
 	resp.ClusterAuthorizedOperations =
 		rq->IncludeClusterAuthorizedOperations ? CH_CLUSTER_AUTHORIZED_OPS : INT32_MIN;

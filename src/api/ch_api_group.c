@@ -160,8 +160,8 @@ find_coordinator(ch_req *req)
 			resp.ErrorCode = group_key_error(req, rq->Key);
 		resp.ErrorMessage = coordinator_message(req->version, resp.ErrorCode, msg);
 		resp.NodeId = resp.ErrorCode ? -1 : bk->node_id;
-		resp.Host = ch_str_c(resp.ErrorCode ? "" : bk->adv_host);
-		resp.Port = resp.ErrorCode ? -1 : bk->adv_port;
+		resp.Host = ch_str_c(resp.ErrorCode ? "" : ch_api_adv_host(req));
+		resp.Port = resp.ErrorCode ? -1 : ch_api_adv_port(req);
 		ch_api_send(req, &resp);
 		return;
 	}
@@ -178,8 +178,8 @@ find_coordinator(ch_req *req)
 		c->ErrorCode = err;
 		c->ErrorMessage = coordinator_message(req->version, err, msg);
 		c->NodeId = err ? -1 : bk->node_id;
-		c->Host = ch_str_c(err ? "" : bk->adv_host);
-		c->Port = err ? -1 : bk->adv_port;
+		c->Host = ch_str_c(err ? "" : ch_api_adv_host(req));
+		c->Port = err ? -1 : ch_api_adv_port(req);
 	}
 	ch_api_send(req, &resp);
 }

@@ -87,8 +87,8 @@ md_send(ch_req *req, const md_ctx *ctx)
 	resp.Brokers = CH_REQ_NEW_ARRAY(req, ch_MetadataResponse_MetadataResponseBroker, 1);
 	resp.Brokers_n = 1;
 	resp.Brokers[0].NodeId = bk->node_id;
-	resp.Brokers[0].Host = ch_str_c(bk->adv_host);
-	resp.Brokers[0].Port = bk->adv_port;
+	resp.Brokers[0].Host = ch_str_c(ch_api_adv_host(req));
+	resp.Brokers[0].Port = ch_api_adv_port(req);
 	resp.Brokers[0].Rack = ch_str_c(bk->cfg->broker_rack);
 	resp.ClusterId = ch_str_c(bk->cluster_id);
 	resp.ControllerId = bk->node_id;

@@ -33,12 +33,20 @@ ch_broker_open(ch_broker *bk, ch_config *cfg, struct ch_loop *loop, const ch_bro
 	bk->cluster_id = ch_topics_cluster_id(bk->topics);
 	bk->adv_host = cfg->advertised.host[0] ? cfg->advertised.host : "127.0.0.1";
 	bk->adv_port = cfg->advertised.port;
+	for (size_t i = 0; i < cfg->nlisteners; i++) {
+		bk->adv_hosts[i] =
+			cfg->advertised_of[i].host[0] ? cfg->advertised_of[i].host : "127.0.0.1";
+		bk->adv_ports[i] = cfg->advertised_of[i].port;
+	}
 	bk->shell = shell->shell;
 	bk->reply = shell->reply;
 	bk->close = shell->close;
 	bk->now_ms = shell->now_ms;
 	bk->wall_ms = shell->wall_ms;
 	bk->reply_resp = shell->reply_resp;
+	bk->session = shell->session;
+	bk->authenticated = shell->authenticated;
+	bk->close_later = shell->close_later;
 	bk->logs = ch_log_manager_new(loop, cfg, bk->topics);
 	ch_topics_set_exec(bk->topics,
 			   &(ch_topics_exec){registry_run, ch_log_manager_workers(bk->logs)});

@@ -45,6 +45,13 @@ typedef struct ch_broker_shell {
 	/* Hand a response made of chunks (memory and file ranges, ch_resp.h):
 	 * header + body, ownership passes. Fetch sends log data this way. */
 	void (*reply_resp)(void *shell, void *conn, uint64_t seq, struct ch_resp *resp);
+	/* Optional (NULL: every connection is PLAINTEXT on listener 0, anonymous):
+	 * the connection's api session (ch_api.h), kept by the shell; a SASL
+	 * exchange that succeeded (principal for ch_conn, the frame limit lifted);
+	 * one that failed (close after delay_ms, what is queued sent first). */
+	struct ch_api_session *(*session)(void *shell, void *conn);
+	void (*authenticated)(void *shell, void *conn, const char *principal);
+	void (*close_later)(void *shell, void *conn, int64_t delay_ms);
 } ch_broker_shell;
 
 typedef struct ch_broker ch_broker;
@@ -53,8 +60,13 @@ struct ch_broker {
 	const ch_config *cfg;
 	ch_topics *topics;
 	int32_t node_id;
-	const char *adv_host; /* advertised listener host */
+	const char *adv_host; /* advertised listener host (the first listener's) */
 	int32_t adv_port;     /* advertised listener port */
+	/* Each listener's advertised address, by index in cfg->listeners
+	 * ([0] is adv_host/adv_port); a port of 0 is for the shell to replace
+	 * with the bound one. */
+	const char *adv_hosts[CH_LISTENERS_MAX];
+	int32_t adv_ports[CH_LISTENERS_MAX];
 	const char *cluster_id;
 	ch_coord *coord; /* the group coordinator (group/), set by coord_shell_start */
 
@@ -65,6 +77,9 @@ struct ch_broker {
 	int64_t (*now_ms)(void *shell);
 	int64_t (*wall_ms)(void *shell);
 	void (*reply_resp)(void *shell, void *conn, uint64_t seq, struct ch_resp *resp);
+	struct ch_api_session *(*session)(void *shell, void *conn);
+	void (*authenticated)(void *shell, void *conn, const char *principal);
+	void (*close_later)(void *shell, void *conn, int64_t delay_ms);
 
 	/* The data path: the log manager and the loop, for timers of parked
 	 * requests (Fetch long polling). */

@@ -98,6 +98,72 @@ on_request(void *ud, ch_conn *c, uint64_t seq, const uint8_t *frame, size_t len)
 	ch_api_on_frame(&d->bk, c, seq, ch_conn_peer(c), frame, len, ch_loop_now(d->loop));
 }
 
+/* ---- per-connection sessions (listener, principal, SASL) ------------------- */
+
+static void
+on_open(void *ud, ch_conn *c)
+{
+	cohortd *d = ud;
+	int l = ch_conn_listener(c);
+	ch_conn_set_ud(c, ch_api_session_new(&d->bk, l));
+	ch_security_protocol p = d->bk.cfg->listener_sec[l].protocol;
+	if (p == CH_SEC_SASL_PLAINTEXT || p == CH_SEC_SASL_SSL)
+		ch_conn_set_max_request(c, d->bk.cfg->listener_sec[l].sasl_server_max_receive_size);
+}
+
+static void
+on_close(void *ud, ch_conn *c)
+{
+	(void)ud;
+	ch_api_session_free(ch_conn_get_ud(c));
+	ch_conn_set_ud(c, NULL);
+}
+
+/* ch_broker.session: the connection's, with the TLS principal brought up to
+ * date (the handshake finishes after the connection opened). */
+static struct ch_api_session *
+shell_session(void *shell, void *conn)
+{
+	(void)shell;
+	ch_api_session *s = ch_conn_get_ud(conn);
+	if (s)
+		ch_api_session_set_principal(s, ch_conn_principal(conn));
+	return s;
+}
+
+static void
+shell_authenticated(void *shell, void *conn, const char *principal)
+{
+	(void)shell;
+	ch_conn_set_principal(conn, principal);
+	ch_conn_set_max_request(conn, 0);
+}
+
+static void
+shell_close_later(void *shell, void *conn, int64_t delay_ms)
+{
+	(void)shell;
+	ch_conn_close_later(conn, delay_ms);
+}
+
+/* Binds every listener after the first (the server's own), tag = index in
+ * cfg->listeners. CH_ERR: a message on stderr. */
+static int
+listen_rest(cohortd *d, const struct ch_config *cfg)
+{
+	for (size_t i = 1; i < cfg->nlisteners; i++) {
+		char why[256] = "unknown error";
+		const ch_listener *l = &cfg->listeners[i];
+		if (ch_server_listen(d->server, l->host, l->port, (int)i, NULL, why, sizeof(why)) !=
+		    CH_OK) {
+			fprintf(stderr, "cohortd: cannot listen on %s://%s:%d: %s\n", l->name,
+				l->host, l->port, why);
+			return CH_ERR;
+		}
+	}
+	return CH_OK;
+}
+
 /* SIGTERM or SIGINT: logs the first one received and asks the loop to stop (main shuts down
  * once ch_loop_run returns). */
 static void
@@ -157,6 +223,17 @@ main(int argc, char **argv)
 		return 2;
 	}
 	free(sets);
+	for (size_t i = 0; i < cfg.nlisteners; i++) {
+		if (cfg.listener_sec[i].protocol != CH_SEC_PLAINTEXT) {
+			fprintf(stderr,
+				"cohortd: configuration error: listener %s: security protocol %s "
+				"is not served yet\n",
+				cfg.listeners[i].name,
+				ch_security_protocol_name(cfg.listener_sec[i].protocol));
+			ch_config_free(&cfg);
+			return 2;
+		}
+	}
 	ch_log_threshold = cfg.log_level;
 	signal(SIGPIPE, SIG_IGN);
 
@@ -174,6 +251,8 @@ main(int argc, char **argv)
 	o.max_request_bytes = cfg.socket_request_max_bytes;
 	o.idle_ms = cfg.connections_max_idle_ms;
 	o.on_request = on_request;
+	o.on_open = on_open;
+	o.on_close = on_close;
 	o.ud = &d;
 	char listen_err[256] = "unknown error";
 	o.err = listen_err;
@@ -182,6 +261,12 @@ main(int argc, char **argv)
 	if (!d.server) {
 		fprintf(stderr, "cohortd: cannot listen on %s:%d: %s\n", cfg.listener.host,
 			cfg.listener.port, listen_err);
+		ch_loop_free(d.loop);
+		ch_config_free(&cfg);
+		return 1;
+	}
+	if (listen_rest(&d, &cfg) != CH_OK) {
+		ch_server_free(d.server);
 		ch_loop_free(d.loop);
 		ch_config_free(&cfg);
 		return 1;
@@ -208,8 +293,9 @@ main(int argc, char **argv)
 
 	/* The registry and the partition logs (after the signal setup: the
 	 * log manager starts threads). */
-	ch_broker_shell sh = {&d,        shell_reply, shell_close,
-			      shell_now, shell_wall,  shell_reply_resp};
+	ch_broker_shell sh = {&d,        shell_reply,      shell_close,
+			      shell_now, shell_wall,       shell_reply_resp,
+			      shell_session, shell_authenticated, shell_close_later};
 	if (ch_broker_open(&d.bk, &cfg, d.loop, &sh, err, sizeof(err)) != CH_OK) {
 		fprintf(stderr, "cohortd: cannot open data directory: %s\n", err);
 		admin_stop(adm);
@@ -221,6 +307,9 @@ main(int argc, char **argv)
 	/* Port 0 (ephemeral) advertises the bound port. */
 	if (!d.bk.adv_port)
 		d.bk.adv_port = ch_server_port(d.server);
+	for (size_t i = 0; i < cfg.nlisteners; i++)
+		if (!d.bk.adv_ports[i])
+			d.bk.adv_ports[i] = ch_server_listener_port(d.server, (int)i);
 	CH_LOGI("cohortd",
 		"cohortd %s listening on %s:%d (node.id %d, cluster.id %s, log.dirs %s, "
 		"%zu topics)",

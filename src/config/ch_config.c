@@ -19,6 +19,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <arpa/inet.h>
+
 #include "common/ch_props.h"
 
 /* Value kinds. The typed field each one writes is noted. */
@@ -38,6 +40,8 @@ enum {
 
 #define F_NULLABLE 0x1 /* default is null */
 #define F_COHORT 0x2   /* cohort-specific key or default (doc says so) */
+#define F_SENSITIVE 0x4 /* a password or key: DescribeConfigs hides it (Kafka's PASSWORD) */
+#define F_LISTENER 0x8  /* may be set per listener: listener.name.NAME.KEY */
 
 #define NOFIELD SIZE_MAX
 
@@ -90,6 +94,24 @@ static const choice cleanup_choices[] = {
 	{"compact", CH_CLEANUP_COMPACT},
 	{NULL, 0},
 };
+static const choice sasl_mech_choices[] = {
+	{"GSSAPI", CH_SASL_GSSAPI},
+	{"PLAIN", CH_SASL_PLAIN},
+	{"SCRAM-SHA-256", CH_SASL_SCRAM_SHA_256},
+	{"SCRAM-SHA-512", CH_SASL_SCRAM_SHA_512},
+	{NULL, 0},
+};
+static const choice tls_protocol_choices[] = {
+	{"TLSv1.2", CH_TLS_V1_2},
+	{"TLSv1.3", CH_TLS_V1_3},
+	{NULL, 0},
+};
+static const choice client_auth_choices[] = {
+	{"none", CH_SSL_CLIENT_AUTH_NONE},
+	{"requested", CH_SSL_CLIENT_AUTH_REQUESTED},
+	{"required", CH_SSL_CLIENT_AUTH_REQUIRED},
+	{NULL, 0},
+};
 static const choice loglevel_choices[] = {
 	{"error", CH_LOG_ERROR}, {"warn", CH_LOG_WARN},   {"info", CH_LOG_INFO},
 	{"debug", CH_LOG_DEBUG}, {"trace", CH_LOG_TRACE}, {NULL, 0},
@@ -140,16 +162,19 @@ static const cdef cdefs[] = {
 	 F_COHORT,
 	 "PLAINTEXT://127.0.0.1:9092",
 	 NOFIELD,
-	 "Listener to bind, as PLAINTEXT://host:port. An empty host binds all interfaces; port 0 "
-	 "picks a free port. cohort: only PLAINTEXT is supported; default "
-	 "PLAINTEXT://127.0.0.1:9092."},
+	 "Listeners to bind, as NAME://host:port,... (NAME a security protocol or a name mapped "
+	 "by listener.security.protocol.map). An empty host binds all interfaces; port 0 picks a "
+	 "free port. cohort: default PLAINTEXT://127.0.0.1:9092."},
 	{"advertised.listeners",
 	 {T_LISTENERS, 0, 0, NULL},
 	 F_NULLABLE,
 	 NULL,
 	 NOFIELD,
-	 "Listener published to clients in Metadata, if different from listeners. May not use "
-	 "0.0.0.0."},
+	 "Listeners published to clients in Metadata, if different from listeners; each client "
+	 "is given the one of the listener it connected to. May not use 0.0.0.0."},
+	{"listener.security.protocol.map", V_STR, 0,
+	 "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", NOFIELD,
+	 "Map between listener names and security protocols, as NAME:PROTOCOL,..."},
 	{"log.dirs",
 	 {T_DIRS, 0, 0, NULL},
 	 F_COHORT,
@@ -191,6 +216,56 @@ static const cdef cdefs[] = {
 	 "Accepted for compatibility. cohort: requests run on one event-loop thread."},
 	{"fetch.max.bytes", V_INT(1024, INT32_MAX), 0, "57671680", OFF(fetch_max_bytes),
 	 "The maximum number of bytes returned for a fetch request."},
+
+	/* security (per listener: listener.name.NAME.KEY) */
+	{"sasl.enabled.mechanisms",
+	 {T_BITS, 0, 0, sasl_mech_choices},
+	 F_LISTENER,
+	 "GSSAPI",
+	 NOFIELD,
+	 "SASL mechanisms of SASL listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512. cohort has no "
+	 "GSSAPI (Kafka's default): a SASL listener must set this."},
+	{"sasl.server.max.receive.size", V_INT(1, INT32_MAX), F_LISTENER, "524288", NOFIELD,
+	 "The largest frame a connection may send before it has authenticated."},
+	{"connections.max.reauth.ms", V_LONG(0, INT64_MAX), F_LISTENER, "0", NOFIELD,
+	 "SASL session lifetime given to clients that support re-authentication (KIP-368); "
+	 "0 means none."},
+	{"connection.failed.authentication.delay.ms", V_INT(0, INT32_MAX), 0, "100",
+	 OFF(connection_failed_authentication_delay_ms),
+	 "How long a connection whose authentication failed is kept before it is closed."},
+	{"ssl.keystore.type", V_STR, F_LISTENER, "JKS", NOFIELD,
+	 "Format of the key store. cohort reads PEM only (set PEM)."},
+	{"ssl.keystore.location", V_STR, F_NULLABLE | F_LISTENER, NULL, NOFIELD,
+	 "PEM file with the private key and the certificate chain."},
+	{"ssl.keystore.password", V_STR, F_NULLABLE | F_LISTENER | F_SENSITIVE, NULL, NOFIELD,
+	 "Password of the key store (PEM: used for the key if ssl.key.password is not set)."},
+	{"ssl.key.password", V_STR, F_NULLABLE | F_LISTENER | F_SENSITIVE, NULL, NOFIELD,
+	 "Password of the private key."},
+	{"ssl.keystore.certificate.chain", V_STR, F_NULLABLE | F_LISTENER | F_SENSITIVE, NULL,
+	 NOFIELD, "Certificate chain in PEM, inline (instead of ssl.keystore.location)."},
+	{"ssl.keystore.key", V_STR, F_NULLABLE | F_LISTENER | F_SENSITIVE, NULL, NOFIELD,
+	 "Private key in PEM, inline (instead of ssl.keystore.location)."},
+	{"ssl.truststore.type", V_STR, F_LISTENER, "JKS", NOFIELD,
+	 "Format of the trust store. cohort reads PEM only (set PEM)."},
+	{"ssl.truststore.location", V_STR, F_NULLABLE | F_LISTENER, NULL, NOFIELD,
+	 "PEM file with the certificates that client certificates are checked against."},
+	{"ssl.truststore.password", V_STR, F_NULLABLE | F_LISTENER | F_SENSITIVE, NULL, NOFIELD,
+	 "Password of the trust store (not used by PEM)."},
+	{"ssl.truststore.certificates", V_STR, F_NULLABLE | F_LISTENER | F_SENSITIVE, NULL,
+	 NOFIELD, "Trusted certificates in PEM, inline (instead of ssl.truststore.location)."},
+	{"ssl.enabled.protocols",
+	 {T_BITS, 0, 0, tls_protocol_choices},
+	 F_LISTENER,
+	 "TLSv1.2,TLSv1.3",
+	 NOFIELD,
+	 "TLS versions accepted: TLSv1.2, TLSv1.3."},
+	{"ssl.cipher.suites", V_STR, F_NULLABLE | F_LISTENER, NULL, NOFIELD,
+	 "TLS 1.2 cipher suites (OpenSSL names); if not set, OpenSSL's defaults."},
+	{"ssl.client.auth", V_ENUM(client_auth_choices), F_LISTENER, "none", NOFIELD,
+	 "Client certificates: none, requested (checked if given) or required."},
+	{"ssl.principal.mapping.rules", V_STR, F_LISTENER, "DEFAULT", NOFIELD,
+	 "Rules mapping a client certificate's subject to a principal name: DEFAULT or "
+	 "RULE:pattern/replacement/[LU], comma-separated (POSIX extended regular expressions)."},
 
 	/* topics */
 	{"num.partitions", V_INT(1, INT32_MAX), 0, "1", OFF(num_partitions),
@@ -483,6 +558,11 @@ struct ch_config_state {
 	char *dyn[2][NDEFS]; /* dynamic layers (CH_CONFIG_LAYER_*); NULL = unset */
 	char *tval[NTDEFS];  /* topic defaults, formatted from broker fields */
 	int8_t tsrc[NTDEFS]; /* their source */
+	struct lkv {         /* listener.name.NAME.KEY, normalised; one per key */
+		char *key;
+		char *val;
+	} *lkv;
+	size_t nlkv;
 };
 
 /* Parsed value of any kind. */
@@ -946,8 +1026,8 @@ host_char(int c, bool v6)
 static int hostport_parse(const char *s, size_t n, const char *h, const char *scheme,
 			  ch_listener *out, char *err, size_t errlen);
 
-/* Parses [s, s+n) as one PLAINTEXT://host:port (empty host allowed, or [IPv6]) into *out, the
- * name upper-cased; CH_OK, or CH_ERR and why in err. */
+/* Parses [s, s+n) as one NAME://host:port (NAME letters, digits, '_' and '-'; empty host allowed,
+ * or [IPv6]) into *out, the name upper-cased; CH_OK, or CH_ERR and why in err. */
 static int
 listener_parse_n(const char *s, size_t n, ch_listener *out, char *err, size_t errlen)
 {
@@ -961,7 +1041,7 @@ listener_parse_n(const char *s, size_t n, ch_listener *out, char *err, size_t er
 		}
 	}
 	if (!sep) {
-		ch_errf(err, errlen, "'%.*s' is not of the form PLAINTEXT://host:port", (int)n, s);
+		ch_errf(err, errlen, "'%.*s' is not of the form NAME://host:port", (int)n, s);
 		return CH_ERR;
 	}
 	size_t nlen = (size_t)(sep - s);
@@ -969,23 +1049,16 @@ listener_parse_n(const char *s, size_t n, ch_listener *out, char *err, size_t er
 		ch_errf(err, errlen, "'%.*s' has no valid listener name", (int)n, s);
 		return CH_ERR;
 	}
-	for (size_t i = 0; i < nlen; i++)
-		out->name[i] = (char)(s[i] >= 'a' && s[i] <= 'z' ? s[i] - 32 : s[i]);
-	if (strcmp(out->name, "PLAINTEXT") != 0) {
-		if (strcmp(out->name, "SSL") == 0 || strcmp(out->name, "SASL_PLAINTEXT") == 0 ||
-		    strcmp(out->name, "SASL_SSL") == 0)
-			ch_errf(err, errlen,
-				"'%.*s': only PLAINTEXT listeners are supported, not %s", (int)n, s,
-				out->name);
-		else
-			ch_errf(err, errlen,
-				"'%.*s': only PLAINTEXT listeners are supported "
-				"(listener names other than security protocols need "
-				"listener.security.protocol.map, which cohort does not have)",
-				(int)n, s);
-		return CH_ERR;
+	for (size_t i = 0; i < nlen; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '-')) {
+			ch_errf(err, errlen, "'%.*s' has no valid listener name", (int)n, s);
+			return CH_ERR;
+		}
+		out->name[i] = (char)(c >= 'a' && c <= 'z' ? c - 32 : c);
 	}
-	return hostport_parse(s, n, sep + 3, "PLAINTEXT", out, err, errlen);
+	return hostport_parse(s, n, sep + 3, out->name, out, err, errlen);
 }
 
 /* Parses the host:port after "scheme://" in [s, s+n) (h points there; host empty, a name, IPv4
@@ -1093,14 +1166,14 @@ ch_admin_listener_parse(const char *s, ch_listener *out, bool *on, char *err, si
 }
 
 struct lsn_arg {
-	ch_listener first;
+	ch_listener *out; /* CH_LISTENERS_MAX of them */
 	size_t n;
 	char *err;
 	size_t errlen;
 };
 
-/* list_each callback for listeners: parses the item into a->first; -1, with err written, when it
- * is malformed or not the first one. */
+/* list_each callback for listeners: parses the item into a->out[a->n]; -1, with err written,
+ * when it is malformed, one too many, or its name is taken. */
 static int
 lsn_item(const char *item, size_t n, void *arg)
 {
@@ -1108,31 +1181,60 @@ lsn_item(const char *item, size_t n, void *arg)
 	ch_listener l;
 	if (listener_parse_n(item, n, &l, a->err, a->errlen) != CH_OK)
 		return -1;
-	if (a->n > 0) {
-		/* Kafka requires distinct names; only PLAINTEXT exists here. */
-		ch_errf(a->err, a->errlen,
-			"each listener must have a different name, "
-			"and cohort supports only one (PLAINTEXT)");
+	if (a->n == CH_LISTENERS_MAX) {
+		ch_errf(a->err, a->errlen, "cohort supports at most %d listeners", CH_LISTENERS_MAX);
 		return -1;
 	}
-	a->first = l;
-	a->n++;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->out[i].name, l.name) == 0) {
+			ch_errf(a->err, a->errlen, "Each listener must have a different name");
+			return -1;
+		}
+	a->out[a->n++] = l;
 	return 0;
 }
 
-/* Parses a listeners value (a comma list holding exactly one listener) into *out; CH_OK, or
- * CH_ERR and why in err. */
-static int
-listeners_parse(const char *s, ch_listener *out, char *err, size_t errlen)
+/* Whether host is an IPv4 (v6 false) or IPv6 (v6 true) literal. */
+static bool
+ip_literal(const char *host, bool v6)
 {
-	struct lsn_arg a = {.n = 0, .err = err, .errlen = errlen};
+	unsigned char buf[16];
+	return inet_pton(v6 ? AF_INET6 : AF_INET, host, buf) == 1;
+}
+
+/* Parses a listeners value (a comma list of 1..CH_LISTENERS_MAX listeners with distinct names and
+ * ports; port 0 may repeat, and two may share a port when one is an IPv4 and the other an IPv6
+ * literal, as Kafka allows) into out[0..*n); CH_OK, or CH_ERR and why in err. */
+static int
+listeners_parse(const char *s, ch_listener *out, size_t *n, char *err, size_t errlen)
+{
+	struct lsn_arg a = {.out = out, .n = 0, .err = err, .errlen = errlen};
 	if (list_each(s, lsn_item, &a) != 0)
 		return CH_ERR;
 	if (a.n == 0) {
 		ch_errf(err, errlen, "expected a listener such as PLAINTEXT://127.0.0.1:9092");
 		return CH_ERR;
 	}
-	*out = a.first;
+	for (size_t i = 0; i < a.n; i++) {
+		for (size_t j = i + 1; j < a.n; j++) {
+			if (out[i].port == 0 || out[i].port != out[j].port)
+				continue;
+			bool v4v6 = (ip_literal(out[i].host, false) && ip_literal(out[j].host, true)) ||
+				    (ip_literal(out[i].host, true) && ip_literal(out[j].host, false));
+			size_t same = 0;
+			for (size_t k = 0; k < a.n; k++)
+				same += out[k].port == out[i].port;
+			if (!v4v6 || same > 2) {
+				ch_errf(err, errlen,
+					"Each listener must have a different port unless exactly one "
+					"listener has an IPv4 address and the other IPv6 address, "
+					"port: %u",
+					out[i].port);
+				return CH_ERR;
+			}
+		}
+	}
+	*n = a.n;
 	return CH_OK;
 }
 
@@ -1154,6 +1256,76 @@ set_raw(struct ch_config_state *st, size_t i, char *val, bool expl)
 	st->expl[i] = expl;
 }
 
+/* The keys a listener.name.NAME. prefix may carry besides the F_LISTENER ones: each SASL
+ * mechanism's JAAS configuration (PLAIN's holds its users; SCRAM's are accepted so that Kafka
+ * files load, and not used: cohort has no inter-broker login). */
+static const char *const listener_jaas_keys[] = {
+	"plain.sasl.jaas.config",
+	"scram-sha-256.sasl.jaas.config",
+	"scram-sha-512.sasl.jaas.config",
+};
+
+/* ch_config_set for listener.name.NAME.KEY: checks NAME's form and KEY (an F_LISTENER key or a
+ * JAAS key), validates the value as KEY's, and stores it normalised (whether NAME is a listener
+ * is checked by finish, once listeners is known). */
+static int
+set_listener_key(struct ch_config *cfg, const char *key, const char *value, const char *where,
+		 char *err, size_t errlen)
+{
+	const char *name = key + strlen("listener.name.");
+	const char *dot = strchr(name, '.');
+	bool name_ok = dot && dot > name;
+	for (const char *p = name; name_ok && p < dot; p++)
+		name_ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+			  *p == '-';
+	if (!name_ok) {
+		ch_errf(err, errlen,
+			"unknown configuration key '%s'%s (expected listener.name.NAME.KEY, NAME "
+			"in lower case)",
+			key, where);
+		return CH_ERR;
+	}
+	const char *sub = dot + 1;
+	char *v = trim_dup(value, strlen(value));
+	bool jaas = false;
+	for (size_t j = 0; j < CH_ARRAY_LEN(listener_jaas_keys); j++)
+		jaas |= strcmp(sub, listener_jaas_keys[j]) == 0;
+	char *norm;
+	if (jaas) {
+		norm = v;
+	} else {
+		int i = def_index(sub);
+		if (i < 0 || !(cdefs[i].flags & F_LISTENER)) {
+			ch_errf(err, errlen,
+				"unknown configuration key '%s'%s ('%s' cannot be set per listener)",
+				key, where, sub);
+			free(v);
+			return CH_ERR;
+		}
+		pval pv;
+		char why[256] = "";
+		if (parse_value(&cdefs[i].v, v, &pv, why, sizeof(why)) != 0) {
+			ch_errf(err, errlen, "invalid value '%s' for %s: %s%s", v, key, why, where);
+			free(v);
+			return CH_ERR;
+		}
+		norm = normalise(&cdefs[i].v, v, &pv);
+		free(v);
+	}
+	struct ch_config_state *st = cfg->st_;
+	for (size_t j = 0; j < st->nlkv; j++)
+		if (strcmp(st->lkv[j].key, key) == 0) {
+			free(st->lkv[j].val);
+			st->lkv[j].val = norm;
+			return CH_OK;
+		}
+	st->lkv = ch_xrealloc(st->lkv, (st->nlkv + 1) * sizeof(*st->lkv));
+	st->lkv[st->nlkv].key = ch_xstrdup(key);
+	st->lkv[st->nlkv].val = norm;
+	st->nlkv++;
+	return CH_OK;
+}
+
 int
 ch_config_set(struct ch_config *cfg, const char *key, const char *value, const char *origin,
 	      char *err, size_t errlen)
@@ -1161,6 +1333,8 @@ ch_config_set(struct ch_config *cfg, const char *key, const char *value, const c
 	char where[300] = "";
 	if (origin)
 		snprintf(where, sizeof(where), " (%s)", origin);
+	if (strncmp(key, "listener.name.", strlen("listener.name.")) == 0)
+		return set_listener_key(cfg, key, value, where, err, errlen);
 	int i = def_index(key);
 	if (i < 0) {
 		int t = tdef_index(key);
@@ -1179,8 +1353,9 @@ ch_config_set(struct ch_config *cfg, const char *key, const char *value, const c
 	char why[256] = "";
 	int rc = parse_value(&d->v, v, &pv, why, sizeof(why));
 	if (rc == 0 && d->v.type == T_LISTENERS) {
-		ch_listener l;
-		rc = listeners_parse(v, &l, why, sizeof(why)) == CH_OK ? 0 : -1;
+		ch_listener l[CH_LISTENERS_MAX];
+		size_t nl;
+		rc = listeners_parse(v, l, &nl, why, sizeof(why)) == CH_OK ? 0 : -1;
 	}
 	if (rc == 0 && strcmp(d->name, "admin.listeners") == 0) {
 		ch_listener l;
@@ -1260,6 +1435,11 @@ ch_config_free(struct ch_config *cfg)
 		}
 		for (size_t i = 0; i < NTDEFS; i++)
 			free(cfg->st_->tval[i]);
+		for (size_t i = 0; i < cfg->st_->nlkv; i++) {
+			free(cfg->st_->lkv[i].key);
+			free(cfg->st_->lkv[i].val);
+		}
+		free(cfg->st_->lkv);
 		free(cfg->st_);
 	}
 	memset(cfg, 0, sizeof(*cfg));
@@ -1380,6 +1560,268 @@ check_cross_keys(const struct ch_config *cfg, char *err, size_t errlen)
 	return CH_OK;
 }
 
+static const char *const protocol_names[] = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"};
+
+const char *
+ch_security_protocol_name(ch_security_protocol p)
+{
+	return (unsigned)p < CH_ARRAY_LEN(protocol_names) ? protocol_names[p] : "?";
+}
+
+int
+ch_config_listener_index(const struct ch_config *cfg, const char *name)
+{
+	for (size_t i = 0; i < cfg->nlisteners; i++)
+		if (strcasecmp(cfg->listeners[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+struct pmap_arg {
+	char names[CH_LISTENERS_MAX * 2][64];
+	ch_security_protocol proto[CH_LISTENERS_MAX * 2];
+	size_t n;
+	char *err;
+	size_t errlen;
+};
+
+/* list_each callback for listener.security.protocol.map: one NAME:PROTOCOL into a; -1 with err
+ * written when malformed, repeated or an unknown protocol. */
+static int
+pmap_item(const char *item, size_t n, void *arg)
+{
+	struct pmap_arg *a = arg;
+	const char *colon = memchr(item, ':', n);
+	size_t nl = colon ? (size_t)(colon - item) : 0;
+	if (!colon || nl == 0 || nl >= sizeof(a->names[0]) || a->n == CH_ARRAY_LEN(a->names)) {
+		ch_errf(a->err, a->errlen, "'%.*s' is not of the form NAME:PROTOCOL", (int)n, item);
+		return -1;
+	}
+	char name[64];
+	for (size_t i = 0; i < nl; i++)
+		name[i] = (char)(item[i] >= 'a' && item[i] <= 'z' ? item[i] - 32 : item[i]);
+	name[nl] = '\0';
+	const char *p = colon + 1;
+	size_t pl = n - nl - 1;
+	int proto = -1;
+	for (size_t i = 0; i < CH_ARRAY_LEN(protocol_names); i++)
+		if (strlen(protocol_names[i]) == pl && strncasecmp(protocol_names[i], p, pl) == 0)
+			proto = (int)i;
+	if (proto < 0) {
+		ch_errf(a->err, a->errlen,
+			"'%.*s': unknown security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT or "
+			"SASL_SSL)",
+			(int)n, item);
+		return -1;
+	}
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->names[i], name) == 0) {
+			ch_errf(a->err, a->errlen, "listener %s is mapped twice", name);
+			return -1;
+		}
+	snprintf(a->names[a->n], sizeof(a->names[0]), "%s", name);
+	a->proto[a->n++] = (ch_security_protocol)proto;
+	return 0;
+}
+
+/* Listener lname's value of key: listener.name.<lname lower-cased>.key if set, else key's. */
+static const char *
+listener_val(const struct ch_config *cfg, const char *lname, const char *key)
+{
+	char full[256];
+	int k = snprintf(full, sizeof(full), "listener.name.");
+	for (const char *p = lname; *p && k < 200; p++)
+		full[k++] = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+	snprintf(full + k, sizeof(full) - (size_t)k, ".%s", key);
+	for (size_t i = 0; i < cfg->st_->nlkv; i++)
+		if (strcmp(cfg->st_->lkv[i].key, full) == 0)
+			return cfg->st_->lkv[i].val;
+	return val_of(cfg, key);
+}
+
+/* A listener's value of a typed F_LISTENER key (validated when set). */
+static pval
+listener_pval(const struct ch_config *cfg, const char *lname, const char *key)
+{
+	pval pv = {0};
+	char why[256];
+	const char *v = listener_val(cfg, lname, key);
+	if (v)
+		(void)parse_value(&cdefs[def_index(key)].v, v, &pv, why, sizeof(why));
+	return pv;
+}
+
+/* Resolves and checks listener i's security settings into cfg->listener_sec[i]: what its
+ * protocol needs must be there (a key store for TLS, mechanisms cohort has for SASL). CH_ERR
+ * names the key. */
+static int
+listener_sec_finish(struct ch_config *cfg, size_t i, char *err, size_t errlen)
+{
+	const char *ln = cfg->listeners[i].name;
+	ch_listener_sec *ls = &cfg->listener_sec[i];
+	ls->ssl_keystore_type = listener_val(cfg, ln, "ssl.keystore.type");
+	ls->ssl_keystore_location = listener_val(cfg, ln, "ssl.keystore.location");
+	ls->ssl_keystore_password = listener_val(cfg, ln, "ssl.keystore.password");
+	ls->ssl_key_password = listener_val(cfg, ln, "ssl.key.password");
+	ls->ssl_keystore_certificate_chain =
+		listener_val(cfg, ln, "ssl.keystore.certificate.chain");
+	ls->ssl_keystore_key = listener_val(cfg, ln, "ssl.keystore.key");
+	ls->ssl_truststore_type = listener_val(cfg, ln, "ssl.truststore.type");
+	ls->ssl_truststore_location = listener_val(cfg, ln, "ssl.truststore.location");
+	ls->ssl_truststore_certificates = listener_val(cfg, ln, "ssl.truststore.certificates");
+	ls->ssl_enabled_protocols = listener_pval(cfg, ln, "ssl.enabled.protocols").bits;
+	ls->ssl_cipher_suites = listener_val(cfg, ln, "ssl.cipher.suites");
+	ls->ssl_client_auth = (ch_ssl_client_auth)listener_pval(cfg, ln, "ssl.client.auth").e;
+	ls->ssl_principal_mapping_rules = listener_val(cfg, ln, "ssl.principal.mapping.rules");
+	ls->sasl_mechanisms = listener_pval(cfg, ln, "sasl.enabled.mechanisms").bits;
+	ls->plain_jaas = listener_val(cfg, ln, "plain.sasl.jaas.config");
+	ls->connections_max_reauth_ms = listener_pval(cfg, ln, "connections.max.reauth.ms").l;
+	ls->sasl_server_max_receive_size =
+		listener_pval(cfg, ln, "sasl.server.max.receive.size").i;
+	bool tls = ls->protocol == CH_SEC_SSL || ls->protocol == CH_SEC_SASL_SSL;
+	bool sasl = ls->protocol == CH_SEC_SASL_PLAINTEXT || ls->protocol == CH_SEC_SASL_SSL;
+	if (tls) {
+		if (strcmp(ls->ssl_keystore_type, "PEM") != 0) {
+			ch_errf(err, errlen,
+				"invalid value '%s' for ssl.keystore.type (listener %s): cohort "
+				"reads PEM key stores only (set ssl.keystore.type=PEM)",
+				ls->ssl_keystore_type, ln);
+			return CH_ERR;
+		}
+		bool inl = ls->ssl_keystore_certificate_chain || ls->ssl_keystore_key;
+		if (inl ? !(ls->ssl_keystore_certificate_chain && ls->ssl_keystore_key) ||
+				  ls->ssl_keystore_location
+			: !ls->ssl_keystore_location) {
+			ch_errf(err, errlen,
+				"listener %s (%s) needs ssl.keystore.location, or both "
+				"ssl.keystore.certificate.chain and ssl.keystore.key (not both forms)",
+				ln, ch_security_protocol_name(ls->protocol));
+			return CH_ERR;
+		}
+		bool trust = ls->ssl_truststore_location || ls->ssl_truststore_certificates;
+		if (trust && strcmp(ls->ssl_truststore_type, "PEM") != 0) {
+			ch_errf(err, errlen,
+				"invalid value '%s' for ssl.truststore.type (listener %s): cohort "
+				"reads PEM trust stores only (set ssl.truststore.type=PEM)",
+				ls->ssl_truststore_type, ln);
+			return CH_ERR;
+		}
+		if (ls->ssl_truststore_location && ls->ssl_truststore_certificates) {
+			ch_errf(err, errlen,
+				"listener %s: set ssl.truststore.location or "
+				"ssl.truststore.certificates, not both",
+				ln);
+			return CH_ERR;
+		}
+		if (ls->ssl_client_auth != CH_SSL_CLIENT_AUTH_NONE && !trust) {
+			ch_errf(err, errlen,
+				"listener %s: ssl.client.auth=%s needs ssl.truststore.location or "
+				"ssl.truststore.certificates",
+				ln, listener_val(cfg, ln, "ssl.client.auth"));
+			return CH_ERR;
+		}
+		if (ls->ssl_enabled_protocols == 0) {
+			ch_errf(err, errlen, "ssl.enabled.protocols is empty (listener %s)", ln);
+			return CH_ERR;
+		}
+	}
+	if (sasl) {
+		if (ls->sasl_mechanisms == 0 || (ls->sasl_mechanisms & CH_SASL_GSSAPI)) {
+			ch_errf(err, errlen,
+				"invalid value '%s' for sasl.enabled.mechanisms (listener %s): "
+				"cohort supports PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, not GSSAPI "
+				"(Kafka's default)",
+				listener_val(cfg, ln, "sasl.enabled.mechanisms"), ln);
+			return CH_ERR;
+		}
+	}
+	return CH_OK;
+}
+
+/* listeners, listener.security.protocol.map, advertised.listeners and the listener.name.*
+ * settings into cfg->listeners, advertised_of, listener_sec (see the header). CH_ERR names the
+ * key. */
+static int
+listeners_finish(struct ch_config *cfg, char *err, size_t errlen)
+{
+	char why[256];
+	struct pmap_arg pm = {.n = 0, .err = why, .errlen = sizeof(why)};
+	const char *map = val_of(cfg, "listener.security.protocol.map");
+	if (list_each(map, pmap_item, &pm) != 0) {
+		ch_errf(err, errlen, "invalid value '%s' for listener.security.protocol.map: %s",
+			map, why);
+		return CH_ERR;
+	}
+	const char *lv = val_of(cfg, "listeners");
+	if (listeners_parse(lv, cfg->listeners, &cfg->nlisteners, why, sizeof(why)) != CH_OK) {
+		ch_errf(err, errlen, "invalid value '%s' for listeners: %s", lv, why);
+		return CH_ERR;
+	}
+	for (size_t i = 0; i < cfg->nlisteners; i++) {
+		size_t k = 0;
+		while (k < pm.n && strcmp(pm.names[k], cfg->listeners[i].name) != 0)
+			k++;
+		if (k == pm.n) {
+			ch_errf(err, errlen,
+				"invalid value '%s' for listeners: No security protocol defined for "
+				"listener %s (listener.security.protocol.map)",
+				lv, cfg->listeners[i].name);
+			return CH_ERR;
+		}
+		memset(&cfg->listener_sec[i], 0, sizeof(cfg->listener_sec[i]));
+		cfg->listener_sec[i].protocol = pm.proto[k];
+		cfg->advertised_of[i] = cfg->listeners[i];
+	}
+	const char *adv = val_of(cfg, "advertised.listeners");
+	if (adv) {
+		ch_listener al[CH_LISTENERS_MAX];
+		size_t na;
+		if (listeners_parse(adv, al, &na, why, sizeof(why)) != CH_OK) {
+			ch_errf(err, errlen, "invalid value '%s' for advertised.listeners: %s", adv,
+				why);
+			return CH_ERR;
+		}
+		for (size_t j = 0; j < na; j++) {
+			int i = ch_config_listener_index(cfg, al[j].name);
+			if (i < 0) {
+				ch_errf(err, errlen,
+					"invalid value '%s' for advertised.listeners: listener names "
+					"must be equal to or a subset of the ones defined in listeners "
+					"(%s is not)",
+					adv, al[j].name);
+				return CH_ERR;
+			}
+			cfg->advertised_of[i] = al[j];
+		}
+	}
+	for (size_t i = 0; i < cfg->nlisteners; i++) {
+		if (nonroutable(&cfg->advertised_of[i])) {
+			ch_errf(err, errlen,
+				"advertised.listeners cannot use the nonroutable meta-address "
+				"%s%s; set advertised.listeners to a routable address",
+				cfg->advertised_of[i].host, adv ? "" : " (inherited from listeners)");
+			return CH_ERR;
+		}
+	}
+	for (size_t j = 0; j < cfg->st_->nlkv; j++) {
+		const char *name = cfg->st_->lkv[j].key + strlen("listener.name.");
+		char ln[64];
+		size_t n = (size_t)(strchr(name, '.') - name);
+		snprintf(ln, sizeof(ln), "%.*s", (int)CH_MIN(n, sizeof(ln) - 1), name);
+		if (ch_config_listener_index(cfg, ln) < 0) {
+			ch_errf(err, errlen, "%s: there is no listener %s in listeners ('%s')",
+				cfg->st_->lkv[j].key, ln, lv);
+			return CH_ERR;
+		}
+	}
+	for (size_t i = 0; i < cfg->nlisteners; i++)
+		if (listener_sec_finish(cfg, i, err, errlen) != CH_OK)
+			return CH_ERR;
+	cfg->listener = cfg->listeners[0];
+	cfg->advertised = cfg->advertised_of[0];
+	return CH_OK;
+}
+
 int
 ch_config_finish(struct ch_config *cfg, char *err, size_t errlen)
 {
@@ -1442,29 +1884,8 @@ ch_config_finish(struct ch_config *cfg, char *err, size_t errlen)
 	if (check_cross_keys(cfg, err, errlen) != CH_OK)
 		return CH_ERR;
 
-	/* listeners */
-	if (listeners_parse(val_of(cfg, "listeners"), &cfg->listener, why, sizeof(why)) != CH_OK) {
-		ch_errf(err, errlen, "invalid value '%s' for listeners: %s",
-			val_of(cfg, "listeners"), why);
+	if (listeners_finish(cfg, err, errlen) != CH_OK)
 		return CH_ERR;
-	}
-	const char *adv = val_of(cfg, "advertised.listeners");
-	if (adv) {
-		if (listeners_parse(adv, &cfg->advertised, why, sizeof(why)) != CH_OK) {
-			ch_errf(err, errlen, "invalid value '%s' for advertised.listeners: %s", adv,
-				why);
-			return CH_ERR;
-		}
-	} else {
-		cfg->advertised = cfg->listener;
-	}
-	if (nonroutable(&cfg->advertised)) {
-		ch_errf(err, errlen,
-			"advertised.listeners cannot use the nonroutable meta-address "
-			"%s%s; set advertised.listeners to a routable address",
-			cfg->advertised.host, adv ? "" : " (inherited from listeners)");
-		return CH_ERR;
-	}
 
 	const char *adm = val_of(cfg, "admin.listeners");
 	if (ch_admin_listener_parse(adm ? adm : "", &cfg->admin_listener, &cfg->admin_enabled, why,
@@ -1521,7 +1942,11 @@ broker_entry(const struct ch_config *cfg, size_t i, ch_config_entry *e)
 	e->type = kafka_type(d->v.type);
 	e->is_default = e->source == CH_CONFIG_SOURCE_DEFAULT_CONFIG;
 	e->read_only = !ch_config_is_dynamic(d->name);
-	e->sensitive = false;
+	e->sensitive = (d->flags & F_SENSITIVE) != 0;
+	if (e->sensitive) {
+		e->value = NULL; /* Kafka never shows a password, set or not */
+		e->type = CH_CONFIG_TYPE_PASSWORD;
+	}
 }
 
 bool
@@ -1966,6 +2391,12 @@ ch_config_check_dynamic(const struct ch_config *cfg, int layer, const ch_topic_k
 		for (int l = 0; l < 2; l++)
 			d->dyn[l][i] = s->dyn[l][i] ? ch_xstrdup(s->dyn[l][i]) : NULL;
 	}
+	d->lkv = ch_xcalloc(s->nlkv + 1, sizeof(*d->lkv));
+	for (size_t i = 0; i < s->nlkv; i++) {
+		d->lkv[i].key = ch_xstrdup(s->lkv[i].key);
+		d->lkv[i].val = ch_xstrdup(s->lkv[i].val);
+	}
+	d->nlkv = s->nlkv;
 	layer_replace(d, layer, kv, n);
 	int rc = ch_config_finish(&tmp, err, errlen);
 	ch_config_free(&tmp);

@@ -37,12 +37,22 @@
  *   log_flush_interval_ms  log.flush.interval.ms, unset = INT64_MAX
  *   advertised     advertised.listeners, else listeners
  *
- * Listeners: "PLAINTEXT://host:port". Only PLAINTEXT is supported (Kafka
- * requires distinct listener names, so there is exactly one). host may be
- * empty (all interfaces), a name, an IPv4 address or [IPv6]; port 0 asks for
- * an ephemeral port. An empty advertised host means "this machine's name" and
- * advertised port 0 means "the bound port": net/ fills those in. As in Kafka,
- * advertised listeners may not use 0.0.0.0 / [::].
+ * Listeners: "NAME://host:port,..." (up to CH_LISTENERS_MAX, distinct names
+ * and ports, as Kafka requires). NAME is a security protocol (PLAINTEXT, SSL,
+ * SASL_PLAINTEXT, SASL_SSL) or any name that listener.security.protocol.map
+ * maps to one. host may be empty (all interfaces), a name, an IPv4 address or
+ * [IPv6]; port 0 asks for an ephemeral port. advertised.listeners names a
+ * subset of them (a listener it leaves out advertises its own address, as
+ * Kafka does); an empty advertised host means "this machine's name" and
+ * advertised port 0 means "the bound port": the shell fills those in. As in
+ * Kafka, advertised listeners may not use 0.0.0.0 / [::].
+ *
+ * Per-listener settings: listener.name.NAME.KEY (NAME lower-case, as Kafka
+ * writes it) overrides KEY for that listener, for the ssl.* and sasl.* keys,
+ * connections.max.reauth.ms and sasl.server.max.receive.size; and
+ * listener.name.NAME.MECH.sasl.jaas.config (MECH lower-case: plain) holds the
+ * PLAIN users of that listener (see ch_listener_sec). The resolved values are
+ * in cfg.listener_sec[i], one per listener.
  *
  * Not thread-safe; after ch_config_finish the struct is read-only and may be
  * shared by readers.
@@ -93,11 +103,63 @@ typedef enum ch_timestamp_type {
 
 #define CH_LISTENER_HOST_MAX 255
 
+#define CH_LISTENERS_MAX 8
+
+/* Security protocols (Kafka's SecurityProtocol ids). */
+typedef enum ch_security_protocol {
+	CH_SEC_PLAINTEXT = 0,
+	CH_SEC_SSL = 1,
+	CH_SEC_SASL_PLAINTEXT = 2,
+	CH_SEC_SASL_SSL = 3,
+} ch_security_protocol;
+
 typedef struct ch_listener {
-	char name[16];                       /* "PLAINTEXT" */
+	char name[64];                       /* "PLAINTEXT", "INTERNAL", ... upper-case */
 	char host[CH_LISTENER_HOST_MAX + 1]; /* "" = any / this host; no brackets */
 	uint16_t port;                       /* 0 = ephemeral / the bound port */
 } ch_listener;
+
+/* sasl.enabled.mechanisms bits. */
+#define CH_SASL_GSSAPI 0x1
+#define CH_SASL_PLAIN 0x2
+#define CH_SASL_SCRAM_SHA_256 0x4
+#define CH_SASL_SCRAM_SHA_512 0x8
+
+/* ssl.client.auth */
+typedef enum ch_ssl_client_auth {
+	CH_SSL_CLIENT_AUTH_NONE = 0,
+	CH_SSL_CLIENT_AUTH_REQUESTED = 1,
+	CH_SSL_CLIENT_AUTH_REQUIRED = 2,
+} ch_ssl_client_auth;
+
+/* ssl.enabled.protocols bits. */
+#define CH_TLS_V1_2 0x1
+#define CH_TLS_V1_3 0x2
+
+/* One listener's security settings, resolved: listener.name.NAME.KEY, else
+ * KEY. Strings point into cfg's state (NULL: unset). */
+typedef struct ch_listener_sec {
+	ch_security_protocol protocol;
+	/* TLS (SSL, SASL_SSL) */
+	const char *ssl_keystore_type; /* "PEM" (the only one cohort reads) */
+	const char *ssl_keystore_location;
+	const char *ssl_keystore_password; /* PEM: the key's password if ssl.key.password unset */
+	const char *ssl_key_password;
+	const char *ssl_keystore_certificate_chain; /* inline PEM */
+	const char *ssl_keystore_key;               /* inline PEM */
+	const char *ssl_truststore_type;
+	const char *ssl_truststore_location;
+	const char *ssl_truststore_certificates; /* inline PEM */
+	unsigned ssl_enabled_protocols;          /* CH_TLS_* */
+	const char *ssl_cipher_suites;           /* NULL: OpenSSL's defaults */
+	ch_ssl_client_auth ssl_client_auth;
+	const char *ssl_principal_mapping_rules;
+	/* SASL (SASL_PLAINTEXT, SASL_SSL) */
+	unsigned sasl_mechanisms;            /* CH_SASL_* */
+	const char *plain_jaas;              /* listener.name.NAME.plain.sasl.jaas.config */
+	int64_t connections_max_reauth_ms;   /* 0: no re-authentication */
+	int32_t sasl_server_max_receive_size; /* frame limit before authentication */
+} ch_listener_sec;
 
 /* One explicit topic config (CreateTopics, the registry). Owned strings. */
 typedef struct ch_topic_kv {
@@ -112,8 +174,13 @@ struct ch_config {
 	/* broker */
 	int32_t node_id;            /* node.id / broker.id */
 	char *broker_rack;          /* broker.rack; NULL if unset */
-	ch_listener listener;       /* listeners */
-	ch_listener advertised;     /* advertised.listeners, else listeners */
+	ch_listener listener;       /* listeners: the first one */
+	ch_listener advertised;     /* its advertised address */
+	ch_listener listeners[CH_LISTENERS_MAX];      /* listeners, in order */
+	ch_listener advertised_of[CH_LISTENERS_MAX];  /* each one's advertised address */
+	ch_listener_sec listener_sec[CH_LISTENERS_MAX]; /* each one's security settings */
+	size_t nlisteners;
+	int64_t connection_failed_authentication_delay_ms;
 	char *log_dir;              /* log.dirs / log.dir: the data directory */
 	ch_log_level log_level;     /* log.level (cohort) */
 	ch_listener admin_listener; /* admin.listeners (cohort): HTTP, when admin_enabled */
@@ -224,7 +291,7 @@ typedef struct ch_config_entry {
 	int8_t type;     /* CH_CONFIG_TYPE_* */
 	bool is_default; /* source == DEFAULT_CONFIG (v0's IsDefault) */
 	bool read_only;  /* broker configs: not dynamic; topics: false */
-	bool sensitive;  /* always false: cohort has no secrets */
+	bool sensitive;  /* passwords and keys: value is NULL, as Kafka hides them */
 } ch_config_entry;
 
 /* Iterates all broker configs in table order. Start with *it = 0; returns
@@ -334,11 +401,16 @@ int ch_config_synonyms(const struct ch_config *cfg, const char *name, ch_config_
 int ch_topic_config_synonyms(const struct ch_config *cfg, const char *name, ch_config_entry *out,
 			     size_t cap);
 
-/* Parses one "NAME://host:port" listener; used by finish, exposed for the
- * CLI and tests. */
+/* Parses one "NAME://host:port" listener (the name is not checked against
+ * the protocol map: finish does that); used by finish, exposed for the CLI
+ * and tests. */
 int ch_listener_parse(const char *s, ch_listener *out, char *err, size_t errlen);
 /* Parses an admin.listeners value: "" (off: *on false) or one http://host:port (host as for
  * listeners, port 0 ephemeral). CH_OK, or CH_ERR and why in err. */
 int ch_admin_listener_parse(const char *s, ch_listener *out, bool *on, char *err, size_t errlen);
+/* "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL". */
+const char *ch_security_protocol_name(ch_security_protocol p);
+/* The index of the listener named name (case-insensitive) in cfg.listeners, or -1. */
+int ch_config_listener_index(const struct ch_config *cfg, const char *name);
 
 #endif

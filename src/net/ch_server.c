@@ -94,19 +94,32 @@ struct ch_conn {
 
 	ch_timer idle;
 	int64_t last_active;
+	ch_timer close_timer; /* ch_conn_close_later */
+	bool closing;         /* ch_conn_close_later: reads no more */
+
+	int tag;              /* the listener's */
+	char *principal;      /* NULL: User:ANONYMOUS */
 
 	ch_conn *prev; /* srv->conns */
 	ch_conn *next;
 	ch_conn *pnext; /* srv->pending */
 };
 
+/* One listening socket; its connections carry its tag (and its TLS context). */
+typedef struct ch_listen {
+	ch_server *srv;
+	int fd;
+	ch_io io;
+	int port; /* bound */
+	int tag;
+	ch_tls_ctx *tls; /* NULL: plaintext */
+} ch_listen;
+
 struct ch_server {
 	ch_loop *loop;
 	ch_server_opts opts;
-	char *host;
-	int lfd;
-	ch_io lio;
-	int port;
+	ch_listen ls[CH_SERVER_MAX_LISTENERS];
+	size_t nls;
 	bool stopped;
 	ch_timer accept_timer; /* resumes accepting after EMFILE */
 	ch_conn *conns;
@@ -136,6 +149,7 @@ conn_free(ch_conn *c)
 	free(c->ring);
 	ch_framer_free(&c->fr);
 	ch_buf_free(&c->stash);
+	free(c->principal);
 	free(c);
 }
 
@@ -192,7 +206,7 @@ ring_grow(ch_conn *c)
 static bool
 can_dispatch(const ch_conn *c)
 {
-	if (c->closed || c->doomed)
+	if (c->closed || c->doomed || c->closing)
 		return false;
 	const ch_server_opts *o = &c->srv->opts;
 	return c->next_seq - c->head_seq < (uint64_t)o->max_inflight &&
@@ -590,6 +604,7 @@ conn_teardown(ch_conn *c)
 	close(c->fd);
 	c->fd = -1;
 	ch_timer_cancel(c->loop, &c->idle);
+	ch_timer_cancel(c->loop, &c->close_timer);
 	send_queue_clear(c);
 	for (uint64_t seq = c->head_seq; seq < c->next_seq; seq++) {
 		ch_slot *sl = slot_of(c, seq);
@@ -636,8 +651,21 @@ format_peer(char *out, size_t n, const struct sockaddr_storage *ss)
 
 /* An accepted socket becomes a connection: TCP_NODELAY, read interest, idle
  * timer, on_open; on an epoll failure the socket is closed at once. */
+/* close_timer (ch_conn_close_later): the delay is over. */
 static void
-conn_new(ch_server *s, int fd, const struct sockaddr_storage *ss)
+conn_on_close_timer(ch_loop *loop, ch_timer *t, void *ud)
+{
+	CH_UNUSED(loop);
+	CH_UNUSED(t);
+	ch_conn *c = ud;
+	ch_conn_keep(c);
+	CH_LOGD("net", "closing connection from %s after the failed-authentication delay", c->peer);
+	conn_teardown(c);
+	ch_conn_release(c);
+}
+
+static void
+conn_new(ch_server *s, ch_listen *l, int fd, const struct sockaddr_storage *ss)
 {
 	int one = 1;
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -647,6 +675,7 @@ conn_new(ch_server *s, int fd, const struct sockaddr_storage *ss)
 	c->fd = fd;
 	c->id = atomic_fetch_add(&conn_ids, 1) + 1;
 	c->refs = 1; /* the socket's */
+	c->tag = l->tag;
 	format_peer(c->peer, sizeof(c->peer), ss);
 	ch_framer_init(&c->fr, s->opts.max_request_bytes);
 	ch_buf_init(&c->stash);
@@ -664,6 +693,7 @@ conn_new(ch_server *s, int fd, const struct sockaddr_storage *ss)
 	s->nconns++;
 	c->last_active = ch_loop_now(s->loop);
 	ch_timer_init(&c->idle, conn_on_idle, c);
+	ch_timer_init(&c->close_timer, conn_on_close_timer, c);
 	if (s->opts.idle_ms > 0)
 		ch_timer_arm(s->loop, &c->idle, c->last_active + s->opts.idle_ms);
 	CH_LOGD("net", "accepted connection %llu from %s", (unsigned long long)c->id, c->peer);
@@ -682,14 +712,15 @@ static void
 on_accept(ch_loop *loop, ch_io *io, unsigned revents)
 {
 	CH_UNUSED(revents);
-	ch_server *s = io->ud;
+	ch_listen *l = io->ud;
+	ch_server *s = l->srv;
 	for (int i = 0; i < CH_ACCEPT_BATCH && !s->stopped; i++) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
-		int fd = accept4(s->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd >= 0) {
 			s->stats.accepted++;
-			conn_new(s, fd, &ss);
+			conn_new(s, l, fd, &ss);
 			continue;
 		}
 		if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
@@ -701,7 +732,8 @@ on_accept(ch_loop *loop, ch_io *io, unsigned revents)
 			 * once: stop listening for a moment instead of spinning. */
 			CH_LOGW("net", "accept: %s; pausing new connections for %d ms",
 				strerror(errno), CH_ACCEPT_PAUSE_MS);
-			ch_io_remove(loop, &s->lio);
+			for (size_t k = 0; k < s->nls; k++)
+				ch_io_remove(loop, &s->ls[k].io);
 			ch_timer_arm(loop, &s->accept_timer,
 				     ch_loop_now(loop) + CH_ACCEPT_PAUSE_MS);
 			return;
@@ -718,8 +750,9 @@ on_accept_resume(ch_loop *loop, ch_timer *t, void *ud)
 {
 	CH_UNUSED(t);
 	ch_server *s = ud;
-	if (!s->stopped && ch_io_add(loop, &s->lio, CH_IO_READ) != CH_OK)
-		CH_LOGE("net", "epoll_ctl for listener: %s", strerror(errno));
+	for (size_t k = 0; k < s->nls && !s->stopped; k++)
+		if (ch_io_add(loop, &s->ls[k].io, CH_IO_READ) != CH_OK)
+			CH_LOGE("net", "epoll_ctl for listener: %s", strerror(errno));
 }
 
 /* ---- the before-sleep hook --------------------------------------------- */
@@ -760,7 +793,7 @@ before_sleep(ch_loop *loop, void *ud)
 /* A non-blocking listening socket bound to sa (v6 sockets dual-stack when
  * asked); records the bound port. -1 with errno on failure. */
 static int
-try_listen(ch_server *s, const struct sockaddr *sa, socklen_t salen, bool dual_stack)
+try_listen(ch_listen *l, const struct sockaddr *sa, socklen_t salen, bool dual_stack)
 {
 	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -778,16 +811,15 @@ try_listen(ch_server *s, const struct sockaddr *sa, socklen_t salen, bool dual_s
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
-		s->port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+		l->port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
 						   : ntohs(((struct sockaddr_in *)&ss)->sin_port);
 	return fd;
 }
 
-/* The listening socket, or -1 with the cause in why[0..whylen). */
+/* A listening socket on host:port for l, or -1 with the cause in why[0..whylen). */
 static int
-open_listener(ch_server *s, char *why, size_t whylen)
+open_listener(ch_listen *l, const char *host, int port_no, char *why, size_t whylen)
 {
-	const char *host = s->host;
 	char buf[256];
 	size_t hl = strlen(host);
 	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']' && hl - 2 < sizeof(buf)) {
@@ -795,22 +827,22 @@ open_listener(ch_server *s, char *why, size_t whylen)
 		buf[hl - 2] = '\0';
 		host = buf;
 	}
-	if (s->opts.port < 0 || s->opts.port > 65535) {
+	if (port_no < 0 || port_no > 65535) {
 		snprintf(why, whylen, "%s", strerror(EINVAL));
 		return -1;
 	}
 	if (host[0] == '\0') {
 		/* All interfaces: one dual-stack socket if IPv6 exists. */
 		struct sockaddr_in6 sin6 = {.sin6_family = AF_INET6,
-					    .sin6_port = htons((uint16_t)s->opts.port),
+					    .sin6_port = htons((uint16_t)port_no),
 					    .sin6_addr = IN6ADDR_ANY_INIT};
-		int fd = try_listen(s, (struct sockaddr *)&sin6, sizeof(sin6), true);
+		int fd = try_listen(l, (struct sockaddr *)&sin6, sizeof(sin6), true);
 		if (fd >= 0)
 			return fd;
 		host = "0.0.0.0";
 	}
 	char port[16];
-	snprintf(port, sizeof(port), "%d", s->opts.port);
+	snprintf(port, sizeof(port), "%d", port_no);
 	struct addrinfo hints = {.ai_family = AF_UNSPEC,
 				 .ai_socktype = SOCK_STREAM,
 				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
@@ -823,7 +855,7 @@ open_listener(ch_server *s, char *why, size_t whylen)
 	}
 	int fd = -1, err = EADDRNOTAVAIL;
 	for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
-		fd = try_listen(s, ai->ai_addr, ai->ai_addrlen, false);
+		fd = try_listen(l, ai->ai_addr, ai->ai_addrlen, false);
 		if (fd < 0)
 			err = errno;
 	}
@@ -847,6 +879,36 @@ ch_server_opts_init(ch_server_opts *o)
 	o->max_queued_bytes = CH_SERVER_DEFAULT_MAX_QUEUED_BYTES;
 }
 
+/* Binds l (the next free slot of s) to host:port and starts accepting on it; CH_ERR with the
+ * cause in why. */
+static int
+listen_add(ch_server *s, const char *host, int port, int tag, ch_tls_ctx *tls, char *why,
+	   size_t whylen)
+{
+	if (s->nls == CH_SERVER_MAX_LISTENERS) {
+		snprintf(why, whylen, "too many listeners");
+		return CH_ERR;
+	}
+	ch_listen *l = &s->ls[s->nls];
+	memset(l, 0, sizeof(*l));
+	l->srv = s;
+	l->tag = tag;
+	l->tls = tls;
+	l->fd = open_listener(l, host ? host : "", port, why, whylen);
+	if (l->fd < 0)
+		return CH_ERR;
+	ch_io_init(&l->io, l->fd, on_accept, NULL, l);
+	if (ch_io_add(s->loop, &l->io, CH_IO_READ) != CH_OK) {
+		snprintf(why, whylen, "epoll_ctl: %s", strerror(errno));
+		close(l->fd);
+		return CH_ERR;
+	}
+	s->nls++;
+	CH_LOGI("net", "listening on %s:%d%s", host && host[0] ? host : "*", l->port,
+		tls ? " (TLS)" : "");
+	return CH_OK;
+}
+
 ch_server *
 ch_server_new(ch_loop *loop, const ch_server_opts *opts)
 {
@@ -857,8 +919,7 @@ ch_server_new(ch_loop *loop, const ch_server_opts *opts)
 	ch_server *s = ch_xcalloc(1, sizeof(*s));
 	s->loop = loop;
 	s->opts = *opts;
-	s->host = ch_xstrdup(opts->host ? opts->host : "");
-	s->opts.host = s->host;
+	s->opts.host = NULL; /* the caller's string: not kept */
 	if (s->opts.max_request_bytes <= 0)
 		s->opts.max_request_bytes = CH_SERVER_DEFAULT_MAX_REQUEST_BYTES;
 	if (s->opts.idle_ms == 0)
@@ -870,36 +931,50 @@ ch_server_new(ch_loop *loop, const ch_server_opts *opts)
 	signal(SIGPIPE, SIG_IGN);
 
 	char why[256];
-	s->lfd = open_listener(s, why, sizeof(why));
-	if (s->lfd < 0) {
-		CH_LOGE("net", "cannot listen on %s:%d: %s", s->host, opts->port, why);
+	if (listen_add(s, opts->host, opts->port, opts->tag, opts->tls, why, sizeof(why)) !=
+	    CH_OK) {
+		CH_LOGE("net", "cannot listen on %s:%d: %s", opts->host ? opts->host : "",
+			opts->port, why);
 		if (opts->err && opts->errlen)
 			snprintf(opts->err, opts->errlen, "%s", why);
-		free(s->host);
-		free(s);
-		return NULL;
-	}
-	ch_io_init(&s->lio, s->lfd, on_accept, NULL, s);
-	if (ch_io_add(loop, &s->lio, CH_IO_READ) != CH_OK) {
-		CH_LOGE("net", "epoll_ctl for listener: %s", strerror(errno));
-		if (opts->err && opts->errlen)
-			snprintf(opts->err, opts->errlen, "epoll_ctl: %s", strerror(errno));
-		close(s->lfd);
-		free(s->host);
 		free(s);
 		return NULL;
 	}
 	ch_timer_init(&s->accept_timer, on_accept_resume, s);
 	s->rbuf = ch_xmalloc(CH_RBUF_SIZE);
 	s->hook = ch_loop_add_before_sleep(loop, before_sleep, s);
-	CH_LOGI("net", "listening on %s:%d", s->host[0] ? s->host : "*", s->port);
 	return s;
+}
+
+int
+ch_server_listen(ch_server *s, const char *host, int port, int tag, ch_tls_ctx *tls, char *err,
+		 size_t errlen)
+{
+	char why[256];
+	if (s->stopped) {
+		snprintf(why, sizeof(why), "server stopped");
+	} else if (listen_add(s, host, port, tag, tls, why, sizeof(why)) == CH_OK) {
+		return CH_OK;
+	}
+	CH_LOGE("net", "cannot listen on %s:%d: %s", host ? host : "", port, why);
+	if (err && errlen)
+		snprintf(err, errlen, "%s", why);
+	return CH_ERR;
 }
 
 int
 ch_server_port(const ch_server *s)
 {
-	return s->port;
+	return s->ls[0].port;
+}
+
+int
+ch_server_listener_port(const ch_server *s, int tag)
+{
+	for (size_t i = 0; i < s->nls; i++)
+		if (s->ls[i].tag == tag)
+			return s->ls[i].port;
+	return -1;
 }
 
 const ch_server_stats *
@@ -920,10 +995,12 @@ ch_server_stop(ch_server *s)
 	if (s->stopped)
 		return;
 	s->stopped = true;
-	ch_io_remove(s->loop, &s->lio);
+	for (size_t i = 0; i < s->nls; i++) {
+		ch_io_remove(s->loop, &s->ls[i].io);
+		close(s->ls[i].fd);
+		s->ls[i].fd = -1;
+	}
 	ch_timer_cancel(s->loop, &s->accept_timer);
-	close(s->lfd);
-	s->lfd = -1;
 }
 
 void
@@ -943,7 +1020,6 @@ ch_server_free(ch_server *s)
 	}
 	ch_loop_remove_before_sleep(s->loop, s->hook);
 	free(s->rbuf);
-	free(s->host);
 	free(s);
 }
 
@@ -1023,6 +1099,43 @@ void *
 ch_conn_get_ud(const ch_conn *c)
 {
 	return c->ud;
+}
+
+int
+ch_conn_listener(const ch_conn *c)
+{
+	return c->tag;
+}
+
+const char *
+ch_conn_principal(const ch_conn *c)
+{
+	return c->principal ? c->principal : "User:ANONYMOUS";
+}
+
+void
+ch_conn_set_principal(ch_conn *c, const char *principal)
+{
+	free(c->principal);
+	c->principal = principal ? ch_xstrdup(principal) : NULL;
+}
+
+void
+ch_conn_set_max_request(ch_conn *c, int32_t max_bytes)
+{
+	if (c->closed)
+		return;
+	c->fr.max = max_bytes > 0 ? max_bytes : c->srv->opts.max_request_bytes;
+}
+
+void
+ch_conn_close_later(ch_conn *c, int64_t delay_ms)
+{
+	if (c->closed || c->closing)
+		return;
+	c->closing = true;
+	ch_timer_arm(c->loop, &c->close_timer, ch_loop_now(c->loop) + CH_MAX(delay_ms, 0));
+	queue_pending(c); /* flush, and drop read interest */
 }
 
 size_t

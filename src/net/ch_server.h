@@ -60,6 +60,9 @@
 
 typedef struct ch_server ch_server;
 typedef struct ch_conn ch_conn;
+typedef struct ch_tls_ctx ch_tls_ctx; /* net/ch_tls.h */
+
+#define CH_SERVER_MAX_LISTENERS 8
 
 #define CH_SERVER_DEFAULT_MAX_REQUEST_BYTES 104857600 /* socket.request.max.bytes */
 #define CH_SERVER_DEFAULT_IDLE_MS 600000              /* connections.max.idle.ms */
@@ -72,6 +75,8 @@ typedef struct ch_server_opts {
 	 * or a host name (the first address that binds). */
 	const char *host;
 	int port;                  /* 0: ephemeral, see ch_server_port() */
+	int tag;                   /* this listener's tag (ch_conn_listener); more: ch_server_listen */
+	ch_tls_ctx *tls;           /* NULL: plaintext; else TLS with it (not owned) */
 	int32_t max_request_bytes; /* 0: default; a larger frame closes the conn */
 	int64_t idle_ms;           /* 0: default; < 0: never reap */
 	int max_inflight;          /* 0: default; pending requests per conn */
@@ -98,8 +103,15 @@ void ch_server_opts_init(ch_server_opts *o);
  * address cannot be used. Ignores SIGPIPE process-wide: sendfile() has no
  * MSG_NOSIGNAL, and a vanished peer must not kill the broker. */
 ch_server *ch_server_new(ch_loop *loop, const ch_server_opts *opts);
-/* The bound port (the ephemeral one when opts.port was 0). */
+/* Another listening socket (up to CH_SERVER_MAX_LISTENERS in all), host as in
+ * ch_server_opts; its connections carry tag and use tls (NULL: plaintext; not
+ * owned, must outlive the server). CH_ERR with the cause in err. */
+int ch_server_listen(ch_server *s, const char *host, int port, int tag, ch_tls_ctx *tls, char *err,
+		     size_t errlen);
+/* The bound port of the first listener (the ephemeral one when opts.port was 0). */
 int ch_server_port(const ch_server *s);
+/* The bound port of the listener with this tag, or -1. */
+int ch_server_listener_port(const ch_server *s, int tag);
 /* Stop accepting; existing connections carry on. Idempotent. */
 void ch_server_stop(ch_server *s);
 /* Stop, close every connection (on_close for each) and free the server.
@@ -127,6 +139,19 @@ uint64_t ch_conn_id(const ch_conn *c);
 /* Per-connection state of the API layer (not freed by the server). */
 void ch_conn_set_ud(ch_conn *c, void *ud);
 void *ch_conn_get_ud(const ch_conn *c);
+/* The tag of the listener that accepted c. */
+int ch_conn_listener(const ch_conn *c);
+/* The principal an authorizer checks ("User:ANONYMOUS" until someone sets it:
+ * the TLS handshake with a client certificate, or SASL). Valid while c is. */
+const char *ch_conn_principal(const ch_conn *c);
+void ch_conn_set_principal(ch_conn *c, const char *principal);
+/* Largest request frame from now on (0: the server's max_request_bytes):
+ * sasl.server.max.receive.size until a connection has authenticated. */
+void ch_conn_set_max_request(ch_conn *c, int32_t max_bytes);
+/* Stop reading, send what is queued, close after delay_ms (a failed
+ * authentication: connection.failed.authentication.delay.ms). Pending
+ * requests must still be answered. */
+void ch_conn_close_later(ch_conn *c, int64_t delay_ms);
 /* Requests received and not yet answered. */
 size_t ch_conn_pending(const ch_conn *c);
 /* Extra references, for holding on to a connection across callbacks. */

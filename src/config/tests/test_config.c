@@ -398,9 +398,10 @@ t_listeners(void)
 	CH_CHECK(ch_listener_parse("PLAINTEXT://my-host.example.com:19092", &l, err, sizeof(err)) ==
 		 CH_OK);
 	CH_CHECK_EQ_STR(l.host, "my-host.example.com");
-	CH_CHECK(ch_listener_parse("SSL://:9093", &l, err, sizeof(err)) == CH_ERR);
-	CH_CHECK(strstr(err, "only PLAINTEXT listeners are supported") != NULL);
-	CH_CHECK(ch_listener_parse("CLIENT://:9093", &l, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(ch_listener_parse("SSL://:9093", &l, err, sizeof(err)) == CH_OK);
+	CH_CHECK(ch_listener_parse("client://:9093", &l, err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_STR(l.name, "CLIENT");
+	CH_CHECK(ch_listener_parse("CLI.ENT://:9093", &l, err, sizeof(err)) == CH_ERR);
 	CH_CHECK(ch_listener_parse("PLAINTEXT://host", &l, err, sizeof(err)) == CH_ERR);
 	CH_CHECK(ch_listener_parse("PLAINTEXT://host:65536", &l, err, sizeof(err)) == CH_ERR);
 	CH_CHECK(ch_listener_parse("PLAINTEXT://host:-1", &l, err, sizeof(err)) == CH_ERR);
@@ -424,10 +425,12 @@ t_listeners(void)
 	const char *s3[] = {"listeners=PLAINTEXT://:1,PLAINTEXT://:2"};
 	CH_CHECK(ch_config_load(&c, NULL, s3, 1, err, sizeof(err)) == CH_ERR);
 	CH_CHECK(strstr(err, "invalid value 'PLAINTEXT://:1,PLAINTEXT://:2' for listeners") == err);
+	CH_CHECK(strstr(err, "Each listener must have a different name") != NULL);
 	ch_config_free(&c);
-	const char *s4[] = {"listeners=SSL://:9093"};
+	const char *s4[] = {"listeners=CLIENT://:9093"};
 	CH_CHECK(ch_config_load(&c, NULL, s4, 1, err, sizeof(err)) == CH_ERR);
-	CH_CHECK(strstr(err, "for listeners") && strstr(err, "only PLAINTEXT"));
+	CH_CHECK(strstr(err, "for listeners") &&
+		 strstr(err, "No security protocol defined for listener CLIENT"));
 	ch_config_free(&c);
 	const char *s5[] = {"listeners="};
 	CH_CHECK(ch_config_load(&c, NULL, s5, 1, err, sizeof(err)) == CH_ERR);
@@ -439,6 +442,105 @@ t_listeners(void)
 	ch_config_entry e;
 	CH_CHECK_EQ_STR(desc(&c, "listeners", &e), "PLAINTEXT://[::]:9092");
 	ch_config_free(&c);
+}
+
+/* Several listeners, the protocol map, advertised.listeners per listener and
+ * listener.name.NAME.KEY settings. */
+static void
+t_listeners_many(void)
+{
+	struct ch_config c;
+	char err[512];
+	const char *ok[] = {
+		"listeners=PLAINTEXT://127.0.0.1:0,INTERNAL://:9094,SASL_PLAINTEXT://[::1]:9095",
+		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,INTERNAL:SSL,"
+		"SASL_PLAINTEXT:SASL_PLAINTEXT",
+		"advertised.listeners=INTERNAL://broker.internal:19094",
+		"ssl.keystore.type=PEM",
+		"listener.name.internal.ssl.keystore.location=/k.pem",
+		"listener.name.internal.ssl.client.auth=required",
+		"ssl.truststore.type=PEM",
+		"ssl.truststore.location=/t.pem",
+		"ssl.keystore.password=secret",
+		"sasl.enabled.mechanisms=PLAIN",
+		"listener.name.sasl_plaintext.sasl.enabled.mechanisms=SCRAM-SHA-512,PLAIN",
+		"listener.name.sasl_plaintext.plain.sasl.jaas.config="
+		"org.apache.kafka.common.security.plain.PlainLoginModule required user_a=\"b\";",
+	};
+	CH_CHECK(ch_config_load(&c, NULL, ok, CH_ARRAY_LEN(ok), err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_INT(c.nlisteners, 3);
+	CH_CHECK_EQ_STR(c.listeners[1].name, "INTERNAL");
+	CH_CHECK_EQ_INT(c.listener_sec[0].protocol, CH_SEC_PLAINTEXT);
+	CH_CHECK_EQ_INT(c.listener_sec[1].protocol, CH_SEC_SSL);
+	CH_CHECK_EQ_INT(c.listener_sec[2].protocol, CH_SEC_SASL_PLAINTEXT);
+	/* advertised: INTERNAL's own, the others their listener's address */
+	CH_CHECK_EQ_STR(c.advertised_of[1].host, "broker.internal");
+	CH_CHECK_EQ_INT(c.advertised_of[1].port, 19094);
+	CH_CHECK_EQ_STR(c.advertised_of[2].host, "::1");
+	CH_CHECK_EQ_STR(c.advertised.host, "127.0.0.1");
+	/* per-listener values win; the others inherit the plain key */
+	CH_CHECK_EQ_STR(c.listener_sec[1].ssl_keystore_location, "/k.pem");
+	CH_CHECK_EQ_INT(c.listener_sec[1].ssl_client_auth, CH_SSL_CLIENT_AUTH_REQUIRED);
+	CH_CHECK(c.listener_sec[0].ssl_keystore_location == NULL);
+	CH_CHECK_EQ_INT(c.listener_sec[0].ssl_client_auth, CH_SSL_CLIENT_AUTH_NONE);
+	CH_CHECK_EQ_INT(c.listener_sec[1].ssl_enabled_protocols, CH_TLS_V1_2 | CH_TLS_V1_3);
+	CH_CHECK_EQ_INT(c.listener_sec[2].sasl_mechanisms,
+			CH_SASL_SCRAM_SHA_512 | CH_SASL_PLAIN);
+	CH_CHECK_EQ_INT(c.listener_sec[0].sasl_mechanisms, CH_SASL_PLAIN);
+	CH_CHECK(strstr(c.listener_sec[2].plain_jaas, "user_a=\"b\"") != NULL);
+	CH_CHECK_EQ_INT(c.listener_sec[2].sasl_server_max_receive_size, 524288);
+	CH_CHECK_EQ_INT(c.connection_failed_authentication_delay_ms, 100);
+	CH_CHECK_EQ_INT(ch_config_listener_index(&c, "internal"), 1);
+	/* passwords are never described */
+	ch_config_entry e;
+	CH_CHECK(ch_config_describe(&c, "ssl.keystore.password", &e) == CH_OK);
+	CH_CHECK(e.value == NULL && e.sensitive && e.type == CH_CONFIG_TYPE_PASSWORD);
+	CH_CHECK(ch_config_describe(&c, "ssl.keystore.location", &e) == CH_OK);
+	CH_CHECK(!e.sensitive);
+	ch_config_free(&c);
+
+	struct {
+		const char *set[3];
+		const char *msg;
+	} bad[] = {
+		{{"listeners=PLAINTEXT://:9092,SSL://:9092"}, "must have a different port"},
+		{{"listeners=PLAINTEXT://127.0.0.1:9092,SSL://[::1]:9092", "ssl.keystore.type=PEM",
+		  "ssl.keystore.location=/k"},
+		 NULL},
+		{{"advertised.listeners=SSL://h:1"}, "subset of the ones defined in listeners"},
+		{{"listener.security.protocol.map=PLAINTEXT:TLS"}, "unknown security protocol"},
+		{{"listener.security.protocol.map=A:SSL,a:SSL"}, "mapped twice"},
+		{{"listener.name.ssl.ssl.keystore.location=/k"}, "there is no listener ssl"},
+		{{"listener.name.plaintext.num.partitions=3"}, "cannot be set per listener"},
+		{{"listener.name.PLAINTEXT.ssl.client.auth=none"}, "NAME in lower case"},
+		{{"listener.name.plaintext.ssl.client.auth=always"}, "expected one of"},
+		{{"listeners=SSL://:1", "ssl.keystore.type=PEM"}, "needs ssl.keystore.location"},
+		{{"listeners=SSL://:1", "ssl.keystore.location=/k"}, "reads PEM key stores only"},
+		{{"listeners=SSL://:1", "ssl.keystore.type=PEM", "ssl.keystore.location=/k"}, NULL},
+		{{"listeners=SSL://:1", "ssl.keystore.type=PEM", "ssl.keystore.key=x"},
+		 "needs ssl.keystore.location"},
+		{{"listeners=SASL_PLAINTEXT://:1"}, "not GSSAPI"},
+		{{"listeners=SASL_PLAINTEXT://:1", "sasl.enabled.mechanisms="}, "not GSSAPI"},
+		{{"sasl.enabled.mechanisms=OAUTHBEARER"}, "is not one of"},
+		{{"listeners=SASL_PLAINTEXT://:1", "sasl.enabled.mechanisms=SCRAM-SHA-256"}, NULL},
+	};
+	for (size_t i = 0; i < CH_ARRAY_LEN(bad); i++) {
+		size_t n = 0;
+		while (n < 3 && bad[i].set[n])
+			n++;
+		int rc = ch_config_load(&c, NULL, bad[i].set, n, err, sizeof(err));
+		if (bad[i].msg) {
+			CH_CHECK(rc == CH_ERR);
+			if (!strstr(err, bad[i].msg))
+				fprintf(stderr, "case %zu: '%s' lacks '%s'\n", i, err, bad[i].msg);
+			CH_CHECK(strstr(err, bad[i].msg) != NULL);
+		} else {
+			if (rc != CH_OK)
+				fprintf(stderr, "case %zu: %s\n", i, err);
+			CH_CHECK(rc == CH_OK);
+		}
+		ch_config_free(&c);
+	}
 }
 
 static void
@@ -455,8 +557,10 @@ t_describe(void)
 		n++;
 		CH_CHECK(e.name && e.doc && e.doc[0]);
 		CH_CHECK(e.read_only == !ch_config_is_dynamic(e.name)); /* no dynamic layer yet */
-		CH_CHECK(!e.sensitive);
-		CH_CHECK(e.type >= CH_CONFIG_TYPE_BOOLEAN && e.type <= CH_CONFIG_TYPE_LIST);
+		/* passwords and keys: hidden, of type PASSWORD; the rest shown */
+		CH_CHECK(e.sensitive == (e.type == CH_CONFIG_TYPE_PASSWORD));
+		CH_CHECK(!e.sensitive || e.value == NULL);
+		CH_CHECK(e.type >= CH_CONFIG_TYPE_BOOLEAN && e.type <= CH_CONFIG_TYPE_PASSWORD);
 		CH_CHECK(e.is_default == (e.source == CH_CONFIG_SOURCE_DEFAULT_CONFIG));
 		if (strcmp(e.name, "node.id") == 0) {
 			seen_node = true;
@@ -680,5 +784,6 @@ t_dynamic_layers(void)
 
 CH_TEST_MAIN(CH_TEST(t_defaults), CH_TEST(t_dynamic_layers), CH_TEST(t_file_syntax),
 	     CH_TEST(t_file_unicode), CH_TEST(t_errors), CH_TEST(t_set_overrides_file),
-	     CH_TEST(t_synonyms), CH_TEST(t_cross_keys), CH_TEST(t_listeners), CH_TEST(t_describe),
+	     CH_TEST(t_synonyms), CH_TEST(t_cross_keys), CH_TEST(t_listeners), CH_TEST(t_listeners_many),
+	     CH_TEST(t_describe),
 	     CH_TEST(t_topic_validate), CH_TEST(t_topic_defaults))
