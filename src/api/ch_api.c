@@ -39,6 +39,7 @@ static const ch_api_handler handlers[] = {
 	{CH_APIKEY_SYNC_GROUP, 0, 5, ch_api_group},
 	{CH_APIKEY_DESCRIBE_GROUPS, 0, 5, ch_api_group},
 	{CH_APIKEY_LIST_GROUPS, 0, 5, ch_api_group},
+	{CH_APIKEY_SASL_HANDSHAKE, 0, 1, ch_api_SaslHandshake},
 	{CH_APIKEY_API_VERSIONS, 0, 4, ch_api_ApiVersions},
 	{CH_APIKEY_CREATE_TOPICS, 0, 7, ch_api_CreateTopics},
 	{CH_APIKEY_DELETE_TOPICS, 0, 6, ch_api_DeleteTopics},
@@ -46,6 +47,7 @@ static const ch_api_handler handlers[] = {
 	{CH_APIKEY_INIT_PRODUCER_ID, 0, 5, ch_api_InitProducerId},
 	{CH_APIKEY_DESCRIBE_CONFIGS, 0, 4, ch_api_DescribeConfigs},
 	{CH_APIKEY_ALTER_CONFIGS, 0, 2, ch_api_AlterConfigs},
+	{CH_APIKEY_SASL_AUTHENTICATE, 0, 2, ch_api_SaslAuthenticate},
 	{CH_APIKEY_CREATE_PARTITIONS, 0, 3, ch_api_CreatePartitions},
 	{CH_APIKEY_DELETE_GROUPS, 0, 2, ch_api_group},
 	{CH_APIKEY_INCREMENTAL_ALTER_CONFIGS, 0, 1, ch_api_IncrementalAlterConfigs},
@@ -209,6 +211,10 @@ ch_api_on_frame(ch_broker *bk, void *conn, uint64_t seq, const char *peer, const
 {
 	bk->n_requests++;
 	ch_api_session *sess = bk->session ? bk->session(bk->shell, conn) : NULL;
+	/* Before authentication only ApiVersions and the SASL requests (or raw tokens). */
+	if (sess && !ch_api_session_authenticated(sess) &&
+	    ch_api_sasl_gate(bk, sess, conn, seq, peer, frame, len))
+		return;
 	ch_rd r;
 	ch_rd_init(&r, frame, len);
 	int16_t key = ch_rd_i16(&r);

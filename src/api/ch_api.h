@@ -151,6 +151,9 @@ void ch_api_Fetch(ch_req *req);
 void ch_api_ListOffsets(ch_req *req);
 void ch_api_InitProducerId(ch_req *req);
 void ch_api_FindCoordinator(ch_req *req);
+/* SASL (ch_api_sasl.c). */
+void ch_api_SaslHandshake(ch_req *req);
+void ch_api_SaslAuthenticate(ch_req *req);
 /* Every API of the group coordinator (JoinGroup, SyncGroup, Heartbeat,
  * LeaveGroup, OffsetCommit, OffsetFetch, ListGroups, DescribeGroups,
  * DeleteGroups, OffsetDelete): one table in ch_api_group.c. */

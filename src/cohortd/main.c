@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "api/ch_api.h"
+#include "auth/ch_plain.h"
+#include "auth/ch_scram_store.h"
 #include "broker/ch_broker.h"
 #include "cohortd/admin.h"
 #include "cohortd/coord_shell.h"
@@ -37,6 +39,9 @@ usage(FILE *f)
 	fprintf(f, "usage: cohortd [-c FILE] [--set key=value ...]\n"
 		   "  -c, --config FILE     read a server.properties-style file\n"
 		   "  --set key=value       override one setting (after the file)\n"
+		   "  --add-scram SPEC      add or replace a SCRAM user before serving, as\n"
+		   "                        kafka-storage format does it:\n"
+		   "                        'SCRAM-SHA-512=[name=alice,password=alice-secret]'\n"
 		   "  --version             print the version\n"
 		   "  -h, --help            this text\n"
 		   "Settings use Apache Kafka's names (listeners, log.dirs, num.partitions, ...);\n"
@@ -146,6 +151,60 @@ shell_close_later(void *shell, void *conn, int64_t delay_ms)
 	ch_conn_close_later(conn, delay_ms);
 }
 
+/* Each SASL listener's PLAIN users from its plain.sasl.jaas.config (a SASL
+ * listener with PLAIN enabled must have one, as Kafka's broker must). CH_ERR:
+ * a message on stderr naming the key. */
+static int
+plain_users_load(const struct ch_config *cfg, ch_plain_users *out)
+{
+	for (size_t i = 0; i < cfg->nlisteners; i++) {
+		const ch_listener_sec *ls = &cfg->listener_sec[i];
+		bool sasl = ls->protocol == CH_SEC_SASL_PLAINTEXT || ls->protocol == CH_SEC_SASL_SSL;
+		if (!sasl || !(ls->sasl_mechanisms & CH_SASL_PLAIN))
+			continue;
+		char key[128], why[256];
+		snprintf(key, sizeof(key), "listener.name.%s.plain.sasl.jaas.config",
+			 cfg->listeners[i].name);
+		for (char *p = key; *p; p++)
+			*p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+		if (!ls->plain_jaas) {
+			fprintf(stderr,
+				"cohortd: configuration error: listener %s enables PLAIN but %s is "
+				"not set\n",
+				cfg->listeners[i].name, key);
+			return CH_ERR;
+		}
+		if (ch_plain_users_parse(ls->plain_jaas, &out[i], why, sizeof(why)) != 0) {
+			fprintf(stderr, "cohortd: configuration error: invalid value for %s: %s\n",
+				key, why);
+			return CH_ERR;
+		}
+	}
+	return CH_OK;
+}
+
+/* --add-scram: each SPEC parsed and stored (durably) before serving. CH_ERR:
+ * a message on stderr. */
+static int
+add_scram_users(ch_scram_store *st, const char **specs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char user[CH_SCRAM_NAME_MAX], why[256];
+		ch_scram_cred cred;
+		if (ch_scram_parse_add(specs[i], user, sizeof(user), &cred, why, sizeof(why)) != 0) {
+			fprintf(stderr, "cohortd: --add-scram: %s\n", why);
+			return CH_ERR;
+		}
+		if (ch_scram_store_set(st, user, &cred, why, sizeof(why)) != 0) {
+			fprintf(stderr, "cohortd: --add-scram: %s\n", why);
+			return CH_ERR;
+		}
+		CH_LOGI("cohortd", "SCRAM credential for %s (%s, %d iterations) stored", user,
+			ch_scram_mech_name(cred.mech), (int)cred.iterations);
+	}
+	return CH_OK;
+}
+
 /* Binds every listener after the first (the server's own), tag = index in
  * cfg->listeners. CH_ERR: a message on stderr. */
 static int
@@ -180,8 +239,9 @@ main(int argc, char **argv)
 {
 	const char *config_path = NULL;
 	const char **sets = calloc((size_t)argc, sizeof(*sets));
-	size_t nsets = 0;
-	if (!sets)
+	const char **scrams = calloc((size_t)argc, sizeof(*scrams));
+	size_t nsets = 0, nscrams = 0;
+	if (!sets || !scrams)
 		return 1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -201,6 +261,12 @@ main(int argc, char **argv)
 			sets[nsets++] = argv[i];
 		} else if (!strncmp(a, "--set=", 6)) {
 			sets[nsets++] = a + 6;
+		} else if (!strcmp(a, "--add-scram") || !strcmp(a, "-S")) {
+			if (++i >= argc) {
+				fprintf(stderr, "cohortd: %s needs a SCRAM specification\n", a);
+				return 2;
+			}
+			scrams[nscrams++] = argv[i];
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
 			return 0;
@@ -223,8 +289,14 @@ main(int argc, char **argv)
 		return 2;
 	}
 	free(sets);
+	static ch_plain_users plain[CH_LISTENERS_MAX];
+	if (plain_users_load(&cfg, plain) != CH_OK) {
+		ch_config_free(&cfg);
+		return 2;
+	}
 	for (size_t i = 0; i < cfg.nlisteners; i++) {
-		if (cfg.listener_sec[i].protocol != CH_SEC_PLAINTEXT) {
+		if (cfg.listener_sec[i].protocol == CH_SEC_SSL ||
+		    cfg.listener_sec[i].protocol == CH_SEC_SASL_SSL) {
 			fprintf(stderr,
 				"cohortd: configuration error: listener %s: security protocol %s "
 				"is not served yet\n",
@@ -304,6 +376,22 @@ main(int argc, char **argv)
 		ch_config_free(&cfg);
 		return 1;
 	}
+	/* SCRAM credentials (the data directory is there now), and the users of
+	 * --add-scram, before anyone can connect. */
+	d.bk.scram = ch_scram_store_open(cfg.log_dir, err, sizeof(err));
+	if (!d.bk.scram || add_scram_users(d.bk.scram, scrams, nscrams) != CH_OK) {
+		if (!d.bk.scram)
+			fprintf(stderr, "cohortd: cannot read SCRAM credentials: %s\n", err);
+		ch_broker_close(&d.bk);
+		admin_stop(adm);
+		ch_server_free(d.server);
+		ch_loop_free(d.loop);
+		ch_config_free(&cfg);
+		return 2;
+	}
+	free(scrams);
+	for (size_t i = 0; i < cfg.nlisteners; i++)
+		d.bk.plain_users[i] = &plain[i];
 	/* Port 0 (ephemeral) advertises the bound port. */
 	if (!d.bk.adv_port)
 		d.bk.adv_port = ch_server_port(d.server);
@@ -332,6 +420,9 @@ main(int argc, char **argv)
 	coord_shell_quiesce(coord);
 	ch_broker_close(&d.bk);
 	coord_shell_stop(coord);
+	ch_scram_store_close(d.bk.scram);
+	for (size_t i = 0; i < cfg.nlisteners; i++)
+		ch_plain_users_free(&plain[i]);
 	ch_server_free(d.server);
 	ch_loop_free(d.loop);
 	CH_LOGI("cohortd", "stopped after %llu requests (%llu rejected)",

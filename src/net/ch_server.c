@@ -660,6 +660,12 @@ conn_on_close_timer(ch_loop *loop, ch_timer *t, void *ud)
 	ch_conn *c = ud;
 	ch_conn_keep(c);
 	CH_LOGD("net", "closing connection from %s after the failed-authentication delay", c->peer);
+	/* The answer that said why goes out first (the timer may fire before
+	 * the before-sleep flush); what the socket does not take is dropped. */
+	if (!c->closed && c->sq_head && flush(c) == CH_ERR) {
+		ch_conn_release(c);
+		return;
+	}
 	conn_teardown(c);
 	ch_conn_release(c);
 }

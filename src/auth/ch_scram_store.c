@@ -1,0 +1,260 @@
+/*
+ * ch_scram_store.c: SCRAM credentials on disk. Format in ch_scram_store.h.
+ */
+#include "auth/ch_scram_store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/ch_common.h"
+
+#define STORE_FILE "scram-credentials"
+#define STORE_HEADER "# cohort SCRAM credentials v1"
+
+typedef struct entry {
+	char *user;
+	ch_scram_cred cred;
+} entry;
+
+struct ch_scram_store {
+	char *path; /* DIR/scram-credentials */
+	char *dir;
+	entry *v;
+	size_t n;
+};
+
+/* Parses one line into e; 0 or -1. */
+static int
+parse_line(char *line, entry *e)
+{
+	char *f[6];
+	size_t k = 0;
+	for (char *save = NULL, *t = strtok_r(line, " ", &save); t && k < 6;
+	     t = strtok_r(NULL, " ", &save))
+		f[k++] = t;
+	if (k != 6)
+		return -1;
+	uint8_t name[CH_SCRAM_NAME_MAX];
+	long nl = ch_b64_decode(f[0], strlen(f[0]), name, sizeof(name) - 1);
+	if (nl <= 0 || memchr(name, 0, (size_t)nl))
+		return -1;
+	name[nl] = '\0';
+	memset(&e->cred, 0, sizeof(e->cred));
+	if (ch_scram_mech_parse(f[1], &e->cred.mech) != 0)
+		return -1;
+	char *end;
+	long it = strtol(f[2], &end, 10);
+	if (*end || it < 1 || it > INT32_MAX)
+		return -1;
+	e->cred.iterations = (int32_t)it;
+	size_t kl = ch_scram_key_len(e->cred.mech);
+	long sl = ch_b64_decode(f[3], strlen(f[3]), e->cred.salt, sizeof(e->cred.salt));
+	if (sl <= 0 ||
+	    ch_b64_decode(f[4], strlen(f[4]), e->cred.stored_key, kl) != (long)kl ||
+	    ch_b64_decode(f[5], strlen(f[5]), e->cred.server_key, kl) != (long)kl)
+		return -1;
+	e->cred.salt_len = (size_t)sl;
+	e->user = ch_xstrdup((char *)name);
+	return 0;
+}
+
+ch_scram_store *
+ch_scram_store_open(const char *dir, char *err, size_t errlen)
+{
+	ch_scram_store *s = ch_xcalloc(1, sizeof(*s));
+	s->dir = ch_xstrdup(dir);
+	size_t pl = strlen(dir) + sizeof(STORE_FILE) + 2;
+	s->path = ch_xmalloc(pl);
+	snprintf(s->path, pl, "%s/%s", dir, STORE_FILE);
+	FILE *f = fopen(s->path, "r");
+	if (!f) {
+		if (errno == ENOENT)
+			return s;
+		snprintf(err, errlen, "%s: %s", s->path, strerror(errno));
+		ch_scram_store_close(s);
+		return NULL;
+	}
+	char line[2048];
+	int lineno = 0;
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		size_t l = strlen(line);
+		if (l && line[l - 1] == '\n')
+			line[--l] = '\0';
+		if (l == 0 || line[0] == '#')
+			continue;
+		entry e;
+		if (parse_line(line, &e) != 0) {
+			snprintf(err, errlen, "%s:%d: not a SCRAM credential line", s->path, lineno);
+			fclose(f);
+			ch_scram_store_close(s);
+			return NULL;
+		}
+		s->v = ch_xrealloc(s->v, (s->n + 1) * sizeof(*s->v));
+		s->v[s->n++] = e;
+	}
+	bool bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		snprintf(err, errlen, "%s: read error", s->path);
+		ch_scram_store_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+void
+ch_scram_store_close(ch_scram_store *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i].user);
+	free(s->v);
+	free(s->path);
+	free(s->dir);
+	free(s);
+}
+
+static long
+find(const ch_scram_store *s, const char *user, ch_scram_mech m)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].cred.mech == m && strcmp(s->v[i].user, user) == 0)
+			return (long)i;
+	return -1;
+}
+
+bool
+ch_scram_store_get(const ch_scram_store *s, const char *user, ch_scram_mech m, ch_scram_cred *out)
+{
+	long i = find(s, user, m);
+	if (i < 0)
+		return false;
+	*out = s->v[i].cred;
+	return true;
+}
+
+bool
+ch_scram_store_at(const ch_scram_store *s, size_t i, const char **user, const ch_scram_cred **cred)
+{
+	if (i >= s->n)
+		return false;
+	*user = s->v[i].user;
+	*cred = &s->v[i].cred;
+	return true;
+}
+
+/* Writes entries v[0..n) as the new file, durably (temp file, fsync, rename, fsync of the
+ * directory). 0, or -1 with why (the old file is untouched then). */
+static int
+write_all(const ch_scram_store *s, const entry *v, size_t n, char *err, size_t errlen)
+{
+	size_t tl = strlen(s->path) + 8;
+	char *tmp = ch_xmalloc(tl);
+	snprintf(tmp, tl, "%s.tmp", s->path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		free(tmp);
+		return -1;
+	}
+	fprintf(f, "%s\n", STORE_HEADER);
+	for (size_t i = 0; i < n; i++) {
+		const ch_scram_cred *c = &v[i].cred;
+		size_t kl = ch_scram_key_len(c->mech);
+		char name[CH_SCRAM_NAME_MAX * 2], salt[CH_SCRAM_SALT_MAX * 2],
+		     sk[CH_SCRAM_KEY_MAX * 2], vk[CH_SCRAM_KEY_MAX * 2];
+		ch_b64_encode((const uint8_t *)v[i].user, strlen(v[i].user), name);
+		ch_b64_encode(c->salt, c->salt_len, salt);
+		ch_b64_encode(c->stored_key, kl, sk);
+		ch_b64_encode(c->server_key, kl, vk);
+		fprintf(f, "%s %s %d %s %s %s\n", name, ch_scram_mech_name(c->mech),
+			(int)c->iterations, salt, sk, vk);
+	}
+	int rc = 0;
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
+		rc = -1;
+	if (fclose(f) != 0)
+		rc = -1;
+	if (rc == 0 && rename(tmp, s->path) != 0)
+		rc = -1;
+	if (rc != 0) {
+		snprintf(err, errlen, "%s: %s", s->path, strerror(errno));
+		unlink(tmp);
+		free(tmp);
+		return -1;
+	}
+	free(tmp);
+	int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || fsync(dfd) != 0) {
+		snprintf(err, errlen, "%s: fsync: %s", s->dir, strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
+		return -1;
+	}
+	close(dfd);
+	return 0;
+}
+
+int
+ch_scram_store_set(ch_scram_store *s, const char *user, const ch_scram_cred *cred, char *err,
+		   size_t errlen)
+{
+	if (!user[0] || strlen(user) >= CH_SCRAM_NAME_MAX) {
+		snprintf(err, errlen, "user name must have 1 to %d bytes", CH_SCRAM_NAME_MAX - 1);
+		return -1;
+	}
+	long i = find(s, user, cred->mech);
+	entry *v = ch_xcalloc(s->n + 1, sizeof(*v));
+	if (s->n)
+		memcpy(v, s->v, s->n * sizeof(*v));
+	size_t n = s->n;
+	if (i >= 0) {
+		v[i].cred = *cred;
+	} else {
+		v[n].user = (char *)user;
+		v[n].cred = *cred;
+		n++;
+	}
+	if (write_all(s, v, n, err, errlen) != 0) {
+		free(v);
+		return -1;
+	}
+	if (i < 0)
+		v[n - 1].user = ch_xstrdup(user);
+	free(s->v);
+	s->v = v;
+	s->n = n;
+	return 0;
+}
+
+int
+ch_scram_store_delete(ch_scram_store *s, const char *user, ch_scram_mech m, char *err,
+		      size_t errlen)
+{
+	long i = find(s, user, m);
+	if (i < 0)
+		return 0;
+	entry *v = ch_xcalloc(s->n, sizeof(*v));
+	size_t n = 0;
+	for (size_t j = 0; j < s->n; j++)
+		if ((long)j != i)
+			v[n++] = s->v[j];
+	if (write_all(s, v, n, err, errlen) != 0) {
+		free(v);
+		return -1;
+	}
+	free(s->v[i].user);
+	free(s->v);
+	s->v = v;
+	s->n = n;
+	return 1;
+}
