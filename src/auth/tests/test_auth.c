@@ -146,7 +146,7 @@ t_scram_client_512(void)
 	PKCS5_PBKDF2_HMAC("s3cret", 6, salt, (int)sl, 8192, EVP_sha512(), 64, salted);
 	HMAC(EVP_sha512(), salted, 64, (const uint8_t *)"Client Key", 10, ck, &l);
 	EVP_Digest(ck, 64, sk, &l, EVP_sha512(), NULL);
-	char without[512], auth[1024];
+	char without[512], auth[2048];
 	snprintf(without, sizeof(without), "c=biws,r=%.*s", (int)(comma - nonce), nonce);
 	snprintf(auth, sizeof(auth), "%s,%s,%s", first + 3, server_first, without);
 	HMAC(EVP_sha512(), sk, 64, (const uint8_t *)auth, strlen(auth), sig, &l);
