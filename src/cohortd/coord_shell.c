@@ -256,6 +256,8 @@ coord_shell_start(ch_loop *loop, ch_broker *bk, ch_log_manager *logs)
 	cc.min_session_timeout_ms = cfg->group_min_session_timeout_ms;
 	cc.max_session_timeout_ms = cfg->group_max_session_timeout_ms;
 	cc.initial_rebalance_delay_ms = cfg->group_initial_rebalance_delay_ms;
+	cc.initial_rebalance_quiet_ms = cfg->group_initial_rebalance_quiet_ms;
+	cc.join_waits_for_sync = cfg->group_rebalance_join_waits_for_sync;
 	cc.max_size = cfg->group_max_size;
 	cc.rebalance_history_size = cfg->group_rebalance_history_size;
 	cc.offset_metadata_max_bytes = cfg->offset_metadata_max_bytes;

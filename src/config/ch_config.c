@@ -403,6 +403,16 @@ static const cdef cdefs[] = {
 	 OFF(group_initial_rebalance_delay_ms),
 	 "How long the coordinator waits for more members before the first rebalance of a new "
 	 "group."},
+	{"group.initial.rebalance.quiet.ms", V_INT(-1, INT32_MAX), F_COHORT, "500",
+	 OFF(group_initial_rebalance_quiet_ms),
+	 "cohort: once group.initial.rebalance.delay.ms ran out, the first rebalance waits on "
+	 "only until no consumer has arrived for this long; -1 is Kafka's rule (the whole delay "
+	 "again after any arrival during the last one)."},
+	{"group.rebalance.join.waits.for.sync", V_BOOL, F_COHORT, "true",
+	 OFF(group_rebalance_join_waits_for_sync),
+	 "cohort: a member that joins while a generation is completing waits for that generation "
+	 "to be stored and synced, then the next rebalance starts; false is Kafka's rule (the "
+	 "generation is abandoned and its members' SyncGroup answered REBALANCE_IN_PROGRESS)."},
 	{"group.max.size", V_INT(1, INT32_MAX), 0, INT_MAX_STR, OFF(group_max_size),
 	 "The maximum number of members in a single consumer group."},
 	{"group.rebalance.history.size", V_INT(0, 100000), F_COHORT, "100",

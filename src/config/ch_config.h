@@ -245,6 +245,8 @@ struct ch_config {
 	int32_t group_min_session_timeout_ms;
 	int32_t group_max_session_timeout_ms;
 	int32_t group_initial_rebalance_delay_ms;
+	int32_t group_initial_rebalance_quiet_ms;
+	bool group_rebalance_join_waits_for_sync;
 	int32_t group_max_size;
 	int32_t group_rebalance_history_size; /* cohort: rebalances kept per group */
 

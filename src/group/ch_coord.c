@@ -71,6 +71,8 @@ ch_coord_config_defaults(ch_coord_config *c)
 	c->min_session_timeout_ms = 6000;
 	c->max_session_timeout_ms = 1800000;
 	c->initial_rebalance_delay_ms = 3000;
+	c->initial_rebalance_quiet_ms = 500;
+	c->join_waits_for_sync = true;
 	c->max_size = INT32_MAX;
 	c->offset_metadata_max_bytes = 4096;
 	c->offsets_retention_ms = 10080LL * 60 * 1000;
@@ -753,8 +755,11 @@ prepare_rebalance(ch_coord_group *g, int64_t now, const coord_reason *why)
 	if (g->state == CH_COORD_GROUP_COMPLETING_REBALANCE)
 		reset_assignments(g, CH_KERR_REBALANCE_IN_PROGRESS);
 	timer_cancel(c, &g->sync_timer);
-	for (ch_coord_member *m = g->first; m; m = m->next)
+	g->rebalance_deferred = false;
+	for (ch_coord_member *m = g->first; m; m = m->next) {
 		member_clear_pending_sync(g, m);
+		m->deferred = false; /* its parked JoinGroup joins this one */
+	}
 	if (g->state == CH_COORD_GROUP_STABLE || g->state == CH_COORD_GROUP_EMPTY)
 		g->rebalance_started = now;
 	int32_t timeout = group_rebalance_timeout(g);
@@ -762,11 +767,13 @@ prepare_rebalance(ch_coord_group *g, int64_t now, const coord_reason *why)
 	ch_coord_group_set_state(g, CH_COORD_GROUP_PREPARING_REBALANCE, now, why);
 	if (from_empty) {
 		/* Kafka's InitialDelayedJoin: an Empty group waits the initial
-		 * delay for more members, re-armed while new ones keep coming,
-		 * within the rebalance timeout; it never completes early. */
+		 * delay for more members, then on while new ones keep coming
+		 * (join_timer_fired), within the rebalance timeout; it never
+		 * completes early. */
 		int32_t delay = c->cfg.initial_rebalance_delay_ms;
 		g->join_wait = JOIN_WAIT_INITIAL;
 		g->initial.member_joined = false;
+		g->initial.last_arrival = 0;
 		g->initial.remaining_ms = CH_MAX(timeout - delay, 0);
 		timer_set(c, &g->join_timer, now + delay);
 		return;
@@ -987,8 +994,51 @@ join_refused(join_ctx *j)
 	return false;
 }
 
+/* cohort, not Kafka: a member that arrives while a generation completes
+ * (CompletingRebalance, or Stable with members still to sync) does not
+ * abort it. Kafka starts the next rebalance at once, and the members whose
+ * SyncGroup it answers REBALANCE_IN_PROGRESS wait out their clients' join
+ * back-off (librdkafka: ~2 s, docs/NOTES.md). Here the member stays parked
+ * in its JoinGroup and the next rebalance starts as soon as this
+ * generation is stored and synced (deferred_rebalance_start): the others
+ * learn of it through their next heartbeat. Only for a member that
+ * supports the generation's protocol (every member must), and unless
+ * group.rebalance.join.waits.for.sync is false. Returns true if deferred. */
+static bool
+join_defer(ch_coord_group *g, ch_coord_member *m, int64_t now, const coord_reason *why)
+{
+	bool completing = g->state == CH_COORD_GROUP_COMPLETING_REBALANCE ||
+			  (g->state == CH_COORD_GROUP_STABLE && g->pending_sync > 0);
+	if (!g->coord->cfg.join_waits_for_sync || !completing ||
+	    !ch_coord_member_protocol(m, g->protocol_name))
+		return false;
+	m->deferred = true;
+	if (!g->rebalance_deferred) {
+		g->rebalance_deferred = true;
+		g->deferred_reason = *why;
+	}
+	COORD_LOGI(g->coord,
+		   "group %s (%s): %s; it joins the next generation, which starts once "
+		   "generation %d is stored and synced",
+		   g->group_id, ch_coord_group_state_name(g->state), why->detail, g->generation);
+	(void)now;
+	return true;
+}
+
+/* The rebalance join_defer put off starts once the generation is Stable
+ * and every member has its assignment. */
+static void
+deferred_rebalance_start(ch_coord_group *g, int64_t now)
+{
+	if (g->rebalance_deferred && g->state == CH_COORD_GROUP_STABLE && g->pending_sync == 0) {
+		coord_reason why = g->deferred_reason;
+		prepare_rebalance(g, now, &why);
+	}
+}
+
 /* Kafka's addMemberThenRebalanceOrCompleteJoin: the new member (id owned
- * by the call) waits in the join phase, which starts now unless it runs. */
+ * by the call) waits in the join phase, which starts now unless it runs
+ * (or is deferred: join_defer). */
 static void
 join_add(join_ctx *j, char *member_id)
 {
@@ -1002,8 +1052,10 @@ join_add(join_ctx *j, char *member_id)
 	m->join_version = j->version;
 	g->awaiting_join++;
 	m->join_parked_at = j->now;
-	if (g->join_wait == JOIN_WAIT_INITIAL)
+	if (g->join_wait == JOIN_WAIT_INITIAL) {
 		g->initial.member_joined = true;
+		g->initial.last_arrival = j->now;
+	}
 	/* A new member that never completes a join is dropped after Kafka's
 	 * fixed new-member join timeout (5 minutes). */
 	timer_set(c, &m->session, j->now + c->cfg.new_member_join_timeout_ms);
@@ -1013,7 +1065,8 @@ join_add(join_ctx *j, char *member_id)
 							  m->member_id, m->instance_id)
 				   : ch_coord_reason_make(CH_COORD_CAUSE_MEMBER_JOINED,
 							  "member %s joined", m->member_id);
-	maybe_prepare_rebalance(g, j->now, &why);
+	if (!join_defer(g, m, j->now, &why))
+		maybe_prepare_rebalance(g, j->now, &why);
 }
 
 /* ACT_JOIN_NEW, Kafka's classicGroupJoinNewDynamicMember: v4+ gets
@@ -1034,6 +1087,10 @@ join_new_dynamic(join_ctx *j)
 	p->timer.kind = T_PENDING;
 	p->timer.owner = p;
 	timer_set(j->c, &p->timer, j->now + j->rq->SessionTimeoutMs);
+	/* a consumer that will join in a round trip: the initial delay's
+	 * quiet interval waits for it too */
+	if (j->g->join_wait == JOIN_WAIT_INITIAL)
+		j->g->initial.last_arrival = j->now;
 	join_error(j->c, j->token, CH_KERR_MEMBER_ID_REQUIRED, id, -1);
 	free(id);
 }
@@ -1116,12 +1173,33 @@ join_known_update(join_ctx *j)
 	join_update(j, CH_COORD_CAUSE_METADATA_CHANGED, "rejoined");
 }
 
+/* A deferred member (join_defer) sent JoinGroup again: the newer request
+ * waits in its place; other protocols that leave out the generation's
+ * start the next rebalance now. Returns false if m is not deferred. */
+static bool
+join_deferred_again(join_ctx *j)
+{
+	if (!j->m->deferred)
+		return false;
+	member_update(j->g, j->m, j->rq, j->rebalance_timeout, j->token, j->version);
+	j->m->join_parked_at = j->now;
+	if (!ch_coord_member_protocol(j->m, j->g->protocol_name)) {
+		coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_METADATA_CHANGED,
+							"member %s rejoined with other protocols",
+							j->m->member_id);
+		prepare_rebalance(j->g, j->now, &why);
+	}
+	return true;
+}
+
 /* ACT_JOIN_RESEND (CompletingRebalance): the same protocols mean a lost
  * JoinGroup response, sent again; others force a new rebalance. */
 static void
 join_known_resend(join_ctx *j)
 {
 	ch_coord_group *g = j->g;
+	if (join_deferred_again(j))
+		return;
 	if (!member_matches(j->m, j->rq)) {
 		join_update(j, CH_COORD_CAUSE_METADATA_CHANGED, "rejoined with other protocols");
 		return;
@@ -1137,6 +1215,8 @@ static void
 join_known_current(join_ctx *j)
 {
 	ch_coord_group *g = j->g;
+	if (join_deferred_again(j))
+		return;
 	if (j->m == g->leader) {
 		join_update(j, CH_COORD_CAUSE_LEADER_REJOINED, "(the leader) rejoined");
 	} else if (!member_matches(j->m, j->rq)) {
@@ -1498,6 +1578,7 @@ sync_answer_assignment(ch_coord_group *g, ch_coord_member *m, void *token, int64
 	ch_coord_member_touch_session(m, now);
 	ch_coord_history_synced(g, m, now);
 	sync_respond(g->coord, g, token, CH_KERR_NONE, m->assignment, m->assignment_len);
+	deferred_rebalance_start(g, now);
 }
 
 /* The checks before the state table: a group id and a loaded partition.
@@ -1602,6 +1683,7 @@ ch_coord_sync_append_done(ch_coord *c, pending_append *a, int16_t error, int64_t
 						g->members.n, now - g->rebalance_started,
 						ch_coord_cause_name(g->rebalance_reason.cause));
 	ch_coord_group_set_state(g, CH_COORD_GROUP_STABLE, now, &why);
+	deferred_rebalance_start(g, now);
 }
 
 /* ---- Heartbeat, LeaveGroup ------------------------------------------------------- */
@@ -1733,7 +1815,31 @@ ch_coord_leave(ch_coord *c, const ch_coord_req *req)
 
 /* ---- timers -------------------------------------------------------------------- */
 
-/* The join timer: the initial delay re-arms while members keep arriving (within the rebalance
+/* How much longer the initial delay waits now that it ran out (0: not at
+ * all), within what is left of the rebalance timeout. Kafka's rule
+ * (quiet.ms -1): another whole delay if a member was added during the last
+ * one. cohort's: until no consumer has arrived for quiet.ms (at most the
+ * delay), so consumers that started together are not kept waiting a second
+ * delay. */
+static int32_t
+initial_delay_extension(const ch_coord_group *g, int64_t now)
+{
+	const ch_coord_config *cfg = &g->coord->cfg;
+	if (g->initial.remaining_ms <= 0)
+		return 0;
+	if (cfg->initial_rebalance_quiet_ms < 0)
+		return g->initial.member_joined
+			       ? CH_MIN(cfg->initial_rebalance_delay_ms, g->initial.remaining_ms)
+			       : 0;
+	if (!g->initial.last_arrival)
+		return 0;
+	/* never quieter than the delay itself: delay 0 still means no wait */
+	int32_t quiet = CH_MIN(cfg->initial_rebalance_quiet_ms, cfg->initial_rebalance_delay_ms);
+	int64_t quiet_until = g->initial.last_arrival + quiet;
+	return quiet_until > now ? (int32_t)CH_MIN(quiet_until - now, g->initial.remaining_ms) : 0;
+}
+
+/* The join timer: the initial delay goes on while members keep arriving (within the rebalance
  * timeout); otherwise the join phase ends. */
 static void
 join_timer_fired(ch_coord_group *g, int64_t now)
@@ -1741,14 +1847,11 @@ join_timer_fired(ch_coord_group *g, int64_t now)
 	ch_coord *c = g->coord;
 	if (g->state != CH_COORD_GROUP_PREPARING_REBALANCE)
 		return;
-	if (g->join_wait == JOIN_WAIT_INITIAL && g->initial.member_joined &&
-	    g->initial.remaining_ms > 0) {
-		/* More members arrived during the delay: wait a little longer,
-		 * within what is left of the rebalance timeout. */
-		int32_t delay = CH_MIN(c->cfg.initial_rebalance_delay_ms, g->initial.remaining_ms);
-		g->initial.remaining_ms = CH_MAX(g->initial.remaining_ms - delay, 0);
+	int32_t more = g->join_wait == JOIN_WAIT_INITIAL ? initial_delay_extension(g, now) : 0;
+	if (more > 0) {
+		g->initial.remaining_ms = CH_MAX(g->initial.remaining_ms - more, 0);
 		g->initial.member_joined = false;
-		timer_set(c, &g->join_timer, now + delay);
+		timer_set(c, &g->join_timer, now + more);
 		return;
 	}
 	complete_join(g, now);

@@ -44,6 +44,11 @@
  *
  *   Dead: deleted (DeleteGroups, offsets expired, tombstone replayed).
  *
+ *   cohort, not Kafka (group.rebalance.join.waits.for.sync): a new member
+ *   in CompletingRebalance, or in Stable while members still owe a
+ *   SyncGroup, waits parked in its JoinGroup; Stable and every member
+ *   synced -> PreparingRebalance (join_defer, deferred_rebalance_start).
+ *
  * Transitions, with the function that performs them (ch_coord.c unless
  * named); each goes through ch_coord_group_set_state, which logs it with
  * its reason:
@@ -58,8 +63,10 @@
  * PreparingRebalance has a sub-state, how its join phase ends: when every
  * member has rejoined or at the rebalance timeout (Kafka's DelayedJoin), or,
  * entered from Empty, only when group.initial.rebalance.delay.ms runs out,
- * re-armed while new members keep arriving, within the rebalance timeout
- * (Kafka's InitialDelayedJoin).
+ * then on while new members keep arriving, within the rebalance timeout
+ * (Kafka's InitialDelayedJoin re-arms the whole delay after any arrival;
+ * cohort by default only until group.initial.rebalance.quiet.ms passed
+ * without one).
  *
  * What each state does with each request, the state table. The handlers
  * look their cell up in ch_coord_table.c and do what it says; this copy is
@@ -105,7 +112,10 @@
  *             (classicGroupJoinNewDynamicMember)
  * add         the member is added and the group rebalances; from Empty after
  *             group.initial.rebalance.delay.ms
- *             (addMemberThenRebalanceOrCompleteJoin, InitialDelayedJoin)
+ *             (addMemberThenRebalanceOrCompleteJoin, InitialDelayedJoin);
+ *             cohort: in CompletingRebalance (or Stable with members to sync) it
+ *             waits for the generation to be stored and synced
+ *             (group.rebalance.join.waits.for.sync)
  * fenced      FENCED_INSTANCE_ID: a newer member id holds the instance; logged
  *             with both ids (validateExistingMember)
  * replace     new member id for the instance, the old one fenced; the join phase
@@ -177,6 +187,14 @@ typedef struct ch_coord_config {
 	int32_t min_session_timeout_ms;     /* group.min.session.timeout.ms (6000) */
 	int32_t max_session_timeout_ms;     /* group.max.session.timeout.ms (1800000) */
 	int32_t initial_rebalance_delay_ms; /* group.initial.rebalance.delay.ms (3000) */
+	/* group.initial.rebalance.quiet.ms (cohort): once the delay ran out,
+	 * wait on only until no consumer has arrived for this long; -1: Kafka's
+	 * rule (another whole delay after any arrival during the last one) */
+	int32_t initial_rebalance_quiet_ms;
+	/* group.rebalance.join.waits.for.sync (cohort, true): a member joining
+	 * in CompletingRebalance waits for the generation (ch_coord.c's
+	 * join_defer); false: Kafka's rule, the generation is abandoned */
+	bool join_waits_for_sync;
 	int32_t max_size;                   /* group.max.size (INT32_MAX) */
 	int32_t offset_metadata_max_bytes;  /* offset.metadata.max.bytes (4096) */
 	int64_t offsets_retention_ms;       /* offsets.retention.minutes * 60000 */

@@ -78,6 +78,14 @@ check_members(const ch_coord_group *g, ch_coord_load_state ls)
 			return fail(
 				"group %s: new member %s outside a join phase without a JoinGroup",
 				id, m->member_id);
+		/* outside a join phase only a deferred member waits in JoinGroup */
+		if (m->join_token && g->state != CH_COORD_GROUP_PREPARING_REBALANCE && !m->deferred)
+			return fail("group %s: parked JoinGroup of %s in state %s", id,
+				    m->member_id, ch_coord_group_state_name(g->state));
+		if (m->deferred && (!g->rebalance_deferred || !m->join_token || m->pending_sync))
+			return fail("group %s: deferred member %s without a deferred rebalance, a "
+				    "parked JoinGroup, or owing a SyncGroup",
+				    id, m->member_id);
 	}
 	if (n != g->members.n)
 		return fail("group %s: %zu members listed, %zu in the map", id, n, g->members.n);
@@ -144,6 +152,13 @@ check_state(const ch_coord_group *g)
 	} else if (g->initial.remaining_ms || g->initial.member_joined) {
 		return fail("group %s: initial delay state outside the initial delay", id);
 	}
+	if (g->rebalance_deferred && g->state != CH_COORD_GROUP_COMPLETING_REBALANCE &&
+	    g->state != CH_COORD_GROUP_STABLE)
+		return fail("group %s: a deferred rebalance in state %s", id,
+			    ch_coord_group_state_name(g->state));
+	if (g->rebalance_deferred && g->state == CH_COORD_GROUP_STABLE && g->pending_sync == 0)
+		return fail("group %s: Stable and synced, but the deferred rebalance did not start",
+			    id);
 	if (g->state != CH_COORD_GROUP_PREPARING_REBALANCE && ch_heap_armed(&g->join_timer.node))
 		return fail("group %s: join timer armed in %s", id,
 			    ch_coord_group_state_name(g->state));
@@ -165,8 +180,6 @@ check_state(const ch_coord_group *g)
 		if (!n)
 			return fail("group %s: %s with no members", id,
 				    ch_coord_group_state_name(g->state));
-		if (g->awaiting_join && g->state == CH_COORD_GROUP_COMPLETING_REBALANCE)
-			return fail("group %s: CompletingRebalance with a parked JoinGroup", id);
 		if (!g->protocol_name)
 			return fail("group %s: no protocol selected in a completed generation", id);
 		break;

@@ -59,7 +59,8 @@ struct ch_coord_member {
 	void *sync_token;
 	int16_t sync_version;
 
-	bool is_new;                  /* joined during this rebalance, never completed one */
+	bool is_new; /* joined during this rebalance, never completed one */
+	bool deferred; /* joined after this generation's join phase: parked for the next (join_defer) */
 	bool pending_sync;            /* must send SyncGroup for the current generation */
 	int64_t joined_at;            /* when is_new was set (new-member join timeout) */
 	int64_t join_parked_at;       /* when join_token was parked (rebalance history) */
@@ -106,10 +107,15 @@ typedef enum join_wait {
 } join_wait;
 
 /* Kafka's InitialDelayedJoin: the delay is re-armed once per expiry while
- * new members arrived during it, until the rebalance timeout is used up. */
+ * new members arrived during it, until the rebalance timeout is used up
+ * (cohort's default instead waits on only until arrivals stop for
+ * group.initial.rebalance.quiet.ms). */
 typedef struct initial_delay {
 	int32_t remaining_ms; /* what is left of the rebalance timeout for re-arms */
 	bool member_joined;   /* a new member arrived since the delay was (re-)armed */
+	/* the last arrival after the first member's (a JoinGroup that added a
+	 * member or was answered MEMBER_ID_REQUIRED); 0: none yet */
+	int64_t last_arrival;
 } initial_delay;
 
 /* A group's rebalance history: a ring of records (ch_coord_history.c). */
@@ -156,6 +162,11 @@ struct ch_coord_group {
 	 * Stable or Empty). The group's own copy, for logs and the history. */
 	coord_reason rebalance_reason;
 	int64_t rebalance_started;
+	/* cohort: a member arrived in CompletingRebalance (join_defer); the
+	 * next rebalance, for this reason, starts once the generation is stored
+	 * and every member synced. Only in CompletingRebalance and Stable. */
+	bool rebalance_deferred;
+	coord_reason deferred_reason;
 	coord_timer join_timer;
 	coord_timer sync_timer;
 	ch_map offsets;           /* "topic\0partition" -> offset_entry */

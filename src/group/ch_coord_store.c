@@ -62,7 +62,8 @@ group_key(ch_coord_record *r, const char *group)
 }
 
 /* The group's GroupMetadataValue record (v3): members with the selected protocol's subscription
- * and their assignment. Caller frees (ch_coord_record_free). */
+ * and their assignment; not deferred ones (ch_coord.c's join_defer), which are not in this
+ * generation. Caller frees (ch_coord_record_free). */
 static void
 record_group_metadata(ch_coord_record *r, const ch_coord_group *g, int64_t now)
 {
@@ -76,11 +77,12 @@ record_group_metadata(ch_coord_record *r, const ch_coord_group *g, int64_t now)
 	v.protocol = ch_str_c(g->protocol_name);
 	v.leader = g->leader ? ch_str_c(g->leader->member_id) : CH_STR_NULL;
 	v.currentStateTimestamp = g->state_ts;
-	v.members_n = (int32_t)g->members.n;
 	v.members = ch_xcalloc(g->members.n, sizeof(*v.members));
 	int32_t i = 0;
-	for (const ch_coord_member *m = g->first; m; m = m->next, i++) {
-		ch_GroupMetadataValue_MemberMetadata *x = &v.members[i];
+	for (const ch_coord_member *m = g->first; m; m = m->next) {
+		if (m->deferred)
+			continue;
+		ch_GroupMetadataValue_MemberMetadata *x = &v.members[i++];
 		x->memberId = ch_str_c(m->member_id);
 		x->groupInstanceId = ch_str_c(m->instance_id);
 		x->clientId = ch_str_c(m->client_id);
@@ -95,6 +97,7 @@ record_group_metadata(ch_coord_record *r, const ch_coord_group *g, int64_t now)
 		x->assignment = (ch_bytes){m->assignment ? m->assignment : (const uint8_t *)"",
 					   m->assignment ? m->assignment_len : 0};
 	}
+	v.members_n = i;
 	ch_wr_i16(&r->value, VALUE_GROUP_V);
 	ch_GroupMetadataValue_encode(&r->value, VALUE_GROUP_V, &v);
 	free(v.members);

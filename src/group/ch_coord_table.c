@@ -116,7 +116,9 @@ static const struct {
 	[ACT_JOIN_ADD] = {"add",
 			  "the member is added and the group rebalances; from Empty after "
 			  "group.initial.rebalance.delay.ms (addMemberThenRebalanceOrCompleteJoin, "
-			  "InitialDelayedJoin)"},
+			  "InitialDelayedJoin); cohort: in CompletingRebalance (or Stable with "
+			  "members to sync) it waits for the generation to be stored and synced "
+			  "(group.rebalance.join.waits.for.sync)"},
 	[ACT_JOIN_FENCED] = {"fenced",
 			     "FENCED_INSTANCE_ID: a newer member id holds the instance; logged "
 			     "with both ids (validateExistingMember)"},

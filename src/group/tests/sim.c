@@ -1199,6 +1199,8 @@ run_seed(uint64_t seed, bool verbose)
 	ch_coord_config cfg;
 	ch_coord_config_defaults(&cfg);
 	cfg.initial_rebalance_delay_ms = chance(50) ? 3000 : (int32_t)rr(0, 1000);
+	/* from the seed, not the rng: the other draws (regression seeds) stay */
+	cfg.initial_rebalance_quiet_ms = seed % 3 == 0 ? -1 : (int32_t)(seed * 7919 % 1001);
 	S.h = h_new(&cfg, INT64_C(1600000000000) + (int64_t)(seed % 1000) * 1000);
 	S.h->quiet = true;
 	S.h->fifo_appends = true;

@@ -31,6 +31,19 @@ env(void)
 	return h_new(NULL, T0);
 }
 
+/* Kafka's rules where cohort's defaults differ: InitialDelayedJoin exactly
+ * (group.initial.rebalance.quiet.ms=-1) and a join in CompletingRebalance
+ * abandons the generation (group.rebalance.join.waits.for.sync=false). */
+static h_env *
+env_kafka(void)
+{
+	ch_coord_config cfg;
+	ch_coord_config_defaults(&cfg);
+	cfg.initial_rebalance_quiet_ms = -1;
+	cfg.join_waits_for_sync = false;
+	return h_new(&cfg, T0);
+}
+
 static void
 fin(h_env *h)
 {
@@ -354,7 +367,7 @@ t_join_initial_delay(void)
 static void
 t_join_initial_delay_extended(void)
 {
-	h_env *h = env();
+	h_env *h = env_kafka();
 	h_req *a = H_JOIN(h, .v = H_V(3), .group = G, .rebalance_ms = 30000);
 	h_advance(h, 1000);
 	h_req *b = H_JOIN(h, .v = H_V(3), .group = G, .rebalance_ms = 30000);
@@ -369,24 +382,128 @@ t_join_initial_delay_extended(void)
 	fin(h);
 }
 
-static void
-t_join_initial_delay_bounded(void)
+/* A first member (rebalance timeout 10 s), then one more every `every` ms
+ * until the join ends or n joined; returns the first one's JoinGroup as of
+ * t0 + 10 s. */
+static h_req *
+join_while_arriving(h_env *h, int every, int n)
 {
-	h_env *h = env();
 	h_req *a = H_JOIN(h, .v = H_V(3), .group = G, .rebalance_ms = 10000);
-	for (int i = 1; i <= 9; i++) {
-		h_advance_to(h, T0 + 1000 * i);
+	for (int i = 1; i <= n; i++) {
+		h_advance_to(h, T0 + (int64_t)every * i);
 		if (h_done(a))
 			break;
 		H_JOIN(h, .v = H_V(3), .group = G, .rebalance_ms = 10000);
 	}
 	h_advance_to(h, T0 + 10000);
+	return a;
+}
+
+static void
+t_join_initial_delay_bounded(void)
+{
+	h_env *h = env_kafka();
+	h_req *a = join_while_arriving(h, 1000, 9);
 	CH_CHECK(h_done(a));
 	if (h_done(a)) {
 		CH_CHECK(a->resp_at - T0 <= 10000);
 		CH_CHECK_EQ_INT(a->resp_at - T0, 10000); /* Kafka: 3000+3000+3000+1000 */
 		CH_CHECK_EQ_INT(a->nrows, 10);
 	}
+	fin(h);
+}
+
+/* cohort's default (quiet 500 ms): a member that arrived early in the delay
+ * does not extend it; the join ends when the delay runs out. */
+static void
+t_join_initial_quiet_ends_at_delay(void)
+{
+	h_env *h = env();
+	h_req *a = H_JOIN(h, .v = H_V(3), .group = G, .rebalance_ms = 30000);
+	h_advance(h, 1000);
+	h_req *b = H_JOIN(h, .v = H_V(3), .group = G, .rebalance_ms = 30000);
+	h_advance(h, 1999); /* t0 + 2999 */
+	CH_CHECK(!h_done(a) && !h_done(b));
+	h_advance(h, 1); /* t0 + 3000 */
+	CH_CHECK(h_done(a) && h_done(b));
+	CH_CHECK_EQ_INT(a->resp_at - T0, 3000);
+	CH_CHECK_EQ_INT(a->nrows, 2);
+	CH_CHECK_EQ_INT(a->generation, 1);
+	fin(h);
+}
+
+/* Arrivals near the end of the delay: it goes on until none has come for
+ * the quiet interval. */
+static void
+t_join_initial_quiet_extends_while_arriving(void)
+{
+	h_env *h = env();
+	h_req *a = H_JOIN(h, .v = H_V(3), .group = G, .rebalance_ms = 30000);
+	h_advance_to(h, T0 + 2800);
+	H_JOIN(h, .v = H_V(3), .group = G, .rebalance_ms = 30000);
+	h_advance_to(h, T0 + 3200);
+	CH_CHECK(!h_done(a)); /* 2800 + 500 */
+	H_JOIN(h, .v = H_V(3), .group = G, .rebalance_ms = 30000);
+	h_advance_to(h, T0 + 3699);
+	CH_CHECK(!h_done(a)); /* 3200 + 500 */
+	h_advance_to(h, T0 + 3700);
+	CH_CHECK(h_done(a));
+	CH_CHECK_EQ_INT(a->resp_at - T0, 3700);
+	CH_CHECK_EQ_INT(a->nrows, 3);
+	fin(h);
+}
+
+/* A consumer answered MEMBER_ID_REQUIRED is an arrival too: the delay waits
+ * for its JoinGroup with the id (v4+, KIP-394). */
+static void
+t_join_initial_quiet_waits_for_member_id_required(void)
+{
+	h_env *h = env();
+	h_req *a = H_JOIN(h, .v = H_V(3), .group = G, .rebalance_ms = 30000);
+	h_advance_to(h, T0 + 2900);
+	h_req *b = H_JOIN(h, .v = H_V(5), .group = G, .rebalance_ms = 30000);
+	CH_CHECK(h_done(b));
+	CH_CHECK_EQ_INT(b->error, CH_KERR_MEMBER_ID_REQUIRED);
+	h_advance_to(h, T0 + 3100);
+	CH_CHECK(!h_done(a));
+	H_JOIN(h, .v = H_V(5), .group = G, .member = b->member_id, .rebalance_ms = 30000);
+	h_advance_to(h, T0 + 3599);
+	CH_CHECK(!h_done(a)); /* 3100 + 500 */
+	h_advance_to(h, T0 + 3600);
+	CH_CHECK(h_done(a));
+	CH_CHECK_EQ_INT(a->nrows, 2);
+	fin(h);
+}
+
+/* Consumers that keep arriving keep it waiting, within the rebalance timeout. */
+static void
+t_join_initial_quiet_bounded(void)
+{
+	h_env *h = env();
+	h_req *a = join_while_arriving(h, 400, 24);
+	CH_CHECK(h_done(a));
+	if (h_done(a))
+		CH_CHECK_EQ_INT(a->resp_at - T0, 10000);
+	fin(h);
+}
+
+/* The quiet interval is never longer than the delay: with delay 0 the
+ * first member's join completes at once, as in Kafka. */
+static void
+t_join_initial_quiet_not_beyond_delay(void)
+{
+	ch_coord_config cfg;
+	ch_coord_config_defaults(&cfg);
+	cfg.initial_rebalance_delay_ms = 100;
+	h_env *h = h_new(&cfg, T0);
+	h_req *a = H_JOIN(h, .v = H_V(3), .group = G, .rebalance_ms = 30000);
+	h_advance(h, 90);
+	H_JOIN(h, .v = H_V(3), .group = G, .rebalance_ms = 30000);
+	h_advance(h, 99); /* t0 + 189: 90 + 100 is when it ends, not 90 + 500 */
+	CH_CHECK(!h_done(a));
+	h_advance(h, 1);
+	CH_CHECK(h_done(a));
+	CH_CHECK_EQ_INT(a->resp_at - T0, 190);
 	fin(h);
 }
 
@@ -634,7 +751,7 @@ t_sync_store_failure(void)
 static void
 t_sync_new_generation_while_old_store_in_flight(void)
 {
-	h_env *h = env();
+	h_env *h = env_kafka();
 	char a[H_STR], b[H_STR];
 	int32_t gen = joined2(h, a, b);
 	h->hold_appends = true;
@@ -742,12 +859,157 @@ t_sync_pending_completing_gets_rebalance_in_progress(void)
 {
 	/* A follower waiting in SyncGroup when a new member joins gets
 	 * REBALANCE_IN_PROGRESS (resetAndPropagateAssignmentError). */
-	h_env *h = env();
+	h_env *h = env_kafka();
 	char a[H_STR], b[H_STR];
 	int32_t gen = joined2(h, a, b);
 	h_req *sb = H_SYNC(h, .group = G, .member = b, .gen = gen);
 	CH_CHECK(!h_done(sb));
 	H_JOIN(h, .v = H_V(3), .group = G);
+	CH_CHECK(h_done(sb));
+	CH_CHECK_EQ_INT(sb->error, CH_KERR_REBALANCE_IN_PROGRESS);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_PREPARING_REBALANCE);
+	fin(h);
+}
+
+/* cohort's default (group.rebalance.join.waits.for.sync): a member that
+ * joins while the generation completes does not abort it; the generation
+ * is stored and synced, then the next rebalance starts and the members
+ * learn of it through their heartbeat. */
+static void
+t_join_in_completing_waits_for_sync(void)
+{
+	h_env *h = env();
+	char a[H_STR], b[H_STR];
+	int32_t gen = joined2(h, a, b);
+	h_req *sb = H_SYNC(h, .group = G, .member = b, .gen = gen);
+	h_req *c = H_JOIN(h, .v = H_V(3), .group = G);
+	CH_CHECK(!h_done(sb) && !h_done(c));
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_COMPLETING_REBALANCE);
+	h_req *hb = H_HB(h, .group = G, .member = a, .gen = gen);
+	CH_CHECK_EQ_INT(hb->error, 0);
+	h_req *sa = H_SYNC(h, .group = G, .member = a, .gen = gen,
+			   .assign = {{a, (const uint8_t *)"a1", 2}, {b, (const uint8_t *)"b1", 2}},
+			   .nassign = 2);
+	CH_CHECK(h_done(sa) && h_done(sb));
+	CH_CHECK_EQ_INT(sa->error, 0);
+	CH_CHECK_EQ_INT(sb->error, 0);
+	CH_CHECK(h_blob_str(sb->assignment, "b1"));
+	/* synced: the deferred rebalance starts */
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_PREPARING_REBALANCE);
+	CH_CHECK(!h_done(c));
+	hb = H_HB(h, .group = G, .member = b, .gen = gen);
+	CH_CHECK_EQ_INT(hb->error, CH_KERR_REBALANCE_IN_PROGRESS);
+	h_req *ja = H_JOIN(h, .v = H_V(3), .group = G, .member = a);
+	h_req *jb = H_JOIN(h, .v = H_V(3), .group = G, .member = b);
+	CH_CHECK(h_done(ja) && h_done(jb) && h_done(c));
+	CH_CHECK_EQ_INT(c->error, 0);
+	CH_CHECK_EQ_INT(c->generation, gen + 1);
+	CH_CHECK_EQ_INT(ja->generation, gen + 1);
+	CH_CHECK_EQ_INT(ja->nrows, 3);
+	CH_CHECK(h_row_member(ja, c->member_id) != NULL);
+	fin(h);
+}
+
+/* The deferred rebalance waits for a follower that syncs after the
+ * assignment is stored (Stable, owing a SyncGroup): it still gets its
+ * assignment, not REBALANCE_IN_PROGRESS. */
+static void
+t_join_in_completing_waits_for_late_follower(void)
+{
+	h_env *h = env();
+	char a[H_STR], b[H_STR];
+	int32_t gen = joined2(h, a, b);
+	h_req *sa = H_SYNC(h, .group = G, .member = a, .gen = gen,
+			   .assign = {{a, (const uint8_t *)"a1", 2}, {b, (const uint8_t *)"b1", 2}},
+			   .nassign = 2);
+	CH_CHECK(h_done(sa));
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
+	h_req *c = H_JOIN(h, .v = H_V(3), .group = G);
+	CH_CHECK(!h_done(c));
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
+	h_req *sb = H_SYNC(h, .group = G, .member = b, .gen = gen);
+	CH_CHECK(h_done(sb));
+	CH_CHECK_EQ_INT(sb->error, 0);
+	CH_CHECK(h_blob_str(sb->assignment, "b1"));
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_PREPARING_REBALANCE);
+	fin(h);
+}
+
+/* A member waiting for the next generation is not in this one: the stored
+ * generation leaves it out (after a restart it must join afresh, not come
+ * back as a member of a generation it never got). */
+static void
+t_join_in_completing_not_stored(void)
+{
+	h_env *h = env();
+	char a[H_STR], b[H_STR];
+	int32_t gen = joined2(h, a, b);
+	h_req *c = H_JOIN(h, .v = H_V(3), .group = G);
+	h_req *sa = H_SYNC(h, .group = G, .member = a, .gen = gen,
+			   .assign = {{a, (const uint8_t *)"a1", 2}, {b, (const uint8_t *)"b1", 2}},
+			   .nassign = 2);
+	CH_CHECK(h_done(sa) && !h_done(c));
+	CH_CHECK_EQ_INT(info(h, G).members, 3);
+	h_restart(h);
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_STABLE);
+	CH_CHECK_EQ_INT(info(h, G).members, 2);
+	h_req *hb = H_HB(h, .group = G, .member = c->member_id, .gen = gen);
+	CH_CHECK_EQ_INT(hb->error, CH_KERR_UNKNOWN_MEMBER_ID);
+	fin(h);
+}
+
+/* A deferred member's retried JoinGroup takes the place of its first; the
+ * first is told to rejoin, and the member still joins the next generation. */
+static void
+t_join_in_completing_retry(void)
+{
+	h_env *h = env();
+	char a[H_STR], b[H_STR];
+	int32_t gen = joined2(h, a, b);
+	h_req *c1 = H_JOIN(h, .v = H_V(5), .group = G);
+	CH_CHECK_EQ_INT(c1->error, CH_KERR_MEMBER_ID_REQUIRED);
+	char cid[H_STR];
+	strcpy(cid, c1->member_id);
+	h_req *c2 = H_JOIN(h, .v = H_V(5), .group = G, .member = cid);
+	CH_CHECK(!h_done(c2));
+	h_req *c3 = H_JOIN(h, .v = H_V(5), .group = G, .member = cid);
+	CH_CHECK(h_done(c2));
+	CH_CHECK_EQ_INT(c2->error, CH_KERR_REBALANCE_IN_PROGRESS);
+	CH_CHECK(!h_done(c3));
+	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_COMPLETING_REBALANCE);
+	h_req *sb = H_SYNC(h, .group = G, .member = b, .gen = gen);
+	h_req *sa = H_SYNC(h, .group = G, .member = a, .gen = gen,
+			   .assign = {{a, (const uint8_t *)"a1", 2}, {b, (const uint8_t *)"b1", 2}},
+			   .nassign = 2);
+	CH_CHECK(h_done(sa) && h_done(sb) && sb->error == 0);
+	h_req *ja = H_JOIN(h, .v = H_V(5), .group = G, .member = a);
+	h_req *jb = H_JOIN(h, .v = H_V(5), .group = G, .member = b);
+	CH_CHECK(h_done(ja) && h_done(jb) && h_done(c3));
+	CH_CHECK_EQ_INT(c3->generation, gen + 1);
+	CH_CHECK_EQ_INT(ja->nrows, 3);
+	fin(h);
+}
+
+/* A member that does not support the generation's protocol cannot wait in
+ * it: the generation is abandoned, as in Kafka. */
+static void
+t_join_in_completing_other_protocol_rebalances(void)
+{
+	h_env *h = env();
+	static const char *const t[] = {"t", NULL};
+	h_blob s = h_subscription(h, 0, t);
+	h_proto both[] = {{"range", s.p, s.len}, {"roundrobin", s.p, s.len}};
+	h_req *ra = h_join(
+		h, &(h_join_args){
+			   .v = H_V(3), .group = G, .protos = {both[0], both[1]}, .nprotos = 2});
+	h_req *rb = h_join(
+		h, &(h_join_args){
+			   .v = H_V(3), .group = G, .protos = {both[0], both[1]}, .nprotos = 2});
+	h_req *ab[] = {ra, rb};
+	CH_CHECK(h_wait(h, ab, 2, 60000));
+	CH_CHECK(h_blob_str(ra->protocol_name, "range"));
+	h_req *sb = H_SYNC(h, .group = G, .member = rb->member_id, .gen = rb->generation);
+	h_join(h, &(h_join_args){.v = H_V(3), .group = G, .protos = {both[1]}, .nprotos = 1});
 	CH_CHECK(h_done(sb));
 	CH_CHECK_EQ_INT(sb->error, CH_KERR_REBALANCE_IN_PROGRESS);
 	CH_CHECK_EQ_INT(STATE(h, G), CH_COORD_GROUP_PREPARING_REBALANCE);
@@ -785,7 +1047,7 @@ t_sync_v5_inconsistent_protocol(void)
 static void
 t_sync_pending_members_removed_at_timeout(void)
 {
-	h_env *h = env();
+	h_env *h = env_kafka();
 	char a[H_STR], b[H_STR];
 	h_req *ra = H_JOIN(h, .v = H_V(3), .group = G, .rebalance_ms = 20000);
 	h_req *rb = H_JOIN(h, .v = H_V(3), .group = G, .rebalance_ms = 20000);
@@ -822,7 +1084,7 @@ t_sync_pending_members_removed_at_timeout(void)
 static void
 t_hb_states(void)
 {
-	h_env *h = env();
+	h_env *h = env_kafka(); /* Stable, b not synced: a join rebalances */
 	char a[H_STR], b[H_STR];
 	int32_t gen = joined2(h, a, b);
 	/* CompletingRebalance, current generation */
@@ -899,7 +1161,7 @@ t_session_expiry_of_awaiting_new_member(void)
 	 * (Kafka: new members get NewMemberJoinTimeoutMs; waiting joins are
 	 * covered by the rebalance timeout). Here: the join completes normally
 	 * after the initial delay even with a short session. */
-	h_env *h = env();
+	h_env *h = env_kafka();
 	h_req *a = H_JOIN(h, .v = H_V(3), .group = G, .session_ms = 6000, .rebalance_ms = 60000);
 	for (int i = 0; i < 5; i++) {
 		h_advance(h, 1000);
@@ -2211,6 +2473,14 @@ CH_TEST_MAIN(CH_TEST(t_load_state_basics), CH_TEST(t_load_refuses_until_loaded),
 	     CH_TEST(t_join_protocol_vote), CH_TEST(t_join_group_max_size),
 	     CH_TEST(t_join_first_member_leads_metadata), CH_TEST(t_join_initial_delay),
 	     CH_TEST(t_join_initial_delay_extended), CH_TEST(t_join_initial_delay_bounded),
+	     CH_TEST(t_join_initial_quiet_ends_at_delay),
+	     CH_TEST(t_join_initial_quiet_extends_while_arriving),
+	     CH_TEST(t_join_initial_quiet_waits_for_member_id_required),
+	     CH_TEST(t_join_initial_quiet_bounded), CH_TEST(t_join_initial_quiet_not_beyond_delay),
+	     CH_TEST(t_join_in_completing_waits_for_sync),
+	     CH_TEST(t_join_in_completing_waits_for_late_follower),
+	     CH_TEST(t_join_in_completing_not_stored), CH_TEST(t_join_in_completing_retry),
+	     CH_TEST(t_join_in_completing_other_protocol_rebalances),
 	     CH_TEST(t_join_nonempty_completes_when_all_rejoined),
 	     CH_TEST(t_join_rebalance_timeout_removes_members),
 	     CH_TEST(t_join_stable_same_metadata_no_rebalance),
