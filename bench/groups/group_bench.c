@@ -74,7 +74,7 @@ typedef struct consumer {
  * on its closing thread: the shared partition state is behind this lock. */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int topic_parts;
-static int part_owners[MAXP];          /* consumers owning each partition now */
+static int part_owners[MAXP];           /* consumers owning each partition now */
 static double part_unowned_since[MAXP]; /* 0: owned, or never owned */
 static double part_unowned_max;         /* longest gap in this scenario */
 
@@ -365,8 +365,8 @@ mark(consumer **cs, int n, baseline *b)
  * rebalance callbacks an old member saw. old[] names the old members that
  * stay (their indexes below n). */
 static void
-report_change(const char *what, consumer **cs, int n, const baseline *b, const int *old,
-	      int n_old, double ms)
+report_change(const char *what, consumer **cs, int n, const baseline *b, const int *old, int n_old,
+	      double ms)
 {
 	char name[160];
 	int after[MAXP], moved = 0, cb_max = 0;
@@ -421,8 +421,8 @@ join_at_once(int seq, int n, const char *label)
 			extra = cs[i]->assigns - 1;
 	snprintf(name, sizeof(name), "%d join at once%s: time to stable (ms)", n, label);
 	row(name, ms);
-	snprintf(name, sizeof(name), "%d join at once%s: most rebalances after a member's first",
-		 n, label);
+	snprintf(name, sizeof(name), "%d join at once%s: most rebalances after a member's first", n,
+		 label);
 	row(name, extra);
 	drop_all(cs, n);
 }
@@ -582,7 +582,8 @@ main(int argc, char **argv)
 		rd_kafka_conf_set(mc, "log_level", "3", err, sizeof(err));
 		mrk = rd_kafka_new(RD_KAFKA_PRODUCER, mc, err, sizeof(err));
 		mock = rd_kafka_mock_cluster_new(mrk, 1);
-		snprintf(bootstrap, sizeof(bootstrap), "%s", rd_kafka_mock_cluster_bootstraps(mock));
+		snprintf(bootstrap, sizeof(bootstrap), "%s",
+			 rd_kafka_mock_cluster_bootstraps(mock));
 	} else {
 		snprintf(bootstrap, sizeof(bootstrap), "%s", broker);
 		rd_kafka_conf_t *ac = rd_kafka_conf_new();
