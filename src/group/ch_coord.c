@@ -1005,7 +1005,7 @@ join_refused(join_ctx *j)
  * supports the generation's protocol (every member must), and unless
  * group.rebalance.join.waits.for.sync is false. Returns true if deferred. */
 static bool
-join_defer(ch_coord_group *g, ch_coord_member *m, int64_t now, const coord_reason *why)
+join_defer(ch_coord_group *g, ch_coord_member *m, const coord_reason *why)
 {
 	bool completing = g->state == CH_COORD_GROUP_COMPLETING_REBALANCE ||
 			  (g->state == CH_COORD_GROUP_STABLE && g->pending_sync > 0);
@@ -1021,7 +1021,6 @@ join_defer(ch_coord_group *g, ch_coord_member *m, int64_t now, const coord_reaso
 		   "group %s (%s): %s; it joins the next generation, which starts once "
 		   "generation %d is stored and synced",
 		   g->group_id, ch_coord_group_state_name(g->state), why->detail, g->generation);
-	(void)now;
 	return true;
 }
 
@@ -1065,7 +1064,7 @@ join_add(join_ctx *j, char *member_id)
 							  m->member_id, m->instance_id)
 				   : ch_coord_reason_make(CH_COORD_CAUSE_MEMBER_JOINED,
 							  "member %s joined", m->member_id);
-	if (!join_defer(g, m, j->now, &why))
+	if (!join_defer(g, m, &why))
 		maybe_prepare_rebalance(g, j->now, &why);
 }
 
@@ -1833,7 +1832,7 @@ initial_delay_extension(const ch_coord_group *g, int64_t now)
 			       : 0;
 	if (!g->initial.last_arrival)
 		return 0;
-	/* never quieter than the delay itself: delay 0 still means no wait */
+	/* never longer than the delay itself: delay 0 still means no wait */
 	int32_t quiet = CH_MIN(cfg->initial_rebalance_quiet_ms, cfg->initial_rebalance_delay_ms);
 	int64_t quiet_until = g->initial.last_arrival + quiet;
 	return quiet_until > now ? (int32_t)CH_MIN(quiet_until - now, g->initial.remaining_ms) : 0;
