@@ -8,12 +8,14 @@
  * and bench/groups/table.py puts the lines of several targets side by side
  * with ratios (run.sh runs every target in one run).
  *
- *   group_bench (-b HOST:PORT | -M) -T NAME [-J] [-L LABEL] [-n BIG]
- *               [-s SESSION_MS] [-H HEARTBEAT_MS]
+ *   group_bench (-b HOST:PORT | -M) -T NAME [-J] [-O eager|coop|static]
+ *               [-L LABEL] [-n BIG] [-s SESSION_MS] [-H HEARTBEAT_MS]
  *
  * -M: the mock instead of a broker; -J: only the join-at-once scenarios (run
- * against brokers started with another initial rebalance delay); -L: the text
- * after "join at once" in those rows (the broker's initial delay).
+ * against brokers started with another initial rebalance delay); -O: only
+ * that group of scenarios (for a trace: GROUP_BENCH_DEBUG=cgrp sets the
+ * consumers' librdkafka debug contexts); -L: the text after "join at once"
+ * in those rows (the broker's initial delay).
  *
  * Scenarios (times are wall clock, from the first action to the moment every
  * partition is owned exactly once and every live consumer owns at least one):
@@ -167,6 +169,8 @@ consumer_new(const char *group, const char *topic, const char *assignor, const c
 	SET("log_level", "3");
 	if (instance)
 		SET("group.instance.id", instance);
+	if (getenv("GROUP_BENCH_DEBUG"))
+		SET("debug", getenv("GROUP_BENCH_DEBUG"));
 	rd_kafka_conf_set_rebalance_cb(conf, rebalance_cb);
 	rd_kafka_conf_set_opaque(conf, c);
 	c->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
@@ -536,9 +540,9 @@ warm_up(int seq)
 int
 main(int argc, char **argv)
 {
-	const char *broker = NULL, *label = "";
+	const char *broker = NULL, *label = "", *only = NULL;
 	int c, use_mock = 0, joins_only = 0;
-	while ((c = getopt(argc, argv, "b:MT:JL:n:s:H:")) != -1) {
+	while ((c = getopt(argc, argv, "b:MT:JO:L:n:s:H:")) != -1) {
 		switch (c) {
 		case 'b':
 			broker = optarg;
@@ -551,6 +555,9 @@ main(int argc, char **argv)
 			break;
 		case 'J':
 			joins_only = 1;
+			break;
+		case 'O':
+			only = optarg;
 			break;
 		case 'L':
 			label = optarg;
@@ -595,13 +602,22 @@ main(int argc, char **argv)
 	fprintf(stderr, "[%s%s] running scenarios...\n", target_name, label);
 	int seq = (int)(now_ms() / 1000) % 100000;
 	warm_up(seq);
-	join_at_once(seq, 10, label);
-	if (!joins_only) {
-		changes(seq, "range", "eager", 10);
-		changes(seq, "cooperative-sticky", "coop", 20);
-		static_restart(seq);
+	if (only) {
+		if (!strcmp(only, "eager"))
+			changes(seq, "range", "eager", 10);
+		else if (!strcmp(only, "coop"))
+			changes(seq, "cooperative-sticky", "coop", 20);
+		else if (!strcmp(only, "static"))
+			static_restart(seq);
+	} else {
+		join_at_once(seq, 10, label);
+		if (!joins_only) {
+			changes(seq, "range", "eager", 10);
+			changes(seq, "cooperative-sticky", "coop", 20);
+			static_restart(seq);
+		}
+		join_at_once(seq, big, label);
 	}
-	join_at_once(seq, big, label);
 	if (admin)
 		rd_kafka_destroy(admin);
 	if (mock) {
