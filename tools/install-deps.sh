@@ -12,7 +12,9 @@
 #          proxy and npm (pinned) into .deps/ and tests/integration/node_modules;
 #          and Apache Kafka itself (the reference broker, its tools and Java
 #          client: JDK 17, Maven, then tools/kafka-ref.sh install into .deps/);
-#          promtool from Debian's prometheus package (tools/install-promtool.sh).
+#          promtool from Debian's prometheus package (tools/install-promtool.sh);
+#          Debian's chromium for the live page's test (playwright-core from npm
+#          drives /usr/bin/chromium: no browser download).
 # Idempotent; silent when everything is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +25,8 @@ DEBS=(gcc make cmake pkg-config zlib1g-dev libzstd-dev liblz4-dev libsnappy-dev 
 if [[ $what == test ]]; then
 	DEBS+=(clang clang-format libclang-rt-14-dev python3 kcat librdkafka-dev python3-confluent-kafka
 	       python3-kafka openjdk-17-jdk-headless maven iproute2 python3-venv groff-base
-	       golang-go golang-github-segmentio-kafka-go-dev golang-github-shopify-sarama-dev)
+	       golang-go golang-github-segmentio-kafka-go-dev golang-github-shopify-sarama-dev
+	       chromium)  # the live page's end-to-end test (it_page, playwright-core drives it)
 	command -v node >/dev/null && command -v npm >/dev/null || DEBS+=(nodejs npm)
 fi
 

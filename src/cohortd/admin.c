@@ -9,9 +9,18 @@
 
 #include "common/ch_common.h"
 
+/* How often the event stream's summary is rendered, and the longest gap
+ * between two events (a proxy, or the HTTP listener's idle timeout, must
+ * not close a quiet stream). */
+#define EVENTS_EVERY_MS 500
+#define EVENTS_KEEPALIVE_MS 10000
+
 struct admin {
 	ch_http *http;
 	admin_sources src;
+	ch_timer events; /* renders the summary, publishes it when it changed */
+	ch_buf last;     /* the summary published last */
+	int64_t last_at; /* when (loop ms) */
 };
 
 static const char TEXT[] = "text/plain; charset=utf-8";
@@ -21,14 +30,18 @@ static void
 page_index(admin *a, ch_http_reply *out)
 {
 	(void)a;
-	ch_buf_printf(&out->body, "cohortd admin API\n"
-				  "  /          this index\n"
-				  "  /metrics   Prometheus metrics (text format 0.0.4)\n"
-				  "  /v1/groups                 groups (JSON)\n"
-				  "  /v1/groups/G               one group and its last rebalance\n"
-				  "  /v1/groups/G/rebalances    its rebalance history\n"
-				  "  /v1/groups/G/simulate      what each assignor would give it "
-				  "(?strategy=S&add_member=N&remove_member=ID)\n");
+	ch_buf_printf(&out->body,
+		      "cohortd admin API\n"
+		      "  /          this index\n"
+		      "  /ui        the live page: groups, owners, lag, rebalance timeline\n"
+		      "  /v1/events server-sent events: the groups' summary when it changes\n"
+		      "  /metrics   Prometheus metrics (text format 0.0.4)\n"
+		      "  /v1/groups                 groups (JSON)\n"
+		      "  /v1/groups/G               one group and its last rebalance\n"
+		      "  /v1/groups/G/rebalances    its rebalance history\n"
+		      "  /v1/groups/G/simulate      what each assignor would give it "
+		      "(?strategy=S&add_member=N&remove_member=ID)\n"
+		      "  /v1/groups/G/partitions    its partitions: owner, offsets, lag\n");
 }
 
 bool
@@ -63,8 +76,9 @@ route_group(admin *a, const char *rest, const char *query, ch_http_reply *out)
 	size_t n = slash ? (size_t)(slash - rest) : strlen(rest);
 	bool rebalances = slash && strcmp(slash, "/rebalances") == 0;
 	bool simulate = slash && strcmp(slash, "/simulate") == 0;
+	bool partitions = slash && strcmp(slash, "/partitions") == 0;
 	char id[1024];
-	if (slash && !rebalances && !simulate) {
+	if (slash && !rebalances && !simulate && !partitions) {
 		out->status = 404;
 		ch_buf_printf(&out->body, "not found: /v1/groups/%s\n", rest);
 		return;
@@ -76,6 +90,8 @@ route_group(admin *a, const char *rest, const char *query, ch_http_reply *out)
 	}
 	if (simulate)
 		admin_page_simulate(&a->src, id, query, out);
+	else if (partitions)
+		admin_page_partitions(&a->src, id, out);
 	else
 		admin_page_group(&a->src, id, rebalances, out);
 }
@@ -88,6 +104,14 @@ route(void *ud, const char *path, const char *query, ch_http_reply *out)
 	out->content_type = TEXT;
 	if (strcmp(path, "/") == 0) {
 		page_index(a, out);
+		return;
+	}
+	if (strcmp(path, "/ui") == 0 || strcmp(path, "/ui/") == 0) {
+		admin_page_ui(out);
+		return;
+	}
+	if (strcmp(path, "/v1/events") == 0) {
+		out->stream = true; /* ch_http_publish's events (admin_events) */
 		return;
 	}
 	if (strcmp(path, "/v1/groups") == 0) {
@@ -107,6 +131,28 @@ route(void *ud, const char *path, const char *query, ch_http_reply *out)
 	ch_buf_printf(&out->body, "not found: %s\n", path);
 }
 
+/* Timer: the summary, published when it changed or the stream was quiet. */
+static void
+admin_events(ch_loop *loop, ch_timer *t, void *ud)
+{
+	(void)t;
+	admin *a = ud;
+	int64_t now = ch_loop_now(loop);
+	ch_buf b;
+	ch_buf_init(&b);
+	admin_render_summary(&a->src, &b);
+	bool changed = b.len != a->last.len || memcmp(b.data, a->last.data, b.len) != 0;
+	if (ch_buf_ok(&b) && (changed || now - a->last_at >= EVENTS_KEEPALIVE_MS)) {
+		ch_http_publish(a->http, (const char *)b.data, b.len);
+		ch_buf_free(&a->last);
+		a->last = b;
+		a->last_at = now;
+	} else {
+		ch_buf_free(&b);
+	}
+	ch_timer_arm(loop, &a->events, now + EVENTS_EVERY_MS);
+}
+
 admin *
 admin_start(const ch_listener *l, const admin_sources *src, char *err, size_t errlen)
 {
@@ -118,6 +164,9 @@ admin_start(const ch_listener *l, const admin_sources *src, char *err, size_t er
 		free(a);
 		return NULL;
 	}
+	ch_buf_init(&a->last);
+	ch_timer_init(&a->events, admin_events, a);
+	ch_timer_arm(src->loop, &a->events, ch_loop_now(src->loop) + EVENTS_EVERY_MS);
 	return a;
 }
 
@@ -132,6 +181,8 @@ admin_stop(admin *a)
 {
 	if (!a)
 		return;
+	ch_timer_cancel(a->src.loop, &a->events);
 	ch_http_free(a->http);
+	ch_buf_free(&a->last);
 	free(a);
 }

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 
 #include "broker/ch_broker.h"
+#include "group/ch_coord.h"
 #include "net/ch_http.h"
 
 typedef struct admin admin;
@@ -48,8 +49,22 @@ void admin_page_group(const admin_sources *src, const char *id, bool rebalances,
  * (out->finish). */
 void admin_page_simulate(const admin_sources *src, const char *id, const char *query,
 			 ch_http_reply *out);
-/* Sets out's body to j as one line of JSON (and frees j). */
+/* Start and end offsets of topic's partition, false when its log is not
+ * open (admin_metrics.c). */
+bool admin_part_offsets(ch_broker *bk, const char *topic, int32_t partition, int64_t *start,
+			int64_t *end);
+/* The live page (admin_page.c): the page itself, a group's partitions with
+ * owner, offsets and lag, and the summary the event stream sends. */
+void admin_page_ui(ch_http_reply *out);
+void admin_page_partitions(const admin_sources *src, const char *id, ch_http_reply *out);
+/* The groups' summary as one server-sent event ("event: groups"), into b. */
+void admin_render_summary(const admin_sources *src, ch_buf *b);
 struct json_t;
+/* A group's identity on a JSON object: group_id, state, protocol_type,
+ * protocol (null when none) and generation. */
+void admin_group_head(struct json_t *o, const char *id, ch_coord_group_state state,
+		      const char *protocol_type, const char *protocol, int32_t generation);
+/* Sets out's body to j as one line of JSON (and frees j). */
 void admin_reply_json(ch_http_reply *out, struct json_t *j);
 /* Decodes the %XX escapes of [s, s+n) into out (cap bytes); false for a bad
  * escape, a NUL or a result that does not fit. */

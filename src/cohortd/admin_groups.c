@@ -148,6 +148,17 @@ rebalance_json(const ch_coord_rebalance *r)
 }
 
 void
+admin_group_head(json_t *o, const char *id, ch_coord_group_state state, const char *protocol_type,
+		 const char *protocol, int32_t generation)
+{
+	put(o, "group_id", json_string(id));
+	put(o, "state", json_string(ch_coord_group_state_name(state)));
+	put(o, "protocol_type", str_or_null(protocol_type));
+	put(o, "protocol", str_or_null(protocol));
+	put(o, "generation", json_integer(generation));
+}
+
+void
 admin_reply_json(ch_http_reply *out, json_t *j)
 {
 	char *s = json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII);

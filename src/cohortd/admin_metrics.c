@@ -344,9 +344,9 @@ render_runtime(ch_buf *b, const admin_sources *src)
 
 /* ---- partitions and lag ---------------------------------------------------- */
 
-/* Start and end offsets of topic's partition, false when its log is not open. */
-static bool
-part_offsets(ch_broker *bk, const char *topic, int32_t partition, int64_t *start, int64_t *end)
+bool
+admin_part_offsets(ch_broker *bk, const char *topic, int32_t partition, int64_t *start,
+		   int64_t *end)
 {
 	int open_errno = 0;
 	ch_part *p = ch_log_manager_find(bk->logs, topic, partition, &open_errno);
@@ -370,7 +370,7 @@ render_partitions(ch_buf *b, ch_broker *bk)
 			const ch_topic *t = ch_topics_at(bk->topics, i);
 			for (int32_t p = 0; p < t->partitions; p++) {
 				int64_t start, end;
-				if (!part_offsets(bk, t->name, p, &start, &end))
+				if (!admin_part_offsets(bk, t->name, p, &start, &end))
 					continue;
 				ch_buf_printf(b, "%s{topic=\"", name);
 				label_value(b, t->name, t->name_len);
@@ -417,7 +417,7 @@ lag_offset(void *ud, const ch_coord_offset_view *o)
 	memcpy(tname, topic, tlen);
 	tname[tlen] = '\0';
 	int64_t start, end;
-	if (!part_offsets(x->bk, tname, partition, &start, &end))
+	if (!admin_part_offsets(x->bk, tname, partition, &start, &end))
 		return;
 	int64_t lag = committed < 0 ? 0 : end - committed;
 	if (lag < 0)

@@ -174,12 +174,7 @@ simulate_finish(ch_http_reply *out, void *ud)
 	const ch_coord_whatif_group *g = &j->g;
 	ch_coord_whatif_change chg = {j->add, (const char *const *)j->remove, j->nremove};
 	json_t *o = json_object();
-	json_object_set_new(o, "group_id", json_string(g->group_id));
-	json_object_set_new(o, "state", json_string(ch_coord_group_state_name(g->state)));
-	json_object_set_new(o, "protocol_type",
-			    g->protocol_type ? json_string(g->protocol_type) : json_null());
-	json_object_set_new(o, "protocol", g->protocol ? json_string(g->protocol) : json_null());
-	json_object_set_new(o, "generation", json_integer(g->generation));
+	admin_group_head(o, g->group_id, g->state, g->protocol_type, g->protocol, g->generation);
 	json_t *rm = json_array();
 	for (int i = 0; i < j->nremove; i++)
 		json_array_append_new(rm, json_string(j->remove[i]));

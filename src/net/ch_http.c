@@ -36,11 +36,19 @@
 
 typedef struct http_job {
 	struct http_job *next;
+	struct ch_http *h;
 	struct MHD_Connection *conn;
 	char *path;
 	ch_buf query; /* "k=v&k2" as sent, NUL-terminated */
 	bool done;    /* rendered: out holds the page (written by the loop, under mu) */
 	ch_http_reply out;
+	/* An event stream (out.stream), under mu: */
+	struct http_job *snext; /* in h->streams */
+	bool streaming;         /* its response is queued: in h->streams */
+	bool parked;            /* suspended until the next event */
+	uint64_t seq;           /* the last event taken */
+	ch_buf ev;              /* the event being sent, from off */
+	size_t off;
 } http_job;
 
 struct ch_http {
@@ -53,6 +61,10 @@ struct ch_http {
 	ch_io io; /* the loop's watcher on efd */
 	pthread_mutex_t mu;
 	http_job *head, **tail; /* queued jobs, under mu */
+	http_job *streams;      /* open event streams, under mu */
+	ch_buf event;           /* the latest published event, under mu */
+	uint64_t event_seq;     /* 0: none yet */
+	bool closing;           /* ch_http_free: streams end */
 	char lasterr[256];      /* MHD's last log line, for a failed start */
 };
 
@@ -119,6 +131,84 @@ queue(struct MHD_Connection *c, int status, const char *ctype, const void *body,
 	return rc;
 }
 
+/* MHD thread: the next bytes of an event stream. No new event: the
+ * connection is suspended (parked) until ch_http_publish resumes it. */
+static ssize_t
+stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)pos;
+	http_job *job = cls;
+	ch_http *h = job->h;
+	pthread_mutex_lock(&h->mu);
+	if (h->closing) {
+		pthread_mutex_unlock(&h->mu);
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	if (job->off >= job->ev.len && job->seq != h->event_seq) { /* take the latest */
+		job->ev.len = 0;
+		ch_buf_append(&job->ev, h->event.data, h->event.len);
+		job->off = 0;
+		job->seq = h->event_seq;
+		if (!ch_buf_ok(&job->ev)) {
+			pthread_mutex_unlock(&h->mu);
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		}
+	}
+	size_t n = job->ev.len - job->off;
+	if (n == 0) {
+		job->parked = true;
+		MHD_suspend_connection(job->conn);
+		pthread_mutex_unlock(&h->mu);
+		return 0;
+	}
+	if (n > max)
+		n = max;
+	memcpy(buf, job->ev.data + job->off, n);
+	job->off += n;
+	pthread_mutex_unlock(&h->mu);
+	return (ssize_t)n;
+}
+
+/* Loop thread: resumes every parked stream, so that it reads the new event
+ * (or sees closing). The parked ones are taken under mu, resumed after it:
+ * MHD takes its own lock in resume, and stream_read suspends with mu held;
+ * a parked connection stays suspended (and alive) until resumed here. */
+static void
+wake_streams(ch_http *h)
+{
+	struct MHD_Connection *stack[CH_HTTP_MAX_CONNS];
+	size_t n = 0;
+	pthread_mutex_lock(&h->mu);
+	for (http_job *j = h->streams; j && n < CH_HTTP_MAX_CONNS; j = j->snext)
+		if (j->parked) {
+			j->parked = false;
+			stack[n++] = j->conn;
+		}
+	pthread_mutex_unlock(&h->mu);
+	for (size_t i = 0; i < n; i++)
+		MHD_resume_connection(stack[i]);
+}
+
+/* Queues job's event stream as the response (MHD thread). */
+static enum MHD_Result
+queue_stream(ch_http *h, struct MHD_Connection *c, http_job *job)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, job, NULL);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	pthread_mutex_lock(&h->mu);
+	job->streaming = true;
+	job->snext = h->streams;
+	h->streams = job;
+	pthread_mutex_unlock(&h->mu);
+	enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
 /* MHD's access handler (MHD thread): the first call queues the job for the
  * loop and suspends; the call after the resume sends the page. A request
  * body, if any, is read and dropped. */
@@ -143,6 +233,8 @@ on_request(void *cls, struct MHD_Connection *c, const char *url, const char *met
 			return MHD_NO; /* out of memory: MHD closes the connection */
 		}
 		job->conn = c;
+		job->h = h;
+		ch_buf_init(&job->ev);
 		ch_buf_init(&job->query);
 		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_arg, &job->query);
 		ch_buf_append(&job->query, "", 1);
@@ -180,6 +272,8 @@ on_request(void *cls, struct MHD_Connection *c, const char *url, const char *met
 		job->out.finish = NULL;
 		finish(&job->out, job->out.finish_ud);
 	}
+	if (job->out.stream && job->out.status == 200)
+		return queue_stream(h, c, job);
 	if (!ch_buf_ok(&job->out.body)) {
 		static const char msg[] = "out of memory\n";
 		return queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR, TEXT, msg, sizeof(msg) - 1, NULL);
@@ -202,6 +296,11 @@ on_completed(void *cls, struct MHD_Connection *c, void **req_cls, enum MHD_Reque
 	/* Still queued only when MHD_stop_daemon closes a connection whose job
 	 * the loop never took (ch_http_free). */
 	pthread_mutex_lock(&h->mu);
+	for (http_job **p = &h->streams; job->streaming && *p; p = &(*p)->snext)
+		if (*p == job) {
+			*p = job->snext;
+			break;
+		}
 	for (http_job **p = &h->head; *p; p = &(*p)->next) {
 		if (*p == job) {
 			*p = job->next;
@@ -215,6 +314,7 @@ on_completed(void *cls, struct MHD_Connection *c, void **req_cls, enum MHD_Reque
 		job->out.finish(NULL, job->out.finish_ud);
 	ch_buf_free(&job->out.body);
 	ch_buf_free(&job->query);
+	ch_buf_free(&job->ev);
 	free(job->path);
 	free(job);
 	*req_cls = NULL;
@@ -281,6 +381,7 @@ ch_http_new(ch_loop *loop, const char *host, int port, ch_http_handler_fn fn, vo
 	h->fn = fn;
 	h->ud = ud;
 	h->tail = &h->head;
+	ch_buf_init(&h->event);
 	pthread_mutex_init(&h->mu, NULL);
 	snprintf(h->lasterr, sizeof(h->lasterr), "cannot start the HTTP server");
 	h->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -334,6 +435,12 @@ ch_http_free(ch_http *h)
 	 * MHD's thread: a job it queues meanwhile is freed by on_completed
 	 * when MHD_stop_daemon closes its connection. */
 	int lfd = MHD_quiesce_daemon(h->d);
+	/* MHD must not be stopped with suspended connections: wake every
+	 * stream, which then ends (closing). */
+	pthread_mutex_lock(&h->mu);
+	h->closing = true;
+	pthread_mutex_unlock(&h->mu);
+	wake_streams(h);
 	ch_io_remove(h->loop, &h->io);
 	for (http_job *job = take_jobs(h), *next; job; job = next) {
 		next = job->next;
@@ -344,6 +451,18 @@ ch_http_free(ch_http *h)
 	if (lfd >= 0)
 		close(lfd);
 	close(h->efd);
+	ch_buf_free(&h->event);
 	pthread_mutex_destroy(&h->mu);
 	free(h);
+}
+
+void
+ch_http_publish(ch_http *h, const char *ev, size_t len)
+{
+	pthread_mutex_lock(&h->mu);
+	h->event.len = 0;
+	ch_buf_append(&h->event, ev, len);
+	h->event_seq++;
+	pthread_mutex_unlock(&h->mu);
+	wake_streams(h);
 }

@@ -46,6 +46,10 @@ typedef struct ch_http_reply {
 	ch_buf body;
 	void (*finish)(struct ch_http_reply *out, void *finish_ud);
 	void *finish_ud;
+	/* An event stream (server-sent events, text/event-stream): the
+	 * connection stays open and gets every event ch_http_publish sends,
+	 * the latest one first; body is ignored. */
+	bool stream;
 } ch_http_reply;
 
 /* Called on the loop thread for every GET/HEAD; path is the URL path as sent
@@ -63,6 +67,11 @@ ch_http *ch_http_new(ch_loop *loop, const char *host, int port, ch_http_handler_
 		     char *err, size_t errlen);
 /* The bound port. */
 int ch_http_port(const ch_http *h);
+/* Loop thread: ev (len bytes, one or more complete "event: ...\ndata:
+ * ...\n\n" blocks, copied) to every open event stream, and to each one
+ * opened later as its first event. A stream still sending the previous
+ * event finishes it first; one that falls behind skips to the latest. */
+void ch_http_publish(ch_http *h, const char *ev, size_t len);
 /* Closes every connection and the listener. NULL is a no-op. */
 void ch_http_free(ch_http *h);
 
