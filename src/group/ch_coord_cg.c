@@ -1,0 +1,1301 @@
+/*
+ * ch_coord_cg.c: the consumer rebalance protocol's groups (KIP-848), see
+ * ch_coord_cg.h. Each step names the Kafka code it follows
+ * (GroupMetadataManager, CurrentAssignmentBuilder, TargetAssignmentBuilder,
+ * ConsumerGroup in the group-coordinator module).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "group/ch_coord_cg_int.h"
+#include "proto/generated/ch_errors.h"
+
+#define LEAVE_EPOCH (-1)        /* LEAVE_GROUP_MEMBER_EPOCH */
+#define STATIC_LEAVE_EPOCH (-2) /* LEAVE_GROUP_STATIC_MEMBER_EPOCH */
+
+/* ---- config ------------------------------------------------------------- */
+
+void
+ch_coord_cg_config_defaults(ch_coord_cg_config *c)
+{
+	memset(c, 0, sizeof *c);
+	c->session_timeout_ms = 45000;
+	c->min_session_timeout_ms = 45000;
+	c->max_session_timeout_ms = 60000;
+	c->heartbeat_interval_ms = 5000;
+	c->min_heartbeat_interval_ms = 5000;
+	c->max_heartbeat_interval_ms = 15000;
+	c->max_size = INT32_MAX;
+	c->assignors[0] = CH_ASSIGN_SERVER_UNIFORM;
+	c->assignors[1] = CH_ASSIGN_SERVER_RANGE;
+	c->nassignors = 2;
+	c->migration_policy = CH_COORD_CG_MIGRATION_BIDIRECTIONAL;
+}
+
+const char *
+ch_coord_cg_config_check(const ch_coord_cg_config *c)
+{
+	/* GroupCoordinatorConfig's requirements, in its words. */
+	if (c->min_session_timeout_ms > c->max_session_timeout_ms)
+		return "group.consumer.max.session.timeout.ms must be greater than or equal to "
+		       "group.consumer.min.session.timeout.ms";
+	if (c->session_timeout_ms < c->min_session_timeout_ms)
+		return "group.consumer.session.timeout.ms must be greater than or equal to "
+		       "group.consumer.min.session.timeout.ms";
+	if (c->session_timeout_ms > c->max_session_timeout_ms)
+		return "group.consumer.session.timeout.ms must be less than or equal to "
+		       "group.consumer.max.session.timeout.ms";
+	if (c->min_heartbeat_interval_ms > c->max_heartbeat_interval_ms)
+		return "group.consumer.max.heartbeat.interval.ms must be greater than or equal to "
+		       "group.consumer.min.heartbeat.interval.ms";
+	if (c->heartbeat_interval_ms < c->min_heartbeat_interval_ms)
+		return "group.consumer.heartbeat.interval.ms must be greater than or equal to "
+		       "group.consumer.min.heartbeat.interval.ms";
+	if (c->heartbeat_interval_ms > c->max_heartbeat_interval_ms)
+		return "group.consumer.heartbeat.interval.ms must be less than or equal to "
+		       "group.consumer.max.heartbeat.interval.ms";
+	if (c->heartbeat_interval_ms >= c->session_timeout_ms)
+		return "group.consumer.heartbeat.interval.ms must be less than "
+		       "group.consumer.session.timeout.ms";
+	if (c->max_size < 1)
+		return "group.consumer.max.size must be at least 1";
+	if (c->nassignors < 1 || c->nassignors > CH_COORD_CG_MAX_ASSIGNORS)
+		return "group.consumer.assignors must name at least one assignor";
+	return NULL;
+}
+
+int
+ch_coord_cg_assignor_by_name(ch_str name)
+{
+	if (ch_str_eq_c(name, "uniform") ||
+	    ch_str_eq_c(name, "org.apache.kafka.coordinator.group.assignor.UniformAssignor"))
+		return CH_ASSIGN_SERVER_UNIFORM;
+	if (ch_str_eq_c(name, "range") ||
+	    ch_str_eq_c(name, "org.apache.kafka.coordinator.group.assignor.RangeAssignor"))
+		return CH_ASSIGN_SERVER_RANGE;
+	return -1;
+}
+
+static const char *const migration_names[] = {"disabled", "downgrade", "upgrade", "bidirectional"};
+
+int
+ch_coord_cg_migration_by_name(const char *s)
+{
+	for (int i = 0; i < 4; i++)
+		if (strcasecmp(s, migration_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+const char *
+ch_coord_cg_migration_name(ch_coord_cg_migration m)
+{
+	return (unsigned)m < 4 ? migration_names[m] : "?";
+}
+
+const char *
+ch_coord_cg_state_name(ch_coord_cg_state s)
+{
+	static const char *const n[] = {"Empty", "Assigning", "Reconciling", "Stable"};
+	return (unsigned)s < 4 ? n[s] : "Unknown";
+}
+
+const char *
+ch_coord_cg_member_state_name(ch_coord_cg_member_state s)
+{
+	static const char *const n[] = {"STABLE", "UNREVOKED_PARTITIONS", "UNRELEASED_PARTITIONS"};
+	return (unsigned)s < 3 ? n[s] : "UNKNOWN";
+}
+
+/* ---- partition sets ------------------------------------------------------ */
+
+int
+ch_coord_cg_tp_cmp(const ch_coord_cg_tp *a, const ch_coord_cg_tp *b)
+{
+	int c = memcmp(a->topic.b, b->topic.b, 16);
+	if (c)
+		return c;
+	return a->partition < b->partition ? -1 : a->partition > b->partition;
+}
+
+static int
+tp_qcmp(const void *a, const void *b)
+{
+	return ch_coord_cg_tp_cmp(a, b);
+}
+
+static void
+set_push(cg_set *s, const ch_coord_cg_tp *tp)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 8;
+		s->v = ch_xrealloc(s->v, (size_t)s->cap * sizeof *s->v);
+	}
+	s->v[s->n++] = *tp;
+}
+
+static void
+set_free(cg_set *s)
+{
+	free(s->v);
+	*s = (cg_set){0};
+}
+
+/* Sorts and removes repeats (after pushes in any order). */
+static void
+set_normalize(cg_set *s)
+{
+	if (s->n < 2)
+		return;
+	qsort(s->v, (size_t)s->n, sizeof *s->v, tp_qcmp);
+	int32_t k = 1;
+	for (int32_t i = 1; i < s->n; i++)
+		if (ch_coord_cg_tp_cmp(&s->v[i], &s->v[k - 1]) != 0)
+			s->v[k++] = s->v[i];
+	s->n = k;
+}
+
+bool
+ch_coord_cg_set_has(const cg_set *s, const ch_coord_cg_tp *tp)
+{
+	return s->n && bsearch(tp, s->v, (size_t)s->n, sizeof *s->v, tp_qcmp) != NULL;
+}
+
+static bool
+set_eq(const cg_set *a, const cg_set *b)
+{
+	return a->n == b->n && (a->n == 0 || memcmp(a->v, b->v, (size_t)a->n * sizeof *a->v) == 0);
+}
+
+/* out = a ∩ b (keep) or a - b (!keep); out is fresh. */
+static void
+set_filter(const cg_set *a, const cg_set *b, bool keep, cg_set *out)
+{
+	*out = (cg_set){0};
+	int32_t j = 0;
+	for (int32_t i = 0; i < a->n; i++) {
+		while (j < b->n && ch_coord_cg_tp_cmp(&b->v[j], &a->v[i]) < 0)
+			j++;
+		bool in_b = j < b->n && ch_coord_cg_tp_cmp(&b->v[j], &a->v[i]) == 0;
+		if (in_b == keep)
+			set_push(out, &a->v[i]);
+	}
+}
+
+static void
+set_copy(const cg_set *a, cg_set *out)
+{
+	*out = (cg_set){0};
+	for (int32_t i = 0; i < a->n; i++)
+		set_push(out, &a->v[i]);
+}
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static void cg_log(const ch_coord_cg *cg, ch_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void
+cg_log(const ch_coord_cg *cg, ch_log_level level, const char *fmt, ...)
+{
+	if (!cg->ops.log || (cg->ops.log_enabled && !cg->ops.log_enabled(cg->ops.ud, level)))
+		return;
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	cg->ops.log(cg->ops.ud, level, line);
+}
+
+static char *
+dup_str(ch_str s)
+{
+	return s.len < 0 ? NULL : ch_xstrndup(s.p ? s.p : "", (size_t)s.len);
+}
+
+/* Replaces *dst with s when s is not null (Kafka's maybeUpdate*). */
+static void
+maybe_update(char **dst, ch_str s)
+{
+	if (s.len < 0)
+		return;
+	free(*dst);
+	*dst = dup_str(s);
+}
+
+/* Java's String.trim().isEmpty() for a present string (throwIfEmptyString). */
+static bool
+str_blank(ch_str s)
+{
+	if (s.len < 0)
+		return false;
+	for (int32_t i = 0; i < s.len; i++)
+		if ((unsigned char)s.p[i] > ' ')
+			return false;
+	return true;
+}
+
+static int
+cstr_qcmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void
+timer_set(ch_coord_cg *cg, cg_timer *t, int64_t deadline)
+{
+	ch_heap_set(&cg->timers, &t->node, deadline);
+}
+
+static void
+timer_cancel(ch_coord_cg *cg, cg_timer *t)
+{
+	ch_heap_remove(&cg->timers, &t->node);
+}
+
+/* ---- groups and members ------------------------------------------------- */
+
+ch_coord_cg *
+ch_coord_cg_new(const ch_coord_cg_config *cfg, const ch_coord_cg_ops *ops)
+{
+	ch_coord_cg *cg = ch_xcalloc(1, sizeof *cg);
+	cg->cfg = *cfg;
+	cg->ops = *ops;
+	ch_map_init(&cg->groups);
+	ch_heap_init(&cg->timers);
+	return cg;
+}
+
+static cg_group *
+group_find(const ch_coord_cg *cg, ch_str id)
+{
+	return ch_map_get(&cg->groups, id.p ? id.p : "", (size_t)(id.len < 0 ? 0 : id.len));
+}
+
+static cg_group *
+group_create(ch_coord_cg *cg, ch_str id)
+{
+	cg_group *g = ch_xcalloc(1, sizeof *g);
+	g->cg = cg;
+	ch_map_init(&g->members);
+	ch_map_init(&g->statics);
+	ch_map_init(&g->owners);
+	ch_map_entry *e = ch_map_put(&cg->groups, id.p, (size_t)id.len, g);
+	g->id = e->key;
+	return g;
+}
+
+static void
+member_free(ch_coord_cg *cg, cg_member *m)
+{
+	timer_cancel(cg, &m->session);
+	timer_cancel(cg, &m->rebalance);
+	free(m->instance_id);
+	free(m->rack);
+	free(m->client_id);
+	free(m->client_host);
+	free(m->server_assignor);
+	for (int32_t i = 0; i < m->ntopics; i++)
+		free(m->topics[i]);
+	free(m->topics);
+	set_free(&m->assigned);
+	set_free(&m->revoking);
+	set_free(&m->target);
+	free(m);
+}
+
+static void
+meta_free(cg_group *g)
+{
+	for (int32_t i = 0; i < g->nmeta; i++)
+		free(g->meta[i].name);
+	free(g->meta);
+	g->meta = NULL;
+	g->nmeta = 0;
+}
+
+static void
+group_free(ch_coord_cg *cg, cg_group *g)
+{
+	ch_map_foreach (&g->members, e)
+		member_free(cg, e->value);
+	ch_map_free(&g->members);
+	ch_map_free(&g->statics);
+	ch_map_free(&g->owners);
+	meta_free(g);
+	free(g);
+}
+
+void
+ch_coord_cg_free(ch_coord_cg *cg)
+{
+	if (!cg)
+		return;
+	ch_map_foreach (&cg->groups, e)
+		group_free(cg, e->value);
+	ch_map_free(&cg->groups);
+	ch_heap_free(&cg->timers);
+	free(cg);
+}
+
+static cg_member *
+member_find(const cg_group *g, ch_str id)
+{
+	return ch_map_get(&g->members, id.p ? id.p : "", (size_t)(id.len < 0 ? 0 : id.len));
+}
+
+static cg_member *
+member_add(cg_group *g, ch_str id)
+{
+	cg_member *m = ch_xcalloc(1, sizeof *m);
+	m->g = g;
+	m->session.kind = CG_TIMER_SESSION;
+	m->session.m = m;
+	m->rebalance.kind = CG_TIMER_REBALANCE;
+	m->rebalance.m = m;
+	m->rebalance_timeout_ms = -1;
+	ch_map_entry *e = ch_map_put(&g->members, id.p ? id.p : "", (size_t)id.len, m);
+	m->id = e->key;
+	return m;
+}
+
+/* The member's holdings (assigned and pending revocation) enter or leave
+ * the group's owner map. */
+static void
+owners_put(cg_group *g, cg_member *m, const cg_set *s)
+{
+	char k[CG_TP_KEY_LEN];
+	for (int32_t i = 0; i < s->n; i++) {
+		cg_tp_key(&s->v[i], k);
+		ch_map_put(&g->owners, k, sizeof k, m);
+	}
+}
+
+static void
+owners_drop(cg_group *g, const cg_set *s)
+{
+	char k[CG_TP_KEY_LEN];
+	for (int32_t i = 0; i < s->n; i++) {
+		cg_tp_key(&s->v[i], k);
+		ch_map_remove(&g->owners, k, sizeof k);
+	}
+}
+
+static bool
+owned_by_anyone(const cg_group *g, const ch_coord_cg_tp *tp)
+{
+	char k[CG_TP_KEY_LEN];
+	cg_tp_key(tp, k);
+	return ch_map_find(&g->owners, k, sizeof k) != NULL;
+}
+
+/* Removes the member from the group (its records' tombstones, when stored):
+ * its partitions are free again. Does not bump the epoch. */
+static void
+member_remove(cg_group *g, cg_member *m)
+{
+	owners_drop(g, &m->assigned);
+	owners_drop(g, &m->revoking);
+	if (m->instance_id && ch_map_get(&g->statics, m->instance_id, strlen(m->instance_id)) == m)
+		ch_map_remove(&g->statics, m->instance_id, strlen(m->instance_id));
+	ch_map_remove(&g->members, m->id, strlen(m->id));
+	member_free(g->cg, m);
+}
+
+/* The group's subscribed topics read again from ops->topic: the union of
+ * the members' subscriptions that exist. Returns whether it changed. */
+static bool
+meta_refresh(cg_group *g)
+{
+	ch_coord_cg *cg = g->cg;
+	size_t total = 0;
+	ch_map_foreach (&g->members, e)
+		total += (size_t)((cg_member *)e->value)->ntopics;
+	char **names = ch_xmalloc((total ? total : 1) * sizeof *names);
+	size_t n = 0;
+	ch_map_foreach (&g->members, e) {
+		cg_member *m = e->value;
+		for (int32_t i = 0; i < m->ntopics; i++)
+			names[n++] = m->topics[i];
+	}
+	qsort(names, n, sizeof *names, cstr_qcmp);
+	cg_topic_meta *meta = ch_xmalloc((n ? n : 1) * sizeof *meta);
+	int32_t nmeta = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i && strcmp(names[i], names[i - 1]) == 0)
+			continue;
+		ch_coord_cg_topic t;
+		if (!cg->ops.topic(cg->ops.ud, ch_str_c(names[i]), &t) || t.partitions <= 0)
+			continue;
+		meta[nmeta++] = (cg_topic_meta){names[i], t.id, t.partitions};
+	}
+	bool changed = nmeta != g->nmeta;
+	for (int32_t i = 0; !changed && i < nmeta; i++)
+		changed = strcmp(meta[i].name, g->meta[i].name) != 0 ||
+			  !ch_uuid_eq(&meta[i].id, &g->meta[i].id) ||
+			  meta[i].partitions != g->meta[i].partitions;
+	if (changed) {
+		meta_free(g);
+		for (int32_t i = 0; i < nmeta; i++)
+			meta[i].name = ch_xstrdup(meta[i].name);
+		g->meta = meta;
+		g->nmeta = nmeta;
+	} else {
+		free(meta);
+	}
+	free(names);
+	g->meta_stale = false;
+	return changed;
+}
+
+static void
+bump_epoch(cg_group *g, const char *why)
+{
+	g->epoch++;
+	cg_log(g->cg, CH_LOG_INFO, "[GroupId %s] Bumped group epoch to %d (%s).", g->id, g->epoch,
+	       why);
+}
+
+/* Kafka's consumerGroupFenceMember: the member leaves, the subscribed
+ * topics are read again without it, the group epoch is bumped. */
+static void
+fence_member(cg_group *g, cg_member *m)
+{
+	member_remove(g, m);
+	meta_refresh(g);
+	bump_epoch(g, "member removed");
+}
+
+/* ---- target assignment (TargetAssignmentBuilder) -------------------------- */
+
+/* The assignor most members ask for (ConsumerGroup.computePreferredServerAssignor;
+ * ties go to the earlier one in group.consumer.assignors), else the first
+ * configured. */
+static ch_assign_kind
+preferred_assignor(const cg_group *g)
+{
+	const ch_coord_cg_config *cfg = &g->cg->cfg;
+	int32_t votes[CH_ASSIGN_KIND_COUNT] = {0};
+	ch_map_foreach (&g->members, e) {
+		const cg_member *m = e->value;
+		if (m->server_assignor) {
+			int k = ch_coord_cg_assignor_by_name(ch_str_c(m->server_assignor));
+			if (k >= 0)
+				votes[k]++;
+		}
+	}
+	ch_assign_kind best = cfg->assignors[0];
+	int32_t best_votes = 0;
+	for (int32_t i = 0; i < cfg->nassignors; i++)
+		if (votes[cfg->assignors[i]] > best_votes)
+			best = cfg->assignors[i], best_votes = votes[cfg->assignors[i]];
+	return best;
+}
+
+static int32_t
+meta_index_by_name(const cg_group *g, const char *name)
+{
+	int32_t lo = 0, hi = g->nmeta;
+	while (lo < hi) {
+		int32_t mid = (lo + hi) / 2;
+		int c = strcmp(g->meta[mid].name, name);
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+static int32_t
+meta_index_by_id(const cg_group *g, const ch_uuid *id)
+{
+	for (int32_t i = 0; i < g->nmeta; i++)
+		if (ch_uuid_eq(&g->meta[i].id, id))
+			return i;
+	return -1;
+}
+
+/* A new target assignment for every member at the group epoch, from the
+ * previous target (sticky). Returns false (the reason logged and in err)
+ * when the assignor refuses its input. */
+static bool
+update_target(cg_group *g, char *err, size_t errcap)
+{
+	ch_coord_cg *cg = g->cg;
+	int32_t nm = (int32_t)g->members.n;
+	ch_assign_topic *topics = ch_xcalloc((size_t)(g->nmeta ? g->nmeta : 1), sizeof *topics);
+	for (int32_t i = 0; i < g->nmeta; i++)
+		topics[i] =
+			(ch_assign_topic){ch_str_c(g->meta[i].name), g->meta[i].partitions, NULL};
+	ch_assign_member *in = ch_xcalloc((size_t)(nm ? nm : 1), sizeof *in);
+	cg_member **ms = ch_xcalloc((size_t)(nm ? nm : 1), sizeof *ms);
+	int32_t **partsv = ch_xcalloc((size_t)(nm ? nm : 1), sizeof *partsv);
+	int32_t i = 0;
+	ch_map_foreach (&g->members, e) {
+		cg_member *m = e->value;
+		ms[i] = m;
+		int32_t *tix = ch_xmalloc((size_t)(m->ntopics ? m->ntopics : 1) * sizeof *tix);
+		int32_t nt = 0;
+		for (int32_t k = 0; k < m->ntopics; k++) {
+			int32_t ix = meta_index_by_name(g, m->topics[k]);
+			if (ix >= 0)
+				tix[nt++] = ix;
+		}
+		/* The current target as owned partitions, one entry per topic
+		 * (the set is sorted by topic id, so a topic's run is contiguous). */
+		ch_assign_owned *own =
+			ch_xcalloc((size_t)(m->target.n ? m->target.n : 1), sizeof *own);
+		int32_t *parts =
+			ch_xmalloc((size_t)(m->target.n ? m->target.n : 1) * sizeof *parts);
+		partsv[i] = parts;
+		int32_t no = 0;
+		for (int32_t k = 0; k < m->target.n;) {
+			int32_t ix = meta_index_by_id(g, &m->target.v[k].topic);
+			int32_t start = k;
+			while (k < m->target.n &&
+			       ch_uuid_eq(&m->target.v[k].topic, &m->target.v[start].topic)) {
+				parts[k] = m->target.v[k].partition;
+				k++;
+			}
+			if (ix >= 0)
+				own[no++] = (ch_assign_owned){ix, parts + start, k - start};
+		}
+		in[i] = (ch_assign_member){
+			.member_id = ch_str_c(m->id),
+			.instance_id = ch_str_c(m->instance_id),
+			.rack = ch_str_c(m->rack),
+			.topics = tix,
+			.ntopics = nt,
+			.owned = own,
+			.nowned = no,
+			.generation = CH_ASSIGN_NO_GENERATION,
+		};
+		i++;
+	}
+	ch_assign_kind kind = preferred_assignor(g);
+	ch_assign_input input = {topics, g->nmeta, in, nm};
+	ch_assign_result res;
+	bool ok = ch_assign(kind, &input, &res) == CH_OK;
+	if (ok) {
+		for (i = 0; i < nm; i++) {
+			cg_member *m = ms[i];
+			set_free(&m->target);
+			for (int32_t k = res.off[i]; k < res.off[i + 1]; k++) {
+				ch_coord_cg_tp tp = {g->meta[res.tps[k].topic].id,
+						     res.tps[k].partition};
+				set_push(&m->target, &tp);
+			}
+			set_normalize(&m->target);
+		}
+		g->assignment_epoch = g->epoch;
+		cg_log(cg, CH_LOG_INFO,
+		       "[GroupId %s] Computed a new target assignment for epoch %d with '%s' "
+		       "assignor.",
+		       g->id, g->epoch, ch_assign_name(kind));
+		ch_assign_result_free(&res);
+	} else {
+		snprintf(err, errcap, "Failed to compute a new target assignment for epoch %d: %s",
+			 g->epoch, res.errstr);
+		cg_log(cg, CH_LOG_ERROR, "[GroupId %s] %s.", g->id, err);
+	}
+	for (i = 0; i < nm; i++) {
+		free((void *)in[i].topics);
+		free(partsv[i]);
+		free((void *)in[i].owned);
+	}
+	free(partsv);
+	free(in);
+	free(ms);
+	free(topics);
+	return ok;
+}
+
+/* ---- reconciliation (CurrentAssignmentBuilder) ---------------------------- */
+
+/* Whether the member still reports one of `s` (a null owned list: it may). */
+static bool
+owns_any(const cg_set *owned, const cg_set *s)
+{
+	if (!owned)
+		return true;
+	for (int32_t i = 0; i < owned->n; i++)
+		if (ch_coord_cg_set_has(s, &owned->v[i]))
+			return true;
+	return false;
+}
+
+static void
+set_epoch(cg_member *m, int32_t epoch)
+{
+	m->previous_epoch = m->epoch;
+	m->epoch = epoch;
+}
+
+/* Kafka's computeNextAssignment: what the member keeps, must revoke and can
+ * take now towards its target. */
+static void
+compute_next(cg_group *g, cg_member *m, int32_t epoch, const cg_set *owned)
+{
+	cg_set keep, revoke, pending, take = {0};
+	set_filter(&m->assigned, &m->target, true, &keep);
+	set_filter(&m->assigned, &keep, false, &revoke);
+	set_filter(&m->target, &keep, false, &pending);
+	bool unreleased = false;
+	for (int32_t i = 0; i < pending.n; i++) {
+		if (owned_by_anyone(g, &pending.v[i]))
+			unreleased = true;
+		else
+			set_push(&take, &pending.v[i]);
+	}
+	set_free(&pending);
+	owners_drop(g, &m->assigned);
+	owners_drop(g, &m->revoking);
+	set_free(&m->assigned);
+	set_free(&m->revoking);
+	if (revoke.n && owns_any(owned, &revoke)) {
+		m->state = CH_COORD_CG_MEMBER_UNREVOKED_PARTITIONS;
+		set_epoch(m, epoch);
+		m->assigned = keep;
+		m->revoking = revoke;
+		set_free(&take);
+	} else {
+		set_free(&revoke);
+		for (int32_t i = 0; i < take.n; i++)
+			set_push(&keep, &take.v[i]);
+		set_normalize(&keep);
+		set_free(&take);
+		m->state = unreleased ? CH_COORD_CG_MEMBER_UNRELEASED_PARTITIONS
+				      : CH_COORD_CG_MEMBER_STABLE;
+		set_epoch(m, g->assignment_epoch);
+		m->assigned = keep;
+	}
+	owners_put(g, m, &m->assigned);
+	owners_put(g, m, &m->revoking);
+}
+
+/* Kafka's maybeReconcile: moves the member towards the target assignment
+ * epoch; arms the rebalance timeout while it has partitions to revoke. */
+static void
+maybe_reconcile(cg_group *g, cg_member *m, const cg_set *owned, int64_t now)
+{
+	if (m->state == CH_COORD_CG_MEMBER_STABLE && m->epoch == g->assignment_epoch)
+		return;
+	int32_t epoch0 = m->epoch, prev0 = m->previous_epoch;
+	ch_coord_cg_member_state state0 = m->state;
+	cg_set assigned0, revoking0;
+	set_copy(&m->assigned, &assigned0);
+	set_copy(&m->revoking, &revoking0);
+	switch (m->state) {
+	case CH_COORD_CG_MEMBER_STABLE:
+		compute_next(g, m, m->epoch, owned);
+		break;
+	case CH_COORD_CG_MEMBER_UNREVOKED_PARTITIONS:
+		if (!owns_any(owned, &m->revoking))
+			compute_next(g, m, m->epoch + 1, owned);
+		break;
+	case CH_COORD_CG_MEMBER_UNRELEASED_PARTITIONS:
+		compute_next(g, m, m->epoch, owned);
+		break;
+	}
+	bool changed = m->epoch != epoch0 || m->previous_epoch != prev0 || m->state != state0 ||
+		       !set_eq(&m->assigned, &assigned0) || !set_eq(&m->revoking, &revoking0);
+	set_free(&assigned0);
+	set_free(&revoking0);
+	if (!changed)
+		return;
+	cg_log(g->cg, CH_LOG_DEBUG,
+	       "[GroupId %s] Member %s new assignment state: epoch=%d, previousEpoch=%d, "
+	       "state=%s, %d assigned and %d pending revocation.",
+	       g->id, m->id, m->epoch, m->previous_epoch, ch_coord_cg_member_state_name(m->state),
+	       m->assigned.n, m->revoking.n);
+	if (m->state == CH_COORD_CG_MEMBER_UNREVOKED_PARTITIONS) {
+		m->rebalance_epoch = m->epoch;
+		timer_set(g->cg, &m->rebalance, now + m->rebalance_timeout_ms);
+	} else {
+		timer_cancel(g->cg, &m->rebalance);
+	}
+}
+
+/* ---- the heartbeat --------------------------------------------------------- */
+
+typedef struct hb_answer {
+	ch_ConsumerGroupHeartbeatResponse r;
+	char msg[512];
+} hb_answer;
+
+static void respond_error(ch_coord_cg *cg, void *token, int16_t err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void
+respond_error(ch_coord_cg *cg, void *token, int16_t err, const char *fmt, ...)
+{
+	hb_answer a;
+	ch_ConsumerGroupHeartbeatResponse_init(&a.r);
+	a.r.ErrorCode = err;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(a.msg, sizeof a.msg, fmt, ap);
+	va_end(ap);
+	a.r.ErrorMessage = ch_str_c(a.msg);
+	cg->ops.respond(cg->ops.ud, token, &a.r);
+}
+
+/* Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid (GroupCoordinatorService):
+ * the message of the first rule broken, or NULL. */
+static const char *
+request_invalid(const ch_coord_cg *cg, const ch_ConsumerGroupHeartbeatRequest *rq, int16_t version,
+		int16_t *err, char *buf, size_t cap)
+{
+	*err = CH_KERR_INVALID_REQUEST;
+	if ((version >= 1 || rq->MemberEpoch > 0 || rq->MemberEpoch == LEAVE_EPOCH) &&
+	    str_blank(rq->MemberId))
+		return "MemberId can't be empty.";
+	if (str_blank(rq->GroupId) || rq->GroupId.len < 0)
+		return "GroupId can't be empty.";
+	if (str_blank(rq->InstanceId))
+		return "InstanceId can't be empty.";
+	if (str_blank(rq->RackId))
+		return "RackId can't be empty.";
+	if (rq->MemberEpoch == 0) {
+		if (rq->RebalanceTimeoutMs == -1)
+			return "RebalanceTimeoutMs must be provided in first request.";
+		if (rq->TopicPartitions_n != 0)
+			return "TopicPartitions must be empty when (re-)joining.";
+		if (rq->SubscribedTopicNames_n < 0 && rq->SubscribedTopicRegex.len < 0)
+			return "Either SubscribedTopicNames or SubscribedTopicRegex must be "
+			       "non-null when (re-)joining.";
+	} else if (rq->MemberEpoch == STATIC_LEAVE_EPOCH) {
+		if (rq->InstanceId.len < 0)
+			return "InstanceId can't be null.";
+	} else if (rq->MemberEpoch < STATIC_LEAVE_EPOCH) {
+		return "MemberEpoch is invalid.";
+	}
+	/* cohort: regular expressions are not evaluated yet; refusing them is
+	 * honest where accepting would assign nothing. */
+	if (rq->SubscribedTopicRegex.len >= 0)
+		return "SubscribedTopicRegex is not supported yet.";
+	if (rq->ServerAssignor.len >= 0) {
+		int k = ch_coord_cg_assignor_by_name(rq->ServerAssignor);
+		bool enabled = false;
+		for (int32_t i = 0; k >= 0 && i < cg->cfg.nassignors; i++)
+			enabled |= cg->cfg.assignors[i] == (ch_assign_kind)k;
+		if (!enabled) {
+			size_t n =
+				(size_t)snprintf(buf, cap,
+						 "ServerAssignor %.*s is not supported. "
+						 "Supported assignors: ",
+						 (int)rq->ServerAssignor.len, rq->ServerAssignor.p);
+			for (int32_t i = 0; i < cg->cfg.nassignors && n < cap; i++)
+				n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "",
+						      ch_assign_name(cg->cfg.assignors[i]));
+			if (n < cap)
+				snprintf(buf + n, cap - n, ".");
+			*err = CH_KERR_UNSUPPORTED_ASSIGNOR;
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* The owned partitions of the request as a set; NULL for a null list. */
+static const cg_set *
+owned_from_request(const ch_ConsumerGroupHeartbeatRequest *rq, cg_set *s)
+{
+	*s = (cg_set){0};
+	if (rq->TopicPartitions_n < 0)
+		return NULL;
+	for (int32_t i = 0; i < rq->TopicPartitions_n; i++) {
+		const ch_ConsumerGroupHeartbeatRequest_TopicPartitions *t = &rq->TopicPartitions[i];
+		for (int32_t k = 0; k < t->Partitions_n; k++) {
+			ch_coord_cg_tp tp = {t->TopicId, t->Partitions[k]};
+			set_push(s, &tp);
+		}
+	}
+	set_normalize(s);
+	return s;
+}
+
+static bool
+is_subset(const cg_set *owned, const cg_set *of)
+{
+	if (!owned)
+		return false;
+	for (int32_t i = 0; i < owned->n; i++)
+		if (!ch_coord_cg_set_has(of, &owned->v[i]))
+			return false;
+	return true;
+}
+
+/* Kafka's throwIfConsumerGroupMemberEpochIsInvalid; 0 or FENCED_MEMBER_EPOCH
+ * with msg filled. A member one epoch behind whose owned partitions are part
+ * of its assignment lost our last answer: accepted. */
+static int16_t
+check_epoch(const cg_member *m, int32_t epoch, const cg_set *owned, char *msg, size_t cap)
+{
+	if (epoch > m->epoch) {
+		snprintf(msg, cap,
+			 "The consumer group member has a greater member epoch (%d) than the one "
+			 "known by the group coordinator (%d). The member must abandon all its "
+			 "partitions and rejoin.",
+			 epoch, m->epoch);
+		return CH_KERR_FENCED_MEMBER_EPOCH;
+	}
+	if (epoch < m->epoch && (epoch != m->previous_epoch || !is_subset(owned, &m->assigned))) {
+		snprintf(msg, cap,
+			 "The consumer group member has a smaller member epoch (%d) than the one "
+			 "known by the group coordinator (%d). The member must abandon all its "
+			 "partitions and rejoin.",
+			 epoch, m->epoch);
+		return CH_KERR_FENCED_MEMBER_EPOCH;
+	}
+	return 0;
+}
+
+/* The subscription of the request, sorted; whether it differs from m's. */
+static bool
+update_topics(cg_member *m, const ch_ConsumerGroupHeartbeatRequest *rq)
+{
+	if (rq->SubscribedTopicNames_n < 0)
+		return false;
+	char **t = ch_xmalloc(
+		(size_t)(rq->SubscribedTopicNames_n ? rq->SubscribedTopicNames_n : 1) * sizeof *t);
+	int32_t n = 0;
+	for (int32_t i = 0; i < rq->SubscribedTopicNames_n; i++)
+		if (rq->SubscribedTopicNames[i].len >= 0)
+			t[n++] = dup_str(rq->SubscribedTopicNames[i]);
+	qsort(t, (size_t)n, sizeof *t, cstr_qcmp);
+	int32_t k = 0;
+	for (int32_t i = 0; i < n; i++) {
+		if (k && strcmp(t[i], t[k - 1]) == 0)
+			free(t[i]);
+		else
+			t[k++] = t[i];
+	}
+	n = k;
+	bool changed = n != m->ntopics;
+	for (int32_t i = 0; !changed && i < n; i++)
+		changed = strcmp(t[i], m->topics[i]) != 0;
+	for (int32_t i = 0; i < m->ntopics; i++)
+		free(m->topics[i]);
+	free(m->topics);
+	m->topics = t;
+	m->ntopics = n;
+	return changed;
+}
+
+static void
+respond_ok(ch_coord_cg *cg, void *token, const cg_member *m, bool with_assignment)
+{
+	ch_ConsumerGroupHeartbeatResponse r;
+	ch_ConsumerGroupHeartbeatResponse_init(&r);
+	r.MemberId = ch_str_c(m->id);
+	r.MemberEpoch = m->epoch;
+	r.HeartbeatIntervalMs = cg->cfg.heartbeat_interval_ms;
+	ch_ConsumerGroupHeartbeatResponse_Assignment a = {NULL, 0};
+	ch_ConsumerGroupHeartbeatResponse_TopicPartitions *tps = NULL;
+	int32_t *parts = NULL;
+	if (with_assignment) {
+		const cg_set *s = &m->assigned;
+		tps = ch_xcalloc((size_t)(s->n ? s->n : 1), sizeof *tps);
+		parts = ch_xmalloc((size_t)(s->n ? s->n : 1) * sizeof *parts);
+		for (int32_t k = 0; k < s->n; k++) {
+			parts[k] = s->v[k].partition;
+			if (k == 0 || !ch_uuid_eq(&s->v[k].topic, &s->v[k - 1].topic)) {
+				tps[a.TopicPartitions_n++] =
+					(ch_ConsumerGroupHeartbeatResponse_TopicPartitions){
+						s->v[k].topic, parts + k, 0};
+			}
+			tps[a.TopicPartitions_n - 1].Partitions_n++;
+		}
+		a.TopicPartitions = tps;
+		r.Assignment = &a;
+	}
+	cg->ops.respond(cg->ops.ud, token, &r);
+	free(tps);
+	free(parts);
+}
+
+/* Kafka's consumerGroupLeave and consumerGroupStaticMemberGroupLeave. */
+static void
+heartbeat_leave(ch_coord_cg *cg, const ch_coord_req *req,
+		const ch_ConsumerGroupHeartbeatRequest *rq)
+{
+	cg_group *g = group_find(cg, rq->GroupId);
+	if (!g) {
+		if (cg->ops.classic_group_exists &&
+		    cg->ops.classic_group_exists(cg->ops.ud, rq->GroupId))
+			respond_error(cg, req->token, CH_KERR_GROUP_ID_NOT_FOUND,
+				      "Group %.*s is not a consumer group", (int)rq->GroupId.len,
+				      rq->GroupId.p);
+		else
+			respond_error(cg, req->token, CH_KERR_GROUP_ID_NOT_FOUND,
+				      "Consumer group %.*s not found.", (int)rq->GroupId.len,
+				      rq->GroupId.p);
+		return;
+	}
+	cg_member *m;
+	if (rq->InstanceId.len < 0) {
+		m = member_find(g, rq->MemberId);
+		if (!m) {
+			respond_error(cg, req->token, CH_KERR_UNKNOWN_MEMBER_ID,
+				      "Member %.*s is not a member of group %s.",
+				      (int)rq->MemberId.len, rq->MemberId.p, g->id);
+			return;
+		}
+	} else {
+		m = ch_map_get(&g->statics, rq->InstanceId.p, (size_t)rq->InstanceId.len);
+		if (!m) {
+			respond_error(cg, req->token, CH_KERR_UNKNOWN_MEMBER_ID,
+				      "Instance id %.*s is unknown.", (int)rq->InstanceId.len,
+				      rq->InstanceId.p);
+			return;
+		}
+		if (!ch_str_eq_c(rq->MemberId, m->id)) {
+			respond_error(
+				cg, req->token, CH_KERR_FENCED_INSTANCE_ID,
+				"Static member %.*s with instance id %.*s was fenced by member "
+				"%s.",
+				(int)rq->MemberId.len, rq->MemberId.p, (int)rq->InstanceId.len,
+				rq->InstanceId.p, m->id);
+			return;
+		}
+	}
+	ch_ConsumerGroupHeartbeatResponse r;
+	ch_ConsumerGroupHeartbeatResponse_init(&r);
+	r.MemberId = rq->MemberId;
+	r.MemberEpoch = rq->MemberEpoch;
+	if (rq->MemberEpoch == STATIC_LEAVE_EPOCH && m->instance_id) {
+		/* Temporarily gone: keeps its assignment (nobody else gets it)
+		 * until it rejoins with its instance id or its session expires. */
+		cg_log(cg, CH_LOG_INFO,
+		       "[GroupId %s] Static Member %s with instance id %s temporarily left the "
+		       "consumer group.",
+		       g->id, m->id, m->instance_id);
+		owners_drop(g, &m->revoking);
+		set_free(&m->revoking);
+		m->epoch = STATIC_LEAVE_EPOCH; /* setMemberEpoch: the previous one stays */
+		m->state = CH_COORD_CG_MEMBER_STABLE;
+		timer_cancel(cg, &m->rebalance);
+	} else {
+		cg_log(cg, CH_LOG_INFO, "[GroupId %s] Member %s left the consumer group.", g->id,
+		       m->id);
+		fence_member(g, m);
+	}
+	(void)req->now;
+	cg->ops.respond(cg->ops.ud, req->token, &r);
+}
+
+void
+ch_coord_cg_heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
+{
+	const ch_ConsumerGroupHeartbeatRequest *rq = req->body;
+	int64_t now = req->now;
+	cg->now = now;
+	char buf[512];
+	int16_t err;
+	const char *bad = request_invalid(cg, rq, req->version, &err, buf, sizeof buf);
+	if (bad) {
+		respond_error(cg, req->token, err, "%s", bad);
+		return;
+	}
+	if (rq->MemberEpoch == LEAVE_EPOCH || rq->MemberEpoch == STATIC_LEAVE_EPOCH) {
+		heartbeat_leave(cg, req, rq);
+		return;
+	}
+
+	/* getOrMaybeCreateConsumerGroup */
+	bool join = rq->MemberEpoch == 0;
+	cg_group *g = group_find(cg, rq->GroupId);
+	if (!g && cg->ops.classic_group_exists &&
+	    cg->ops.classic_group_exists(cg->ops.ud, rq->GroupId)) {
+		respond_error(cg, req->token, CH_KERR_GROUP_ID_NOT_FOUND,
+			      "Group %.*s is not a consumer group", (int)rq->GroupId.len,
+			      rq->GroupId.p);
+		return;
+	}
+	if (!g && !join) {
+		respond_error(cg, req->token, CH_KERR_GROUP_ID_NOT_FOUND,
+			      "Consumer group %.*s not found.", (int)rq->GroupId.len,
+			      rq->GroupId.p);
+		return;
+	}
+	bool created = !g;
+	if (!g)
+		g = group_create(cg, rq->GroupId);
+
+	/* throwIfConsumerGroupIsFull */
+	if ((int64_t)g->members.n >= cg->cfg.max_size &&
+	    (rq->MemberId.len <= 0 || !member_find(g, rq->MemberId))) {
+		respond_error(cg, req->token, CH_KERR_GROUP_MAX_SIZE_REACHED,
+			      "The consumer group has reached its maximum capacity of %d members.",
+			      cg->cfg.max_size);
+		goto drop_new;
+	}
+
+	char idbuf[CH_UUID_STR_LEN + 1];
+	ch_str member_id = rq->MemberId;
+	if (member_id.len <= 0) {
+		ch_uuid u;
+		cg->ops.random_uuid(cg->ops.ud, &u);
+		ch_uuid_to_base64(&u, idbuf);
+		member_id = ch_str_c(idbuf);
+	}
+	cg_set owned_buf;
+	const cg_set *owned = owned_from_request(rq, &owned_buf);
+	cg_member *m;
+	bool subscription_changed = false;
+	int16_t e = 0;
+	if (rq->InstanceId.len < 0) {
+		/* getOrMaybeSubscribeDynamicConsumerGroupMember */
+		m = member_find(g, member_id);
+		if (!m && !join) {
+			respond_error(cg, req->token, CH_KERR_UNKNOWN_MEMBER_ID,
+				      "Member %.*s is not a member of group %s.",
+				      (int)member_id.len, member_id.p, g->id);
+			goto drop_owned;
+		}
+		if (m && (e = check_epoch(m, rq->MemberEpoch, owned, buf, sizeof buf))) {
+			respond_error(cg, req->token, e, "%s", buf);
+			goto drop_owned;
+		}
+		if (!m) {
+			m = member_add(g, member_id);
+			cg_log(cg, CH_LOG_INFO,
+			       "[GroupId %s] Member %s joins the consumer group using the consumer "
+			       "protocol.",
+			       g->id, m->id);
+		}
+	} else {
+		/* getOrMaybeSubscribeStaticConsumerGroupMember */
+		cg_member *old =
+			ch_map_get(&g->statics, rq->InstanceId.p, (size_t)rq->InstanceId.len);
+		if (join) {
+			if (old && old->epoch != STATIC_LEAVE_EPOCH) {
+				respond_error(
+					cg, req->token, CH_KERR_UNRELEASED_INSTANCE_ID,
+					"Static member %.*s with instance id %.*s cannot join the "
+					"group because the instance id is owned by %s member.",
+					(int)member_id.len, member_id.p, (int)rq->InstanceId.len,
+					rq->InstanceId.p, old->id);
+				goto drop_owned;
+			}
+			if (!old) {
+				m = member_find(g, member_id);
+				if (m && (e = check_epoch(m, 0, owned, buf, sizeof buf))) {
+					respond_error(cg, req->token, e, "%s", buf);
+					goto drop_owned;
+				}
+				if (!m)
+					m = member_add(g, member_id);
+				cg_log(cg, CH_LOG_INFO,
+				       "[GroupId %s] Static member %s with instance id %.*s joins "
+				       "the "
+				       "consumer group using the consumer protocol.",
+				       g->id, m->id, (int)rq->InstanceId.len, rq->InstanceId.p);
+			} else {
+				/* replaceMember: the new id takes the old member's
+				 * subscription, assignment and target, at epoch 0. */
+				cg_member tmp = *old;
+				char *old_id = ch_xstrdup(old->id);
+				ch_map_remove(&g->members, old->id, strlen(old->id));
+				ch_map_remove(&g->statics, old->instance_id,
+					      strlen(old->instance_id));
+				timer_cancel(cg, &old->session);
+				timer_cancel(cg, &old->rebalance);
+				cg_member *stale = member_find(g, member_id);
+				if (stale)
+					member_remove(g, stale);
+				m = member_add(g, member_id);
+				char *id = m->id;
+				cg_timer s = m->session, rb = m->rebalance;
+				*m = tmp;
+				m->id = id;
+				m->session = s;
+				m->rebalance = rb;
+				m->epoch = 0;
+				m->previous_epoch = 0;
+				owners_drop(g, &m->assigned);
+				owners_drop(g, &m->revoking);
+				owners_put(g, m, &m->assigned);
+				owners_put(g, m, &m->revoking);
+				free(old);
+				cg_log(cg, CH_LOG_INFO,
+				       "[GroupId %s] Static member with instance id %s re-joins "
+				       "the "
+				       "consumer group using the consumer protocol. Created a new "
+				       "member %s to replace the existing member %s.",
+				       g->id, m->instance_id, m->id, old_id);
+				free(old_id);
+			}
+		} else {
+			if (!old) {
+				respond_error(cg, req->token, CH_KERR_UNKNOWN_MEMBER_ID,
+					      "Instance id %.*s is unknown.",
+					      (int)rq->InstanceId.len, rq->InstanceId.p);
+				goto drop_owned;
+			}
+			if (!ch_str_eq(member_id, ch_str_c(old->id))) {
+				respond_error(
+					cg, req->token, CH_KERR_FENCED_INSTANCE_ID,
+					"Static member %.*s with instance id %.*s was fenced by "
+					"member %s.",
+					(int)member_id.len, member_id.p, (int)rq->InstanceId.len,
+					rq->InstanceId.p, old->id);
+				goto drop_owned;
+			}
+			if ((e = check_epoch(old, rq->MemberEpoch, owned, buf, sizeof buf))) {
+				respond_error(cg, req->token, e, "%s", buf);
+				goto drop_owned;
+			}
+			m = old;
+		}
+		if (!m->instance_id) {
+			m->instance_id = dup_str(rq->InstanceId);
+		}
+		if (!ch_map_get(&g->statics, m->instance_id, strlen(m->instance_id)))
+			ch_map_put(&g->statics, m->instance_id, strlen(m->instance_id), m);
+	}
+
+	/* 1. The member's fields; the group epoch moves when the group is new
+	 * or a subscription changed, or the subscribed topics changed. */
+	maybe_update(&m->rack, rq->RackId);
+	if (rq->RebalanceTimeoutMs != -1)
+		m->rebalance_timeout_ms = rq->RebalanceTimeoutMs;
+	maybe_update(&m->server_assignor, rq->ServerAssignor);
+	subscription_changed = update_topics(m, rq);
+	free(m->client_id);
+	m->client_id = dup_str(req->client_id.len >= 0 ? req->client_id : CH_STR_LIT(""));
+	free(m->client_host);
+	m->client_host = ch_xstrdup(req->client_host ? req->client_host : "");
+
+	bool bump = g->epoch == 0 || subscription_changed;
+	if (bump || g->meta_stale) {
+		if (meta_refresh(g))
+			bump = true;
+		if (bump)
+			bump_epoch(g, subscription_changed ? "subscription changed"
+				      : created            ? "new group"
+							   : "metadata changed");
+	}
+
+	/* 2. The target assignment follows the group epoch. */
+	if (g->epoch > g->assignment_epoch && !update_target(g, buf, sizeof buf)) {
+		respond_error(cg, req->token, CH_KERR_UNKNOWN_SERVER_ERROR, "%s", buf);
+		goto drop_owned;
+	}
+
+	/* 3. Reconcile the member towards it. */
+	cg_set before;
+	set_copy(&m->assigned, &before);
+	maybe_reconcile(g, m, owned, now);
+	timer_set(cg, &m->session, now + cg->cfg.session_timeout_ms);
+
+	/* The assignment goes out on a full request (a join, or every
+	 * non-optional field set) or when it changed. */
+	bool full = rq->MemberEpoch == 0 ||
+		    (rq->RebalanceTimeoutMs != -1 && rq->SubscribedTopicNames_n >= 0 && owned);
+	respond_ok(cg, req->token, m, full || !set_eq(&before, &m->assigned));
+	set_free(&before);
+	set_free(&owned_buf);
+	return;
+
+drop_owned:
+	set_free(&owned_buf);
+drop_new:
+	if (created && g->members.n == 0) {
+		ch_map_remove(&cg->groups, g->id, strlen(g->id));
+		group_free(cg, g);
+	}
+}
+
+void
+ch_coord_cg_metadata_changed(ch_coord_cg *cg)
+{
+	ch_map_foreach (&cg->groups, e)
+		((cg_group *)e->value)->meta_stale = true;
+}
+
+/* ---- timers ---------------------------------------------------------------- */
+
+int64_t
+ch_coord_cg_next_deadline(const ch_coord_cg *cg)
+{
+	const ch_heap_node *n = ch_heap_top(&cg->timers);
+	return n ? n->deadline : INT64_MAX;
+}
+
+void
+ch_coord_cg_tick(ch_coord_cg *cg, int64_t now)
+{
+	cg->now = now;
+	ch_heap_node *n;
+	while ((n = ch_heap_top(&cg->timers)) && n->deadline <= now) {
+		cg_timer *t = (cg_timer *)n;
+		ch_heap_remove(&cg->timers, n);
+		cg_member *m = t->m;
+		cg_group *g = m->g;
+		if (t->kind == CG_TIMER_SESSION) {
+			cg_log(cg, CH_LOG_INFO,
+			       "[GroupId %s] Member %s fenced from the group because its session "
+			       "expired.",
+			       g->id, m->id);
+			fence_member(g, m);
+		} else if (m->epoch == m->rebalance_epoch) {
+			cg_log(cg, CH_LOG_INFO,
+			       "[GroupId %s] Member %s fenced from the group because it failed to "
+			       "transition from epoch %d within %dms.",
+			       g->id, m->id, m->epoch, m->rebalance_timeout_ms);
+			fence_member(g, m);
+		}
+	}
+}
+
+/* ---- introspection ----------------------------------------------------------- */
+
+static ch_coord_cg_state
+group_state(const cg_group *g)
+{
+	if (g->members.n == 0)
+		return CH_COORD_CG_EMPTY;
+	if (g->epoch != g->assignment_epoch)
+		return CH_COORD_CG_ASSIGNING;
+	ch_map_foreach (&g->members, e) {
+		const cg_member *m = e->value;
+		if (m->state != CH_COORD_CG_MEMBER_STABLE || m->epoch != g->assignment_epoch)
+			return CH_COORD_CG_RECONCILING;
+	}
+	return CH_COORD_CG_STABLE;
+}
+
+bool
+ch_coord_cg_group_get(const ch_coord_cg *cg, ch_str group_id, ch_coord_cg_group_view *out)
+{
+	const cg_group *g = group_find(cg, group_id);
+	if (!g)
+		return false;
+	*out = (ch_coord_cg_group_view){g->id, group_state(g), g->epoch, g->assignment_epoch,
+					(int32_t)g->members.n};
+	return true;
+}
+
+void
+ch_coord_cg_foreach_member(const ch_coord_cg *cg, ch_str group_id,
+			   void (*fn)(void *ud, const ch_coord_cg_member_view *m), void *ud)
+{
+	const cg_group *g = group_find(cg, group_id);
+	if (!g)
+		return;
+	ch_map_foreach (&g->members, e) {
+		const cg_member *m = e->value;
+		ch_coord_cg_member_view v = {
+			m->id,         m->instance_id, m->epoch,      m->previous_epoch,
+			m->state,      m->assigned.v,  m->assigned.n, m->revoking.v,
+			m->revoking.n, m->target.v,    m->target.n,
+		};
+		fn(ud, &v);
+	}
+}

@@ -1,0 +1,186 @@
+/*
+ * ch_coord_cg.h: consumer groups of the consumer rebalance protocol
+ * (KIP-848, ConsumerGroupHeartbeat), as a pure state machine beside the
+ * classic coordinator of ch_coord.h. Same rules as there: no socket, file,
+ * clock or randomness; time comes in as `now`, member ids from
+ * ops->random_uuid, topics from ops->topic, answers go out through
+ * ops->respond.
+ *
+ * The model is Kafka's GroupMetadataManager.consumerGroupHeartbeat:
+ *
+ *   group epoch          bumped when a member joins with a subscription,
+ *                        changes it, leaves or is fenced, or when the
+ *                        subscribed topics' partitions change.
+ *   target assignment    computed by the server-side assignor (uniform or
+ *                        range of src/assign) when the group epoch is ahead
+ *                        of the assignment epoch; stamped with it.
+ *   member epoch         a member reaches the assignment epoch by
+ *                        reconciling (Kafka's CurrentAssignmentBuilder):
+ *
+ *       STABLE --new target epoch--> UNREVOKED_PARTITIONS (must give up
+ *         ^   \                        partitions; keeps its epoch until a
+ *         |    \                       heartbeat no longer lists them)
+ *         |     +--> UNRELEASED_PARTITIONS (at the target epoch, waiting for
+ *         |           partitions another member still holds)
+ *         +-------- every target partition held, none to give up
+ *
+ * A partition goes to its new owner only once no other member holds it
+ * (assigned or pending revocation): the previous owner acknowledged the
+ * revocation in a heartbeat, left, or was fenced (session timeout, or the
+ * rebalance timeout while in UNREVOKED_PARTITIONS).
+ *
+ * Group state (ConsumerGroup.ConsumerGroupState, Kafka's names): Empty (no
+ * members), Assigning (group epoch > assignment epoch), Reconciling (a
+ * member not yet STABLE at the assignment epoch), Stable.
+ *
+ * Timers (one heap): member session (group.consumer.session.timeout.ms
+ * since its last heartbeat), member rebalance timeout (armed while the
+ * member has partitions to revoke, for that member epoch).
+ *
+ * Not yet: regular expression subscriptions (SubscribedTopicRegex answers
+ * INVALID_REQUEST, see ch_coord_cg_heartbeat), records in
+ * __consumer_offsets, classic members inside a consumer group (migration),
+ * off-loop assignment.
+ */
+#ifndef CH_COORD_CG_H
+#define CH_COORD_CG_H
+
+#include "assign/ch_assign.h"
+#include "group/ch_coord.h"
+
+typedef struct ch_coord_cg ch_coord_cg;
+
+/* group.consumer.migration.policy */
+typedef enum ch_coord_cg_migration {
+	CH_COORD_CG_MIGRATION_DISABLED = 0,
+	CH_COORD_CG_MIGRATION_DOWNGRADE,
+	CH_COORD_CG_MIGRATION_UPGRADE,
+	CH_COORD_CG_MIGRATION_BIDIRECTIONAL,
+} ch_coord_cg_migration;
+
+#define CH_COORD_CG_MAX_ASSIGNORS 4
+
+typedef struct ch_coord_cg_config {
+	int32_t session_timeout_ms;        /* group.consumer.session.timeout.ms (45000) */
+	int32_t min_session_timeout_ms;    /* group.consumer.min.session.timeout.ms (45000) */
+	int32_t max_session_timeout_ms;    /* group.consumer.max.session.timeout.ms (60000) */
+	int32_t heartbeat_interval_ms;     /* group.consumer.heartbeat.interval.ms (5000) */
+	int32_t min_heartbeat_interval_ms; /* group.consumer.min.heartbeat.interval.ms (5000) */
+	int32_t max_heartbeat_interval_ms; /* group.consumer.max.heartbeat.interval.ms (15000) */
+	int32_t max_size;                  /* group.consumer.max.size (INT32_MAX) */
+	/* group.consumer.assignors (uniform,range): the first is the default */
+	ch_assign_kind assignors[CH_COORD_CG_MAX_ASSIGNORS];
+	int32_t nassignors;
+	ch_coord_cg_migration
+		migration_policy; /* group.consumer.migration.policy (bidirectional) */
+} ch_coord_cg_config;
+
+void ch_coord_cg_config_defaults(ch_coord_cg_config *c);
+/* Checks the bounds Kafka's GroupCoordinatorConfig requires (min <= value
+ * <= max, heartbeat interval < session timeout, at least one assignor);
+ * NULL or why not. */
+const char *ch_coord_cg_config_check(const ch_coord_cg_config *c);
+/* "uniform" / "range" (also Kafka's class names) -> kind; -1 if unknown. */
+int ch_coord_cg_assignor_by_name(ch_str name);
+/* Parses group.consumer.migration.policy (case-insensitive); -1 if unknown. */
+int ch_coord_cg_migration_by_name(const char *s);
+const char *ch_coord_cg_migration_name(ch_coord_cg_migration m);
+
+/* What the core knows of a topic: ops->topic fills it. */
+typedef struct ch_coord_cg_topic {
+	ch_uuid id;
+	int32_t partitions;
+} ch_coord_cg_topic;
+
+typedef struct ch_coord_cg_ops {
+	void *ud;
+	/* The ConsumerGroupHeartbeat response for a request token; `resp` is a
+	 * ch_ConsumerGroupHeartbeatResponse valid during the call. */
+	void (*respond)(void *ud, void *token, const void *resp);
+	/* The topic named `name`: true and *out filled, or false if it does
+	 * not exist. */
+	bool (*topic)(void *ud, ch_str name, ch_coord_cg_topic *out);
+	/* Whether a classic group named `group_id` exists (ch_coord's): such a
+	 * group is not a consumer group (GROUP_ID_NOT_FOUND) until migration
+	 * exists. NULL: no classic groups. */
+	bool (*classic_group_exists)(void *ud, ch_str group_id);
+	void (*random_uuid)(void *ud, ch_uuid *out);                 /* v0 member ids */
+	void (*log)(void *ud, ch_log_level level, const char *line); /* NULL: silent */
+	bool (*log_enabled)(void *ud, ch_log_level level);           /* NULL: all */
+} ch_coord_cg_ops;
+
+ch_coord_cg *ch_coord_cg_new(const ch_coord_cg_config *cfg, const ch_coord_cg_ops *ops);
+void ch_coord_cg_free(ch_coord_cg *cg);
+
+/* ConsumerGroupHeartbeat v0-v1 (req->body: ch_ConsumerGroupHeartbeatRequest),
+ * answered through ops->respond before it returns. Errors where Kafka
+ * returns them (GroupCoordinatorService and GroupMetadataManager):
+ * INVALID_REQUEST (malformed: empty ids, missing join fields, bad epoch;
+ * also a SubscribedTopicRegex until regexes are served), UNSUPPORTED_ASSIGNOR,
+ * GROUP_ID_NOT_FOUND (no such group and epoch != 0, or a classic group),
+ * GROUP_MAX_SIZE_REACHED, UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH,
+ * UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID. */
+void ch_coord_cg_heartbeat(ch_coord_cg *cg, const ch_coord_req *req);
+
+/* Topics were created, deleted or got partitions: every group re-reads its
+ * subscribed topics at its next heartbeat (a change bumps its epoch). */
+void ch_coord_cg_metadata_changed(ch_coord_cg *cg);
+
+int64_t ch_coord_cg_next_deadline(const ch_coord_cg *cg);
+void ch_coord_cg_tick(ch_coord_cg *cg, int64_t now);
+
+/* ---- introspection (describe, tests, the simulator) ---------------------- */
+
+typedef enum ch_coord_cg_state {
+	CH_COORD_CG_EMPTY = 0,
+	CH_COORD_CG_ASSIGNING,
+	CH_COORD_CG_RECONCILING,
+	CH_COORD_CG_STABLE,
+} ch_coord_cg_state;
+const char *ch_coord_cg_state_name(ch_coord_cg_state s); /* "Empty", "Assigning"... */
+
+typedef enum ch_coord_cg_member_state {
+	CH_COORD_CG_MEMBER_STABLE = 0,
+	CH_COORD_CG_MEMBER_UNREVOKED_PARTITIONS,
+	CH_COORD_CG_MEMBER_UNRELEASED_PARTITIONS,
+} ch_coord_cg_member_state;
+const char *ch_coord_cg_member_state_name(ch_coord_cg_member_state s);
+
+/* A partition by topic id. */
+typedef struct ch_coord_cg_tp {
+	ch_uuid topic;
+	int32_t partition;
+} ch_coord_cg_tp;
+/* The order of partition sets: topic id bytes, then partition. */
+int ch_coord_cg_tp_cmp(const ch_coord_cg_tp *a, const ch_coord_cg_tp *b);
+
+typedef struct ch_coord_cg_member_view {
+	const char *member_id;
+	const char *instance_id; /* NULL: dynamic */
+	int32_t epoch, previous_epoch;
+	ch_coord_cg_member_state state;
+	const ch_coord_cg_tp *assigned; /* sorted by (topic id, partition) */
+	int32_t nassigned;
+	const ch_coord_cg_tp *revoking; /* pending revocation */
+	int32_t nrevoking;
+	const ch_coord_cg_tp *target;
+	int32_t ntarget;
+} ch_coord_cg_member_view;
+
+typedef struct ch_coord_cg_group_view {
+	const char *group_id;
+	ch_coord_cg_state state;
+	int32_t epoch;            /* group epoch */
+	int32_t assignment_epoch; /* target assignment epoch */
+	int32_t members;
+} ch_coord_cg_group_view;
+
+/* false if there is no consumer group of that id. */
+bool ch_coord_cg_group_get(const ch_coord_cg *cg, ch_str group_id, ch_coord_cg_group_view *out);
+/* fn for each member of the group, in join order; fn must not change cg. */
+void ch_coord_cg_foreach_member(const ch_coord_cg *cg, ch_str group_id,
+				void (*fn)(void *ud, const ch_coord_cg_member_view *m), void *ud);
+/* Every internal invariant (ch_coord_cg_check.c); NULL or the first broken. */
+const char *ch_coord_cg_check(const ch_coord_cg *cg);
+
+#endif

@@ -1,0 +1,493 @@
+/*
+ * test_cg.c: unit tests of the consumer-protocol groups (ch_coord_cg.h):
+ * Kafka's answers to each kind of ConsumerGroupHeartbeat, reconciliation
+ * step by step, timeouts and static members.
+ */
+#include "cg_shell.h"
+#include "common/ch_test.h"
+
+/* A request under construction. */
+typedef struct hb {
+	ch_ConsumerGroupHeartbeatRequest r;
+	ch_str names[4];
+	ch_ConsumerGroupHeartbeatRequest_TopicPartitions tps[4];
+	int32_t parts[4][64];
+} hb;
+
+static hb *
+hb_join(hb *h, const char *group, const char *member, const char *topic)
+{
+	memset(h, 0, sizeof *h);
+	ch_ConsumerGroupHeartbeatRequest_init(&h->r);
+	h->r.GroupId = ch_str_c(group);
+	h->r.MemberId = ch_str_c(member);
+	h->r.MemberEpoch = 0;
+	h->r.RebalanceTimeoutMs = 10000;
+	h->names[0] = ch_str_c(topic);
+	h->r.SubscribedTopicNames = h->names;
+	h->r.SubscribedTopicNames_n = topic ? 1 : 0;
+	h->r.TopicPartitions = h->tps;
+	h->r.TopicPartitions_n = 0;
+	return h;
+}
+
+/* A heartbeat at `epoch` reporting the partitions of topic 1 in `owned`
+ * (-1 ends the list). */
+static hb *
+hb_beat(hb *h, const char *group, const char *member, int32_t epoch, const cg_shell *sh,
+	const int32_t *owned)
+{
+	memset(h, 0, sizeof *h);
+	ch_ConsumerGroupHeartbeatRequest_init(&h->r);
+	h->r.GroupId = ch_str_c(group);
+	h->r.MemberId = ch_str_c(member);
+	h->r.MemberEpoch = epoch;
+	h->r.RebalanceTimeoutMs = -1;
+	h->r.SubscribedTopicNames_n = -1;
+	h->r.TopicPartitions = h->tps;
+	h->r.TopicPartitions_n = 1;
+	h->tps[0].TopicId = sh->topics[0].id;
+	h->tps[0].Partitions = h->parts[0];
+	int32_t n = 0;
+	while (owned && owned[n] >= 0) {
+		h->parts[0][n] = owned[n];
+		n++;
+	}
+	h->tps[0].Partitions_n = n;
+	return h;
+}
+
+static void
+setup(cg_shell *sh, int32_t partitions)
+{
+	ch_coord_cg_config cfg;
+	ch_coord_cg_config_defaults(&cfg);
+	cg_shell_init(sh, &cfg, 1);
+	cg_shell_add_topic(sh, "t", partitions);
+}
+
+static void
+check(cg_shell *sh)
+{
+	const char *bad = ch_coord_cg_check(sh->cg);
+	if (bad)
+		fprintf(stderr, "invariant: %s\n", bad);
+	CH_CHECK(bad == NULL);
+}
+
+static int32_t
+count_answer(const cg_shell *sh)
+{
+	return sh->a.has_assignment ? sh->a.ntps : -1;
+}
+
+static void
+t_validation(void)
+{
+	cg_shell sh;
+	setup(&sh, 4);
+	hb h;
+	hb_join(&h, "g", "", "t");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_INVALID_REQUEST);
+	CH_CHECK_EQ_STR(sh.a.msg, "MemberId can't be empty.");
+	CH_CHECK(!sh.a.has_member_id);
+
+	/* Kafka's messages, one broken rule per request. */
+	static const struct {
+		int edit;
+		const char *msg;
+	} invalid[] = {
+		{0, "GroupId can't be empty."},
+		{1, "InstanceId can't be empty."},
+		{2, "RebalanceTimeoutMs must be provided in first request."},
+		{3, "TopicPartitions must be empty when (re-)joining."},
+		{4, "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when "
+		    "(re-)joining."},
+		{5, "InstanceId can't be null."},
+		{6, "MemberEpoch is invalid."},
+		{7, "SubscribedTopicRegex is not supported yet."},
+	};
+	for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
+		hb_join(&h, "g", "m", "t");
+		switch (invalid[i].edit) {
+		case 0:
+			h.r.GroupId = CH_STR_LIT(" ");
+			break;
+		case 1:
+			h.r.InstanceId = CH_STR_LIT("");
+			break;
+		case 2:
+			h.r.RebalanceTimeoutMs = -1;
+			break;
+		case 3:
+			h.r.TopicPartitions_n = -1;
+			break;
+		case 4:
+			h.r.SubscribedTopicNames_n = -1;
+			break;
+		case 5:
+			h.r.MemberEpoch = -2;
+			break;
+		case 6:
+			h.r.MemberEpoch = -3;
+			break;
+		case 7:
+			h.r.SubscribedTopicRegex = CH_STR_LIT("t.*");
+			break;
+		}
+		cg_shell_heartbeat(&sh, 0, 1, &h.r);
+		CH_CHECK_EQ_INT(sh.a.err, CH_KERR_INVALID_REQUEST);
+		CH_CHECK_EQ_STR(sh.a.msg, invalid[i].msg);
+	}
+
+	hb_join(&h, "g", "m", "t");
+	h.r.ServerAssignor = CH_STR_LIT("sticky");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_UNSUPPORTED_ASSIGNOR);
+	CH_CHECK_EQ_STR(sh.a.msg, "ServerAssignor sticky is not supported. Supported assignors: "
+				  "uniform, range.");
+
+	/* v0: an empty member id on a join gets one from the coordinator. */
+	hb_join(&h, "g", "", "t");
+	cg_shell_heartbeat(&sh, 0, 0, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	CH_CHECK_EQ_INT(strlen(sh.a.member_id), CH_UUID_STR_LEN);
+	CH_CHECK_EQ_INT(sh.a.epoch, 1);
+	CH_CHECK_EQ_INT(sh.a.interval, 5000);
+	check(&sh);
+	cg_shell_free(&sh);
+}
+
+static void
+t_not_found_unknown_full(void)
+{
+	cg_shell sh;
+	ch_coord_cg_config cfg;
+	ch_coord_cg_config_defaults(&cfg);
+	cfg.max_size = 1;
+	cg_shell_init(&sh, &cfg, 2);
+	cg_shell_add_topic(&sh, "t", 4);
+	snprintf(sh.classic[sh.nclassic++], 32, "old");
+	hb h;
+	hb_beat(&h, "g", "m", 3, &sh, NULL);
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_GROUP_ID_NOT_FOUND);
+	CH_CHECK_EQ_STR(sh.a.msg, "Consumer group g not found.");
+	hb_join(&h, "old", "m", "t");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_GROUP_ID_NOT_FOUND);
+	CH_CHECK_EQ_STR(sh.a.msg, "Group old is not a consumer group");
+
+	hb_join(&h, "g", "a", "t");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	hb_join(&h, "g", "b", "t");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_GROUP_MAX_SIZE_REACHED);
+	CH_CHECK_EQ_STR(sh.a.msg,
+			"The consumer group has reached its maximum capacity of 1 members.");
+	hb_beat(&h, "g", "zz", 1, &sh, NULL);
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_GROUP_MAX_SIZE_REACHED);
+
+	cfg.max_size = 10;
+	cg_shell_free(&sh);
+	cg_shell_init(&sh, &cfg, 2);
+	cg_shell_add_topic(&sh, "t", 4);
+	hb_join(&h, "g", "a", "t");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	hb_beat(&h, "g", "zz", 1, &sh, NULL);
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_UNKNOWN_MEMBER_ID);
+	CH_CHECK_EQ_STR(sh.a.msg, "Member zz is not a member of group g.");
+	/* A refused join does not leave a group behind. */
+	hb_join(&h, "h", "m", "t");
+	h.r.ServerAssignor = CH_STR_LIT("nope");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	ch_coord_cg_group_view gv;
+	CH_CHECK(!ch_coord_cg_group_get(sh.cg, CH_STR_LIT("h"), &gv));
+	check(&sh);
+	cg_shell_free(&sh);
+}
+
+/* Two members: the second gets its partitions only after the first
+ * acknowledged their revocation. */
+static void
+t_revocation_before_assignment(void)
+{
+	cg_shell sh;
+	setup(&sh, 4);
+	hb h;
+	hb_join(&h, "g", "a", "t");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.epoch, 1);
+	CH_CHECK_EQ_INT(count_answer(&sh), 4);
+	int32_t all[] = {0, 1, 2, 3, -1};
+	hb_beat(&h, "g", "a", 1, &sh, all);
+	cg_shell_heartbeat(&sh, 1000, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	CH_CHECK(!sh.a.has_assignment); /* not a full request, nothing changed */
+	ch_coord_cg_group_view gv;
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.state, CH_COORD_CG_STABLE);
+
+	hb_join(&h, "g", "b", "t");
+	cg_shell_heartbeat(&sh, 2000, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	CH_CHECK_EQ_INT(sh.a.epoch, 2);
+	CH_CHECK_EQ_INT(count_answer(&sh), 0); /* its partitions are still a's */
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.epoch, 2);
+	CH_CHECK_EQ_INT(gv.state, CH_COORD_CG_RECONCILING);
+	check(&sh);
+
+	/* a learns what to keep, at its old epoch. */
+	hb_beat(&h, "g", "a", 1, &sh, all);
+	h.r.TopicPartitions_n = -1; /* an ordinary heartbeat: owned unchanged */
+	cg_shell_heartbeat(&sh, 3000, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.epoch, 1);
+	CH_CHECK_EQ_INT(count_answer(&sh), 2);
+	int32_t keep[2] = {sh.a.tps[0].partition, sh.a.tps[1].partition};
+
+	/* b asks again: nothing yet. */
+	int32_t none[] = {-1};
+	hb_beat(&h, "g", "b", 2, &sh, none);
+	h.r.RebalanceTimeoutMs = 10000; /* names stay null: not a full request */
+	cg_shell_heartbeat(&sh, 3500, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.epoch, 2);
+	CH_CHECK(!sh.a.has_assignment);
+
+	/* a acknowledges: reports only what it keeps; it moves to epoch 2. */
+	int32_t kept[] = {keep[0], keep[1], -1};
+	hb_beat(&h, "g", "a", 1, &sh, kept);
+	cg_shell_heartbeat(&sh, 4000, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.epoch, 2);
+	check(&sh);
+
+	/* Now b gets the two others. */
+	hb_beat(&h, "g", "b", 2, &sh, none);
+	cg_shell_heartbeat(&sh, 4500, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.epoch, 2);
+	CH_CHECK_EQ_INT(count_answer(&sh), 2);
+	CH_CHECK(sh.a.tps[0].partition != keep[0] && sh.a.tps[0].partition != keep[1]);
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.state, CH_COORD_CG_STABLE);
+	check(&sh);
+
+	/* The lost-response rule: a one epoch behind, owning a subset of its
+	 * assignment, is accepted; two behind or owning more is fenced. */
+	hb_beat(&h, "g", "a", 1, &sh, kept);
+	cg_shell_heartbeat(&sh, 5000, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	hb_beat(&h, "g", "a", 1, &sh, all);
+	cg_shell_heartbeat(&sh, 5000, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_FENCED_MEMBER_EPOCH);
+	CH_CHECK_EQ_STR(sh.a.msg, "The consumer group member has a smaller member epoch (1) than "
+				  "the one known by the group coordinator (2). The member must "
+				  "abandon all its partitions and rejoin.");
+	hb_beat(&h, "g", "a", 7, &sh, kept);
+	cg_shell_heartbeat(&sh, 5000, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_FENCED_MEMBER_EPOCH);
+	check(&sh);
+	cg_shell_free(&sh);
+}
+
+/* A member that never acknowledges its revocation is fenced at its
+ * rebalance timeout; one that stops heartbeating at its session timeout. */
+static void
+t_timeouts(void)
+{
+	cg_shell sh;
+	setup(&sh, 4);
+	hb h;
+	hb_join(&h, "g", "a", "t");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	hb_join(&h, "g", "b", "t");
+	cg_shell_heartbeat(&sh, 100, 1, &h.r);
+	int32_t all[] = {0, 1, 2, 3, -1};
+	hb_beat(&h, "g", "a", 1, &sh, all);
+	cg_shell_heartbeat(&sh, 200, 1, &h.r); /* UNREVOKED from now, timeout 10 s */
+	CH_CHECK_EQ_INT(count_answer(&sh), 2);
+	/* b keeps heartbeating; a keeps reporting everything. */
+	int32_t none[] = {-1};
+	for (int64_t t = 1000; t < 10200; t += 1000) {
+		hb_beat(&h, "g", "b", 2, &sh, none);
+		cg_shell_heartbeat(&sh, t, 1, &h.r);
+		CH_CHECK(!sh.a.has_assignment || sh.a.ntps == 0);
+		ch_coord_cg_tick(sh.cg, t);
+	}
+	CH_CHECK_EQ_INT(ch_coord_cg_next_deadline(sh.cg), 10200);
+	ch_coord_cg_tick(sh.cg, 10200);
+	ch_coord_cg_group_view gv;
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.members, 1);
+	CH_CHECK_EQ_INT(gv.epoch, 3);
+	hb_beat(&h, "g", "b", 2, &sh, none);
+	cg_shell_heartbeat(&sh, 11000, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.epoch, 3);
+	CH_CHECK_EQ_INT(count_answer(&sh), 4);
+	hb_beat(&h, "g", "a", 1, &sh, all);
+	cg_shell_heartbeat(&sh, 11000, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_UNKNOWN_MEMBER_ID);
+	/* b's session: 45 s after its last heartbeat. */
+	ch_coord_cg_tick(sh.cg, 11000 + 44999);
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.members, 1);
+	ch_coord_cg_tick(sh.cg, 11000 + 45000);
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.members, 0);
+	CH_CHECK_EQ_INT(gv.state, CH_COORD_CG_EMPTY);
+	check(&sh);
+	cg_shell_free(&sh);
+}
+
+static void
+t_leave_and_static(void)
+{
+	cg_shell sh;
+	setup(&sh, 4);
+	hb h;
+	hb_join(&h, "g", "a", "t");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	hb_join(&h, "g", "s1", "t");
+	h.r.InstanceId = CH_STR_LIT("inst");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	int32_t all[] = {0, 1, 2, 3, -1};
+	hb_beat(&h, "g", "a", 1, &sh, all);
+	cg_shell_heartbeat(&sh, 10, 1, &h.r);
+	int32_t kept[] = {sh.a.tps[0].partition, sh.a.tps[1].partition, -1};
+	hb_beat(&h, "g", "a", 1, &sh, kept);
+	cg_shell_heartbeat(&sh, 20, 1, &h.r);
+	int32_t none[] = {-1};
+	hb_beat(&h, "g", "s1", 2, &sh, none);
+	h.r.InstanceId = CH_STR_LIT("inst");
+	cg_shell_heartbeat(&sh, 30, 1, &h.r);
+	CH_CHECK_EQ_INT(count_answer(&sh), 2);
+	int32_t s_parts[] = {sh.a.tps[0].partition, sh.a.tps[1].partition, -1};
+	ch_coord_cg_group_view gv;
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.epoch, 2);
+	CH_CHECK_EQ_INT(gv.state, CH_COORD_CG_STABLE);
+
+	/* The instance id is taken while s1 is there. */
+	hb_join(&h, "g", "s2", "t");
+	h.r.InstanceId = CH_STR_LIT("inst");
+	cg_shell_heartbeat(&sh, 40, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_UNRELEASED_INSTANCE_ID);
+	CH_CHECK_EQ_STR(sh.a.msg, "Static member s2 with instance id inst cannot join the group "
+				  "because the instance id is owned by s1 member.");
+	hb_beat(&h, "g", "s2", 2, &sh, none);
+	h.r.InstanceId = CH_STR_LIT("inst");
+	cg_shell_heartbeat(&sh, 40, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_FENCED_INSTANCE_ID);
+
+	/* s1 leaves for now (-2): epoch -2 answered, no rebalance. */
+	hb_beat(&h, "g", "s1", -2, &sh, NULL);
+	h.r.InstanceId = CH_STR_LIT("inst");
+	cg_shell_heartbeat(&sh, 50, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	CH_CHECK_EQ_INT(sh.a.epoch, -2);
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.epoch, 2);
+	check(&sh);
+
+	/* It comes back under a new member id: same partitions, same epoch. */
+	hb_join(&h, "g", "s2", "t");
+	h.r.InstanceId = CH_STR_LIT("inst");
+	cg_shell_heartbeat(&sh, 60, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	CH_CHECK_EQ_INT(sh.a.epoch, 2);
+	CH_CHECK_EQ_INT(count_answer(&sh), 2);
+	CH_CHECK_EQ_INT(sh.a.tps[0].partition, s_parts[0]);
+	CH_CHECK_EQ_INT(sh.a.tps[1].partition, s_parts[1]);
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.epoch, 2);
+	CH_CHECK_EQ_INT(gv.members, 2);
+	hb_beat(&h, "g", "s1", 2, &sh, s_parts);
+	h.r.InstanceId = CH_STR_LIT("inst");
+	cg_shell_heartbeat(&sh, 70, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_FENCED_INSTANCE_ID);
+	check(&sh);
+
+	/* A dynamic leave (-1): the epoch moves, the other member gets all. */
+	hb_beat(&h, "g", "a", -1, &sh, NULL);
+	cg_shell_heartbeat(&sh, 80, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	CH_CHECK_EQ_INT(sh.a.epoch, -1);
+	CH_CHECK_EQ_STR(sh.a.member_id, "a");
+	hb_beat(&h, "g", "s2", 2, &sh, s_parts);
+	h.r.InstanceId = CH_STR_LIT("inst");
+	cg_shell_heartbeat(&sh, 90, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.epoch, 3);
+	CH_CHECK_EQ_INT(count_answer(&sh), 4);
+	hb_beat(&h, "g", "a", -1, &sh, NULL);
+	cg_shell_heartbeat(&sh, 100, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_UNKNOWN_MEMBER_ID);
+	hb_beat(&h, "g", "x", -2, &sh, NULL);
+	h.r.InstanceId = CH_STR_LIT("other");
+	cg_shell_heartbeat(&sh, 100, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_UNKNOWN_MEMBER_ID);
+	CH_CHECK_EQ_STR(sh.a.msg, "Instance id other is unknown.");
+	check(&sh);
+	cg_shell_free(&sh);
+}
+
+/* ServerAssignor picks the assignor: range gives contiguous ranges. */
+static void
+t_server_assignor(void)
+{
+	cg_shell sh;
+	setup(&sh, 4);
+	hb h;
+	hb_join(&h, "g", "a", "t");
+	h.r.ServerAssignor = CH_STR_LIT("range");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	hb_join(&h, "g", "b", "t");
+	h.r.ServerAssignor = CH_STR_LIT("range");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	ch_coord_cg_group_view gv;
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.assignment_epoch, 2);
+	/* Range over one topic of 4 partitions, members a < b: a 0-1, b 2-3. */
+	int32_t all[] = {0, 1, 2, 3, -1};
+	hb_beat(&h, "g", "a", 1, &sh, all);
+	cg_shell_heartbeat(&sh, 10, 1, &h.r);
+	CH_CHECK_EQ_INT(count_answer(&sh), 2);
+	CH_CHECK_EQ_INT(sh.a.tps[0].partition, 0);
+	CH_CHECK_EQ_INT(sh.a.tps[1].partition, 1);
+	check(&sh);
+	cg_shell_free(&sh);
+}
+
+/* Topics created later or growing: the group epoch moves at the next
+ * heartbeat after ch_coord_cg_metadata_changed. */
+static void
+t_metadata_change(void)
+{
+	cg_shell sh;
+	setup(&sh, 2);
+	hb h;
+	hb_join(&h, "g", "a", "t");
+	h.names[1] = CH_STR_LIT("later");
+	h.r.SubscribedTopicNames_n = 2;
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	CH_CHECK_EQ_INT(count_answer(&sh), 2);
+	cg_shell_add_topic(&sh, "later", 3);
+	int32_t all[] = {0, 1, -1};
+	hb_beat(&h, "g", "a", 1, &sh, all);
+	cg_shell_heartbeat(&sh, 10, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.epoch, 1); /* not told yet */
+	ch_coord_cg_metadata_changed(sh.cg);
+	hb_beat(&h, "g", "a", 1, &sh, all);
+	cg_shell_heartbeat(&sh, 20, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.epoch, 2);
+	CH_CHECK_EQ_INT(count_answer(&sh), 5);
+	check(&sh);
+	cg_shell_free(&sh);
+}
+
+CH_TEST_MAIN(CH_TEST(t_validation), CH_TEST(t_not_found_unknown_full),
+	     CH_TEST(t_revocation_before_assignment), CH_TEST(t_timeouts),
+	     CH_TEST(t_leave_and_static), CH_TEST(t_server_assignor), CH_TEST(t_metadata_change))
