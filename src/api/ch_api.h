@@ -26,6 +26,7 @@
 #include "common/ch_hist.h"
 #include "proto/ch_rd.h"
 #include "proto/generated/ch_api_keys.h"
+#include "group/ch_coord.h"
 #include "proto/generated/ch_msgs.h"
 
 typedef struct ch_broker ch_broker;
@@ -161,6 +162,23 @@ void ch_api_group(ch_req *req);
 /* For coord_shell's ch_coord_ops: respond ignores ud (the token is the
  * ch_req); check_partition's ud is the ch_broker. */
 void ch_api_group_respond(void *ud, void *token, const void *resp);
+/* "/host" of a peer "host:port" (Kafka's client host in DescribeGroups). */
+void ch_api_client_host(const char *peer, char *out, size_t cap);
+/* The core's request for req (the request is its token; host: scratch for
+ * the client host, cap bytes). */
+ch_coord_req ch_api_coord_req(ch_req *req, char *host, size_t cap);
+
+/* The consumer rebalance protocol (ch_api_consumer_group.c). */
+void ch_api_ConsumerGroupHeartbeat(ch_req *req);
+void ch_api_ConsumerGroupDescribe(ch_req *req);
+/* A classic group API naming a consumer group: answers it (true) when Kafka
+ * refuses it, or lets it through, adjusted (an OffsetCommit the consumer
+ * group validated goes on as a commit of a group without members). */
+bool ch_api_cg_refused(ch_req *req);
+/* The classic core's answer, merged with the consumer groups where they
+ * matter (ListGroups, OffsetFetch v9): sends it and returns true, or false
+ * for the caller to send it as it is. */
+bool ch_api_cg_respond(ch_req *req, const void *resp);
 int16_t ch_api_group_check_partition(void *ud, ch_str topic, int32_t partition);
 
 /* The ApiKeys list of an ApiVersions response, from the handler table. */

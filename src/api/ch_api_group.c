@@ -24,7 +24,8 @@ void
 ch_api_group_respond(void *ud, void *token, const void *resp)
 {
 	(void)ud;
-	ch_api_send(token, resp);
+	if (!ch_api_cg_respond(token, resp))
+		ch_api_send(token, resp);
 }
 
 int16_t
@@ -197,8 +198,8 @@ ch_api_FindCoordinator(ch_req *req)
 
 /* Peer host without the port, for DescribeGroups' client host ("/1.2.3.4"
  * in Kafka, which prints an InetAddress). */
-static void
-client_host(const char *peer, char *out, size_t cap)
+void
+ch_api_client_host(const char *peer, char *out, size_t cap)
 {
 	const char *colon = strrchr(peer, ':');
 	size_t n = colon ? (size_t)(colon - peer) : strlen(peer);
@@ -268,12 +269,11 @@ group_api_for(int16_t key)
 
 /* Hands the decoded request to the core, which answers it through
  * ch_api_group_respond (the request is the token). */
-static void
-group_call(ch_req *req)
+ch_coord_req
+ch_api_coord_req(ch_req *req, char *host, size_t cap)
 {
-	char host[80];
-	client_host(req->peer, host, sizeof(host));
-	ch_coord_req r = {
+	ch_api_client_host(req->peer, host, cap);
+	return (ch_coord_req){
 		.now = now_wall(req),
 		.token = req,
 		.version = req->version,
@@ -281,6 +281,13 @@ group_call(ch_req *req)
 		.client_id = req->client_id,
 		.client_host = host,
 	};
+}
+
+static void
+group_call(ch_req *req)
+{
+	char host[80];
+	ch_coord_req r = ch_api_coord_req(req, host, sizeof(host));
 	group_api_for(req->key)->call(req->bk->coord, &r);
 }
 
@@ -291,6 +298,8 @@ ch_api_group(ch_req *req)
 	if (!a)
 		abort(); /* the handler table (ch_api.c) names an API this table lacks */
 	if (a->refused && a->refused(req))
+		return;
+	if (ch_api_cg_refused(req))
 		return;
 	if (a->needs_offsets_topic)
 		with_offsets_topic(req, group_call);

@@ -72,6 +72,8 @@ struct ch_broker {
 	struct ch_plain_users *plain_users[CH_LISTENERS_MAX]; /* each listener's PLAIN users */
 	const char *cluster_id;
 	ch_coord *coord; /* the group coordinator (group/), set by coord_shell_start */
+	struct ch_coord_cg *cgroups;  /* its consumer-protocol groups (KIP-848), likewise */
+	uint64_t cgroups_topics_seen; /* ch_topics_changes when cgroups last heard of them */
 
 	/* The shell's functions (ch_broker_shell, copied by ch_broker_open). */
 	void *shell;

@@ -16,6 +16,7 @@
 #include "common/ch_common.h"
 #include "common/ch_log.h"
 #include "group/ch_coord.h"
+#include "group/ch_coord_cg.h"
 #include "log/ch_batch.h"
 #include "meta/ch_topics.h"
 #include "proto/generated/ch_errors.h"
@@ -38,6 +39,7 @@ struct coord_shell {
 	ch_broker *bk;
 	ch_log_manager *logs;
 	ch_coord *coord;
+	ch_coord_cg *cgroups; /* consumer-protocol groups (KIP-848) */
 	ch_timer timer;
 	int64_t armed_for; /* core deadline the timer is armed for (wall ms) */
 	ch_hook *hook;
@@ -125,6 +127,86 @@ op_log_enabled(void *ud, ch_log_level level)
 	return ch_log_enabled(level);
 }
 
+/* ch_coord_cg_ops.topic: a topic of the registry. */
+static bool
+op_topic(void *ud, ch_str name, ch_coord_cg_topic *out)
+{
+	coord_shell *s = ud;
+	const ch_topic *t =
+		name.len > 0 ? ch_topics_find(s->bk->topics, name.p, (size_t)name.len) : NULL;
+	if (!t)
+		return false;
+	out->id = t->id;
+	out->partitions = t->partitions;
+	return true;
+}
+
+/* ch_coord_cg_ops.classic_group_exists: a classic group with members
+ * holds the id (Kafka deletes an empty one when a consumer-protocol
+ * member joins; its offsets stay). */
+static bool
+op_classic_group(void *ud, ch_str group_id)
+{
+	coord_shell *s = ud;
+	char id[256];
+	if (group_id.len < 0 || (size_t)group_id.len >= sizeof(id))
+		return false;
+	memcpy(id, group_id.p, (size_t)group_id.len);
+	id[group_id.len] = '\0';
+	ch_coord_group_info gi = ch_coord_group_get_info(s->coord, id);
+	return gi.exists && (gi.members > 0 || gi.pending_members > 0);
+}
+
+int
+coord_shell_consumer_config(const ch_config *cfg, ch_coord_cg_config *out, char *err, size_t errlen)
+{
+	ch_coord_cg_config_defaults(out);
+	out->session_timeout_ms = cfg->group_consumer_session_timeout_ms;
+	out->min_session_timeout_ms = cfg->group_consumer_min_session_timeout_ms;
+	out->max_session_timeout_ms = cfg->group_consumer_max_session_timeout_ms;
+	out->heartbeat_interval_ms = cfg->group_consumer_heartbeat_interval_ms;
+	out->min_heartbeat_interval_ms = cfg->group_consumer_min_heartbeat_interval_ms;
+	out->max_heartbeat_interval_ms = cfg->group_consumer_max_heartbeat_interval_ms;
+	out->max_size = cfg->group_consumer_max_size;
+	out->migration_policy = (ch_coord_cg_migration)cfg->group_consumer_migration_policy;
+	out->nassignors = 0;
+	const char *p = cfg->group_consumer_assignors ? cfg->group_consumer_assignors : "";
+	while (*p) {
+		while (*p == ' ' || *p == ',')
+			p++;
+		const char *e = p;
+		while (*e && *e != ',')
+			e++;
+		const char *t = e;
+		while (t > p && t[-1] == ' ')
+			t--;
+		if (t > p) {
+			int k = ch_coord_cg_assignor_by_name((ch_str){p, (int32_t)(t - p)});
+			if (k < 0) {
+				snprintf(err, errlen,
+					 "group.consumer.assignors: unknown assignor '%.*s' "
+					 "(cohortd "
+					 "has uniform and range)",
+					 (int)(t - p), p);
+				return -1;
+			}
+			if (out->nassignors == CH_COORD_CG_MAX_ASSIGNORS) {
+				snprintf(err, errlen,
+					 "group.consumer.assignors: too many assignors");
+				return -1;
+			}
+			out->assignors[out->nassignors++] = (ch_assign_kind)k;
+		}
+		p = e;
+	}
+	const char *bad = ch_coord_cg_config_check(out);
+	if (bad) {
+		snprintf(err, errlen, "%s", bad);
+		return -1;
+	}
+	return 0;
+}
+
 /* The timer reached the core's deadline: marks it unarmed (rearm re-arms it for the next
  * deadline before the loop sleeps) and runs the core's due work with ch_coord_tick. */
 static void
@@ -133,7 +215,9 @@ timer_fired(ch_loop *loop, ch_timer *t, void *ud)
 	(void)loop, (void)t;
 	coord_shell *s = ud;
 	s->armed_for = INT64_MAX;
-	ch_coord_tick(s->coord, ch_now_wall_ms());
+	int64_t now = ch_now_wall_ms();
+	ch_coord_tick(s->coord, now);
+	ch_coord_cg_tick(s->cgroups, now);
 }
 
 /* Before the loop sleeps: keep the timer at the core's next deadline. */
@@ -142,6 +226,9 @@ rearm(ch_loop *loop, void *ud)
 {
 	coord_shell *s = ud;
 	int64_t d = ch_coord_next_deadline(s->coord);
+	int64_t dc = ch_coord_cg_next_deadline(s->cgroups);
+	if (dc < d)
+		d = dc;
 	if (d == s->armed_for)
 		return false;
 	s->armed_for = d;
@@ -282,6 +369,26 @@ coord_shell_start(ch_loop *loop, ch_broker *bk, ch_log_manager *logs)
 	ops.log_enabled = op_log_enabled;
 	s->coord = ch_coord_new(&cc, &ops, ch_now_wall_ms());
 	bk->coord = s->coord;
+
+	ch_coord_cg_config cgc;
+	char err[256];
+	if (coord_shell_consumer_config(cfg, &cgc, err, sizeof(err)) != 0) {
+		/* main checked it before; a config changed since keeps Kafka's defaults */
+		CH_LOGE("cohortd", "%s; using the defaults", err);
+		ch_coord_cg_config_defaults(&cgc);
+	}
+	ch_coord_cg_ops cgo = {
+		.ud = s,
+		.respond = ch_api_group_respond,
+		.topic = op_topic,
+		.classic_group_exists = op_classic_group,
+		.random_uuid = op_random_uuid,
+		.log = op_log,
+		.log_enabled = op_log_enabled,
+	};
+	s->cgroups = ch_coord_cg_new(&cgc, &cgo);
+	bk->cgroups = s->cgroups;
+	bk->cgroups_topics_seen = ch_topics_changes(bk->topics);
 	ch_timer_init(&s->retry_timer, retry_fired, s);
 	s->retry_delay_ms = LOAD_RETRY_FIRST_MS;
 
@@ -331,6 +438,7 @@ coord_shell_stop(coord_shell *s)
 		return;
 	coord_shell_quiesce(s);
 	ch_coord_free(s->coord);
+	ch_coord_cg_free(s->cgroups);
 	free(s->failures);
 	free(s);
 }

@@ -22,6 +22,12 @@ typedef struct coord_shell coord_shell;
 /* Creates the coordinator, replays its state and sets bk->coord. A
  * partition that fails to load does not stop the others. */
 coord_shell *coord_shell_start(ch_loop *loop, ch_broker *bk, ch_log_manager *logs);
+
+/* The consumer-protocol groups' settings from cfg (group.consumer.*): 0, or
+ * -1 with why in err (an unknown assignor, bounds Kafka refuses). */
+struct ch_coord_cg_config;
+int coord_shell_consumer_config(const ch_config *cfg, struct ch_coord_cg_config *out, char *err,
+				size_t errlen);
 /* Shutdown, after ch_coord_shutdown and before ch_log_manager_free: the core gets
  * no more timer ticks and failed partitions no more load retries, so
  * nothing it does on a timer (a session expiring) appends to logs that are

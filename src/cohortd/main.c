@@ -16,6 +16,7 @@
 #include "broker/ch_broker.h"
 #include "cohortd/admin.h"
 #include "cohortd/coord_shell.h"
+#include "group/ch_coord_cg.h"
 #include "common/ch_common.h"
 #include "common/ch_log.h"
 #include "config/ch_config.h"
@@ -305,6 +306,12 @@ main(int argc, char **argv)
 			ch_config_free(&cfg);
 			return 2;
 		}
+	}
+	ch_coord_cg_config cgc;
+	if (coord_shell_consumer_config(&cfg, &cgc, err, sizeof(err)) != 0) {
+		fprintf(stderr, "cohortd: configuration error: %s\n", err);
+		ch_config_free(&cfg);
+		return 2;
 	}
 	ch_log_threshold = cfg.log_level;
 	signal(SIGPIPE, SIG_IGN);

@@ -117,6 +117,11 @@ static const choice loglevel_choices[] = {
 	{"debug", CH_LOG_DEBUG}, {"trace", CH_LOG_TRACE}, {NULL, 0},
 };
 
+/* group.consumer.migration.policy: ch_coord_cg_migration's order. */
+static const choice migration_choices[] = {
+	{"disabled", 0}, {"downgrade", 1}, {"upgrade", 2}, {"bidirectional", 3}, {NULL, 0},
+};
+
 #define V_BOOL                                                                                     \
 	{                                                                                          \
 		T_BOOL, 0, 0, NULL                                                                 \
@@ -415,6 +420,38 @@ static const cdef cdefs[] = {
 	 "generation is abandoned and its members' SyncGroup answered REBALANCE_IN_PROGRESS)."},
 	{"group.max.size", V_INT(1, INT32_MAX), 0, INT_MAX_STR, OFF(group_max_size),
 	 "The maximum number of members in a single consumer group."},
+	/* consumer groups of the consumer rebalance protocol (KIP-848) */
+	{"group.consumer.session.timeout.ms", V_INT(1, INT32_MAX), 0, "45000",
+	 OFF(group_consumer_session_timeout_ms),
+	 "The timeout to detect client failures when using the consumer group protocol."},
+	{"group.consumer.min.session.timeout.ms", V_INT(1, INT32_MAX), 0, "45000",
+	 OFF(group_consumer_min_session_timeout_ms),
+	 "The minimum allowed session timeout for registered consumers."},
+	{"group.consumer.max.session.timeout.ms", V_INT(1, INT32_MAX), 0, "60000",
+	 OFF(group_consumer_max_session_timeout_ms),
+	 "The maximum allowed session timeout for registered consumers."},
+	{"group.consumer.heartbeat.interval.ms", V_INT(1, INT32_MAX), 0, "5000",
+	 OFF(group_consumer_heartbeat_interval_ms),
+	 "The heartbeat interval given to the members of a consumer group."},
+	{"group.consumer.min.heartbeat.interval.ms", V_INT(1, INT32_MAX), 0, "5000",
+	 OFF(group_consumer_min_heartbeat_interval_ms),
+	 "The minimum heartbeat interval for registered consumers."},
+	{"group.consumer.max.heartbeat.interval.ms", V_INT(1, INT32_MAX), 0, "15000",
+	 OFF(group_consumer_max_heartbeat_interval_ms),
+	 "The maximum heartbeat interval for registered consumers."},
+	{"group.consumer.max.size", V_INT(1, INT32_MAX), 0, INT_MAX_STR,
+	 OFF(group_consumer_max_size),
+	 "The maximum number of consumers that a single consumer group can accommodate."},
+	{"group.consumer.assignors", V_STR, 0,
+	 "org.apache.kafka.coordinator.group.assignor.UniformAssignor,"
+	 "org.apache.kafka.coordinator.group.assignor.RangeAssignor",
+	 OFF(group_consumer_assignors),
+	 "The server side assignors (uniform, range, or their class names); the first is used "
+	 "when a consumer names none."},
+	{"group.consumer.migration.policy", {T_ENUM_CI, 0, 0, migration_choices}, 0,
+	 "bidirectional", OFF(group_consumer_migration_policy),
+	 "Converting classic groups to consumer groups and back (disabled, downgrade, upgrade, "
+	 "bidirectional). cohort: not yet used, there is no migration."},
 	{"group.rebalance.history.size", V_INT(0, 100000), F_COHORT, "100",
 	 OFF(group_rebalance_history_size),
 	 "cohort: how many rebalances each group keeps in its history (/v1/groups/G/rebalances); "

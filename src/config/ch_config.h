@@ -249,6 +249,15 @@ struct ch_config {
 	bool group_rebalance_join_waits_for_sync;
 	int32_t group_max_size;
 	int32_t group_rebalance_history_size; /* cohort: rebalances kept per group */
+	int32_t group_consumer_session_timeout_ms;
+	int32_t group_consumer_min_session_timeout_ms;
+	int32_t group_consumer_max_session_timeout_ms;
+	int32_t group_consumer_heartbeat_interval_ms;
+	int32_t group_consumer_min_heartbeat_interval_ms;
+	int32_t group_consumer_max_heartbeat_interval_ms;
+	int32_t group_consumer_max_size;
+	char *group_consumer_assignors;      /* group.consumer.assignors, comma-separated */
+	int group_consumer_migration_policy; /* ch_coord_cg_migration */
 
 	struct ch_config_state *st_; /* private: per-key strings and sources */
 };

@@ -776,7 +776,7 @@ request_invalid(const ch_coord_cg *cg, const ch_ConsumerGroupHeartbeatRequest *r
 	}
 	/* cohort: regular expressions are not evaluated yet; refusing them is
 	 * honest where accepting would assign nothing. */
-	if (rq->SubscribedTopicRegex.len >= 0)
+	if (rq->SubscribedTopicRegex.len > 0) /* "" is no regex, as in Kafka */
 		return "SubscribedTopicRegex is not supported yet.";
 	if (rq->ServerAssignor.len >= 0) {
 		int k = ch_coord_cg_assignor_by_name(rq->ServerAssignor);
@@ -1277,8 +1277,95 @@ ch_coord_cg_group_get(const ch_coord_cg *cg, ch_str group_id, ch_coord_cg_group_
 	const cg_group *g = group_find(cg, group_id);
 	if (!g)
 		return false;
-	*out = (ch_coord_cg_group_view){g->id, group_state(g), g->epoch, g->assignment_epoch,
-					(int32_t)g->members.n};
+	*out = (ch_coord_cg_group_view){
+		.group_id = g->id,
+		.state = group_state(g),
+		.epoch = g->epoch,
+		.assignment_epoch = g->assignment_epoch,
+		.members = (int32_t)g->members.n,
+		.assignor = ch_assign_name(preferred_assignor(g)),
+	};
+	return true;
+}
+
+void
+ch_coord_cg_foreach_group(const ch_coord_cg *cg,
+			  void (*fn)(void *ud, const ch_coord_cg_group_view *g), void *ud)
+{
+	ch_map_foreach (&cg->groups, e) {
+		ch_coord_cg_group_view v;
+		const cg_group *g = e->value;
+		ch_coord_cg_group_get(cg, ch_str_c(g->id), &v);
+		fn(ud, &v);
+	}
+}
+
+/* The member a commit or fetch names, or NULL with UNKNOWN_MEMBER_ID's
+ * message in msg. */
+static const cg_member *
+known_member(const cg_group *g, ch_str member_id, char *msg, size_t cap)
+{
+	const cg_member *m = member_id.len >= 0 ? member_find(g, member_id) : NULL;
+	if (!m)
+		snprintf(msg, cap, "Member %.*s is not a member of group %s.",
+			 (int)(member_id.len > 0 ? member_id.len : 0),
+			 member_id.p ? member_id.p : "", g->id);
+	return m;
+}
+
+static int16_t
+stale_epoch(const cg_member *m, int32_t epoch, char *msg, size_t cap)
+{
+	if (epoch == m->epoch)
+		return 0;
+	snprintf(msg, cap,
+		 "The received member epoch %d does not match the expected member epoch %d.", epoch,
+		 m->epoch);
+	return CH_KERR_STALE_MEMBER_EPOCH;
+}
+
+int16_t
+ch_coord_cg_validate_commit(const ch_coord_cg *cg, ch_str group_id, ch_str member_id, int32_t epoch,
+			    int16_t version, char *msg, size_t cap)
+{
+	const cg_group *g = group_find(cg, group_id);
+	if (!g || (epoch < 0 && g->members.n == 0))
+		return 0;
+	const cg_member *m = known_member(g, member_id, msg, cap);
+	if (!m)
+		return CH_KERR_UNKNOWN_MEMBER_ID;
+	if (version < 9) {
+		snprintf(msg, cap,
+			 "OffsetCommit version 9 or above must be used by members using "
+			 "the modern group protocol");
+		return CH_KERR_UNSUPPORTED_VERSION;
+	}
+	return stale_epoch(m, epoch, msg, cap);
+}
+
+int16_t
+ch_coord_cg_validate_fetch(const ch_coord_cg *cg, ch_str group_id, ch_str member_id, int32_t epoch,
+			   char *msg, size_t cap)
+{
+	const cg_group *g = group_find(cg, group_id);
+	if (!g || (member_id.len < 0 && epoch < 0))
+		return 0;
+	const cg_member *m = known_member(g, member_id, msg, cap);
+	if (!m)
+		return CH_KERR_UNKNOWN_MEMBER_ID;
+	return stale_epoch(m, epoch, msg, cap);
+}
+
+bool
+ch_coord_cg_delete_if_empty(ch_coord_cg *cg, ch_str group_id)
+{
+	cg_group *g = group_find(cg, group_id);
+	if (!g)
+		return true;
+	if (g->members.n)
+		return false;
+	ch_map_remove(&cg->groups, g->id, strlen(g->id));
+	group_free(cg, g);
 	return true;
 }
 
@@ -1292,9 +1379,22 @@ ch_coord_cg_foreach_member(const ch_coord_cg *cg, ch_str group_id,
 	ch_map_foreach (&g->members, e) {
 		const cg_member *m = e->value;
 		ch_coord_cg_member_view v = {
-			m->id,         m->instance_id, m->epoch,      m->previous_epoch,
-			m->state,      m->assigned.v,  m->assigned.n, m->revoking.v,
-			m->revoking.n, m->target.v,    m->target.n,
+			.member_id = m->id,
+			.instance_id = m->instance_id,
+			.rack = m->rack,
+			.client_id = m->client_id ? m->client_id : "",
+			.client_host = m->client_host ? m->client_host : "",
+			.topics = (const char *const *)m->topics,
+			.ntopics = m->ntopics,
+			.epoch = m->epoch,
+			.previous_epoch = m->previous_epoch,
+			.state = m->state,
+			.assigned = m->assigned.v,
+			.nassigned = m->assigned.n,
+			.revoking = m->revoking.v,
+			.nrevoking = m->revoking.n,
+			.target = m->target.v,
+			.ntarget = m->target.n,
 		};
 		fn(ud, &v);
 	}

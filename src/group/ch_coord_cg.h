@@ -157,6 +157,10 @@ int ch_coord_cg_tp_cmp(const ch_coord_cg_tp *a, const ch_coord_cg_tp *b);
 typedef struct ch_coord_cg_member_view {
 	const char *member_id;
 	const char *instance_id; /* NULL: dynamic */
+	const char *rack;        /* NULL: none */
+	const char *client_id, *client_host;
+	const char *const *topics; /* subscribed topic names, sorted */
+	int32_t ntopics;
 	int32_t epoch, previous_epoch;
 	ch_coord_cg_member_state state;
 	const ch_coord_cg_tp *assigned; /* sorted by (topic id, partition) */
@@ -173,6 +177,7 @@ typedef struct ch_coord_cg_group_view {
 	int32_t epoch;            /* group epoch */
 	int32_t assignment_epoch; /* target assignment epoch */
 	int32_t members;
+	const char *assignor; /* the one the next assignment would use */
 } ch_coord_cg_group_view;
 
 /* false if there is no consumer group of that id. */
@@ -180,6 +185,27 @@ bool ch_coord_cg_group_get(const ch_coord_cg *cg, ch_str group_id, ch_coord_cg_g
 /* fn for each member of the group, in join order; fn must not change cg. */
 void ch_coord_cg_foreach_member(const ch_coord_cg *cg, ch_str group_id,
 				void (*fn)(void *ud, const ch_coord_cg_member_view *m), void *ud);
+/* fn for each consumer group, in creation order. */
+void ch_coord_cg_foreach_group(const ch_coord_cg *cg,
+			       void (*fn)(void *ud, const ch_coord_cg_group_view *g), void *ud);
+
+/* OffsetCommit to consumer group group_id (Kafka's
+ * ConsumerGroup.validateOffsetCommit): 0 (commit), or UNKNOWN_MEMBER_ID,
+ * UNSUPPORTED_VERSION (a consumer-protocol member below OffsetCommit v9),
+ * STALE_MEMBER_EPOCH (epoch not the member's), with msg. An epoch < 0 may
+ * commit while the group has no members. */
+int16_t ch_coord_cg_validate_commit(const ch_coord_cg *cg, ch_str group_id, ch_str member_id,
+				    int32_t epoch, int16_t version, char *msg, size_t cap);
+/* OffsetFetch of consumer group group_id (ConsumerGroup.validateOffsetFetch):
+ * a null member id with epoch < 0 always may; else the member must exist
+ * (UNKNOWN_MEMBER_ID) at that epoch (STALE_MEMBER_EPOCH). */
+int16_t ch_coord_cg_validate_fetch(const ch_coord_cg *cg, ch_str group_id, ch_str member_id,
+				   int32_t epoch, char *msg, size_t cap);
+/* Removes group_id if it is a consumer group without members (a classic
+ * JoinGroup or DeleteGroups takes the id over, as Kafka does); true if it
+ * is gone or was never there, false if it has members. */
+bool ch_coord_cg_delete_if_empty(ch_coord_cg *cg, ch_str group_id);
+
 /* Every internal invariant (ch_coord_cg_check.c); NULL or the first broken. */
 const char *ch_coord_cg_check(const ch_coord_cg *cg);
 

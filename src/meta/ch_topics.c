@@ -68,6 +68,7 @@ struct ch_topics {
 	int lock_fd;
 	char cluster_id[64];
 	ch_map by_name, by_id, by_norm;
+	uint64_t changes; /* topics added or removed from the index (ch_topics_changes) */
 	blayer broker[2];  /* dynamic broker configs, by CH_CONFIG_LAYER_* */
 	ch_topic **sorted; /* by name */
 	size_t n, sorted_cap;
@@ -132,6 +133,7 @@ index_add(struct ch_topics *reg, ch_topic *t)
 	memmove(&reg->sorted[pos + 1], &reg->sorted[pos], (reg->n - pos) * sizeof(ch_topic *));
 	reg->sorted[pos] = t;
 	reg->n++;
+	reg->changes++;
 	char norm[CH_TOPIC_NAME_MAX];
 	ch_map_put(&reg->by_name, t->name, t->name_len, t);
 	ch_map_put(&reg->by_id, t->id.b, sizeof(t->id.b), t);
@@ -150,6 +152,7 @@ index_remove(struct ch_topics *reg, ch_topic *t)
 	size_t pos = sorted_pos(reg, t->name, &found);
 	memmove(&reg->sorted[pos], &reg->sorted[pos + 1], (reg->n - pos - 1) * sizeof(ch_topic *));
 	reg->n--;
+	reg->changes++;
 }
 
 static ch_topic *
@@ -1363,6 +1366,12 @@ size_t
 ch_topics_count(const struct ch_topics *reg)
 {
 	return reg->n;
+}
+
+uint64_t
+ch_topics_changes(const struct ch_topics *reg)
+{
+	return reg->changes;
 }
 
 const ch_topic *

@@ -143,6 +143,9 @@ const ch_topic *ch_topics_find_id(const struct ch_topics *reg, const ch_uuid *id
 
 /* Iteration in name order: for (i = 0; i < count; i++) ch_topics_at(reg, i). */
 size_t ch_topics_count(const struct ch_topics *reg);
+/* Grows whenever a topic is created, deleted or changed (partitions,
+ * configs): who caches topic metadata compares it with the value it saw. */
+uint64_t ch_topics_changes(const struct ch_topics *reg);
 const ch_topic *ch_topics_at(const struct ch_topics *reg, size_t i);
 
 /* Kafka's Topic.validate: 1..249 chars of [a-zA-Z0-9._-], not "." or "..".

@@ -158,12 +158,18 @@ class Confluent(Base):
         import confluent_kafka as ck
         self.ck = ck
         conf = {"bootstrap.servers": args.b, "group.id": args.g, "client.id": args.n,
-                "partition.assignment.strategy": args.a,
-                "session.timeout.ms": args.s,
-                "heartbeat.interval.ms": max(100, args.s // 10),
                 "enable.auto.commit": False, "auto.offset.reset": "earliest",
                 "topic.metadata.refresh.interval.ms": 2000,
                 "error_cb": self.on_error}
+        if args.protocol == "consumer":
+            # KIP-848: the broker assigns (-a names its assignor) and sets
+            # the session timeout and heartbeat interval
+            conf["group.protocol"] = "consumer"
+            conf["group.remote.assignor"] = args.a
+        else:
+            conf.update({"partition.assignment.strategy": args.a,
+                         "session.timeout.ms": args.s,
+                         "heartbeat.interval.ms": max(100, args.s // 10)})
         if args.i:
             conf["group.instance.id"] = args.i
         self.c = ck.Consumer(conf)
@@ -449,6 +455,8 @@ def main():
     ap.add_argument("-P", type=int, default=0)
     ap.add_argument("-q", action="store_true")
     ap.add_argument("-D", type=int, default=0)
+    ap.add_argument("--protocol", default="classic", choices=["classic", "consumer"],
+                    help="group.protocol (confluent only)")
     args = ap.parse_args()
     {"confluent": Confluent, "kafka-python": KafkaPython, "aiokafka": AioKafka}[args.client](
         args).run()
