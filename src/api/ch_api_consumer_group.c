@@ -24,6 +24,9 @@
  *                  and epoch.
  *   ListGroups     consumer groups listed with type and protocol type
  *                  "consumer", their state Empty/Assigning/Reconciling/Stable.
+ *   DescribeGroups Dead, no members (Kafka's describeGroups finds no classic
+ *                  group; v6's GROUP_ID_NOT_FOUND is not served yet).
+ *   DeleteGroups   not yet: it deletes the offsets, the consumer group stays.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -361,6 +364,26 @@ merge_list(ch_req *req, ch_ListGroupsResponse *resp)
 	resp->Groups_n = l.n;
 }
 
+/* DescribeGroups of a consumer group: Kafka's describeGroups finds no
+ * classic group of that id and describes it as Dead (v0-v5), not the
+ * offsets holder the classic core has. */
+static void
+patch_describe(ch_req *req, ch_DescribeGroupsResponse *resp)
+{
+	ch_DescribeGroupsResponse_DescribedGroup *groups = ch_req_alloc(
+		req, sizeof(*groups) * (size_t)(resp->Groups_n > 0 ? resp->Groups_n : 1));
+	for (int32_t i = 0; i < resp->Groups_n; i++) {
+		groups[i] = resp->Groups[i];
+		if (groups[i].ErrorCode || !is_consumer_group(req, groups[i].GroupId, NULL))
+			continue;
+		groups[i].GroupState = CH_STR_LIT("Dead");
+		groups[i].ProtocolType = CH_STR_LIT("");
+		groups[i].ProtocolData = CH_STR_LIT("");
+		groups[i].Members_n = 0;
+	}
+	resp->Groups = groups;
+}
+
 bool
 ch_api_cg_respond(ch_req *req, const void *resp)
 {
@@ -369,6 +392,12 @@ ch_api_cg_respond(ch_req *req, const void *resp)
 	if (req->key == CH_APIKEY_LIST_GROUPS) {
 		ch_ListGroupsResponse copy = *(const ch_ListGroupsResponse *)resp;
 		merge_list(req, &copy);
+		ch_api_send(req, &copy);
+		return true;
+	}
+	if (req->key == CH_APIKEY_DESCRIBE_GROUPS) {
+		ch_DescribeGroupsResponse copy = *(const ch_DescribeGroupsResponse *)resp;
+		patch_describe(req, &copy);
 		ch_api_send(req, &copy);
 		return true;
 	}

@@ -19,6 +19,7 @@ from confluent_kafka.admin import AdminClient
 from client_scenarios import (HERE, VENV_PYTHON, ClientGroupTest, describe_cover, member_flags,
                               wait_cover)
 from harness import main
+from kafka_ref import KafkaRef
 from test_group_helpers import GROUP_SETTINGS, all_parts, create_topics
 
 MEMBER = os.path.join(HERE, "py_member.py")
@@ -68,9 +69,37 @@ class ConsumerProtocolConfluent(ClientGroupTest):
         self.assertIn(group, listed)
         self.assertEqual(listed[group].type, ConsumerGroupType.CONSUMER)
         self.assertEqual(listed[group].state, ConsumerGroupState.STABLE)
+        # described through ConsumerGroupDescribe: members and what they own
+        desc = adm.describe_consumer_groups([group])[group].result()
+        self.assertEqual(desc.type, ConsumerGroupType.CONSUMER)
+        self.assertEqual(desc.state, ConsumerGroupState.STABLE)
+        owned = {m.group_instance_id: {(tp.topic, tp.partition) for tp in
+                                       m.assignment.topic_partitions} for m in desc.members}
+        self.assertEqual(owned, {"inst-a": a2.assignment, "inst-b": b.assignment})
         for m in (a2, b):
             self.assertIsNone(m.fatal, m.name)
             self.assertEqual(m.close(), 0)
+
+
+class ConsumerProtocolConfluentKafka(ConsumerProtocolConfluent):
+    """The same scenarios against Apache Kafka 4.4.0 (tools/kafka-ref.sh),
+    with the same group.consumer.* settings."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.broker = KafkaRef("4", settings=dict(CONSUMER_SETTINGS), name=cls.__name__)
+        try:
+            cls.broker.start()
+        except BaseException:
+            cls.broker.cleanup()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            cls.broker.stop()
+        finally:
+            cls.broker.cleanup()
 
 
 if __name__ == "__main__":
