@@ -172,7 +172,18 @@ class Confluent(Base):
                          "heartbeat.interval.ms": max(100, args.s // 10)})
         if args.i:
             conf["group.instance.id"] = args.i
-        self.c = ck.Consumer(conf)
+        kw = {}
+        if args.debug_log:
+            # librdkafka's partition-state log, for the check that tells its
+            # stale offset-query timer from a broker's fault (test_consumer_protocol)
+            import logging
+            conf["debug"] = "topic"
+            log = logging.getLogger("librdkafka-" + args.n)
+            log.addHandler(logging.FileHandler(args.debug_log))
+            log.setLevel(logging.DEBUG)
+            log.propagate = False
+            kw["logger"] = log
+        self.c = ck.Consumer(conf, **kw)
         self.c.subscribe(self.topics(), on_assign=self.on_assign, on_revoke=self.on_revoke,
                          on_lost=self.on_lost)
 
@@ -457,6 +468,8 @@ def main():
     ap.add_argument("-D", type=int, default=0)
     ap.add_argument("--protocol", default="classic", choices=["classic", "consumer"],
                     help="group.protocol (confluent only)")
+    ap.add_argument("--debug-log", default="",
+                    help="write librdkafka's debug=topic log to this file (confluent only)")
     args = ap.parse_args()
     {"confluent": Confluent, "kafka-python": KafkaPython, "aiokafka": AioKafka}[args.client](
         args).run()
