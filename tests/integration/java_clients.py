@@ -130,13 +130,20 @@ class JavaProcess:
 
 class JavaConsumer(JavaProcess):
     def __init__(self, bootstrap, group, topics, assignor="range", instance=None, session_ms=6000,
-                 commit_on_revoke=True, name=None, props=None):
+                 commit_on_revoke=True, name=None, props=None, protocol="classic"):
+        """protocol "consumer" (KIP-848): ASSIGNOR names the broker's assignor
+        (uniform, range) and the broker sets the session and heartbeat times
+        (the client refuses session_ms and the assignment strategy then)."""
         self.name = name or "jc-%x" % id(self)
         args = [bootstrap, group, ",".join(topics)]
         if commit_on_revoke:
             args.append("--commit-on-revoke")
-        p = {"partition.assignment.strategy": ASSIGNORS[assignor], "client.id": self.name,
-             "session.timeout.ms": session_ms, "heartbeat.interval.ms": max(100, session_ms // 6)}
+        if protocol == "consumer":
+            p = {"group.protocol": "consumer", "group.remote.assignor": assignor,
+                 "client.id": self.name}
+        else:
+            p = {"partition.assignment.strategy": ASSIGNORS[assignor], "client.id": self.name,
+                 "session.timeout.ms": session_ms, "heartbeat.interval.ms": max(100, session_ms // 6)}
         if instance:
             p["group.instance.id"] = instance
         p.update(props or {})

@@ -25,7 +25,8 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
- * One KafkaConsumer (classic group protocol) driven over stdin/stdout by the
+ * One KafkaConsumer (the classic group protocol, or with group.protocol=consumer
+ * the consumer protocol of KIP-848) driven over stdin/stdout by the
  * Python tests (test_java_*.py).
  *
  *   ConsumerDriver BOOTSTRAP GROUP TOPIC[,TOPIC...] [--commit-on-revoke] [--quiet] [key=value ...]

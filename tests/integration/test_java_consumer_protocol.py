@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Apache Kafka's Java client (kafka-clients 4.4) with the consumer rebalance
+protocol (KIP-848, group.protocol=consumer) against cohortd and against Kafka
+4.4 itself: members join one by one and leave one by one, each committing
+synchronously in onPartitionsRevoked; the broker assigns (uniform).
+
+What is asserted is what Kafka defines for this protocol: every record
+consumed exactly once (graceful moves, commits in the revoke listener), no
+partition owned by two members at one time as the listeners report it,
+incremental callbacks (revoked: only what moves), no onPartitionsLost
+without a failure, the committed offsets read back with the AdminClient, and
+the AdminClient describing the group as a `consumer` group with its
+members and their assignments."""
+
+from harness import BrokerTestCase, main
+from java_clients import JavaAdmin, JavaConsumer, check_installed, java_produce
+from kafka_ref import KafkaRef
+from test_group_helpers import GROUP_SETTINGS, create_topics, wait_until
+
+PARTS = 6
+# test_consumer_protocol's: a crashed member's partitions move within seconds
+CONSUMER_SETTINGS = dict(GROUP_SETTINGS, **{
+    "group.consumer.min.session.timeout.ms": "3000",
+    "group.consumer.session.timeout.ms": "3000",
+    "group.consumer.min.heartbeat.interval.ms": "300",
+    "group.consumer.heartbeat.interval.ms": "300",
+})
+PER_ROUND = 20      # records per partition per produce round
+
+
+class JavaConsumerProtocol(BrokerTestCase):
+    broker_settings = CONSUMER_SETTINGS
+
+    @classmethod
+    def setUpClass(cls):
+        check_installed()
+        super().setUpClass()
+
+    def setUp(self):
+        self.procs = []
+
+    def tearDown(self):
+        for p in self.procs:
+            p.kill()
+
+    def consumer(self, group, topic, name, instance=None):
+        c = JavaConsumer(self.broker.bootstrap, group, [topic], name=name, protocol="consumer",
+                         assignor="uniform", instance=instance)
+        self.procs.append(c)
+        return c
+
+    def wait_cover(self, consumers, parts, timeout=60):
+        """Until the consumers' latest assignments are disjoint, together
+        PARTS and balanced (uniform's target; the states on the way there may
+        cover PARTS unevenly while a partition waits for its revocation)."""
+        def covered():
+            sets = [c.assignment() for c in consumers]
+            sizes = [len(x) for x in sets]
+            return (sum(sizes) == len(parts) and set().union(*sets) == parts
+                    and max(sizes) - min(sizes) <= 1) and sets
+        return wait_until(covered, timeout, "%d members owning %d partitions"
+                          % (len(consumers), len(parts)))
+
+    def wait_consumed(self, consumers, count, timeout=60):
+        wait_until(lambda: len({m for c in consumers for m in c.consumed()}) >= count,
+                   timeout, "%d records consumed" % count)
+
+    def check_timeline(self, consumers):
+        """No partition owned by two members at one moment: each driver says
+        what it owns from when on ("owns" events, CLOCK_MONOTONIC stamps,
+        comparable across the processes of one machine)."""
+        owns = sorted((e["us"], c.name, frozenset(e["assignment"]))
+                      for c in consumers for e in c.of("owns"))
+        current = {}
+        for us, name, parts in owns:
+            current[name] = parts
+            for other, theirs in current.items():
+                if other != name:
+                    self.assertFalse(parts & theirs, "at %d us %s and %s both own %s"
+                                     % (us, name, other, sorted(parts & theirs)))
+
+    def check_listener_order(self, c):
+        """Incremental callbacks, each revoke followed by its commit, no loss."""
+        evs = [e for e in c.events if e["ev"] in ("assigned", "revoked", "lost", "commit", "closed")]
+        self.assertEqual(evs[-1]["ev"], "closed")
+        owned = set()
+        for i, e in enumerate(evs):
+            if e["ev"] == "assigned":
+                self.assertFalse(owned & set(e["parts"]), "assigned twice: %s" % e)
+                owned |= set(e["parts"])
+                self.assertEqual(owned, set(e["assignment"]), e)
+            elif e["ev"] == "revoked":
+                self.assertTrue(set(e["parts"]) <= owned, e)
+                if e["parts"]:
+                    nxt = evs[i + 1]
+                    self.assertEqual(nxt["ev"], "commit", "a synchronous commit inside onPartitionsRevoked")
+                    self.assertIsNone(nxt["error"], nxt)
+                owned -= set(e["parts"])
+            elif e["ev"] == "lost":
+                self.fail("partitions lost without a failure: %s" % e)
+        self.assertEqual(owned, set(), "close revokes everything")
+
+    def test_scale_out_and_in(self):
+        topic, group = "jcp", "g-jcp"
+        create_topics(self.broker.port, {topic: PARTS})
+        parts = {"%s:%d" % (topic, p) for p in range(PARTS)}
+        produced = 0
+
+        def produce():
+            nonlocal produced
+            java_produce(self.broker.bootstrap, topic, PER_ROUND * PARTS, PARTS)
+            produced += PER_ROUND * PARTS
+
+        produce()
+        c1 = self.consumer(group, topic, "jcp-1")
+        self.wait_cover([c1], parts)
+        self.wait_consumed([c1], produced)
+        c2 = self.consumer(group, topic, "jcp-2")
+        self.wait_cover([c1, c2], parts)
+        produce()
+        c3 = self.consumer(group, topic, "jcp-3")
+        self.wait_cover([c1, c2, c3], parts)
+        self.wait_consumed([c1, c2, c3], produced)
+
+        admin = JavaAdmin(self.broker.bootstrap)
+        self.procs.append(admin)
+        owned = {c.name: c.assignment() for c in (c1, c2, c3)}
+
+        def described():
+            # the broker's view catches up with the members' at their next heartbeat
+            d = admin.ok("describeConsumerGroups", group)[group]
+            return d["state"] == "Stable" and d
+        desc = wait_until(described, 30, "the group described as Stable")
+        self.assertEqual(desc["type"], "Consumer", desc)
+        self.assertEqual({m["client"]: set(m["assignment"]) for m in desc["members"]}, owned)
+
+        self.assertEqual(c1.close(), 0)
+        self.wait_cover([c2, c3], parts)
+        produce()
+        self.wait_consumed([c1, c2, c3], produced)
+        self.assertEqual(c2.close(), 0)
+        self.wait_cover([c3], parts)
+        self.assertEqual(c3.close(), 0)
+
+        everyone = (c1, c2, c3)
+        seen = [m for c in everyone for m in c.consumed()]
+        self.assertEqual(sorted({m for m in seen if seen.count(m) > 1}), [], "records consumed twice")
+        self.assertEqual(set(seen), {(tp, o) for tp in parts for o in range(produced // PARTS)})
+        self.check_timeline(everyone)
+        for c in everyone:
+            self.check_listener_order(c)
+        offsets = admin.ok("listConsumerGroupOffsets", group)
+        self.assertEqual({tp: o["offset"] for tp, o in offsets.items()},
+                         {tp: produced // PARTS for tp in parts})
+        admin.close()
+
+    def test_static_restart_and_crash(self):
+        """A static member that closes (leave epoch -2) and returns under its
+        instance id within the session gets its partitions back and the other
+        member sees no callback; then the other crashes (no leave) and its
+        partitions reach the survivor once its session expires."""
+        topic, group = "jcp-static", "g-jcp-static"
+        create_topics(self.broker.port, {topic: 4})
+        parts = {"%s:%d" % (topic, p) for p in range(4)}
+        a = self.consumer(group, topic, "jcp-sa", instance="inst-a")
+        b = self.consumer(group, topic, "jcp-sb", instance="inst-b")
+        self.wait_cover([a, b], parts)
+        a_parts, b_events = a.assignment(), len(b.of("assigned", "revoked", "lost"))
+        self.assertEqual(a.close(), 0)
+        a2 = self.consumer(group, topic, "jcp-sa2", instance="inst-a")
+        self.wait_cover([a2, b], parts)
+        self.assertEqual(a2.assignment(), a_parts)
+        self.assertEqual(len(b.of("assigned", "revoked", "lost")), b_events,
+                         "b saw a rebalance: %s" % b.of("assigned", "revoked", "lost"))
+        b.send("exit")                 # a crash: no leave
+        b.proc.wait(30)
+        self.wait_cover([a2], parts, timeout=30)
+        self.assertEqual(a2.close(), 0)
+        self.check_listener_order(a2)
+
+
+class JavaConsumerProtocolKafka(JavaConsumerProtocol):
+    """The same against Apache Kafka 4.4.0 with the same group.consumer.* settings."""
+
+    @classmethod
+    def setUpClass(cls):
+        check_installed()
+        cls.broker = KafkaRef("4", settings=dict(CONSUMER_SETTINGS), name=cls.__name__)
+        try:
+            cls.broker.start()
+        except BaseException:
+            cls.broker.cleanup()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            cls.broker.stop()
+        finally:
+            cls.broker.cleanup()
+
+
+if __name__ == "__main__":
+    main()
