@@ -21,7 +21,7 @@ from confluent_kafka.admin import AdminClient
 
 from client_scenarios import (HERE, VENV_PYTHON, ClientGroupTest, describe_cover, member_flags,
                               wait_cover)
-from harness import main
+from harness import main, start_clean, stop_clean
 from kafka_ref import KafkaRef
 from test_group_helpers import GROUP_SETTINGS, all_parts, create_topics
 
@@ -115,19 +115,11 @@ class ConsumerProtocolConfluentKafka(ConsumerProtocolConfluent):
 
     @classmethod
     def setUpClass(cls):
-        cls.broker = KafkaRef("4", settings=dict(CONSUMER_SETTINGS), name=cls.__name__)
-        try:
-            cls.broker.start()
-        except BaseException:
-            cls.broker.cleanup()
-            raise
+        cls.broker = start_clean(KafkaRef("4", settings=dict(CONSUMER_SETTINGS), name=cls.__name__))
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            cls.broker.stop()
-        finally:
-            cls.broker.cleanup()
+        stop_clean(cls.broker)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ without a failure, the committed offsets read back with the AdminClient, and
 the AdminClient describing the group as a `consumer` group with its
 members and their assignments."""
 
-from harness import BrokerTestCase, main
+from harness import BrokerTestCase, main, start_clean, stop_clean
 from java_clients import JavaAdmin, JavaConsumer, check_installed, java_produce
 from kafka_ref import KafkaRef
 from test_group_helpers import GROUP_SETTINGS, create_topics, wait_until
@@ -187,19 +187,11 @@ class JavaConsumerProtocolKafka(JavaConsumerProtocol):
     @classmethod
     def setUpClass(cls):
         check_installed()
-        cls.broker = KafkaRef("4", settings=dict(CONSUMER_SETTINGS), name=cls.__name__)
-        try:
-            cls.broker.start()
-        except BaseException:
-            cls.broker.cleanup()
-            raise
+        cls.broker = start_clean(KafkaRef("4", settings=dict(CONSUMER_SETTINGS), name=cls.__name__))
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            cls.broker.stop()
-        finally:
-            cls.broker.cleanup()
+        stop_clean(cls.broker)
 
 
 if __name__ == "__main__":
