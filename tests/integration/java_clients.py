@@ -57,6 +57,23 @@ def java_argv(main, *args):
     return [JAVA] + JVM_FLAGS + ["-cp", cp, "cohortit." + main] + [str(a) for a in args]
 
 
+class JavaClientsTestCase(harness.BrokerTestCase):
+    """A broker per class and Java driver processes per test: those put in
+    self.procs are killed when the test ends."""
+
+    @classmethod
+    def setUpClass(cls):
+        check_installed()
+        super().setUpClass()
+
+    def setUp(self):
+        self.procs = []
+
+    def tearDown(self):
+        for p in self.procs:
+            p.kill()
+
+
 class JavaProcess:
     """A driver process whose stdout JSON lines are collected on a thread."""
 

@@ -12,8 +12,9 @@ without a failure, the committed offsets read back with the AdminClient, and
 the AdminClient describing the group as a `consumer` group with its
 members and their assignments."""
 
-from harness import BrokerTestCase, main, start_clean, stop_clean
-from java_clients import JavaAdmin, JavaConsumer, check_installed, java_produce
+from harness import main, start_clean, stop_clean
+from java_clients import (JavaAdmin, JavaClientsTestCase, JavaConsumer, check_installed,
+                          java_produce)
 from kafka_ref import KafkaRef
 from test_group_helpers import GROUP_SETTINGS, create_topics, wait_until
 
@@ -30,20 +31,8 @@ CONSUMER_SETTINGS = dict(GROUP_SETTINGS, **{
 PER_ROUND = 20      # records per partition per produce round
 
 
-class JavaConsumerProtocol(BrokerTestCase):
+class JavaConsumerProtocol(JavaClientsTestCase):
     broker_settings = CONSUMER_SETTINGS
-
-    @classmethod
-    def setUpClass(cls):
-        check_installed()
-        super().setUpClass()
-
-    def setUp(self):
-        self.procs = []
-
-    def tearDown(self):
-        for p in self.procs:
-            p.kill()
 
     def consumer(self, group, topic, name, instance=None):
         c = JavaConsumer(self.broker.bootstrap, group, [topic], name=name, protocol="consumer",

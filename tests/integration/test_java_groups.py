@@ -14,8 +14,7 @@ import time
 import unittest
 
 import harness
-from harness import BrokerTestCase
-from java_clients import JavaAdmin, JavaConsumer, check_installed, java_produce
+from java_clients import JavaAdmin, JavaClientsTestCase, JavaConsumer, java_produce
 from test_group_helpers import GROUP_SETTINGS, create_topics, wait_until
 
 A_PARTS, B_PARTS = 6, 4
@@ -54,20 +53,8 @@ def roundrobin_assignment(members, topics):
     return out
 
 
-class JavaGroups(BrokerTestCase):
+class JavaGroups(JavaClientsTestCase):
     broker_settings = GROUP_SETTINGS
-
-    @classmethod
-    def setUpClass(cls):
-        check_installed()
-        super().setUpClass()
-
-    def setUp(self):
-        self.procs = []
-
-    def tearDown(self):
-        for p in self.procs:
-            p.kill()
 
     def consumer(self, group, topics, **kw):
         c = JavaConsumer(self.broker.bootstrap, group, topics, **kw)
