@@ -482,6 +482,14 @@ typedef struct cohort_member_description {
 	size_t metadata_len;
 	const void *assignment_bytes;
 	size_t assignment_bytes_len;
+	/* a consumer group's member (ConsumerGroupDescribe, KIP-848); for a
+	 * classic group's member member_epoch is -1, the rest NULL / 0: */
+	int32_t member_epoch;
+	cohort_tp *target_assignment; /* what the coordinator's assignment gives
+					 it, sorted; assignment is what it owns */
+	size_t target_assignment_n;
+	const char *rack;
+	const char *subscribed_topic_regex; /* NULL: a list subscription */
 } cohort_member_description;
 
 typedef struct cohort_group_description {
@@ -496,6 +504,11 @@ typedef struct cohort_group_description {
 	cohort_node coordinator;
 	cohort_member_description *members;
 	size_t members_n;
+	const char *type;         /* "classic" or "consumer" (KIP-848); NULL for a
+				     group not found */
+	int32_t group_epoch;      /* a consumer group's epoch, -1 for classic */
+	int32_t assignment_epoch; /* the epoch of its target assignment, -1 for
+				     classic */
 } cohort_group_description;
 
 typedef struct cohort_group_descriptions {
@@ -508,6 +521,16 @@ typedef struct cohort_group_descriptions {
 COHORT_API cohort_err cohort_admin_describe_groups(cohort_admin *a, const char *const *groups,
 						   size_t n, int timeout_ms,
 						   cohort_group_descriptions **out);
+/* Describe groups of either protocol, as Java's describeConsumerGroups:
+ * ConsumerGroupDescribe first (consumer groups: state, epochs, assignor in
+ * `protocol`, each member's epoch, current and target assignment), then
+ * DescribeGroups for the groups that answer says are not consumer groups
+ * (GROUP_ID_NOT_FOUND) and for every group when the coordinator lacks the
+ * API. A group that is neither is "Dead" with no error, as above. */
+COHORT_API cohort_err cohort_admin_describe_consumer_groups(cohort_admin *a,
+							    const char *const *groups, size_t n,
+							    int timeout_ms,
+							    cohort_group_descriptions **out);
 COHORT_API void cohort_group_descriptions_free(cohort_group_descriptions *d);
 
 /* ---- admin: offsets ---- */

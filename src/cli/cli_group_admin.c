@@ -95,7 +95,7 @@ describe_one(cohort_admin *ad, const char *group, const char *cmd, cohort_group_
 	     const cohort_group_description **g)
 {
 	const char *one[1] = {group};
-	cohort_err e = cohort_admin_describe_groups(ad, one, 1, -1, d);
+	cohort_err e = cohort_admin_describe_consumer_groups(ad, one, 1, -1, d);
 	*g = *d && (*d)->groups_n ? &(*d)->groups[0] : NULL;
 	if (!*g || (*g)->err)
 		return cli_fail(cli_status(*g ? (*g)->err : e), "%s: group '%s': %s", cmd, group,

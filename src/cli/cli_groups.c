@@ -28,6 +28,18 @@ static const cli_opt list_opts[] = {
 	{NULL, NULL, NULL, false},
 };
 
+/* A group type as Kafka's tool prints it (GroupType's names: "Classic",
+ * "Consumer"); NULL ("-") when not known. */
+static const char *
+type_name(const char *type)
+{
+	static const char *const names[] = {"Classic", "Consumer", "Share", "Streams"};
+	for (size_t i = 0; type && i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcasecmp(type, names[i]) == 0)
+			return names[i];
+	return type;
+}
+
 static int
 run_list(cli_args *a)
 {
@@ -43,35 +55,40 @@ run_list(cli_args *a)
 		for (size_t i = 0; ids && i < l->groups_n; i++)
 			ids[i] = l->groups[i].group_id;
 		if (ids)
-			cohort_admin_describe_groups(ad, ids, l->groups_n, -1, &d);
+			cohort_admin_describe_consumer_groups(ad, ids, l->groups_n, -1, &d);
 		free(ids);
 	}
 	if (e) {
 		cohort_group_list_free(l);
 		return cli_fail(cli_status(e), "groups list: %s", cohort_err_str(e));
 	}
-	static const char *const hdr[] = {"GROUP", "STATE", "PROTOCOL-TYPE", "PROTOCOL",
-					  "#MEMBERS"};
-	cli_table *t = a->json ? NULL : cli_table_new(hdr, 5);
+	static const char *const hdr[] = {"GROUP",    "TYPE",     "STATE",
+					  "PROTOCOL-TYPE", "PROTOCOL", "#MEMBERS"};
+	cli_table *t = a->json ? NULL : cli_table_new(hdr, 6);
 	json_t *arr = a->json ? json_array() : NULL;
 	for (size_t i = 0; i < l->groups_n; i++) {
 		const cohort_group_listing *g = &l->groups[i];
 		const cohort_group_description *gd = d && i < d->groups_n ? &d->groups[i] : NULL;
+		if (gd && (gd->err || !gd->state || !gd->protocol))
+			gd = NULL; /* not described: what the listing says */
 		char members[16] = "-";
 		if (gd)
 			snprintf(members, sizeof(members), "%zu", gd->members_n);
 		const char *state = gd ? gd->state : g->state;
 		const char *proto = gd && gd->protocol[0] ? gd->protocol : "-";
 		const char *ptype = g->protocol_type[0] ? g->protocol_type : "-";
+		/* ListGroups v5+ says; an older broker has classic groups only, which
+		 * the describe names (NULL: not described) */
+		const char *type = g->type ? g->type : gd ? gd->type : NULL;
 		if (arr)
 			json_array_append_new(
-				arr, json_pack("{s:s,s:s?,s:s,s:s,s:i}", "group", g->group_id,
-					       "state", state, "protocol_type", g->protocol_type,
-					       "protocol", gd ? gd->protocol : "", "members",
-					       gd ? (int)gd->members_n : -1));
+				arr, json_pack("{s:s,s:s?,s:s?,s:s,s:s,s:i}", "group", g->group_id,
+					       "type", type, "state", state, "protocol_type",
+					       g->protocol_type, "protocol", gd ? gd->protocol : "",
+					       "members", gd ? (int)gd->members_n : -1));
 		else
-			cli_table_add(t, (const char *const[]){g->group_id, state, ptype, proto,
-							       members});
+			cli_table_add(t, (const char *const[]){g->group_id, type_name(type), state,
+							       ptype, proto, members});
 	}
 	if (arr)
 		cli_json_print(arr);
@@ -128,30 +145,37 @@ static const cli_opt describe_opts[] = {
 /* "t:0,1;u:2" for a member's assignment, as Kafka 4.4's tool writes it;
  * "-" for none. */
 static void
-assignment_text(const cohort_member_description *m, char *buf, size_t size)
+assignment_text(const cohort_tp *tp, size_t n, char *buf, size_t size)
 {
 	size_t o = 0;
 	buf[0] = '\0';
-	for (size_t i = 0; i < m->assignment_n && o + 1 < size; i++) {
-		bool first = i == 0 || strcmp(m->assignment[i - 1].topic, m->assignment[i].topic);
+	for (size_t i = 0; i < n && o + 1 < size; i++) {
+		bool first = i == 0 || strcmp(tp[i - 1].topic, tp[i].topic);
 		o += (size_t)snprintf(buf + o, size - o, "%s%s%s%d", first && i ? ";" : "",
-				      first ? m->assignment[i].topic : "", first ? ":" : ",",
-				      m->assignment[i].partition);
+				      first ? tp[i].topic : "", first ? ":" : ",", tp[i].partition);
 	}
-	if (!m->assignment_n)
+	if (!n)
 		snprintf(buf, size, "-");
+}
+
+/* An epoch as json: null when the group has none (a classic group). */
+static json_t *
+json_epoch(int32_t e)
+{
+	return e < 0 ? json_null() : json_integer(e);
 }
 
 /* Kafka's note on stderr before any view of a group that is not active
  * (kafka-consumer-groups' shouldPrintMemberState): no members, or
- * rebalancing. */
+ * rebalancing (a consumer group's Assigning and Reconciling too). */
 static void
 state_note(const cohort_group_description *g)
 {
 	if (strcmp(g->state, "Empty") == 0 || strcmp(g->state, "Dead") == 0)
 		fprintf(stderr, "\nConsumer group '%s' has no active members.\n", g->group_id);
 	else if (strcasecmp(g->state, "PreparingRebalance") == 0 ||
-		 strcasecmp(g->state, "CompletingRebalance") == 0)
+		 strcasecmp(g->state, "CompletingRebalance") == 0 ||
+		 strcasecmp(g->state, "Assigning") == 0 || strcasecmp(g->state, "Reconciling") == 0)
 		fprintf(stderr, "\nWarning: Consumer group '%s' is rebalancing.\n", g->group_id);
 }
 
@@ -159,8 +183,9 @@ static int
 print_members(const cli_args *a, const cohort_group_description *g)
 {
 	/* Kafka 4.4's columns: GROUP-INSTANCE-ID only when a member has one;
-	 * --verbose adds the epochs and assignments (KIP-848's; a classic
-	 * group has no epochs and no target: "-") */
+	 * --verbose adds the epochs and assignments (KIP-1099's: the member's
+	 * epoch, the group's target assignment epoch; a classic group has no
+	 * epochs and no target: "-") */
 	bool verbose = cli_opt_has(a, "verbose"), statics = false;
 	for (size_t i = 0; i < g->members_n; i++)
 		statics |= g->members[i].group_instance_id != NULL;
@@ -183,32 +208,41 @@ print_members(const cli_args *a, const cohort_group_description *g)
 	json_t *arr = a->json ? json_array() : NULL;
 	for (size_t i = 0; i < g->members_n; i++) {
 		const cohort_member_description *m = &g->members[i];
-		char np[16], asg[4096];
+		bool cg = m->member_epoch >= 0; /* a consumer group's member */
+		char np[16], asg[4096], tasg[4096], cur_epoch[16], tgt_epoch[16];
 		snprintf(np, sizeof(np), "%zu", m->assignment_n);
-		assignment_text(m, asg, sizeof(asg));
+		snprintf(cur_epoch, sizeof(cur_epoch), "%d", m->member_epoch);
+		snprintf(tgt_epoch, sizeof(tgt_epoch), "%d", g->assignment_epoch);
+		assignment_text(m->assignment, m->assignment_n, asg, sizeof(asg));
+		assignment_text(m->target_assignment, m->target_assignment_n, tasg, sizeof(tasg));
 		if (arr) {
-			json_array_append_new(
-				arr, json_pack("{s:s,s:s,s:s?,s:s,s:s,s:i,s:s}", "group",
-					       g->group_id, "consumer_id", m->member_id,
-					       "group_instance_id", m->group_instance_id, "host",
-					       m->host, "client_id", m->client_id, "partitions",
-					       (int)m->assignment_n, "assignment", asg));
+			json_t *o = json_pack("{s:s,s:s,s:s?,s:s,s:s,s:i,s:s}", "group", g->group_id,
+					      "consumer_id", m->member_id, "group_instance_id",
+					      m->group_instance_id, "host", m->host, "client_id",
+					      m->client_id, "partitions", (int)m->assignment_n,
+					      "assignment", asg);
+			json_object_set_new(o, "current_epoch", json_epoch(m->member_epoch));
+			json_object_set_new(o, "target_epoch",
+					    json_epoch(cg ? g->assignment_epoch : -1));
+			json_object_set_new(o, "target_assignment",
+					    cg ? json_string(tasg) : json_null());
+			json_array_append_new(arr, o);
 			continue;
 		}
 		const char *row[10];
 		int k = 0;
 		row[k++] = g->group_id;
 		row[k++] = m->member_id;
-		if (statics)
-			row[k++] = m->group_instance_id;
+		if (statics) /* a dynamic member's is blank, as Kafka's tool prints "" */
+			row[k++] = m->group_instance_id ? m->group_instance_id : "";
 		row[k++] = m->host;
 		row[k++] = m->client_id;
 		row[k++] = np;
 		if (verbose) {
-			row[k++] = NULL;
+			row[k++] = cg ? cur_epoch : NULL;
 			row[k++] = asg;
-			row[k++] = NULL;
-			row[k++] = NULL;
+			row[k++] = cg ? tgt_epoch : NULL;
+			row[k++] = cg ? tasg : NULL;
 		}
 		cli_table_add(t, row);
 	}
@@ -225,8 +259,8 @@ print_members(const cli_args *a, const cohort_group_description *g)
 
 /* The state view as Kafka 4.4's tool prints it ("-" for no strategy, the
  * coordinator as "host:port  (id)"); --verbose adds GROUP-EPOCH and
- * TARGET-ASSIGNMENT-EPOCH, which classic groups (all DescribeGroups
- * describes) do not have: "-", as Kafka prints them for such a group. */
+ * TARGET-ASSIGNMENT-EPOCH, which a classic group does not have: "-", as
+ * Kafka prints them for such a group. */
 static int
 print_state(const cli_args *a, const cohort_group_description *g)
 {
@@ -241,8 +275,9 @@ print_state(const cli_args *a, const cohort_group_description *g)
 				      coord, "assignment_strategy", g->protocol, "state", g->state,
 				      "members", (int)g->members_n);
 		if (verbose) {
-			json_object_set_new(o, "group_epoch", json_null());
-			json_object_set_new(o, "target_assignment_epoch", json_null());
+			json_object_set_new(o, "group_epoch", json_epoch(g->group_epoch));
+			json_object_set_new(o, "target_assignment_epoch",
+					    json_epoch(g->assignment_epoch));
 		}
 		cli_json_print(o);
 		return CLI_OK;
@@ -255,9 +290,13 @@ print_state(const cli_args *a, const cohort_group_description *g)
 					   "#MEMBERS"};
 	cli_table *t = verbose ? cli_table_new(vhdr, 7) : cli_table_new(hdr, 5);
 	const char *strategy = g->protocol[0] ? g->protocol : NULL;
+	char ge[16], ae[16];
+	snprintf(ge, sizeof(ge), "%d", g->group_epoch);
+	snprintf(ae, sizeof(ae), "%d", g->assignment_epoch);
 	if (verbose)
-		cli_table_add(t, (const char *const[]){g->group_id, coord, strategy, g->state, NULL,
-						       NULL, nm});
+		cli_table_add(t, (const char *const[]){g->group_id, coord, strategy, g->state,
+						       g->group_epoch < 0 ? NULL : ge,
+						       g->assignment_epoch < 0 ? NULL : ae, nm});
 	else
 		cli_table_add(t, (const char *const[]){g->group_id, coord, strategy, g->state, nm});
 	printf("\n");
@@ -414,7 +453,7 @@ static int
 describe_once(const cli_args *a, cohort_admin *ad, int64_t *total_lag)
 {
 	cohort_group_descriptions *d = NULL;
-	cohort_err e = cohort_admin_describe_groups(ad, a->pos, 1, -1, &d);
+	cohort_err e = cohort_admin_describe_consumer_groups(ad, a->pos, 1, -1, &d);
 	const cohort_group_description *g = d && d->groups_n ? &d->groups[0] : NULL;
 	if (!g || g->err) {
 		e = g ? g->err : e;

@@ -113,7 +113,7 @@ take_sample(cohort_admin *ad, const char *group, history *h, int64_t t_ms, bool 
 {
 	const char *one[1] = {group};
 	cohort_group_descriptions *d = NULL;
-	cohort_err e = cohort_admin_describe_groups(ad, one, 1, -1, &d);
+	cohort_err e = cohort_admin_describe_consumer_groups(ad, one, 1, -1, &d);
 	const cohort_group_description *g = d && d->groups_n ? &d->groups[0] : NULL;
 	if (!g || g->err)
 		e = g ? g->err : e;

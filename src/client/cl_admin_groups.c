@@ -1,7 +1,8 @@
 /*
  * cl_admin_groups.c: the admin calls on consumer groups: describe cluster
  * (the brokers list groups need), list groups, find coordinators, describe
- * groups. Each call is an ad_call (cl_admin_int.h); results live in an
+ * groups (DescribeGroups, and ConsumerGroupDescribe for KIP-848's groups).
+ * Each call is an ad_call (cl_admin_int.h); results live in an
  * arena freed by the call's free function.
  */
 #include "client/cl_admin_int.h"
@@ -409,21 +410,28 @@ cohort_coordinators_free(cohort_coordinators *c)
 
 typedef AD_RESULT(cohort_group_descriptions) describe_res;
 
+/* The body of a build function whose request lists the batch's group ids
+ * in its field F (DescribeGroups, ConsumerGroupDescribe). */
+#define BUILD_GROUP_LIST(Req, F)                                                                   \
+	do {                                                                                       \
+		(void)k;                                                                           \
+		Req m;                                                                             \
+		Req##_init(&m);                                                                    \
+		ch_str *g = ad_keys(items, n, b);                                                  \
+		if (!g)                                                                            \
+			return;                                                                    \
+		m.F = g;                                                                           \
+		m.F##_n = (int32_t)n;                                                              \
+		Req##_encode(b, version, &m);                                                      \
+		free(g);                                                                           \
+		*encoded = n;                                                                      \
+	} while (0)
+
 /* Encodes DescribeGroups for the batch's groups. */
 static void
 build_describe(ad_call *k, int16_t version, ch_buf *b, ad_item **items, size_t n, size_t *encoded)
 {
-	(void)k;
-	ch_DescribeGroupsRequest m;
-	ch_DescribeGroupsRequest_init(&m);
-	ch_str *g = ad_keys(items, n, b);
-	if (!g)
-		return;
-	m.Groups = g;
-	m.Groups_n = (int32_t)n;
-	ch_DescribeGroupsRequest_encode(b, version, &m);
-	free(g);
-	*encoded = n;
+	BUILD_GROUP_LIST(ch_DescribeGroupsRequest, Groups);
 }
 
 /* qsort order of partitions: topic, then partition. */
@@ -507,6 +515,7 @@ take_group(ad_call *k, ad_item *it, const ch_DescribeGroupsResponse_DescribedGro
 	cohort_group_description *d = &r->pub.groups[it->idx];
 	bool oom = false;
 	d->err = g->ErrorCode;
+	d->type = g->ErrorCode == 0 && !ch_str_eq_c(g->GroupState, "Dead") ? "classic" : NULL;
 	d->state = ad_strdup(ra, g->GroupState, &oom);
 	d->protocol_type = ad_strdup(ra, g->ProtocolType, &oom);
 	d->protocol = ad_strdup(ra, g->ProtocolData, &oom);
@@ -523,6 +532,7 @@ take_group(ad_call *k, ad_item *it, const ch_DescribeGroupsResponse_DescribedGro
 		md->group_instance_id = ad_strdup(ra, m->GroupInstanceId, &oom);
 		md->client_id = ad_strdup(ra, m->ClientId, &oom);
 		md->host = ad_strdup(ra, m->ClientHost, &oom);
+		md->member_epoch = -1;
 		md->metadata = copy_bytes(ra, m->MemberMetadata, &md->metadata_len, &oom);
 		md->assignment_bytes =
 			copy_bytes(ra, m->MemberAssignment, &md->assignment_bytes_len, &oom);
@@ -557,36 +567,220 @@ static const ad_ops describe_ops = {
 	.done = done_describe,
 };
 
-cohort_err
-cohort_admin_describe_groups(cohort_admin *a, const char *const *groups, size_t n, int timeout_ms,
-			     cohort_group_descriptions **out)
+/* A describe result for the n groups, every group "not described yet"
+ * (coordinator -1, no epochs); NULL with *err set on a bad argument or OOM. */
+static describe_res *
+describe_res_new(const char *const *groups, size_t n, const char ***ids, cohort_err *err)
+{
+	describe_res *r = calloc(1, sizeof(*r));
+	if (!r) {
+		*err = COHORT_ERR__NOMEM;
+		return NULL;
+	}
+	ch_arena_init(&r->arena);
+	*err = copy_groups(&r->arena, groups, n, ids);
+	r->pub.groups = ch_arena_alloc(&r->arena, sizeof(cohort_group_description) * (n + 1));
+	if (!*err && !r->pub.groups)
+		*err = COHORT_ERR__NOMEM;
+	if (*err) {
+		cohort_group_descriptions_free(&r->pub);
+		return NULL;
+	}
+	r->pub.groups_n = n;
+	for (size_t i = 0; i < n; i++) {
+		r->pub.groups[i].group_id = (*ids)[i];
+		r->pub.groups[i].coordinator.id = -1;
+		r->pub.groups[i].group_epoch = -1;
+		r->pub.groups[i].assignment_epoch = -1;
+	}
+	return r;
+}
+
+/* Runs ops over the groups which[0..nw) of r (indexes into r's groups),
+ * ud the call's data; each one's error goes to errs[index]. Returns the
+ * call-level error. */
+static cohort_err
+describe_run(cohort_admin *a, describe_res *r, const ad_ops *ops, void *ud, const size_t *which,
+	     size_t nw, cohort_err *errs, int timeout_ms)
+{
+	ad_call *k = ad_new(&a->c, ops, nw, ud, errs, timeout_ms);
+	if (!k)
+		return COHORT_ERR__NOMEM;
+	for (size_t j = 0; j < nw; j++) {
+		k->items[j].key = r->pub.groups[which[j]].group_id;
+		k->items[j].idx = which[j];
+	}
+	return ad_run(k);
+}
+
+/* ---- describe consumer groups (KIP-848) -------------------------------------------------------- */
+
+/* A ConsumerGroupDescribe call's data: the result, and per group whether
+ * DescribeGroups must describe it instead (not a consumer group). */
+typedef struct cgd_call {
+	describe_res *r;
+	bool *classic;
+} cgd_call;
+
+/* Encodes ConsumerGroupDescribe for the batch's groups. */
+static void
+build_cgd(ad_call *k, int16_t version, ch_buf *b, ad_item **items, size_t n, size_t *encoded)
+{
+	BUILD_GROUP_LIST(ch_ConsumerGroupDescribeRequest, GroupIds);
+}
+
+/* A ConsumerGroupDescribe assignment as sorted partitions in ra. */
+static cohort_tp *
+cgd_partitions(ch_arena *ra, const ch_ConsumerGroupDescribeResponse_Assignment *as, size_t *n,
+	       bool *oom)
+{
+	size_t total = 0;
+	for (int32_t i = 0; i < as->TopicPartitions_n; i++)
+		if (as->TopicPartitions[i].Partitions_n > 0)
+			total += (size_t)as->TopicPartitions[i].Partitions_n;
+	*n = 0;
+	cohort_tp *tp = ch_arena_alloc(ra, sizeof(cohort_tp) * (total + 1));
+	if (!tp) {
+		*oom = true;
+		return NULL;
+	}
+	for (int32_t i = 0; i < as->TopicPartitions_n; i++) {
+		const ch_ConsumerGroupDescribeResponse_TopicPartitions *t = &as->TopicPartitions[i];
+		const char *topic = ad_strdup(ra, t->TopicName, oom);
+		for (int32_t j = 0; topic && j < t->Partitions_n; j++)
+			tp[(*n)++] = (cohort_tp){topic, t->Partitions[j]};
+	}
+	if (*n)
+		qsort(tp, *n, sizeof(cohort_tp), cmp_tp);
+	return tp;
+}
+
+/* One consumer group of a ConsumerGroupDescribe answer into the result. */
+static void
+take_cgroup(ad_call *k, ad_item *it, const ch_ConsumerGroupDescribeResponse_DescribedGroup *g)
+{
+	describe_res *r = ((cgd_call *)k->ud)->r;
+	ch_arena *ra = &r->arena;
+	cohort_group_description *d = &r->pub.groups[it->idx];
+	bool oom = false;
+	d->type = "consumer";
+	d->state = ad_strdup(ra, g->GroupState, &oom);
+	d->protocol_type = "consumer";
+	d->protocol = ad_strdup(ra, g->AssignorName, &oom);
+	d->group_epoch = g->GroupEpoch;
+	d->assignment_epoch = g->AssignmentEpoch;
+	ad_node(ra, k->c, it->node, &d->coordinator, &oom);
+	int32_t nm = g->Members_n > 0 ? g->Members_n : 0;
+	d->members = ch_arena_alloc(ra, sizeof(cohort_member_description) * ((size_t)nm + 1));
+	if (!d->members)
+		oom = true;
+	for (int32_t i = 0; d->members && i < nm; i++) {
+		const ch_ConsumerGroupDescribeResponse_Member *m = &g->Members[i];
+		cohort_member_description *md = &d->members[d->members_n++];
+		*md = (cohort_member_description){0};
+		md->member_id = ad_strdup(ra, m->MemberId, &oom);
+		md->group_instance_id = ad_strdup(ra, m->InstanceId, &oom);
+		md->rack = ad_strdup(ra, m->RackId, &oom);
+		md->client_id = ad_strdup(ra, m->ClientId, &oom);
+		md->host = ad_strdup(ra, m->ClientHost, &oom);
+		md->member_epoch = m->MemberEpoch;
+		md->subscribed_topic_regex = ad_strdup(ra, m->SubscribedTopicRegex, &oom);
+		int32_t ns = m->SubscribedTopicNames_n > 0 ? m->SubscribedTopicNames_n : 0;
+		md->subscription = ch_arena_alloc(ra, sizeof(char *) * ((size_t)ns + 1));
+		if (!md->subscription)
+			oom = true;
+		for (int32_t j = 0; md->subscription && j < ns; j++)
+			md->subscription[md->subscription_n++] =
+				ad_strdup(ra, m->SubscribedTopicNames[j], &oom);
+		md->assignment = cgd_partitions(ra, &m->Assignment, &md->assignment_n, &oom);
+		md->target_assignment =
+			cgd_partitions(ra, &m->TargetAssignment, &md->target_assignment_n, &oom);
+	}
+	ad_done(k, it, oom ? COHORT_ERR__NOMEM : COHORT_OK);
+}
+
+/* Each group of the answer: a consumer group is taken, GROUP_ID_NOT_FOUND
+ * (unknown, or a classic group) marks it for DescribeGroups, coordinator
+ * errors retry, other errors are the group's. */
+static void
+done_cgd(ad_call *k, int16_t version, void *resp, ad_item **items, size_t n)
+{
+	(void)version;
+	cgd_call *l = k->ud;
+	const ch_ConsumerGroupDescribeResponse *m = resp;
+	for (size_t i = 0; i < n; i++) {
+		ad_item *it = items[i];
+		const ch_ConsumerGroupDescribeResponse_DescribedGroup *g =
+			AD_FIND(m->Groups, m->Groups_n, GroupId, it->key);
+		if (!g) {
+			ad_done(k, it, COHORT_ERR__BAD_MSG);
+		} else if (ad_coordinator_error(k, it, g->ErrorCode)) {
+			continue;
+		} else if (g->ErrorCode == CH_KERR_GROUP_ID_NOT_FOUND) {
+			l->classic[it->idx] = true;
+			ad_done(k, it, COHORT_OK);
+		} else if (g->ErrorCode) {
+			ad_done(k, it, g->ErrorCode);
+		} else {
+			take_cgroup(k, it, g);
+		}
+	}
+}
+
+static const ad_ops cgd_ops = {
+	.api = CH_APIKEY_CONSUMER_GROUP_DESCRIBE,
+	.route = R_COORD,
+	.max_version = -1,
+	.build = build_cgd,
+	.done = done_cgd,
+};
+
+/* Both describe calls: with consumer, ConsumerGroupDescribe first and
+ * DescribeGroups for the groups it leaves (see cohort.h); else
+ * DescribeGroups for all. */
+static cohort_err
+describe(cohort_admin *a, const char *const *groups, size_t n, int timeout_ms, bool consumer,
+	 cohort_group_descriptions **out)
 {
 	if (!a || !out)
 		return COHORT_ERR__INVALID_ARG;
 	*out = NULL;
-	describe_res *r = calloc(1, sizeof(*r));
-	if (!r)
-		return COHORT_ERR__NOMEM;
-	ch_arena_init(&r->arena);
 	const char **ids = NULL;
-	cohort_err err = copy_groups(&r->arena, groups, n, &ids);
-	r->pub.groups = ch_arena_alloc(&r->arena, sizeof(cohort_group_description) * (n + 1));
-	cohort_err *errs = calloc(n + 1, sizeof(*errs));
-	ad_call *k = !err && r->pub.groups && errs
-			     ? ad_new(&a->c, &describe_ops, n, r, errs, timeout_ms)
-			     : NULL;
-	if (!k) {
+	cohort_err err;
+	describe_res *r = describe_res_new(groups, n, &ids, &err);
+	cohort_err *errs = r ? calloc(n + 1, sizeof(*errs)) : NULL;
+	size_t *which = errs ? calloc(n + 1, sizeof(*which)) : NULL;
+	bool *classic = which ? calloc(n + 1, sizeof(*classic)) : NULL;
+	if (!classic) {
+		free(which);
 		free(errs);
-		cohort_group_descriptions_free(&r->pub);
-		return err ? err : COHORT_ERR__NOMEM;
+		if (r)
+			cohort_group_descriptions_free(&r->pub);
+		return r ? COHORT_ERR__NOMEM : err;
 	}
-	r->pub.groups_n = n;
-	for (size_t i = 0; i < n; i++) {
-		k->items[i].key = ids[i];
-		r->pub.groups[i].group_id = ids[i];
-		r->pub.groups[i].coordinator.id = -1;
+	int64_t start = ch_now_mono_ms();
+	size_t nc = 0;
+	cohort_err cerr = COHORT_OK;
+	for (size_t i = 0; i < n; i++)
+		which[i] = i;
+	if (consumer) {
+		cgd_call l = {r, classic};
+		cerr = describe_run(a, r, &cgd_ops, &l, which, n, errs, timeout_ms);
 	}
-	cohort_err cerr = ad_run(k);
+	/* the rest through DescribeGroups, in what is left of the timeout: a
+	 * coordinator without API 69 fails the request with NO_COMMON_VERSION */
+	for (size_t i = 0; !cerr && i < n; i++)
+		if (!consumer || classic[i] || errs[i] == COHORT_ERR__NO_COMMON_VERSION ||
+		    errs[i] == CH_KERR_UNSUPPORTED_VERSION) {
+			errs[i] = COHORT_OK;
+			which[nc++] = i;
+		}
+	int64_t left = ad_timeout(&a->c, timeout_ms) - (ch_now_mono_ms() - start);
+	if (nc)
+		cerr = describe_run(a, r, &describe_ops, r, which, nc, errs,
+				    (int)(left > 0 ? left : 0));
+	free(which);
+	free(classic);
 	for (size_t i = 0; i < n; i++)
 		r->pub.groups[i].err = errs[i];
 	err = cerr ? cerr : ad_first_err(errs, n);
@@ -597,6 +791,20 @@ cohort_admin_describe_groups(cohort_admin *a, const char *const *groups, size_t 
 	}
 	*out = &r->pub;
 	return err;
+}
+
+cohort_err
+cohort_admin_describe_groups(cohort_admin *a, const char *const *groups, size_t n, int timeout_ms,
+			     cohort_group_descriptions **out)
+{
+	return describe(a, groups, n, timeout_ms, false, out);
+}
+
+cohort_err
+cohort_admin_describe_consumer_groups(cohort_admin *a, const char *const *groups, size_t n,
+				      int timeout_ms, cohort_group_descriptions **out)
+{
+	return describe(a, groups, n, timeout_ms, true, out);
 }
 
 void

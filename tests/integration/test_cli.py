@@ -546,7 +546,7 @@ class Cli(BrokerTestCase):
             state, _ = self.table("groups", "describe", "liveg", "--state")
             self.assertEqual(state[1][-2:], ["Stable", "1"])
             listed, _ = self.table("groups", "list", "--state", "Stable")
-            self.assertIn(["liveg", "Stable", "consumer", "range", "1"], listed)
+            self.assertIn(["liveg", "Classic", "Stable", "consumer", "range", "1"], listed)
             self.assertNotIn("lagg", [r[0] for r in listed])
             j = json.loads(run("groups", "describe", "liveg", "--json",
                                "--bootstrap-server", self.bs).stdout)

@@ -156,8 +156,9 @@ class CliVersusKafkaTool(unittest.TestCase):
             self.assertEqual(rows_of(ours, g), rows_of(theirs, g))
             self.same_state_views(g, [["--verbose"]])
             ours = rows_of(self.cli("groups", "list", "--state", "Stable").stdout, g)
-            theirs = rows_of(self.tool("--list", "--state", "Stable"), g)
-            self.assertEqual([x[:2] for x in ours], [x[:2] for x in theirs])
+            theirs = rows_of(self.tool("--list", "--state", "Stable", "--type"), g)
+            self.assertEqual([x[:3] for x in ours], [x[:3] for x in theirs])
+            self.assertEqual(ours[0][1], "Classic")
         finally:
             p.send_signal(signal.SIGTERM)
             p.communicate(timeout=30)
