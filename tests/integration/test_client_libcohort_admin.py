@@ -149,7 +149,7 @@ def view_members(ms):
 
 
 def view_describe(r):
-    """Java's describeConsumerGroups and libcohort's describeGroups: state,
+    """Java's describeConsumerGroups and libcohort's: state,
     assignor, coordinator, members (id, instance, client, host, assignment)."""
     if "ok" not in r:
         return java_error(r)
@@ -214,9 +214,9 @@ def scenario(broker, base_ts):
         compare("listGroups Stable", view_list, ["listGroups", "states=Stable"], ["listGroups", "states=Stable"])
         compare("listGroups Stable,Empty", view_list, ["listGroups", "states=stable,Empty"],
                 ["listGroups", "states=Stable,Empty"])
-        compare("describe", view_describe, ["describeGroups", "ga-stable", "ga-empty", "ga-simple", "ga-static"],
+        compare("describe", view_describe, ["describeConsumerGroups", "ga-stable", "ga-empty", "ga-simple", "ga-static"],
                 ["describeConsumerGroups", "ga-stable", "ga-empty", "ga-simple", "ga-static"])
-        compare("describe missing", view_describe, ["describeGroups", "ga-missing"],
+        compare("describe missing", view_describe, ["describeConsumerGroups", "ga-missing"],
                 ["describeConsumerGroups", "ga-missing"])
         own("findCoordinators", "findCoordinators", "ga-stable", "ga-missing")
         own("describe raw", "describeGroups", "ga-stable", "ga-static")
@@ -270,7 +270,7 @@ def scenario(broker, base_ts):
         s.wait(lambda ev: ev.get("ev") in ("lost", "revoked"), 60, "the removed member noticing")
         s.close("close-leave")
         st.close("close-leave")
-        compare("describe after remove", view_describe, ["describeGroups", "ga-stable", "ga-static"],
+        compare("describe after remove", view_describe, ["describeConsumerGroups", "ga-stable", "ga-static"],
                 ["describeConsumerGroups", "ga-stable", "ga-static"])
         compare("removeMembers all of none", view_remove, ["removeMembersFromConsumerGroup", "ga-stable"],
                 ["removeMembersFromConsumerGroup", "ga-stable"])
@@ -445,7 +445,7 @@ class LibcohortAdmin(BothBrokers):
 # group at a time (v2), OffsetFetch one group at a time (v7), DescribeGroups
 # v0, ListOffsets without max timestamp (v6); every connection goes
 # through the proxy (cohortd advertises it).
-OLD_CAPS = {18: 2, 16: 2, 10: 2, 9: 7, 15: 0, 2: 6}
+OLD_CAPS = {18: 2, 16: 2, 10: 2, 9: 7, 15: 0, 2: 6, 69: -1}   # 69: no ConsumerGroupDescribe
 
 
 def describe_not_coordinator(err):
@@ -604,6 +604,19 @@ class LibcohortAdminOldBroker(BehindProxy):
         self.assertEqual(self.ours.call("listGroups", "states=Stable"), {"error": "UNSUPPORTED_VERSION"})
         self.assertEqual(sorted(self.ours.call("listGroups", "types=classic")["ok"]), ["go-empty", "go-stable"])
         self.assertEqual(set(self.sent(16)), {2})
+
+    def test_describe_without_consumer_group_describe(self):
+        """A broker without ConsumerGroupDescribe (API 69): libcohort's
+        describeConsumerGroups describes through DescribeGroups alone, as
+        Java does through the same proxy."""
+        groups = ("go-empty", "go-stable", "go-none")
+        mine = self.ours.call("describeConsumerGroups", *groups)
+        self.assertEqual(view_describe(mine),
+                         view_describe(self.java.call("describeConsumerGroups", *groups)))
+        self.assertEqual([(mine["ok"][g]["type"], mine["ok"][g]["state"]) for g in groups],
+                         [("classic", "Empty"), ("classic", "Stable"), (None, "Dead")])
+        self.assertEqual(mine["ok"]["go-stable"]["groupEpoch"], -1)
+        self.assertEqual(self.sent(69), [])
 
     def test_list_groups_retries_a_loading_coordinator(self):
         """ListGroups answered COORDINATOR_LOAD_IN_PROGRESS, then

@@ -11,7 +11,8 @@
  *   describeCluster
  *   listGroups [types=consumer,classic] [states=Stable,Empty]
  *   findCoordinators G ...
- *   describeGroups G ...
+ *   describeGroups G ...        (DescribeGroups only)
+ *   describeConsumerGroups G ...  (ConsumerGroupDescribe first, as Java's call)
  *   listConsumerGroupOffsets G [T:P ...] [requireStable]   (several groups: G1,G2)
  *   listOffsets T:P=earliest|latest|max|TIMESTAMP ...
  *   alterConsumerGroupOffsets G T:P=OFFSET[/METADATA] ...
@@ -24,6 +25,7 @@
  *   describeConfigs topic:T|broker:ID ...
  *   timeout MS                 (the timeout of the calls that follow; -1 default)
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,11 +161,12 @@ find_coordinators(cohort_admin *a, char **w, int nw)
 }
 
 static void
-describe_groups(cohort_admin *a, char **w, int nw)
+describe_groups(cohort_admin *a, char **w, int nw, bool consumer)
 {
 	cohort_group_descriptions *d = NULL;
-	cohort_err err = cohort_admin_describe_groups(a, (const char *const *)w + 1, (size_t)nw - 1,
-						      timeout_ms, &d);
+	cohort_err err =
+		(consumer ? cohort_admin_describe_consumer_groups : cohort_admin_describe_groups)(
+			a, (const char *const *)w + 1, (size_t)nw - 1, timeout_ms, &d);
 	if (!d) {
 		jerr(err);
 		return;
@@ -184,6 +187,10 @@ describe_groups(cohort_admin *a, char **w, int nw)
 		jstr(g->protocol_type);
 		printf(",\"assignor\":");
 		jstr(g->protocol);
+		printf(",\"type\":");
+		jstr(g->type);
+		printf(",\"groupEpoch\":%d,\"assignmentEpoch\":%d", g->group_epoch,
+		       g->assignment_epoch);
 		printf(",\"coordinator\":%d,\"members\":[", g->coordinator.id);
 		for (size_t j = 0; j < g->members_n; j++) {
 			const cohort_member_description *m = &g->members[j];
@@ -765,7 +772,9 @@ main(int argc, char **argv)
 		else if (strcmp(w[0], "findCoordinators") == 0)
 			find_coordinators(a, w, nw);
 		else if (strcmp(w[0], "describeGroups") == 0)
-			describe_groups(a, w, nw);
+			describe_groups(a, w, nw, false);
+		else if (strcmp(w[0], "describeConsumerGroups") == 0)
+			describe_groups(a, w, nw, true);
 		else if (strcmp(w[0], "listConsumerGroupOffsets") == 0 && nw >= 2)
 			list_group_offsets(a, w, nw);
 		else if (strcmp(w[0], "listOffsets") == 0)
