@@ -23,12 +23,14 @@
 #include "meta/ch_topics.h"
 #include "event/ch_loop.h"
 #include "net/ch_server.h"
+#include "net/ch_tls.h"
 
 #define COHORT_VERSION "0.1.0"
 
 typedef struct cohortd {
 	ch_loop *loop;
 	ch_server *server;
+	ch_tls_ctx **tls; /* per listener, NULL for plaintext ones */
 	ch_broker bk;
 	int signals;
 } cohortd;
@@ -214,8 +216,8 @@ listen_rest(cohortd *d, const struct ch_config *cfg)
 	for (size_t i = 1; i < cfg->nlisteners; i++) {
 		char why[256] = "unknown error";
 		const ch_listener *l = &cfg->listeners[i];
-		if (ch_server_listen(d->server, l->host, l->port, (int)i, NULL, why, sizeof(why)) !=
-		    CH_OK) {
+		if (ch_server_listen(d->server, l->host, l->port, (int)i, d->tls[i], why,
+				     sizeof(why)) != CH_OK) {
 			fprintf(stderr, "cohortd: cannot listen on %s://%s:%d: %s\n", l->name,
 				l->host, l->port, why);
 			return CH_ERR;
@@ -295,14 +297,18 @@ main(int argc, char **argv)
 		ch_config_free(&cfg);
 		return 2;
 	}
+	/* TLS contexts: a key store that does not load stops startup naming the key. */
+	static ch_tls_ctx *tls[CH_LISTENERS_MAX];
 	for (size_t i = 0; i < cfg.nlisteners; i++) {
-		if (cfg.listener_sec[i].protocol == CH_SEC_SSL ||
-		    cfg.listener_sec[i].protocol == CH_SEC_SASL_SSL) {
-			fprintf(stderr,
-				"cohortd: configuration error: listener %s: security protocol %s "
-				"is not served yet\n",
-				cfg.listeners[i].name,
-				ch_security_protocol_name(cfg.listener_sec[i].protocol));
+		ch_security_protocol p = cfg.listener_sec[i].protocol;
+		if (p != CH_SEC_SSL && p != CH_SEC_SASL_SSL)
+			continue;
+		tls[i] = ch_tls_ctx_new(&cfg.listener_sec[i], cfg.listeners[i].name, err,
+					sizeof(err));
+		if (!tls[i]) {
+			fprintf(stderr, "cohortd: configuration error: %s\n", err);
+			for (size_t k = 0; k < i; k++)
+				ch_tls_ctx_free(tls[k]);
 			ch_config_free(&cfg);
 			return 2;
 		}
@@ -317,6 +323,7 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	static cohortd d;
+	d.tls = tls;
 	d.loop = ch_loop_new();
 	if (!d.loop) {
 		ch_config_free(&cfg);
@@ -327,6 +334,7 @@ main(int argc, char **argv)
 	ch_server_opts_init(&o);
 	o.host = cfg.listener.host;
 	o.port = cfg.listener.port;
+	o.tls = tls[0];
 	o.max_request_bytes = cfg.socket_request_max_bytes;
 	o.idle_ms = cfg.connections_max_idle_ms;
 	o.on_request = on_request;
@@ -432,6 +440,8 @@ main(int argc, char **argv)
 		ch_plain_users_free(&plain[i]);
 	ch_server_free(d.server);
 	ch_loop_free(d.loop);
+	for (size_t i = 0; i < cfg.nlisteners; i++)
+		ch_tls_ctx_free(tls[i]);
 	CH_LOGI("cohortd", "stopped after %llu requests (%llu rejected)",
 		(unsigned long long)d.bk.n_requests, (unsigned long long)d.bk.n_rejected);
 	ch_config_free(&cfg);

@@ -44,10 +44,14 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
 #include "common/ch_common.h"
 #include "common/ch_log.h"
 #include "net/ch_frame.h"
 #include "net/ch_resp_int.h"
+#include "net/ch_tls.h"
 
 #define CH_RBUF_SIZE (64 * 1024)   /* shared read buffer */
 #define CH_READ_BUDGET (1u << 20)  /* bytes read per readable event */
@@ -57,6 +61,7 @@
 #define CH_ACCEPT_BATCH 128    /* accepts per readable event */
 #define CH_ACCEPT_PAUSE_MS 100 /* back-off after EMFILE and friends */
 #define CH_LISTEN_BACKLOG 4096
+#define CH_TLS_WRITE_CHUNK (16u * 1024) /* plaintext per SSL_write: one record */
 
 typedef struct ch_slot {
 	uint8_t *frame; /* owned until answered */
@@ -100,6 +105,14 @@ struct ch_conn {
 	int tag;              /* the listener's */
 	char *principal;      /* NULL: User:ANONYMOUS */
 
+	/* TLS (listener with a ch_tls_ctx): every byte goes through ssl. */
+	SSL *ssl;
+	ch_tls_ctx *tls;
+	bool tls_handshaking;   /* until SSL_do_handshake succeeds */
+	bool tls_hs_want_write; /* the handshake waits for EPOLLOUT (else EPOLLIN) */
+	bool tls_read_want_write; /* SSL_read needs the socket writable first */
+	bool tls_read_pending;  /* plaintext buffered in ssl: read it before sleeping */
+
 	ch_conn *prev; /* srv->conns */
 	ch_conn *next;
 	ch_conn *pnext; /* srv->pending */
@@ -127,6 +140,7 @@ struct ch_server {
 	ch_conn *pending;
 	ch_hook *hook;
 	uint8_t *rbuf;
+	uint8_t *tls_wbuf; /* CH_TLS_WRITE_CHUNK of plaintext gathered for SSL_write */
 	ch_server_stats stats;
 };
 
@@ -150,6 +164,7 @@ conn_free(ch_conn *c)
 	ch_framer_free(&c->fr);
 	ch_buf_free(&c->stash);
 	free(c->principal);
+	SSL_free(c->ssl);
 	free(c);
 }
 
@@ -302,9 +317,113 @@ send_queue_advance(ch_conn *c, size_t n)
  * Returns CH_OK (queue empty), CH_AGAIN (more to write; write_blocked set)
  * or CH_ERR (connection torn down).
  */
+/* n bytes of the send queue went out: cursors, counters, activity. */
+static void
+wrote(ch_conn *c, size_t n)
+{
+	send_queue_advance(c, n);
+	c->srv->stats.bytes_out += (uint64_t)n;
+	c->last_active = ch_loop_now(c->loop);
+}
+
+/* Copies up to cap bytes of the send queue, from its cursors on (which it
+ * does not move), into out: prefixes, memory, made and file chunks alike.
+ * Returns the bytes copied, or -1 when a chunk cannot be had (a made chunk
+ * failed, a file is shorter than promised: errno). */
+static ssize_t
+gather(ch_conn *c, uint8_t *out, size_t cap)
+{
+	size_t n = 0;
+	for (ch_resp *r = c->sq_head; r && n < cap; r = r->next) {
+		bool head = r == c->sq_head;
+		size_t hs = head ? r->hdr_sent : 0;
+		if (hs < 4) {
+			size_t k = CH_MIN((size_t)(4 - hs), cap - n);
+			memcpy(out + n, r->hdr + hs, k);
+			n += k;
+		}
+		ch_chunk *ck = head ? r->cur : r->head;
+		size_t off = head ? r->cur_off : 0;
+		for (; ck && n < cap; ck = ck->next, off = 0) {
+			while (off < ck->len && n < cap) {
+				size_t k;
+				if (ck->is_file) {
+					ssize_t got = pread(ck->fd, out + n,
+							    CH_MIN(ck->len - off, cap - n),
+							    ck->off + (off_t)off);
+					if (got <= 0) {
+						if (got == 0)
+							errno = EIO;
+						return -1;
+					}
+					k = (size_t)got;
+				} else if (ck->fill) {
+					const uint8_t *p;
+					size_t avail;
+					if (ch_chunk_made_at(ck, off, &p, &avail) != CH_OK) {
+						errno = EIO;
+						return -1;
+					}
+					k = CH_MIN(avail, cap - n);
+					memcpy(out + n, p, k);
+				} else {
+					k = CH_MIN(ck->len - off, cap - n);
+					memcpy(out + n, ck->mem.data + off, k);
+				}
+				off += k;
+				n += k;
+			}
+		}
+	}
+	return (ssize_t)n;
+}
+
+/* flush() for a TLS connection: the send queue in records of at most
+ * CH_TLS_WRITE_CHUNK plaintext bytes. A write that OpenSSL must retry is
+ * retried with the same bytes from the same cursors (they move only once
+ * SSL_write took the bytes). Same returns as flush(). */
+static int
+flush_tls(ch_conn *c)
+{
+	size_t total = 0;
+	c->write_blocked = false;
+	while (c->sq_head) {
+		if (total >= CH_WRITE_BUDGET) {
+			c->write_blocked = true;
+			return CH_AGAIN;
+		}
+		ssize_t want = gather(c, c->srv->tls_wbuf, CH_TLS_WRITE_CHUNK);
+		if (want <= 0) {
+			CH_LOGE("net", "closing connection from %s: a response could not be completed",
+				c->peer);
+			conn_teardown(c);
+			return CH_ERR;
+		}
+		ERR_clear_error();
+		int n = SSL_write(c->ssl, c->srv->tls_wbuf, (int)want);
+		if (n <= 0) {
+			int e = SSL_get_error(c->ssl, n);
+			if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) {
+				c->write_blocked = true;
+				return CH_AGAIN;
+			}
+			char why[160];
+			CH_LOGD("net", "TLS write to %s: %s", c->peer,
+				e == SSL_ERROR_SYSCALL ? strerror(errno) : ch_tls_error(why, sizeof(why)));
+			conn_teardown(c);
+			return CH_ERR;
+		}
+		wrote(c, (size_t)n);
+		total += (size_t)n;
+	}
+	return CH_OK;
+}
+
 static int
 flush(ch_conn *c)
 {
+	if (c->ssl)
+		return flush_tls(c);
 	size_t total = 0;
 	c->write_blocked = false;
 	while (c->sq_head) {
@@ -390,10 +509,8 @@ flush(ch_conn *c)
 			conn_teardown(c);
 			return CH_ERR;
 		}
-		send_queue_advance(c, (size_t)n);
+		wrote(c, (size_t)n);
 		total += (size_t)n;
-		c->srv->stats.bytes_out += (uint64_t)n;
-		c->last_active = ch_loop_now(c->loop);
 		if (niov > 0 && (size_t)n < want) {
 			/* The socket buffer is full; don't spend a syscall on EAGAIN. */
 			c->write_blocked = true;
@@ -464,23 +581,49 @@ process_stash(ch_conn *c)
 	}
 }
 
-/* Readable: reads at most CH_READ_BUDGET bytes, straight into the framer's
- * buffer when a large frame is being read, framing and dispatching requests
- * until the connection pauses (in-flight or queued-bytes limits), then
- * recomputes its interest. */
-static void
-conn_on_read(ch_loop *loop, ch_io *io, unsigned revents)
+/* One read from the socket, through TLS when the connection has it: > 0
+ * bytes, 0 the peer closed, -1 with errno (EAGAIN: nothing now; a TLS read
+ * that needs the socket writable sets tls_read_want_write). */
+static ssize_t
+conn_recv(ch_conn *c, uint8_t *dst, size_t room)
 {
-	ch_conn *c = io->ud;
-	ch_conn_keep(c);
-	if (!(c->io.events & CH_IO_READ)) {
-		/* Paused: only a hang-up or error brings us here. */
-		if (revents & (CH_IO_HUP | CH_IO_ERR)) {
-			CH_LOGD("net", "%s hung up with reading paused", c->peer);
-			conn_teardown(c);
-		}
-		goto out;
+	if (!c->ssl)
+		return recv(c->fd, dst, room, 0);
+	ERR_clear_error();
+	int n = SSL_read(c->ssl, dst, (int)CH_MIN(room, (size_t)INT_MAX));
+	if (n > 0)
+		return n;
+	int e = SSL_get_error(c->ssl, n);
+	if (e == SSL_ERROR_WANT_READ) {
+		errno = EAGAIN;
+		return -1;
 	}
+	if (e == SSL_ERROR_WANT_WRITE) {
+		c->tls_read_want_write = true;
+		errno = EAGAIN;
+		return -1;
+	}
+	if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && errno == 0))
+		return 0; /* close_notify, or EOF */
+	if (e == SSL_ERROR_SSL &&
+	    ERR_GET_REASON(ERR_peek_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+		ERR_clear_error();
+		return 0; /* a peer that closed without close_notify: most clients */
+	}
+	if (e == SSL_ERROR_SSL) {
+		char why[160];
+		CH_LOGD("net", "TLS read from %s: %s", c->peer, ch_tls_error(why, sizeof(why)));
+		errno = EPROTO;
+	}
+	return -1;
+}
+
+/* Reads at most CH_READ_BUDGET bytes, straight into the framer's buffer
+ * when a large frame is being read, framing and dispatching requests until
+ * the connection pauses (in-flight or queued-bytes limits). */
+static void
+conn_read(ch_conn *c)
+{
 	size_t total = 0;
 	while (!c->closed && total < CH_READ_BUDGET) {
 		size_t room;
@@ -490,7 +633,7 @@ conn_on_read(ch_loop *loop, ch_io *io, unsigned revents)
 			dst = c->srv->rbuf;
 			room = CH_RBUF_SIZE;
 		}
-		ssize_t n = recv(c->fd, dst, room, 0);
+		ssize_t n = conn_recv(c, dst, room);
 		if (n == 0) {
 			CH_LOGD("net", "%s closed the connection", c->peer);
 			conn_teardown(c);
@@ -507,7 +650,7 @@ conn_on_read(ch_loop *loop, ch_io *io, unsigned revents)
 		}
 		total += (size_t)n;
 		c->srv->stats.bytes_in += (uint64_t)n;
-		c->last_active = ch_loop_now(loop);
+		c->last_active = ch_loop_now(c->loop);
 		if (direct) {
 			if (ch_framer_advance(&c->fr, (size_t)n) == CH_OK) {
 				size_t len;
@@ -522,9 +665,75 @@ conn_on_read(ch_loop *loop, ch_io *io, unsigned revents)
 				break;
 			}
 		}
-		if (c->closed || !can_dispatch(c) || (size_t)n < room)
+		/* A short plaintext read means the socket is empty; TLS reads a
+		 * record at a time, so only EAGAIN says that. */
+		if (c->closed || !can_dispatch(c) || (!c->ssl && (size_t)n < room))
 			break;
 	}
+}
+
+/* The TLS handshake, one step: on success the peer's principal is set
+ * (or the connection refused when no mapping rule applies) and reading
+ * starts; on failure the connection is closed with an INFO line, as Kafka
+ * logs a failed authentication. */
+static void
+conn_handshake(ch_conn *c)
+{
+	ERR_clear_error();
+	int r = SSL_do_handshake(c->ssl);
+	c->last_active = ch_loop_now(c->loop);
+	if (r == 1) {
+		c->tls_handshaking = false;
+		char p[1100];
+		if (ch_tls_principal(c->tls, c->ssl, p, sizeof(p)) != 0) {
+			CH_LOGI("net", "closing TLS connection from %s: no ssl.principal.mapping.rules "
+				       "rule applies to %s", c->peer, p);
+			conn_teardown(c);
+			return;
+		}
+		if (strcmp(p, "User:ANONYMOUS") != 0)
+			ch_conn_set_principal(c, p);
+		CH_LOGD("net", "TLS handshake with %s done: %s, %s, %s", c->peer,
+			SSL_get_version(c->ssl), SSL_get_cipher_name(c->ssl), ch_conn_principal(c));
+		c->tls_read_pending = true; /* the first request may already be in */
+		queue_pending(c);
+		return;
+	}
+	int e = SSL_get_error(c->ssl, r);
+	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+		c->tls_hs_want_write = e == SSL_ERROR_WANT_WRITE;
+		update_interest(c);
+		return;
+	}
+	char why[200];
+	if (e == SSL_ERROR_SYSCALL)
+		snprintf(why, sizeof(why), "%s", errno ? strerror(errno) : "peer closed");
+	else
+		ch_tls_error(why, sizeof(why));
+	CH_LOGI("net", "TLS handshake with %s failed: %s", c->peer, why);
+	conn_teardown(c);
+}
+
+/* Readable: the handshake, or reads (conn_read), then recomputes interest. */
+static void
+conn_on_read(ch_loop *loop, ch_io *io, unsigned revents)
+{
+	CH_UNUSED(loop);
+	ch_conn *c = io->ud;
+	ch_conn_keep(c);
+	if (!(c->io.events & CH_IO_READ)) {
+		/* Paused: only a hang-up or error brings us here. */
+		if (revents & (CH_IO_HUP | CH_IO_ERR)) {
+			CH_LOGD("net", "%s hung up with reading paused", c->peer);
+			conn_teardown(c);
+		}
+		goto out;
+	}
+	if (c->tls_handshaking) {
+		conn_handshake(c);
+		goto out;
+	}
+	conn_read(c);
 	if (!c->closed)
 		update_interest(c);
 out:
@@ -539,8 +748,16 @@ conn_on_write(ch_loop *loop, ch_io *io, unsigned revents)
 	CH_UNUSED(revents);
 	ch_conn *c = io->ud;
 	ch_conn_keep(c);
-	if (flush(c) != CH_ERR)
-		update_interest(c);
+	if (c->tls_handshaking) {
+		conn_handshake(c);
+	} else {
+		if (c->tls_read_want_write) {
+			c->tls_read_want_write = false;
+			conn_read(c);
+		}
+		if (!c->closed && flush(c) != CH_ERR)
+			update_interest(c);
+	}
 	ch_conn_release(c);
 }
 
@@ -552,14 +769,24 @@ update_interest(ch_conn *c)
 	if (c->closed)
 		return;
 	unsigned ev = 0;
-	if (can_dispatch(c)) {
-		if (c->stash.len > c->stash_off)
-			queue_pending(c);
-		else
-			ev |= CH_IO_READ;
+	if (c->tls_handshaking) {
+		ev = c->tls_hs_want_write ? CH_IO_WRITE : CH_IO_READ;
+	} else {
+		if (can_dispatch(c)) {
+			if (c->stash.len > c->stash_off) {
+				queue_pending(c);
+			} else {
+				ev |= CH_IO_READ;
+				/* Plaintext OpenSSL holds is no event for epoll. */
+				if (c->ssl && SSL_pending(c->ssl) > 0) {
+					c->tls_read_pending = true;
+					queue_pending(c);
+				}
+			}
+		}
+		if (c->write_blocked || c->tls_read_want_write)
+			ev |= CH_IO_WRITE;
 	}
-	if (c->write_blocked)
-		ev |= CH_IO_WRITE;
 	if (ch_io_modify(c->loop, &c->io, ev) != CH_OK) {
 		CH_LOGE("net", "epoll_ctl for %s: %s", c->peer, strerror(errno));
 		conn_doom(c);
@@ -601,6 +828,9 @@ conn_teardown(ch_conn *c)
 	c->closed = true;
 	s->stats.closed++;
 	ch_io_remove(c->loop, &c->io);
+	if (c->ssl && !c->tls_handshaking)
+		(void)SSL_shutdown(c->ssl); /* close_notify if the socket takes it; no wait */
+	ERR_clear_error();
 	close(c->fd);
 	c->fd = -1;
 	ch_timer_cancel(c->loop, &c->idle);
@@ -683,6 +913,18 @@ conn_new(ch_server *s, ch_listen *l, int fd, const struct sockaddr_storage *ss)
 	c->refs = 1; /* the socket's */
 	c->tag = l->tag;
 	format_peer(c->peer, sizeof(c->peer), ss);
+	if (l->tls) {
+		c->tls = l->tls;
+		c->ssl = ch_tls_new_ssl(l->tls, fd);
+		if (!c->ssl) {
+			char why[160];
+			CH_LOGE("net", "TLS for %s: %s", c->peer, ch_tls_error(why, sizeof(why)));
+			close(fd);
+			free(c);
+			return;
+		}
+		c->tls_handshaking = true;
+	}
 	ch_framer_init(&c->fr, s->opts.max_request_bytes);
 	ch_buf_init(&c->stash);
 	ch_io_init(&c->io, fd, conn_on_read, conn_on_write, c);
@@ -784,6 +1026,10 @@ before_sleep(ch_loop *loop, void *ud)
 				conn_teardown(c);
 			if (!c->closed)
 				process_stash(c);
+			if (!c->closed && c->tls_read_pending && can_dispatch(c)) {
+				c->tls_read_pending = false;
+				conn_read(c);
+			}
 			if (!c->closed && c->sq_head && !c->write_blocked)
 				(void)flush(c);
 			if (!c->closed)
@@ -948,6 +1194,7 @@ ch_server_new(ch_loop *loop, const ch_server_opts *opts)
 	}
 	ch_timer_init(&s->accept_timer, on_accept_resume, s);
 	s->rbuf = ch_xmalloc(CH_RBUF_SIZE);
+	s->tls_wbuf = ch_xmalloc(CH_TLS_WRITE_CHUNK);
 	s->hook = ch_loop_add_before_sleep(loop, before_sleep, s);
 	return s;
 }
@@ -1026,6 +1273,7 @@ ch_server_free(ch_server *s)
 	}
 	ch_loop_remove_before_sleep(s->loop, s->hook);
 	free(s->rbuf);
+	free(s->tls_wbuf);
 	free(s);
 }
 

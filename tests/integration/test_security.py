@@ -6,14 +6,20 @@ listener on a free port."""
 import base64
 import hashlib
 import hmac
+import json
 import os
+import shutil
 import socket
+import ssl
 import struct
+import subprocess
 import tempfile
 import unittest
 
 import kwire
 from harness import Broker, cohortd_path, free_port, main, run, start_clean, stop_clean
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class Listeners(unittest.TestCase):
@@ -265,6 +271,309 @@ class Sasl(unittest.TestCase):
             text = f.read()
         self.assertNotIn("alice-secret", text)
         self.assertIn("SCRAM-SHA-256 8192", text)
+
+
+def make_certs(d):
+    """A CA, a server certificate for localhost / 127.0.0.1, a client one for
+    CN=alice,O=cohort, one for CN=bob,OU=ServiceUsers and an expired one,
+    all EC P-256, made with the openssl CLI in d (never committed)."""
+    def sh(*argv):
+        subprocess.run(argv, cwd=d, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    sh("openssl", "req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+       "-subj", "/CN=cohort-test-ca")
+    with open(os.path.join(d, "san.ext"), "w") as f:
+        f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    for name, subj in (("server", "/CN=localhost"), ("client", "/C=US/O=cohort/CN=alice"),
+                       ("bob", "/O=cohort/OU=ServiceUsers/CN=bob")):
+        sh("openssl", "req", *ec, "-keyout", name + ".key", "-out", name + ".csr", "-subj", subj)
+        extra = ["-extfile", "san.ext"] if name == "server" else []
+        sh("openssl", "x509", "-req", "-in", name + ".csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+           "-CAcreateserial", "-out", name + ".pem", "-days", "2", *extra)
+        with open(os.path.join(d, name + "-keystore.pem"), "w") as out:
+            for part in (name + ".key", name + ".pem"):
+                with open(os.path.join(d, part)) as f:
+                    out.write(f.read())
+    os.makedirs(os.path.join(d, "ca-db"))
+    open(os.path.join(d, "ca-db", "index.txt"), "w").close()
+    with open(os.path.join(d, "ca-db", "serial"), "w") as f:
+        f.write("1000\n")
+    with open(os.path.join(d, "ca.cnf"), "w") as f:
+        f.write("[ca]\ndefault_ca=c\n[c]\ndatabase=ca-db/index.txt\nserial=ca-db/serial\n"
+                "new_certs_dir=ca-db\ndefault_md=sha256\npolicy=p\n[p]\ncommonName=supplied\n")
+    sh("openssl", "req", *ec, "-keyout", "expired.key", "-out", "expired.csr", "-subj", "/CN=old")
+    sh("openssl", "ca", "-batch", "-config", "ca.cnf", "-cert", "ca.pem", "-keyfile", "ca.key",
+       "-in", "expired.csr", "-out", "expired.pem", "-startdate", "20200101000000Z",
+       "-enddate", "20200102000000Z", "-notext")
+
+
+class TlsConn(kwire.Conn):
+    """kwire.Conn over TLS (Python's ssl module)."""
+
+    def __init__(self, port, ctx, timeout=15.0):
+        raw = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.sock = ctx.wrap_socket(raw, server_hostname="localhost")
+        self.timeout = timeout
+        self.corr = 0
+
+
+class Tls(unittest.TestCase):
+    """SSL with required client certificates, SASL_SSL with SCRAM-SHA-512, and
+    a TLS 1.2-only SSL listener that requests certificates and maps subjects
+    with ssl.principal.mapping.rules. Real clients (librdkafka through
+    confluent-kafka, kafka-python, kafkajs, the Java client) run a consumer
+    group with commits over both; the failures Kafka gives are checked."""
+
+    N = 10
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="cohort-it-tls-")
+        make_certs(cls.tmp)
+        cls.port, cls.ssl_port, cls.sasl_port, cls.req_port = (free_port() for _ in range(4))
+        c = lambda n: os.path.join(cls.tmp, n)
+        cls.ca = c("ca.pem")
+        cls.broker = start_clean(Broker(port=cls.port, name="Tls", settings={
+            "listeners": "PLAINTEXT://127.0.0.1:%d,SSL://127.0.0.1:%d,SASL_SSL://127.0.0.1:%d,"
+                         "REQ://127.0.0.1:%d" % (cls.port, cls.ssl_port, cls.sasl_port, cls.req_port),
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL,REQ:SSL",
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.location": c("server-keystore.pem"),
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": cls.ca,
+            "listener.name.ssl.ssl.client.auth": "required",
+            "listener.name.req.ssl.client.auth": "requested",
+            "listener.name.req.ssl.enabled.protocols": "TLSv1.2",
+            "listener.name.req.ssl.principal.mapping.rules":
+                "RULE:^CN=([a-z]*),OU=ServiceUsers,.*$/svc-$1/U,DEFAULT",
+            "sasl.enabled.mechanisms": "SCRAM-SHA-512",
+            "connection.failed.authentication.delay.ms": "0",
+            "group.initial.rebalance.delay.ms": "0",
+            "log.level": "debug",
+        }, extra_args=["--add-scram", "SCRAM-SHA-512=[name=alice,password=alice-secret]"]))
+
+    @classmethod
+    def tearDownClass(cls):
+        stop_clean(cls.broker)
+        shutil.rmtree(cls.tmp, True)
+
+    def ctx(self, cert=None, tls12=False):
+        ctx = ssl.create_default_context(cafile=self.ca)
+        if cert:
+            ctx.load_cert_chain(os.path.join(self.tmp, cert + ".pem"),
+                                os.path.join(self.tmp, cert + ".key"))
+        if tls12:
+            ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+        return ctx
+
+    def produce(self, topic, size=0):
+        """N messages "m<i>", padded with x to SIZE bytes (a fetch of many TLS records)."""
+        p = subprocess.run(["kcat", "-b", self.broker.bootstrap, "-P", "-t", topic],
+                           input="".join(("m%d" % i).ljust(size, "x") + "\n" for i in range(self.N)),
+                           text=True, capture_output=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def committed(self, group, topic):
+        with kwire.Conn(self.port) as c:
+            return kwire.offset_fetch(c, 5, group, {topic: [0]})[(topic, 0)][0]
+
+    # -- the clients, one group each: consume N, commit, the broker has N
+    def run_client(self, name, mode, fn, size=0):
+        topic, group = "sec-%s-%s" % (name, mode), "g-%s-%s" % (name, mode)
+        self.produce(topic, size)
+        fn(topic, group)
+        self.assertEqual(self.committed(group, topic), self.N)
+
+    def rdkafka_conf(self, mode):
+        if mode == "sasl":
+            return {"bootstrap.servers": "127.0.0.1:%d" % self.sasl_port,
+                    "security.protocol": "SASL_SSL", "sasl.mechanisms": "SCRAM-SHA-512",
+                    "sasl.username": "alice", "sasl.password": "alice-secret",
+                    "ssl.ca.location": self.ca}
+        return {"bootstrap.servers": "127.0.0.1:%d" % self.ssl_port, "security.protocol": "SSL",
+                "ssl.ca.location": self.ca,
+                "ssl.certificate.location": os.path.join(self.tmp, "client.pem"),
+                "ssl.key.location": os.path.join(self.tmp, "client.key")}
+
+    def test_confluent_kafka(self):
+        import confluent_kafka
+
+        def go(mode, topic, group):
+            conf = dict(self.rdkafka_conf(mode), **{
+                "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                "session.timeout.ms": 6000})
+            c = confluent_kafka.Consumer(conf)
+            c.subscribe([topic])
+            got = []
+            for _ in range(600):
+                m = c.poll(0.1)
+                if m is not None and not m.error():
+                    got.append(m)
+                if len(got) == self.N:
+                    break
+            self.assertEqual(len(got), self.N)
+            if mode == "ssl":  # 10 x 300 KB: responses cut into many TLS records
+                self.assertEqual([len(m.value()) for m in got], [300000] * self.N)
+                self.assertEqual(got[7].value()[:2], b"m7")
+            c.commit(asynchronous=False)
+            c.close()
+
+        for mode in ("sasl", "ssl"):
+            with self.subTest(mode=mode):
+                self.run_client("confluent", mode, lambda t, g: go(mode, t, g),
+                                size=300000 if mode == "ssl" else 0)
+
+    def test_kafka_python(self):
+        import kafka
+
+        def go(mode, topic, group):
+            kw = {"bootstrap_servers": "127.0.0.1:%d" % (self.sasl_port if mode == "sasl" else self.ssl_port),
+                  "group_id": group, "auto_offset_reset": "earliest", "enable_auto_commit": False,
+                  "ssl_cafile": self.ca, "consumer_timeout_ms": 30000, "api_version_auto_timeout_ms": 10000}
+            if mode == "sasl":
+                kw.update(security_protocol="SASL_SSL", sasl_mechanism="SCRAM-SHA-512",
+                          sasl_plain_username="alice", sasl_plain_password="alice-secret")
+            else:
+                kw.update(security_protocol="SSL", ssl_certfile=os.path.join(self.tmp, "client.pem"),
+                          ssl_keyfile=os.path.join(self.tmp, "client.key"))
+            c = kafka.KafkaConsumer(topic, **kw)
+            got = []
+            for m in c:
+                got.append(m)
+                if len(got) == self.N:
+                    break
+            self.assertEqual(len(got), self.N)
+            c.commit()
+            c.close()
+
+        for mode in ("sasl", "ssl"):
+            with self.subTest(mode=mode):
+                self.run_client("kafkapython", mode, lambda t, g: go(mode, t, g))
+
+    def kafkajs(self, mode, *args):
+        p = run(["node", os.path.join(HERE, "js", "security_test.js")] + [str(a) for a in args],
+                timeout=120)
+        lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+        self.assertTrue(lines, p.stdout + p.stderr)
+        return json.loads(lines[-1])
+
+    def test_kafkajs(self):
+        if not os.path.isdir(os.path.join(HERE, "node_modules", "kafkajs")):
+            self.fail("kafkajs is not installed in tests/integration/node_modules "
+                      "(tools/install-deps.sh test installs it)")
+        for mode in ("sasl", "ssl"):
+            with self.subTest(mode=mode):
+                def go(topic, group):
+                    if mode == "sasl":
+                        who = ("alice", "alice-secret")
+                        port = self.sasl_port
+                    else:
+                        who = (os.path.join(self.tmp, "client.pem"), os.path.join(self.tmp, "client.key"))
+                        port = self.ssl_port
+                    r = self.kafkajs(mode, "localhost:%d" % port, mode, self.ca, *who, topic, group, self.N)
+                    self.assertEqual(r, {"consumed": self.N, "committed": str(self.N)})
+                self.run_client("kafkajs", mode, go)
+        r = self.kafkajs("sasl-fail", "localhost:%d" % self.sasl_port, "sasl-fail", self.ca, "alice",
+                         "nope", "t", "g", 1)
+        self.assertEqual(r["error"], "KafkaJSSASLAuthenticationError: SASL SCRAM SHA512 "
+                         "authentication failed: " + GENERIC_SCRAM % "SCRAM-SHA-512")
+
+    def test_java(self):
+        import java_clients
+        java_clients.check_installed()
+        for mode in ("sasl", "ssl"):
+            with self.subTest(mode=mode):
+                if mode == "sasl":
+                    props = {"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512",
+                             "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule "
+                                                 "required username=\"alice\" password=\"alice-secret\";"}
+                    port = self.sasl_port
+                else:
+                    props = {"security.protocol": "SSL", "ssl.keystore.type": "PEM",
+                             "ssl.keystore.location": os.path.join(self.tmp, "client-keystore.pem")}
+                    port = self.ssl_port
+                props.update({"ssl.truststore.type": "PEM", "ssl.truststore.location": self.ca})
+
+                def go(topic, group):
+                    jc = java_clients.JavaConsumer("127.0.0.1:%d" % port, group, [topic], props=props)
+                    try:
+                        jc.wait(lambda e: e.get("ev") == "msg" and len(jc.consumed()) >= self.N, 90,
+                                "%d messages" % self.N)
+                        jc.send("commit")
+                        jc.wait(lambda e: e.get("ev") == "commit", 60, "commit")
+                        self.assertEqual(jc.close(), 0)
+                    finally:
+                        jc.kill()
+                self.run_client("java", mode, go)
+
+    # -- what fails, and how
+    def test_scram_failures_over_tls(self):
+        for user, pw in (("alice", "wrong"), ("nobody", "x")):
+            with self.subTest(user=user):
+                c = TlsConn(self.sasl_port, self.ctx())
+                self.addCleanup(c.close)
+                self.assertEqual(sasl_handshake(c, "SCRAM-SHA-512"), (0, ["SCRAM-SHA-512"]))
+                cl = ScramClient("SCRAM-SHA-512", user, pw)
+                err, msg, sf, _ = sasl_authenticate(c, cl.first())
+                if not err:
+                    err, msg, _, _ = sasl_authenticate(c, cl.final(sf))
+                self.assertEqual((err, msg), (58, GENERIC_SCRAM % "SCRAM-SHA-512"))
+                self.assertTrue(c.wait_closed(10))
+        self.broker.assert_alive()
+
+    def test_certificates(self):
+        """The SSL listener requires a valid certificate: an expired one and none
+        at all fail the handshake with TLS's alerts (certificate_expired,
+        certificate_required), as with Kafka; a good one works."""
+        for cert, alert in (("expired", "CERTIFICATE_EXPIRED"), (None, "CERTIFICATE_REQUIRED")):
+            with self.subTest(cert=cert):
+                with self.assertRaises(ssl.SSLError) as cm:
+                    c = TlsConn(self.ssl_port, self.ctx(cert))
+                    self.addCleanup(c.close)
+                    kwire.api_versions(c, 3)  # TLS 1.3: the alert comes after the client's Finished
+                self.assertIn(alert, str(cm.exception))
+        with TlsConn(self.ssl_port, self.ctx("client")) as c:
+            kwire.metadata(c, version=9, topics=[])
+        self.broker.assert_alive()
+
+    def test_plaintext_client_on_tls_port(self):
+        """A plaintext Kafka client on a TLS port gets no Kafka answer: the
+        connection is closed (the client reports a disconnection)."""
+        for port in (self.ssl_port, self.sasl_port):
+            with kwire.Conn(port) as c:
+                c.send(kwire.request(kwire.API_API_VERSIONS, 0, 1))
+                data = b""
+                c.sock.settimeout(10)
+                try:
+                    while True:
+                        chunk = c.sock.recv(4096)
+                        if not chunk:
+                            break
+                        data += chunk
+                except ConnectionResetError:
+                    pass
+                self.assertFalse(data.startswith(b"\x00\x00"), data)  # no Kafka frame
+        self.assertIn("TLS handshake with 127.0.0.1", self.broker.stderr())
+        self.broker.assert_alive()
+
+    def test_requested_tls12_and_mapping(self):
+        """REQ: TLS 1.2 only, a certificate requested but not required, and a
+        mapping rule: bob's service certificate becomes User:SVC-BOB, alice's
+        falls to DEFAULT, no certificate is User:ANONYMOUS; TLS 1.3 is refused."""
+        for cert in ("bob", "client", None):
+            with TlsConn(self.req_port, self.ctx(cert, tls12=True)) as c:
+                self.assertEqual(c.sock.version(), "TLSv1.2")
+                kwire.metadata(c, version=9, topics=[])
+        log = self.broker.stderr()
+        self.assertIn("TLSv1.2", log)
+        for principal in ("User:SVC-BOB", "User:CN=alice,O=cohort,C=US", "User:ANONYMOUS"):
+            self.assertIn(", %s\n" % principal, log)
+        ctx13 = self.ctx("client")
+        ctx13.minimum_version = ssl.TLSVersion.TLSv1_3
+        with self.assertRaises(ssl.SSLError):
+            TlsConn(self.req_port, ctx13).close()
+        self.broker.assert_alive()
 
 
 class ListenerConfigErrors(unittest.TestCase):
