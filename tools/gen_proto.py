@@ -48,6 +48,7 @@ APIS = [
     "CreatePartitions", "DeleteGroups", "OffsetDelete", "DescribeCluster",
     "ConsumerGroupHeartbeat", "ConsumerGroupDescribe",
     "DeleteRecords", "AlterConfigs", "IncrementalAlterConfigs",
+    "DescribeUserScramCredentials", "AlterUserScramCredentials",
 ]
 DATA = ["RequestHeader", "ResponseHeader", "ConsumerProtocolSubscription",
         "ConsumerProtocolAssignment"]

@@ -52,6 +52,8 @@ static const ch_api_handler handlers[] = {
 	{CH_APIKEY_DELETE_GROUPS, 0, 2, ch_api_group},
 	{CH_APIKEY_INCREMENTAL_ALTER_CONFIGS, 0, 1, ch_api_IncrementalAlterConfigs},
 	{CH_APIKEY_OFFSET_DELETE, 0, 0, ch_api_group},
+	{CH_APIKEY_DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0, ch_api_DescribeUserScramCredentials},
+	{CH_APIKEY_ALTER_USER_SCRAM_CREDENTIALS, 0, 0, ch_api_AlterUserScramCredentials},
 	{CH_APIKEY_DESCRIBE_CLUSTER, 0, 1, ch_api_DescribeCluster},
 	{CH_APIKEY_CONSUMER_GROUP_HEARTBEAT, 0, 1, ch_api_ConsumerGroupHeartbeat}, /* no regex yet */
 	{CH_APIKEY_CONSUMER_GROUP_DESCRIBE, 0, 0, ch_api_ConsumerGroupDescribe},

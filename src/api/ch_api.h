@@ -155,6 +155,9 @@ void ch_api_FindCoordinator(ch_req *req);
 /* SASL (ch_api_sasl.c). */
 void ch_api_SaslHandshake(ch_req *req);
 void ch_api_SaslAuthenticate(ch_req *req);
+/* KIP-554 (ch_api_scram.c). */
+void ch_api_DescribeUserScramCredentials(ch_req *req);
+void ch_api_AlterUserScramCredentials(ch_req *req);
 /* Every API of the group coordinator (JoinGroup, SyncGroup, Heartbeat,
  * LeaveGroup, OffsetCommit, OffsetFetch, ListGroups, DescribeGroups,
  * DeleteGroups, OffsetDelete): one table in ch_api_group.c. */

@@ -205,31 +205,57 @@ write_all(const ch_scram_store *s, const entry *v, size_t n, char *err, size_t e
 }
 
 int
-ch_scram_store_set(ch_scram_store *s, const char *user, const ch_scram_cred *cred, char *err,
-		   size_t errlen)
+ch_scram_store_apply(ch_scram_store *s, const ch_scram_change *ch, size_t nch, char *err,
+		     size_t errlen)
 {
-	if (!user[0] || strlen(user) >= CH_SCRAM_NAME_MAX) {
-		snprintf(err, errlen, "user name must have 1 to %d bytes", CH_SCRAM_NAME_MAX - 1);
-		return -1;
-	}
-	long i = find(s, user, cred->mech);
-	entry *v = ch_xcalloc(s->n + 1, sizeof(*v));
-	if (s->n)
-		memcpy(v, s->v, s->n * sizeof(*v));
-	size_t n = s->n;
-	if (i >= 0) {
-		v[i].cred = *cred;
-	} else {
-		v[n].user = (char *)user;
-		v[n].cred = *cred;
-		n++;
+	for (size_t k = 0; k < nch; k++)
+		if (!ch[k].user[0] || strlen(ch[k].user) >= CH_SCRAM_NAME_MAX) {
+			snprintf(err, errlen, "user name must have 1 to %d bytes",
+				 CH_SCRAM_NAME_MAX - 1);
+			return -1;
+		}
+	/* The new list: entries borrowed from the old one, names of new ones
+	 * borrowed from the changes until the write succeeded. */
+	entry *v = ch_xcalloc(s->n + nch + 1, sizeof(*v));
+	bool *fresh = ch_xcalloc(s->n + nch + 1, sizeof(*fresh));
+	size_t n = 0;
+	for (size_t i = 0; i < s->n; i++)
+		v[n++] = s->v[i];
+	for (size_t k = 0; k < nch; k++) {
+		size_t i = 0;
+		while (i < n && !(v[i].cred.mech == ch[k].mech && strcmp(v[i].user, ch[k].user) == 0))
+			i++;
+		if (!ch[k].cred) {
+			if (i < n) {
+				memmove(&v[i], &v[i + 1], (n - i - 1) * sizeof(*v));
+				memmove(&fresh[i], &fresh[i + 1], (n - i - 1) * sizeof(*fresh));
+				n--;
+			}
+		} else if (i < n) {
+			v[i].cred = *ch[k].cred;
+		} else {
+			v[n].user = (char *)ch[k].user;
+			v[n].cred = *ch[k].cred;
+			fresh[n++] = true;
+		}
 	}
 	if (write_all(s, v, n, err, errlen) != 0) {
 		free(v);
+		free(fresh);
 		return -1;
 	}
-	if (i < 0)
-		v[n - 1].user = ch_xstrdup(user);
+	/* Names: keep those still listed, free the removed, copy the new. */
+	for (size_t i = 0; i < s->n; i++) {
+		bool kept = false;
+		for (size_t j = 0; j < n && !kept; j++)
+			kept = !fresh[j] && v[j].user == s->v[i].user;
+		if (!kept)
+			free(s->v[i].user);
+	}
+	for (size_t j = 0; j < n; j++)
+		if (fresh[j])
+			v[j].user = ch_xstrdup(v[j].user);
+	free(fresh);
 	free(s->v);
 	s->v = v;
 	s->n = n;
@@ -237,24 +263,19 @@ ch_scram_store_set(ch_scram_store *s, const char *user, const ch_scram_cred *cre
 }
 
 int
+ch_scram_store_set(ch_scram_store *s, const char *user, const ch_scram_cred *cred, char *err,
+		   size_t errlen)
+{
+	ch_scram_change c = {user, cred->mech, cred};
+	return ch_scram_store_apply(s, &c, 1, err, errlen);
+}
+
+int
 ch_scram_store_delete(ch_scram_store *s, const char *user, ch_scram_mech m, char *err,
 		      size_t errlen)
 {
-	long i = find(s, user, m);
-	if (i < 0)
+	if (find(s, user, m) < 0)
 		return 0;
-	entry *v = ch_xcalloc(s->n, sizeof(*v));
-	size_t n = 0;
-	for (size_t j = 0; j < s->n; j++)
-		if ((long)j != i)
-			v[n++] = s->v[j];
-	if (write_all(s, v, n, err, errlen) != 0) {
-		free(v);
-		return -1;
-	}
-	free(s->v[i].user);
-	free(s->v);
-	s->v = v;
-	s->n = n;
-	return 1;
+	ch_scram_change c = {user, m, NULL};
+	return ch_scram_store_apply(s, &c, 1, err, errlen) == 0 ? 1 : -1;
 }

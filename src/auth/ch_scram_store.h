@@ -39,6 +39,16 @@ int ch_scram_store_set(ch_scram_store *s, const char *user, const ch_scram_cred 
 /* Removes one, durably. 1 removed, 0 there was none, -1 with why. */
 int ch_scram_store_delete(ch_scram_store *s, const char *user, ch_scram_mech m, char *err,
 			  size_t errlen);
+/* Several changes at once, in one durable rewrite (all or none):
+ * cred NULL removes (user, mech), else adds or replaces it. 0, or -1 with
+ * why (nothing changed then). */
+typedef struct ch_scram_change {
+	const char *user;
+	ch_scram_mech mech;
+	const ch_scram_cred *cred;
+} ch_scram_change;
+int ch_scram_store_apply(ch_scram_store *s, const ch_scram_change *v, size_t n, char *err,
+			 size_t errlen);
 /* Credentials in the order added: i from 0 while it returns true. */
 bool ch_scram_store_at(const ch_scram_store *s, size_t i, const char **user,
 		       const ch_scram_cred **cred);

@@ -1414,6 +1414,92 @@ void ch_IncrementalAlterConfigsResponse_errors(const ch_IncrementalAlterConfigsR
 #define CH_INCREMENTALALTERCONFIGSRESPONSE_MAX_VERSION 1
 #define CH_INCREMENTALALTERCONFIGSRESPONSE_FLEX_VERSION 1
 
+/* ---- DescribeUserScramCredentialsRequest (versions 0-0, flexible 0+) ---- */
+typedef struct ch_DescribeUserScramCredentialsRequest_UserName {
+	ch_str Name; /* v0+ */
+} ch_DescribeUserScramCredentialsRequest_UserName;
+typedef struct ch_DescribeUserScramCredentialsRequest {
+	ch_DescribeUserScramCredentialsRequest_UserName *Users; /* v0+, nullable */
+	int32_t Users_n; /* count, -1 = null */
+} ch_DescribeUserScramCredentialsRequest;
+void ch_DescribeUserScramCredentialsRequest_init(ch_DescribeUserScramCredentialsRequest *m);
+int ch_DescribeUserScramCredentialsRequest_decode(ch_rd *r, ch_arena *a, int16_t v, ch_DescribeUserScramCredentialsRequest *m);
+void ch_DescribeUserScramCredentialsRequest_encode(ch_buf *b, int16_t v, const ch_DescribeUserScramCredentialsRequest *m);
+#define CH_DESCRIBEUSERSCRAMCREDENTIALSREQUEST_MIN_VERSION 0
+#define CH_DESCRIBEUSERSCRAMCREDENTIALSREQUEST_MAX_VERSION 0
+#define CH_DESCRIBEUSERSCRAMCREDENTIALSREQUEST_FLEX_VERSION 0
+
+/* ---- DescribeUserScramCredentialsResponse (versions 0-0, flexible 0+) ---- */
+typedef struct ch_DescribeUserScramCredentialsResponse_CredentialInfo {
+	int8_t Mechanism; /* v0+ */
+	int32_t Iterations; /* v0+ */
+} ch_DescribeUserScramCredentialsResponse_CredentialInfo;
+typedef struct ch_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult {
+	ch_str User; /* v0+ */
+	int16_t ErrorCode; /* v0+ */
+	ch_str ErrorMessage; /* v0+, nullable */
+	ch_DescribeUserScramCredentialsResponse_CredentialInfo *CredentialInfos; /* v0+ */
+	int32_t CredentialInfos_n; /* count, -1 = null */
+} ch_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult;
+typedef struct ch_DescribeUserScramCredentialsResponse {
+	int32_t ThrottleTimeMs; /* v0+ */
+	int16_t ErrorCode; /* v0+ */
+	ch_str ErrorMessage; /* v0+, nullable */
+	ch_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult *Results; /* v0+ */
+	int32_t Results_n; /* count, -1 = null */
+} ch_DescribeUserScramCredentialsResponse;
+void ch_DescribeUserScramCredentialsResponse_init(ch_DescribeUserScramCredentialsResponse *m);
+int ch_DescribeUserScramCredentialsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_DescribeUserScramCredentialsResponse *m);
+void ch_DescribeUserScramCredentialsResponse_encode(ch_buf *b, int16_t v, const ch_DescribeUserScramCredentialsResponse *m);
+void ch_DescribeUserScramCredentialsResponse_errors(const ch_DescribeUserScramCredentialsResponse *m, int16_t v, ch_error_fn fn, void *ud);
+#define CH_DESCRIBEUSERSCRAMCREDENTIALSRESPONSE_MIN_VERSION 0
+#define CH_DESCRIBEUSERSCRAMCREDENTIALSRESPONSE_MAX_VERSION 0
+#define CH_DESCRIBEUSERSCRAMCREDENTIALSRESPONSE_FLEX_VERSION 0
+
+/* ---- AlterUserScramCredentialsRequest (versions 0-0, flexible 0+) ---- */
+typedef struct ch_AlterUserScramCredentialsRequest_ScramCredentialDeletion {
+	ch_str Name; /* v0+ */
+	int8_t Mechanism; /* v0+ */
+} ch_AlterUserScramCredentialsRequest_ScramCredentialDeletion;
+typedef struct ch_AlterUserScramCredentialsRequest_ScramCredentialUpsertion {
+	ch_str Name; /* v0+ */
+	int8_t Mechanism; /* v0+ */
+	int32_t Iterations; /* v0+ */
+	ch_bytes Salt; /* v0+ */
+	ch_bytes SaltedPassword; /* v0+ */
+} ch_AlterUserScramCredentialsRequest_ScramCredentialUpsertion;
+typedef struct ch_AlterUserScramCredentialsRequest {
+	ch_AlterUserScramCredentialsRequest_ScramCredentialDeletion *Deletions; /* v0+ */
+	int32_t Deletions_n; /* count, -1 = null */
+	ch_AlterUserScramCredentialsRequest_ScramCredentialUpsertion *Upsertions; /* v0+ */
+	int32_t Upsertions_n; /* count, -1 = null */
+} ch_AlterUserScramCredentialsRequest;
+void ch_AlterUserScramCredentialsRequest_init(ch_AlterUserScramCredentialsRequest *m);
+int ch_AlterUserScramCredentialsRequest_decode(ch_rd *r, ch_arena *a, int16_t v, ch_AlterUserScramCredentialsRequest *m);
+void ch_AlterUserScramCredentialsRequest_encode(ch_buf *b, int16_t v, const ch_AlterUserScramCredentialsRequest *m);
+#define CH_ALTERUSERSCRAMCREDENTIALSREQUEST_MIN_VERSION 0
+#define CH_ALTERUSERSCRAMCREDENTIALSREQUEST_MAX_VERSION 0
+#define CH_ALTERUSERSCRAMCREDENTIALSREQUEST_FLEX_VERSION 0
+
+/* ---- AlterUserScramCredentialsResponse (versions 0-0, flexible 0+) ---- */
+typedef struct ch_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult {
+	ch_str User; /* v0+ */
+	int16_t ErrorCode; /* v0+ */
+	ch_str ErrorMessage; /* v0+, nullable */
+} ch_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult;
+typedef struct ch_AlterUserScramCredentialsResponse {
+	int32_t ThrottleTimeMs; /* v0+ */
+	ch_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult *Results; /* v0+ */
+	int32_t Results_n; /* count, -1 = null */
+} ch_AlterUserScramCredentialsResponse;
+void ch_AlterUserScramCredentialsResponse_init(ch_AlterUserScramCredentialsResponse *m);
+int ch_AlterUserScramCredentialsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_AlterUserScramCredentialsResponse *m);
+void ch_AlterUserScramCredentialsResponse_encode(ch_buf *b, int16_t v, const ch_AlterUserScramCredentialsResponse *m);
+void ch_AlterUserScramCredentialsResponse_errors(const ch_AlterUserScramCredentialsResponse *m, int16_t v, ch_error_fn fn, void *ud);
+#define CH_ALTERUSERSCRAMCREDENTIALSRESPONSE_MIN_VERSION 0
+#define CH_ALTERUSERSCRAMCREDENTIALSRESPONSE_MAX_VERSION 0
+#define CH_ALTERUSERSCRAMCREDENTIALSRESPONSE_FLEX_VERSION 0
+
 /* ---- RequestHeader (versions 0-2, flexible 2+) ---- */
 typedef struct ch_RequestHeader {
 	int16_t RequestApiKey; /* v0+ */

@@ -3970,6 +3970,242 @@ fill_root_ch_IncrementalAlterConfigsResponse(ch_arena *a, int16_t v, uint64_t *r
 	fill_ch_IncrementalAlterConfigsResponse(a, v, rng, m, 0);
 }
 
+static void fill_ch_DescribeUserScramCredentialsRequest_UserName(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeUserScramCredentialsRequest_UserName *m, int depth);
+static void fill_ch_DescribeUserScramCredentialsRequest(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeUserScramCredentialsRequest *m, int depth);
+static void
+fill_ch_DescribeUserScramCredentialsRequest_UserName(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeUserScramCredentialsRequest_UserName *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->Name = fill_str(a, rng, 0);
+	}
+}
+
+static void
+fill_ch_DescribeUserScramCredentialsRequest(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeUserScramCredentialsRequest *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, (1));
+		m->Users_n = n_;
+		m->Users = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_DescribeUserScramCredentialsRequest_UserName) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_DescribeUserScramCredentialsRequest_UserName(a, v, rng, &m->Users[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_root_ch_DescribeUserScramCredentialsRequest(ch_arena *a, int16_t v, uint64_t *rng, void *m)
+{
+	ch_DescribeUserScramCredentialsRequest_init(m);
+	fill_ch_DescribeUserScramCredentialsRequest(a, v, rng, m, 0);
+}
+
+static void fill_ch_DescribeUserScramCredentialsResponse_CredentialInfo(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeUserScramCredentialsResponse_CredentialInfo *m, int depth);
+static void fill_ch_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult *m, int depth);
+static void fill_ch_DescribeUserScramCredentialsResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeUserScramCredentialsResponse *m, int depth);
+static void
+fill_ch_DescribeUserScramCredentialsResponse_CredentialInfo(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeUserScramCredentialsResponse_CredentialInfo *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->Mechanism = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->Iterations = (int32_t)fill_next(rng);
+	}
+}
+
+static void
+fill_ch_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->User = fill_str(a, rng, 0);
+	}
+	if (1) {
+		m->ErrorCode = (int16_t)fill_next(rng);
+	}
+	if (1) {
+		m->ErrorMessage = fill_str(a, rng, (1));
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->CredentialInfos_n = n_;
+		m->CredentialInfos = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_DescribeUserScramCredentialsResponse_CredentialInfo) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_DescribeUserScramCredentialsResponse_CredentialInfo(a, v, rng, &m->CredentialInfos[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_ch_DescribeUserScramCredentialsResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeUserScramCredentialsResponse *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ThrottleTimeMs = (int32_t)fill_next(rng);
+	}
+	if (1) {
+		m->ErrorCode = (int16_t)fill_next(rng);
+	}
+	if (1) {
+		m->ErrorMessage = fill_str(a, rng, (1));
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Results_n = n_;
+		m->Results = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult(a, v, rng, &m->Results[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_root_ch_DescribeUserScramCredentialsResponse(ch_arena *a, int16_t v, uint64_t *rng, void *m)
+{
+	ch_DescribeUserScramCredentialsResponse_init(m);
+	fill_ch_DescribeUserScramCredentialsResponse(a, v, rng, m, 0);
+}
+
+static void fill_ch_AlterUserScramCredentialsRequest_ScramCredentialDeletion(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterUserScramCredentialsRequest_ScramCredentialDeletion *m, int depth);
+static void fill_ch_AlterUserScramCredentialsRequest_ScramCredentialUpsertion(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterUserScramCredentialsRequest_ScramCredentialUpsertion *m, int depth);
+static void fill_ch_AlterUserScramCredentialsRequest(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterUserScramCredentialsRequest *m, int depth);
+static void
+fill_ch_AlterUserScramCredentialsRequest_ScramCredentialDeletion(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterUserScramCredentialsRequest_ScramCredentialDeletion *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->Name = fill_str(a, rng, 0);
+	}
+	if (1) {
+		m->Mechanism = (int8_t)fill_next(rng);
+	}
+}
+
+static void
+fill_ch_AlterUserScramCredentialsRequest_ScramCredentialUpsertion(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterUserScramCredentialsRequest_ScramCredentialUpsertion *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->Name = fill_str(a, rng, 0);
+	}
+	if (1) {
+		m->Mechanism = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->Iterations = (int32_t)fill_next(rng);
+	}
+	if (1) {
+		m->Salt = fill_bytes(a, rng, 0);
+	}
+	if (1) {
+		m->SaltedPassword = fill_bytes(a, rng, 0);
+	}
+}
+
+static void
+fill_ch_AlterUserScramCredentialsRequest(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterUserScramCredentialsRequest *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Deletions_n = n_;
+		m->Deletions = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_AlterUserScramCredentialsRequest_ScramCredentialDeletion) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_AlterUserScramCredentialsRequest_ScramCredentialDeletion(a, v, rng, &m->Deletions[i_], depth + 1);
+		}
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Upsertions_n = n_;
+		m->Upsertions = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_AlterUserScramCredentialsRequest_ScramCredentialUpsertion) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_AlterUserScramCredentialsRequest_ScramCredentialUpsertion(a, v, rng, &m->Upsertions[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_root_ch_AlterUserScramCredentialsRequest(ch_arena *a, int16_t v, uint64_t *rng, void *m)
+{
+	ch_AlterUserScramCredentialsRequest_init(m);
+	fill_ch_AlterUserScramCredentialsRequest(a, v, rng, m, 0);
+}
+
+static void fill_ch_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult *m, int depth);
+static void fill_ch_AlterUserScramCredentialsResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterUserScramCredentialsResponse *m, int depth);
+static void
+fill_ch_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->User = fill_str(a, rng, 0);
+	}
+	if (1) {
+		m->ErrorCode = (int16_t)fill_next(rng);
+	}
+	if (1) {
+		m->ErrorMessage = fill_str(a, rng, (1));
+	}
+}
+
+static void
+fill_ch_AlterUserScramCredentialsResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterUserScramCredentialsResponse *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ThrottleTimeMs = (int32_t)fill_next(rng);
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Results_n = n_;
+		m->Results = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult(a, v, rng, &m->Results[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_root_ch_AlterUserScramCredentialsResponse(ch_arena *a, int16_t v, uint64_t *rng, void *m)
+{
+	ch_AlterUserScramCredentialsResponse_init(m);
+	fill_ch_AlterUserScramCredentialsResponse(a, v, rng, m, 0);
+}
+
 static void fill_ch_RequestHeader(ch_arena *a, int16_t v, uint64_t *rng, ch_RequestHeader *m, int depth);
 static void
 fill_ch_RequestHeader(ch_arena *a, int16_t v, uint64_t *rng, ch_RequestHeader *m, int depth)
@@ -4342,6 +4578,10 @@ const ch_msg_filler ch_msg_fillers[] = {
 	{"AlterConfigsResponse", 0, 2, sizeof(ch_AlterConfigsResponse), (ch_init_fn)ch_AlterConfigsResponse_init, fill_root_ch_AlterConfigsResponse, (ch_decode_fn)ch_AlterConfigsResponse_decode, (ch_encode_fn)ch_AlterConfigsResponse_encode},
 	{"IncrementalAlterConfigsRequest", 0, 1, sizeof(ch_IncrementalAlterConfigsRequest), (ch_init_fn)ch_IncrementalAlterConfigsRequest_init, fill_root_ch_IncrementalAlterConfigsRequest, (ch_decode_fn)ch_IncrementalAlterConfigsRequest_decode, (ch_encode_fn)ch_IncrementalAlterConfigsRequest_encode},
 	{"IncrementalAlterConfigsResponse", 0, 1, sizeof(ch_IncrementalAlterConfigsResponse), (ch_init_fn)ch_IncrementalAlterConfigsResponse_init, fill_root_ch_IncrementalAlterConfigsResponse, (ch_decode_fn)ch_IncrementalAlterConfigsResponse_decode, (ch_encode_fn)ch_IncrementalAlterConfigsResponse_encode},
+	{"DescribeUserScramCredentialsRequest", 0, 0, sizeof(ch_DescribeUserScramCredentialsRequest), (ch_init_fn)ch_DescribeUserScramCredentialsRequest_init, fill_root_ch_DescribeUserScramCredentialsRequest, (ch_decode_fn)ch_DescribeUserScramCredentialsRequest_decode, (ch_encode_fn)ch_DescribeUserScramCredentialsRequest_encode},
+	{"DescribeUserScramCredentialsResponse", 0, 0, sizeof(ch_DescribeUserScramCredentialsResponse), (ch_init_fn)ch_DescribeUserScramCredentialsResponse_init, fill_root_ch_DescribeUserScramCredentialsResponse, (ch_decode_fn)ch_DescribeUserScramCredentialsResponse_decode, (ch_encode_fn)ch_DescribeUserScramCredentialsResponse_encode},
+	{"AlterUserScramCredentialsRequest", 0, 0, sizeof(ch_AlterUserScramCredentialsRequest), (ch_init_fn)ch_AlterUserScramCredentialsRequest_init, fill_root_ch_AlterUserScramCredentialsRequest, (ch_decode_fn)ch_AlterUserScramCredentialsRequest_decode, (ch_encode_fn)ch_AlterUserScramCredentialsRequest_encode},
+	{"AlterUserScramCredentialsResponse", 0, 0, sizeof(ch_AlterUserScramCredentialsResponse), (ch_init_fn)ch_AlterUserScramCredentialsResponse_init, fill_root_ch_AlterUserScramCredentialsResponse, (ch_decode_fn)ch_AlterUserScramCredentialsResponse_decode, (ch_encode_fn)ch_AlterUserScramCredentialsResponse_encode},
 	{"RequestHeader", 0, 2, sizeof(ch_RequestHeader), (ch_init_fn)ch_RequestHeader_init, fill_root_ch_RequestHeader, (ch_decode_fn)ch_RequestHeader_decode, (ch_encode_fn)ch_RequestHeader_encode},
 	{"ResponseHeader", 0, 1, sizeof(ch_ResponseHeader), (ch_init_fn)ch_ResponseHeader_init, fill_root_ch_ResponseHeader, (ch_decode_fn)ch_ResponseHeader_decode, (ch_encode_fn)ch_ResponseHeader_encode},
 	{"ConsumerProtocolSubscription", 0, 3, sizeof(ch_ConsumerProtocolSubscription), (ch_init_fn)ch_ConsumerProtocolSubscription_init, fill_root_ch_ConsumerProtocolSubscription, (ch_decode_fn)ch_ConsumerProtocolSubscription_decode, (ch_encode_fn)ch_ConsumerProtocolSubscription_encode},

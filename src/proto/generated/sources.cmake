@@ -58,6 +58,10 @@ set(CH_GENERATED_SOURCES
   generated/ch_msg_AlterConfigsResponse.c
   generated/ch_msg_IncrementalAlterConfigsRequest.c
   generated/ch_msg_IncrementalAlterConfigsResponse.c
+  generated/ch_msg_DescribeUserScramCredentialsRequest.c
+  generated/ch_msg_DescribeUserScramCredentialsResponse.c
+  generated/ch_msg_AlterUserScramCredentialsRequest.c
+  generated/ch_msg_AlterUserScramCredentialsResponse.c
   generated/ch_msg_RequestHeader.c
   generated/ch_msg_ResponseHeader.c
   generated/ch_msg_ConsumerProtocolSubscription.c
