@@ -352,6 +352,29 @@ class Sasl(unittest.TestCase):
         c, err, msg = self.scram("SCRAM-SHA-512", "dave", "dave-pw")
         self.assertEqual((err, msg), (58, GENERIC_SCRAM % "SCRAM-SHA-512"))
 
+    def test_cli_users(self):
+        """cohort users set / list / delete: the CLI salts and hashes, the user
+        authenticates, list shows it, delete removes it; errors exit non-zero
+        with the broker's message."""
+        cli = os.environ.get("COHORT_CLI")
+        self.assertTrue(cli, "COHORT_CLI is not set")
+        b = ["--bootstrap-server", "127.0.0.1:%d" % self.port]
+        p = run([cli, "users", "set", "ivy", "--password", "ivy-pw", "--iterations", "5000"] + b)
+        self.assertEqual((p.returncode, p.stdout), (0, "Set SCRAM-SHA-512 credential of user ivy.\n"),
+                         p.stderr)
+        c, err, msg = self.scram("SCRAM-SHA-512", "ivy", "ivy-pw")
+        self.assertEqual((err, msg), (0, ""))
+        p = run([cli, "users", "list", "ivy", "--json"] + b)
+        self.assertEqual(json.loads(p.stdout),
+                         [{"user": "ivy", "mechanism": "SCRAM-SHA-512", "iterations": 5000}])
+        p = run([cli, "users", "delete", "ivy"] + b)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = run([cli, "users", "delete", "ivy"] + b)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("Attempt to delete a user credential that does not exist", p.stderr)
+        c, err, msg = self.scram("SCRAM-SHA-512", "ivy", "ivy-pw")
+        self.assertEqual(err, 58)
+
     def test_credentials_survive_restart(self):
         """The SCRAM credentials are durable: after a restart without
         --add-scram alice still authenticates, and hal (AlterUserScramCredentials
