@@ -3,8 +3,8 @@
  * cluster (KIP-554), on libcohort's admin calls. set salts and hashes the
  * password here, as Kafka's admin client does (the broker never sees it):
  * a random 32-byte salt, PBKDF2-HMAC with the mechanism's hash (libcrypto).
+ * Text only (cli_json.json lists them under no_json): --json is ignored.
  */
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,9 +43,8 @@ run_list(cli_args *a)
 	if (e)
 		return cli_fail(cli_status(e), "users list: %s", cohort_err_str(e));
 	int rc = CLI_OK;
-	json_t *arr = a->json ? json_array() : NULL;
 	static const char *const hdr[] = {"USER", "MECHANISM", "ITERATIONS"};
-	cli_table *t = arr ? NULL : cli_table_new(hdr, 3);
+	cli_table *t = cli_table_new(hdr, 3);
 	for (size_t i = 0; i < u->users_n; i++) {
 		const cohort_scram_user *x = &u->users[i];
 		if (x->err) {
@@ -57,22 +56,11 @@ run_list(cli_args *a)
 		for (size_t k = 0; k < x->creds_n; k++) {
 			char it[16];
 			snprintf(it, sizeof(it), "%d", (int)x->creds[k].iterations);
-			if (arr) {
-				json_array_append_new(arr, json_pack("{s:s,s:s,s:i}", "user", x->name,
-								     "mechanism",
-								     mech_name(x->creds[k].mechanism),
-								     "iterations",
-								     (int)x->creds[k].iterations));
-			} else {
-				const char *row[] = {x->name, mech_name(x->creds[k].mechanism), it};
-				cli_table_add(t, row);
-			}
+			const char *row[] = {x->name, mech_name(x->creds[k].mechanism), it};
+			cli_table_add(t, row);
 		}
 	}
-	if (arr)
-		cli_json_print(arr);
-	else
-		cli_table_print(t, stdout);
+	cli_table_print(t, stdout);
 	cli_table_free(t);
 	cohort_scram_users_free(u);
 	return rc;
@@ -93,13 +81,8 @@ alter_one(cli_args *a, const char *cmd, cohort_scram_alteration *x)
 	if (e)
 		return cli_fail(cli_status(e), "%s: user '%s': %s%s%s", cmd, x->user,
 				cohort_err_str(e), x->errmsg[0] ? ": " : "", x->errmsg);
-	if (a->json)
-		cli_json_print(json_pack("{s:s,s:s,s:s}", "user", x->user, "mechanism",
-					 mech_name(x->mechanism), "done",
-					 x->iterations ? "set" : "deleted"));
-	else
-		printf("%s %s credential of user %s.\n", x->iterations ? "Set" : "Deleted",
-		       mech_name(x->mechanism), x->user);
+	printf("%s %s credential of user %s.\n", x->iterations ? "Set" : "Deleted",
+	       mech_name(x->mechanism), x->user);
 	return CLI_OK;
 }
 
