@@ -219,6 +219,16 @@ ch_api_on_frame(ch_broker *bk, void *conn, uint64_t seq, const char *peer, const
 	if (sess && !ch_api_session_authenticated(sess) &&
 	    ch_api_sasl_gate(bk, sess, conn, seq, peer, frame, len))
 		return;
+	/* KIP-368: after its session lifetime a connection may only re-authenticate. */
+	if (sess && ch_api_sasl_expired(sess, now_ms) &&
+	    (len < 2 || ((frame[0] << 8) | frame[1]) != CH_APIKEY_SASL_HANDSHAKE)) {
+		bk->n_rejected++;
+		CH_LOGI("api", "closing connection from %s: %s session expired (re-authenticate "
+			       "within connections.max.reauth.ms)",
+			peer, sess->principal);
+		bk->close(bk->shell, conn, seq);
+		return;
+	}
 	ch_rd r;
 	ch_rd_init(&r, frame, len);
 	int16_t key = ch_rd_i16(&r);

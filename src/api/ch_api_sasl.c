@@ -53,6 +53,12 @@ ch_api_session_authenticated(const ch_api_session *s)
 	return !s->sasl || s->state == CH_SASL_COMPLETE;
 }
 
+bool
+ch_api_sasl_expired(const ch_api_session *s, int64_t now_ms)
+{
+	return s->sasl && s->state == CH_SASL_COMPLETE && s->expires_ms && now_ms >= s->expires_ms;
+}
+
 /* ---- mechanisms ------------------------------------------------------------ */
 
 static const struct {
@@ -151,9 +157,27 @@ evaluate(ch_api_session *s, void *conn, const uint8_t *tok, size_t n, uint8_t **
 		snprintf(user, sizeof(user), "%s", s->scram.user);
 		*done = true;
 	}
+	char principal[sizeof(s->principal)];
+	snprintf(principal, sizeof(principal), "User:%s", user);
+	if (s->reauth && strcmp(principal, s->principal) != 0) {
+		static char changed[sizeof(s->principal) * 2 + 80];
+		/* Kafka's words, its principals written TYPE.NAME */
+		snprintf(changed, sizeof(changed),
+			 "Cannot change principals during re-authentication from User.%s: User.%s",
+			 s->principal + 5, principal + 5);
+		*msg = changed;
+		free(*out);
+		*out = NULL;
+		return CH_ERR;
+	}
 	s->state = CH_SASL_COMPLETE;
-	snprintf(s->principal, sizeof(s->principal), "User:%s", user);
-	CH_LOGD("api", "SASL/%s authenticated %s", mech_name(s->mech), s->principal);
+	snprintf(s->principal, sizeof(s->principal), "%s", principal);
+	/* KIP-368: the session ends connections.max.reauth.ms from now, for
+	 * every client (one that cannot re-authenticate is then disconnected). */
+	int64_t life = lsec(s)->connections_max_reauth_ms;
+	s->expires_ms = life > 0 ? s->bk->now_ms(s->bk->shell) + life : 0;
+	CH_LOGD("api", "SASL/%s %s %s", mech_name(s->mech),
+		s->reauth ? "re-authenticated" : "authenticated", s->principal);
 	if (s->bk->authenticated)
 		s->bk->authenticated(s->bk->shell, conn, s->principal);
 	return CH_OK;
@@ -228,7 +252,10 @@ ch_api_SaslHandshake(ch_req *req)
 	ch_api_session *s = req->sess;
 	ch_SaslHandshakeResponse resp;
 	ch_SaslHandshakeResponse_init(&resp);
-	if (!s || !s->sasl || s->state >= CH_SASL_AUTHENTICATE) {
+	/* Kafka re-authenticates a client that spoke SaslAuthenticate v1+. */
+	bool reauth = s && s->sasl && s->state == CH_SASL_COMPLETE && req->version >= 1 &&
+		      s->client_reauth;
+	if (!s || !s->sasl || (s->state >= CH_SASL_AUTHENTICATE && !reauth)) {
 		/* Not a SASL listener, or already authenticated (KafkaApis answers so). */
 		resp.ErrorCode = CH_KERR_ILLEGAL_SASL_STATE;
 		resp.Mechanisms = CH_REQ_NEW_ARRAY(req, ch_str, 0);
@@ -251,6 +278,15 @@ ch_api_SaslHandshake(ch_req *req)
 			 (int)CH_MIN(rq->Mechanism.len, 64), rq->Mechanism.p ? rq->Mechanism.p : "");
 		ch_api_send(req, &resp);
 		auth_failed(s, conn, peer, why);
+		return;
+	}
+	s->reauth = reauth;
+	s->reauth_bad_mech = 0;
+	if (reauth && bit != s->mech) {
+		/* Kafka answers the handshake, then fails the first token. */
+		s->reauth_bad_mech = bit;
+		s->state = CH_SASL_AUTHENTICATE;
+		ch_api_send(req, &resp);
 		return;
 	}
 	s->mech = bit;
@@ -283,8 +319,22 @@ ch_api_SaslAuthenticate(ch_req *req)
 	void *conn = req->conn;
 	const char *peer = req->peer;
 	size_t tl = rq->AuthBytes.len > 0 ? (size_t)rq->AuthBytes.len : 0;
-	if (evaluate(s, conn, rq->AuthBytes.p ? rq->AuthBytes.p : (const uint8_t *)"", tl, &out,
-		     &out_len, &done, &msg) != CH_OK) {
+	if (req->version >= 1)
+		s->client_reauth = true;
+	int rc;
+	if (s->reauth_bad_mech) {
+		static char bad[160];
+		snprintf(bad, sizeof(bad),
+			 "SASL mechanism '%s' requested by client is not supported for "
+			 "re-authentication of mechanism '%s'",
+			 mech_name(s->reauth_bad_mech), mech_name(s->mech));
+		msg = bad;
+		rc = CH_ERR;
+	} else {
+		rc = evaluate(s, conn, rq->AuthBytes.p ? rq->AuthBytes.p : (const uint8_t *)"", tl,
+			      &out, &out_len, &done, &msg);
+	}
+	if (rc != CH_OK) {
 		resp.ErrorCode = CH_KERR_SASL_AUTHENTICATION_FAILED;
 		resp.ErrorMessage = ch_str_c(ch_req_strdup(req, ch_str_c(msg)));
 		ch_api_send(req, &resp);
@@ -296,6 +346,8 @@ ch_api_SaslAuthenticate(ch_req *req)
 	free(out);
 	resp.AuthBytes.p = copy;
 	resp.AuthBytes.len = (int32_t)out_len;
-	resp.SessionLifetimeMs = 0; /* no re-authentication (KIP-368) */
+	/* KIP-368: the session lifetime, once complete (0: none). */
+	if (done)
+		resp.SessionLifetimeMs = lsec(s)->connections_max_reauth_ms;
 	ch_api_send(req, &resp);
 }

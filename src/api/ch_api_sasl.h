@@ -10,6 +10,15 @@
  *   AUTHENTICATE --SaslAuthenticate (or raw tokens after a v0 handshake)...--> COMPLETE
  *   any --a request not allowed there, or a failed exchange--> FAILED (closed)
  *
+ * Re-authentication (KIP-368), when the listener's connections.max.reauth.ms
+ * is set and the client spoke SaslAuthenticate v1+: the session lifetime is
+ * answered with the last token; a request after it ends closes the
+ * connection (Kafka's "expired session"), and a SaslHandshake while
+ * COMPLETE starts the exchange again (same mechanism, same principal) with
+ * the connection usable afterwards:
+ *
+ *   COMPLETE --SaslHandshake v1+--> AUTHENTICATE (reauth) --...--> COMPLETE
+ *
  * Before COMPLETE only those requests are read; frames are bounded by
  * sasl.server.max.receive.size (the shell sets the connection's limit).
  */
@@ -39,7 +48,15 @@ struct ch_api_session {
 	unsigned mech;                 /* CH_SASL_* of the exchange */
 	ch_scram_server scram;         /* when mech is SCRAM */
 	char principal[512];           /* "User:ANONYMOUS" until someone sets it */
+	bool client_reauth;            /* it sent SaslAuthenticate v1+ (supports KIP-368) */
+	bool reauth;                   /* the exchange is a re-authentication */
+	unsigned reauth_bad_mech;      /* re-authentication asked for another mechanism */
+	int64_t expires_ms;            /* session end (monotonic); 0: none */
 };
+
+/* Whether the authenticated session of s is over at now_ms (KIP-368); such
+ * a connection may send only SaslHandshake (to re-authenticate). */
+bool ch_api_sasl_expired(const ch_api_session *s, int64_t now_ms);
 
 /* The gate of ch_api_on_frame for a SASL connection not yet authenticated:
  * true if it took the frame (a raw token answered, or a request not allowed

@@ -14,6 +14,7 @@ import ssl
 import struct
 import subprocess
 import tempfile
+import time
 import unittest
 
 import kwire
@@ -57,6 +58,7 @@ API_SASL_HANDSHAKE = 17
 API_SASL_AUTHENTICATE = 36
 GENERIC_SCRAM = ("Authentication failed during authentication due to invalid credentials "
                  "with SASL mechanism %s")
+REAUTH_MS = 2000
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
               'username="admin" password="admin-secret" user_admin="admin-secret" '
               'user_bob="bob-secret";')
@@ -186,9 +188,15 @@ class Sasl(unittest.TestCase):
     def setUpClass(cls):
         cls.port = free_port()
         cls.sasl = free_port()
+        cls.reauth = free_port()
         cls.broker = start_clean(Broker(port=cls.port, name="Sasl", settings={
-            "listeners": "PLAINTEXT://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:%d"
-                         % (cls.port, cls.sasl),
+            "listeners": "PLAINTEXT://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:%d,REAUTH://127.0.0.1:%d"
+                         % (cls.port, cls.sasl, cls.reauth),
+            "listener.security.protocol.map":
+                "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,REAUTH:SASL_PLAINTEXT",
+            "listener.name.reauth.sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
+            "listener.name.reauth.plain.sasl.jaas.config": PLAIN_JAAS,
+            "listener.name.reauth.connections.max.reauth.ms": str(REAUTH_MS),
             "listener.name.sasl_plaintext.sasl.enabled.mechanisms":
                 "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
             "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
@@ -201,21 +209,23 @@ class Sasl(unittest.TestCase):
     def tearDownClass(cls):
         stop_clean(cls.broker)
 
-    def scram(self, mech, user, password, version=1, nonce_suffix=""):
-        """A connection that ran a SCRAM exchange: (conn, error, message)."""
-        c = kwire.Conn(self.sasl)
+    def scram(self, mech, user, password, version=1, nonce_suffix="", conn=None,
+              mechs=("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"), life=0):
+        """A connection that ran a SCRAM exchange (conn: again on that one):
+        (conn, error, message)."""
+        c = conn or kwire.Conn(self.sasl)
         self.addCleanup(c.close)
-        self.assertEqual(sasl_handshake(c, mech), (0, ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]))
+        self.assertEqual(sasl_handshake(c, mech), (0, list(mechs)))
         cl = ScramClient(mech, user, password)
         err, msg, sf, _ = sasl_authenticate(c, cl.first(), version)
         if err:
             return c, err, msg
         self.assertTrue(sf.startswith(b"r=" + cl.nonce.encode()), sf)
-        err, msg, fin, life = sasl_authenticate(c, cl.final(sf, nonce_suffix), version)
+        err, msg, fin, got_life = sasl_authenticate(c, cl.final(sf, nonce_suffix), version)
         if not err:
             self.assertEqual(fin, b"v=" + base64.b64encode(cl.server_sig))
             if version >= 1:
-                self.assertEqual(life, 0)
+                self.assertEqual(got_life, life)
         return c, err, msg
 
     def assert_usable(self, c):
@@ -351,6 +361,52 @@ class Sasl(unittest.TestCase):
                 ("hal", 1, 4096, salt, salted(1, "hal-pw", salt, 4096))]), [("hal", 0, None)])
         c, err, msg = self.scram("SCRAM-SHA-512", "dave", "dave-pw")
         self.assertEqual((err, msg), (58, GENERIC_SCRAM % "SCRAM-SHA-512"))
+
+    def test_reauthentication(self):
+        """KIP-368 on REAUTH (connections.max.reauth.ms=2000): the lifetime is
+        answered; a SaslHandshake on the authenticated connection starts again
+        and the connection stays usable; another mechanism or another
+        principal fail with Kafka's messages; after the lifetime any request
+        but SaslHandshake closes the connection."""
+        mechs = ("PLAIN", "SCRAM-SHA-512")
+        c = kwire.Conn(self.reauth)
+        self.addCleanup(c.close)
+        c, err, msg = self.scram("SCRAM-SHA-512", "alice", "alice-secret", conn=c, mechs=mechs,
+                                 life=REAUTH_MS)
+        self.assertEqual(err, 0, msg)
+        kwire.metadata(c, version=9, topics=[])
+        c, err, msg = self.scram("SCRAM-SHA-512", "alice", "alice-secret", conn=c, mechs=mechs,
+                                 life=REAUTH_MS)
+        self.assertEqual(err, 0, msg)
+        kwire.metadata(c, version=9, topics=[])
+        self.assertEqual(sasl_handshake(c, "PLAIN"), (0, list(mechs)))
+        self.assertEqual(sasl_authenticate(c, b"\0admin\0admin-secret")[:2], (58, (
+            "SASL mechanism 'PLAIN' requested by client is not supported for re-authentication "
+            "of mechanism 'SCRAM-SHA-512'")))
+        self.assertTrue(c.wait_closed(10))
+        p = kwire.Conn(self.reauth)
+        self.addCleanup(p.close)
+        self.assertEqual(sasl_handshake(p, "PLAIN")[0], 0)
+        self.assertEqual(sasl_authenticate(p, b"\0admin\0admin-secret")[:2], (0, ""))
+        self.assertEqual(sasl_handshake(p, "PLAIN")[0], 0)
+        self.assertEqual(sasl_authenticate(p, b"\0bob\0bob-secret")[:2], (58, (
+            "Cannot change principals during re-authentication from User.admin: User.bob")))
+        self.assertTrue(p.wait_closed(10))
+        # the session ends: a connection that does not re-authenticate is closed
+        e = kwire.Conn(self.reauth)
+        self.addCleanup(e.close)
+        self.assertEqual(sasl_handshake(e, "PLAIN")[0], 0)
+        self.assertEqual(sasl_authenticate(e, b"\0admin\0admin-secret"), (0, "", b"", REAUTH_MS))
+        deadline = time.monotonic() + 30
+        closed = False
+        while not closed and time.monotonic() < deadline:
+            try:
+                kwire.metadata(e, version=9, topics=[])
+                time.sleep(0.1)
+            except (ConnectionError, OSError):
+                closed = True
+        self.assertTrue(closed)
+        self.assertIn("User:admin session expired", self.broker.stderr())
 
     def test_cli_users(self):
         """cohort users set / list / delete: the CLI salts and hashes, the user
