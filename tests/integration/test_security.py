@@ -481,6 +481,9 @@ def make_certs(d):
     sh("openssl", "ca", "-batch", "-config", "ca.cnf", "-cert", "ca.pem", "-keyfile", "ca.key",
        "-in", "expired.csr", "-out", "expired.pem", "-startdate", "20200101000000Z",
        "-enddate", "20200102000000Z", "-notext")
+    # the server's key encrypted (PKCS#8), for the inline listener with ssl.key.password
+    sh("openssl", "pkcs8", "-topk8", "-in", "server.key", "-out", "server-enc.key",
+       "-passout", "pass:key-pw")
 
 
 class TlsConn(kwire.Conn):
@@ -506,17 +509,29 @@ class Tls(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="cohort-it-tls-")
         make_certs(cls.tmp)
-        cls.port, cls.ssl_port, cls.sasl_port, cls.req_port = (free_port() for _ in range(4))
+        cls.port, cls.ssl_port, cls.sasl_port, cls.req_port, cls.inline_port = (
+            free_port() for _ in range(5))
         c = lambda n: os.path.join(cls.tmp, n)
         cls.ca = c("ca.pem")
+        pem = lambda n: open(c(n)).read()
         cls.broker = start_clean(Broker(port=cls.port, name="Tls", settings={
             "listeners": "PLAINTEXT://127.0.0.1:%d,SSL://127.0.0.1:%d,SASL_SSL://127.0.0.1:%d,"
-                         "REQ://127.0.0.1:%d" % (cls.port, cls.ssl_port, cls.sasl_port, cls.req_port),
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL,REQ:SSL",
+                         "REQ://127.0.0.1:%d,INLINE://127.0.0.1:%d"
+                         % (cls.port, cls.ssl_port, cls.sasl_port, cls.req_port, cls.inline_port),
+            "listener.security.protocol.map":
+                "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL,REQ:SSL,INLINE:SSL",
+            # INLINE: the PEM stores inline, the key encrypted
+            "listener.name.inline.ssl.keystore.certificate.chain": pem("server.pem"),
+            "listener.name.inline.ssl.keystore.key": pem("server-enc.key"),
+            "listener.name.inline.ssl.key.password": "key-pw",
+            "listener.name.inline.ssl.truststore.certificates": pem("ca.pem"),
+            "listener.name.inline.ssl.client.auth": "required",
             "ssl.keystore.type": "PEM",
-            "ssl.keystore.location": c("server-keystore.pem"),
             "ssl.truststore.type": "PEM",
-            "ssl.truststore.location": cls.ca,
+            **{"listener.name.%s.ssl.keystore.location" % l: c("server-keystore.pem")
+               for l in ("ssl", "sasl_ssl", "req")},
+            **{"listener.name.%s.ssl.truststore.location" % l: cls.ca
+               for l in ("ssl", "sasl_ssl", "req")},
             "listener.name.ssl.ssl.client.auth": "required",
             "listener.name.req.ssl.client.auth": "requested",
             "listener.name.req.ssl.enabled.protocols": "TLSv1.2",
@@ -734,6 +749,16 @@ class Tls(unittest.TestCase):
                 self.assertFalse(data.startswith(b"\x00\x00"), data)  # no Kafka frame
         self.assertIn("TLS handshake with 127.0.0.1", self.broker.stderr())
         self.broker.assert_alive()
+
+    def test_inline_stores(self):
+        """INLINE: key store and trust store given inline as PEM text, the key
+        encrypted with ssl.key.password; a client certificate is required."""
+        with TlsConn(self.inline_port, self.ctx("client")) as c:
+            kwire.metadata(c, version=9, topics=[])
+        with self.assertRaises(ssl.SSLError):
+            c = TlsConn(self.inline_port, self.ctx())
+            self.addCleanup(c.close)
+            c.sock.recv(1)
 
     def test_requested_tls12_and_mapping(self):
         """REQ: TLS 1.2 only, a certificate requested but not required, and a
