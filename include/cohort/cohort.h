@@ -997,7 +997,7 @@ COHORT_API void cohort_wakeup(cohort_consumer *c);
 /* One user's SCRAM credentials, as DescribeUserScramCredentials answers. */
 typedef struct cohort_scram_user {
 	const char *name;
-	cohort_err err;   /* RESOURCE_NOT_FOUND (no credential), DUPLICATE_RESOURCE, ... */
+	cohort_err err;     /* RESOURCE_NOT_FOUND (no credential), DUPLICATE_RESOURCE, ... */
 	const char *errmsg; /* the broker's message, NULL when none */
 	struct {
 		int mechanism; /* COHORT_SCRAM_SHA_* */
@@ -1015,29 +1015,29 @@ typedef struct cohort_scram_users {
  * one), in the broker's order; *out freed with cohort_scram_users_free.
  * Any broker answers (Java's describeUserScramCredentials). */
 COHORT_API cohort_err cohort_admin_describe_scram_users(cohort_admin *a, const char *const *users,
-							 size_t n, int timeout_ms,
-							 cohort_scram_users **out);
+							size_t n, int timeout_ms,
+							cohort_scram_users **out);
 COHORT_API void cohort_scram_users_free(cohort_scram_users *u);
 
 /* One SCRAM change: an upsertion (iterations > 0, with the salt and
  * SaltedPassword = PBKDF2-HMAC(password, salt, iterations) the caller
  * computed, as the wire carries them) or a deletion (iterations 0). */
 typedef struct cohort_scram_alteration {
-	const char *user;               /* in */
-	int mechanism;                  /* in: COHORT_SCRAM_SHA_* */
-	int32_t iterations;             /* in: 0 deletes */
-	const uint8_t *salt;            /* in: upsertions */
+	const char *user;    /* in */
+	int mechanism;       /* in: COHORT_SCRAM_SHA_* */
+	int32_t iterations;  /* in: 0 deletes */
+	const uint8_t *salt; /* in: upsertions */
 	size_t salt_len;
 	const uint8_t *salted_password; /* in: upsertions */
 	size_t salted_password_len;
-	cohort_err err;                 /* out: UNACCEPTABLE_CREDENTIAL, RESOURCE_NOT_FOUND, ... */
-	char errmsg[256];               /* out: the broker's message, "" when none */
+	cohort_err err;   /* out: UNACCEPTABLE_CREDENTIAL, RESOURCE_NOT_FOUND, ... */
+	char errmsg[256]; /* out: the broker's message, "" when none */
 } cohort_scram_alteration;
 
 /* AlterUserScramCredentials for v[0..n) in one request; each v[i].err is
  * its result. Returns the first error (or a call-level one). */
 COHORT_API cohort_err cohort_admin_alter_scram_users(cohort_admin *a, cohort_scram_alteration *v,
-						      size_t n, int timeout_ms);
+						     size_t n, int timeout_ms);
 
 #ifdef __cplusplus
 }

@@ -198,7 +198,7 @@ ch_api_adv_host(const ch_req *req)
 {
 	int i = req->listener;
 	return i > 0 && i < CH_LISTENERS_MAX && req->bk->adv_hosts[i] ? req->bk->adv_hosts[i]
-								       : req->bk->adv_host;
+								      : req->bk->adv_host;
 }
 
 int32_t
@@ -206,7 +206,7 @@ ch_api_adv_port(const ch_req *req)
 {
 	int i = req->listener;
 	return i > 0 && i < CH_LISTENERS_MAX && req->bk->adv_hosts[i] ? req->bk->adv_ports[i]
-								       : req->bk->adv_port;
+								      : req->bk->adv_port;
 }
 
 void
@@ -223,8 +223,9 @@ ch_api_on_frame(ch_broker *bk, void *conn, uint64_t seq, const char *peer, const
 	if (sess && ch_api_sasl_expired(sess, now_ms) &&
 	    (len < 2 || ((frame[0] << 8) | frame[1]) != CH_APIKEY_SASL_HANDSHAKE)) {
 		bk->n_rejected++;
-		CH_LOGI("api", "closing connection from %s: %s session expired (re-authenticate "
-			       "within connections.max.reauth.ms)",
+		CH_LOGI("api",
+			"closing connection from %s: %s session expired (re-authenticate "
+			"within connections.max.reauth.ms)",
 			peer, sess->principal);
 		bk->close(bk->shell, conn, seq);
 		return;

@@ -43,12 +43,12 @@ typedef struct ch_req {
 	int32_t corr;     /* correlation id */
 	ch_str client_id; /* header client id (may be null) */
 	const ch_api_codec *codec;
-	void *body;           /* decoded request, codec->req_size bytes, in arena */
-	ch_arena arena;       /* decoded request and response scratch */
-	int64_t received_ms;  /* monotonic time of arrival */
-	uint64_t received_us; /* the same in microseconds, for the latency histogram */
-	int listener;          /* index in cfg->listeners of the one it came in on */
-	const char *principal; /* who sent it ("User:ANONYMOUS", "User:alice",
+	void *body;                  /* decoded request, codec->req_size bytes, in arena */
+	ch_arena arena;              /* decoded request and response scratch */
+	int64_t received_ms;         /* monotonic time of arrival */
+	uint64_t received_us;        /* the same in microseconds, for the latency histogram */
+	int listener;                /* index in cfg->listeners of the one it came in on */
+	const char *principal;       /* who sent it ("User:ANONYMOUS", "User:alice",
 				* a certificate's mapped name): what an authorizer
 				* checks (issue 14's ACLs are not written yet) */
 	struct ch_api_session *sess; /* the connection's (NULL: no shell session) */

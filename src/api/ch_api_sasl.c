@@ -142,8 +142,8 @@ evaluate(ch_api_session *s, void *conn, const uint8_t *tok, size_t n, uint8_t **
 		*done = true;
 	} else {
 		const char *m = NULL;
-		if (ch_scram_server_step(&s->scram, tok, n, scram_lookup, s->bk, out, out_len, &m) !=
-		    CH_SCRAM_STEP_OK) {
+		if (ch_scram_server_step(&s->scram, tok, n, scram_lookup, s->bk, out, out_len,
+					 &m) != CH_SCRAM_STEP_OK) {
 			snprintf(generic, sizeof(generic),
 				 "Authentication failed during authentication due to invalid "
 				 "credentials with SASL mechanism %s",
@@ -234,7 +234,8 @@ ch_api_sasl_gate(ch_broker *bk, ch_api_session *s, void *conn, uint64_t seq, con
 	if (ok)
 		return false;
 	const ch_api_codec *c = ch_api_codec_find(key);
-	CH_LOGW("api", "closing connection from %s: unexpected Kafka request of type %s during SASL %s",
+	CH_LOGW("api",
+		"closing connection from %s: unexpected Kafka request of type %s during SASL %s",
 		peer, c ? c->name : "unknown",
 		s->state == CH_SASL_AUTHENTICATE ? "authentication" : "handshake");
 	bk->n_rejected++;
@@ -275,7 +276,8 @@ ch_api_SaslHandshake(ch_req *req)
 		const char *peer = req->peer;
 		char why[128];
 		snprintf(why, sizeof(why), "Unsupported SASL mechanism %.*s",
-			 (int)CH_MIN(rq->Mechanism.len, 64), rq->Mechanism.p ? rq->Mechanism.p : "");
+			 (int)CH_MIN(rq->Mechanism.len, 64),
+			 rq->Mechanism.p ? rq->Mechanism.p : "");
 		ch_api_send(req, &resp);
 		auth_failed(s, conn, peer, why);
 		return;
@@ -293,7 +295,7 @@ ch_api_SaslHandshake(ch_req *req)
 	s->raw_tokens = req->version == 0;
 	if (bit != CH_SASL_PLAIN)
 		ch_scram_server_init(&s->scram, bit == CH_SASL_SCRAM_SHA_512 ? CH_SCRAM_SHA_512
-									 : CH_SCRAM_SHA_256);
+									     : CH_SCRAM_SHA_256);
 	s->state = CH_SASL_AUTHENTICATE;
 	ch_api_send(req, &resp);
 }

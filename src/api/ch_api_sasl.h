@@ -44,14 +44,14 @@ struct ch_api_session {
 	ch_security_protocol protocol; /* the listener's */
 	bool sasl;                     /* a SASL listener */
 	ch_sasl_state state;
-	bool raw_tokens;               /* SaslHandshake v0: tokens without Kafka headers */
-	unsigned mech;                 /* CH_SASL_* of the exchange */
-	ch_scram_server scram;         /* when mech is SCRAM */
-	char principal[512];           /* "User:ANONYMOUS" until someone sets it */
-	bool client_reauth;            /* it sent SaslAuthenticate v1+ (supports KIP-368) */
-	bool reauth;                   /* the exchange is a re-authentication */
-	unsigned reauth_bad_mech;      /* re-authentication asked for another mechanism */
-	int64_t expires_ms;            /* session end (monotonic); 0: none */
+	bool raw_tokens;          /* SaslHandshake v0: tokens without Kafka headers */
+	unsigned mech;            /* CH_SASL_* of the exchange */
+	ch_scram_server scram;    /* when mech is SCRAM */
+	char principal[512];      /* "User:ANONYMOUS" until someone sets it */
+	bool client_reauth;       /* it sent SaslAuthenticate v1+ (supports KIP-368) */
+	bool reauth;              /* the exchange is a re-authentication */
+	unsigned reauth_bad_mech; /* re-authentication asked for another mechanism */
+	int64_t expires_ms;       /* session end (monotonic); 0: none */
 };
 
 /* Whether the authenticated session of s is over at now_ms (KIP-368); such

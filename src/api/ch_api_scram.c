@@ -59,8 +59,8 @@ describe_one(ch_req *req, const ch_scram_store *st, const char *user,
 	}
 	if (r->CredentialInfos_n == 0) {
 		char msg[CH_SCRAM_NAME_MAX + 80];
-		snprintf(msg, sizeof(msg), "Attempt to describe a user credential that does not exist: %s",
-			 user);
+		snprintf(msg, sizeof(msg),
+			 "Attempt to describe a user credential that does not exist: %s", user);
 		r->ErrorCode = CH_KERR_RESOURCE_NOT_FOUND;
 		r->ErrorMessage = ch_str_c(ch_req_strdup(req, ch_str_c(msg)));
 	}
@@ -99,7 +99,8 @@ ch_api_DescribeUserScramCredentials(ch_req *req)
 		bool first = true, dup = false;
 		for (int32_t k = 0; k < rq->Users_n; k++) {
 			bool same = rq->Users[k].Name.len == name.len &&
-				    memcmp(rq->Users[k].Name.p, name.p, (size_t)CH_MAX(name.len, 0)) == 0;
+				    memcmp(rq->Users[k].Name.p, name.p,
+					   (size_t)CH_MAX(name.len, 0)) == 0;
 			if (same && k < i)
 				first = false;
 			if (same && k != i)
@@ -112,7 +113,8 @@ ch_api_DescribeUserScramCredentials(ch_req *req)
 		if (dup) {
 			char msg[CH_SCRAM_NAME_MAX + 100];
 			snprintf(msg, sizeof(msg),
-				 "Cannot describe SCRAM credentials for the same user twice in a single "
+				 "Cannot describe SCRAM credentials for the same user twice in a "
+				 "single "
 				 "request: %s",
 				 user);
 			r->User = ch_str_c(user);
@@ -180,9 +182,11 @@ ch_api_AlterUserScramCredentials(ch_req *req)
 	size_t nu = rq->Upsertions_n > 0 ? (size_t)rq->Upsertions_n : 0;
 	alter_user *users = CH_REQ_NEW_ARRAY(req, alter_user, nd + nu + 1);
 	size_t n = 0;
-	static const char dup_msg[] = "A user credential cannot be altered twice in the same request";
+	static const char dup_msg[] =
+		"A user credential cannot be altered twice in the same request";
 	for (size_t i = 0; i < nd; i++) {
-		const ch_AlterUserScramCredentialsRequest_ScramCredentialDeletion *d = &rq->Deletions[i];
+		const ch_AlterUserScramCredentialsRequest_ScramCredentialDeletion *d =
+			&rq->Deletions[i];
 		alter_user *u = user_slot(users, &n, d->Name);
 		if (u->err)
 			continue;
@@ -194,8 +198,9 @@ ch_api_AlterUserScramCredentials(ch_req *req)
 		u->err = check_name_mech(d->Name, d->Mechanism, &u->msg);
 		ch_scram_mech m;
 		ch_scram_cred c;
-		if (!u->err && (mech_of_type(d->Mechanism, &m), !st ||
-				!ch_scram_store_get(st, ch_req_strdup(req, d->Name), m, &c))) {
+		if (!u->err &&
+		    (mech_of_type(d->Mechanism, &m),
+		     !st || !ch_scram_store_get(st, ch_req_strdup(req, d->Name), m, &c))) {
 			u->err = CH_KERR_RESOURCE_NOT_FOUND;
 			u->msg = "Attempt to delete a user credential that does not exist";
 		}
@@ -205,7 +210,8 @@ ch_api_AlterUserScramCredentials(ch_req *req)
 		}
 	}
 	for (size_t i = 0; i < nu; i++) {
-		const ch_AlterUserScramCredentialsRequest_ScramCredentialUpsertion *p = &rq->Upsertions[i];
+		const ch_AlterUserScramCredentialsRequest_ScramCredentialUpsertion *p =
+			&rq->Upsertions[i];
 		alter_user *u = user_slot(users, &n, p->Name);
 		if (u->err)
 			continue;
@@ -281,7 +287,8 @@ ch_api_AlterUserScramCredentials(ch_req *req)
 			r->User = u->name;
 			if (ok && failed) {
 				r->ErrorCode = CH_KERR_UNKNOWN_SERVER_ERROR;
-				r->ErrorMessage = ch_str_c("the credential store could not be written");
+				r->ErrorMessage =
+					ch_str_c("the credential store could not be written");
 			} else if (!ok) {
 				r->ErrorCode = u->err;
 				r->ErrorMessage = ch_str_c(u->msg);

@@ -153,8 +153,8 @@ ch_plain_check(const ch_plain_users *users, const uint8_t *msg, size_t n, char *
 		}
 	if (k != 2) {
 		static char bad[80]; /* loop thread only, like every caller */
-		snprintf(bad, sizeof(bad), "Invalid SASL/PLAIN response: expected 3 tokens, got %zu",
-			 k + 1);
+		snprintf(bad, sizeof(bad),
+			 "Invalid SASL/PLAIN response: expected 3 tokens, got %zu", k + 1);
 		*msg_out = bad;
 		return -1;
 	}

@@ -89,8 +89,8 @@ ch_principal_rules_parse(const char *rules, char *why, size_t whylen)
 			if (rc != 0) {
 				char e[128];
 				regerror(rc, &ru.re, e, sizeof(e));
-				snprintf(why, whylen, "Invalid rule: %s (pattern '%s': %s)", start, pat,
-					 e);
+				snprintf(why, whylen, "Invalid rule: %s (pattern '%s': %s)", start,
+					 pat, e);
 				free(pat);
 				free(rep);
 				ch_principal_rules_free(r);
@@ -109,8 +109,8 @@ ch_principal_rules_parse(const char *rules, char *why, size_t whylen)
 		while (isspace((unsigned char)*p))
 			p++;
 		if (*p && *p != ',') {
-			snprintf(why, whylen, "Invalid rule: `%s`, unmatched substring: `%s`", start,
-				 p);
+			snprintf(why, whylen, "Invalid rule: `%s`, unmatched substring: `%s`",
+				 start, p);
 			if (!ru.is_default) {
 				regfree(&ru.re);
 				free(ru.replacement);

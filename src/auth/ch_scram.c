@@ -269,8 +269,8 @@ has_prefix(span s, const char *pfx)
 }
 
 int
-ch_scram_parse_client_first(const uint8_t *umsg, size_t len, ch_scram_client_first *out,
-			    char *why, size_t whylen)
+ch_scram_parse_client_first(const uint8_t *umsg, size_t len, ch_scram_client_first *out, char *why,
+			    size_t whylen)
 {
 	const char *msg = (const char *)umsg;
 	memset(out, 0, sizeof(*out));
@@ -287,7 +287,8 @@ ch_scram_parse_client_first(const uint8_t *umsg, size_t len, ch_scram_client_fir
 	}
 	if (a.n > 0) {
 		span az = {a.p + 2, a.n - 2};
-		if (!has_prefix(a, "a=") || sasl_name(az, out->authzid, sizeof(out->authzid)) != 0) {
+		if (!has_prefix(a, "a=") ||
+		    sasl_name(az, out->authzid, sizeof(out->authzid)) != 0) {
 			whyf(why, whylen, "bad authorization id");
 			return -1;
 		}
@@ -329,8 +330,8 @@ ch_scram_parse_client_first(const uint8_t *umsg, size_t len, ch_scram_client_fir
 }
 
 int
-ch_scram_parse_client_final(const uint8_t *umsg, size_t len, ch_scram_client_final *out,
-			    char *why, size_t whylen)
+ch_scram_parse_client_final(const uint8_t *umsg, size_t len, ch_scram_client_final *out, char *why,
+			    size_t whylen)
 {
 	const char *msg = (const char *)umsg;
 	memset(out, 0, sizeof(*out));
@@ -550,8 +551,8 @@ ch_scram_server_step(ch_scram_server *s, const uint8_t *msg, size_t n, ch_scram_
 /* ---- --add-scram -------------------------------------------------------- */
 
 int
-ch_scram_parse_add(const char *spec, char *user, size_t user_cap, ch_scram_cred *out,
-		   char *why, size_t whylen)
+ch_scram_parse_add(const char *spec, char *user, size_t user_cap, ch_scram_cred *out, char *why,
+		   size_t whylen)
 {
 	const char *eq = strchr(spec, '=');
 	if (!eq) {
@@ -612,7 +613,8 @@ ch_scram_parse_add(const char *spec, char *user, size_t user_cap, ch_scram_cred 
 			errno = 0;
 			iterations = strtol(buf, &ep, 10);
 			if (!vl || *ep || errno) {
-				whyf(why, whylen, "Failed to parse iterations count: %.*s", (int)vl, v);
+				whyf(why, whylen, "Failed to parse iterations count: %.*s", (int)vl,
+				     v);
 				return -1;
 			}
 			continue;
@@ -632,7 +634,8 @@ ch_scram_parse_add(const char *spec, char *user, size_t user_cap, ch_scram_cred 
 		return -1;
 	}
 	if (!have_pw && !have_salted) {
-		whyf(why, whylen, "You must supply one of 'password' or 'saltedpassword' to add-scram");
+		whyf(why, whylen,
+		     "You must supply one of 'password' or 'saltedpassword' to add-scram");
 		return -1;
 	}
 	if (have_salted && !have_salt) {
@@ -640,8 +643,9 @@ ch_scram_parse_add(const char *spec, char *user, size_t user_cap, ch_scram_cred 
 		return -1;
 	}
 	if (iterations < CH_SCRAM_MIN_ITERATIONS || iterations > CH_SCRAM_MAX_ITERATIONS) {
-		whyf(why, whylen, "The 'iterations' value must be between %d and %d for add-scram "
-				  "using %s",
+		whyf(why, whylen,
+		     "The 'iterations' value must be between %d and %d for add-scram "
+		     "using %s",
 		     CH_SCRAM_MIN_ITERATIONS, CH_SCRAM_MAX_ITERATIONS, mname);
 		return -1;
 	}

@@ -37,10 +37,10 @@ typedef enum ch_scram_mech {
 	CH_SCRAM_SHA_512 = 1,
 } ch_scram_mech;
 
-#define CH_SCRAM_KEY_MAX 64        /* SHA-512 */
-#define CH_SCRAM_SALT_MAX 128      /* bytes */
-#define CH_SCRAM_NAME_MAX 256      /* user names, bytes */
-#define CH_SCRAM_NONCE_MAX 256     /* client nonce */
+#define CH_SCRAM_KEY_MAX 64    /* SHA-512 */
+#define CH_SCRAM_SALT_MAX 128  /* bytes */
+#define CH_SCRAM_NAME_MAX 256  /* user names, bytes */
+#define CH_SCRAM_NONCE_MAX 256 /* client nonce */
 #define CH_SCRAM_MIN_ITERATIONS 4096
 #define CH_SCRAM_MAX_ITERATIONS 16384 /* Kafka's limits for both mechanisms */
 
@@ -76,14 +76,14 @@ typedef struct ch_scram_client_first {
 	char user[CH_SCRAM_NAME_MAX];    /* decoded (=2C -> ',', =3D -> '=') */
 	char authzid[CH_SCRAM_NAME_MAX]; /* decoded; "" if none */
 	char nonce[CH_SCRAM_NONCE_MAX];
-	size_t gs2_len; /* the gs2 header "n,[a=..]," is msg[0..gs2_len) */
+	size_t gs2_len;  /* the gs2 header "n,[a=..]," is msg[0..gs2_len) */
 	size_t bare_off; /* client-first-message-bare is msg[bare_off..) */
 } ch_scram_client_first;
 
 /* Parses a client-first message (not NUL-terminated). 0, or -1 if it is not
  * of Kafka's form (then why says how, for logs: it is not sent). */
-int ch_scram_parse_client_first(const uint8_t *msg, size_t n, ch_scram_client_first *out,
-				char *why, size_t whylen);
+int ch_scram_parse_client_first(const uint8_t *msg, size_t n, ch_scram_client_first *out, char *why,
+				size_t whylen);
 
 typedef struct ch_scram_client_final {
 	uint8_t channel[CH_SCRAM_NAME_MAX + 8]; /* decoded c= */
@@ -95,8 +95,8 @@ typedef struct ch_scram_client_final {
 } ch_scram_client_final;
 
 /* Parses a client-final message. 0, or -1 with why. */
-int ch_scram_parse_client_final(const uint8_t *msg, size_t n, ch_scram_client_final *out,
-				char *why, size_t whylen);
+int ch_scram_parse_client_final(const uint8_t *msg, size_t n, ch_scram_client_final *out, char *why,
+				size_t whylen);
 
 /* ---- the server side of one exchange ----------------------------------- */
 
@@ -114,16 +114,16 @@ typedef struct ch_scram_server {
 	char user[CH_SCRAM_NAME_MAX];
 	uint8_t gs2[CH_SCRAM_NAME_MAX + 8];
 	size_t gs2_len;
-	char *auth_prefix; /* client-first-bare "," server-first "," (owned) */
+	char *auth_prefix;                   /* client-first-bare "," server-first "," (owned) */
 	char nonce[CH_SCRAM_NONCE_MAX + 64]; /* client + server nonce */
-	char why[128];         /* after a failure: what was wrong, for logs (never sent) */
-	char fixed_snonce[48]; /* tests only (known-answer vectors): the server nonce; "" = random */
+	char why[128]; /* after a failure: what was wrong, for logs (never sent) */
+	char fixed_snonce
+		[48]; /* tests only (known-answer vectors): the server nonce; "" = random */
 } ch_scram_server;
 
 /* Looks a user's credential up for the mechanism: true and *out, or false
  * (no such user). */
-typedef bool (*ch_scram_lookup_fn)(void *ud, const char *user, ch_scram_mech m,
-				   ch_scram_cred *out);
+typedef bool (*ch_scram_lookup_fn)(void *ud, const char *user, ch_scram_mech m, ch_scram_cred *out);
 
 /* Outcome of a step. CH_SCRAM_STEP_FAIL: authentication failed; *msg is
  * NULL for Kafka's generic answer ("Authentication failed during
@@ -138,8 +138,9 @@ void ch_scram_server_free(ch_scram_server *s);
 /* One client message in, the server's answer out (malloc'd, *out_len
  * bytes; the caller frees). After the final message succeeded, s->state is
  * CH_SCRAM_DONE and s->user the authenticated user. */
-int ch_scram_server_step(ch_scram_server *s, const uint8_t *msg, size_t n, ch_scram_lookup_fn lookup,
-			 void *ud, uint8_t **out, size_t *out_len, const char **msg_out);
+int ch_scram_server_step(ch_scram_server *s, const uint8_t *msg, size_t n,
+			 ch_scram_lookup_fn lookup, void *ud, uint8_t **out, size_t *out_len,
+			 const char **msg_out);
 
 /* ---- base64 (RFC 4648, padded), as SCRAM and the credential file use ---- */
 
@@ -155,7 +156,7 @@ long ch_b64_decode(const char *s, size_t n, uint8_t *out, size_t cap);
  * iterations=N, salt="base64" and saltedpassword="base64" instead of
  * password; values may be double-quoted) into user and a credential. 0, or
  * -1 with why. */
-int ch_scram_parse_add(const char *spec, char *user, size_t user_cap, ch_scram_cred *out,
-		       char *why, size_t whylen);
+int ch_scram_parse_add(const char *spec, char *user, size_t user_cap, ch_scram_cred *out, char *why,
+		       size_t whylen);
 
 #endif

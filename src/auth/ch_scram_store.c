@@ -53,8 +53,7 @@ parse_line(char *line, entry *e)
 	e->cred.iterations = (int32_t)it;
 	size_t kl = ch_scram_key_len(e->cred.mech);
 	long sl = ch_b64_decode(f[3], strlen(f[3]), e->cred.salt, sizeof(e->cred.salt));
-	if (sl <= 0 ||
-	    ch_b64_decode(f[4], strlen(f[4]), e->cred.stored_key, kl) != (long)kl ||
+	if (sl <= 0 || ch_b64_decode(f[4], strlen(f[4]), e->cred.stored_key, kl) != (long)kl ||
 	    ch_b64_decode(f[5], strlen(f[5]), e->cred.server_key, kl) != (long)kl)
 		return -1;
 	e->cred.salt_len = (size_t)sl;
@@ -89,7 +88,8 @@ ch_scram_store_open(const char *dir, char *err, size_t errlen)
 			continue;
 		entry e;
 		if (parse_line(line, &e) != 0) {
-			snprintf(err, errlen, "%s:%d: not a SCRAM credential line", s->path, lineno);
+			snprintf(err, errlen, "%s:%d: not a SCRAM credential line", s->path,
+				 lineno);
 			fclose(f);
 			ch_scram_store_close(s);
 			return NULL;
@@ -171,7 +171,7 @@ write_all(const ch_scram_store *s, const entry *v, size_t n, char *err, size_t e
 		const ch_scram_cred *c = &v[i].cred;
 		size_t kl = ch_scram_key_len(c->mech);
 		char name[CH_SCRAM_NAME_MAX * 2], salt[CH_SCRAM_SALT_MAX * 2],
-		     sk[CH_SCRAM_KEY_MAX * 2], vk[CH_SCRAM_KEY_MAX * 2];
+			sk[CH_SCRAM_KEY_MAX * 2], vk[CH_SCRAM_KEY_MAX * 2];
 		ch_b64_encode((const uint8_t *)v[i].user, strlen(v[i].user), name);
 		ch_b64_encode(c->salt, c->salt_len, salt);
 		ch_b64_encode(c->stored_key, kl, sk);
@@ -223,7 +223,8 @@ ch_scram_store_apply(ch_scram_store *s, const ch_scram_change *ch, size_t nch, c
 		v[n++] = s->v[i];
 	for (size_t k = 0; k < nch; k++) {
 		size_t i = 0;
-		while (i < n && !(v[i].cred.mech == ch[k].mech && strcmp(v[i].user, ch[k].user) == 0))
+		while (i < n &&
+		       !(v[i].cred.mech == ch[k].mech && strcmp(v[i].user, ch[k].user) == 0))
 			i++;
 		if (!ch[k].cred) {
 			if (i < n) {

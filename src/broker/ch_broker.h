@@ -68,7 +68,7 @@ struct ch_broker {
 	const char *adv_hosts[CH_LISTENERS_MAX];
 	int32_t adv_ports[CH_LISTENERS_MAX];
 	/* Authentication, set by the shell after ch_broker_open (NULL: none). */
-	struct ch_scram_store *scram;                       /* SCRAM credentials */
+	struct ch_scram_store *scram;                         /* SCRAM credentials */
 	struct ch_plain_users *plain_users[CH_LISTENERS_MAX]; /* each listener's PLAIN users */
 	const char *cluster_id;
 	ch_coord *coord; /* the group coordinator (group/), set by coord_shell_start */

@@ -80,7 +80,8 @@ extern const cli_command cli_groups_list_cmd, cli_groups_describe_cmd, cli_group
 	cli_groups_watch_cmd, cli_groups_health_cmd;
 extern const cli_command cli_groups_rebalances_cmd; /* cli_rebalances.c */
 extern const cli_command cli_groups_simulate_cmd;   /* cli_simulate.c */
-extern const cli_command cli_users_list_cmd, cli_users_set_cmd, cli_users_delete_cmd; /* cli_users.c */
+extern const cli_command cli_users_list_cmd, cli_users_set_cmd,
+	cli_users_delete_cmd; /* cli_users.c */
 
 /* ---- options (cli_args.c) ---- */
 

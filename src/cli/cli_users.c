@@ -17,9 +17,9 @@
 static const char *
 mech_name(int m)
 {
-	return m == COHORT_SCRAM_SHA_256 ? "SCRAM-SHA-256"
+	return m == COHORT_SCRAM_SHA_256   ? "SCRAM-SHA-256"
 	       : m == COHORT_SCRAM_SHA_512 ? "SCRAM-SHA-512"
-					     : "UNKNOWN";
+					   : "UNKNOWN";
 }
 
 /* --mechanism (default SCRAM-SHA-512) as Kafka's type; 0 if it names none. */
@@ -95,14 +95,16 @@ run_set(cli_args *a)
 	if (!pw || !*pw)
 		return cli_fail(CLI_EUSAGE, "users set: --password is required");
 	if (!mech)
-		return cli_fail(CLI_EUSAGE, "users set: --mechanism must be SCRAM-SHA-256 or SCRAM-SHA-512");
+		return cli_fail(CLI_EUSAGE,
+				"users set: --mechanism must be SCRAM-SHA-256 or SCRAM-SHA-512");
 	if (cli_opt_int(a, "iterations", 4096, 16384, 4096, &it) != 0)
 		return CLI_EUSAGE;
 	uint8_t salt[32], salted[64];
 	const EVP_MD *md = mech == COHORT_SCRAM_SHA_256 ? EVP_sha256() : EVP_sha512();
 	int kl = EVP_MD_get_size(md);
 	if (RAND_bytes(salt, sizeof(salt)) != 1 ||
-	    PKCS5_PBKDF2_HMAC(pw, (int)strlen(pw), salt, sizeof(salt), (int)it, md, kl, salted) != 1)
+	    PKCS5_PBKDF2_HMAC(pw, (int)strlen(pw), salt, sizeof(salt), (int)it, md, kl, salted) !=
+		    1)
 		return cli_fail(CLI_EFAIL, "users set: could not hash the password (libcrypto)");
 	cohort_scram_alteration x = {.user = a->pos[0],
 				     .mechanism = mech,

@@ -64,13 +64,14 @@ done_describe(ad_call *k, int16_t version, void *resp, ad_item **items, size_t n
 	if (!r->pub.users)
 		oom = true;
 	for (int32_t i = 0; !oom && i < nr; i++) {
-		const ch_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult *x =
-			&m->Results[i];
+		const ch_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult
+			*x = &m->Results[i];
 		cohort_scram_user *u = &r->pub.users[r->pub.users_n++];
 		memset(u, 0, sizeof(*u));
 		u->name = ad_strdup(&r->arena, x->User, &oom);
 		u->err = x->ErrorCode;
-		u->errmsg = x->ErrorMessage.len > 0 ? ad_strdup(&r->arena, x->ErrorMessage, &oom) : NULL;
+		u->errmsg = x->ErrorMessage.len > 0 ? ad_strdup(&r->arena, x->ErrorMessage, &oom)
+						    : NULL;
 		for (int32_t j = 0; j < x->CredentialInfos_n && u->creds_n < 2; j++) {
 			u->creds[u->creds_n].mechanism = x->CredentialInfos[j].Mechanism;
 			u->creds[u->creds_n].iterations = x->CredentialInfos[j].Iterations;
@@ -191,7 +192,8 @@ done_alter(ad_call *k, int16_t version, void *resp, ad_item **items, size_t n)
 			snprintf(x->errmsg, sizeof(x->errmsg), "%.*s", (int)r->ErrorMessage.len,
 				 r->ErrorMessage.p);
 		else if (!r)
-			snprintf(x->errmsg, sizeof(x->errmsg), "the broker's answer left this user out");
+			snprintf(x->errmsg, sizeof(x->errmsg),
+				 "the broker's answer left this user out");
 	}
 }
 
@@ -211,7 +213,8 @@ cohort_admin_alter_scram_users(cohort_admin *a, cohort_scram_alteration *v, size
 		return COHORT_ERR__INVALID_ARG;
 	for (size_t i = 0; i < n; i++) {
 		cohort_scram_alteration *x = &v[i];
-		if (!x->user || x->iterations < 0 || (x->iterations > 0 && (!x->salt || !x->salted_password)) ||
+		if (!x->user || x->iterations < 0 ||
+		    (x->iterations > 0 && (!x->salt || !x->salted_password)) ||
 		    x->salt_len > INT32_MAX || x->salted_password_len > INT32_MAX)
 			return COHORT_ERR__INVALID_ARG;
 		x->err = COHORT_OK;

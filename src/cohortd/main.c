@@ -162,7 +162,8 @@ plain_users_load(const struct ch_config *cfg, ch_plain_users *out)
 {
 	for (size_t i = 0; i < cfg->nlisteners; i++) {
 		const ch_listener_sec *ls = &cfg->listener_sec[i];
-		bool sasl = ls->protocol == CH_SEC_SASL_PLAINTEXT || ls->protocol == CH_SEC_SASL_SSL;
+		bool sasl =
+			ls->protocol == CH_SEC_SASL_PLAINTEXT || ls->protocol == CH_SEC_SASL_SSL;
 		if (!sasl || !(ls->sasl_mechanisms & CH_SASL_PLAIN))
 			continue;
 		char key[128], why[256];
@@ -194,7 +195,8 @@ add_scram_users(ch_scram_store *st, const char **specs, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		char user[CH_SCRAM_NAME_MAX], why[256];
 		ch_scram_cred cred;
-		if (ch_scram_parse_add(specs[i], user, sizeof(user), &cred, why, sizeof(why)) != 0) {
+		if (ch_scram_parse_add(specs[i], user, sizeof(user), &cred, why, sizeof(why)) !=
+		    0) {
 			fprintf(stderr, "cohortd: --add-scram: %s\n", why);
 			return CH_ERR;
 		}
@@ -380,9 +382,15 @@ main(int argc, char **argv)
 
 	/* The registry and the partition logs (after the signal setup: the
 	 * log manager starts threads). */
-	ch_broker_shell sh = {&d,        shell_reply,      shell_close,
-			      shell_now, shell_wall,       shell_reply_resp,
-			      shell_session, shell_authenticated, shell_close_later};
+	ch_broker_shell sh = {&d,
+			      shell_reply,
+			      shell_close,
+			      shell_now,
+			      shell_wall,
+			      shell_reply_resp,
+			      shell_session,
+			      shell_authenticated,
+			      shell_close_later};
 	if (ch_broker_open(&d.bk, &cfg, d.loop, &sh, err, sizeof(err)) != CH_OK) {
 		fprintf(stderr, "cohortd: cannot open data directory: %s\n", err);
 		admin_stop(adm);

@@ -38,8 +38,8 @@ enum {
 	T_DIRS,      /* char *, exactly one directory; resolved by finish */
 };
 
-#define F_NULLABLE 0x1 /* default is null */
-#define F_COHORT 0x2   /* cohort-specific key or default (doc says so) */
+#define F_NULLABLE 0x1  /* default is null */
+#define F_COHORT 0x2    /* cohort-specific key or default (doc says so) */
 #define F_SENSITIVE 0x4 /* a password or key: DescribeConfigs hides it (Kafka's PASSWORD) */
 #define F_LISTENER 0x8  /* may be set per listener: listener.name.NAME.KEY */
 
@@ -256,8 +256,8 @@ static const cdef cdefs[] = {
 	 "PEM file with the certificates that client certificates are checked against."},
 	{"ssl.truststore.password", V_STR, F_NULLABLE | F_LISTENER | F_SENSITIVE, NULL, NOFIELD,
 	 "Password of the trust store (not used by PEM)."},
-	{"ssl.truststore.certificates", V_STR, F_NULLABLE | F_LISTENER | F_SENSITIVE, NULL,
-	 NOFIELD, "Trusted certificates in PEM, inline (instead of ssl.truststore.location)."},
+	{"ssl.truststore.certificates", V_STR, F_NULLABLE | F_LISTENER | F_SENSITIVE, NULL, NOFIELD,
+	 "Trusted certificates in PEM, inline (instead of ssl.truststore.location)."},
 	{"ssl.enabled.protocols",
 	 {T_BITS, 0, 0, tls_protocol_choices},
 	 F_LISTENER,
@@ -608,7 +608,7 @@ struct ch_config_state {
 	struct lkv {         /* listener.name.NAME.KEY, normalised; one per key */
 		char *key;
 		char *val;
-	} *lkv;
+	} * lkv;
 	size_t nlkv;
 };
 
@@ -1229,7 +1229,8 @@ lsn_item(const char *item, size_t n, void *arg)
 	if (listener_parse_n(item, n, &l, a->err, a->errlen) != CH_OK)
 		return -1;
 	if (a->n == CH_LISTENERS_MAX) {
-		ch_errf(a->err, a->errlen, "cohort supports at most %d listeners", CH_LISTENERS_MAX);
+		ch_errf(a->err, a->errlen, "cohort supports at most %d listeners",
+			CH_LISTENERS_MAX);
 		return -1;
 	}
 	for (size_t i = 0; i < a->n; i++)
@@ -1266,14 +1267,16 @@ listeners_parse(const char *s, ch_listener *out, size_t *n, char *err, size_t er
 		for (size_t j = i + 1; j < a.n; j++) {
 			if (out[i].port == 0 || out[i].port != out[j].port)
 				continue;
-			bool v4v6 = (ip_literal(out[i].host, false) && ip_literal(out[j].host, true)) ||
-				    (ip_literal(out[i].host, true) && ip_literal(out[j].host, false));
+			bool v4v6 =
+				(ip_literal(out[i].host, false) && ip_literal(out[j].host, true)) ||
+				(ip_literal(out[i].host, true) && ip_literal(out[j].host, false));
 			size_t same = 0;
 			for (size_t k = 0; k < a.n; k++)
 				same += out[k].port == out[i].port;
 			if (!v4v6 || same > 2) {
 				ch_errf(err, errlen,
-					"Each listener must have a different port unless exactly one "
+					"Each listener must have a different port unless exactly "
+					"one "
 					"listener has an IPv4 address and the other IPv6 address, "
 					"port: %u",
 					out[i].port);
@@ -1344,7 +1347,8 @@ set_listener_key(struct ch_config *cfg, const char *key, const char *value, cons
 		int i = def_index(sub);
 		if (i < 0 || !(cdefs[i].flags & F_LISTENER)) {
 			ch_errf(err, errlen,
-				"unknown configuration key '%s'%s ('%s' cannot be set per listener)",
+				"unknown configuration key '%s'%s ('%s' cannot be set per "
+				"listener)",
 				key, where, sub);
 			free(v);
 			return CH_ERR;
@@ -1723,8 +1727,7 @@ listener_sec_finish(struct ch_config *cfg, size_t i, char *err, size_t errlen)
 	ls->sasl_mechanisms = listener_pval(cfg, ln, "sasl.enabled.mechanisms").bits;
 	ls->plain_jaas = listener_val(cfg, ln, "plain.sasl.jaas.config");
 	ls->connections_max_reauth_ms = listener_pval(cfg, ln, "connections.max.reauth.ms").l;
-	ls->sasl_server_max_receive_size =
-		listener_pval(cfg, ln, "sasl.server.max.receive.size").i;
+	ls->sasl_server_max_receive_size = listener_pval(cfg, ln, "sasl.server.max.receive.size").i;
 	bool tls = ls->protocol == CH_SEC_SSL || ls->protocol == CH_SEC_SASL_SSL;
 	bool sasl = ls->protocol == CH_SEC_SASL_PLAINTEXT || ls->protocol == CH_SEC_SASL_SSL;
 	if (tls) {
@@ -1737,11 +1740,12 @@ listener_sec_finish(struct ch_config *cfg, size_t i, char *err, size_t errlen)
 		}
 		bool inl = ls->ssl_keystore_certificate_chain || ls->ssl_keystore_key;
 		if (inl ? !(ls->ssl_keystore_certificate_chain && ls->ssl_keystore_key) ||
-				  ls->ssl_keystore_location
+				    ls->ssl_keystore_location
 			: !ls->ssl_keystore_location) {
 			ch_errf(err, errlen,
 				"listener %s (%s) needs ssl.keystore.location, or both "
-				"ssl.keystore.certificate.chain and ssl.keystore.key (not both forms)",
+				"ssl.keystore.certificate.chain and ssl.keystore.key (not both "
+				"forms)",
 				ln, ch_security_protocol_name(ls->protocol));
 			return CH_ERR;
 		}
@@ -1776,7 +1780,8 @@ listener_sec_finish(struct ch_config *cfg, size_t i, char *err, size_t errlen)
 		if (ls->sasl_mechanisms == 0 || (ls->sasl_mechanisms & CH_SASL_GSSAPI)) {
 			ch_errf(err, errlen,
 				"invalid value '%s' for sasl.enabled.mechanisms (listener %s): "
-				"cohort supports PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, not GSSAPI "
+				"cohort supports PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, not "
+				"GSSAPI "
 				"(Kafka's default)",
 				listener_val(cfg, ln, "sasl.enabled.mechanisms"), ln);
 			return CH_ERR;
@@ -1810,7 +1815,8 @@ listeners_finish(struct ch_config *cfg, char *err, size_t errlen)
 			k++;
 		if (k == pm.n) {
 			ch_errf(err, errlen,
-				"invalid value '%s' for listeners: No security protocol defined for "
+				"invalid value '%s' for listeners: No security protocol defined "
+				"for "
 				"listener %s (listener.security.protocol.map)",
 				lv, cfg->listeners[i].name);
 			return CH_ERR;
@@ -1832,8 +1838,10 @@ listeners_finish(struct ch_config *cfg, char *err, size_t errlen)
 			int i = ch_config_listener_index(cfg, al[j].name);
 			if (i < 0) {
 				ch_errf(err, errlen,
-					"invalid value '%s' for advertised.listeners: listener names "
-					"must be equal to or a subset of the ones defined in listeners "
+					"invalid value '%s' for advertised.listeners: listener "
+					"names "
+					"must be equal to or a subset of the ones defined in "
+					"listeners "
 					"(%s is not)",
 					adv, al[j].name);
 				return CH_ERR;
@@ -1846,7 +1854,8 @@ listeners_finish(struct ch_config *cfg, char *err, size_t errlen)
 			ch_errf(err, errlen,
 				"advertised.listeners cannot use the nonroutable meta-address "
 				"%s%s; set advertised.listeners to a routable address",
-				cfg->advertised_of[i].host, adv ? "" : " (inherited from listeners)");
+				cfg->advertised_of[i].host,
+				adv ? "" : " (inherited from listeners)");
 			return CH_ERR;
 		}
 	}

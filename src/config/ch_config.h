@@ -155,9 +155,9 @@ typedef struct ch_listener_sec {
 	ch_ssl_client_auth ssl_client_auth;
 	const char *ssl_principal_mapping_rules;
 	/* SASL (SASL_PLAINTEXT, SASL_SSL) */
-	unsigned sasl_mechanisms;            /* CH_SASL_* */
-	const char *plain_jaas;              /* listener.name.NAME.plain.sasl.jaas.config */
-	int64_t connections_max_reauth_ms;   /* 0: no re-authentication */
+	unsigned sasl_mechanisms;             /* CH_SASL_* */
+	const char *plain_jaas;               /* listener.name.NAME.plain.sasl.jaas.config */
+	int64_t connections_max_reauth_ms;    /* 0: no re-authentication */
 	int32_t sasl_server_max_receive_size; /* frame limit before authentication */
 } ch_listener_sec;
 
@@ -172,12 +172,12 @@ struct ch_config_state;
 /* Typed, resolved values. Field names follow the key with '.' -> '_'. */
 struct ch_config {
 	/* broker */
-	int32_t node_id;            /* node.id / broker.id */
-	char *broker_rack;          /* broker.rack; NULL if unset */
-	ch_listener listener;       /* listeners: the first one */
-	ch_listener advertised;     /* its advertised address */
-	ch_listener listeners[CH_LISTENERS_MAX];      /* listeners, in order */
-	ch_listener advertised_of[CH_LISTENERS_MAX];  /* each one's advertised address */
+	int32_t node_id;                                /* node.id / broker.id */
+	char *broker_rack;                              /* broker.rack; NULL if unset */
+	ch_listener listener;                           /* listeners: the first one */
+	ch_listener advertised;                         /* its advertised address */
+	ch_listener listeners[CH_LISTENERS_MAX];        /* listeners, in order */
+	ch_listener advertised_of[CH_LISTENERS_MAX];    /* each one's advertised address */
 	ch_listener_sec listener_sec[CH_LISTENERS_MAX]; /* each one's security settings */
 	size_t nlisteners;
 	int64_t connection_failed_authentication_delay_ms;

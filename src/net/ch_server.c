@@ -102,16 +102,16 @@ struct ch_conn {
 	ch_timer close_timer; /* ch_conn_close_later */
 	bool closing;         /* ch_conn_close_later: reads no more */
 
-	int tag;              /* the listener's */
-	char *principal;      /* NULL: User:ANONYMOUS */
+	int tag;         /* the listener's */
+	char *principal; /* NULL: User:ANONYMOUS */
 
 	/* TLS (listener with a ch_tls_ctx): every byte goes through ssl. */
 	SSL *ssl;
 	ch_tls_ctx *tls;
-	bool tls_handshaking;   /* until SSL_do_handshake succeeds */
-	bool tls_hs_want_write; /* the handshake waits for EPOLLOUT (else EPOLLIN) */
+	bool tls_handshaking;     /* until SSL_do_handshake succeeds */
+	bool tls_hs_want_write;   /* the handshake waits for EPOLLOUT (else EPOLLIN) */
 	bool tls_read_want_write; /* SSL_read needs the socket writable first */
-	bool tls_read_pending;  /* plaintext buffered in ssl: read it before sleeping */
+	bool tls_read_pending;    /* plaintext buffered in ssl: read it before sleeping */
 
 	ch_conn *prev; /* srv->conns */
 	ch_conn *next;
@@ -394,7 +394,8 @@ flush_tls(ch_conn *c)
 		}
 		ssize_t want = gather(c, c->srv->tls_wbuf, CH_TLS_WRITE_CHUNK);
 		if (want <= 0) {
-			CH_LOGE("net", "closing connection from %s: a response could not be completed",
+			CH_LOGE("net",
+				"closing connection from %s: a response could not be completed",
 				c->peer);
 			conn_teardown(c);
 			return CH_ERR;
@@ -409,7 +410,8 @@ flush_tls(ch_conn *c)
 			}
 			char why[160];
 			CH_LOGD("net", "TLS write to %s: %s", c->peer,
-				e == SSL_ERROR_SYSCALL ? strerror(errno) : ch_tls_error(why, sizeof(why)));
+				e == SSL_ERROR_SYSCALL ? strerror(errno)
+						       : ch_tls_error(why, sizeof(why)));
 			conn_teardown(c);
 			return CH_ERR;
 		}
@@ -686,8 +688,10 @@ conn_handshake(ch_conn *c)
 		c->tls_handshaking = false;
 		char p[1100];
 		if (ch_tls_principal(c->tls, c->ssl, p, sizeof(p)) != 0) {
-			CH_LOGI("net", "closing TLS connection from %s: no ssl.principal.mapping.rules "
-				       "rule applies to %s", c->peer, p);
+			CH_LOGI("net",
+				"closing TLS connection from %s: no ssl.principal.mapping.rules "
+				"rule applies to %s",
+				c->peer, p);
 			conn_teardown(c);
 			return;
 		}

@@ -74,9 +74,9 @@ typedef struct ch_server_opts {
 	 * IPv6 too when available), an IPv4/IPv6 literal ("::1" or "[::1]"),
 	 * or a host name (the first address that binds). */
 	const char *host;
-	int port;                  /* 0: ephemeral, see ch_server_port() */
-	int tag;                   /* this listener's tag (ch_conn_listener); more: ch_server_listen */
-	ch_tls_ctx *tls;           /* NULL: plaintext; else TLS with it (not owned) */
+	int port;        /* 0: ephemeral, see ch_server_port() */
+	int tag;         /* this listener's tag (ch_conn_listener); more: ch_server_listen */
+	ch_tls_ctx *tls; /* NULL: plaintext; else TLS with it (not owned) */
 	int32_t max_request_bytes; /* 0: default; a larger frame closes the conn */
 	int64_t idle_ms;           /* 0: default; < 0: never reap */
 	int max_inflight;          /* 0: default; pending requests per conn */

@@ -104,7 +104,8 @@ use_ciphers(SSL_CTX *ctx, const char *list, char *bad, size_t badlen)
 	size_t cap = strlen(list) + 64;
 	char *v12 = ch_xcalloc(1, cap), *v13 = ch_xcalloc(1, cap);
 	int rc = 0;
-	for (char *save = NULL, *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+	for (char *save = NULL, *t = strtok_r(copy, ", ", &save); t;
+	     t = strtok_r(NULL, ", ", &save)) {
 		bool is13 = strncmp(t, "TLS_AES_", 8) == 0 || strncmp(t, "TLS_CHACHA20_", 13) == 0;
 		const char *name = t;
 		if (!is13) {
@@ -194,7 +195,8 @@ ch_tls_ctx_new(const ch_listener_sec *ls, const char *listener, char *err, size_
 		key = "ssl.cipher.suites";
 		char bad[256];
 		if (use_ciphers(ctx, ls->ssl_cipher_suites, bad, sizeof(bad)) != 0) {
-			snprintf(err, errlen, "invalid value '%s' for %s (listener %s): no cipher of '%s'",
+			snprintf(err, errlen,
+				 "invalid value '%s' for %s (listener %s): no cipher of '%s'",
 				 ls->ssl_cipher_suites, key, listener, bad);
 			ch_tls_ctx_free(t);
 			return NULL;
@@ -210,14 +212,16 @@ ch_tls_ctx_new(const ch_listener_sec *ls, const char *listener, char *err, size_
 	SSL_CTX_set_session_id_context(ctx, sid, sizeof(sid) - 1);
 	t->rules = ch_principal_rules_parse(ls->ssl_principal_mapping_rules, why, sizeof(why));
 	if (!t->rules) {
-		snprintf(err, errlen, "invalid value '%s' for ssl.principal.mapping.rules (listener %s): %s",
+		snprintf(err, errlen,
+			 "invalid value '%s' for ssl.principal.mapping.rules (listener %s): %s",
 			 ls->ssl_principal_mapping_rules, listener, why);
 		ch_tls_ctx_free(t);
 		return NULL;
 	}
 	return t;
 fail:
-	snprintf(err, errlen, "%s (listener %s): %s", key, listener, ch_tls_error(why, sizeof(why)));
+	snprintf(err, errlen, "%s (listener %s): %s", key, listener,
+		 ch_tls_error(why, sizeof(why)));
 	ch_tls_ctx_free(t);
 	return NULL;
 }

@@ -20,7 +20,7 @@
 #define RFC_SERVER_FIRST                                                                           \
 	"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
 #define RFC_FINAL                                                                                  \
-	"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"                            \
+	"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"                             \
 	"p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="
 #define RFC_SERVER_FINAL "v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="
 
@@ -123,8 +123,8 @@ static void
 t_scram_client_512(void)
 {
 	users u = {"al,i=ce", {0}};
-	CH_CHECK(ch_scram_cred_from_password(CH_SCRAM_SHA_512, "s3cret", 6, NULL, 0, 8192, &u.cred) ==
-		 0);
+	CH_CHECK(ch_scram_cred_from_password(CH_SCRAM_SHA_512, "s3cret", 6, NULL, 0, 8192,
+					     &u.cred) == 0);
 	ch_scram_server s;
 	ch_scram_server_init(&s, CH_SCRAM_SHA_512);
 	const char *first = "n,,n=al=2Ci=3Dce,r=clientnonce123";
@@ -177,9 +177,18 @@ t_scram_parse(void)
 		CH_CHECK(rc == 0);
 	}
 	CH_CHECK_EQ_STR(cf.user, "a=b");
-	const char *badf[] = {"",          "y,,n=u,r=x",  "p=tls,,n=u,r=x", "n,,n=,r=x",
-			      "n,,n=u",    "n,,n=u,r=",   "n,,n=u,r=x,",    "n,,n=a=2,r=x",
-			      "n,,n=u,r=a b", "n,,n=u,r=x,1=2", "n,,n=\xc3\xa9,r=x", "n,a=,n=u,r=x"};
+	const char *badf[] = {"",
+			      "y,,n=u,r=x",
+			      "p=tls,,n=u,r=x",
+			      "n,,n=,r=x",
+			      "n,,n=u",
+			      "n,,n=u,r=",
+			      "n,,n=u,r=x,",
+			      "n,,n=a=2,r=x",
+			      "n,,n=u,r=a b",
+			      "n,,n=u,r=x,1=2",
+			      "n,,n=\xc3\xa9,r=x",
+			      "n,a=,n=u,r=x"};
 	for (size_t i = 0; i < CH_ARRAY_LEN(badf); i++) {
 		int rc = ch_scram_parse_client_first((const uint8_t *)badf[i], strlen(badf[i]), &cf,
 						     why, sizeof(why));
@@ -188,12 +197,13 @@ t_scram_parse(void)
 		CH_CHECK(rc == -1);
 	}
 	ch_scram_client_final cl;
-	CH_CHECK(ch_scram_parse_client_final((const uint8_t *)RFC_FINAL, strlen(RFC_FINAL), &cl, why,
-					     sizeof(why)) == 0);
+	CH_CHECK(ch_scram_parse_client_final((const uint8_t *)RFC_FINAL, strlen(RFC_FINAL), &cl,
+					     why, sizeof(why)) == 0);
 	CH_CHECK_EQ_INT(cl.proof_len, 32);
 	CH_CHECK_EQ_INT(cl.without_proof_len, strlen(RFC_FINAL) - strlen(",p=") - 44);
-	const char *badl[] = {"c=biws,r=x", "c=biw,r=x,p=AAAA", "r=x,c=biws,p=AAAA",
-			      "c=biws,r=x,p=AAAA,e=1", "c=biws,r=x,p=", "c=biws,r=x,p=A==="};
+	const char *badl[] = {"c=biws,r=x",        "c=biw,r=x,p=AAAA",
+			      "r=x,c=biws,p=AAAA", "c=biws,r=x,p=AAAA,e=1",
+			      "c=biws,r=x,p=",     "c=biws,r=x,p=A==="};
 	for (size_t i = 0; i < CH_ARRAY_LEN(badl); i++)
 		CH_CHECK(ch_scram_parse_client_final((const uint8_t *)badl[i], strlen(badl[i]), &cl,
 						     why, sizeof(why)) == -1);
@@ -217,13 +227,16 @@ t_add_scram(void)
 				    user, sizeof(user), &c, why, sizeof(why)) == 0);
 	users u = rfc_user();
 	CH_CHECK(memcmp(c.stored_key, u.cred.stored_key, 32) == 0);
-	const char *bad[] = {"SCRAM-SHA-1=[name=a,password=b]", "SCRAM-SHA-256=name=a",
-			     "SCRAM-SHA-256=[password=b]", "SCRAM-SHA-256=[name=a]",
+	const char *bad[] = {"SCRAM-SHA-1=[name=a,password=b]",
+			     "SCRAM-SHA-256=name=a",
+			     "SCRAM-SHA-256=[password=b]",
+			     "SCRAM-SHA-256=[name=a]",
 			     "SCRAM-SHA-256=[name=a,password=b,iterations=10]",
 			     "SCRAM-SHA-256=[name=a,saltedpassword=AAAA]",
 			     "SCRAM-SHA-256=[name=a,password=b,colour=red]"};
 	for (size_t i = 0; i < CH_ARRAY_LEN(bad); i++)
-		CH_CHECK(ch_scram_parse_add(bad[i], user, sizeof(user), &c, why, sizeof(why)) == -1);
+		CH_CHECK(ch_scram_parse_add(bad[i], user, sizeof(user), &c, why, sizeof(why)) ==
+			 -1);
 }
 
 static void
@@ -246,7 +259,8 @@ t_plain(void)
 	CH_CHECK(ch_plain_check(&u, (const uint8_t *)"\0alice\0al\"icf", 13, user, sizeof(user),
 				&msg) == -1);
 	CH_CHECK_EQ_STR(msg, "Authentication failed: Invalid username or password");
-	CH_CHECK(ch_plain_check(&u, (const uint8_t *)"\0bob\0x", 6, user, sizeof(user), &msg) == -1);
+	CH_CHECK(ch_plain_check(&u, (const uint8_t *)"\0bob\0x", 6, user, sizeof(user), &msg) ==
+		 -1);
 	CH_CHECK_EQ_STR(msg, "Authentication failed: Invalid username or password");
 	CH_CHECK(ch_plain_check(&u, (const uint8_t *)"\0alice", 6, user, sizeof(user), &msg) == -1);
 	CH_CHECK_EQ_STR(msg, "Invalid SASL/PLAIN response: expected 3 tokens, got 2");
@@ -323,10 +337,10 @@ t_principal(void)
 	CH_CHECK(r && ch_principal_map(r, "CN=alice,O=x", out, sizeof(out)) == 0);
 	CH_CHECK_EQ_STR(out, "CN=alice,O=x");
 	ch_principal_rules_free(r);
-	r = ch_principal_rules_parse(
-		"RULE:^CN=([a-zA-Z0-9.]*),OU=ServiceUsers,.*$/svc-$1/L, RULE:^CN=(.*),O=(.*)$/$2:$1/,"
-		"DEFAULT",
-		why, sizeof(why));
+	r = ch_principal_rules_parse("RULE:^CN=([a-zA-Z0-9.]*),OU=ServiceUsers,.*$/svc-$1/L, "
+				     "RULE:^CN=(.*),O=(.*)$/$2:$1/,"
+				     "DEFAULT",
+				     why, sizeof(why));
 	CH_CHECK(r != NULL);
 	CH_CHECK(ch_principal_map(r, "CN=Kafka1,OU=ServiceUsers,O=Org", out, sizeof(out)) == 0);
 	CH_CHECK_EQ_STR(out, "svc-kafka1");

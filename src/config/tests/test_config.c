@@ -484,8 +484,7 @@ t_listeners_many(void)
 	CH_CHECK(c.listener_sec[0].ssl_keystore_location == NULL);
 	CH_CHECK_EQ_INT(c.listener_sec[0].ssl_client_auth, CH_SSL_CLIENT_AUTH_NONE);
 	CH_CHECK_EQ_INT(c.listener_sec[1].ssl_enabled_protocols, CH_TLS_V1_2 | CH_TLS_V1_3);
-	CH_CHECK_EQ_INT(c.listener_sec[2].sasl_mechanisms,
-			CH_SASL_SCRAM_SHA_512 | CH_SASL_PLAIN);
+	CH_CHECK_EQ_INT(c.listener_sec[2].sasl_mechanisms, CH_SASL_SCRAM_SHA_512 | CH_SASL_PLAIN);
 	CH_CHECK_EQ_INT(c.listener_sec[0].sasl_mechanisms, CH_SASL_PLAIN);
 	CH_CHECK(strstr(c.listener_sec[2].plain_jaas, "user_a=\"b\"") != NULL);
 	CH_CHECK_EQ_INT(c.listener_sec[2].sasl_server_max_receive_size, 524288);
@@ -784,6 +783,6 @@ t_dynamic_layers(void)
 
 CH_TEST_MAIN(CH_TEST(t_defaults), CH_TEST(t_dynamic_layers), CH_TEST(t_file_syntax),
 	     CH_TEST(t_file_unicode), CH_TEST(t_errors), CH_TEST(t_set_overrides_file),
-	     CH_TEST(t_synonyms), CH_TEST(t_cross_keys), CH_TEST(t_listeners), CH_TEST(t_listeners_many),
-	     CH_TEST(t_describe),
-	     CH_TEST(t_topic_validate), CH_TEST(t_topic_defaults))
+	     CH_TEST(t_synonyms), CH_TEST(t_cross_keys), CH_TEST(t_listeners),
+	     CH_TEST(t_listeners_many), CH_TEST(t_describe), CH_TEST(t_topic_validate),
+	     CH_TEST(t_topic_defaults))
