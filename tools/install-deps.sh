@@ -26,6 +26,7 @@ if [[ $what == test ]]; then
 	DEBS+=(clang clang-format libclang-rt-14-dev python3 kcat librdkafka-dev python3-confluent-kafka
 	       python3-kafka openjdk-17-jdk-headless maven iproute2 python3-venv groff-base
 	       golang-go golang-github-segmentio-kafka-go-dev golang-github-shopify-sarama-dev
+	       openssl    # it_security makes its certificates with the openssl CLI
 	       chromium)  # the live page's end-to-end test (it_page, playwright-core drives it)
 	command -v node >/dev/null && command -v npm >/dev/null || DEBS+=(nodejs npm)
 fi
