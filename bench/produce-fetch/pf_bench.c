@@ -49,6 +49,23 @@ set(rd_kafka_conf_t *c, const char *k, const char *v)
 	}
 }
 
+/* --tls: the CA file the clients trust; NULL for plaintext. */
+static const char *tls_ca;
+
+/* A client configuration for bootstrap bs, over TLS while tls_ca is set. */
+static rd_kafka_conf_t *
+client_conf(const char *bs)
+{
+	rd_kafka_conf_t *c = rd_kafka_conf_new();
+	set(c, "bootstrap.servers", bs);
+	if (tls_ca) {
+		set(c, "security.protocol", "SSL");
+		set(c, "ssl.ca.location", tls_ca);
+		set(c, "ssl.endpoint.identification.algorithm", "none");
+	}
+	return c;
+}
+
 static long delivered, failed;
 static void
 dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *op)
@@ -74,9 +91,8 @@ create_topic(const char *bs, rd_kafka_mock_cluster_t *mc, const char *topic, int
 		}
 		return;
 	}
-	rd_kafka_conf_t *c = rd_kafka_conf_new();
+	rd_kafka_conf_t *c = client_conf(bs);
 	char err[256];
-	set(c, "bootstrap.servers", bs);
 	rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof(err));
 	rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, nparts, 1, err, sizeof(err));
 	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
@@ -109,9 +125,8 @@ create_topic(const char *bs, rd_kafka_mock_cluster_t *mc, const char *topic, int
 static double
 produce(const char *bs, const char *topic, const char *acks, long n, int sz, int nparts)
 {
-	rd_kafka_conf_t *c = rd_kafka_conf_new();
+	rd_kafka_conf_t *c = client_conf(bs);
 	char err[256];
-	set(c, "bootstrap.servers", bs);
 	set(c, "acks", acks);
 	set(c, "linger.ms", "5");
 	set(c, "batch.size", "1000000");
@@ -155,9 +170,8 @@ produce(const char *bs, const char *topic, const char *acks, long n, int sz, int
 static double
 fetch(const char *bs, const char *topic, long n, int nparts)
 {
-	rd_kafka_conf_t *c = rd_kafka_conf_new();
+	rd_kafka_conf_t *c = client_conf(bs);
 	char err[256];
-	set(c, "bootstrap.servers", bs);
 	set(c, "group.id", "pf-bench");
 	set(c, "enable.auto.commit", "false");
 	set(c, "fetch.max.bytes", "52428800");
@@ -221,11 +235,37 @@ row(const char *what, long n, int sz, double a, double b)
 	       b / a);
 }
 
+/* --tls PLAIN_BOOTSTRAP TLS_BOOTSTRAP CA_FILE [N [SIZE]]: the same cohortd
+ * through its PLAINTEXT and its SSL listener, one after the other. */
+static int
+main_tls(int argc, char **argv)
+{
+	long n = argc > 5 ? atol(argv[5]) : 1000000;
+	int sz = argc > 6 ? atoi(argv[6]) : 100;
+	result pl = run(argv[2], NULL, "plain", n, sz);
+	tls_ca = argv[4];
+	result tl = run(argv[3], NULL, "tls", n, sz);
+	printf("%ld messages of %d bytes, one client, one cohortd\n", n, sz);
+	printf("%-20s %12s %9s %12s %9s %8s\n", "", "TLS", "", "PLAINTEXT", "", "");
+	printf("%-20s %12s %9s %12s %9s %8s\n", "scenario", "msgs/s", "MB/s", "msgs/s", "MB/s",
+	       "ratio");
+	row("produce acks=1", n, sz, tl.produce1, pl.produce1);
+	row("produce acks=all", n, sz, tl.produce_all, pl.produce_all);
+	char what[64];
+	snprintf(what, sizeof(what), "fetch (%d parts)", pl.fetch_parts);
+	row(what, n, sz, tl.fetch, pl.fetch);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
+	if (argc >= 5 && strcmp(argv[1], "--tls") == 0)
+		return main_tls(argc, argv);
 	if (argc < 2) {
-		fprintf(stderr, "usage: pf_bench BOOTSTRAP [N [SIZE]]\n");
+		fprintf(stderr,
+			"usage: pf_bench BOOTSTRAP [N [SIZE]]\n"
+			"       pf_bench --tls PLAIN_BOOTSTRAP TLS_BOOTSTRAP CA_FILE [N [SIZE]]\n");
 		return 2;
 	}
 	long n = argc > 2 ? atol(argv[2]) : 1000000;
