@@ -52,6 +52,10 @@ typedef struct ch_req {
 				* a certificate's mapped name): what an authorizer
 				* checks (issue 14's ACLs are not written yet) */
 	struct ch_api_session *sess; /* the connection's (NULL: no shell session) */
+
+	/* What a handler's pre-core hook leaves for its response hook
+	 * (ch_api_consumer_group.c's DeleteGroups), in arena. */
+	void *hook_ctx;
 } ch_req;
 
 /* Per-connection state of the api layer: the listener, the principal and

@@ -26,7 +26,10 @@
  *                  "consumer", their state Empty/Assigning/Reconciling/Stable.
  *   DescribeGroups Dead, no members (Kafka's describeGroups finds no classic
  *                  group; v6's GROUP_ID_NOT_FOUND is not served yet).
- *   DeleteGroups   not yet: it deletes the offsets, the consumer group stays.
+ *   DeleteGroups   a consumer group with members: NON_EMPTY_GROUP (its
+ *                  offsets stay; ConsumerGroup.validateDeleteGroup); an
+ *                  empty one is deleted (its records' tombstones) with its
+ *                  offsets.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,6 +268,72 @@ join_refused(ch_req *req)
 	return true;
 }
 
+/* DeleteGroups: the names of consumer groups with members leave the
+ * request (the classic core would delete their offsets) and are answered
+ * NON_EMPTY_GROUP by patch_delete; empty consumer groups are deleted here,
+ * their offsets by the classic core. */
+typedef struct delete_ctx {
+	ch_str *refused, *deleted;
+	int32_t nrefused, ndeleted;
+} delete_ctx;
+
+static void
+delete_prepare(ch_req *req)
+{
+	ch_DeleteGroupsRequest *rq = req->body;
+	int32_t n = rq->GroupsNames_n > 0 ? rq->GroupsNames_n : 0;
+	delete_ctx *x = ch_req_alloc(req, sizeof(*x));
+	ch_str *kept = ch_req_alloc(req, sizeof(*kept) * (size_t)(n ? n : 1));
+	x->refused = ch_req_alloc(req, sizeof(*x->refused) * (size_t)(n ? n : 1));
+	x->deleted = ch_req_alloc(req, sizeof(*x->deleted) * (size_t)(n ? n : 1));
+	x->nrefused = x->ndeleted = 0;
+	int32_t nkept = 0;
+	for (int32_t i = 0; i < n; i++) {
+		ch_str id = rq->GroupsNames[i];
+		ch_coord_cg_group_view gv;
+		if (id.len <= 0 || load_error(req, id) || !is_consumer_group(req, id, &gv)) {
+			kept[nkept++] = id;
+		} else if (gv.members > 0) {
+			bool seen = false;
+			for (int32_t j = 0; j < x->nrefused && !seen; j++)
+				seen = ch_str_eq(x->refused[j], id);
+			if (!seen)
+				x->refused[x->nrefused++] = id;
+		} else {
+			ch_coord_cg_delete_if_empty(req->bk->cgroups, id);
+			x->deleted[x->ndeleted++] = id;
+			kept[nkept++] = id;
+		}
+	}
+	rq->GroupsNames = kept;
+	rq->GroupsNames_n = nkept;
+	req->hook_ctx = x;
+}
+
+static void
+patch_delete(ch_req *req, ch_DeleteGroupsResponse *resp)
+{
+	const delete_ctx *x = req->hook_ctx;
+	if (!x)
+		return;
+	int32_t n = resp->Results_n > 0 ? resp->Results_n : 0;
+	ch_DeleteGroupsResponse_DeletableGroupResult *v =
+		ch_req_alloc(req, sizeof(*v) * (size_t)(n + x->nrefused + 1));
+	if (n)
+		memcpy(v, resp->Results, sizeof(*v) * (size_t)n);
+	for (int32_t i = 0; i < n; i++)
+		for (int32_t j = 0; j < x->ndeleted; j++)
+			if (ch_str_eq(v[i].GroupId, x->deleted[j]) &&
+			    v[i].ErrorCode == CH_KERR_GROUP_ID_NOT_FOUND)
+				v[i].ErrorCode =
+					CH_KERR_NONE; /* no offsets: only the consumer group */
+	for (int32_t j = 0; j < x->nrefused; j++)
+		v[n++] = (ch_DeleteGroupsResponse_DeletableGroupResult){x->refused[j],
+									CH_KERR_NON_EMPTY_GROUP};
+	resp->Results = v;
+	resp->Results_n = n;
+}
+
 bool
 ch_api_cg_refused(ch_req *req)
 {
@@ -275,6 +344,9 @@ ch_api_cg_refused(ch_req *req)
 		return commit_refused(req);
 	case CH_APIKEY_JOIN_GROUP:
 		return join_refused(req);
+	case CH_APIKEY_DELETE_GROUPS:
+		delete_prepare(req);
+		return false;
 	default:
 		return false;
 	}
@@ -398,6 +470,12 @@ ch_api_cg_respond(ch_req *req, const void *resp)
 	if (req->key == CH_APIKEY_DESCRIBE_GROUPS) {
 		ch_DescribeGroupsResponse copy = *(const ch_DescribeGroupsResponse *)resp;
 		patch_describe(req, &copy);
+		ch_api_send(req, &copy);
+		return true;
+	}
+	if (req->key == CH_APIKEY_DELETE_GROUPS) {
+		ch_DeleteGroupsResponse copy = *(const ch_DeleteGroupsResponse *)resp;
+		patch_delete(req, &copy);
 		ch_api_send(req, &copy);
 		return true;
 	}

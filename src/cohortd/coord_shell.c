@@ -53,6 +53,7 @@ struct coord_shell {
 typedef struct append_ctx {
 	coord_shell *s;
 	uint64_t id;
+	bool consumer_group; /* ch_coord_cg's append, not ch_coord's */
 } append_ctx;
 
 /* ch_log_manager_append_durable's callback (once, on the loop thread): reports append id's
@@ -62,7 +63,10 @@ append_durable(void *ud, int16_t kerr, int64_t base, int64_t last)
 {
 	(void)base, (void)last;
 	append_ctx *a = ud;
-	ch_coord_append_done(a->s->coord, ch_now_wall_ms(), a->id, kerr);
+	if (a->consumer_group)
+		ch_coord_cg_append_done(a->s->cgroups, ch_now_wall_ms(), a->id, kerr);
+	else
+		ch_coord_append_done(a->s->coord, ch_now_wall_ms(), a->id, kerr);
 	free(a);
 }
 
@@ -70,9 +74,9 @@ append_durable(void *ud, int16_t kerr, int64_t base, int64_t last)
  * batch on __consumer_offsets partition `partition`, through the durable
  * path; ch_coord_append_done(id) when fsynced or failed. */
 static void
-op_append(void *ud, int32_t partition, const ch_coord_record *recs, size_t n, uint64_t id)
+append_batch(coord_shell *s, int32_t partition, const ch_coord_record *recs, size_t n, uint64_t id,
+	     bool consumer_group)
 {
-	coord_shell *s = ud;
 	ch_buf b;
 	ch_buf_init(&b);
 	ch_batch_builder bb;
@@ -89,6 +93,7 @@ op_append(void *ud, int32_t partition, const ch_coord_record *recs, size_t n, ui
 	append_ctx *a = ch_xmalloc(sizeof(*a));
 	a->s = s;
 	a->id = id;
+	a->consumer_group = consumer_group;
 	if (ch_batch_builder_end(&bb, -1) != CH_OK) {
 		ch_buf_free(&b);
 		free(a);
@@ -97,6 +102,19 @@ op_append(void *ud, int32_t partition, const ch_coord_record *recs, size_t n, ui
 	ch_log_manager_append_durable(s->logs, CH_CONSUMER_OFFSETS_TOPIC, partition, b.data, b.len,
 				      append_durable, a);
 	ch_buf_free(&b);
+}
+
+static void
+op_append(void *ud, int32_t partition, const ch_coord_record *recs, size_t n, uint64_t id)
+{
+	append_batch(ud, partition, recs, n, id, false);
+}
+
+/* ch_coord_cg_ops.append: the same, reported to ch_coord_cg_append_done. */
+static void
+op_cg_append(void *ud, int32_t partition, const ch_coord_record *recs, size_t n, uint64_t id)
+{
+	append_batch(ud, partition, recs, n, id, true);
 }
 
 static int16_t
@@ -253,8 +271,12 @@ replay_record(void *ud, const ch_batch_hdr *h, const ch_record *rec, int64_t off
 		return 0;
 	if (rec->key.len < 0)
 		return 0;
-	ch_coord_load_record(s->coord, rec->key.p, (size_t)rec->key.len, rec->value.p,
-			     rec->value.len < 0 ? 0 : (size_t)rec->value.len, rec->value.len < 0);
+	const uint8_t *key = (const uint8_t *)rec->key.p;
+	size_t vlen = rec->value.len < 0 ? 0 : (size_t)rec->value.len;
+	if (ch_coord_cg_load_record(s->cgroups, key, (size_t)rec->key.len,
+				    (const uint8_t *)rec->value.p, vlen, rec->value.len < 0) > 0)
+		ch_coord_load_record(s->coord, key, (size_t)rec->key.len, rec->value.p, vlen,
+				     rec->value.len < 0);
 	s->replayed++;
 	return 0;
 }
@@ -282,6 +304,7 @@ load_partition(coord_shell *s, int32_t p, size_t *groups)
 	else
 		ok = true;
 	*groups = ch_coord_load_end(s->coord, ch_now_wall_ms(), p, ok);
+	ch_coord_cg_load_end(s->cgroups, ch_now_wall_ms(), p, ok);
 	if (!ok)
 		f->attempts++;
 	return ok;
@@ -383,9 +406,11 @@ coord_shell_start(ch_loop *loop, ch_broker *bk, ch_log_manager *logs)
 		.topic = op_topic,
 		.classic_group_exists = op_classic_group,
 		.random_uuid = op_random_uuid,
+		.append = op_cg_append,
 		.log = op_log,
 		.log_enabled = op_log_enabled,
 	};
+	cgc.offsets_partitions = cc.offsets_partitions;
 	s->cgroups = ch_coord_cg_new(&cgc, &cgo);
 	bk->cgroups = s->cgroups;
 	bk->cgroups_topics_seen = ch_topics_changes(bk->topics);
@@ -407,6 +432,11 @@ coord_shell_start(ch_loop *loop, ch_broker *bk, ch_log_manager *logs)
 		}
 		CH_LOGI("cohortd", "replayed %zu coordinator records in %lld ms", s->replayed,
 			(long long)(ch_now_mono_ms() - t0));
+		if (ch_coord_cg_load_skipped(s->cgroups))
+			CH_LOGW("cohortd",
+				"skipped %zu unreadable consumer-group records of "
+				"__consumer_offsets",
+				ch_coord_cg_load_skipped(s->cgroups));
 		if (failed) {
 			CH_LOGE("cohortd",
 				"%d of %d __consumer_offsets partitions could not be loaded",

@@ -32,6 +32,7 @@ ch_coord_cg_config_defaults(ch_coord_cg_config *c)
 	c->assignors[1] = CH_ASSIGN_SERVER_RANGE;
 	c->nassignors = 2;
 	c->migration_policy = CH_COORD_CG_MIGRATION_BIDIRECTIONAL;
+	c->offsets_partitions = 50;
 }
 
 const char *
@@ -126,8 +127,8 @@ tp_qcmp(const void *a, const void *b)
 	return ch_coord_cg_tp_cmp(a, b);
 }
 
-static void
-set_push(cg_set *s, const ch_coord_cg_tp *tp)
+void
+ch_coord_cg_set_push(cg_set *s, const ch_coord_cg_tp *tp)
 {
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 8;
@@ -136,16 +137,16 @@ set_push(cg_set *s, const ch_coord_cg_tp *tp)
 	s->v[s->n++] = *tp;
 }
 
-static void
-set_free(cg_set *s)
+void
+ch_coord_cg_set_free(cg_set *s)
 {
 	free(s->v);
 	*s = (cg_set){0};
 }
 
 /* Sorts and removes repeats (after pushes in any order). */
-static void
-set_normalize(cg_set *s)
+void
+ch_coord_cg_set_normalize(cg_set *s)
 {
 	if (s->n < 2)
 		return;
@@ -163,8 +164,8 @@ ch_coord_cg_set_has(const cg_set *s, const ch_coord_cg_tp *tp)
 	return s->n && bsearch(tp, s->v, (size_t)s->n, sizeof *s->v, tp_qcmp) != NULL;
 }
 
-static bool
-set_eq(const cg_set *a, const cg_set *b)
+bool
+ch_coord_cg_set_eq(const cg_set *a, const cg_set *b)
 {
 	return a->n == b->n && (a->n == 0 || memcmp(a->v, b->v, (size_t)a->n * sizeof *a->v) == 0);
 }
@@ -180,24 +181,22 @@ set_filter(const cg_set *a, const cg_set *b, bool keep, cg_set *out)
 			j++;
 		bool in_b = j < b->n && ch_coord_cg_tp_cmp(&b->v[j], &a->v[i]) == 0;
 		if (in_b == keep)
-			set_push(out, &a->v[i]);
+			ch_coord_cg_set_push(out, &a->v[i]);
 	}
 }
 
-static void
-set_copy(const cg_set *a, cg_set *out)
+void
+ch_coord_cg_set_copy(const cg_set *a, cg_set *out)
 {
 	*out = (cg_set){0};
 	for (int32_t i = 0; i < a->n; i++)
-		set_push(out, &a->v[i]);
+		ch_coord_cg_set_push(out, &a->v[i]);
 }
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static void cg_log(const ch_coord_cg *cg, ch_log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void
-cg_log(const ch_coord_cg *cg, ch_log_level level, const char *fmt, ...)
+void
+ch_coord_cg_log(const ch_coord_cg *cg, ch_log_level level, const char *fmt, ...)
 {
 	if (!cg->ops.log || (cg->ops.log_enabled && !cg->ops.log_enabled(cg->ops.ud, level)))
 		return;
@@ -209,8 +208,8 @@ cg_log(const ch_coord_cg *cg, ch_log_level level, const char *fmt, ...)
 	cg->ops.log(cg->ops.ud, level, line);
 }
 
-static char *
-dup_str(ch_str s)
+char *
+ch_coord_cg_dup_str(ch_str s)
 {
 	return s.len < 0 ? NULL : ch_xstrndup(s.p ? s.p : "", (size_t)s.len);
 }
@@ -222,7 +221,7 @@ maybe_update(char **dst, ch_str s)
 	if (s.len < 0)
 		return;
 	free(*dst);
-	*dst = dup_str(s);
+	*dst = ch_coord_cg_dup_str(s);
 }
 
 /* Java's String.trim().isEmpty() for a present string (throwIfEmptyString). */
@@ -243,14 +242,14 @@ cstr_qcmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void
-timer_set(ch_coord_cg *cg, cg_timer *t, int64_t deadline)
+void
+ch_coord_cg_timer_set(ch_coord_cg *cg, cg_timer *t, int64_t deadline)
 {
 	ch_heap_set(&cg->timers, &t->node, deadline);
 }
 
-static void
-timer_cancel(ch_coord_cg *cg, cg_timer *t)
+void
+ch_coord_cg_timer_cancel(ch_coord_cg *cg, cg_timer *t)
 {
 	ch_heap_remove(&cg->timers, &t->node);
 }
@@ -265,17 +264,19 @@ ch_coord_cg_new(const ch_coord_cg_config *cfg, const ch_coord_cg_ops *ops)
 	cg->ops = *ops;
 	ch_map_init(&cg->groups);
 	ch_heap_init(&cg->timers);
+	ch_map_init(&cg->stores);
+	cg->appends_tail = &cg->appends;
 	return cg;
 }
 
-static cg_group *
-group_find(const ch_coord_cg *cg, ch_str id)
+cg_group *
+ch_coord_cg_group_find(const ch_coord_cg *cg, ch_str id)
 {
 	return ch_map_get(&cg->groups, id.p ? id.p : "", (size_t)(id.len < 0 ? 0 : id.len));
 }
 
-static cg_group *
-group_create(ch_coord_cg *cg, ch_str id)
+cg_group *
+ch_coord_cg_group_create(ch_coord_cg *cg, ch_str id)
 {
 	cg_group *g = ch_xcalloc(1, sizeof *g);
 	g->cg = cg;
@@ -290,8 +291,8 @@ group_create(ch_coord_cg *cg, ch_str id)
 static void
 member_free(ch_coord_cg *cg, cg_member *m)
 {
-	timer_cancel(cg, &m->session);
-	timer_cancel(cg, &m->rebalance);
+	ch_coord_cg_timer_cancel(cg, &m->session);
+	ch_coord_cg_timer_cancel(cg, &m->rebalance);
 	free(m->instance_id);
 	free(m->rack);
 	free(m->client_id);
@@ -300,9 +301,9 @@ member_free(ch_coord_cg *cg, cg_member *m)
 	for (int32_t i = 0; i < m->ntopics; i++)
 		free(m->topics[i]);
 	free(m->topics);
-	set_free(&m->assigned);
-	set_free(&m->revoking);
-	set_free(&m->target);
+	ch_coord_cg_set_free(&m->assigned);
+	ch_coord_cg_set_free(&m->revoking);
+	ch_coord_cg_set_free(&m->target);
 	free(m);
 }
 
@@ -316,8 +317,8 @@ meta_free(cg_group *g)
 	g->nmeta = 0;
 }
 
-static void
-group_free(ch_coord_cg *cg, cg_group *g)
+void
+ch_coord_cg_group_free(ch_coord_cg *cg, cg_group *g)
 {
 	ch_map_foreach (&g->members, e)
 		member_free(cg, e->value);
@@ -334,20 +335,21 @@ ch_coord_cg_free(ch_coord_cg *cg)
 	if (!cg)
 		return;
 	ch_map_foreach (&cg->groups, e)
-		group_free(cg, e->value);
+		ch_coord_cg_group_free(cg, e->value);
 	ch_map_free(&cg->groups);
 	ch_heap_free(&cg->timers);
+	ch_coord_cg_store_free_all(cg);
 	free(cg);
 }
 
-static cg_member *
-member_find(const cg_group *g, ch_str id)
+cg_member *
+ch_coord_cg_member_find(const cg_group *g, ch_str id)
 {
 	return ch_map_get(&g->members, id.p ? id.p : "", (size_t)(id.len < 0 ? 0 : id.len));
 }
 
-static cg_member *
-member_add(cg_group *g, ch_str id)
+cg_member *
+ch_coord_cg_member_add(cg_group *g, ch_str id)
 {
 	cg_member *m = ch_xcalloc(1, sizeof *m);
 	m->g = g;
@@ -363,8 +365,8 @@ member_add(cg_group *g, ch_str id)
 
 /* The member's holdings (assigned and pending revocation) enter or leave
  * the group's owner map. */
-static void
-owners_put(cg_group *g, cg_member *m, const cg_set *s)
+void
+ch_coord_cg_owners_put(cg_group *g, cg_member *m, const cg_set *s)
 {
 	char k[CG_TP_KEY_LEN];
 	for (int32_t i = 0; i < s->n; i++) {
@@ -373,8 +375,8 @@ owners_put(cg_group *g, cg_member *m, const cg_set *s)
 	}
 }
 
-static void
-owners_drop(cg_group *g, const cg_set *s)
+void
+ch_coord_cg_owners_drop(cg_group *g, const cg_set *s)
 {
 	char k[CG_TP_KEY_LEN];
 	for (int32_t i = 0; i < s->n; i++) {
@@ -393,11 +395,11 @@ owned_by_anyone(const cg_group *g, const ch_coord_cg_tp *tp)
 
 /* Removes the member from the group (its records' tombstones, when stored):
  * its partitions are free again. Does not bump the epoch. */
-static void
-member_remove(cg_group *g, cg_member *m)
+void
+ch_coord_cg_member_remove(cg_group *g, cg_member *m)
 {
-	owners_drop(g, &m->assigned);
-	owners_drop(g, &m->revoking);
+	ch_coord_cg_owners_drop(g, &m->assigned);
+	ch_coord_cg_owners_drop(g, &m->revoking);
 	if (m->instance_id && ch_map_get(&g->statics, m->instance_id, strlen(m->instance_id)) == m)
 		ch_map_remove(&g->statics, m->instance_id, strlen(m->instance_id));
 	ch_map_remove(&g->members, m->id, strlen(m->id));
@@ -406,8 +408,8 @@ member_remove(cg_group *g, cg_member *m)
 
 /* The group's subscribed topics read again from ops->topic: the union of
  * the members' subscriptions that exist. Returns whether it changed. */
-static bool
-meta_refresh(cg_group *g)
+bool
+ch_coord_cg_meta_refresh(cg_group *g)
 {
 	ch_coord_cg *cg = g->cg;
 	size_t total = 0;
@@ -436,7 +438,12 @@ meta_refresh(cg_group *g)
 		changed = strcmp(meta[i].name, g->meta[i].name) != 0 ||
 			  !ch_uuid_eq(&meta[i].id, &g->meta[i].id) ||
 			  meta[i].partitions != g->meta[i].partitions;
-	if (changed) {
+	int64_t hash = ch_coord_cg_meta_hash(meta, nmeta);
+	if (g->meta_unknown) /* replayed: only the stored hash to compare with */
+		changed = hash != g->meta_hash;
+	g->meta_unknown = false;
+	g->meta_hash = hash;
+	if (changed || nmeta != g->nmeta) {
 		meta_free(g);
 		for (int32_t i = 0; i < nmeta; i++)
 			meta[i].name = ch_xstrdup(meta[i].name);
@@ -450,12 +457,32 @@ meta_refresh(cg_group *g)
 	return changed;
 }
 
+int64_t
+ch_coord_cg_meta_hash(const cg_topic_meta *meta, int32_t n)
+{
+	if (n == 0)
+		return 0;
+	uint64_t h = 0xcbf29ce484222325ull;
+#define FNV(byte) (h = (h ^ (uint8_t)(byte)) * 0x100000001b3ull)
+	for (int32_t i = 0; i < n; i++) {
+		for (const char *p = meta[i].name; *p; p++)
+			FNV(*p);
+		FNV(0);
+		for (int k = 0; k < 16; k++)
+			FNV(meta[i].id.b[k]);
+		for (int k = 24; k >= 0; k -= 8)
+			FNV((uint32_t)meta[i].partitions >> k);
+	}
+#undef FNV
+	return h ? (int64_t)h : 1; /* 0 means "no topics" */
+}
+
 static void
 bump_epoch(cg_group *g, const char *why)
 {
 	g->epoch++;
-	cg_log(g->cg, CH_LOG_INFO, "[GroupId %s] Bumped group epoch to %d (%s).", g->id, g->epoch,
-	       why);
+	ch_coord_cg_log(g->cg, CH_LOG_INFO, "[GroupId %s] Bumped group epoch to %d (%s).", g->id,
+			g->epoch, why);
 }
 
 /* Kafka's consumerGroupFenceMember: the member leaves, the subscribed
@@ -463,8 +490,8 @@ bump_epoch(cg_group *g, const char *why)
 static void
 fence_member(cg_group *g, cg_member *m)
 {
-	member_remove(g, m);
-	meta_refresh(g);
+	ch_coord_cg_member_remove(g, m);
+	ch_coord_cg_meta_refresh(g);
 	bump_epoch(g, "member removed");
 }
 
@@ -584,24 +611,26 @@ update_target(cg_group *g, char *err, size_t errcap)
 	if (ok) {
 		for (i = 0; i < nm; i++) {
 			cg_member *m = ms[i];
-			set_free(&m->target);
+			ch_coord_cg_set_free(&m->target);
 			for (int32_t k = res.off[i]; k < res.off[i + 1]; k++) {
 				ch_coord_cg_tp tp = {g->meta[res.tps[k].topic].id,
 						     res.tps[k].partition};
-				set_push(&m->target, &tp);
+				ch_coord_cg_set_push(&m->target, &tp);
 			}
-			set_normalize(&m->target);
+			ch_coord_cg_set_normalize(&m->target);
 		}
 		g->assignment_epoch = g->epoch;
-		cg_log(cg, CH_LOG_INFO,
-		       "[GroupId %s] Computed a new target assignment for epoch %d with '%s' "
-		       "assignor.",
-		       g->id, g->epoch, ch_assign_name(kind));
+		g->store_all = true;
+		ch_coord_cg_log(
+			cg, CH_LOG_INFO,
+			"[GroupId %s] Computed a new target assignment for epoch %d with '%s' "
+			"assignor.",
+			g->id, g->epoch, ch_assign_name(kind));
 		ch_assign_result_free(&res);
 	} else {
 		snprintf(err, errcap, "Failed to compute a new target assignment for epoch %d: %s",
 			 g->epoch, res.errstr);
-		cg_log(cg, CH_LOG_ERROR, "[GroupId %s] %s.", g->id, err);
+		ch_coord_cg_log(cg, CH_LOG_ERROR, "[GroupId %s] %s.", g->id, err);
 	}
 	for (i = 0; i < nm; i++) {
 		free((void *)in[i].topics);
@@ -650,32 +679,32 @@ compute_next(cg_group *g, cg_member *m, int32_t epoch, const cg_set *owned)
 		if (owned_by_anyone(g, &pending.v[i]))
 			unreleased = true;
 		else
-			set_push(&take, &pending.v[i]);
+			ch_coord_cg_set_push(&take, &pending.v[i]);
 	}
-	set_free(&pending);
-	owners_drop(g, &m->assigned);
-	owners_drop(g, &m->revoking);
-	set_free(&m->assigned);
-	set_free(&m->revoking);
+	ch_coord_cg_set_free(&pending);
+	ch_coord_cg_owners_drop(g, &m->assigned);
+	ch_coord_cg_owners_drop(g, &m->revoking);
+	ch_coord_cg_set_free(&m->assigned);
+	ch_coord_cg_set_free(&m->revoking);
 	if (revoke.n && owns_any(owned, &revoke)) {
 		m->state = CH_COORD_CG_MEMBER_UNREVOKED_PARTITIONS;
 		set_epoch(m, epoch);
 		m->assigned = keep;
 		m->revoking = revoke;
-		set_free(&take);
+		ch_coord_cg_set_free(&take);
 	} else {
-		set_free(&revoke);
+		ch_coord_cg_set_free(&revoke);
 		for (int32_t i = 0; i < take.n; i++)
-			set_push(&keep, &take.v[i]);
-		set_normalize(&keep);
-		set_free(&take);
+			ch_coord_cg_set_push(&keep, &take.v[i]);
+		ch_coord_cg_set_normalize(&keep);
+		ch_coord_cg_set_free(&take);
 		m->state = unreleased ? CH_COORD_CG_MEMBER_UNRELEASED_PARTITIONS
 				      : CH_COORD_CG_MEMBER_STABLE;
 		set_epoch(m, g->assignment_epoch);
 		m->assigned = keep;
 	}
-	owners_put(g, m, &m->assigned);
-	owners_put(g, m, &m->revoking);
+	ch_coord_cg_owners_put(g, m, &m->assigned);
+	ch_coord_cg_owners_put(g, m, &m->revoking);
 }
 
 /* Kafka's maybeReconcile: moves the member towards the target assignment
@@ -688,8 +717,8 @@ maybe_reconcile(cg_group *g, cg_member *m, const cg_set *owned, int64_t now)
 	int32_t epoch0 = m->epoch, prev0 = m->previous_epoch;
 	ch_coord_cg_member_state state0 = m->state;
 	cg_set assigned0, revoking0;
-	set_copy(&m->assigned, &assigned0);
-	set_copy(&m->revoking, &revoking0);
+	ch_coord_cg_set_copy(&m->assigned, &assigned0);
+	ch_coord_cg_set_copy(&m->revoking, &revoking0);
 	switch (m->state) {
 	case CH_COORD_CG_MEMBER_STABLE:
 		compute_next(g, m, m->epoch, owned);
@@ -703,21 +732,22 @@ maybe_reconcile(cg_group *g, cg_member *m, const cg_set *owned, int64_t now)
 		break;
 	}
 	bool changed = m->epoch != epoch0 || m->previous_epoch != prev0 || m->state != state0 ||
-		       !set_eq(&m->assigned, &assigned0) || !set_eq(&m->revoking, &revoking0);
-	set_free(&assigned0);
-	set_free(&revoking0);
+		       !ch_coord_cg_set_eq(&m->assigned, &assigned0) ||
+		       !ch_coord_cg_set_eq(&m->revoking, &revoking0);
+	ch_coord_cg_set_free(&assigned0);
+	ch_coord_cg_set_free(&revoking0);
 	if (!changed)
 		return;
-	cg_log(g->cg, CH_LOG_DEBUG,
-	       "[GroupId %s] Member %s new assignment state: epoch=%d, previousEpoch=%d, "
-	       "state=%s, %d assigned and %d pending revocation.",
-	       g->id, m->id, m->epoch, m->previous_epoch, ch_coord_cg_member_state_name(m->state),
-	       m->assigned.n, m->revoking.n);
+	ch_coord_cg_log(g->cg, CH_LOG_DEBUG,
+			"[GroupId %s] Member %s new assignment state: epoch=%d, previousEpoch=%d, "
+			"state=%s, %d assigned and %d pending revocation.",
+			g->id, m->id, m->epoch, m->previous_epoch,
+			ch_coord_cg_member_state_name(m->state), m->assigned.n, m->revoking.n);
 	if (m->state == CH_COORD_CG_MEMBER_UNREVOKED_PARTITIONS) {
 		m->rebalance_epoch = m->epoch;
-		timer_set(g->cg, &m->rebalance, now + m->rebalance_timeout_ms);
+		ch_coord_cg_timer_set(g->cg, &m->rebalance, now + m->rebalance_timeout_ms);
 	} else {
-		timer_cancel(g->cg, &m->rebalance);
+		ch_coord_cg_timer_cancel(g->cg, &m->rebalance);
 	}
 }
 
@@ -812,10 +842,10 @@ owned_from_request(const ch_ConsumerGroupHeartbeatRequest *rq, cg_set *s)
 		const ch_ConsumerGroupHeartbeatRequest_TopicPartitions *t = &rq->TopicPartitions[i];
 		for (int32_t k = 0; k < t->Partitions_n; k++) {
 			ch_coord_cg_tp tp = {t->TopicId, t->Partitions[k]};
-			set_push(s, &tp);
+			ch_coord_cg_set_push(s, &tp);
 		}
 	}
-	set_normalize(s);
+	ch_coord_cg_set_normalize(s);
 	return s;
 }
 
@@ -866,7 +896,7 @@ update_topics(cg_member *m, const ch_ConsumerGroupHeartbeatRequest *rq)
 	int32_t n = 0;
 	for (int32_t i = 0; i < rq->SubscribedTopicNames_n; i++)
 		if (rq->SubscribedTopicNames[i].len >= 0)
-			t[n++] = dup_str(rq->SubscribedTopicNames[i]);
+			t[n++] = ch_coord_cg_dup_str(rq->SubscribedTopicNames[i]);
 	qsort(t, (size_t)n, sizeof *t, cstr_qcmp);
 	int32_t k = 0;
 	for (int32_t i = 0; i < n; i++) {
@@ -914,7 +944,7 @@ respond_ok(ch_coord_cg *cg, void *token, const cg_member *m, bool with_assignmen
 		a.TopicPartitions = tps;
 		r.Assignment = &a;
 	}
-	cg->ops.respond(cg->ops.ud, token, &r);
+	ch_coord_cg_store_flush(cg, m->g->id, token, &r);
 	free(tps);
 	free(parts);
 }
@@ -924,7 +954,7 @@ static void
 heartbeat_leave(ch_coord_cg *cg, const ch_coord_req *req,
 		const ch_ConsumerGroupHeartbeatRequest *rq)
 {
-	cg_group *g = group_find(cg, rq->GroupId);
+	cg_group *g = ch_coord_cg_group_find(cg, rq->GroupId);
 	if (!g) {
 		if (cg->ops.classic_group_exists &&
 		    cg->ops.classic_group_exists(cg->ops.ud, rq->GroupId))
@@ -939,7 +969,7 @@ heartbeat_leave(ch_coord_cg *cg, const ch_coord_req *req,
 	}
 	cg_member *m;
 	if (rq->InstanceId.len < 0) {
-		m = member_find(g, rq->MemberId);
+		m = ch_coord_cg_member_find(g, rq->MemberId);
 		if (!m) {
 			respond_error(cg, req->token, CH_KERR_UNKNOWN_MEMBER_ID,
 				      "Member %.*s is not a member of group %s.",
@@ -971,26 +1001,28 @@ heartbeat_leave(ch_coord_cg *cg, const ch_coord_req *req,
 	if (rq->MemberEpoch == STATIC_LEAVE_EPOCH && m->instance_id) {
 		/* Temporarily gone: keeps its assignment (nobody else gets it)
 		 * until it rejoins with its instance id or its session expires. */
-		cg_log(cg, CH_LOG_INFO,
-		       "[GroupId %s] Static Member %s with instance id %s temporarily left the "
-		       "consumer group.",
-		       g->id, m->id, m->instance_id);
-		owners_drop(g, &m->revoking);
-		set_free(&m->revoking);
+		ch_coord_cg_log(
+			cg, CH_LOG_INFO,
+			"[GroupId %s] Static Member %s with instance id %s temporarily left the "
+			"consumer group.",
+			g->id, m->id, m->instance_id);
+		ch_coord_cg_owners_drop(g, &m->revoking);
+		ch_coord_cg_set_free(&m->revoking);
 		m->epoch = STATIC_LEAVE_EPOCH; /* setMemberEpoch: the previous one stays */
+		m->store_dirty = true;         /* its current assignment record says -2 */
 		m->state = CH_COORD_CG_MEMBER_STABLE;
-		timer_cancel(cg, &m->rebalance);
+		ch_coord_cg_timer_cancel(cg, &m->rebalance);
 	} else {
-		cg_log(cg, CH_LOG_INFO, "[GroupId %s] Member %s left the consumer group.", g->id,
-		       m->id);
+		ch_coord_cg_log(cg, CH_LOG_INFO, "[GroupId %s] Member %s left the consumer group.",
+				g->id, m->id);
 		fence_member(g, m);
 	}
 	(void)req->now;
-	cg->ops.respond(cg->ops.ud, req->token, &r);
+	ch_coord_cg_store_flush(cg, g->id, req->token, &r);
 }
 
-void
-ch_coord_cg_heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
+static void
+heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 {
 	const ch_ConsumerGroupHeartbeatRequest *rq = req->body;
 	int64_t now = req->now;
@@ -1009,7 +1041,7 @@ ch_coord_cg_heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 
 	/* getOrMaybeCreateConsumerGroup */
 	bool join = rq->MemberEpoch == 0;
-	cg_group *g = group_find(cg, rq->GroupId);
+	cg_group *g = ch_coord_cg_group_find(cg, rq->GroupId);
 	if (!g && cg->ops.classic_group_exists &&
 	    cg->ops.classic_group_exists(cg->ops.ud, rq->GroupId)) {
 		respond_error(cg, req->token, CH_KERR_GROUP_ID_NOT_FOUND,
@@ -1025,11 +1057,11 @@ ch_coord_cg_heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 	}
 	bool created = !g;
 	if (!g)
-		g = group_create(cg, rq->GroupId);
+		g = ch_coord_cg_group_create(cg, rq->GroupId);
 
 	/* throwIfConsumerGroupIsFull */
 	if ((int64_t)g->members.n >= cg->cfg.max_size &&
-	    (rq->MemberId.len <= 0 || !member_find(g, rq->MemberId))) {
+	    (rq->MemberId.len <= 0 || !ch_coord_cg_member_find(g, rq->MemberId))) {
 		respond_error(cg, req->token, CH_KERR_GROUP_MAX_SIZE_REACHED,
 			      "The consumer group has reached its maximum capacity of %d members.",
 			      cg->cfg.max_size);
@@ -1051,7 +1083,7 @@ ch_coord_cg_heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 	int16_t e = 0;
 	if (rq->InstanceId.len < 0) {
 		/* getOrMaybeSubscribeDynamicConsumerGroupMember */
-		m = member_find(g, member_id);
+		m = ch_coord_cg_member_find(g, member_id);
 		if (!m && !join) {
 			respond_error(cg, req->token, CH_KERR_UNKNOWN_MEMBER_ID,
 				      "Member %.*s is not a member of group %s.",
@@ -1063,11 +1095,12 @@ ch_coord_cg_heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 			goto drop_owned;
 		}
 		if (!m) {
-			m = member_add(g, member_id);
-			cg_log(cg, CH_LOG_INFO,
-			       "[GroupId %s] Member %s joins the consumer group using the consumer "
-			       "protocol.",
-			       g->id, m->id);
+			m = ch_coord_cg_member_add(g, member_id);
+			ch_coord_cg_log(cg, CH_LOG_INFO,
+					"[GroupId %s] Member %s joins the consumer group using the "
+					"consumer "
+					"protocol.",
+					g->id, m->id);
 		}
 	} else {
 		/* getOrMaybeSubscribeStaticConsumerGroupMember */
@@ -1084,18 +1117,19 @@ ch_coord_cg_heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 				goto drop_owned;
 			}
 			if (!old) {
-				m = member_find(g, member_id);
+				m = ch_coord_cg_member_find(g, member_id);
 				if (m && (e = check_epoch(m, 0, owned, buf, sizeof buf))) {
 					respond_error(cg, req->token, e, "%s", buf);
 					goto drop_owned;
 				}
 				if (!m)
-					m = member_add(g, member_id);
-				cg_log(cg, CH_LOG_INFO,
-				       "[GroupId %s] Static member %s with instance id %.*s joins "
-				       "the "
-				       "consumer group using the consumer protocol.",
-				       g->id, m->id, (int)rq->InstanceId.len, rq->InstanceId.p);
+					m = ch_coord_cg_member_add(g, member_id);
+				ch_coord_cg_log(
+					cg, CH_LOG_INFO,
+					"[GroupId %s] Static member %s with instance id %.*s joins "
+					"the "
+					"consumer group using the consumer protocol.",
+					g->id, m->id, (int)rq->InstanceId.len, rq->InstanceId.p);
 			} else {
 				/* replaceMember: the new id takes the old member's
 				 * subscription, assignment and target, at epoch 0. */
@@ -1104,12 +1138,12 @@ ch_coord_cg_heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 				ch_map_remove(&g->members, old->id, strlen(old->id));
 				ch_map_remove(&g->statics, old->instance_id,
 					      strlen(old->instance_id));
-				timer_cancel(cg, &old->session);
-				timer_cancel(cg, &old->rebalance);
-				cg_member *stale = member_find(g, member_id);
+				ch_coord_cg_timer_cancel(cg, &old->session);
+				ch_coord_cg_timer_cancel(cg, &old->rebalance);
+				cg_member *stale = ch_coord_cg_member_find(g, member_id);
 				if (stale)
-					member_remove(g, stale);
-				m = member_add(g, member_id);
+					ch_coord_cg_member_remove(g, stale);
+				m = ch_coord_cg_member_add(g, member_id);
 				char *id = m->id;
 				cg_timer s = m->session, rb = m->rebalance;
 				*m = tmp;
@@ -1118,17 +1152,18 @@ ch_coord_cg_heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 				m->rebalance = rb;
 				m->epoch = 0;
 				m->previous_epoch = 0;
-				owners_drop(g, &m->assigned);
-				owners_drop(g, &m->revoking);
-				owners_put(g, m, &m->assigned);
-				owners_put(g, m, &m->revoking);
+				ch_coord_cg_owners_drop(g, &m->assigned);
+				ch_coord_cg_owners_drop(g, &m->revoking);
+				ch_coord_cg_owners_put(g, m, &m->assigned);
+				ch_coord_cg_owners_put(g, m, &m->revoking);
 				free(old);
-				cg_log(cg, CH_LOG_INFO,
-				       "[GroupId %s] Static member with instance id %s re-joins "
-				       "the "
-				       "consumer group using the consumer protocol. Created a new "
-				       "member %s to replace the existing member %s.",
-				       g->id, m->instance_id, m->id, old_id);
+				ch_coord_cg_log(
+					cg, CH_LOG_INFO,
+					"[GroupId %s] Static member with instance id %s re-joins "
+					"the "
+					"consumer group using the consumer protocol. Created a new "
+					"member %s to replace the existing member %s.",
+					g->id, m->instance_id, m->id, old_id);
 				free(old_id);
 			}
 		} else {
@@ -1154,7 +1189,7 @@ ch_coord_cg_heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 			m = old;
 		}
 		if (!m->instance_id) {
-			m->instance_id = dup_str(rq->InstanceId);
+			m->instance_id = ch_coord_cg_dup_str(rq->InstanceId);
 		}
 		if (!ch_map_get(&g->statics, m->instance_id, strlen(m->instance_id)))
 			ch_map_put(&g->statics, m->instance_id, strlen(m->instance_id), m);
@@ -1162,19 +1197,21 @@ ch_coord_cg_heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 
 	/* 1. The member's fields; the group epoch moves when the group is new
 	 * or a subscription changed, or the subscribed topics changed. */
+	m->store_dirty = true;
 	maybe_update(&m->rack, rq->RackId);
 	if (rq->RebalanceTimeoutMs != -1)
 		m->rebalance_timeout_ms = rq->RebalanceTimeoutMs;
 	maybe_update(&m->server_assignor, rq->ServerAssignor);
 	subscription_changed = update_topics(m, rq);
 	free(m->client_id);
-	m->client_id = dup_str(req->client_id.len >= 0 ? req->client_id : CH_STR_LIT(""));
+	m->client_id =
+		ch_coord_cg_dup_str(req->client_id.len >= 0 ? req->client_id : CH_STR_LIT(""));
 	free(m->client_host);
 	m->client_host = ch_xstrdup(req->client_host ? req->client_host : "");
 
 	bool bump = g->epoch == 0 || subscription_changed;
 	if (bump || g->meta_stale) {
-		if (meta_refresh(g))
+		if (ch_coord_cg_meta_refresh(g))
 			bump = true;
 		if (bump)
 			bump_epoch(g, subscription_changed ? "subscription changed"
@@ -1190,26 +1227,39 @@ ch_coord_cg_heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 
 	/* 3. Reconcile the member towards it. */
 	cg_set before;
-	set_copy(&m->assigned, &before);
+	ch_coord_cg_set_copy(&m->assigned, &before);
 	maybe_reconcile(g, m, owned, now);
-	timer_set(cg, &m->session, now + cg->cfg.session_timeout_ms);
+	ch_coord_cg_timer_set(cg, &m->session, now + cg->cfg.session_timeout_ms);
 
 	/* The assignment goes out on a full request (a join, or every
 	 * non-optional field set) or when it changed. */
 	bool full = rq->MemberEpoch == 0 ||
 		    (rq->RebalanceTimeoutMs != -1 && rq->SubscribedTopicNames_n >= 0 && owned);
-	respond_ok(cg, req->token, m, full || !set_eq(&before, &m->assigned));
-	set_free(&before);
-	set_free(&owned_buf);
+	respond_ok(cg, req->token, m, full || !ch_coord_cg_set_eq(&before, &m->assigned));
+	ch_coord_cg_set_free(&before);
+	ch_coord_cg_set_free(&owned_buf);
 	return;
 
 drop_owned:
-	set_free(&owned_buf);
+	ch_coord_cg_set_free(&owned_buf);
 drop_new:
 	if (created && g->members.n == 0) {
 		ch_map_remove(&cg->groups, g->id, strlen(g->id));
-		group_free(cg, g);
+		ch_coord_cg_group_free(cg, g);
 	}
+}
+
+void
+ch_coord_cg_heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
+{
+	/* The request may be gone once answered: the group id is copied. */
+	const ch_ConsumerGroupHeartbeatRequest *rq = req->body;
+	char *id = rq->GroupId.len > 0 ? ch_coord_cg_dup_str(rq->GroupId) : NULL;
+	heartbeat(cg, req);
+	/* What an error answer left changed (a group created, then refused). */
+	if (id)
+		ch_coord_cg_store_flush(cg, id, NULL, NULL);
+	free(id);
 }
 
 void
@@ -1232,6 +1282,12 @@ void
 ch_coord_cg_tick(ch_coord_cg *cg, int64_t now)
 {
 	cg->now = now;
+	ch_map_foreach_safe(&cg->stores, e, tmp)
+	{
+		cg_store *st = e->value;
+		if (st->dirty)
+			ch_coord_cg_store_flush(cg, st->group_id, NULL, NULL);
+	}
 	ch_heap_node *n;
 	while ((n = ch_heap_top(&cg->timers)) && n->deadline <= now) {
 		cg_timer *t = (cg_timer *)n;
@@ -1239,17 +1295,21 @@ ch_coord_cg_tick(ch_coord_cg *cg, int64_t now)
 		cg_member *m = t->m;
 		cg_group *g = m->g;
 		if (t->kind == CG_TIMER_SESSION) {
-			cg_log(cg, CH_LOG_INFO,
-			       "[GroupId %s] Member %s fenced from the group because its session "
-			       "expired.",
-			       g->id, m->id);
+			ch_coord_cg_log(
+				cg, CH_LOG_INFO,
+				"[GroupId %s] Member %s fenced from the group because its session "
+				"expired.",
+				g->id, m->id);
 			fence_member(g, m);
+			ch_coord_cg_store_flush(cg, g->id, NULL, NULL);
 		} else if (m->epoch == m->rebalance_epoch) {
-			cg_log(cg, CH_LOG_INFO,
-			       "[GroupId %s] Member %s fenced from the group because it failed to "
-			       "transition from epoch %d within %dms.",
-			       g->id, m->id, m->epoch, m->rebalance_timeout_ms);
+			ch_coord_cg_log(
+				cg, CH_LOG_INFO,
+				"[GroupId %s] Member %s fenced from the group because it failed to "
+				"transition from epoch %d within %dms.",
+				g->id, m->id, m->epoch, m->rebalance_timeout_ms);
 			fence_member(g, m);
+			ch_coord_cg_store_flush(cg, g->id, NULL, NULL);
 		}
 	}
 }
@@ -1274,7 +1334,7 @@ group_state(const cg_group *g)
 bool
 ch_coord_cg_group_get(const ch_coord_cg *cg, ch_str group_id, ch_coord_cg_group_view *out)
 {
-	const cg_group *g = group_find(cg, group_id);
+	const cg_group *g = ch_coord_cg_group_find(cg, group_id);
 	if (!g)
 		return false;
 	*out = (ch_coord_cg_group_view){
@@ -1305,7 +1365,7 @@ ch_coord_cg_foreach_group(const ch_coord_cg *cg,
 static const cg_member *
 known_member(const cg_group *g, ch_str member_id, char *msg, size_t cap)
 {
-	const cg_member *m = member_id.len >= 0 ? member_find(g, member_id) : NULL;
+	const cg_member *m = member_id.len >= 0 ? ch_coord_cg_member_find(g, member_id) : NULL;
 	if (!m)
 		snprintf(msg, cap, "Member %.*s is not a member of group %s.",
 			 (int)(member_id.len > 0 ? member_id.len : 0),
@@ -1328,7 +1388,7 @@ int16_t
 ch_coord_cg_validate_commit(const ch_coord_cg *cg, ch_str group_id, ch_str member_id, int32_t epoch,
 			    int16_t version, char *msg, size_t cap)
 {
-	const cg_group *g = group_find(cg, group_id);
+	const cg_group *g = ch_coord_cg_group_find(cg, group_id);
 	if (!g || (epoch < 0 && g->members.n == 0))
 		return 0;
 	const cg_member *m = known_member(g, member_id, msg, cap);
@@ -1347,7 +1407,7 @@ int16_t
 ch_coord_cg_validate_fetch(const ch_coord_cg *cg, ch_str group_id, ch_str member_id, int32_t epoch,
 			   char *msg, size_t cap)
 {
-	const cg_group *g = group_find(cg, group_id);
+	const cg_group *g = ch_coord_cg_group_find(cg, group_id);
 	if (!g || (member_id.len < 0 && epoch < 0))
 		return 0;
 	const cg_member *m = known_member(g, member_id, msg, cap);
@@ -1359,13 +1419,16 @@ ch_coord_cg_validate_fetch(const ch_coord_cg *cg, ch_str group_id, ch_str member
 bool
 ch_coord_cg_delete_if_empty(ch_coord_cg *cg, ch_str group_id)
 {
-	cg_group *g = group_find(cg, group_id);
+	cg_group *g = ch_coord_cg_group_find(cg, group_id);
 	if (!g)
 		return true;
 	if (g->members.n)
 		return false;
+	char *id = ch_xstrdup(g->id);
 	ch_map_remove(&cg->groups, g->id, strlen(g->id));
-	group_free(cg, g);
+	ch_coord_cg_group_free(cg, g);
+	ch_coord_cg_store_flush(cg, id, NULL, NULL); /* the group's tombstones */
+	free(id);
 	return true;
 }
 
@@ -1373,7 +1436,7 @@ void
 ch_coord_cg_foreach_member(const ch_coord_cg *cg, ch_str group_id,
 			   void (*fn)(void *ud, const ch_coord_cg_member_view *m), void *ud)
 {
-	const cg_group *g = group_find(cg, group_id);
+	const cg_group *g = ch_coord_cg_group_find(cg, group_id);
 	if (!g)
 		return;
 	ch_map_foreach (&g->members, e) {

@@ -37,10 +37,17 @@
  * since its last heartbeat), member rebalance timeout (armed while the
  * member has partitions to revoke, for that member epoch).
  *
+ * Durable (ch_coord_cg_store.c, records of ch_coord_cg_records.h): after
+ * each change the group's records that differ from what was last written go
+ * out through ops->append in one batch, and the heartbeat that caused them
+ * is answered once ch_coord_cg_append_done reports them durable (as Kafka
+ * answers after its append commits). A restart replays them
+ * (ch_coord_cg_load_record, ch_coord_cg_load_end) into the same state;
+ * members then have one session timeout to heartbeat again.
+ *
  * Not yet: regular expression subscriptions (SubscribedTopicRegex answers
- * INVALID_REQUEST, see ch_coord_cg_heartbeat), records in
- * __consumer_offsets, classic members inside a consumer group (migration),
- * off-loop assignment.
+ * INVALID_REQUEST, see ch_coord_cg_heartbeat), classic members inside a
+ * consumer group (migration), off-loop assignment.
  */
 #ifndef CH_COORD_CG_H
 #define CH_COORD_CG_H
@@ -72,7 +79,8 @@ typedef struct ch_coord_cg_config {
 	ch_assign_kind assignors[CH_COORD_CG_MAX_ASSIGNORS];
 	int32_t nassignors;
 	ch_coord_cg_migration
-		migration_policy; /* group.consumer.migration.policy (bidirectional) */
+		migration_policy;   /* group.consumer.migration.policy (bidirectional) */
+	int32_t offsets_partitions; /* of __consumer_offsets: where a group's records go (50) */
 } ch_coord_cg_config;
 
 void ch_coord_cg_config_defaults(ch_coord_cg_config *c);
@@ -104,7 +112,13 @@ typedef struct ch_coord_cg_ops {
 	 * group is not a consumer group (GROUP_ID_NOT_FOUND) until migration
 	 * exists. NULL: no classic groups. */
 	bool (*classic_group_exists)(void *ud, ch_str group_id);
-	void (*random_uuid)(void *ud, ch_uuid *out);                 /* v0 member ids */
+	void (*random_uuid)(void *ud, ch_uuid *out); /* v0 member ids */
+	/* Append records durably to __consumer_offsets partition `partition`
+	 * (one batch); the shell calls ch_coord_cg_append_done(id) once they
+	 * are on disk or failed. The records are valid during the call only.
+	 * NULL: nothing is stored and every answer goes out at once. */
+	void (*append)(void *ud, int32_t partition, const ch_coord_record *recs, size_t n,
+		       uint64_t id);
 	void (*log)(void *ud, ch_log_level level, const char *line); /* NULL: silent */
 	bool (*log_enabled)(void *ud, ch_log_level level);           /* NULL: all */
 } ch_coord_cg_ops;
@@ -125,6 +139,26 @@ void ch_coord_cg_heartbeat(ch_coord_cg *cg, const ch_coord_req *req);
 /* Topics were created, deleted or got partitions: every group re-reads its
  * subscribed topics at its next heartbeat (a change bumps its epoch). */
 void ch_coord_cg_metadata_changed(ch_coord_cg *cg);
+
+/* The append `id` of ops->append is durable (error 0) or failed (a Kafka
+ * error code): the heartbeats waiting on it are answered; a failure is
+ * answered as Kafka's handleOperationException maps it (NOT_COORDINATOR,
+ * COORDINATOR_NOT_AVAILABLE...) and the group's records are written again
+ * at its next change or tick (cohort keeps the state in memory; Kafka
+ * reverts it). */
+void ch_coord_cg_append_done(ch_coord_cg *cg, int64_t now, uint64_t id, int16_t error);
+
+/* Replay one record of __consumer_offsets (val NULL: tombstone). Returns 0
+ * if it is a consumer group's record and parsed, 1 if it is not a
+ * consumer group's (the classic core's), -1 if malformed (skipped, counted). */
+int ch_coord_cg_load_record(ch_coord_cg *cg, const uint8_t *key, size_t klen, const uint8_t *val,
+			    size_t vlen, bool tombstone);
+/* The replay of `partition` ended: ok, its groups serve (session timers
+ * from now, rebalance timers for members still revoking, as Kafka's
+ * onLoaded); !ok, what it had loaded is dropped. */
+void ch_coord_cg_load_end(ch_coord_cg *cg, int64_t now, int32_t partition, bool ok);
+/* Records skipped as malformed since the start. */
+size_t ch_coord_cg_load_skipped(const ch_coord_cg *cg);
 
 int64_t ch_coord_cg_next_deadline(const ch_coord_cg *cg);
 void ch_coord_cg_tick(ch_coord_cg *cg, int64_t now);

@@ -5,6 +5,7 @@
 #ifndef CH_COORD_CG_INT_H
 #define CH_COORD_CG_INT_H
 
+#include "common/ch_buf.h"
 #include "common/ch_heap.h"
 #include "common/ch_map.h"
 #include "group/ch_coord_cg.h"
@@ -41,6 +42,7 @@ typedef struct cg_member {
 	cg_set target;   /* target assignment (of the group's assignment epoch) */
 	cg_timer session;
 	cg_timer rebalance;
+	bool store_dirty;        /* its records may have changed since the last flush */
 	int32_t rebalance_epoch; /* the member epoch the rebalance timer is for */
 } cg_member;
 
@@ -65,7 +67,53 @@ typedef struct cg_group {
 	cg_topic_meta *meta; /* sorted by name */
 	int32_t nmeta;
 	bool meta_stale; /* re-read topics at the next heartbeat */
+	/* Hash of meta as stored (ConsumerGroupMetadataValue.MetadataHash);
+	 * meta_unknown: replayed, meta not read yet: the next read compares
+	 * by this hash, so a restart alone does not bump the epoch. */
+	int64_t meta_hash;
+	bool meta_unknown;
+	bool store_all; /* every member's records may have changed (new target) */
 } cg_group;
+
+/* One record of a group as last written (or replayed): its value bytes;
+ * unknown: an append of it failed, so what is on disk is not known. */
+typedef struct cg_written {
+	ch_buf value;
+	bool unknown;
+	int16_t type;
+	char *member;  /* NULL for the group-level types */
+	uint32_t seen; /* the flush that last wanted it */
+} cg_written;
+
+/* What __consumer_offsets holds for one group id: record key bytes ->
+ * cg_written. Outlives the group (its tombstones are still to be
+ * written when an append failed). */
+typedef struct cg_store {
+	char *group_id; /* the map's key copy */
+	int32_t partition;
+	ch_map recs;
+	bool dirty; /* an append failed: write the difference again */
+} cg_store;
+
+/* A heartbeat answer waiting for its records to be durable (a deep copy). */
+typedef struct cg_deferred {
+	void *token;
+	ch_ConsumerGroupHeartbeatResponse r; /* strings and arrays owned */
+	struct cg_deferred *next;
+} cg_deferred;
+
+/* An append in flight: the keys it wrote (to mark them unknown if it
+ * fails) and the answers waiting on it. */
+typedef struct cg_append {
+	uint64_t id;
+	int32_t partition;
+	char *group_id;
+	ch_buf *keys; /* [nkeys] */
+	bool *tombstones;
+	size_t nkeys;
+	cg_deferred *answers, **answers_tail;
+	struct cg_append *next;
+} cg_append;
 
 struct ch_coord_cg {
 	ch_coord_cg_config cfg;
@@ -73,6 +121,11 @@ struct ch_coord_cg {
 	ch_map groups; /* group id -> cg_group */
 	ch_heap timers;
 	int64_t now;
+	ch_map stores;                      /* group id -> cg_store */
+	cg_append *appends, **appends_tail; /* in flight, oldest first */
+	uint64_t next_append_id;
+	uint32_t flushes;
+	size_t load_skipped;
 };
 
 #define CG_TP_KEY_LEN 20
@@ -89,5 +142,37 @@ cg_tp_key(const ch_coord_cg_tp *tp, char out[CG_TP_KEY_LEN])
 }
 
 bool ch_coord_cg_set_has(const cg_set *s, const ch_coord_cg_tp *tp);
+
+/* ---- shared by ch_coord_cg.c and ch_coord_cg_store.c -------------------- */
+
+void ch_coord_cg_log(const ch_coord_cg *cg, ch_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void ch_coord_cg_set_push(cg_set *s, const ch_coord_cg_tp *tp);
+void ch_coord_cg_set_free(cg_set *s);
+void ch_coord_cg_set_normalize(cg_set *s); /* sorts and removes repeats */
+bool ch_coord_cg_set_eq(const cg_set *a, const cg_set *b);
+void ch_coord_cg_set_copy(const cg_set *a, cg_set *out);
+char *ch_coord_cg_dup_str(ch_str s); /* NULL for a null string */
+cg_group *ch_coord_cg_group_find(const ch_coord_cg *cg, ch_str id);
+cg_group *ch_coord_cg_group_create(ch_coord_cg *cg, ch_str id);
+void ch_coord_cg_group_free(ch_coord_cg *cg, cg_group *g); /* the map entry is the caller's */
+cg_member *ch_coord_cg_member_find(const cg_group *g, ch_str id);
+cg_member *ch_coord_cg_member_add(cg_group *g, ch_str id);
+void ch_coord_cg_member_remove(cg_group *g, cg_member *m);
+void ch_coord_cg_owners_put(cg_group *g, cg_member *m, const cg_set *s);
+void ch_coord_cg_owners_drop(cg_group *g, const cg_set *s);
+void ch_coord_cg_timer_set(ch_coord_cg *cg, cg_timer *t, int64_t deadline);
+void ch_coord_cg_timer_cancel(ch_coord_cg *cg, cg_timer *t);
+bool ch_coord_cg_meta_refresh(cg_group *g);
+/* FNV-1a over the sorted topic metadata (0 for none). */
+int64_t ch_coord_cg_meta_hash(const cg_topic_meta *meta, int32_t n);
+
+/* ch_coord_cg_store.c. Writes what changed in group_id's records since the
+ * last write (its tombstones if the group is gone); `answer` (may be NULL)
+ * goes out once they are durable, or at once if nothing is written and no
+ * append of the partition is in flight. */
+void ch_coord_cg_store_flush(ch_coord_cg *cg, const char *group_id, void *token,
+			     const ch_ConsumerGroupHeartbeatResponse *answer);
+void ch_coord_cg_store_free_all(ch_coord_cg *cg);
 
 #endif

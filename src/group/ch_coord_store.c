@@ -14,7 +14,8 @@
  *   key version 2    GroupMetadataKey {group}
  *       value v3     GroupMetadataValue {protocolType, generation, protocol,
  *                    leader, currentStateTimestamp, members[...]}
- *   key version 3+   KIP-848 consumer-group records: skipped on load.
+ *   key version 3-8, 16  consumer-group records (KIP-848): ch_coord_cg's
+ *                    (ch_coord_cg_records.h); the shell routes them there.
  *
  * The writer is this coordinator: appends go out through ops->append and
  * come back through ch_coord_append_done; the shell puts them in record

@@ -43,6 +43,8 @@ API_INIT_PRODUCER_ID = 22
 API_DELETE_RECORDS = 21
 API_ALTER_CONFIGS = 33
 API_INCREMENTAL_ALTER_CONFIGS = 44
+API_DELETE_GROUPS = 42
+API_CONSUMER_GROUP_DESCRIBE = 69
 
 ZERO_UUID = b"\x00" * 16
 
@@ -63,6 +65,8 @@ FLEXIBLE_FROM = {
     API_DELETE_RECORDS: 2,
     API_ALTER_CONFIGS: 2,
     API_INCREMENTAL_ALTER_CONFIGS: 1,
+    API_DELETE_GROUPS: 2,
+    API_CONSUMER_GROUP_DESCRIBE: 0,
 }
 
 
@@ -843,6 +847,81 @@ def offset_fetch(conn, version, group, topics):
                 raise ProtocolError("OffsetFetch error %d" % top)
         if version >= 8:
             r.tags()
+    r.tags()
+    r.done()
+    return out
+
+
+# ------------------------------------------------- DeleteGroups, ConsumerGroupDescribe
+
+def delete_groups(conn, groups, version=2):
+    """{group: error code}."""
+    w = Writer(is_flexible(API_DELETE_GROUPS, version))
+    w.array_len(len(groups))
+    for g in groups:
+        w.string(g)
+    w.tags()
+    r = conn.call(API_DELETE_GROUPS, version, w.bytes())
+    r.int32()  # throttle
+    out = {}
+    for _ in range(r.array_len()):
+        g = r.string()
+        out[g] = r.int16()
+        r.tags()
+    r.tags()
+    r.done()
+    return out
+
+
+def _cg_assignment(r):
+    tps = []
+    for _ in range(r.array_len()):
+        tid = r.uuid()
+        r.string()  # topic name
+        tps += [(tid, p) for p in [r.int32() for _ in range(r.array_len())]]
+        r.tags()
+    r.tags()
+    return sorted(tps)
+
+
+def consumer_group_describe(conn, groups, version=0):
+    """{group: {"error", "state", "epoch", "assignment_epoch",
+    "members": {member id: {"epoch", "instance", "assignment"}}}}."""
+    w = Writer(True)
+    w.array_len(len(groups))
+    for g in groups:
+        w.string(g)
+    w.bool(False)
+    w.tags()
+    r = conn.call(API_CONSUMER_GROUP_DESCRIBE, version, w.bytes())
+    r.int32()  # throttle
+    out = {}
+    for _ in range(r.array_len()):
+        d = {"error": r.int16()}
+        r.string(nullable=True)
+        gid = r.string()
+        d["state"], d["epoch"], d["assignment_epoch"] = r.string(), r.int32(), r.int32()
+        r.string()  # assignor
+        d["members"] = {}
+        for _ in range(r.array_len()):
+            mid = r.string()
+            m = {"instance": r.string(nullable=True)}
+            r.string(nullable=True)  # rack
+            m["epoch"] = r.int32()
+            r.string()  # client id
+            r.string()  # client host
+            for _ in range(r.array_len()):
+                r.string()
+            r.string(nullable=True)  # regex
+            m["assignment"] = _cg_assignment(r)
+            _cg_assignment(r)  # target
+            if version >= 1:
+                r.int8()  # member type
+            r.tags()
+            d["members"][mid] = m
+        r.int32()  # authorized operations
+        r.tags()
+        out[gid] = d
     r.tags()
     r.done()
     return out

@@ -8,7 +8,9 @@ one killed (its partitions move when its session expires), commits in the
 revoke listener so no record is read twice across graceful moves; a static
 member that closes and comes back under its instance id gets the same
 partitions and the other member sees no rebalance; AdminClient lists the
-group as a consumer group."""
+group as a consumer group. cohortd killed with SIGKILL and restarted under
+a consuming group: the group comes back from __consumer_offsets and its
+members go on without rejoining; DeleteGroups of a consumer group."""
 import os
 import re
 import shutil
@@ -19,11 +21,14 @@ import time
 from confluent_kafka import ConsumerGroupState, ConsumerGroupType
 from confluent_kafka.admin import AdminClient
 
+import kwire
 from client_scenarios import (HERE, VENV_PYTHON, ClientGroupTest, describe_cover, member_flags,
                               wait_cover)
-from harness import main, start_clean, stop_clean
+from harness import Broker, main, start_clean, stop_clean
 from kafka_ref import KafkaRef
-from test_group_helpers import GROUP_SETTINGS, all_parts, create_topics
+from test_group_helpers import GROUP_SETTINGS, all_parts, check_reads, create_topics, wait_until
+
+NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND = 68, 69
 
 MEMBER = os.path.join(HERE, "py_member.py")
 
@@ -107,6 +112,95 @@ class ConsumerProtocolConfluent(ClientGroupTest):
         for m in (a2, b):
             self.assertIsNone(m.fatal, m.name)
             self.assertEqual(m.close(), 0)
+
+    def describe(self, group):
+        c = kwire.Conn(self.broker.port)
+        try:
+            return kwire.consumer_group_describe(c, [group])[group]
+        finally:
+            c.close()
+
+    def test_coordinator_kill9_members_continue(self):
+        """The group's records in __consumer_offsets (KIP-848): cohortd killed
+        with SIGKILL while two members consume and commit, restarted on the
+        same data dir, replays the group as it was. The members go on under
+        the same member ids and epochs, with no rebalance callback, their
+        commits accepted; no record is read twice. Then DeleteGroups:
+        NON_EMPTY_GROUP while it has members; once they left, the group and
+        its offsets are deleted, and stay deleted across another kill."""
+        if not isinstance(self.broker, Broker):
+            self.skipTest("the reference Kafka is not restarted here")
+        topic, group = "kr-cp", "g-kr-cp"
+        nparts, per = 4, 200
+        create_topics(self.broker.port, {topic: nparts})
+        ends = self.produce(topic, nparts, per)
+        parts = all_parts({topic: nparts})
+        a = self.member(group, [topic], "cp-ka", delay_ms=4)
+        b = self.member(group, [topic], "cp-kb", delay_ms=4)
+        wait_cover([a, b], parts, each_owns=True)
+        last = {}
+
+        def stable():
+            last["d"] = self.describe(group)
+            d = last["d"]
+            return d["state"] == "Stable" and len(d["members"]) == 2 and \
+                all(m["epoch"] == d["epoch"] for m in d["members"].values())
+        wait_until(stable, 30, "a Stable group of two")
+        before = {mid: (m["epoch"], m["assignment"]) for mid, m in last["d"]["members"].items()}
+        events = [m.n_rebalance_events() for m in (a, b)]
+        self.wait_read([a, b], topic, nparts * per // 4)
+
+        # Kafka's 45 s session minimum is 3 s in this class: the members get
+        # 20 s to find the restarted coordinator on a loaded machine.
+        settings = dict(self.broker.settings)
+        self.addCleanup(self._restore, settings)
+        self.broker.kill9()
+        self.broker.settings["group.consumer.session.timeout.ms"] = "20000"
+        self.broker.start()
+        d = self.describe(group)
+        self.assertEqual(d["error"], 0)
+        self.assertEqual({mid: (m["epoch"], m["assignment"]) for mid, m in d["members"].items()},
+                         before, "the replayed group differs")
+        self.wait_read([a, b], topic, nparts * per)
+        want = {(topic, p): e for p, e in ends.items()}
+
+        def committed():   # each commits its positions, with its replayed epoch
+            for m in (a, b):
+                m.send("commitpos")
+            time.sleep(0.5)
+            last["o"] = type(self).read_offsets(self.broker.bootstrap, group)
+            return last["o"] == want
+        wait_until(committed, 60, "the commits to reach the end offsets", 0.5)
+        self.assertEqual([m.n_rebalance_events() for m in (a, b)], events,
+                         "a member rejoined: %s / %s" % (a.events, b.events))
+        d = self.describe(group)
+        self.assertEqual(set(d["members"]), set(before))
+        for mid, m in d["members"].items():
+            self.assertEqual(m["epoch"], before[mid][0])
+        dups, problems = check_reads([a, b], topic, ends)
+        self.assertEqual((dups, problems), (0, []))
+
+        c = kwire.Conn(self.broker.port)
+        self.addCleanup(c.close)
+        self.assertEqual(kwire.delete_groups(c, [group]), {group: NON_EMPTY_GROUP})
+        self.assertEqual(type(self).read_offsets(self.broker.bootstrap, group),
+                         {(topic, p): e for p, e in ends.items()})
+        for m in (a, b):
+            self.assertIsNone(m.fatal, m.name)
+            self.assertEqual(m.close(), 0)
+        self.assertEqual(self.describe(group)["state"], "Empty")
+        self.assertEqual(kwire.delete_groups(c, [group]), {group: 0})
+        c.close()
+        self.broker.kill9()
+        self.broker.start()
+        self.assertEqual(self.describe(group)["error"], GROUP_ID_NOT_FOUND)
+        self.assertEqual(type(self).read_offsets(self.broker.bootstrap, group), {})
+
+    def _restore(self, settings):
+        """The class's broker with its own settings again (same data dir)."""
+        if self.broker.settings != settings:
+            self.broker.settings = settings
+            self.broker.restart()
 
 
 class ConsumerProtocolConfluentKafka(ConsumerProtocolConfluent):

@@ -69,10 +69,7 @@ setup(cg_shell *sh, int32_t partitions)
 static void
 check(cg_shell *sh)
 {
-	const char *bad = ch_coord_cg_check(sh->cg);
-	if (bad)
-		fprintf(stderr, "invariant: %s\n", bad);
-	CH_CHECK(bad == NULL);
+	CH_CHECK(cg_shell_ok(sh));
 }
 
 static int32_t
