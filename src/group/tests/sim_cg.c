@@ -8,7 +8,11 @@
  * graceful leaves (-1), static leaves (-2) and restarts under the same
  * instance id, crashes (silence until the session expires), consumers
  * slow to revoke (past their rebalance timeout sometimes), lost responses
- * (the consumer resends its previous request), partitions added.
+ * (the consumer resends its previous request), partitions added, and
+ * coordinator restarts: the core is dropped and a new one replays the
+ * records it wrote (cg_shell's compacted log), either between steps or
+ * while a heartbeat's append is still in flight (a kill -9: the append and
+ * its answer are lost, the consumer sees a lost answer).
  *
  * Checked after every step:
  *  - ch_coord_cg_check (the core's own invariants: one holder per partition...);
@@ -16,7 +20,10 @@
  *    member in the coordinator (so no partition is owned by two members'
  *    consumers at once);
  *  - the group epoch never goes down; a consumer's epoch never goes down
- *    while it stays a member.
+ *    while it stays a member;
+ *  - a restart replays into exactly the state the coordinator had
+ *    acknowledged (its digest: epochs, members, assignments, states);
+ *    an append lost in a crash leaves the state as before that heartbeat.
  * At the end the churn stops: every live consumer heartbeats promptly; the
  * group must become Stable with every subscribed partition owned by
  * exactly one live consumer, as the coordinator says.
@@ -58,7 +65,8 @@ typedef struct sim {
 	bool verbose;
 	bool calm; /* the final phase: no faults */
 	int steps;
-	char why[1024];
+	int restarts;
+	char why[16384];
 } sim;
 
 static uint32_t
@@ -164,9 +172,13 @@ client_new(sim *s, client *c, bool keep_instance)
 	c->next_hb = s->now;
 }
 
-/* Builds and sends one heartbeat of c; applies the answer unless lost. */
+static bool restart_check(sim *s, const char *want, const char *how);
+
+/* Builds and sends one heartbeat of c; applies the answer unless lost.
+ * crash: the coordinator is killed while the heartbeat's records are not
+ * yet durable (then restarted). */
 static bool
-client_heartbeat(sim *s, client *c, bool lose_answer)
+client_heartbeat_crash(sim *s, client *c, bool lose_answer, bool crash)
 {
 	ch_ConsumerGroupHeartbeatRequest rq;
 	ch_ConsumerGroupHeartbeatRequest_init(&rq);
@@ -212,7 +224,40 @@ client_heartbeat(sim *s, client *c, bool lose_answer)
 	} else {
 		rq.TopicPartitions_n = -1; /* unchanged */
 	}
+	cg_shell_digest before = {0};
+	int answers = s->sh.answers;
+	if (crash) {
+		cg_shell_digest_group(&s->sh, "g", &before);
+		s->sh.hold = true;
+	}
 	cg_shell_heartbeat(&s->sh, s->now, c->v0 ? 0 : 1, &rq);
+	if (crash) {
+		s->sh.hold = false;
+		bool answered = s->sh.answers != answers;
+		if (!answered) {
+			/* Killed before the append: as if nothing happened. */
+			if (s->verbose)
+				fprintf(stderr,
+					"%8" PRId64 " crash before %s's records were durable\n",
+					s->now, c->member_id[0] ? c->member_id : "(new)");
+			cg_shell_restart(&s->sh, s->now);
+			s->restarts++;
+			bool ok = restart_check(s, before.p,
+						"after a crash with an append in flight");
+			free(before.p);
+			return ok;
+		}
+		free(before.p);
+		/* Answered at once (it wrote nothing): killed right after. */
+		cg_shell_digest after;
+		cg_shell_digest_group(&s->sh, "g", &after);
+		cg_shell_restart(&s->sh, s->now);
+		s->restarts++;
+		bool ok = restart_check(s, after.p, "after an answer that wrote nothing");
+		free(after.p);
+		if (!ok)
+			return false;
+	}
 	const cg_answer *a = &s->sh.a;
 	if (s->verbose)
 		fprintf(stderr,
@@ -279,7 +324,43 @@ client_heartbeat(sim *s, client *c, bool lose_answer)
 	return true;
 }
 
+static bool
+client_heartbeat(sim *s, client *c, bool lose_answer)
+{
+	return client_heartbeat_crash(s, c, lose_answer, false);
+}
+
 /* ---- checks ---------------------------------------------------------------- */
+
+/* The group after a restart must be `want` (a digest taken before). */
+static bool
+restart_check(sim *s, const char *want, const char *how)
+{
+	cg_shell_digest now;
+	cg_shell_digest_group(&s->sh, "g", &now);
+	bool same = strcmp(now.p, want) == 0;
+	if (!same)
+		snprintf(s->why, sizeof s->why, "restart %s: replayed\n%.7000s\nbut had\n%.7000s",
+			 how, now.p, want);
+	free(now.p);
+	return same;
+}
+
+/* A clean restart: everything acknowledged is in the log. */
+static bool
+restart(sim *s)
+{
+	cg_shell_digest before;
+	cg_shell_digest_group(&s->sh, "g", &before);
+	if (s->verbose)
+		fprintf(stderr, "%8" PRId64 " coordinator restart (%zu records)\n", s->now,
+			s->sh.nlog);
+	cg_shell_restart(&s->sh, s->now);
+	s->restarts++;
+	bool ok = restart_check(s, before.p, "between steps");
+	free(before.p);
+	return ok;
+}
 
 static bool
 check_step(sim *s)
@@ -333,7 +414,7 @@ settle(sim *s)
 	/* Long enough for every session and rebalance timeout to run out. */
 	for (int round = 0; round < 400; round++) {
 		s->now += 500;
-		ch_coord_cg_tick(s->sh.cg, s->now);
+		cg_shell_tick(&s->sh, s->now);
 		for (int i = 0; i < MAXC; i++) {
 			client *c = &s->c[i];
 			if (!c->alive)
@@ -414,6 +495,8 @@ settled(sim *s)
 	return true;
 }
 
+static long total_restarts;
+
 static bool
 run(uint64_t seed, bool verbose, int *steps_out)
 {
@@ -427,7 +510,9 @@ run(uint64_t seed, bool verbose, int *steps_out)
 		cfg.assignors[0] = CH_ASSIGN_SERVER_RANGE;
 		cfg.assignors[1] = CH_ASSIGN_SERVER_UNIFORM;
 	}
+	cfg.offsets_partitions = 1 + (int32_t)rnd(&s, 4);
 	cg_shell_init(&s.sh, &cfg, seed);
+	cg_shell_store_on(&s.sh);
 	int ntopics = 1 + (int)rnd(&s, 3);
 	for (int t = 0; t < ntopics; t++) {
 		char name[8];
@@ -442,7 +527,7 @@ run(uint64_t seed, bool verbose, int *steps_out)
 	bool ok = true;
 	for (int step = 0; ok && step < steps; step++) {
 		s.now += rnd(&s, 1500);
-		ch_coord_cg_tick(s.sh.cg, s.now);
+		cg_shell_tick(&s.sh, s.now);
 		int i = (int)rnd(&s, (uint32_t)nclients);
 		client *c = &s.c[i];
 		uint32_t ev = rnd(&s, 100);
@@ -471,6 +556,12 @@ run(uint64_t seed, bool verbose, int *steps_out)
 					c->member_id, rq.MemberEpoch, s.sh.a.err);
 			c->alive = false;
 			client_forget(c);
+		} else if (ev == 7 && chance(&s, 40)) {
+			ok = restart(&s);
+		} else if (ev == 8 && chance(&s, 40)) {
+			if (c->nrevoke && s.now >= c->revoke_at)
+				c->nrevoke = 0;
+			ok = client_heartbeat_crash(&s, c, false, true);
 		} else if (ev < 7 && s.sh.topics[0].partitions < 40) {
 			int t = (int)rnd(&s, (uint32_t)s.sh.ntopics);
 			s.sh.topics[t].partitions += 1 + (int32_t)rnd(&s, 3);
@@ -492,6 +583,7 @@ run(uint64_t seed, bool verbose, int *steps_out)
 		fprintf(stderr, "seed %" PRIu64 " failed at step %d (t=%" PRId64 "): %s\n", seed,
 			s.steps, s.now, s.why);
 	*steps_out = s.steps;
+	total_restarts += s.restarts;
 	cg_shell_free(&s.sh);
 	return ok;
 }
@@ -526,6 +618,7 @@ main(int argc, char **argv)
 		if (failed >= 5)
 			break;
 	}
-	printf("%" PRIu64 " seeds, %ld steps, %d failed\n", n, steps, failed);
+	printf("%" PRIu64 " seeds, %ld steps, %ld coordinator restarts, %d failed\n", n, steps,
+	       total_restarts, failed);
 	return failed ? 1 : 0;
 }
