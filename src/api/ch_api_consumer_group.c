@@ -39,6 +39,7 @@
 #include "broker/ch_broker.h"
 #include "group/ch_coord.h"
 #include "group/ch_coord_cg.h"
+#include "meta/ch_topics.h"
 #include "proto/generated/ch_errors.h"
 
 /* Kafka's answer while the group's __consumer_offsets partition is not
@@ -219,8 +220,23 @@ commit_refused(ch_req *req)
 	char msg[256];
 	int32_t epoch = req->version >= 1 ? rq->GenerationIdOrMemberEpoch : -1;
 	ch_str member = req->version >= 1 ? rq->MemberId : CH_STR_LIT("");
+	int32_t n = 0;
+	for (int32_t i = 0; i < rq->Topics_n; i++)
+		n += rq->Topics[i].Partitions_n > 0 ? rq->Topics[i].Partitions_n : 0;
+	ch_coord_cg_commit_tp *tps = ch_req_alloc(req, sizeof(*tps) * (size_t)(n ? n : 1));
+	n = 0;
+	for (int32_t i = 0; i < rq->Topics_n; i++) {
+		const ch_OffsetCommitRequest_OffsetCommitRequestTopic *t = &rq->Topics[i];
+		const ch_topic *tt = t->Name.len > 0 ? ch_topics_find(req->bk->topics, t->Name.p,
+								      (size_t)t->Name.len)
+						     : NULL;
+		for (int32_t k = 0; k < t->Partitions_n; k++)
+			tps[n++] =
+				(ch_coord_cg_commit_tp){tt ? tt->id : (ch_uuid){{0}}, tt != NULL,
+							t->Name, t->Partitions[k].PartitionIndex};
+	}
 	int16_t err = ch_coord_cg_validate_commit(req->bk->cgroups, rq->GroupId, member, epoch,
-						  req->version, msg, sizeof(msg));
+						  req->version, tps, n, msg, sizeof(msg));
 	if (!err) {
 		rq->GenerationIdOrMemberEpoch = -1;
 		rq->MemberId = CH_STR_LIT("");

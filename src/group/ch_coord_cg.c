@@ -298,6 +298,10 @@ member_free(ch_coord_cg *cg, cg_member *m)
 	free(m->client_id);
 	free(m->client_host);
 	free(m->server_assignor);
+	free(m->regex);
+	ch_map_free(&m->aepochs);
+	free(m->assigned_ep);
+	free(m->revoking_ep);
 	for (int32_t i = 0; i < m->ntopics; i++)
 		free(m->topics[i]);
 	free(m->topics);
@@ -358,6 +362,7 @@ ch_coord_cg_member_add(cg_group *g, ch_str id)
 	m->rebalance.kind = CG_TIMER_REBALANCE;
 	m->rebalance.m = m;
 	m->rebalance_timeout_ms = -1;
+	ch_map_init(&m->aepochs);
 	ch_map_entry *e = ch_map_put(&g->members, id.p ? id.p : "", (size_t)id.len, m);
 	m->id = e->key;
 	return m;
@@ -620,6 +625,7 @@ update_target(cg_group *g, char *err, size_t errcap)
 			ch_coord_cg_set_normalize(&m->target);
 		}
 		g->assignment_epoch = g->epoch;
+		g->assignment_ts = cg->now;
 		g->store_all = true;
 		ch_coord_cg_log(
 			cg, CH_LOG_INFO,
@@ -656,6 +662,38 @@ owns_any(const cg_set *owned, const cg_set *s)
 		if (ch_coord_cg_set_has(s, &owned->v[i]))
 			return true;
 	return false;
+}
+
+void
+ch_coord_cg_epochs_sync(cg_member *m, int32_t epoch)
+{
+	ch_map_foreach_safe(&m->aepochs, e, tmp)
+	{
+		ch_coord_cg_tp tp;
+		memcpy(tp.topic.b, e->key, 16);
+		tp.partition = (int32_t)((uint32_t)(uint8_t)e->key[16] << 24 |
+					 (uint32_t)(uint8_t)e->key[17] << 16 |
+					 (uint32_t)(uint8_t)e->key[18] << 8 |
+					 (uint32_t)(uint8_t)e->key[19]);
+		if (!ch_coord_cg_set_has(&m->assigned, &tp) &&
+		    !ch_coord_cg_set_has(&m->revoking, &tp))
+			ch_map_remove_entry(&m->aepochs, e);
+	}
+	const cg_set *sets[] = {&m->assigned, &m->revoking};
+	int32_t **arrays[] = {&m->assigned_ep, &m->revoking_ep};
+	char k[CG_TP_KEY_LEN];
+	for (int s = 0; s < 2; s++) {
+		free(*arrays[s]);
+		int32_t *v = ch_xmalloc((size_t)(sets[s]->n ? sets[s]->n : 1) * sizeof *v);
+		for (int32_t i = 0; i < sets[s]->n; i++) {
+			cg_tp_key(&sets[s]->v[i], k);
+			ch_map_entry *e = ch_map_find(&m->aepochs, k, sizeof k);
+			if (!e)
+				e = ch_map_put(&m->aepochs, k, sizeof k, (void *)(intptr_t)epoch);
+			v[i] = (int32_t)(intptr_t)e->value;
+		}
+		*arrays[s] = v;
+	}
 }
 
 static void
@@ -705,6 +743,7 @@ compute_next(cg_group *g, cg_member *m, int32_t epoch, const cg_set *owned)
 	}
 	ch_coord_cg_owners_put(g, m, &m->assigned);
 	ch_coord_cg_owners_put(g, m, &m->revoking);
+	ch_coord_cg_epochs_sync(m, m->epoch);
 }
 
 /* Kafka's maybeReconcile: moves the member towards the target assignment
@@ -1009,7 +1048,11 @@ heartbeat_leave(ch_coord_cg *cg, const ch_coord_req *req,
 		ch_coord_cg_owners_drop(g, &m->revoking);
 		ch_coord_cg_set_free(&m->revoking);
 		m->epoch = STATIC_LEAVE_EPOCH; /* setMemberEpoch: the previous one stays */
-		m->store_dirty = true;         /* its current assignment record says -2 */
+		/* Kafka 4.4 then writes the assignment epochs as 0. */
+		ch_map_free(&m->aepochs);
+		ch_map_init(&m->aepochs);
+		ch_coord_cg_epochs_sync(m, 0);
+		m->store_dirty = true; /* its current assignment record says -2 */
 		m->state = CH_COORD_CG_MEMBER_STABLE;
 		ch_coord_cg_timer_cancel(cg, &m->rebalance);
 	} else {
@@ -1202,6 +1245,7 @@ heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 	if (rq->RebalanceTimeoutMs != -1)
 		m->rebalance_timeout_ms = rq->RebalanceTimeoutMs;
 	maybe_update(&m->server_assignor, rq->ServerAssignor);
+	maybe_update(&m->regex, rq->SubscribedTopicRegex);
 	subscription_changed = update_topics(m, rq);
 	free(m->client_id);
 	m->client_id =
@@ -1386,7 +1430,8 @@ stale_epoch(const cg_member *m, int32_t epoch, char *msg, size_t cap)
 
 int16_t
 ch_coord_cg_validate_commit(const ch_coord_cg *cg, ch_str group_id, ch_str member_id, int32_t epoch,
-			    int16_t version, char *msg, size_t cap)
+			    int16_t version, const ch_coord_cg_commit_tp *tps, int32_t ntps,
+			    char *msg, size_t cap)
 {
 	const cg_group *g = ch_coord_cg_group_find(cg, group_id);
 	if (!g || (epoch < 0 && g->members.n == 0))
@@ -1397,10 +1442,48 @@ ch_coord_cg_validate_commit(const ch_coord_cg *cg, ch_str group_id, ch_str membe
 	if (version < 9) {
 		snprintf(msg, cap,
 			 "OffsetCommit version 9 or above must be used by members using "
-			 "the modern group protocol");
+			 "the consumer group protocol");
 		return CH_KERR_UNSUPPORTED_VERSION;
 	}
-	return stale_epoch(m, epoch, msg, cap);
+	if (epoch == m->epoch)
+		return 0;
+	if (epoch > m->epoch) {
+		snprintf(msg, cap,
+			 "Received member epoch %d is newer than current member epoch %d.", epoch,
+			 m->epoch);
+		return CH_KERR_STALE_MEMBER_EPOCH;
+	}
+	/* KIP-1251 (createAssignmentEpochValidator): an older epoch commits
+	 * what it held at that epoch. */
+	char k[CG_TP_KEY_LEN];
+	for (int32_t i = 0; i < ntps; i++) {
+		const ch_coord_cg_commit_tp *c = &tps[i];
+		ch_coord_cg_tp tp = {c->topic, c->partition};
+		const ch_map_entry *e = NULL;
+		if (c->known && (ch_coord_cg_set_has(&m->assigned, &tp) ||
+				 ch_coord_cg_set_has(&m->revoking, &tp))) {
+			cg_tp_key(&tp, k);
+			e = ch_map_find(&m->aepochs, k, sizeof k);
+		}
+		int32_t name_len = c->name.len > 0 ? c->name.len : 0;
+		if (!e) {
+			snprintf(msg, cap,
+				 "Partition %.*s-%d is not assigned or pending revocation for "
+				 "member.",
+				 (int)name_len, c->name.p ? c->name.p : "", c->partition);
+			return CH_KERR_STALE_MEMBER_EPOCH;
+		}
+		int32_t assigned_at = (int32_t)(intptr_t)e->value;
+		if (epoch < assigned_at) {
+			snprintf(msg, cap,
+				 "Received member epoch %d is older than assignment epoch %d for "
+				 "partition %.*s-%d.",
+				 epoch, assigned_at, (int)name_len, c->name.p ? c->name.p : "",
+				 c->partition);
+			return CH_KERR_STALE_MEMBER_EPOCH;
+		}
+	}
+	return 0;
 }
 
 int16_t
@@ -1453,8 +1536,10 @@ ch_coord_cg_foreach_member(const ch_coord_cg *cg, ch_str group_id,
 			.previous_epoch = m->previous_epoch,
 			.state = m->state,
 			.assigned = m->assigned.v,
+			.assigned_epochs = m->assigned_ep,
 			.nassigned = m->assigned.n,
 			.revoking = m->revoking.v,
+			.revoking_epochs = m->revoking_ep,
 			.nrevoking = m->revoking.n,
 			.target = m->target.v,
 			.ntarget = m->target.n,

@@ -198,8 +198,10 @@ typedef struct ch_coord_cg_member_view {
 	int32_t epoch, previous_epoch;
 	ch_coord_cg_member_state state;
 	const ch_coord_cg_tp *assigned; /* sorted by (topic id, partition) */
+	const int32_t *assigned_epochs; /* aligned: the epoch each was assigned at (KIP-1251) */
 	int32_t nassigned;
 	const ch_coord_cg_tp *revoking; /* pending revocation */
+	const int32_t *revoking_epochs;
 	int32_t nrevoking;
 	const ch_coord_cg_tp *target;
 	int32_t ntarget;
@@ -223,13 +225,27 @@ void ch_coord_cg_foreach_member(const ch_coord_cg *cg, ch_str group_id,
 void ch_coord_cg_foreach_group(const ch_coord_cg *cg,
 			       void (*fn)(void *ud, const ch_coord_cg_group_view *g), void *ud);
 
-/* OffsetCommit to consumer group group_id (Kafka's
- * ConsumerGroup.validateOffsetCommit): 0 (commit), or UNKNOWN_MEMBER_ID,
- * UNSUPPORTED_VERSION (a consumer-protocol member below OffsetCommit v9),
- * STALE_MEMBER_EPOCH (epoch not the member's), with msg. An epoch < 0 may
- * commit while the group has no members. */
+/* A partition an OffsetCommit names: topic id (known false: no such
+ * topic), name for messages. */
+typedef struct ch_coord_cg_commit_tp {
+	ch_uuid topic;
+	bool known;
+	ch_str name;
+	int32_t partition;
+} ch_coord_cg_commit_tp;
+
+/* OffsetCommit to consumer group group_id (Kafka 4.4's
+ * ConsumerGroup.validateOffsetCommit with KIP-1251's relaxed fencing): 0
+ * (commit), or UNKNOWN_MEMBER_ID, UNSUPPORTED_VERSION (a consumer-protocol
+ * member below OffsetCommit v9), STALE_MEMBER_EPOCH, with msg. An epoch < 0
+ * may commit while the group has no members. An epoch above the member's is
+ * stale; one below it may commit the partitions (tps) the member holds
+ * (assigned or pending revocation) that were assigned to it at that epoch
+ * or before: assignment epoch <= epoch <= member epoch. */
 int16_t ch_coord_cg_validate_commit(const ch_coord_cg *cg, ch_str group_id, ch_str member_id,
-				    int32_t epoch, int16_t version, char *msg, size_t cap);
+				    int32_t epoch, int16_t version,
+				    const ch_coord_cg_commit_tp *tps, int32_t ntps, char *msg,
+				    size_t cap);
 /* OffsetFetch of consumer group group_id (ConsumerGroup.validateOffsetFetch):
  * a null member id with epoch < 0 always may; else the member must exist
  * (UNKNOWN_MEMBER_ID) at that epoch (STALE_MEMBER_EPOCH). */

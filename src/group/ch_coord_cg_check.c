@@ -46,6 +46,32 @@ check_group(const cg_group *g)
 				bad = why;
 				goto out;
 			}
+		/* Assignment epochs (KIP-1251): one per held partition, the
+		 * arrays aligned with the sets and equal to the map. */
+		if (m->aepochs.n != (size_t)(m->assigned.n + m->revoking.n)) {
+			snprintf(why, sizeof why,
+				 "group %s member %s: %zu assignment epochs for %d held", g->id,
+				 m->id, m->aepochs.n, m->assigned.n + m->revoking.n);
+			bad = why;
+			goto out;
+		}
+		for (int k = 0; k < 2; k++) {
+			const int32_t *ep = k ? m->revoking_ep : m->assigned_ep;
+			for (int32_t i = 0; i < sets[k]->n; i++) {
+				char key[CG_TP_KEY_LEN];
+				cg_tp_key(&sets[k]->v[i], key);
+				const ch_map_entry *x = ch_map_find(&m->aepochs, key, sizeof key);
+				if (!ep || !x || (int32_t)(intptr_t)x->value != ep[i]) {
+					snprintf(why, sizeof why,
+						 "group %s member %s: assignment epoch of "
+						 "partition %d "
+						 "out of step",
+						 g->id, m->id, sets[k]->v[i].partition);
+					bad = why;
+					goto out;
+				}
+			}
+		}
 		if ((m->revoking.n > 0) != (m->state == CH_COORD_CG_MEMBER_UNREVOKED_PARTITIONS)) {
 			snprintf(why, sizeof why,
 				 "group %s member %s: %d pending revocation in state %s", g->id,

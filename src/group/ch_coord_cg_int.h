@@ -40,6 +40,11 @@ typedef struct cg_member {
 	cg_set assigned; /* current assignment */
 	cg_set revoking; /* partitions pending revocation */
 	cg_set target;   /* target assignment (of the group's assignment epoch) */
+	/* partition key (cg_tp_key) -> the member epoch at which it was
+	 * assigned (KIP-1251), for every assigned or revoking partition */
+	ch_map aepochs;
+	int32_t *assigned_ep, *revoking_ep; /* the same, aligned with the sets */
+	char *regex; /* SubscribedTopicRegex as last sent ("" is none); NULL: never */
 	cg_timer session;
 	cg_timer rebalance;
 	bool store_dirty;        /* its records may have changed since the last flush */
@@ -72,7 +77,8 @@ typedef struct cg_group {
 	 * by this hash, so a restart alone does not bump the epoch. */
 	int64_t meta_hash;
 	bool meta_unknown;
-	bool store_all; /* every member's records may have changed (new target) */
+	bool store_all;        /* every member's records may have changed (new target) */
+	int64_t assignment_ts; /* when the target was computed (AssignmentTimestamp) */
 } cg_group;
 
 /* One record of a group as last written (or replayed): its value bytes;
@@ -164,6 +170,10 @@ void ch_coord_cg_owners_drop(cg_group *g, const cg_set *s);
 void ch_coord_cg_timer_set(ch_coord_cg *cg, cg_timer *t, int64_t deadline);
 void ch_coord_cg_timer_cancel(ch_coord_cg *cg, cg_timer *t);
 bool ch_coord_cg_meta_refresh(cg_group *g);
+/* The assignment epochs of m's holdings follow its sets (call after any
+ * change of them): a partition new to them gets `epoch`, one gone is
+ * forgotten, the aligned arrays are rebuilt. */
+void ch_coord_cg_epochs_sync(cg_member *m, int32_t epoch);
 /* FNV-1a over the sorted topic metadata (0 for none). */
 int64_t ch_coord_cg_meta_hash(const cg_topic_meta *meta, int32_t n);
 

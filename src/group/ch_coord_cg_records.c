@@ -94,7 +94,12 @@ ch_coord_cgrec_member_meta(ch_coord_record *r, const char *group, const char *me
 	ch_wr_str(b, m->regex, true);
 	ch_wr_i32(b, m->rebalance_timeout_ms);
 	ch_wr_str(b, m->server_assignor, true);
-	ch_wr_uvarint(b, 0); /* no ClassicMemberMetadata: a consumer-protocol member */
+	/* ClassicMemberMetadata null, as Kafka 4.4 writes it for a
+	 * consumer-protocol member: tag 0 present, one 0 byte. */
+	ch_wr_uvarint(b, 1);
+	ch_wr_uvarint(b, 0);
+	ch_wr_uvarint(b, 1);
+	ch_wr_i8(b, 0);
 }
 
 void
@@ -108,9 +113,10 @@ ch_coord_cgrec_target_meta(ch_coord_record *r, const char *group, int32_t assign
 }
 
 /* A partition set as [{TopicId, Partitions[], tags}] (the set is sorted by
- * topic id, so each topic's partitions are one run). */
+ * topic id, so each topic's partitions are one run); epochs (aligned with
+ * v, or NULL) go in each topic's tag 0 (AssignmentEpochs). */
 static void
-write_topics(ch_buf *b, const ch_coord_cg_tp *v, int32_t n)
+write_topics(ch_buf *b, const ch_coord_cg_tp *v, const int32_t *epochs, int32_t n)
 {
 	int32_t ntopics = 0;
 	for (int32_t i = 0; i < n; i++)
@@ -124,7 +130,17 @@ write_topics(ch_buf *b, const ch_coord_cg_tp *v, int32_t n)
 		ch_wr_array_len(b, k - i, true);
 		for (int32_t j = i; j < k; j++)
 			ch_wr_i32(b, v[j].partition);
-		ch_wr_uvarint(b, 0);
+		if (epochs) {
+			ch_wr_uvarint(b, 1);
+			ch_wr_uvarint(b, 0);
+			ch_wr_uvarint(b, (uint32_t)(ch_uvarint_size((uint64_t)(k - i) + 1) +
+						    4 * (k - i)));
+			ch_wr_array_len(b, k - i, true);
+			for (int32_t j = i; j < k; j++)
+				ch_wr_i32(b, epochs[j]);
+		} else {
+			ch_wr_uvarint(b, 0);
+		}
 		i = k;
 	}
 }
@@ -135,14 +151,16 @@ ch_coord_cgrec_target_member(ch_coord_record *r, const char *group, const char *
 {
 	key_init(r, CGREC_TARGET_MEMBER, group, member);
 	ch_wr_i16(&r->value, VALUE_V);
-	write_topics(&r->value, tps, n);
+	write_topics(&r->value, tps, NULL, n);
 	ch_wr_uvarint(&r->value, 0);
 }
 
 void
 ch_coord_cgrec_current(ch_coord_record *r, const char *group, const char *member, int32_t epoch,
 		       int32_t previous_epoch, int8_t state, const ch_coord_cg_tp *assigned,
-		       int32_t nassigned, const ch_coord_cg_tp *revoking, int32_t nrevoking)
+		       const int32_t *assigned_epochs, int32_t nassigned,
+		       const ch_coord_cg_tp *revoking, const int32_t *revoking_epochs,
+		       int32_t nrevoking)
 {
 	key_init(r, CGREC_CURRENT, group, member);
 	ch_buf *b = &r->value;
@@ -150,8 +168,8 @@ ch_coord_cgrec_current(ch_coord_record *r, const char *group, const char *member
 	ch_wr_i32(b, epoch);
 	ch_wr_i32(b, previous_epoch);
 	ch_wr_i8(b, state);
-	write_topics(b, assigned, nassigned);
-	write_topics(b, revoking, nrevoking);
+	write_topics(b, assigned, assigned_epochs, nassigned);
+	write_topics(b, revoking, revoking_epochs, nrevoking);
 	ch_wr_uvarint(b, 0);
 }
 

@@ -30,7 +30,9 @@
  *   16    ConsumerGroupRegularExpression  (read and ignored: no regexes yet)
  *
  * Written by hand: ../shared/kafka-protocol's copies of these schemas are
- * from before 4.0 and lack the tagged fields 4.1-4.4 added.
+ * from before 4.0 and lack the tagged fields 4.1-4.4 added. The encoders
+ * give Kafka 4.4's bytes for the same content (group_cg_store's golden
+ * test, on records Kafka 4.4.0 wrote).
  */
 #ifndef CH_COORD_CG_RECORDS_H
 #define CH_COORD_CG_RECORDS_H
@@ -107,10 +109,12 @@ void ch_coord_cgrec_target_meta(ch_coord_record *r, const char *group, int32_t a
 /* tps sorted by (topic id, partition). */
 void ch_coord_cgrec_target_member(ch_coord_record *r, const char *group, const char *member,
 				  const ch_coord_cg_tp *tps, int32_t n);
+/* epochs: each partition's AssignmentEpochs entry (aligned; NULL: omitted). */
 void ch_coord_cgrec_current(ch_coord_record *r, const char *group, const char *member,
 			    int32_t epoch, int32_t previous_epoch, int8_t state,
-			    const ch_coord_cg_tp *assigned, int32_t nassigned,
-			    const ch_coord_cg_tp *revoking, int32_t nrevoking);
+			    const ch_coord_cg_tp *assigned, const int32_t *assigned_epochs,
+			    int32_t nassigned, const ch_coord_cg_tp *revoking,
+			    const int32_t *revoking_epochs, int32_t nrevoking);
 /* A tombstone of record type `type` (member NULL for the group-level ones). */
 void ch_coord_cgrec_tombstone(ch_coord_record *r, int16_t type, const char *group,
 			      const char *member);

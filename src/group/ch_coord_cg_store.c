@@ -137,7 +137,7 @@ member_records(const cg_member *m, ch_coord_cgrec_member *out)
 		.client_host = ch_str_c(m->client_host ? m->client_host : ""),
 		.topics = (const char *const *)m->topics,
 		.ntopics = m->ntopics,
-		.regex = CH_STR_NULL,
+		.regex = m->regex ? ch_str_c(m->regex) : CH_STR_NULL,
 		.rebalance_timeout_ms = m->rebalance_timeout_ms,
 		.server_assignor = m->server_assignor ? ch_str_c(m->server_assignor) : CH_STR_NULL,
 	};
@@ -243,15 +243,15 @@ collect_values(cg_store *st, cg_group *g, out_recs *o)
 		ch_coord_cgrec_target_member(&r, g->id, m->id, m->target.v, m->target.n);
 		want(st, o, &r, CGREC_TARGET_MEMBER, m->id);
 	}
-	ch_coord_cgrec_target_meta(&r, g->id, g->assignment_epoch, 0);
+	ch_coord_cgrec_target_meta(&r, g->id, g->assignment_epoch, g->assignment_ts);
 	want(st, o, &r, CGREC_TARGET_META, NULL);
 	ch_map_foreach (&g->members, e) {
 		cg_member *m = e->value;
 		if (!member_touched(st, g, m))
 			continue;
 		ch_coord_cgrec_current(&r, g->id, m->id, m->epoch, m->previous_epoch,
-				       (int8_t)m->state, m->assigned.v, m->assigned.n,
-				       m->revoking.v, m->revoking.n);
+				       (int8_t)m->state, m->assigned.v, m->assigned_ep,
+				       m->assigned.n, m->revoking.v, m->revoking_ep, m->revoking.n);
 		want(st, o, &r, CGREC_CURRENT, m->id);
 		m->store_dirty = false;
 	}
@@ -523,6 +523,32 @@ set_from_topics(cg_set *s, const ch_coord_cgrec_topic *t, int32_t n)
 	ch_coord_cg_set_normalize(s);
 }
 
+/* The members' assignment epochs from a current-assignment record; a
+ * record without them (before Kafka 4.3) counts every partition as
+ * assigned at the member's epoch. */
+static void
+replay_epochs(cg_member *m, const ch_coord_cgrec *rec)
+{
+	ch_map_free(&m->aepochs);
+	ch_map_init(&m->aepochs);
+	const ch_coord_cgrec_topic *lists[] = {rec->parts, rec->revoking};
+	int32_t ns[] = {rec->nparts, rec->nrevoking};
+	char k[CG_TP_KEY_LEN];
+	for (int l = 0; l < 2 && !rec->tombstone; l++)
+		for (int32_t i = 0; i < ns[l]; i++)
+			for (int32_t j = 0; j < lists[l][i].n; j++) {
+				ch_coord_cg_tp tp = {lists[l][i].topic, lists[l][i].partitions[j]};
+				int32_t e = lists[l][i].epochs ? lists[l][i].epochs[j] : m->epoch;
+				cg_tp_key(&tp, k);
+				ch_map_entry *x = ch_map_find(&m->aepochs, k, sizeof k);
+				if (x)
+					x->value = (void *)(intptr_t)e;
+				else
+					ch_map_put(&m->aepochs, k, sizeof k, (void *)(intptr_t)e);
+			}
+	ch_coord_cg_epochs_sync(m, m->epoch);
+}
+
 static void
 replace_str(char **dst, ch_str s)
 {
@@ -548,6 +574,7 @@ replay_member(cg_group *g, cg_member *m, const ch_coord_cgrec *rec)
 	replace_str(&m->client_id, v->client_id);
 	replace_str(&m->client_host, v->client_host);
 	replace_str(&m->server_assignor, v->server_assignor);
+	replace_str(&m->regex, v->regex);
 	m->rebalance_timeout_ms = v->rebalance_timeout_ms;
 	for (int32_t i = 0; i < m->ntopics; i++)
 		free(m->topics[i]);
@@ -610,8 +637,10 @@ replay(ch_coord_cg *cg, const ch_coord_cgrec *rec)
 			set_from_topics(&m->target, rec->parts, rec->nparts);
 		break;
 	case CGREC_TARGET_META:
-		if (!rec->tombstone)
+		if (!rec->tombstone) {
 			g->assignment_epoch = rec->epoch;
+			g->assignment_ts = rec->hash_or_ts;
+		}
 		break;
 	case CGREC_CURRENT: /* the owners are rebuilt at the end of the load */
 		if (rec->tombstone) {
@@ -628,6 +657,7 @@ replay(ch_coord_cg *cg, const ch_coord_cgrec *rec)
 			set_from_topics(&m->assigned, rec->parts, rec->nparts);
 			set_from_topics(&m->revoking, rec->revoking, rec->nrevoking);
 		}
+		replay_epochs(m, rec);
 		break;
 	default: /* partition metadata, regular expressions: nothing to replay */
 		break;

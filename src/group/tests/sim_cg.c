@@ -21,6 +21,8 @@
  *    consumers at once);
  *  - the group epoch never goes down; a consumer's epoch never goes down
  *    while it stays a member;
+ *  - a consumer still in the group may commit what it owns at the epoch it
+ *    last heard (KIP-1251), restarts or not;
  *  - a restart replays into exactly the state the coordinator had
  *    acknowledged (its digest: epochs, members, assignments, states);
  *    an append lost in a crash leaves the state as before that heartbeat.
@@ -386,6 +388,26 @@ check_step(sim *s)
 		find_ctx f;
 		if (!coord_member(s, c->member_id, &f))
 			continue; /* fenced; it learns at its next heartbeat */
+		/* KIP-1251: it may commit everything it believes it owns at the
+		 * epoch it last heard, however far the coordinator moved on. */
+		ch_coord_cg_commit_tp tps[2 * MAXP];
+		int32_t ntps = 0;
+		for (int k = 0; k < 2; k++) {
+			const ch_coord_cg_tp *v = k ? c->revoke : c->owned;
+			for (int32_t j = 0; j < (k ? c->nrevoke : c->nowned); j++)
+				tps[ntps++] = (ch_coord_cg_commit_tp){
+					v[j].topic, true, CH_STR_LIT("t"), v[j].partition};
+		}
+		char msg[256];
+		int16_t ce = ch_coord_cg_validate_commit(s->sh.cg, CH_STR_LIT("g"),
+							 ch_str_c(c->member_id), c->epoch, 9, tps,
+							 ntps, msg, sizeof msg);
+		if (ce) {
+			snprintf(s->why, sizeof s->why,
+				 "consumer %s at epoch %d may not commit: %d %s", c->member_id,
+				 c->epoch, ce, msg);
+			return false;
+		}
 		for (int k = 0; k < 2; k++) {
 			const ch_coord_cg_tp *v = k ? c->revoke : c->owned;
 			int32_t n = k ? c->nrevoke : c->nowned;

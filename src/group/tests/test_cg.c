@@ -485,6 +485,83 @@ t_metadata_change(void)
 	cg_shell_free(&sh);
 }
 
+/* An OffsetCommit's partitions of topic 1, as the API layer passes them. */
+static int16_t
+commit(cg_shell *sh, const char *member, int32_t epoch, const int32_t *parts, int32_t n, char *msg)
+{
+	ch_coord_cg_commit_tp tps[8];
+	for (int32_t i = 0; i < n; i++)
+		tps[i] = (ch_coord_cg_commit_tp){sh->topics[0].id, true, CH_STR_LIT("t"), parts[i]};
+	return ch_coord_cg_validate_commit(sh->cg, CH_STR_LIT("g"), ch_str_c(member), epoch, 9, tps,
+					   n, msg, 256);
+}
+
+/* KIP-1251: a member whose epoch moved on without it knowing (the answer
+ * that told it was lost) still commits what it held at its epoch; what it
+ * no longer holds, or got after that epoch, is STALE_MEMBER_EPOCH, as is
+ * an epoch from the future. */
+static void
+t_commit_fencing(void)
+{
+	cg_shell sh;
+	setup(&sh, 4);
+	hb h;
+	char msg[256];
+	hb_join(&h, "g", "a", "t");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.epoch, 1);
+	int32_t all[] = {0, 1, 2, 3, -1};
+	hb_join(&h, "g", "b", "t");
+	cg_shell_heartbeat(&sh, 10, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.epoch, 2);
+	/* a learns what to keep (its answer at epoch 1 arrives), then
+	 * acknowledges; the answer that says epoch 2 is lost. */
+	hb_beat(&h, "g", "a", 1, &sh, all);
+	cg_shell_heartbeat(&sh, 20, 1, &h.r);
+	int32_t keep[] = {sh.a.tps[0].partition, sh.a.tps[1].partition, -1};
+	int32_t gone[4], ngone = 0;
+	for (int32_t p = 0; p < 4; p++)
+		if (p != keep[0] && p != keep[1])
+			gone[ngone++] = p;
+	hb_beat(&h, "g", "a", 1, &sh, keep);
+	cg_shell_heartbeat(&sh, 30, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.epoch, 2); /* lost on the way */
+	/* Its commit at epoch 1 of what it kept: assigned at 1 <= 1 <= 2. */
+	CH_CHECK_EQ_INT(commit(&sh, "a", 1, keep, 2, msg), 0);
+	CH_CHECK_EQ_INT(commit(&sh, "a", 2, keep, 2, msg), 0);
+	/* What it gave up is no longer its own. */
+	CH_CHECK_EQ_INT(commit(&sh, "a", 1, gone, 1, msg), CH_KERR_STALE_MEMBER_EPOCH);
+	char want[160];
+	snprintf(want, sizeof want,
+		 "Partition t-%d is not assigned or pending revocation for member.", gone[0]);
+	CH_CHECK_EQ_STR(msg, want);
+	CH_CHECK_EQ_INT(commit(&sh, "a", 3, keep, 2, msg), CH_KERR_STALE_MEMBER_EPOCH);
+	CH_CHECK_EQ_STR(msg, "Received member epoch 3 is newer than current member epoch 2.");
+	/* b gets the other two at epoch 2: epoch 1 is older than that. */
+	int32_t none[] = {-1};
+	hb_beat(&h, "g", "b", 2, &sh, none);
+	cg_shell_heartbeat(&sh, 40, 1, &h.r);
+	CH_CHECK_EQ_INT(count_answer(&sh), 2);
+	CH_CHECK_EQ_INT(commit(&sh, "b", 2, gone, 2, msg), 0);
+	CH_CHECK_EQ_INT(commit(&sh, "b", 1, gone, 1, msg), CH_KERR_STALE_MEMBER_EPOCH);
+	snprintf(want, sizeof want,
+		 "Received member epoch 1 is older than assignment epoch 2 for partition t-%d.",
+		 gone[0]);
+	CH_CHECK_EQ_STR(msg, want);
+	/* A partition a still revokes counts as its own until it lets go. */
+	hb_join(&h, "g", "c", "t");
+	cg_shell_heartbeat(&sh, 50, 1, &h.r);
+	hb_beat(&h, "g", "a", 2, &sh, keep);
+	cg_shell_heartbeat(&sh, 60, 1, &h.r);
+	ch_coord_cg_group_view gv;
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.epoch, 3);
+	CH_CHECK_EQ_INT(commit(&sh, "a", 1, keep, 2, msg), 0);
+	check(&sh);
+	cg_shell_free(&sh);
+}
+
 CH_TEST_MAIN(CH_TEST(t_validation), CH_TEST(t_not_found_unknown_full),
 	     CH_TEST(t_revocation_before_assignment), CH_TEST(t_timeouts),
-	     CH_TEST(t_leave_and_static), CH_TEST(t_server_assignor), CH_TEST(t_metadata_change))
+	     CH_TEST(t_leave_and_static), CH_TEST(t_server_assignor), CH_TEST(t_metadata_change),
+	     CH_TEST(t_commit_fencing))
