@@ -234,6 +234,13 @@ typedef struct cohort_record {
  *             refused with COHORT_ERR__ASSIGNMENT_LOST
  * Any may be NULL. With enable.auto.commit the consumed positions of the
  * partitions are committed (synchronously) before revoked runs.
+ * With group.protocol=consumer (KIP-848: the broker assigns, each member
+ * reconciles on its heartbeat) the callbacks are incremental, as with
+ * cooperative-sticky: revoked for what leaves the member's assignment
+ * (acknowledged to the coordinator once it returns), then assigned for
+ * what joins it (also, empty, after the first heartbeat that assigns);
+ * lost when the member is fenced (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID:
+ * it then joins again at epoch 0).
  */
 typedef struct cohort_rebalance_listener {
 	void (*assigned)(cohort_consumer *c, const cohort_tp *tps, size_t n, void *opaque);
@@ -251,8 +258,13 @@ COHORT_API void cohort_conf_set_rebalance_listener(cohort_conf *conf,
  * bootstrap servers at once (metadata); group membership begins with
  * cohort_subscribe. conf is copied (the caller still owns and frees it).
  * Returns NULL with errstr set on invalid configuration (bootstrap.servers
- * empty, heartbeat.interval.ms not below session.timeout.ms, ...) or when
- * the thread cannot start. Any thread.
+ * empty, heartbeat.interval.ms not below session.timeout.ms, ...; with a
+ * group.id, partition.assignment.strategy, session.timeout.ms or
+ * heartbeat.interval.ms set with group.protocol=consumer, or
+ * group.remote.assignor with classic, as Java refuses them) or when the
+ * thread cannot start. Any thread. With group.protocol=consumer a broker
+ * without ConsumerGroupHeartbeat makes cohort_poll return the fatal
+ * COHORT_ERR_UNSUPPORTED_VERSION.
  */
 COHORT_API cohort_consumer *cohort_consumer_new(const cohort_conf *conf, char *errstr,
 						size_t errstr_size);
@@ -323,7 +335,8 @@ COHORT_API cohort_err cohort_seek(cohort_consumer *c, const char *topic, int32_t
 COHORT_API cohort_err cohort_assignment(cohort_consumer *c, cohort_tp **tps, size_t *n);
 
 /* The member id the coordinator gave this member ("" before the first
- * JoinGroup answer), copied NUL-terminated into buf. COHORT_ERR__INVALID_ARG
+ * JoinGroup answer; with group.protocol=consumer the id the member made
+ * itself, KIP-1082), copied NUL-terminated into buf. COHORT_ERR__INVALID_ARG
  * when it does not fit. Any thread. */
 COHORT_API cohort_err cohort_group_member_id(cohort_consumer *c, char *buf, size_t size);
 
@@ -331,7 +344,9 @@ COHORT_API cohort_err cohort_group_member_id(cohort_consumer *c, char *buf, size
  * Leave the group and stop: revoked runs for the assignment (after the
  * auto-commit when enabled), then a dynamic member sends LeaveGroup; a
  * static member (group.instance.id) does not, as KIP-345 says: its
- * partitions stay with it until session.timeout.ms. Waits at most
+ * partitions stay with it until session.timeout.ms. With
+ * group.protocol=consumer the member leaves with a heartbeat of epoch -1,
+ * a static one with -2 (its assignment is kept for its instance id). Waits at most
  * default.api.timeout.ms. Later calls but cohort_consumer_free return
  * COHORT_ERR__CLOSED. Polling thread.
  */

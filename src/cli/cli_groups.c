@@ -62,7 +62,7 @@ run_list(cli_args *a)
 		cohort_group_list_free(l);
 		return cli_fail(cli_status(e), "groups list: %s", cohort_err_str(e));
 	}
-	static const char *const hdr[] = {"GROUP",    "TYPE",     "STATE",
+	static const char *const hdr[] = {"GROUP",         "TYPE",     "STATE",
 					  "PROTOCOL-TYPE", "PROTOCOL", "#MEMBERS"};
 	cli_table *t = a->json ? NULL : cli_table_new(hdr, 6);
 	json_t *arr = a->json ? json_array() : NULL;
@@ -216,11 +216,11 @@ print_members(const cli_args *a, const cohort_group_description *g)
 		assignment_text(m->assignment, m->assignment_n, asg, sizeof(asg));
 		assignment_text(m->target_assignment, m->target_assignment_n, tasg, sizeof(tasg));
 		if (arr) {
-			json_t *o = json_pack("{s:s,s:s,s:s?,s:s,s:s,s:i,s:s}", "group", g->group_id,
-					      "consumer_id", m->member_id, "group_instance_id",
-					      m->group_instance_id, "host", m->host, "client_id",
-					      m->client_id, "partitions", (int)m->assignment_n,
-					      "assignment", asg);
+			json_t *o = json_pack("{s:s,s:s,s:s?,s:s,s:s,s:i,s:s}", "group",
+					      g->group_id, "consumer_id", m->member_id,
+					      "group_instance_id", m->group_instance_id, "host",
+					      m->host, "client_id", m->client_id, "partitions",
+					      (int)m->assignment_n, "assignment", asg);
 			json_object_set_new(o, "current_epoch", json_epoch(m->member_epoch));
 			json_object_set_new(o, "target_epoch",
 					    json_epoch(cg ? g->assignment_epoch : -1));

@@ -59,7 +59,8 @@ static const kdef keys[] = {
 	{"client.rack", K_STRING, 0, 0, "", F(client_rack)},
 	{"group.id", K_NSTRING, 0, 0, NULL, F(group_id)},
 	{"group.instance.id", K_NSTRING, 0, 0, NULL, F(group_instance_id)},
-	{"group.protocol", K_PROTOCOL, 0, 0, "classic", 0},
+	{"group.protocol", K_PROTOCOL, 0, 0, "classic", F(group_protocol_consumer)},
+	{"group.remote.assignor", K_NSTRING, 0, 0, NULL, F(group_remote_assignor)},
 	{"partition.assignment.strategy", K_ASSIGNORS, 0, 0, "range,cooperative-sticky",
 	 F(assignors)},
 	{"session.timeout.ms", K_INT, INT32_MIN, INT32_MAX, "45000", F(session_timeout_ms)},
@@ -441,12 +442,14 @@ set_value(cohort_conf *conf, const kdef *k, const char *text, char *errstr, size
 			   "(case insensitive): read_uncommitted, read_committed",
 			   text, k->name);
 	case K_PROTOCOL:
-		if (n == 7 && strncasecmp(v, "classic", n) == 0)
+		if (n == 7 && strncasecmp(v, "classic", n) == 0) {
+			conf->group_protocol_consumer = false;
 			return COHORT_OK;
-		if (n == 8 && strncasecmp(v, "consumer", n) == 0)
-			return BAD("Invalid value %s for configuration %s: the consumer protocol "
-				   "(KIP-848) is not supported by libcohort yet",
-				   text, k->name);
+		}
+		if (n == 8 && strncasecmp(v, "consumer", n) == 0) {
+			conf->group_protocol_consumer = true;
+			return COHORT_OK;
+		}
 		return BAD("Invalid value %s for configuration %s: String must be one of "
 			   "(case insensitive): CLASSIC, CONSUMER",
 			   text, k->name);
@@ -540,8 +543,10 @@ get_value(const cohort_conf *conf, const kdef *k, char *b, size_t size)
 		static const char *names[] = {"latest", "earliest", "none"};
 		return (size_t)snprintf(b, size, "%s", names[conf->auto_offset_reset]);
 	}
-	case K_ISOLATION:
 	case K_PROTOCOL:
+		return (size_t)snprintf(b, size, "%s",
+					conf->group_protocol_consumer ? "consumer" : "classic");
+	case K_ISOLATION:
 	case K_SECURITY:
 		return (size_t)snprintf(b, size, "%s", k->dflt); /* only the default is allowed */
 	case K_ACKS:
@@ -578,6 +583,7 @@ cl_conf_release(cohort_conf *conf)
 	free(conf->client_rack);
 	free(conf->group_id);
 	free(conf->group_instance_id);
+	free(conf->group_remote_assignor);
 	free(conf->listener_copy);
 	memset(conf, 0, sizeof(*conf));
 }
@@ -596,12 +602,14 @@ cl_conf_copy(cohort_conf *dst, const cohort_conf *src)
 	dst->bootstrap = NULL;
 	dst->nbootstrap = 0;
 	dst->client_id = dst->client_rack = dst->group_id = dst->group_instance_id = NULL;
+	dst->group_remote_assignor = NULL;
 	dst->listener_copy = NULL;
 	dst->cb.rebalance_listener = NULL;
 	bool ok = dup_str(&dst->client_id, src->client_id) &&
 		  dup_str(&dst->client_rack, src->client_rack) &&
 		  dup_str(&dst->group_id, src->group_id) &&
-		  dup_str(&dst->group_instance_id, src->group_instance_id);
+		  dup_str(&dst->group_instance_id, src->group_instance_id) &&
+		  dup_str(&dst->group_remote_assignor, src->group_remote_assignor);
 	if (ok && src->nbootstrap) {
 		dst->bootstrap = calloc((size_t)src->nbootstrap, sizeof(cl_addr));
 		ok = dst->bootstrap != NULL;

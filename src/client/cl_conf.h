@@ -48,8 +48,10 @@ struct cohort_conf {
 	bool allow_auto_create_topics;
 	bool exclude_internal_topics;
 	/* group */
-	char *group_id;              /* NULL: no group */
-	char *group_instance_id;     /* NULL: dynamic member */
+	char *group_id;               /* NULL: no group */
+	char *group_instance_id;      /* NULL: dynamic member */
+	bool group_protocol_consumer; /* group.protocol=consumer (KIP-848) */
+	char *group_remote_assignor; /* the consumer protocol's ServerAssignor, NULL: the broker's */
 	ch_assign_kind assignors[4]; /* partition.assignment.strategy, in preference order */
 	int nassignors;
 	int32_t session_timeout_ms;

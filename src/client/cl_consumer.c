@@ -123,7 +123,25 @@ cohort_consumer_new(const cohort_conf *conf, char *errstr, size_t errstr_size)
 			  "No resolvable bootstrap urls given in bootstrap.servers");
 		return NULL;
 	}
-	if (conf->heartbeat_interval_ms >= conf->session_timeout_ms) {
+	/* ConsumerConfig.checkUnsupportedConfigsPostProcess: the keys the other
+	 * protocol owns, when set with a group.id */
+	static const char *const classic_only[] = {"partition.assignment.strategy",
+						   "heartbeat.interval.ms", "session.timeout.ms"};
+	char bad[128] = "";
+	for (size_t i = 0; conf->group_id && conf->group_protocol_consumer && i < 3; i++)
+		if (cl_conf_user_set(conf, classic_only[i]))
+			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%s%s",
+				 bad[0] ? ", " : "", classic_only[i]);
+	if (conf->group_id && !conf->group_protocol_consumer && conf->group_remote_assignor &&
+	    conf->group_remote_assignor[0])
+		snprintf(bad, sizeof(bad), "group.remote.assignor");
+	if (bad[0]) {
+		cl_errstr(errstr, errstr_size, "%s cannot be set when group.protocol=%s", bad,
+			  conf->group_protocol_consumer ? "CONSUMER" : "CLASSIC");
+		return NULL;
+	}
+	if (!conf->group_protocol_consumer &&
+	    conf->heartbeat_interval_ms >= conf->session_timeout_ms) {
 		cl_errstr(
 			errstr, errstr_size,
 			"heartbeat.interval.ms (%d) must be set lower than session.timeout.ms (%d)",

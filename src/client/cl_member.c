@@ -1,5 +1,7 @@
 /*
- * cl_member.c: the consumer group member, classic protocol (I/O thread).
+ * cl_member.c: the consumer group member, classic protocol and the consumer
+ * protocol of KIP-848 (group.protocol=consumer, its own section below)
+ * (I/O thread).
  *
  * Kafka's ConsumerCoordinator, as a state machine driven by responses and
  * timers:
@@ -37,6 +39,7 @@
 
 #include "assign/ch_assign_proto.h"
 #include "common/ch_log.h"
+#include "common/ch_uuid.h"
 
 typedef enum m_state {
 	M_UNJOINED = 0,
@@ -62,7 +65,14 @@ typedef enum m_after_revoke {
 	AFTER_STABLE,      /* cooperative: back to STABLE, then rejoin */
 	AFTER_LEAVE,       /* close: LeaveGroup */
 	AFTER_UNSUBSCRIBE, /* unsubscribe: what is left, then LeaveGroup */
+	AFTER_RECONCILE,   /* consumer protocol: take the rest of the target */
 } m_after_revoke;
+
+/* A partition of a consumer-protocol assignment, as the coordinator names it. */
+typedef struct cg_part {
+	ch_uuid topic_id;
+	int32_t partition;
+} cg_part;
 
 /* A JoinGroup member, copied out of the response (the leader's input). */
 typedef struct m_join_member {
@@ -125,10 +135,23 @@ struct cl_member {
 
 	cl_wait *close_wait;
 	cl_wait *unsub_wait; /* cohort_unsubscribe in progress */
+
+	/* group.protocol=consumer (KIP-848); generation is the member epoch */
+	bool cg;
+	bool cg_named;         /* the coordinator gave the member id (v0) */
+	bool cg_again;         /* a heartbeat is due right after the one in flight */
+	bool cg_assigned_once; /* an assigned callback ran in this membership */
+	bool cg_has_target;    /* cg_target is still to be reconciled */
+	cg_part *cg_target;    /* the last assignment the coordinator sent */
+	int ncg_target;
+	int32_t cg_interval_ms; /* the coordinator's heartbeat interval */
 };
 
 static void ensure_active(cl_member *m);
 static void unsubscribe_step(cl_member *m);
+static void cg_heartbeat(cl_member *m);
+static void cg_reconcile(cl_member *m);
+static bool cg_leave(cl_member *m, const char *why);
 static void send_join(cl_member *m);
 static void find_coordinator(cl_member *m);
 
@@ -556,6 +579,11 @@ on_hb_timer(ch_loop *loop, ch_timer *t, void *ud)
 	(void)loop;
 	(void)t;
 	cl_member *m = ud;
+	if (m->cg) {
+		if (!m->hb_inflight) /* else its answer re-arms the timer */
+			cg_heartbeat(m);
+		return;
+	}
 	if (!heartbeating(m) || m->hb_inflight)
 		return;
 	if (!m->coord) {
@@ -591,9 +619,15 @@ on_poll_timer(ch_loop *loop, ch_timer *t, void *ud)
 		"group %s: no poll for %lld ms (max.poll.interval.ms %d): leaving the group",
 		c->conf.group_id, (long long)(now - last), c->conf.max_poll_interval_ms);
 	/* KIP-800's reason, Java's words */
-	if (!instance_static(m))
-		send_leave(m, "consumer poll timeout has expired.");
-	reset_generation(m, !instance_static(m), "poll timeout");
+	if (m->cg) {
+		cg_leave(m, "consumer poll timeout has expired.");
+		lose_partitions(m, "poll timeout");
+		m->generation = -1; /* the member id stays (KIP-1082) */
+	} else {
+		if (!instance_static(m))
+			send_leave(m, "consumer poll timeout has expired.");
+		reset_generation(m, !instance_static(m), "poll timeout");
+	}
 	ch_timer_cancel(loop, &m->hb_timer);
 	set_state(m, M_POLL_EXPIRED, "poll timeout");
 	cl_lock(c);
@@ -1294,9 +1328,15 @@ cl_member_revoke_done(cl_client *c)
 	case AFTER_STABLE:
 		finish_stable(m);
 		return;
+	case AFTER_RECONCILE:
+		set_state(m, M_STABLE, "revoked");
+		cg_reconcile(m);
+		return;
 	case AFTER_LEAVE:
 		set_state(m, M_LEAVING, "revoked for close");
-		if (!instance_static(m) && m->member_id[0] && m->coord) {
+		if (m->cg && cg_leave(m, "the consumer is being closed"))
+			return; /* done_cg_leave finishes the close */
+		if (!m->cg && !instance_static(m) && m->member_id[0] && m->coord) {
 			send_leave(m, "the consumer is being closed");
 			return; /* done_leave finishes the close */
 		}
@@ -1339,11 +1379,29 @@ build_leave(cl_client *c, int16_t version, ch_buf *b, void *ud)
 	ch_LeaveGroupRequest_encode(b, version, &r);
 }
 
+/* A leave was answered: the unsubscribe or close waiting in LEAVING goes on. */
+static void
+left_group(cl_member *m)
+{
+	if (m->state == M_LEAVING && m->unsub_wait) {
+		unsubscribe_step(m);
+		return;
+	}
+	if (m->state == M_LEAVING) {
+		set_state(m, M_CLOSED, "left");
+		if (m->close_wait) {
+			cl_wait_finish(m->c, m->close_wait, COHORT_OK);
+			m->close_wait = NULL;
+		}
+	}
+}
+
 /* LeaveGroup answer (any error is only logged): a close waiting in LEAVING ends here.
  * Frees l. */
 static void
 done_leave(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 {
+	(void)c;
 	(void)version;
 	m_leave *l = ud;
 	cl_member *m = l->m;
@@ -1352,17 +1410,7 @@ done_leave(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 		CH_LOGD(CL_LOG, "LeaveGroup: %s", cohort_err_name(e));
 	free(l->member_id);
 	free(l);
-	if (m->state == M_LEAVING && m->unsub_wait) {
-		unsubscribe_step(m);
-		return;
-	}
-	if (m->state == M_LEAVING) {
-		set_state(m, M_CLOSED, "left");
-		if (m->close_wait) {
-			cl_wait_finish(c, m->close_wait, COHORT_OK);
-			m->close_wait = NULL;
-		}
-	}
+	left_group(m);
 }
 
 /* Sends LeaveGroup with a copy of m's current member id; does nothing (silently) without
@@ -1381,6 +1429,424 @@ send_leave(cl_member *m, const char *reason)
 	cl_request(m->coord, CH_APIKEY_LEAVE_GROUP, build_leave, done_leave, l);
 }
 
+/* ---- the consumer protocol (KIP-848, group.protocol=consumer) ------------------ */
+
+/*
+ * Java's ConsumerMembershipManager, on the same states: UNJOINED --(a
+ * heartbeat with epoch 0)--> JOINING --answer--> STABLE; each answer
+ * that carries an assignment is the member's new target, reconciled as
+ * Kafka's clients do: what left it is revoked first (the revoked callback,
+ * REVOKING until the polling thread acknowledges), then what joined it is
+ * taken (the assigned callback), then a heartbeat at once tells the
+ * coordinator what is owned now. m->generation is the member epoch; the
+ * member id is this client's own (KIP-1082, v1), or the coordinator's
+ * (v0). Fenced (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID): the partitions
+ * are lost and the member joins again with epoch 0. Leaving is a heartbeat
+ * with epoch -1 (-2 for a static member, which keeps its assignment for
+ * the instance id within the session).
+ */
+
+#define CG_LEAVE_EPOCH (-1)
+#define CG_LEAVE_STATIC_EPOCH (-2)
+
+/* Whether a heartbeat of m's epoch goes out on the timer now. */
+static bool
+cg_in_group(const cl_member *m)
+{
+	return m->generation >= 0 &&
+	       (m->state == M_JOINING || m->state == M_STABLE || m->state == M_REVOKING);
+}
+
+/* The epoch a leave sends (Java: -2 for a static member, -1 otherwise). */
+static int32_t
+cg_leave_epoch(const cl_member *m)
+{
+	return instance_static(m) ? CG_LEAVE_STATIC_EPOCH : CG_LEAVE_EPOCH;
+}
+
+/* A ConsumerGroupHeartbeat in flight: its member and the epoch it sent
+ * (a leave's -1 / -2 is answered by done_cg_leave). */
+typedef struct cg_hb {
+	cl_member *m;
+	int32_t epoch;
+} cg_hb;
+
+/* The topic id of a topic m knows by name (its metadata), zero if none. */
+static ch_uuid
+cg_topic_id(const cl_client *c, const char *topic)
+{
+	const cl_md_topic *t = cl_metadata_topic(c, topic);
+	return t && !t->err ? t->id : (ch_uuid){0};
+}
+
+/* Encodes ConsumerGroupHeartbeat: the full member (subscription, owned
+ * partitions, instance id, rack, rebalance timeout, server assignor) with
+ * the epoch of h; a leave carries the same fields, Kafka reads only the
+ * epoch then. */
+static void
+build_cg_heartbeat(cl_client *c, int16_t version, ch_buf *b, void *ud)
+{
+	cg_hb *h = ud;
+	cl_member *m = h->m;
+	ch_ConsumerGroupHeartbeatRequest r;
+	ch_ConsumerGroupHeartbeatRequest_init(&r);
+	r.GroupId = ch_str_c(c->conf.group_id);
+	/* v0: the coordinator names a joining member */
+	r.MemberId = ch_str_c(version == 0 && h->epoch == 0 && !m->cg_named ? "" : m->member_id);
+	r.MemberEpoch = h->epoch;
+	r.InstanceId = ch_str_c(c->conf.group_instance_id);
+	r.RackId = c->conf.client_rack[0] ? ch_str_c(c->conf.client_rack) : CH_STR_NULL;
+	r.RebalanceTimeoutMs = c->conf.max_poll_interval_ms;
+	r.ServerAssignor = ch_str_c(c->conf.group_remote_assignor);
+	ch_str *names = calloc((size_t)m->ntopics + 1, sizeof(*names));
+	ch_ConsumerGroupHeartbeatRequest_TopicPartitions *tps =
+		calloc((size_t)m->nowned + 1, sizeof(*tps));
+	int32_t *parts = calloc((size_t)m->nowned + 1, sizeof(*parts));
+	if (!names || !tps || !parts) {
+		b->oom = true;
+		goto out;
+	}
+	for (int i = 0; i < m->ntopics; i++)
+		names[i] = ch_str_c(m->topics[i]);
+	r.SubscribedTopicNames = names;
+	r.SubscribedTopicNames_n = m->ntopics;
+	/* owned partitions by topic (owned is kept sorted by cg_reconcile) */
+	int32_t nt = 0;
+	for (int i = 0; i < m->nowned; i++) {
+		parts[i] = m->owned[i]->partition;
+		if (i == 0 || strcmp(m->owned[i - 1]->topic, m->owned[i]->topic) != 0) {
+			tps[nt].TopicId = cg_topic_id(c, m->owned[i]->topic);
+			tps[nt].Partitions = &parts[i];
+			nt++;
+		}
+		tps[nt - 1].Partitions_n++;
+	}
+	r.TopicPartitions = tps;
+	r.TopicPartitions_n = nt;
+	ch_ConsumerGroupHeartbeatRequest_encode(b, version, &r);
+out:
+	free(names);
+	free(tps);
+	free(parts);
+}
+
+/* qsort order of owned partitions: topic, then partition (one entry per
+ * topic in a heartbeat). */
+static int
+cmp_owned(const void *a, const void *b)
+{
+	const cl_tp *x = *(cl_tp *const *)a, *y = *(cl_tp *const *)b;
+	int c = strcmp(x->topic, y->topic);
+	return c ? c : (x->partition > y->partition) - (x->partition < y->partition);
+}
+
+/* Fatal for the consumer protocol; the partitions are lost first (another
+ * member may own them already). */
+static void
+cg_fatal(cl_member *m, cohort_err e, const char *what)
+{
+	lose_partitions(m, what);
+	fail_fatal(m, e, what);
+}
+
+/* Fenced: the partitions are lost, the member joins again at epoch 0
+ * (with a revoke callback running: once it returns, so that its ack and
+ * its REVOKED event cannot meet partitions of the new membership). */
+static void
+cg_fenced(cl_member *m, int e)
+{
+	lose_partitions(m, cohort_err_name(e));
+	free(m->cg_target);
+	m->cg_target = NULL;
+	m->ncg_target = 0;
+	m->cg_has_target = false;
+	if (m->state == M_REVOKING) {
+		m->generation = -1; /* no heartbeat until the ack */
+		if (m->after_revoke == AFTER_RECONCILE)
+			m->after_revoke = AFTER_JOIN;
+		return;
+	}
+	m->generation = 0;
+	m->cg_assigned_once = false;
+	set_state(m, M_JOINING, cohort_err_name(e));
+	cg_heartbeat(m);
+}
+
+/* Takes the answer's assignment (topic ids and partitions) as the target to reconcile. */
+static bool
+cg_take_target(cl_member *m, const ch_ConsumerGroupHeartbeatResponse_Assignment *as)
+{
+	size_t total = 0;
+	for (int32_t i = 0; i < as->TopicPartitions_n; i++)
+		if (as->TopicPartitions[i].Partitions_n > 0)
+			total += (size_t)as->TopicPartitions[i].Partitions_n;
+	cg_part *t = calloc(total + 1, sizeof(*t));
+	if (!t)
+		return false;
+	size_t n = 0;
+	for (int32_t i = 0; i < as->TopicPartitions_n; i++)
+		for (int32_t j = 0; j < as->TopicPartitions[i].Partitions_n; j++)
+			t[n++] = (cg_part){as->TopicPartitions[i].TopicId,
+					   as->TopicPartitions[i].Partitions[j]};
+	free(m->cg_target);
+	m->cg_target = t;
+	m->ncg_target = (int)n;
+	m->cg_has_target = true;
+	return true;
+}
+
+/* The answer to a heartbeat of the member's own epoch. */
+static void
+done_cg_heartbeat(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
+{
+	(void)version;
+	cg_hb *h = ud;
+	cl_member *m = h->m;
+	free(h);
+	m->hb_inflight = false;
+	if (err == COHORT_ERR__CLOSED || m->state >= M_POLL_EXPIRED || m->generation < 0)
+		return;
+	const ch_ConsumerGroupHeartbeatResponse *r = resp;
+	int e = err ? err : r->ErrorCode;
+	int64_t now = ch_loop_now(c->loop);
+	switch (e) {
+	case 0:
+		break;
+	case CH_KERR_FENCED_MEMBER_EPOCH:
+	case CH_KERR_UNKNOWN_MEMBER_ID:
+		CH_LOGI(CL_LOG, "group %s: member %s fenced (%s)", c->conf.group_id, m->member_id,
+			cohort_err_name(e));
+		cg_fenced(m, e);
+		return;
+	case COHORT_ERR__NO_COMMON_VERSION:
+	case CH_KERR_UNSUPPORTED_VERSION:
+		/* Java's words (and librdkafka's fatal error) */
+		CH_LOGE(CL_LOG,
+			"group %s: the cluster does not support the new CONSUMER group protocol. "
+			"Set "
+			"group.protocol=classic on the consumer configs to revert to the CLASSIC "
+			"protocol until the cluster is upgraded.",
+			c->conf.group_id);
+		cg_fatal(m, COHORT_ERR_UNSUPPORTED_VERSION, "ConsumerGroupHeartbeat");
+		return;
+	case CH_KERR_COORDINATOR_LOAD_IN_PROGRESS:
+		ch_timer_arm(c->loop, &m->hb_timer, now + c->conf.retry_backoff_ms);
+		return;
+	default:
+		if (coordinator_error(e)) {
+			cl_member_coordinator_lost(c, (int16_t)(e > 0 ? e : 0));
+			ch_timer_arm(c->loop, &m->hb_timer, now + c->conf.retry_backoff_ms);
+			return;
+		}
+		/* UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED,
+		 * UNSUPPORTED_ASSIGNOR, INVALID_REQUEST, authorization: Java's fatal ones */
+		CH_LOGW(CL_LOG, "group %s: ConsumerGroupHeartbeat: %s: %.*s", c->conf.group_id,
+			cohort_err_name(e), r && r->ErrorMessage.len > 0 ? r->ErrorMessage.len : 0,
+			r && r->ErrorMessage.len > 0 ? r->ErrorMessage.p : "");
+		cg_fatal(m, e, "ConsumerGroupHeartbeat");
+		return;
+	}
+	if (r->MemberId.len > 0) {
+		set_member_id(m, r->MemberId.p, r->MemberId.len);
+		m->cg_named = true;
+	}
+	if (m->generation != r->MemberEpoch)
+		CH_LOGI(CL_LOG, "group %s: member %s epoch %d", c->conf.group_id, m->member_id,
+			r->MemberEpoch);
+	m->generation = r->MemberEpoch;
+	if (r->HeartbeatIntervalMs > 0)
+		m->cg_interval_ms = r->HeartbeatIntervalMs;
+	if (m->state == M_JOINING)
+		set_state(m, M_STABLE, "joined");
+	if (r->Assignment && !cg_take_target(m, r->Assignment)) {
+		cg_fatal(m, COHORT_ERR__NOMEM, "assignment");
+		return;
+	}
+	m->join_fails = 0;
+	ch_timer_arm(c->loop, &m->hb_timer, now + m->cg_interval_ms);
+	if (m->cg_has_target)
+		cg_reconcile(m);
+	if (m->cg_again && !m->hb_inflight) {
+		m->cg_again = false;
+		cg_heartbeat(m);
+	}
+}
+
+/* Sends a heartbeat of m's epoch now, or right after the one in flight. */
+static void
+cg_heartbeat(cl_member *m)
+{
+	cl_client *c = m->c;
+	if (!cg_in_group(m))
+		return;
+	if (m->hb_inflight) {
+		m->cg_again = true;
+		return;
+	}
+	if (!m->coord) {
+		find_coordinator(m);
+		ch_timer_arm(c->loop, &m->hb_timer,
+			     ch_loop_now(c->loop) + c->conf.retry_backoff_ms);
+		return;
+	}
+	cg_hb *h = malloc(sizeof(*h));
+	if (!h) {
+		cg_fatal(m, COHORT_ERR__NOMEM, "heartbeat");
+		return;
+	}
+	*h = (cg_hb){m, m->generation};
+	m->hb_inflight = true;
+	m->cg_again = false;
+	cl_request(m->coord, CH_APIKEY_CONSUMER_GROUP_HEARTBEAT, build_cg_heartbeat,
+		   done_cg_heartbeat, h);
+}
+
+/*
+ * Moves the owned partitions toward the target: resolves its topic ids
+ * (a refresh of the metadata when one is unknown; cl_member_metadata_changed
+ * comes back here), revokes what left it (REVOKING; the ack comes back
+ * here), then takes what joined it and acknowledges with a heartbeat.
+ */
+static void
+cg_reconcile(cl_member *m)
+{
+	cl_client *c = m->c;
+	if (!m->cg_has_target || m->state != M_STABLE)
+		return;
+	cl_tp **next = calloc((size_t)m->ncg_target + 1, sizeof(*next));
+	if (!next) {
+		cg_fatal(m, COHORT_ERR__NOMEM, "assignment");
+		return;
+	}
+	int nnext = 0;
+	bool unknown = false;
+	cl_lock(c);
+	for (int i = 0; i < m->ncg_target && !unknown; i++) {
+		const cl_md_topic *t = NULL;
+		for (int32_t k = 0; k < c->md.ntopics && !t; k++)
+			if (ch_uuid_eq(&c->md.topics[k].id, &m->cg_target[i].topic_id))
+				t = &c->md.topics[k];
+		cl_tp *tp = t ? cl_tp_get(c, t->name, m->cg_target[i].partition) : NULL;
+		if (!tp)
+			unknown = true;
+		else if (!tp_in(tp, next, nnext))
+			next[nnext++] = tp;
+	}
+	cl_unlock(c);
+	if (unknown) { /* a topic created since, or not asked for yet */
+		free(next);
+		cl_metadata_refresh(c);
+		return;
+	}
+	cl_tp **gone = calloc((size_t)m->nowned + 1, sizeof(*gone));
+	int ngone = 0;
+	if (!gone) {
+		free(next);
+		cg_fatal(m, COHORT_ERR__NOMEM, "assignment");
+		return;
+	}
+	for (int i = 0; i < m->nowned; i++)
+		if (!tp_in(m->owned[i], next, nnext))
+			gone[ngone++] = m->owned[i];
+	if (ngone) {
+		free(next);
+		start_revoke(m, gone, ngone, AFTER_RECONCILE); /* the ack comes back here */
+		return;
+	}
+	free(gone);
+	cl_tp **owned = realloc(m->owned, sizeof(cl_tp *) * ((size_t)nnext + 1));
+	cl_tp **added = calloc((size_t)nnext + 1, sizeof(*added));
+	if (!owned || !added) {
+		if (owned)
+			m->owned = owned;
+		free(added);
+		free(next);
+		cg_fatal(m, COHORT_ERR__NOMEM, "assignment");
+		return;
+	}
+	m->owned = owned;
+	int nadded = 0;
+	cl_lock(c);
+	for (int i = 0; i < nnext; i++)
+		if (!tp_in(next[i], m->owned, m->nowned)) {
+			cl_tp_take(next[i]);
+			added[nadded++] = next[i];
+		}
+	cl_unlock(c);
+	memcpy(m->owned, next, sizeof(cl_tp *) * (size_t)nnext);
+	m->nowned = nnext;
+	qsort(m->owned, (size_t)m->nowned, sizeof(cl_tp *), cmp_owned);
+	free(next);
+	m->cg_has_target = false;
+	CH_LOGI(CL_LOG, "group %s: epoch %d: %d partitions (+%d)", c->conf.group_id, m->generation,
+		m->nowned, nadded);
+	/* Java's onPartitionsAssigned after each reconciliation that added, and
+	 * after the first one of a membership even when empty */
+	if (nadded || !m->cg_assigned_once)
+		push_tps(m, CL_EV_ASSIGNED, added, nadded);
+	m->cg_assigned_once = true;
+	free(added);
+	cl_member_polled(c);
+	cl_offsets_lookup(c);
+	cl_fetcher_kick(c);
+	cg_heartbeat(m); /* the acknowledgement */
+}
+
+/* A leave heartbeat's answer (errors only logged): the close or
+ * unsubscribe waiting in LEAVING goes on. */
+static void
+done_cg_leave(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
+{
+	(void)c;
+	(void)version;
+	cg_hb *h = ud;
+	cl_member *m = h->m;
+	free(h);
+	int e = err ? err : ((ch_ConsumerGroupHeartbeatResponse *)resp)->ErrorCode;
+	if (e)
+		CH_LOGD(CL_LOG, "ConsumerGroupHeartbeat (leave): %s", cohort_err_name(e));
+	left_group(m);
+}
+
+/* Sends the leave heartbeat (epoch -1, or -2 for a static member); false
+ * (nothing sent) without a membership, a coordinator or memory. */
+static bool
+cg_leave(cl_member *m, const char *why)
+{
+	if (m->generation < 0 || !m->coord || !m->member_id[0])
+		return false;
+	cg_hb *h = malloc(sizeof(*h));
+	if (!h)
+		return false;
+	*h = (cg_hb){m, cg_leave_epoch(m)};
+	CH_LOGI(CL_LOG, "group %s: leaving with epoch %d (%s)", m->c->conf.group_id, h->epoch, why);
+	cl_request(m->coord, CH_APIKEY_CONSUMER_GROUP_HEARTBEAT, build_cg_heartbeat, done_cg_leave,
+		   h);
+	return true;
+}
+
+/* ensure_active for the consumer protocol: join (epoch 0) when not in the
+ * group, else tell a changed subscription at once. */
+static void
+cg_ensure_active(cl_member *m)
+{
+	if (m->state == M_UNJOINED) {
+		if (!m->coord) {
+			find_coordinator(m);
+			return;
+		}
+		m->generation = 0;
+		m->cg_assigned_once = false;
+		m->need_rejoin = false;
+		set_state(m, M_JOINING, "joining");
+		cg_heartbeat(m);
+		cl_member_polled(m->c);
+	} else if (m->need_rejoin && (m->state == M_STABLE || m->state == M_JOINING)) {
+		m->need_rejoin = false;
+		cg_heartbeat(m);
+	}
+}
+
 /* ---- driving ----------------------------------------------------------------------- */
 
 /* Move toward a stable membership: the next step for the current state. */
@@ -1390,6 +1856,10 @@ ensure_active(cl_member *m)
 	cl_client *c = m->c;
 	if (c->closing || m->ntopics == 0)
 		return;
+	if (m->cg) {
+		cg_ensure_active(m);
+		return;
+	}
 	if (m->state != M_UNJOINED && m->state != M_STABLE)
 		return; /* a step is in flight, or closed, fatal, expired */
 	if (m->state == M_STABLE && !m->need_rejoin)
@@ -1489,6 +1959,10 @@ cl_member_metadata_changed(cl_client *c)
 	cl_member *m = c->member;
 	if (m && c->pattern)
 		pattern_update(m);
+	if (m && m->cg) {
+		cg_reconcile(m); /* a target waiting for a topic id */
+		return;
+	}
 	if (!m || m->state != M_STABLE || !m->leader || m->need_rejoin)
 		return;
 	for (int32_t i = 0; i < m->nsnap; i++) {
@@ -1510,6 +1984,8 @@ cl_member_commit_identity(cl_client *c, int32_t *gen, const char **member_id)
 	cl_member *m = c->member;
 	if (!m || m->generation < 0)
 		return COHORT_ERR__ASSIGNMENT_LOST;
+	if (m->cg && m->generation == 0) /* joining: no epoch to commit with yet */
+		return COHORT_ERR_REBALANCE_IN_PROGRESS;
 	if (m->state != M_STABLE && m->state != M_REVOKING)
 		return COHORT_ERR_REBALANCE_IN_PROGRESS;
 	*gen = m->generation;
@@ -1575,16 +2051,25 @@ unsubscribe_step(cl_member *m)
 				       : "unsubscribed without a generation");
 	}
 	ch_timer_cancel(c->loop, &m->hb_timer);
-	if (m->state != M_LEAVING && !instance_static(m) && m->member_id[0] && m->coord) {
+	if (m->cg && m->state != M_LEAVING &&
+	    cg_leave(m, "the consumer unsubscribed from all topics")) {
+		set_state(m, M_LEAVING, "unsubscribe");
+		return; /* done_cg_leave comes back here */
+	}
+	if (!m->cg && m->state != M_LEAVING && !instance_static(m) && m->member_id[0] && m->coord) {
 		set_state(m, M_LEAVING, "unsubscribe");
 		/* KIP-800's reason, Java's words */
 		send_leave(m, "the consumer unsubscribed from all topics");
 		return; /* done_leave comes back here */
 	}
-	/* Java's resetGenerationOnLeaveGroup: a later subscribe joins anew */
+	/* Java's resetGenerationOnLeaveGroup: a later subscribe joins anew (the
+	 * consumer protocol keeps a client-generated member id, KIP-1082) */
 	m->generation = -1;
 	m->leader = false;
-	set_member_id(m, "", 0);
+	if (!m->cg || m->cg_named)
+		set_member_id(m, "", 0);
+	m->cg_named = false;
+	m->cg_has_target = false;
 	m->npending_add = 0;
 	m->nprev = 0;
 	free_join_members(m);
@@ -1637,6 +2122,19 @@ cl_member_new(cl_client *c)
 	m->c = c;
 	m->generation = -1;
 	m->cooperative = true;
+	m->cg = c->conf.group_protocol_consumer;
+	m->cooperative |= m->cg;  /* the broker's reconciliation is incremental */
+	m->cg_interval_ms = 3000; /* until the coordinator says */
+	if (m->cg) {              /* KIP-1082: the client names itself */
+		ch_uuid id = ch_uuid_random();
+		char text[32];
+		ch_uuid_to_base64(&id, text);
+		free(m->member_id);
+		if (!(m->member_id = strdup(text))) {
+			free(m);
+			return NULL;
+		}
+	}
 	for (int i = 0; i < c->conf.nassignors; i++)
 		if (!ch_assign_is_cooperative(c->conf.assignors[i]))
 			m->cooperative = false;
@@ -1674,5 +2172,6 @@ cl_member_free(cl_member *m)
 	free(m->prev);
 	free(m->member_id);
 	free(m->protocol);
+	free(m->cg_target);
 	free(m);
 }

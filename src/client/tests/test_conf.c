@@ -120,7 +120,9 @@ t_errors(void)
 		{"auto.offset.reset", "by_duration:PT1H", NULL},
 		{"isolation.level", "read_committed", NULL},
 		{"isolation.level", "dirty", NULL},
-		{"group.protocol", "consumer", NULL},
+		{"group.protocol", "eager",
+		 "Invalid value eager for configuration group.protocol: String must be one of "
+		 "(case insensitive): CLASSIC, CONSUMER"},
 		{"security.protocol", "SSL", NULL},
 		{"partition.assignment.strategy", "range,bogus", NULL},
 		{"partition.assignment.strategy", "range,range", NULL},

@@ -141,5 +141,45 @@ t_pattern_args(void)
 	cohort_consumer_free(c);
 }
 
-CH_TEST_MAIN(CH_TEST(t_wakeup_blocked_poll), CH_TEST(t_wakeup_before_poll), CH_TEST(t_assign_args),
-	     CH_TEST(t_pattern_args))
+/* ConsumerConfig's rule: with a group.id, the keys of the other protocol
+ * are refused by name (Java's ConfigException words). */
+static void
+t_protocol_keys(void)
+{
+	static const struct {
+		const char *protocol, *key, *value, *expect;
+	} cases[] = {
+		{"consumer", "session.timeout.ms", "10000",
+		 "session.timeout.ms cannot be set when group.protocol=CONSUMER"},
+		{"consumer", "partition.assignment.strategy", "range",
+		 "partition.assignment.strategy cannot be set when group.protocol=CONSUMER"},
+		{"CONSUMER", "heartbeat.interval.ms", "100",
+		 "heartbeat.interval.ms cannot be set when group.protocol=CONSUMER"},
+		{"classic", "group.remote.assignor", "uniform",
+		 "group.remote.assignor cannot be set when group.protocol=CLASSIC"},
+		{"consumer", "group.remote.assignor", "uniform", NULL},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cohort_conf *conf = cohort_conf_new();
+		CH_CHECK(cohort_conf_set(conf, "bootstrap.servers", "127.0.0.1:1", NULL, 0) == 0);
+		CH_CHECK(cohort_conf_set(conf, "group.id", "g", NULL, 0) == 0);
+		CH_CHECK(cohort_conf_set(conf, "group.protocol", cases[i].protocol, NULL, 0) == 0);
+		CH_CHECK(cohort_conf_set(conf, cases[i].key, cases[i].value, NULL, 0) == 0);
+		char err[256] = "", got[32];
+		size_t need;
+		CH_CHECK(cohort_conf_get(conf, "group.protocol", got, sizeof(got), &need) == 0);
+		CH_CHECK_EQ_STR(got, cases[i].protocol[1] == 'l' ? "classic" : "consumer");
+		cohort_consumer *c = cohort_consumer_new(conf, err, sizeof(err));
+		cohort_conf_free(conf);
+		if (cases[i].expect) {
+			CH_CHECK(c == NULL);
+			CH_CHECK_EQ_STR(err, cases[i].expect);
+		} else {
+			CH_CHECK(c != NULL);
+		}
+		cohort_consumer_free(c);
+	}
+}
+
+CH_TEST_MAIN(CH_TEST(t_protocol_keys), CH_TEST(t_wakeup_blocked_poll),
+	     CH_TEST(t_wakeup_before_poll), CH_TEST(t_assign_args), CH_TEST(t_pattern_args))

@@ -28,6 +28,10 @@
  * subscribe T[,T...] (SUBSCRIBED ERROR), assign T:P[,T:P...] (ASSIGNED_MANUALLY
  * ERROR, then ASSIGNMENT).
  *
+ * -C joins with the consumer protocol (group.protocol=consumer, KIP-848):
+ * -a names the broker's assignor (group.remote.assignor) and -s is not
+ * set (the broker's group.consumer.* settings rule).
+ *
  * -T PATTERN subscribes to the topics matching PATTERN
  * (cohort_subscribe_pattern) instead of -t's list.
  * -A T:P[,T:P...] assigns these partitions (cohort_assign) instead of
@@ -374,8 +378,9 @@ main(int argc, char **argv)
 	int session_ms = 6000, opt, nextra = 0;
 	char *extra[32];
 	char hb[32], sess[32];
-	const char *assign_arg = NULL, *pattern_arg = NULL;
-	while ((opt = getopt(argc, argv, "b:g:t:a:i:s:n:RLP:qD:X:VW:A:T:")) != -1) {
+	const char *assign_arg = NULL, *pattern_arg = NULL, *assignor = NULL;
+	int consumer_protocol = 0;
+	while ((opt = getopt(argc, argv, "b:g:t:a:i:s:n:RLP:qD:X:VW:A:T:C")) != -1) {
 		switch (opt) {
 		case 'b':
 			set(conf, "bootstrap.servers", optarg);
@@ -388,7 +393,10 @@ main(int argc, char **argv)
 			topics_arg = optarg;
 			break;
 		case 'a':
-			set(conf, "partition.assignment.strategy", optarg);
+			assignor = optarg;
+			break;
+		case 'C':
+			consumer_protocol = 1;
 			break;
 		case 'i':
 			set(conf, "group.instance.id", optarg);
@@ -445,8 +453,16 @@ main(int argc, char **argv)
 	}
 	snprintf(sess, sizeof(sess), "%d", session_ms);
 	snprintf(hb, sizeof(hb), "%d", session_ms / 10 > 100 ? session_ms / 10 : 100);
-	set(conf, "session.timeout.ms", sess);
-	set(conf, "heartbeat.interval.ms", hb);
+	if (consumer_protocol) {
+		set(conf, "group.protocol", "consumer");
+		if (assignor)
+			set(conf, "group.remote.assignor", assignor);
+	} else {
+		set(conf, "session.timeout.ms", sess);
+		set(conf, "heartbeat.interval.ms", hb);
+		if (assignor)
+			set(conf, "partition.assignment.strategy", assignor);
+	}
 	set(conf, "enable.auto.commit", "false");
 	set(conf, "auto.offset.reset", "earliest");
 	set(conf, "metadata.max.age.ms", "2000");
