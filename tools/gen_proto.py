@@ -557,7 +557,7 @@ extern const size_t ch_msg_fillers_n;
             tagged = [f for f in s.fields if f.tagged]
             if m.flex:
                 o.append(f"\tif ({vcond(m.flex)}) {{")
-                o.append("\t\tuint32_t ntags_ = ch_rd_uvarint(r);")
+                o.append("\t\tuint32_t ntags_ = ch_rd_tag_count(r);")
                 o.append("\t\tfor (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {")
                 o.append("\t\t\tuint32_t tag_ = ch_rd_uvarint(r);")
                 o.append("\t\t\tuint32_t size_ = ch_rd_uvarint(r);")

@@ -298,10 +298,12 @@ ch_api_on_frame(ch_broker *bk, void *conn, uint64_t seq, const char *peer, const
 	req->arena.limit = len * ARENA_FACTOR + ARENA_FLOOR;
 	req->body = ch_arena_alloc(&req->arena, codec->req_size);
 	if (!req->body || codec->req_decode(&r, &req->arena, version, req->body) != 0) {
-		static const char *const why[] = {"ok", "truncated body", "malformed body",
-						  "body needs too much memory"};
+		static const char *const why[] = {
+			"ok", "truncated body", "malformed body", "body needs too much memory",
+			"body has more array elements or tagged fields than Kafka accepts"};
 		bk->n_rejected++;
-		log_reject(peer, key, version, corr, why[r.err & 3]);
+		log_reject(peer, key, version, corr,
+			   why[r.err >= 0 && r.err <= CH_RD_ELIMIT ? r.err : CH_RD_EINVAL]);
 		ch_api_close(req, NULL);
 		return;
 	}

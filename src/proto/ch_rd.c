@@ -74,6 +74,10 @@ ch_rd_array_len(ch_rd *r, bool compact, size_t min_elem_size)
 		ch_rd_fail(r, CH_RD_EINVAL);
 		return 0;
 	}
+	if (n > CH_RD_MAX_ARRAY_LEN) {
+		ch_rd_fail(r, CH_RD_ELIMIT);
+		return 0;
+	}
 	if (n > 0 && min_elem_size > 0 && (uint64_t)n > ch_rd_left(r) / min_elem_size) {
 		ch_rd_fail(r, CH_RD_ESHORT);
 		return 0;
@@ -81,10 +85,21 @@ ch_rd_array_len(ch_rd *r, bool compact, size_t min_elem_size)
 	return (int32_t)n;
 }
 
+uint32_t
+ch_rd_tag_count(ch_rd *r)
+{
+	uint32_t n = ch_rd_uvarint(r);
+	if (n > CH_RD_MAX_TAGGED_FIELDS) {
+		ch_rd_fail(r, CH_RD_ELIMIT);
+		return 0;
+	}
+	return n;
+}
+
 void
 ch_rd_skip_tags(ch_rd *r)
 {
-	uint32_t n = ch_rd_uvarint(r);
+	uint32_t n = ch_rd_tag_count(r);
 	for (uint32_t i = 0; i < n && !r->err; i++) {
 		(void)ch_rd_uvarint(r); /* tag */
 		uint32_t size = ch_rd_uvarint(r);

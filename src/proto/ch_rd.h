@@ -28,7 +28,14 @@ typedef enum ch_rd_err {
 	CH_RD_ESHORT = 1, /* input ended inside a value */
 	CH_RD_EINVAL = 2, /* a value is malformed (bad length, varint too long) */
 	CH_RD_ENOMEM = 3, /* decoder could not allocate (arena limit) */
+	CH_RD_ELIMIT = 4, /* more elements or tagged fields than Kafka accepts */
 } ch_rd_err;
+
+/* Kafka 4.4's decoder limits: an array or collection of more elements, or a
+ * tagged-field section of more fields, is rejected before anything is
+ * allocated or walked, whatever the frame's size. */
+#define CH_RD_MAX_ARRAY_LEN 1000000
+#define CH_RD_MAX_TAGGED_FIELDS 10000
 
 typedef struct ch_rd {
 	const uint8_t *p;   /* next byte */
@@ -220,9 +227,13 @@ ch_rd_varlong(ch_rd *r)
  * generated decoder rejects nulls where the schema forbids them. */
 ch_str ch_rd_str(ch_rd *r, bool compact);
 ch_bytes ch_rd_bytes(ch_rd *r, bool compact);
-/* Array count: -1 for null. Counts larger than the remaining bytes divided by
- * min_elem_size are rejected before anything is allocated. */
+/* Array count: -1 for null. Counts above CH_RD_MAX_ARRAY_LEN (CH_RD_ELIMIT)
+ * or larger than the remaining bytes divided by min_elem_size (CH_RD_ESHORT)
+ * are rejected before anything is allocated. */
 int32_t ch_rd_array_len(ch_rd *r, bool compact, size_t min_elem_size);
+/* The field count that opens a tagged-field section; above
+ * CH_RD_MAX_TAGGED_FIELDS it fails with CH_RD_ELIMIT and returns 0. */
+uint32_t ch_rd_tag_count(ch_rd *r);
 /* Skip a tagged-field section (flexible versions) whose tags are all unknown. */
 void ch_rd_skip_tags(ch_rd *r);
 

@@ -195,6 +195,29 @@ class BadInput(BrokerTestCase):
         self.conn.send(frame(w.bytes()))
         self._closed_or_answered(3, "a request header with a bogus tagged-field section")
 
+    def test_tagged_field_limit(self):
+        # Kafka 4.4 rejects a tagged-field section of more than 10,000 fields
+        # before walking it; exactly 10,000 is read. ListGroups v3's body is
+        # only its tagged-field section.
+        def tags(n):
+            w = kwire.Writer()
+            w.uvarint(n)
+            for i in range(n):
+                w.uvarint(100 + i).uvarint(0)  # unknown tags, empty
+            return w.bytes()
+        self.conn.send(request(kwire.API_LIST_GROUPS, 3, 4, tags(10000)))
+        data = self.conn.recv_frame()
+        self.assertEqual(struct.unpack(">i", data[:4])[0], 4,
+                         "ListGroups v3 with 10,000 tagged fields (Kafka's limit) not answered")
+        self.conn.send(request(kwire.API_LIST_GROUPS, 3, 5, tags(10001)))
+        self.assertClosed("a ListGroups v3 body with 10,001 tagged fields")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if "more array elements or tagged fields than Kafka accepts" in self.broker.stderr():
+                return
+            time.sleep(0.1)
+        self.fail("the rejected request's log line does not say it broke the decoder limit")
+
     def test_trailing_bytes_after_body(self):
         self.conn.send(request(kwire.API_API_VERSIONS, 0, 3, b"\x00" * 3000))
         self._closed_or_answered(3, "an ApiVersions v0 request with 3000 trailing bytes")

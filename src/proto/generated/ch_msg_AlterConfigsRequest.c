@@ -56,7 +56,7 @@ dec_ch_AlterConfigsRequest_AlterableConfig(ch_rd *r, ch_arena *a, int16_t v, ch_
 		m->Value = ch_rd_str(r, (v >= 2));
 	}
 	if (v >= 2) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -149,7 +149,7 @@ dec_ch_AlterConfigsRequest_AlterConfigsResource(ch_rd *r, ch_arena *a, int16_t v
 		}
 	}
 	if (v >= 2) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -241,7 +241,7 @@ dec_ch_AlterConfigsRequest(ch_rd *r, ch_arena *a, int16_t v, ch_AlterConfigsRequ
 		m->ValidateOnly = ch_rd_bool(r);
 	}
 	if (v >= 2) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

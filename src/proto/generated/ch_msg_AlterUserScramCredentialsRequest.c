@@ -56,7 +56,7 @@ dec_ch_AlterUserScramCredentialsRequest_ScramCredentialDeletion(ch_rd *r, ch_are
 		m->Mechanism = ch_rd_i8(r);
 	}
 	if (1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -145,7 +145,7 @@ dec_ch_AlterUserScramCredentialsRequest_ScramCredentialUpsertion(ch_rd *r, ch_ar
 			ch_rd_fail(r, CH_RD_EINVAL);
 	}
 	if (1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -257,7 +257,7 @@ dec_ch_AlterUserScramCredentialsRequest(ch_rd *r, ch_arena *a, int16_t v, ch_Alt
 		}
 	}
 	if (1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -55,7 +55,7 @@ dec_ch_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult(ch_rd *
 		m->ErrorMessage = ch_rd_str(r, (1));
 	}
 	if (1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -145,7 +145,7 @@ dec_ch_AlterUserScramCredentialsResponse(ch_rd *r, ch_arena *a, int16_t v, ch_Al
 		}
 	}
 	if (1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -63,7 +63,7 @@ dec_ch_ApiVersionsResponse_ApiVersion(ch_rd *r, ch_arena *a, int16_t v, ch_ApiVe
 		m->MaxVersion = ch_rd_i16(r);
 	}
 	if (v >= 3) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -143,7 +143,7 @@ dec_ch_ApiVersionsResponse_SupportedFeatureKey(ch_rd *r, ch_arena *a, int16_t v,
 		m->MaxVersion = ch_rd_i16(r);
 	}
 	if (v >= 3) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -223,7 +223,7 @@ dec_ch_ApiVersionsResponse_FinalizedFeatureKey(ch_rd *r, ch_arena *a, int16_t v,
 		m->MinVersionLevel = ch_rd_i16(r);
 	}
 	if (v >= 3) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -323,7 +323,7 @@ dec_ch_ApiVersionsResponse(ch_rd *r, ch_arena *a, int16_t v, ch_ApiVersionsRespo
 		m->ThrottleTimeMs = ch_rd_i32(r);
 	}
 	if (v >= 3) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

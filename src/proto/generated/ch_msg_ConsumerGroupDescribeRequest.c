@@ -60,7 +60,7 @@ dec_ch_ConsumerGroupDescribeRequest(ch_rd *r, ch_arena *a, int16_t v, ch_Consume
 		m->IncludeAuthorizedOperations = ch_rd_bool(r);
 	}
 	if (1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

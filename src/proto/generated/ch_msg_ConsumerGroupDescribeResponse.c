@@ -86,7 +86,7 @@ dec_ch_ConsumerGroupDescribeResponse_TopicPartitions(ch_rd *r, ch_arena *a, int1
 		}
 	}
 	if (1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -174,7 +174,7 @@ dec_ch_ConsumerGroupDescribeResponse_Assignment(ch_rd *r, ch_arena *a, int16_t v
 		}
 	}
 	if (1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -298,7 +298,7 @@ dec_ch_ConsumerGroupDescribeResponse_Member(ch_rd *r, ch_arena *a, int16_t v, ch
 		dec_ch_ConsumerGroupDescribeResponse_Assignment(r, a, v, &m->TargetAssignment);
 	}
 	if (1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -445,7 +445,7 @@ dec_ch_ConsumerGroupDescribeResponse_DescribedGroup(ch_rd *r, ch_arena *a, int16
 		m->AuthorizedOperations = ch_rd_i32(r);
 	}
 	if (1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -555,7 +555,7 @@ dec_ch_ConsumerGroupDescribeResponse(ch_rd *r, ch_arena *a, int16_t v, ch_Consum
 		}
 	}
 	if (1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -65,7 +65,7 @@ dec_ch_ConsumerGroupHeartbeatRequest_TopicPartitions(ch_rd *r, ch_arena *a, int1
 		}
 	}
 	if (1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -202,7 +202,7 @@ dec_ch_ConsumerGroupHeartbeatRequest(ch_rd *r, ch_arena *a, int16_t v, ch_Consum
 		}
 	}
 	if (1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

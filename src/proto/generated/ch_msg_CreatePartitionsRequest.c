@@ -66,7 +66,7 @@ dec_ch_CreatePartitionsRequest_CreatePartitionsAssignment(ch_rd *r, ch_arena *a,
 		}
 	}
 	if (v >= 2) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -156,7 +156,7 @@ dec_ch_CreatePartitionsRequest_CreatePartitionsTopic(ch_rd *r, ch_arena *a, int1
 		}
 	}
 	if (v >= 2) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -252,7 +252,7 @@ dec_ch_CreatePartitionsRequest(ch_rd *r, ch_arena *a, int16_t v, ch_CreatePartit
 		m->ValidateOnly = ch_rd_bool(r);
 	}
 	if (v >= 2) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

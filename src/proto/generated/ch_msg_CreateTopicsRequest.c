@@ -75,7 +75,7 @@ dec_ch_CreateTopicsRequest_CreatableReplicaAssignment(ch_rd *r, ch_arena *a, int
 		}
 	}
 	if (v >= 5) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -150,7 +150,7 @@ dec_ch_CreateTopicsRequest_CreatableTopicConfig(ch_rd *r, ch_arena *a, int16_t v
 		m->Value = ch_rd_str(r, (v >= 5));
 	}
 	if (v >= 5) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -267,7 +267,7 @@ dec_ch_CreateTopicsRequest_CreatableTopic(ch_rd *r, ch_arena *a, int16_t v, ch_C
 		}
 	}
 	if (v >= 5) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -371,7 +371,7 @@ dec_ch_CreateTopicsRequest(ch_rd *r, ch_arena *a, int16_t v, ch_CreateTopicsRequ
 		m->validateOnly = ch_rd_bool(r);
 	}
 	if (v >= 5) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -68,7 +68,7 @@ dec_ch_CreateTopicsResponse_CreatableTopicConfigs(ch_rd *r, ch_arena *a, int16_t
 		m->IsSensitive = ch_rd_bool(r);
 	}
 	if (v >= 5) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -187,7 +187,7 @@ dec_ch_CreateTopicsResponse_CreatableTopicResult(ch_rd *r, ch_arena *a, int16_t 
 		}
 	}
 	if (v >= 5) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -312,7 +312,7 @@ dec_ch_CreateTopicsResponse(ch_rd *r, ch_arena *a, int16_t v, ch_CreateTopicsRes
 		}
 	}
 	if (v >= 5) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -51,7 +51,7 @@ dec_ch_DeleteGroupsResponse_DeletableGroupResult(ch_rd *r, ch_arena *a, int16_t 
 		m->ErrorCode = ch_rd_i16(r);
 	}
 	if (v >= 2) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -138,7 +138,7 @@ dec_ch_DeleteGroupsResponse(ch_rd *r, ch_arena *a, int16_t v, ch_DeleteGroupsRes
 		}
 	}
 	if (v >= 2) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -54,7 +54,7 @@ dec_ch_DeleteRecordsRequest_DeleteRecordsPartition(ch_rd *r, ch_arena *a, int16_
 		m->Offset = ch_rd_i64(r);
 	}
 	if (v >= 2) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -143,7 +143,7 @@ dec_ch_DeleteRecordsRequest_DeleteRecordsTopic(ch_rd *r, ch_arena *a, int16_t v,
 		}
 	}
 	if (v >= 2) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -232,7 +232,7 @@ dec_ch_DeleteRecordsRequest(ch_rd *r, ch_arena *a, int16_t v, ch_DeleteRecordsRe
 		m->TimeoutMs = ch_rd_i32(r);
 	}
 	if (v >= 2) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -58,7 +58,7 @@ dec_ch_DeleteRecordsResponse_DeleteRecordsPartitionResult(ch_rd *r, ch_arena *a,
 		m->ErrorCode = ch_rd_i16(r);
 	}
 	if (v >= 2) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -150,7 +150,7 @@ dec_ch_DeleteRecordsResponse_DeleteRecordsTopicResult(ch_rd *r, ch_arena *a, int
 		}
 	}
 	if (v >= 2) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -239,7 +239,7 @@ dec_ch_DeleteRecordsResponse(ch_rd *r, ch_arena *a, int16_t v, ch_DeleteRecordsR
 		}
 	}
 	if (v >= 2) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

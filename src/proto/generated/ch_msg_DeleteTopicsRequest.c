@@ -49,7 +49,7 @@ dec_ch_DeleteTopicsRequest_DeleteTopicState(ch_rd *r, ch_arena *a, int16_t v, ch
 		m->TopicId = ch_rd_uuid(r);
 	}
 	if (v >= 4) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -156,7 +156,7 @@ dec_ch_DeleteTopicsRequest(ch_rd *r, ch_arena *a, int16_t v, ch_DeleteTopicsRequ
 		m->TimeoutMs = ch_rd_i32(r);
 	}
 	if (v >= 4) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -59,7 +59,7 @@ dec_ch_DeleteTopicsResponse_DeletableTopicResult(ch_rd *r, ch_arena *a, int16_t 
 		m->ErrorMessage = ch_rd_str(r, (v >= 4));
 	}
 	if (v >= 4) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -152,7 +152,7 @@ dec_ch_DeleteTopicsResponse(ch_rd *r, ch_arena *a, int16_t v, ch_DeleteTopicsRes
 		}
 	}
 	if (v >= 4) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -59,7 +59,7 @@ dec_ch_DescribeClusterResponse_DescribeClusterBroker(ch_rd *r, ch_arena *a, int1
 		m->Rack = ch_rd_str(r, (1));
 	}
 	if (1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -178,7 +178,7 @@ dec_ch_DescribeClusterResponse(ch_rd *r, ch_arena *a, int16_t v, ch_DescribeClus
 		m->ClusterAuthorizedOperations = ch_rd_i32(r);
 	}
 	if (1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -67,7 +67,7 @@ dec_ch_DescribeConfigsResponse_DescribeConfigsSynonym(ch_rd *r, ch_arena *a, int
 		m->Source = ch_rd_i8(r);
 	}
 	if (v >= 4) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -189,7 +189,7 @@ dec_ch_DescribeConfigsResponse_DescribeConfigsResourceResult(ch_rd *r, ch_arena 
 			ch_rd_fail(r, CH_RD_EINVAL);
 	}
 	if (v >= 4) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -313,7 +313,7 @@ dec_ch_DescribeConfigsResponse_DescribeConfigsResult(ch_rd *r, ch_arena *a, int1
 		}
 	}
 	if (v >= 4) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -411,7 +411,7 @@ dec_ch_DescribeConfigsResponse(ch_rd *r, ch_arena *a, int16_t v, ch_DescribeConf
 		}
 	}
 	if (v >= 4) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -80,7 +80,7 @@ dec_ch_DescribeGroupsResponse_DescribedGroupMember(ch_rd *r, ch_arena *a, int16_
 			ch_rd_fail(r, CH_RD_EINVAL);
 	}
 	if (v >= 5) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -207,7 +207,7 @@ dec_ch_DescribeGroupsResponse_DescribedGroup(ch_rd *r, ch_arena *a, int16_t v, c
 		m->AuthorizedOperations = ch_rd_i32(r);
 	}
 	if (v >= 5) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -311,7 +311,7 @@ dec_ch_DescribeGroupsResponse(ch_rd *r, ch_arena *a, int16_t v, ch_DescribeGroup
 		}
 	}
 	if (v >= 5) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

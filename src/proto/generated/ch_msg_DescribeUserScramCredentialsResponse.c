@@ -54,7 +54,7 @@ dec_ch_DescribeUserScramCredentialsResponse_CredentialInfo(ch_rd *r, ch_arena *a
 		m->Iterations = ch_rd_i32(r);
 	}
 	if (1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -151,7 +151,7 @@ dec_ch_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult(c
 		}
 	}
 	if (1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -254,7 +254,7 @@ dec_ch_DescribeUserScramCredentialsResponse(ch_rd *r, ch_arena *a, int16_t v, ch
 		}
 	}
 	if (1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

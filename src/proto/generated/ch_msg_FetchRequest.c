@@ -64,7 +64,7 @@ dec_ch_FetchRequest_ReplicaState(ch_rd *r, ch_arena *a, int16_t v, ch_FetchReque
 		m->ReplicaEpoch = ch_rd_i64(r);
 	}
 	if (v >= 12) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -152,7 +152,7 @@ dec_ch_FetchRequest_FetchPartition(ch_rd *r, ch_arena *a, int16_t v, ch_FetchReq
 		m->PartitionMaxBytes = ch_rd_i32(r);
 	}
 	if (v >= 12) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -278,7 +278,7 @@ dec_ch_FetchRequest_FetchTopic(ch_rd *r, ch_arena *a, int16_t v, ch_FetchRequest
 		}
 	}
 	if (v >= 12) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -376,7 +376,7 @@ dec_ch_FetchRequest_ForgottenTopic(ch_rd *r, ch_arena *a, int16_t v, ch_FetchReq
 		}
 	}
 	if (v >= 12) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -520,7 +520,7 @@ dec_ch_FetchRequest(ch_rd *r, ch_arena *a, int16_t v, ch_FetchRequest *m)
 			ch_rd_fail(r, CH_RD_EINVAL);
 	}
 	if (v >= 12) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

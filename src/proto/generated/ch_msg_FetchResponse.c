@@ -79,7 +79,7 @@ dec_ch_FetchResponse_EpochEndOffset(ch_rd *r, ch_arena *a, int16_t v, ch_FetchRe
 		m->EndOffset = ch_rd_i64(r);
 	}
 	if (v >= 12) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -150,7 +150,7 @@ dec_ch_FetchResponse_LeaderIdAndEpoch(ch_rd *r, ch_arena *a, int16_t v, ch_Fetch
 		m->LeaderEpoch = ch_rd_i32(r);
 	}
 	if (v >= 12) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -221,7 +221,7 @@ dec_ch_FetchResponse_SnapshotId(ch_rd *r, ch_arena *a, int16_t v, ch_FetchRespon
 		m->Epoch = ch_rd_i32(r);
 	}
 	if (v >= 12) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -292,7 +292,7 @@ dec_ch_FetchResponse_AbortedTransaction(ch_rd *r, ch_arena *a, int16_t v, ch_Fet
 		m->FirstOffset = ch_rd_i64(r);
 	}
 	if (v >= 12) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -404,7 +404,7 @@ dec_ch_FetchResponse_PartitionData(ch_rd *r, ch_arena *a, int16_t v, ch_FetchRes
 		m->Records = ch_rd_bytes(r, (v >= 12));
 	}
 	if (v >= 12) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -578,7 +578,7 @@ dec_ch_FetchResponse_FetchableTopicResponse(ch_rd *r, ch_arena *a, int16_t v, ch
 		}
 	}
 	if (v >= 12) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -664,7 +664,7 @@ dec_ch_FetchResponse_NodeEndpoint(ch_rd *r, ch_arena *a, int16_t v, ch_FetchResp
 		m->Rack = ch_rd_str(r, (v >= 12));
 	}
 	if (v >= 12) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -767,7 +767,7 @@ dec_ch_FetchResponse(ch_rd *r, ch_arena *a, int16_t v, ch_FetchResponse *m)
 		}
 	}
 	if (v >= 12) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -69,7 +69,7 @@ dec_ch_FindCoordinatorResponse_Coordinator(ch_rd *r, ch_arena *a, int16_t v, ch_
 		m->ErrorMessage = ch_rd_str(r, (v >= 3));
 	}
 	if (v >= 3) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -190,7 +190,7 @@ dec_ch_FindCoordinatorResponse(ch_rd *r, ch_arena *a, int16_t v, ch_FindCoordina
 		}
 	}
 	if (v >= 3) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -83,7 +83,7 @@ dec_ch_GroupMetadataValue_MemberMetadata(ch_rd *r, ch_arena *a, int16_t v, ch_Gr
 			ch_rd_fail(r, CH_RD_EINVAL);
 	}
 	if (v >= 4) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -206,7 +206,7 @@ dec_ch_GroupMetadataValue(ch_rd *r, ch_arena *a, int16_t v, ch_GroupMetadataValu
 		}
 	}
 	if (v >= 4) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

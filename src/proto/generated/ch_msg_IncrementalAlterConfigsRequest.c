@@ -60,7 +60,7 @@ dec_ch_IncrementalAlterConfigsRequest_AlterableConfig(ch_rd *r, ch_arena *a, int
 		m->Value = ch_rd_str(r, (v >= 1));
 	}
 	if (v >= 1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -156,7 +156,7 @@ dec_ch_IncrementalAlterConfigsRequest_AlterConfigsResource(ch_rd *r, ch_arena *a
 		}
 	}
 	if (v >= 1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -248,7 +248,7 @@ dec_ch_IncrementalAlterConfigsRequest(ch_rd *r, ch_arena *a, int16_t v, ch_Incre
 		m->ValidateOnly = ch_rd_bool(r);
 	}
 	if (v >= 1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

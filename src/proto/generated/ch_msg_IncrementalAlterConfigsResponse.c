@@ -59,7 +59,7 @@ dec_ch_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse(ch_rd *r, ch
 			ch_rd_fail(r, CH_RD_EINVAL);
 	}
 	if (v >= 1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -152,7 +152,7 @@ dec_ch_IncrementalAlterConfigsResponse(ch_rd *r, ch_arena *a, int16_t v, ch_Incr
 		}
 	}
 	if (v >= 1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -55,7 +55,7 @@ dec_ch_LeaveGroupRequest_MemberIdentity(ch_rd *r, ch_arena *a, int16_t v, ch_Lea
 		m->Reason = ch_rd_str(r, (v >= 4));
 	}
 	if (v >= 4) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -153,7 +153,7 @@ dec_ch_LeaveGroupRequest(ch_rd *r, ch_arena *a, int16_t v, ch_LeaveGroupRequest 
 		}
 	}
 	if (v >= 4) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

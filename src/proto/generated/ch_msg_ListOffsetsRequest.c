@@ -62,7 +62,7 @@ dec_ch_ListOffsetsRequest_ListOffsetsPartition(ch_rd *r, ch_arena *a, int16_t v,
 		m->MaxNumOffsets = ch_rd_i32(r);
 	}
 	if (v >= 6) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -157,7 +157,7 @@ dec_ch_ListOffsetsRequest_ListOffsetsTopic(ch_rd *r, ch_arena *a, int16_t v, ch_
 		}
 	}
 	if (v >= 6) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -254,7 +254,7 @@ dec_ch_ListOffsetsRequest(ch_rd *r, ch_arena *a, int16_t v, ch_ListOffsetsReques
 		m->TimeoutMs = ch_rd_i32(r);
 	}
 	if (v >= 6) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -86,7 +86,7 @@ dec_ch_ListOffsetsResponse_ListOffsetsPartitionResponse(ch_rd *r, ch_arena *a, i
 		m->LeaderEpoch = ch_rd_i32(r);
 	}
 	if (v >= 6) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -189,7 +189,7 @@ dec_ch_ListOffsetsResponse_ListOffsetsTopicResponse(ch_rd *r, ch_arena *a, int16
 		}
 	}
 	if (v >= 6) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -278,7 +278,7 @@ dec_ch_ListOffsetsResponse(ch_rd *r, ch_arena *a, int16_t v, ch_ListOffsetsRespo
 		}
 	}
 	if (v >= 6) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

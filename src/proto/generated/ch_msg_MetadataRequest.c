@@ -51,7 +51,7 @@ dec_ch_MetadataRequest_MetadataRequestTopic(ch_rd *r, ch_arena *a, int16_t v, ch
 			ch_rd_fail(r, CH_RD_EINVAL);
 	}
 	if (v >= 9) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -146,7 +146,7 @@ dec_ch_MetadataRequest(ch_rd *r, ch_arena *a, int16_t v, ch_MetadataRequest *m)
 		m->IncludeTopicAuthorizedOperations = ch_rd_bool(r);
 	}
 	if (v >= 9) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -69,7 +69,7 @@ dec_ch_MetadataResponse_MetadataResponseBroker(ch_rd *r, ch_arena *a, int16_t v,
 		m->Rack = ch_rd_str(r, (v >= 9));
 	}
 	if (v >= 9) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -214,7 +214,7 @@ dec_ch_MetadataResponse_MetadataResponsePartition(ch_rd *r, ch_arena *a, int16_t
 		}
 	}
 	if (v >= 9) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -340,7 +340,7 @@ dec_ch_MetadataResponse_MetadataResponseTopic(ch_rd *r, ch_arena *a, int16_t v, 
 		m->TopicAuthorizedOperations = ch_rd_i32(r);
 	}
 	if (v >= 9) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -473,7 +473,7 @@ dec_ch_MetadataResponse(ch_rd *r, ch_arena *a, int16_t v, ch_MetadataResponse *m
 		m->ClusterAuthorizedOperations = ch_rd_i32(r);
 	}
 	if (v >= 9) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -66,7 +66,7 @@ dec_ch_OffsetCommitRequest_OffsetCommitRequestPartition(ch_rd *r, ch_arena *a, i
 		m->CommittedMetadata = ch_rd_str(r, (v >= 8));
 	}
 	if (v >= 8) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -164,7 +164,7 @@ dec_ch_OffsetCommitRequest_OffsetCommitRequestTopic(ch_rd *r, ch_arena *a, int16
 		}
 	}
 	if (v >= 8) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -273,7 +273,7 @@ dec_ch_OffsetCommitRequest(ch_rd *r, ch_arena *a, int16_t v, ch_OffsetCommitRequ
 		}
 	}
 	if (v >= 8) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

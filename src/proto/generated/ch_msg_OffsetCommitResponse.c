@@ -54,7 +54,7 @@ dec_ch_OffsetCommitResponse_OffsetCommitResponsePartition(ch_rd *r, ch_arena *a,
 		m->ErrorCode = ch_rd_i16(r);
 	}
 	if (v >= 8) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -143,7 +143,7 @@ dec_ch_OffsetCommitResponse_OffsetCommitResponseTopic(ch_rd *r, ch_arena *a, int
 		}
 	}
 	if (v >= 8) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -232,7 +232,7 @@ dec_ch_OffsetCommitResponse(ch_rd *r, ch_arena *a, int16_t v, ch_OffsetCommitRes
 		}
 	}
 	if (v >= 8) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -77,7 +77,7 @@ dec_ch_OffsetFetchRequest_OffsetFetchRequestTopic(ch_rd *r, ch_arena *a, int16_t
 		}
 	}
 	if (v >= 6) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -168,7 +168,7 @@ dec_ch_OffsetFetchRequest_OffsetFetchRequestTopics(ch_rd *r, ch_arena *a, int16_
 		}
 	}
 	if (v >= 6) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -265,7 +265,7 @@ dec_ch_OffsetFetchRequest_OffsetFetchRequestGroup(ch_rd *r, ch_arena *a, int16_t
 		}
 	}
 	if (v >= 6) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -386,7 +386,7 @@ dec_ch_OffsetFetchRequest(ch_rd *r, ch_arena *a, int16_t v, ch_OffsetFetchReques
 		m->RequireStable = ch_rd_bool(r);
 	}
 	if (v >= 6) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -81,7 +81,7 @@ dec_ch_OffsetFetchResponse_OffsetFetchResponsePartition(ch_rd *r, ch_arena *a, i
 		m->ErrorCode = ch_rd_i16(r);
 	}
 	if (v >= 6) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -179,7 +179,7 @@ dec_ch_OffsetFetchResponse_OffsetFetchResponseTopic(ch_rd *r, ch_arena *a, int16
 		}
 	}
 	if (v >= 6) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -264,7 +264,7 @@ dec_ch_OffsetFetchResponse_OffsetFetchResponsePartitions(ch_rd *r, ch_arena *a, 
 		m->ErrorCode = ch_rd_i16(r);
 	}
 	if (v >= 6) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -362,7 +362,7 @@ dec_ch_OffsetFetchResponse_OffsetFetchResponseTopics(ch_rd *r, ch_arena *a, int1
 		}
 	}
 	if (v >= 6) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -457,7 +457,7 @@ dec_ch_OffsetFetchResponse_OffsetFetchResponseGroup(ch_rd *r, ch_arena *a, int16
 		m->ErrorCode = ch_rd_i16(r);
 	}
 	if (v >= 6) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -573,7 +573,7 @@ dec_ch_OffsetFetchResponse(ch_rd *r, ch_arena *a, int16_t v, ch_OffsetFetchRespo
 		}
 	}
 	if (v >= 6) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -54,7 +54,7 @@ dec_ch_ProduceRequest_PartitionProduceData(ch_rd *r, ch_arena *a, int16_t v, ch_
 		m->Records = ch_rd_bytes(r, (v >= 9));
 	}
 	if (v >= 9) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -143,7 +143,7 @@ dec_ch_ProduceRequest_TopicProduceData(ch_rd *r, ch_arena *a, int16_t v, ch_Prod
 		}
 	}
 	if (v >= 9) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -240,7 +240,7 @@ dec_ch_ProduceRequest(ch_rd *r, ch_arena *a, int16_t v, ch_ProduceRequest *m)
 		}
 	}
 	if (v >= 9) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

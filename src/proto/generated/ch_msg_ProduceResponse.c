@@ -69,7 +69,7 @@ dec_ch_ProduceResponse_BatchIndexAndErrorMessage(ch_rd *r, ch_arena *a, int16_t 
 		m->BatchIndexErrorMessage = ch_rd_str(r, (v >= 9));
 	}
 	if (v >= 9) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -140,7 +140,7 @@ dec_ch_ProduceResponse_LeaderIdAndEpoch(ch_rd *r, ch_arena *a, int16_t v, ch_Pro
 		m->LeaderEpoch = ch_rd_i32(r);
 	}
 	if (v >= 9) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -248,7 +248,7 @@ dec_ch_ProduceResponse_PartitionProduceResponse(ch_rd *r, ch_arena *a, int16_t v
 		m->ErrorMessage = ch_rd_str(r, (v >= 9));
 	}
 	if (v >= 9) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -375,7 +375,7 @@ dec_ch_ProduceResponse_TopicProduceResponse(ch_rd *r, ch_arena *a, int16_t v, ch
 		}
 	}
 	if (v >= 9) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -458,7 +458,7 @@ dec_ch_ProduceResponse_NodeEndpoint(ch_rd *r, ch_arena *a, int16_t v, ch_Produce
 		m->Rack = ch_rd_str(r, (v >= 9));
 	}
 	if (v >= 9) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -553,7 +553,7 @@ dec_ch_ProduceResponse(ch_rd *r, ch_arena *a, int16_t v, ch_ProduceResponse *m)
 		m->ThrottleTimeMs = ch_rd_i32(r);
 	}
 	if (v >= 9) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -42,7 +42,7 @@ dec_ch_SaslAuthenticateRequest(ch_rd *r, ch_arena *a, int16_t v, ch_SaslAuthenti
 			ch_rd_fail(r, CH_RD_EINVAL);
 	}
 	if (v >= 2) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

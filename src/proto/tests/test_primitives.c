@@ -84,6 +84,11 @@ t_array_count_capped(void)
 	ch_rd r;
 	ch_rd_init(&r, in, sizeof(in));
 	CH_CHECK_EQ_INT(ch_rd_array_len(&r, false, 4), 0);
+	CH_CHECK_EQ_INT(r.err, CH_RD_ELIMIT);
+	/* Under Kafka's 1,000,000 but more than the bytes left could hold. */
+	static const uint8_t short_in[] = {0, 0x0f, 0x42, 0x40, 0, 0, 0, 1};
+	ch_rd_init(&r, short_in, sizeof(short_in));
+	CH_CHECK_EQ_INT(ch_rd_array_len(&r, false, 4), 0);
 	CH_CHECK_EQ_INT(r.err, CH_RD_ESHORT);
 	/* Metadata v1 request claiming 2^31-1 topics */
 	ch_arena a;
@@ -130,6 +135,60 @@ t_unknown_tags_skipped(void)
 	ch_arena_reset(&a);
 }
 
+/* Kafka 4.4's limits: an array of more than 1,000,000 elements and a tagged
+ * section of more than 10,000 fields fail with CH_RD_ELIMIT before any
+ * allocation, however many bytes follow; the limits themselves pass. */
+static void
+t_decoder_limits(void)
+{
+	ch_buf b;
+	ch_buf_init(&b);
+	ch_wr_i32(&b, CH_RD_MAX_ARRAY_LEN + 1);
+	ch_rd r;
+	ch_rd_init(&r, b.data, b.len);
+	CH_CHECK_EQ_INT(ch_rd_array_len(&r, false, 0), 0);
+	CH_CHECK_EQ_INT(r.err, CH_RD_ELIMIT);
+	ch_buf_reset(&b);
+	ch_wr_uvarint(&b, CH_RD_MAX_ARRAY_LEN + 2); /* compact: count + 1 */
+	ch_rd_init(&r, b.data, b.len);
+	CH_CHECK_EQ_INT(ch_rd_array_len(&r, true, 0), 0);
+	CH_CHECK_EQ_INT(r.err, CH_RD_ELIMIT);
+	ch_buf_reset(&b);
+	ch_wr_uvarint(&b, CH_RD_MAX_ARRAY_LEN + 1); /* exactly the limit */
+	ch_rd_init(&r, b.data, b.len);
+	CH_CHECK_EQ_INT(ch_rd_array_len(&r, true, 0), CH_RD_MAX_ARRAY_LEN);
+	CH_CHECK(ch_rd_ok(&r));
+
+	/* Tagged sections: 10,000 empty fields decode, 10,001 do not. */
+	for (uint32_t n = CH_RD_MAX_TAGGED_FIELDS; n <= CH_RD_MAX_TAGGED_FIELDS + 1; n++) {
+		ch_buf_reset(&b);
+		ch_wr_uvarint(&b, n);
+		for (uint32_t i = 0; i < n; i++) {
+			ch_wr_uvarint(&b, 100 + i); /* unknown tags */
+			ch_wr_uvarint(&b, 0);
+		}
+		ch_rd_init(&r, b.data, b.len);
+		ch_rd_skip_tags(&r);
+		CH_CHECK_EQ_INT(r.err, n > CH_RD_MAX_TAGGED_FIELDS ? CH_RD_ELIMIT : CH_RD_OK);
+		/* The same section ending a Heartbeat v4 body (generated decoder). */
+		static const uint8_t body[] = {2, 'g', 0, 0, 0, 7, 2, 'm', 0};
+		ch_buf m;
+		ch_buf_init(&m);
+		ch_buf_append(&m, body, sizeof(body));
+		ch_buf_append(&m, b.data, b.len);
+		ch_rd_init(&r, m.data, m.len);
+		ch_arena a;
+		ch_arena_init(&a);
+		ch_HeartbeatRequest hb;
+		int rc = ch_HeartbeatRequest_decode(&r, &a, 4, &hb);
+		CH_CHECK_EQ_INT(rc != 0, n > CH_RD_MAX_TAGGED_FIELDS);
+		CH_CHECK_EQ_INT(r.err, n > CH_RD_MAX_TAGGED_FIELDS ? CH_RD_ELIMIT : CH_RD_OK);
+		ch_arena_reset(&a);
+		ch_buf_free(&m);
+	}
+	ch_buf_free(&b);
+}
+
 static void
 t_defaults(void)
 {
@@ -167,4 +226,4 @@ t_errors_table(void)
 
 CH_TEST_MAIN(CH_TEST(t_varints), CH_TEST(t_sticky_errors), CH_TEST(t_strings),
 	     CH_TEST(t_array_count_capped), CH_TEST(t_non_nullable_null_rejected),
-	     CH_TEST(t_unknown_tags_skipped), CH_TEST(t_defaults), CH_TEST(t_errors_table))
+	     CH_TEST(t_unknown_tags_skipped), CH_TEST(t_decoder_limits), CH_TEST(t_defaults), CH_TEST(t_errors_table))
