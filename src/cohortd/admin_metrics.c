@@ -331,6 +331,17 @@ render_runtime(ch_buf *b, const admin_sources *src)
 	       "Kafka client connections closed (by the peer, an error, idle reaping or a "
 	       "protocol error).",
 	       ns->closed);
+	scalar(b, "cohort_network_request_memory_bytes", "gauge",
+	       "Bytes held by requests from their size prefix until answered "
+	       "(queued.max.request.bytes bounds it).",
+	       (uint64_t)(ns->request_memory > 0 ? ns->request_memory : 0));
+	scalar(b, "cohort_network_request_memory_waiting_connections", "gauge",
+	       "Connections not read because queued.max.request.bytes is spent.",
+	       ns->memory_waiters);
+	scalar(b, "cohort_network_request_receive_timeouts_total", "counter",
+	       "Connections closed because a request had not fully arrived "
+	       "socket.request.receive.timeout.ms after its first byte.",
+	       ns->receive_timeouts);
 	family(b, "cohort_event_loop_iteration_seconds", "histogram",
 	       "Work of one event-loop iteration, from waking up to sleeping again (events, "
 	       "timers, response flushing): the longest an event arriving meanwhile waits.");

@@ -339,6 +339,8 @@ main(int argc, char **argv)
 	o.tls = tls[0];
 	o.max_request_bytes = cfg.socket_request_max_bytes;
 	o.idle_ms = cfg.connections_max_idle_ms;
+	o.max_request_memory = cfg.queued_max_request_bytes;
+	o.request_receive_timeout_ms = cfg.socket_request_receive_timeout_ms;
 	o.on_request = on_request;
 	o.on_open = on_open;
 	o.on_close = on_close;

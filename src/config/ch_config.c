@@ -211,6 +211,16 @@ static const cdef cdefs[] = {
 	 OFF(socket_send_buffer_bytes), "SO_SNDBUF of sockets; -1 uses the OS default."},
 	{"socket.receive.buffer.bytes", V_INT(-1, INT32_MAX), 0, "102400",
 	 OFF(socket_receive_buffer_bytes), "SO_RCVBUF of sockets; -1 uses the OS default."},
+	{"queued.max.request.bytes", V_LONG(INT64_MIN, INT64_MAX), 0, "536870912",
+	 OFF(queued_max_request_bytes),
+	 "The memory requests may hold, from their size prefix until answered, across all "
+	 "connections; a connection whose next request does not fit is not read until memory "
+	 "frees. <= 0: unbounded. cohort's default is 512 MiB (Kafka's -1)."},
+	{"socket.request.receive.timeout.ms", V_LONG(INT64_MIN, INT64_MAX), 0, "30000",
+	 OFF(socket_request_receive_timeout_ms),
+	 "cohort: a connection whose request has not fully arrived this long after its first "
+	 "byte is closed (Kafka has no such bound: a client trickling bytes is kept). <= 0: "
+	 "none."},
 	{"connections.max.idle.ms", V_LONG(INT64_MIN, INT64_MAX), 0, "600000",
 	 OFF(connections_max_idle_ms), "Idle connections are closed after this many milliseconds."},
 	{"max.connections", V_INT(0, INT32_MAX), 0, INT_MAX_STR, OFF(max_connections),
@@ -448,8 +458,11 @@ static const cdef cdefs[] = {
 	 OFF(group_consumer_assignors),
 	 "The server side assignors (uniform, range, or their class names); the first is used "
 	 "when a consumer names none."},
-	{"group.consumer.migration.policy", {T_ENUM_CI, 0, 0, migration_choices}, 0,
-	 "bidirectional", OFF(group_consumer_migration_policy),
+	{"group.consumer.migration.policy",
+	 {T_ENUM_CI, 0, 0, migration_choices},
+	 0,
+	 "bidirectional",
+	 OFF(group_consumer_migration_policy),
 	 "Converting classic groups to consumer groups and back (disabled, downgrade, upgrade, "
 	 "bidirectional). cohort: not yet used, there is no migration."},
 	{"group.rebalance.history.size", V_INT(0, 100000), F_COHORT, "100",
@@ -1563,6 +1576,13 @@ retention_key(const struct ch_config *cfg)
 static int
 check_cross_keys(const struct ch_config *cfg, char *err, size_t errlen)
 {
+	if (cfg->queued_max_request_bytes > 0 &&
+	    cfg->queued_max_request_bytes < cfg->socket_request_max_bytes) {
+		ch_errf(err, errlen,
+			"queued.max.request.bytes must be larger or equal to "
+			"socket.request.max.bytes");
+		return CH_ERR;
+	}
 	if (cfg->group_min_session_timeout_ms > cfg->group_max_session_timeout_ms) {
 		ch_errf(err, errlen,
 			"group.max.session.timeout.ms (%d) must be greater than or equal to "

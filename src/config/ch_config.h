@@ -191,6 +191,8 @@ struct ch_config {
 	int32_t socket_send_buffer_bytes;    /* -1: OS default */
 	int32_t socket_receive_buffer_bytes; /* -1: OS default */
 	int64_t connections_max_idle_ms;
+	int64_t queued_max_request_bytes;          /* <= 0: unbounded (Kafka's -1) */
+	int64_t socket_request_receive_timeout_ms; /* cohort; <= 0: none */
 	int32_t max_connections;
 	int32_t num_network_threads; /* accepted; cohort: one loop */
 	int32_t num_io_threads;      /* accepted; cohort: one loop */

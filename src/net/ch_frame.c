@@ -82,6 +82,10 @@ ch_framer_feed(ch_framer *f, const uint8_t *p, size_t n, size_t *used)
 			*used = off;
 			return CH_ERR;
 		}
+		if (f->stop_at_size) {
+			*used = off;
+			return CH_FRAME_SIZED;
+		}
 	}
 	size_t take = CH_MIN(f->size - f->got, n - off);
 	if (take > 0) {

@@ -24,19 +24,26 @@
 #ifndef CH_FRAME_H
 #define CH_FRAME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct ch_framer {
-	uint8_t hdr[4];  /* size prefix bytes received so far */
-	uint8_t hdr_got; /* 0..4 */
-	int32_t max;     /* largest accepted size */
-	size_t size;     /* claimed message size, once hdr_got == 4 */
-	uint8_t *buf;    /* message bytes, owned until taken */
-	size_t got;      /* bytes in buf */
-	size_t cap;      /* bytes allocated for buf */
-	char err[96];    /* reason, after CH_ERR (Kafka's wording) */
+	uint8_t hdr[4];    /* size prefix bytes received so far */
+	uint8_t hdr_got;   /* 0..4 */
+	int32_t max;       /* largest accepted size */
+	size_t size;       /* claimed message size, once hdr_got == 4 */
+	uint8_t *buf;      /* message bytes, owned until taken */
+	size_t got;        /* bytes in buf */
+	size_t cap;        /* bytes allocated for buf */
+	char err[96];      /* reason, after CH_ERR (Kafka's wording) */
+	bool stop_at_size; /* feed returns CH_FRAME_SIZED once each prefix is in */
 } ch_framer;
+
+/* ch_framer_feed's answer, when stop_at_size is set, once a frame's size
+ * prefix is complete (f->size known) and before any of its message bytes
+ * are taken: the caller may reserve memory for it, then feed again. */
+#define CH_FRAME_SIZED 2
 
 void ch_framer_init(ch_framer *f, int32_t max_size);
 /* Frees a partial frame. The framer can be reused after ch_framer_init. */
@@ -48,6 +55,8 @@ void ch_framer_free(ch_framer *f);
  *             after it (n - *used) were not consumed
  *   CH_AGAIN  all n bytes consumed, frame not complete yet
  *   CH_ERR    invalid size prefix; f->err says why; the framer is dead
+ *   CH_FRAME_SIZED  (stop_at_size only) the size prefix just completed;
+ *             *used counts its bytes, no message byte was consumed
  */
 int ch_framer_feed(ch_framer *f, const uint8_t *p, size_t n, size_t *used);
 

@@ -65,6 +65,7 @@
 
 typedef struct ch_slot {
 	uint8_t *frame; /* owned until answered */
+	size_t held;    /* bytes of the request memory pool it holds */
 	ch_resp *resp;  /* answered, waiting for earlier requests */
 	bool done;      /* answered */
 } ch_slot;
@@ -86,6 +87,11 @@ struct ch_conn {
 	ch_framer fr;
 	ch_buf stash; /* read but not yet framed (paused mid-buffer) */
 	size_t stash_off;
+	size_t fr_held;        /* pool bytes reserved for the frame being read */
+	bool mem_wait;         /* muted: its next frame waits for pool memory */
+	ch_conn *mnext;        /* srv->mem_wait list */
+	int64_t frame_started; /* when the partial frame's first byte came; 0: none */
+	ch_timer recv_timer;   /* request_receive_timeout_ms */
 
 	ch_slot *ring; /* order queue, ring_cap slots (power of two) */
 	size_t ring_cap;
@@ -138,6 +144,7 @@ struct ch_server {
 	ch_conn *conns;
 	size_t nconns;
 	ch_conn *pending;
+	ch_conn *mem_wait_head, *mem_wait_tail; /* FIFO, a reference each */
 	ch_hook *hook;
 	uint8_t *rbuf;
 	uint8_t *tls_wbuf; /* CH_TLS_WRITE_CHUNK of plaintext gathered for SSL_write */
@@ -147,6 +154,7 @@ struct ch_server {
 static atomic_uint_fast64_t conn_ids;
 
 static void conn_teardown(ch_conn *c);
+static void recv_clock(ch_conn *c);
 static void update_interest(ch_conn *c);
 
 /* ---- references -------------------------------------------------------- */
@@ -221,7 +229,7 @@ ring_grow(ch_conn *c)
 static bool
 can_dispatch(const ch_conn *c)
 {
-	if (c->closed || c->doomed || c->closing)
+	if (c->closed || c->doomed || c->closing || c->mem_wait)
 		return false;
 	const ch_server_opts *o = &c->srv->opts;
 	return c->next_seq - c->head_seq < (uint64_t)o->max_inflight &&
@@ -522,6 +530,102 @@ flush(ch_conn *c)
 	return CH_OK;
 }
 
+/* ---- request memory (queued.max.request.bytes) ------------------------ */
+
+static void pool_wake(ch_server *s);
+
+/* Reserves pool bytes for the frame whose size prefix just arrived; false
+ * (nothing reserved) when the pool is spent. Non-strict, as Kafka's
+ * SimpleMemoryPool for requests: a frame is admitted while any memory is
+ * left, so the pool can overshoot by one frame and a frame larger than the
+ * whole pool still gets in. */
+static bool
+pool_reserve(ch_conn *c)
+{
+	ch_server *s = c->srv;
+	if (s->opts.max_request_memory > 0 && s->stats.request_memory >= s->opts.max_request_memory)
+		return false;
+	c->fr_held = c->fr.size;
+	s->stats.request_memory += (int64_t)c->fr_held;
+	return true;
+}
+
+/* Gives n bytes back and lets muted connections read again. */
+static void
+pool_release(ch_server *s, size_t n)
+{
+	if (!s || n == 0)
+		return;
+	s->stats.request_memory -= (int64_t)n;
+	if (s->mem_wait_head)
+		pool_wake(s);
+}
+
+/* Mutes c (can_dispatch is false) until its frame's memory is reserved;
+ * the wait list holds a reference. */
+static void
+pool_wait(ch_conn *c)
+{
+	ch_server *s = c->srv;
+	c->mem_wait = true;
+	c->refs++;
+	c->mnext = NULL;
+	if (s->mem_wait_tail)
+		s->mem_wait_tail->mnext = c;
+	else
+		s->mem_wait_head = c;
+	s->mem_wait_tail = c;
+	s->stats.memory_waiters++;
+	CH_LOGD("net", "%s muted: %lld of queued.max.request.bytes=%lld held by requests", c->peer,
+		(long long)s->stats.request_memory, (long long)s->opts.max_request_memory);
+}
+
+/* Takes c off the wait list (it is closing); the list's reference is
+ * dropped by the caller's teardown path. */
+static void
+pool_unwait(ch_conn *c)
+{
+	ch_server *s = c->srv;
+	ch_conn **pp = &s->mem_wait_head, *prev = NULL;
+	while (*pp && *pp != c) {
+		prev = *pp;
+		pp = &(*pp)->mnext;
+	}
+	if (!*pp)
+		return;
+	*pp = c->mnext;
+	if (s->mem_wait_tail == c)
+		s->mem_wait_tail = prev;
+	c->mnext = NULL;
+	c->mem_wait = false;
+	s->stats.memory_waiters--;
+	ch_conn_release(c);
+}
+
+/* Admits muted connections, oldest first, while the pool has memory. */
+static void
+pool_wake(ch_server *s)
+{
+	while (s->mem_wait_head) {
+		if (s->opts.max_request_memory > 0 &&
+		    s->stats.request_memory >= s->opts.max_request_memory)
+			return;
+		ch_conn *c = s->mem_wait_head;
+		s->mem_wait_head = c->mnext;
+		if (!s->mem_wait_head)
+			s->mem_wait_tail = NULL;
+		c->mnext = NULL;
+		c->mem_wait = false;
+		s->stats.memory_waiters--;
+		(void)pool_reserve(c);                   /* there is memory: it succeeds */
+		c->frame_started = ch_loop_now(c->loop); /* the muted time is ours */
+		if (c->ssl)
+			c->tls_read_pending = true; /* OpenSSL may hold its bytes */
+		queue_pending(c);
+		ch_conn_release(c); /* the list's; the pending list holds one */
+	}
+}
+
 /* ---- reading ----------------------------------------------------------- */
 
 /* Gives one whole request frame an order slot and a sequence number and
@@ -535,6 +639,9 @@ dispatch(ch_conn *c, uint8_t *frame, size_t len)
 	uint64_t seq = c->next_seq++;
 	ch_slot *sl = slot_of(c, seq);
 	sl->frame = frame;
+	sl->held = c->fr_held;
+	c->fr_held = 0;
+	c->frame_started = 0;
 	sl->resp = NULL;
 	sl->done = false;
 	c->npending++;
@@ -556,6 +663,11 @@ feed(ch_conn *c, const uint8_t *p, size_t n)
 			CH_LOGW("net", "closing connection from %s: %s", c->peer, c->fr.err);
 			conn_teardown(c);
 			break;
+		}
+		if (rc == CH_FRAME_SIZED) {
+			if (!pool_reserve(c))
+				pool_wait(c); /* stops the loop: the rest is stashed */
+			continue;
 		}
 		if (rc == CH_OK) {
 			size_t len;
@@ -581,6 +693,7 @@ process_stash(ch_conn *c)
 		ch_buf_free(&c->stash); /* don't keep 64 KiB on an idle conn */
 		c->stash_off = 0;
 	}
+	recv_clock(c);
 }
 
 /* One read from the socket, through TLS when the connection has it: > 0
@@ -618,6 +731,49 @@ conn_recv(ch_conn *c, uint8_t *dst, size_t room)
 		errno = EPROTO;
 	}
 	return -1;
+}
+
+/* A request partly arrived starts its receive clock (once per request; the
+ * timer is armed only for requests that span reads, so a request that comes
+ * in one read costs nothing). */
+static void
+recv_clock(ch_conn *c)
+{
+	if (c->closed || c->mem_wait || c->srv->opts.request_receive_timeout_ms <= 0)
+		return;
+	int64_t limit = c->srv->opts.request_receive_timeout_ms;
+	if (ch_framer_pending(&c->fr) == 0) {
+		c->frame_started = 0;
+		return;
+	}
+	if (!c->frame_started)
+		c->frame_started = ch_loop_now(c->loop);
+	if (!ch_timer_armed(&c->recv_timer))
+		ch_timer_arm(c->loop, &c->recv_timer, c->frame_started + limit);
+}
+
+/* request_receive_timeout_ms: closes a connection whose request has not
+ * all arrived in time since its first byte, however steadily it trickles
+ * (each byte resets the idle timer, so connections.max.idle.ms alone keeps
+ * such a client forever, in Kafka too). */
+static void
+conn_on_recv_timer(ch_loop *loop, ch_timer *t, void *ud)
+{
+	ch_conn *c = ud;
+	if (c->closed || !c->frame_started || c->mem_wait)
+		return; /* recv_clock arms it again for the next partial request */
+	int64_t due = c->frame_started + c->srv->opts.request_receive_timeout_ms;
+	if (ch_loop_now(loop) < due) {
+		ch_timer_arm(loop, t, due);
+		return;
+	}
+	CH_LOGW("net",
+		"closing connection from %s: a request of %zu bytes is still incomplete %lld ms "
+		"after its first byte (%zu bytes arrived; socket.request.receive.timeout.ms)",
+		c->peer, c->fr.hdr_got == 4 ? c->fr.size : (size_t)0,
+		(long long)(ch_loop_now(loop) - c->frame_started), ch_framer_pending(&c->fr));
+	c->srv->stats.receive_timeouts++;
+	conn_teardown(c);
 }
 
 /* Reads at most CH_READ_BUDGET bytes, straight into the framer's buffer
@@ -672,6 +828,7 @@ conn_read(ch_conn *c)
 		if (c->closed || !can_dispatch(c) || (!c->ssl && (size_t)n < room))
 			break;
 	}
+	recv_clock(c);
 }
 
 /* The TLS handshake, one step: on success the peer's principal is set
@@ -840,11 +997,21 @@ conn_teardown(ch_conn *c)
 	ch_timer_cancel(c->loop, &c->idle);
 	ch_timer_cancel(c->loop, &c->close_timer);
 	send_queue_clear(c);
+	ch_timer_cancel(c->loop, &c->recv_timer);
+	if (c->mem_wait)
+		pool_unwait(c);
+	/* The pool's bytes come back now; frames of requests still being
+	 * answered are freed later, outside the pool. */
+	size_t held = c->fr_held;
+	c->fr_held = 0;
 	for (uint64_t seq = c->head_seq; seq < c->next_seq; seq++) {
 		ch_slot *sl = slot_of(c, seq);
 		ch_resp_free(sl->resp);
 		sl->resp = NULL;
+		held += sl->held;
+		sl->held = 0;
 	}
+	pool_release(s, held);
 	ch_framer_free(&c->fr);
 	ch_buf_free(&c->stash);
 	c->stash_off = 0;
@@ -930,6 +1097,7 @@ conn_new(ch_server *s, ch_listen *l, int fd, const struct sockaddr_storage *ss)
 		c->tls_handshaking = true;
 	}
 	ch_framer_init(&c->fr, s->opts.max_request_bytes);
+	c->fr.stop_at_size = true; /* each frame's memory is reserved first */
 	ch_buf_init(&c->stash);
 	ch_io_init(&c->io, fd, conn_on_read, conn_on_write, c);
 	if (ch_io_add(s->loop, &c->io, CH_IO_READ) != CH_OK) {
@@ -946,6 +1114,7 @@ conn_new(ch_server *s, ch_listen *l, int fd, const struct sockaddr_storage *ss)
 	c->last_active = ch_loop_now(s->loop);
 	ch_timer_init(&c->idle, conn_on_idle, c);
 	ch_timer_init(&c->close_timer, conn_on_close_timer, c);
+	ch_timer_init(&c->recv_timer, conn_on_recv_timer, c);
 	if (s->opts.idle_ms > 0)
 		ch_timer_arm(s->loop, &c->idle, c->last_active + s->opts.idle_ms);
 	CH_LOGD("net", "accepted connection %llu from %s", (unsigned long long)c->id, c->peer);
@@ -1293,6 +1462,8 @@ ch_conn_respond(ch_conn *c, uint64_t seq, ch_resp *resp)
 	ch_slot *sl = slot_of(c, seq);
 	free(sl->frame);
 	sl->frame = NULL;
+	pool_release(c->srv, sl->held); /* NULL srv: released at teardown */
+	sl->held = 0;
 	sl->done = true;
 	c->npending--;
 	if (c->closed) {

@@ -81,6 +81,16 @@ typedef struct ch_server_opts {
 	int64_t idle_ms;           /* 0: default; < 0: never reap */
 	int max_inflight;          /* 0: default; pending requests per conn */
 	size_t max_queued_bytes;   /* 0: default; unsent bytes per conn */
+	/* queued.max.request.bytes: the memory all connections' requests may
+	 * hold, from the size prefix until the answer (<= 0: unbounded). A
+	 * connection whose next frame does not fit is muted (not read, not
+	 * closed) until memory frees; as Kafka's non-strict pool, a frame is
+	 * admitted while any memory is left, so one larger than the rest fits. */
+	int64_t max_request_memory;
+	/* A request whose bytes have not all arrived this long after its first
+	 * byte closes the connection (<= 0: never). Time the connection is
+	 * muted by us (memory, in-flight limits) does not count. */
+	int64_t request_receive_timeout_ms;
 
 	/* Every complete frame (size prefix stripped). Must lead to exactly one
 	 * ch_conn_respond(c, seq, ...) eventually. */
@@ -124,6 +134,10 @@ typedef struct ch_server_stats {
 	uint64_t accepted, closed; /* connections */
 	uint64_t bytes_in;         /* read from sockets */
 	uint64_t bytes_out;        /* written (writev and sendfile) */
+	uint64_t receive_timeouts; /* connections closed: a request too slow to arrive */
+	/* gauges */
+	int64_t request_memory;  /* bytes held by requests (max_request_memory's pool) */
+	uint64_t memory_waiters; /* connections muted until request memory frees */
 } ch_server_stats;
 const ch_server_stats *ch_server_get_stats(const ch_server *s);
 

@@ -610,6 +610,104 @@ class ShutdownWithClients(BrokerTestCase):
                 c.close()
 
 
+def metric(port, name):
+    """One unlabelled sample of cohortd's /metrics, as a number."""
+    import urllib.request
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+    raise AssertionError("/metrics has no sample %s" % name)
+
+
+class RequestMemory(BrokerTestCase):
+    """queued.max.request.bytes: requests hold pool memory from their size
+    prefix until answered; a connection whose next request does not fit is
+    muted, not closed, and read again once memory frees (Kafka's non-strict
+    pool: admitted while any memory is left)."""
+    broker_settings = {"socket.request.max.bytes": str(MAX_BYTES),
+                       "queued.max.request.bytes": str(2 * MAX_BYTES),
+                       "admin.listeners": "http://127.0.0.1:0"}
+
+    def wait_metric(self, name, want):
+        deadline = time.monotonic() + 20
+        while True:
+            got = metric(self.broker.admin_port(), name)
+            if got == want:
+                return
+            if time.monotonic() > deadline:
+                self.fail("%s stayed %s, want %s" % (name, got, want))
+            time.sleep(0.05)
+
+    def test_muted_until_memory_frees(self):
+        # ApiVersions v0 padded to exactly socket.request.max.bytes: trailing
+        # bytes are ignored, so each is answered once all of it is in.
+        def big(corr):
+            head = request(kwire.API_API_VERSIONS, 0, corr)[4:]
+            return frame(head + b"\0" * (MAX_BYTES - len(head)))
+        a, b, c = Conn(self.broker.port), Conn(self.broker.port), Conn(self.broker.port)
+        try:
+            fa, fb = big(1), big(2)
+            a.send(fa[:MAX_BYTES // 2])
+            b.send(fb[:MAX_BYTES // 2])
+            self.wait_metric("cohort_network_request_memory_bytes", 2 * MAX_BYTES)
+            c.send(request(kwire.API_API_VERSIONS, 0, 3))  # 2 MiB held: c waits
+            self.wait_metric("cohort_network_request_memory_waiting_connections", 1)
+            a.send(fa[MAX_BYTES // 2:])
+            self.assertEqual(struct.unpack(">i", a.recv_frame()[:4])[0], 1)
+            # a's answer gave its megabyte back: c is read and answered
+            self.assertEqual(struct.unpack(">i", c.recv_frame()[:4])[0], 3)
+            self.wait_metric("cohort_network_request_memory_waiting_connections", 0)
+            b.send(fb[MAX_BYTES // 2:])
+            self.assertEqual(struct.unpack(">i", b.recv_frame()[:4])[0], 2)
+            self.wait_metric("cohort_network_request_memory_bytes", 0)
+        finally:
+            for x in (a, b, c):
+                x.close()
+        self.broker.assert_alive()
+
+    def test_closing_gives_memory_back(self):
+        a = Conn(self.broker.port)
+        a.send(struct.pack(">i", MAX_BYTES) + b"\0" * 1000)  # a frame that never ends
+        self.wait_metric("cohort_network_request_memory_bytes", MAX_BYTES)
+        rst_close(a.sock)
+        self.wait_metric("cohort_network_request_memory_bytes", 0)
+        self.broker.assert_alive()
+
+
+class RequestReceiveTimeout(BrokerTestCase):
+    """socket.request.receive.timeout.ms (cohort's, beyond Kafka): a request
+    that has not all arrived in time since its first byte closes the
+    connection however steadily it trickles; idle time between requests does
+    not count."""
+    broker_settings = {"socket.request.receive.timeout.ms": "1000"}
+
+    def test_trickling_request_is_closed(self):
+        idle = Conn(self.broker.port)
+        kwire.api_versions(idle, 0)
+        req = request(kwire.API_API_VERSIONS, 0, 5, b"\0" * 200)
+        t = Conn(self.broker.port)
+        t.send(req[:10])
+        closed = False
+        for i in range(10, 150):  # a byte every 50 ms: never idle, never done
+            try:
+                t.send(req[i:i + 1])
+            except OSError:
+                closed = True
+                break
+            if t.wait_closed(0.05):
+                closed = True
+                break
+        self.assertTrue(closed, "a request trickling for 7 s outlived "
+                        "socket.request.receive.timeout.ms=1000")
+        self.assertIn("still incomplete", self.broker.stderr())
+        # the connection idle between requests all along is still served
+        kwire.api_versions(idle, 0)
+        idle.close()
+        t.close()
+        self.broker.assert_alive()
+
+
 class IdleConnections(BrokerTestCase):
     broker_settings = {"connections.max.idle.ms": "1000"}
 

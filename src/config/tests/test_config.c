@@ -344,6 +344,14 @@ t_cross_keys(void)
 	const char *s1b[] = {"group.min.session.timeout.ms=1800001"};
 	check_rejected(s1b, 1, (const char *[]){"group.max.session.timeout.ms", NULL});
 
+	/* Kafka: a positive queued.max.request.bytes holds at least one request. */
+	const char *sq[] = {"queued.max.request.bytes=1000", "socket.request.max.bytes=1001"};
+	check_rejected(
+		sq, 2,
+		(const char *[]){"queued.max.request.bytes", "socket.request.max.bytes", NULL});
+	const char *sqok[] = {"queued.max.request.bytes=-1", "socket.request.max.bytes=1001"};
+	check_accepted(sqok, 2);
+
 	const char *s2[] = {"default.replication.factor=3"};
 	check_rejected(s2, 1,
 		       (const char *[]){"default.replication.factor", "single broker", NULL});

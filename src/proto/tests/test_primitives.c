@@ -226,4 +226,5 @@ t_errors_table(void)
 
 CH_TEST_MAIN(CH_TEST(t_varints), CH_TEST(t_sticky_errors), CH_TEST(t_strings),
 	     CH_TEST(t_array_count_capped), CH_TEST(t_non_nullable_null_rejected),
-	     CH_TEST(t_unknown_tags_skipped), CH_TEST(t_decoder_limits), CH_TEST(t_defaults), CH_TEST(t_errors_table))
+	     CH_TEST(t_unknown_tags_skipped), CH_TEST(t_decoder_limits), CH_TEST(t_defaults),
+	     CH_TEST(t_errors_table))
