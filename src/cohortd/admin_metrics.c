@@ -331,6 +331,12 @@ render_runtime(ch_buf *b, const admin_sources *src)
 	       "Kafka client connections closed (by the peer, an error, idle reaping or a "
 	       "protocol error).",
 	       ns->closed);
+	scalar(b, "cohort_connections_rejected_total", "counter",
+	       "Kafka client connections closed at once: max.connections.per.ip.",
+	       ns->rejected_per_ip);
+	scalar(b, "cohort_connections_accept_waits_total", "counter",
+	       "Times accepting paused for max.connections or max.connection.creation.rate.",
+	       ns->accept_waits);
 	scalar(b, "cohort_network_request_memory_bytes", "gauge",
 	       "Bytes held by requests from their size prefix until answered "
 	       "(queued.max.request.bytes bounds it).",

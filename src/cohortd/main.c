@@ -106,6 +106,21 @@ on_request(void *ud, ch_conn *c, uint64_t seq, const uint8_t *frame, size_t len)
 	ch_api_on_frame(&d->bk, c, seq, ch_conn_peer(c), frame, len, ch_loop_now(d->loop));
 }
 
+/* ch_server_opts.limits: the connection limits from the configuration as it
+ * is now (max.connections and the per-IP ones change dynamically). */
+static void
+conn_limits(void *ud, int tag, const char *ip, ch_conn_limits *out)
+{
+	const struct ch_config *cfg = ((cohortd *)ud)->bk.cfg;
+	if (!cfg)
+		return; /* not open yet: no connection is served before */
+	out->max_connections = cfg->max_connections;
+	out->max_listener_connections = cfg->listener_sec[tag].max_connections;
+	out->max_creation_rate = cfg->max_connection_creation_rate;
+	if (ip)
+		out->max_per_ip = ch_config_max_connections_per_ip(cfg, ip);
+}
+
 /* ---- per-connection sessions (listener, principal, SASL) ------------------- */
 
 static void
@@ -341,6 +356,7 @@ main(int argc, char **argv)
 	o.idle_ms = cfg.connections_max_idle_ms;
 	o.max_request_memory = cfg.queued_max_request_bytes;
 	o.request_receive_timeout_ms = cfg.socket_request_receive_timeout_ms;
+	o.limits = conn_limits;
 	o.on_request = on_request;
 	o.on_open = on_open;
 	o.on_close = on_close;

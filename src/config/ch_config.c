@@ -223,8 +223,20 @@ static const cdef cdefs[] = {
 	 "none."},
 	{"connections.max.idle.ms", V_LONG(INT64_MIN, INT64_MAX), 0, "600000",
 	 OFF(connections_max_idle_ms), "Idle connections are closed after this many milliseconds."},
-	{"max.connections", V_INT(0, INT32_MAX), 0, INT_MAX_STR, OFF(max_connections),
-	 "The maximum number of connections allowed at any time."},
+	{"max.connections", V_INT(0, INT32_MAX), F_LISTENER, INT_MAX_STR, OFF(max_connections),
+	 "The maximum number of connections allowed at any time (per listener: "
+	 "listener.name.NAME.max.connections); while reached, new connections wait to be "
+	 "accepted."},
+	{"max.connections.per.ip", V_INT(0, INT32_MAX), 0, INT_MAX_STR, OFF(max_connections_per_ip),
+	 "The maximum number of connections from each IP address; a new connection over it is "
+	 "closed. 0 only with max.connections.per.ip.overrides."},
+	{"max.connections.per.ip.overrides", V_STR, 0, "", OFF(max_connections_per_ip_overrides),
+	 "Per-address exceptions to max.connections.per.ip, as IP:COUNT,... (cohort matches IP "
+	 "addresses; host names are refused)."},
+	{"max.connection.creation.rate", V_INT(0, INT32_MAX), 0, INT_MAX_STR,
+	 OFF(max_connection_creation_rate),
+	 "The most connections accepted per second across listeners; faster ones wait to be "
+	 "accepted."},
 	{"num.network.threads", V_INT(1, INT32_MAX), 0, "3", OFF(num_network_threads),
 	 "Accepted for compatibility. cohort: the network runs on one event-loop thread."},
 	{"num.io.threads", V_INT(1, INT32_MAX), 0, "8", OFF(num_io_threads),
@@ -1573,9 +1585,89 @@ retention_key(const struct ch_config *cfg)
  * LogConfig.validateBrokerLogConfigValues); the replication and session
  * ones are cohort's own (README: where cohort differs). Runs after the
  * synonyms are resolved. */
+/* One IP:COUNT entry of max.connections.per.ip.overrides at *p (which it
+ * advances past the entry and its comma): 0 and the parts, or -1. */
+static int
+next_ip_override(const char **p, char *ip, size_t iplen, int64_t *count)
+{
+	const char *e = *p + strcspn(*p, ",");
+	const char *colon = e;
+	while (colon > *p && colon[-1] != ':')
+		colon--;
+	if (colon == *p || (size_t)(colon - 1 - *p) >= iplen)
+		return -1;
+	memcpy(ip, *p, (size_t)(colon - 1 - *p));
+	ip[colon - 1 - *p] = 0;
+	char *end;
+	errno = 0;
+	long long v = colon < e ? strtoll(colon, &end, 10) : -1;
+	if (colon == e || end != e || errno || v < 0 || v > INT32_MAX)
+		return -1;
+	*count = v;
+	*p = *e ? e + 1 : e;
+	return 0;
+}
+
+/* max.connections.per.ip.overrides: IP:COUNT entries with address literals
+ * (brackets allowed around IPv6); max.connections.per.ip 0 needs some. */
+static int
+check_ip_overrides(const struct ch_config *cfg, char *err, size_t errlen)
+{
+	const char *v = cfg->max_connections_per_ip_overrides;
+	if (cfg->max_connections_per_ip == 0 && (!v || !*v)) {
+		ch_errf(err, errlen,
+			"max.connections.per.ip can be set to zero only if "
+			"max.connections.per.ip.overrides property is set.");
+		return CH_ERR;
+	}
+	for (const char *p = v ? v : ""; *p;) {
+		char ip[INET6_ADDRSTRLEN + 2], bare[INET6_ADDRSTRLEN];
+		int64_t n;
+		unsigned char a[16];
+		if (next_ip_override(&p, ip, sizeof(ip), &n) != 0) {
+			ch_errf(err, errlen,
+				"invalid value '%s' for max.connections.per.ip.overrides: expected "
+				"IP:COUNT,...",
+				v);
+			return CH_ERR;
+		}
+		size_t l = strlen(ip);
+		bool br = l > 2 && ip[0] == '[' && ip[l - 1] == ']';
+		snprintf(bare, sizeof(bare), "%.*s", (int)(br ? l - 2 : l), ip + br);
+		if (inet_pton(AF_INET, bare, a) != 1 && inet_pton(AF_INET6, bare, a) != 1) {
+			ch_errf(err, errlen,
+				"invalid value '%s' for max.connections.per.ip.overrides: '%s' is "
+				"not "
+				"an IP address (cohort does not resolve host names here)",
+				v, ip);
+			return CH_ERR;
+		}
+	}
+	return CH_OK;
+}
+
+int32_t
+ch_config_max_connections_per_ip(const struct ch_config *cfg, const char *ip)
+{
+	const char *v = cfg->max_connections_per_ip_overrides;
+	for (const char *p = v ? v : ""; *p;) {
+		char entry[INET6_ADDRSTRLEN + 2];
+		int64_t n;
+		if (next_ip_override(&p, entry, sizeof(entry), &n) != 0)
+			break; /* checked when set */
+		size_t l = strlen(entry);
+		bool br = l > 2 && entry[0] == '[' && entry[l - 1] == ']';
+		if (strlen(ip) == l - 2 * br && strncmp(entry + br, ip, l - 2 * br) == 0)
+			return (int32_t)n;
+	}
+	return cfg->max_connections_per_ip;
+}
+
 static int
 check_cross_keys(const struct ch_config *cfg, char *err, size_t errlen)
 {
+	if (check_ip_overrides(cfg, err, errlen) != CH_OK)
+		return CH_ERR;
 	if (cfg->queued_max_request_bytes > 0 &&
 	    cfg->queued_max_request_bytes < cfg->socket_request_max_bytes) {
 		ch_errf(err, errlen,
@@ -1748,6 +1840,7 @@ listener_sec_finish(struct ch_config *cfg, size_t i, char *err, size_t errlen)
 	ls->plain_jaas = listener_val(cfg, ln, "plain.sasl.jaas.config");
 	ls->connections_max_reauth_ms = listener_pval(cfg, ln, "connections.max.reauth.ms").l;
 	ls->sasl_server_max_receive_size = listener_pval(cfg, ln, "sasl.server.max.receive.size").i;
+	ls->max_connections = listener_pval(cfg, ln, "max.connections").i;
 	bool tls = ls->protocol == CH_SEC_SSL || ls->protocol == CH_SEC_SASL_SSL;
 	bool sasl = ls->protocol == CH_SEC_SASL_PLAINTEXT || ls->protocol == CH_SEC_SASL_SSL;
 	if (tls) {
@@ -2345,7 +2438,10 @@ static const char *const dynamic_keys[] = {
 	"log.roll.ms",
 	"log.segment.bytes",
 	"log.segment.delete.delay.ms",
+	"max.connection.creation.rate",
 	"max.connections",
+	"max.connections.per.ip",
+	"max.connections.per.ip.overrides",
 	"message.max.bytes",
 	"min.insync.replicas",
 	"num.io.threads",

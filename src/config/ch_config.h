@@ -159,6 +159,7 @@ typedef struct ch_listener_sec {
 	const char *plain_jaas;               /* listener.name.NAME.plain.sasl.jaas.config */
 	int64_t connections_max_reauth_ms;    /* 0: no re-authentication */
 	int32_t sasl_server_max_receive_size; /* frame limit before authentication */
+	int32_t max_connections;              /* listener.name.NAME.max.connections */
 } ch_listener_sec;
 
 /* One explicit topic config (CreateTopics, the registry). Owned strings. */
@@ -194,8 +195,11 @@ struct ch_config {
 	int64_t queued_max_request_bytes;          /* <= 0: unbounded (Kafka's -1) */
 	int64_t socket_request_receive_timeout_ms; /* cohort; <= 0: none */
 	int32_t max_connections;
-	int32_t num_network_threads; /* accepted; cohort: one loop */
-	int32_t num_io_threads;      /* accepted; cohort: one loop */
+	int32_t max_connections_per_ip;
+	char *max_connections_per_ip_overrides; /* "ip:count,..." (checked) */
+	int32_t max_connection_creation_rate;   /* per second, all listeners */
+	int32_t num_network_threads;            /* accepted; cohort: one loop */
+	int32_t num_io_threads;                 /* accepted; cohort: one loop */
 	int32_t fetch_max_bytes;
 
 	/* topics */
@@ -425,5 +429,8 @@ int ch_admin_listener_parse(const char *s, ch_listener *out, bool *on, char *err
 const char *ch_security_protocol_name(ch_security_protocol p);
 /* The index of the listener named name (case-insensitive) in cfg.listeners, or -1. */
 int ch_config_listener_index(const struct ch_config *cfg, const char *name);
+/* max.connections.per.ip for ip (an address literal), its
+ * max.connections.per.ip.overrides entry applied. */
+int32_t ch_config_max_connections_per_ip(const struct ch_config *cfg, const char *ip);
 
 #endif

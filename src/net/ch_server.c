@@ -49,6 +49,7 @@
 
 #include "common/ch_common.h"
 #include "common/ch_log.h"
+#include "common/ch_map.h"
 #include "net/ch_frame.h"
 #include "net/ch_resp_int.h"
 #include "net/ch_tls.h"
@@ -108,8 +109,10 @@ struct ch_conn {
 	ch_timer close_timer; /* ch_conn_close_later */
 	bool closing;         /* ch_conn_close_later: reads no more */
 
-	int tag;         /* the listener's */
-	char *principal; /* NULL: User:ANONYMOUS */
+	int tag; /* the listener's */
+	struct ch_listen *lst;
+	ch_map_entry *ip_entry; /* srv->ip_counts: this peer address's count */
+	char *principal;        /* NULL: User:ANONYMOUS */
 
 	/* TLS (listener with a ch_tls_ctx): every byte goes through ssl. */
 	SSL *ssl;
@@ -129,7 +132,9 @@ typedef struct ch_listen {
 	ch_server *srv;
 	int fd;
 	ch_io io;
-	int port; /* bound */
+	bool watching; /* its io is in the loop: it accepts */
+	size_t nconns; /* open connections it accepted */
+	int port;      /* bound */
 	int tag;
 	ch_tls_ctx *tls; /* NULL: plaintext */
 } ch_listen;
@@ -140,7 +145,11 @@ struct ch_server {
 	ch_listen ls[CH_SERVER_MAX_LISTENERS];
 	size_t nls;
 	bool stopped;
-	ch_timer accept_timer; /* resumes accepting after EMFILE */
+	ch_timer accept_timer; /* resumes accepting after EMFILE or a creation-rate wait */
+	ch_timer limit_timer;  /* re-reads the connection limits while at one */
+	ch_map ip_counts;      /* peer address -> open connections (uintptr_t) */
+	double rate_tokens;    /* max_creation_rate's bucket: connections accepted now */
+	int64_t rate_at;       /* when it was last filled; 0: never */
 	ch_conn *conns;
 	size_t nconns;
 	ch_conn *pending;
@@ -155,6 +164,9 @@ static atomic_uint_fast64_t conn_ids;
 
 static void conn_teardown(ch_conn *c);
 static void recv_clock(ch_conn *c);
+static void accept_update(ch_server *s);
+static ch_map_entry *ip_count_add(ch_server *s, const struct sockaddr_storage *ss);
+static void ip_count_drop(ch_server *s, ch_map_entry *e);
 static void update_interest(ch_conn *c);
 
 /* ---- references -------------------------------------------------------- */
@@ -1018,6 +1030,10 @@ conn_teardown(ch_conn *c)
 	CH_LIST_UNLINK(s->conns, c);
 	c->prev = c->next = NULL;
 	s->nconns--;
+	c->lst->nconns--;
+	ip_count_drop(s, c->ip_entry);
+	c->ip_entry = NULL;
+	accept_update(s); /* a slot may have freed */
 	CH_LOGD("net", "connection %llu from %s closed (%zu requests pending)",
 		(unsigned long long)c->id, c->peer, c->npending);
 	if (s->opts.on_close)
@@ -1026,28 +1042,147 @@ conn_teardown(ch_conn *c)
 	ch_conn_release(c);
 }
 
-/* "ip:port" ("[ip6]:port") of a client address, IPv4-mapped addresses shown
- * as IPv4, for logs. */
+/* The address of a client as a literal ("127.0.0.1", "::1"; IPv4-mapped
+ * addresses as IPv4) and its port; port 0 and "?" for other families. */
+static unsigned
+peer_ip(const struct sockaddr_storage *ss, char *ip, size_t n)
+{
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
+		inet_ntop(AF_INET, &sin->sin_addr, ip, (socklen_t)n);
+		return ntohs(sin->sin_port);
+	}
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)ss;
+		if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) /* dual-stack listener */
+			inet_ntop(AF_INET, &sin6->sin6_addr.s6_addr[12], ip, (socklen_t)n);
+		else
+			inet_ntop(AF_INET6, &sin6->sin6_addr, ip, (socklen_t)n);
+		return ntohs(sin6->sin6_port);
+	}
+	snprintf(ip, n, "?");
+	return 0;
+}
+
+/* "ip:port" ("[ip6]:port") of a client address, for logs. */
 static void
 format_peer(char *out, size_t n, const struct sockaddr_storage *ss)
 {
 	char ip[INET6_ADDRSTRLEN];
-	if (ss->ss_family == AF_INET) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
-		inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
-		snprintf(out, n, "%s:%u", ip, ntohs(sin->sin_port));
-	} else if (ss->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)ss;
-		if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) { /* dual-stack listener */
-			inet_ntop(AF_INET, &sin6->sin6_addr.s6_addr[12], ip, sizeof(ip));
-			snprintf(out, n, "%s:%u", ip, ntohs(sin6->sin6_port));
-		} else {
-			inet_ntop(AF_INET6, &sin6->sin6_addr, ip, sizeof(ip));
-			snprintf(out, n, "[%s]:%u", ip, ntohs(sin6->sin6_port));
-		}
-	} else {
+	unsigned port = peer_ip(ss, ip, sizeof(ip));
+	if (strchr(ip, ':'))
+		snprintf(out, n, "[%s]:%u", ip, port);
+	else if (port)
+		snprintf(out, n, "%s:%u", ip, port);
+	else
 		snprintf(out, n, "?");
+}
+
+/* ---- connection limits (Kafka's ConnectionQuotas) ---------------------- */
+
+/* The limits for listener tag (and a peer, when ip is set): unbounded
+ * unless the owner's callback says otherwise. */
+static void
+limits_of(const ch_server *s, int tag, const char *ip, ch_conn_limits *out)
+{
+	*out = (ch_conn_limits){INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX};
+	if (s->opts.limits)
+		s->opts.limits(s->opts.ud, tag, ip, out);
+}
+
+/* Counts one more connection from ss's address; the entry to drop later. */
+static ch_map_entry *
+ip_count_add(ch_server *s, const struct sockaddr_storage *ss)
+{
+	char ip[INET6_ADDRSTRLEN];
+	(void)peer_ip(ss, ip, sizeof(ip));
+	ch_map_entry *e = ch_map_find(&s->ip_counts, ip, strlen(ip));
+	if (!e)
+		e = ch_map_put(&s->ip_counts, ip, strlen(ip), (void *)(uintptr_t)0);
+	e->value = (void *)((uintptr_t)e->value + 1);
+	return e;
+}
+
+static void
+ip_count_drop(ch_server *s, ch_map_entry *e)
+{
+	if (!e)
+		return;
+	e->value = (void *)((uintptr_t)e->value - 1);
+	if (!e->value)
+		ch_map_remove_entry(&s->ip_counts, e);
+}
+
+/* Whether max_creation_rate lets one more connection in now (then it is
+ * counted); else *wait_ms until it does. A token bucket holding a second's
+ * worth: bursts up to the rate, then the rate. */
+static bool
+rate_admit(ch_server *s, int32_t rate, int64_t *wait_ms)
+{
+	if (rate <= 0 || rate == INT32_MAX)
+		return true;
+	int64_t now = ch_loop_now(s->loop);
+	if (!s->rate_at)
+		s->rate_tokens = rate;
+	else
+		s->rate_tokens += (double)(now - s->rate_at) * rate / 1000.0;
+	if (s->rate_tokens > rate)
+		s->rate_tokens = rate;
+	s->rate_at = now;
+	if (s->rate_tokens >= 1) {
+		s->rate_tokens -= 1;
+		return true;
 	}
+	*wait_ms = (int64_t)((1 - s->rate_tokens) * 1000.0 / rate) + 1;
+	return false;
+}
+
+/* Puts each listener in the loop or takes it out: it accepts unless the
+ * server stopped, accepting is paused (EMFILE, creation rate: accept_timer)
+ * or max_connections (all, or its own) is reached, as Kafka's acceptor
+ * waits for a connection slot. While one waits for a slot, the limits are
+ * re-read every second (a dynamic change may raise them). */
+static void
+accept_update(ch_server *s)
+{
+	bool paused = ch_timer_armed(&s->accept_timer);
+	bool at_limit = false;
+	for (size_t k = 0; k < s->nls; k++) {
+		ch_listen *l = &s->ls[k];
+		ch_conn_limits lim;
+		limits_of(s, l->tag, NULL, &lim);
+		bool full = s->nconns >= (size_t)CH_MAX(lim.max_connections, 0) ||
+			    l->nconns >= (size_t)CH_MAX(lim.max_listener_connections, 0);
+		at_limit |= full;
+		bool want = !s->stopped && l->fd >= 0 && !paused && !full;
+		if (want == l->watching)
+			continue;
+		if (want && ch_io_add(s->loop, &l->io, CH_IO_READ) != CH_OK) {
+			CH_LOGE("net", "epoll_ctl for listener: %s", strerror(errno));
+			continue;
+		}
+		if (!want)
+			ch_io_remove(s->loop, &l->io);
+		l->watching = want;
+		if (full && !want) {
+			s->stats.accept_waits++;
+			CH_LOGI("net",
+				"listener on port %d waits for a connection slot (%zu connections, "
+				"%zu on it; max.connections %d, for it %d)",
+				l->port, s->nconns, l->nconns, lim.max_connections,
+				lim.max_listener_connections);
+		}
+	}
+	if (at_limit && !s->stopped && !ch_timer_armed(&s->limit_timer))
+		ch_timer_arm(s->loop, &s->limit_timer, ch_loop_now(s->loop) + 1000);
+}
+
+static void
+on_limit_timer(ch_loop *loop, ch_timer *t, void *ud)
+{
+	CH_UNUSED(loop);
+	CH_UNUSED(t);
+	accept_update(ud);
 }
 
 /* An accepted socket becomes a connection: TCP_NODELAY, read interest, idle
@@ -1083,6 +1218,7 @@ conn_new(ch_server *s, ch_listen *l, int fd, const struct sockaddr_storage *ss)
 	c->id = atomic_fetch_add(&conn_ids, 1) + 1;
 	c->refs = 1; /* the socket's */
 	c->tag = l->tag;
+	c->lst = l;
 	format_peer(c->peer, sizeof(c->peer), ss);
 	if (l->tls) {
 		c->tls = l->tls;
@@ -1111,6 +1247,8 @@ conn_new(ch_server *s, ch_listen *l, int fd, const struct sockaddr_storage *ss)
 		s->conns->prev = c;
 	s->conns = c;
 	s->nconns++;
+	l->nconns++;
+	c->ip_entry = ip_count_add(s, ss);
 	c->last_active = ch_loop_now(s->loop);
 	ch_timer_init(&c->idle, conn_on_idle, c);
 	ch_timer_init(&c->close_timer, conn_on_close_timer, c);
@@ -1135,12 +1273,44 @@ on_accept(ch_loop *loop, ch_io *io, unsigned revents)
 	CH_UNUSED(revents);
 	ch_listen *l = io->ud;
 	ch_server *s = l->srv;
-	for (int i = 0; i < CH_ACCEPT_BATCH && !s->stopped; i++) {
+	for (int i = 0; i < CH_ACCEPT_BATCH && !s->stopped && l->watching; i++) {
+		ch_conn_limits lim;
+		limits_of(s, l->tag, NULL, &lim);
+		if (s->nconns >= (size_t)CH_MAX(lim.max_connections, 0) ||
+		    l->nconns >= (size_t)CH_MAX(lim.max_listener_connections, 0)) {
+			accept_update(s); /* waits for a slot */
+			return;
+		}
+		int64_t wait_ms;
+		if (!rate_admit(s, lim.max_creation_rate, &wait_ms)) {
+			CH_LOGD("net",
+				"max.connection.creation.rate %d: accepting again in %lld ms",
+				lim.max_creation_rate, (long long)wait_ms);
+			s->stats.accept_waits++;
+			ch_timer_arm(loop, &s->accept_timer, ch_loop_now(loop) + wait_ms);
+			accept_update(s);
+			return;
+		}
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd >= 0) {
 			s->stats.accepted++;
+			char ip[INET6_ADDRSTRLEN];
+			(void)peer_ip(&ss, ip, sizeof(ip));
+			ch_conn_limits per;
+			limits_of(s, l->tag, ip, &per);
+			uintptr_t have = (uintptr_t)ch_map_get(&s->ip_counts, ip, strlen(ip));
+			if (have >= (uintptr_t)CH_MAX(per.max_per_ip, 0)) {
+				/* Kafka's words (TooManyConnectionsException) */
+				CH_LOGI("net",
+					"Rejected connection from /%s, address already has the "
+					"configured maximum of %d connections.",
+					ip, per.max_per_ip);
+				s->stats.rejected_per_ip++;
+				close(fd);
+				continue;
+			}
 			conn_new(s, l, fd, &ss);
 			continue;
 		}
@@ -1153,10 +1323,9 @@ on_accept(ch_loop *loop, ch_io *io, unsigned revents)
 			 * once: stop listening for a moment instead of spinning. */
 			CH_LOGW("net", "accept: %s; pausing new connections for %d ms",
 				strerror(errno), CH_ACCEPT_PAUSE_MS);
-			for (size_t k = 0; k < s->nls; k++)
-				ch_io_remove(loop, &s->ls[k].io);
 			ch_timer_arm(loop, &s->accept_timer,
 				     ch_loop_now(loop) + CH_ACCEPT_PAUSE_MS);
+			accept_update(s);
 			return;
 		}
 		CH_LOGE("net", "accept: %s", strerror(errno));
@@ -1164,16 +1333,13 @@ on_accept(ch_loop *loop, ch_io *io, unsigned revents)
 	}
 }
 
-/* accept_timer, after on_accept paused for lack of descriptors or memory: listens for new
- * connections again, unless the server is stopping. */
+/* accept_timer: the pause (EMFILE, creation rate) is over. */
 static void
 on_accept_resume(ch_loop *loop, ch_timer *t, void *ud)
 {
+	CH_UNUSED(loop);
 	CH_UNUSED(t);
-	ch_server *s = ud;
-	for (size_t k = 0; k < s->nls && !s->stopped; k++)
-		if (ch_io_add(loop, &s->ls[k].io, CH_IO_READ) != CH_OK)
-			CH_LOGE("net", "epoll_ctl for listener: %s", strerror(errno));
+	accept_update(ud);
 }
 
 /* ---- the before-sleep hook --------------------------------------------- */
@@ -1328,6 +1494,7 @@ listen_add(ch_server *s, const char *host, int port, int tag, ch_tls_ctx *tls, c
 		close(l->fd);
 		return CH_ERR;
 	}
+	l->watching = true;
 	s->nls++;
 	CH_LOGI("net", "listening on %s:%d%s", host && host[0] ? host : "*", l->port,
 		tls ? " (TLS)" : "");
@@ -1366,6 +1533,8 @@ ch_server_new(ch_loop *loop, const ch_server_opts *opts)
 		return NULL;
 	}
 	ch_timer_init(&s->accept_timer, on_accept_resume, s);
+	ch_timer_init(&s->limit_timer, on_limit_timer, s);
+	ch_map_init(&s->ip_counts);
 	s->rbuf = ch_xmalloc(CH_RBUF_SIZE);
 	s->tls_wbuf = ch_xmalloc(CH_TLS_WRITE_CHUNK);
 	s->hook = ch_loop_add_before_sleep(loop, before_sleep, s);
@@ -1422,11 +1591,14 @@ ch_server_stop(ch_server *s)
 		return;
 	s->stopped = true;
 	for (size_t i = 0; i < s->nls; i++) {
-		ch_io_remove(s->loop, &s->ls[i].io);
+		if (s->ls[i].watching)
+			ch_io_remove(s->loop, &s->ls[i].io);
+		s->ls[i].watching = false;
 		close(s->ls[i].fd);
 		s->ls[i].fd = -1;
 	}
 	ch_timer_cancel(s->loop, &s->accept_timer);
+	ch_timer_cancel(s->loop, &s->limit_timer);
 }
 
 void
@@ -1445,6 +1617,7 @@ ch_server_free(ch_server *s)
 		ch_conn_release(c);
 	}
 	ch_loop_remove_before_sleep(s->loop, s->hook);
+	ch_map_free(&s->ip_counts);
 	free(s->rbuf);
 	free(s->tls_wbuf);
 	free(s);

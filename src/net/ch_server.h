@@ -69,6 +69,15 @@ typedef struct ch_tls_ctx ch_tls_ctx; /* net/ch_tls.h */
 #define CH_SERVER_DEFAULT_MAX_INFLIGHT 64
 #define CH_SERVER_DEFAULT_MAX_QUEUED_BYTES (16u << 20)
 
+/* Connection limits (Kafka's ConnectionQuotas), asked for at every accept so
+ * that a dynamic config change applies to the next connection. */
+typedef struct ch_conn_limits {
+	int32_t max_connections;          /* all listeners; at it, accepting waits */
+	int32_t max_listener_connections; /* this listener's; at it, it waits */
+	int32_t max_creation_rate;        /* new connections/s, all listeners; then wait */
+	int32_t max_per_ip;               /* at it, a new one is accepted and closed */
+} ch_conn_limits;
+
 typedef struct ch_server_opts {
 	/* Listen address: "" or "0.0.0.0" = all interfaces (IPv4 and, for "",
 	 * IPv6 too when available), an IPv4/IPv6 literal ("::1" or "[::1]"),
@@ -91,6 +100,10 @@ typedef struct ch_server_opts {
 	 * byte closes the connection (<= 0: never). Time the connection is
 	 * muted by us (memory, in-flight limits) does not count. */
 	int64_t request_receive_timeout_ms;
+
+	/* Optional: the limits for a connection on listener tag from ip (an
+	 * address literal; NULL when asked before accepting, for the others). */
+	void (*limits)(void *ud, int tag, const char *ip, ch_conn_limits *out);
 
 	/* Every complete frame (size prefix stripped). Must lead to exactly one
 	 * ch_conn_respond(c, seq, ...) eventually. */
@@ -135,6 +148,8 @@ typedef struct ch_server_stats {
 	uint64_t bytes_in;         /* read from sockets */
 	uint64_t bytes_out;        /* written (writev and sendfile) */
 	uint64_t receive_timeouts; /* connections closed: a request too slow to arrive */
+	uint64_t rejected_per_ip;  /* connections closed at once: max_per_ip */
+	uint64_t accept_waits;     /* times accepting paused for a connection limit */
 	/* gauges */
 	int64_t request_memory;  /* bytes held by requests (max_request_memory's pool) */
 	uint64_t memory_waiters; /* connections muted until request memory frees */

@@ -708,6 +708,82 @@ class RequestReceiveTimeout(BrokerTestCase):
         self.broker.assert_alive()
 
 
+def wait_log(broker, text, timeout=20):
+    deadline = time.monotonic() + timeout
+    while text not in broker.stderr():
+        if time.monotonic() > deadline:
+            raise AssertionError("cohortd never logged %r" % text)
+        time.sleep(0.05)
+
+
+class ConnectionLimits(BrokerTestCase):
+    """max.connections.per.ip (with max.connections.per.ip.overrides for
+    127.0.0.1): a connection over it is accepted and closed, with Kafka's
+    log line."""
+    broker_settings = {"max.connections.per.ip": "1",
+                       "max.connections.per.ip.overrides": "127.0.0.1:3"}
+
+    def test_per_ip_override(self):
+        conns = [Conn(self.broker.port) for _ in range(3)]  # the override allows 3
+        try:
+            for c in conns:
+                kwire.api_versions(c, 0)
+            extra = Conn(self.broker.port)
+            self.assertTrue(extra.wait_closed(10.0),
+                            "a 4th connection from 127.0.0.1 was kept (override 3)")
+            extra.close()
+            wait_log(self.broker, "Rejected connection from /127.0.0.1, address already "
+                     "has the configured maximum of 3 connections.")
+        finally:
+            for c in conns:
+                c.close()
+        self.broker.assert_alive()
+
+
+class MaxConnections(BrokerTestCase):
+    """max.connections: at the limit the listener waits (the kernel queues
+    new connections, as Kafka's acceptor waits for a slot) and serves the
+    next one when a connection closes."""
+    broker_settings = {"max.connections": "3"}
+
+    def test_waits_for_a_slot(self):
+        conns = [Conn(self.broker.port) for _ in range(3)]
+        late = None
+        try:
+            for c in conns:
+                kwire.api_versions(c, 0)
+            late = Conn(self.broker.port)  # the kernel's backlog takes it
+            late.send(request(kwire.API_API_VERSIONS, 0, 9))
+            wait_log(self.broker, "waits for a connection slot")
+            conns.pop().close()  # a slot frees: the waiting one is served
+            self.assertEqual(struct.unpack(">i", late.recv_frame()[:4])[0], 9)
+        finally:
+            for c in conns + ([late] if late else []):
+                c.close()
+
+
+class ConnectionCreationRate(BrokerTestCase):
+    """max.connection.creation.rate: connections over the rate wait to be
+    accepted; none is refused."""
+    broker_settings = {"max.connection.creation.rate": "5",
+                       "admin.listeners": "http://127.0.0.1:0"}
+
+    def test_connections_over_the_rate_wait(self):
+        conns = []
+        try:
+            for _ in range(12):  # a second's burst of 5, then 5/s
+                conns.append(Conn(self.broker.port))
+                conns[-1].send(request(kwire.API_API_VERSIONS, 0, 4))
+            for c in conns:
+                self.assertEqual(struct.unpack(">i", c.recv_frame()[:4])[0], 4)
+            self.assertGreater(metric(self.broker.admin_port(),
+                                      "cohort_connections_accept_waits_total"), 0,
+                               "12 connections at once never waited for a rate of 5/s")
+        finally:
+            for c in conns:
+                c.close()
+
+
 class IdleConnections(BrokerTestCase):
     broker_settings = {"connections.max.idle.ms": "1000"}
 

@@ -352,6 +352,28 @@ t_cross_keys(void)
 	const char *sqok[] = {"queued.max.request.bytes=-1", "socket.request.max.bytes=1001"};
 	check_accepted(sqok, 2);
 
+	/* max.connections.per.ip 0 needs overrides (Kafka's words); overrides are
+	 * IP:COUNT with address literals. */
+	const char *sp0[] = {"max.connections.per.ip=0"};
+	check_rejected(sp0, 1,
+		       (const char *[]){"max.connections.per.ip can be set to zero only if "
+					"max.connections.per.ip.overrides property is set.",
+					NULL});
+	const char *sp1[] = {"max.connections.per.ip.overrides=localhost:3"};
+	check_rejected(sp1, 1, (const char *[]){"localhost", "not an IP address", NULL});
+	const char *sp2[] = {"max.connections.per.ip.overrides=127.0.0.1:x"};
+	check_rejected(sp2, 1, (const char *[]){"IP:COUNT", NULL});
+	const char *spok[] = {"max.connections.per.ip=0",
+			      "max.connections.per.ip.overrides=127.0.0.1:3,[::1]:2,10.0.0.1:0"};
+	struct ch_config pc;
+	char perr[512] = "";
+	CH_CHECK(ch_config_load(&pc, NULL, spok, 2, perr, sizeof(perr)) == CH_OK);
+	CH_CHECK_EQ_INT(ch_config_max_connections_per_ip(&pc, "127.0.0.1"), 3);
+	CH_CHECK_EQ_INT(ch_config_max_connections_per_ip(&pc, "::1"), 2);
+	CH_CHECK_EQ_INT(ch_config_max_connections_per_ip(&pc, "10.0.0.1"), 0);
+	CH_CHECK_EQ_INT(ch_config_max_connections_per_ip(&pc, "127.0.0.2"), 0);
+	ch_config_free(&pc);
+
 	const char *s2[] = {"default.replication.factor=3"};
 	check_rejected(s2, 1,
 		       (const char *[]){"default.replication.factor", "single broker", NULL});
