@@ -164,6 +164,22 @@ def view_describe(r):
     return {"ok": out}
 
 
+def settle(ours, what, done):
+    """Waits until libcohort's own describeTopics/listTopics answer shows a
+    change made a moment ago: Kafka answers CreateTopics, CreatePartitions and
+    DeleteTopics once its controller has the change, and its brokers' metadata
+    follows a little later (cohortd at once), so both clients must be asked
+    after that."""
+    deadline = time.monotonic() + 30
+    while True:
+        r = ours.call(*what)
+        if done(r.get("ok", {})):
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError("%s never showed the change: %r" % (what, r))
+        time.sleep(0.1)
+
+
 def scenario(broker, base_ts):
     """The script on one broker; returns [(step, libcohort's view, Java's view, libcohort's raw answer)]."""
     bootstrap = broker.bootstrap
@@ -282,6 +298,8 @@ def scenario(broker, base_ts):
         refused = ["ta:1:1", "tbad:0:1", "tcfg:1:1/cleanup.policy=bogus", "trf:1:3", "bad$name:1:1"]
         compare("createTopics refused", view_same, ["createTopicsEach"] + refused, ["createTopicsEach"] + refused)
         own("createTopics", "createTopicsEach", "tn:2:-1/retention.ms=1234/cleanup.policy=compact", "td:1:1")
+        settle(ours, ["describeTopics", "tn", "td"],
+               lambda ok: all("error" not in ok.get(t, {"error": 1}) for t in ("tn", "td")))
         compare("describeTopics", view_same, ["describeTopics", "tn", "td", "ta", "nosuch"],
                 ["describeTopics", "tn", "td", "ta", "nosuch"])
         compare("listTopics", view_same, ["listTopics"], ["listTopics"])
@@ -294,9 +312,11 @@ def scenario(broker, base_ts):
         compare("createPartitions refused", view_same, ["createPartitions", "tn=1", "nosuch=2"],
                 ["createPartitions", "tn=1", "nosuch=2"])
         own("createPartitions", "createPartitions", "tn=4")
+        settle(ours, ["describeTopics", "tn"], lambda ok: len(ok.get("tn", {}).get("partitions", [])) == 4)
         compare("describeTopics after createPartitions", view_same, ["describeTopics", "tn"], ["describeTopics", "tn"])
         compare("deleteTopics refused", view_same, ["deleteTopics", "nosuch"], ["deleteTopics", "nosuch"])
         own("deleteTopics", "deleteTopics", "td")
+        settle(ours, ["describeTopics", "td"], lambda ok: "error" in ok.get("td", {}))
         compare("listTopics after delete", view_same, ["listTopics"], ["listTopics"])
         ours.close()
         java.close()
