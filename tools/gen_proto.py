@@ -49,6 +49,7 @@ APIS = [
     "ConsumerGroupHeartbeat", "ConsumerGroupDescribe",
     "DeleteRecords", "AlterConfigs", "IncrementalAlterConfigs",
     "DescribeUserScramCredentials", "AlterUserScramCredentials",
+    "DescribeClientQuotas", "AlterClientQuotas",
 ]
 DATA = ["RequestHeader", "ResponseHeader", "ConsumerProtocolSubscription",
         "ConsumerProtocolAssignment"]

@@ -54,8 +54,11 @@ static const ch_api_handler handlers[] = {
 	{CH_APIKEY_OFFSET_DELETE, 0, 0, ch_api_group},
 	{CH_APIKEY_DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0, ch_api_DescribeUserScramCredentials},
 	{CH_APIKEY_ALTER_USER_SCRAM_CREDENTIALS, 0, 0, ch_api_AlterUserScramCredentials},
+	{CH_APIKEY_DESCRIBE_CLIENT_QUOTAS, 0, 1, ch_api_DescribeClientQuotas},
+	{CH_APIKEY_ALTER_CLIENT_QUOTAS, 0, 1, ch_api_AlterClientQuotas},
 	{CH_APIKEY_DESCRIBE_CLUSTER, 0, 1, ch_api_DescribeCluster},
-	{CH_APIKEY_CONSUMER_GROUP_HEARTBEAT, 0, 1, ch_api_ConsumerGroupHeartbeat}, /* no regex yet */
+	{CH_APIKEY_CONSUMER_GROUP_HEARTBEAT, 0, 1,
+	 ch_api_ConsumerGroupHeartbeat}, /* no regex yet */
 	{CH_APIKEY_CONSUMER_GROUP_DESCRIBE, 0, 0, ch_api_ConsumerGroupDescribe},
 };
 
@@ -286,6 +289,7 @@ ch_api_on_frame(ch_broker *bk, void *conn, uint64_t seq, const char *peer, const
 	req->key = key;
 	req->version = version;
 	req->corr = corr;
+	req->size = len;
 	req->client_id = hdr.ClientId;
 	req->codec = codec;
 	req->received_ms = now_ms;

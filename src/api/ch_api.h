@@ -42,6 +42,7 @@ typedef struct ch_req {
 	int16_t version;  /* request api version */
 	int32_t corr;     /* correlation id */
 	ch_str client_id; /* header client id (may be null) */
+	size_t size;      /* the request's frame in bytes (producer_byte_rate counts them) */
 	const ch_api_codec *codec;
 	void *body;                  /* decoded request, codec->req_size bytes, in arena */
 	ch_arena arena;              /* decoded request and response scratch */
@@ -162,6 +163,19 @@ void ch_api_SaslAuthenticate(ch_req *req);
 /* KIP-554 (ch_api_scram.c). */
 void ch_api_DescribeUserScramCredentials(ch_req *req);
 void ch_api_AlterUserScramCredentials(ch_req *req);
+void ch_api_DescribeClientQuotas(ch_req *req);
+void ch_api_AlterClientQuotas(ch_req *req);
+
+/* Client quotas (ch_api_quotas.c). Records value (bytes) of a quota kind
+ * (ch_quota_key) for the request's user and client id and returns the
+ * throttle time in ms (0: none); unrecord takes it back; throttle mutes the
+ * request's connection for ms after its answer (Kafka's channel mute). */
+int32_t ch_api_quota_record(ch_req *req, int kind, double value);
+void ch_api_quota_unrecord(ch_req *req, int kind, double value);
+/* The most the request's quota of kind lets through in one window
+ * (INT64_MAX: no quota): a Fetch's MaxBytes is capped by it. */
+int64_t ch_api_quota_window_max(ch_req *req, int kind);
+void ch_api_quota_throttle(ch_req *req, int32_t ms);
 /* Every API of the group coordinator (JoinGroup, SyncGroup, Heartbeat,
  * LeaveGroup, OffsetCommit, OffsetFetch, ListGroups, DescribeGroups,
  * DeleteGroups, OffsetDelete): one table in ch_api_group.c. */

@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "api/ch_api.h"
+#include "quota/ch_quota.h"
 #include "api/ch_api_legacy.h"
 #include "broker/ch_broker.h"
 #include "broker/ch_log_manager.h"
@@ -97,12 +98,14 @@ slice_release_cb(void *ud)
 }
 
 /* The request's MaxBytes as Kafka applies it: capped by fetch.max.bytes
- * (v0-v2 have none: INT32_MAX). */
+ * (v0-v2 have none: INT32_MAX) and by what the client's consumer_byte_rate
+ * lets through in one quota window. */
 static int64_t
-max_bytes(const ch_req *req)
+max_bytes(ch_req *req)
 {
 	const ch_FetchRequest *rq = req->body;
-	return CH_MAX(CH_MIN((int64_t)rq->MaxBytes, (int64_t)req->bk->cfg->fetch_max_bytes), 0);
+	int64_t m = CH_MIN((int64_t)rq->MaxBytes, (int64_t)req->bk->cfg->fetch_max_bytes);
+	return CH_MAX(CH_MIN(m, ch_api_quota_window_max(req, CH_QK_CONSUMER_BYTE_RATE)), 0);
 }
 
 /* Reads every partition; returns the bytes found; *any_err if a partition
@@ -221,7 +224,7 @@ convert_old(fetch *f)
 
 /* Encodes the response around the slices (which pass to the response). */
 static ch_resp *
-encode(fetch *f, int16_t top_err)
+encode(fetch *f, int16_t top_err, int32_t throttle_ms)
 {
 	ch_req *req = f->req;
 	const ch_FetchRequest *rq = req->body;
@@ -232,13 +235,14 @@ encode(fetch *f, int16_t top_err)
 	ch_buf_init(&b);
 	ch_api_resp_header(req, &b);
 	if (v >= 1)
-		ch_wr_i32(&b, 0); /* ThrottleTimeMs */
+		ch_wr_i32(&b, throttle_ms);
 	if (v >= 7) {
 		ch_wr_i16(&b, top_err);
 		ch_api_note_error(req, top_err);
 		ch_wr_i32(&b, 0); /* SessionId: no sessions */
 	}
-	int32_t nt = top_err ? 0 : (rq->Topics_n > 0 ? rq->Topics_n : 0);
+	/* An error, or a throttled fetch (Kafka's getThrottledResponse): no topics. */
+	int32_t nt = top_err || throttle_ms ? 0 : (rq->Topics_n > 0 ? rq->Topics_n : 0);
 	ch_wr_array_len(&b, nt, flex);
 	int32_t j = 0;
 	for (int32_t t = 0; t < nt; t++) {
@@ -317,8 +321,19 @@ answer(fetch *f, int16_t top_err)
 {
 	ch_req *req = f->req;
 	convert_old(f);
-	ch_resp *r = encode(f, top_err);
-	release_slices(f);        /* none left unless encode skipped them */
+	/* consumer_byte_rate counts the records answered; over the quota,
+	 * Kafka takes them back and answers no data with the throttle time. */
+	int64_t bytes = 0;
+	for (int32_t i = 0; i < f->n; i++)
+		bytes += f->parts[i].down ? f->parts[i].down_size : f->parts[i].sl.len;
+	int32_t throttle = ch_api_quota_record(req, CH_QK_CONSUMER_BYTE_RATE, (double)bytes);
+	if (throttle > 0) {
+		ch_api_quota_unrecord(req, CH_QK_CONSUMER_BYTE_RATE, (double)bytes);
+		release_slices(f);
+	}
+	ch_resp *r = encode(f, top_err, throttle);
+	release_slices(f); /* none left unless encode skipped them */
+	ch_api_quota_throttle(req, throttle);
 	ch_api_send_resp(req, r); /* frees req and f (in its arena) */
 }
 

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "api/ch_api.h"
+#include "quota/ch_quota.h"
 #include "api/ch_api_legacy.h"
 #include "broker/ch_broker.h"
 #include "broker/ch_log_manager.h"
@@ -277,6 +278,12 @@ ch_api_Produce(ch_req *req)
 	ctx->resp.Responses = CH_REQ_NEW_ARRAY(req, ch_ProduceResponse_TopicProduceResponse, nt);
 	ctx->resp.Responses_n = nt;
 	ctx->pending = 1; /* held until the loop below is done */
+	/* producer_byte_rate counts the whole request, as Kafka's does; the
+	 * answer carries the throttle time and the connection is muted. */
+	int32_t throttle = ch_api_quota_record(req, CH_QK_PRODUCER_BYTE_RATE, (double)req->size);
+	if (req->version >= 1)
+		ctx->resp.ThrottleTimeMs = throttle;
+	ch_api_quota_throttle(req, throttle);
 	for (int32_t i = 0; i < nt; i++) {
 		const ch_ProduceRequest_TopicProduceData *td = &rq->TopicData[i];
 		ch_ProduceResponse_TopicProduceResponse *tr = &ctx->resp.Responses[i];

@@ -10,7 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/ch_buf.h"
 #include "common/ch_common.h"
+#include "common/ch_durable.h"
 
 #define STORE_FILE "scram-credentials"
 #define STORE_HEADER "# cohort SCRAM credentials v1"
@@ -61,6 +63,21 @@ parse_line(char *line, entry *e)
 	return 0;
 }
 
+/* ch_durable_read_lines: one credential line into the store. */
+static int
+load_line(void *ud, char *line, char *why, size_t n)
+{
+	ch_scram_store *s = ud;
+	entry e;
+	if (parse_line(line, &e) != 0) {
+		snprintf(why, n, "not a SCRAM credential line");
+		return -1;
+	}
+	s->v = ch_xrealloc(s->v, (s->n + 1) * sizeof(*s->v));
+	s->v[s->n++] = e;
+	return 0;
+}
+
 ch_scram_store *
 ch_scram_store_open(const char *dir, char *err, size_t errlen)
 {
@@ -69,38 +86,8 @@ ch_scram_store_open(const char *dir, char *err, size_t errlen)
 	size_t pl = strlen(dir) + sizeof(STORE_FILE) + 2;
 	s->path = ch_xmalloc(pl);
 	snprintf(s->path, pl, "%s/%s", dir, STORE_FILE);
-	FILE *f = fopen(s->path, "r");
-	if (!f) {
-		if (errno == ENOENT)
-			return s;
-		snprintf(err, errlen, "%s: %s", s->path, strerror(errno));
-		ch_scram_store_close(s);
-		return NULL;
-	}
-	char line[2048];
-	int lineno = 0;
-	while (fgets(line, sizeof(line), f)) {
-		lineno++;
-		size_t l = strlen(line);
-		if (l && line[l - 1] == '\n')
-			line[--l] = '\0';
-		if (l == 0 || line[0] == '#')
-			continue;
-		entry e;
-		if (parse_line(line, &e) != 0) {
-			snprintf(err, errlen, "%s:%d: not a SCRAM credential line", s->path,
-				 lineno);
-			fclose(f);
-			ch_scram_store_close(s);
-			return NULL;
-		}
-		s->v = ch_xrealloc(s->v, (s->n + 1) * sizeof(*s->v));
-		s->v[s->n++] = e;
-	}
-	bool bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		snprintf(err, errlen, "%s: read error", s->path);
+	int rc = ch_durable_read_lines(s->path, load_line, s, err, errlen);
+	if (rc < 0) {
 		ch_scram_store_close(s);
 		return NULL;
 	}
@@ -154,19 +141,9 @@ ch_scram_store_at(const ch_scram_store *s, size_t i, const char **user, const ch
 static int
 write_all(const ch_scram_store *s, const entry *v, size_t n, char *err, size_t errlen)
 {
-	size_t tl = strlen(s->path) + 8;
-	char *tmp = ch_xmalloc(tl);
-	snprintf(tmp, tl, "%s.tmp", s->path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		free(tmp);
-		return -1;
-	}
-	fprintf(f, "%s\n", STORE_HEADER);
+	ch_buf b;
+	ch_buf_init(&b);
+	ch_buf_printf(&b, "%s\n", STORE_HEADER);
 	for (size_t i = 0; i < n; i++) {
 		const ch_scram_cred *c = &v[i].cred;
 		size_t kl = ch_scram_key_len(c->mech);
@@ -176,32 +153,12 @@ write_all(const ch_scram_store *s, const entry *v, size_t n, char *err, size_t e
 		ch_b64_encode(c->salt, c->salt_len, salt);
 		ch_b64_encode(c->stored_key, kl, sk);
 		ch_b64_encode(c->server_key, kl, vk);
-		fprintf(f, "%s %s %d %s %s %s\n", name, ch_scram_mech_name(c->mech),
-			(int)c->iterations, salt, sk, vk);
+		ch_buf_printf(&b, "%s %s %d %s %s %s\n", name, ch_scram_mech_name(c->mech),
+			      (int)c->iterations, salt, sk, vk);
 	}
-	int rc = 0;
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-		rc = -1;
-	if (fclose(f) != 0)
-		rc = -1;
-	if (rc == 0 && rename(tmp, s->path) != 0)
-		rc = -1;
-	if (rc != 0) {
-		snprintf(err, errlen, "%s: %s", s->path, strerror(errno));
-		unlink(tmp);
-		free(tmp);
-		return -1;
-	}
-	free(tmp);
-	int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fsync(dfd) != 0) {
-		snprintf(err, errlen, "%s: fsync: %s", s->dir, strerror(errno));
-		if (dfd >= 0)
-			close(dfd);
-		return -1;
-	}
-	close(dfd);
-	return 0;
+	int rc = ch_durable_replace(s->dir, s->path, b.data, b.len, err, errlen);
+	ch_buf_free(&b);
+	return rc;
 }
 
 int

@@ -47,6 +47,7 @@ ch_broker_open(ch_broker *bk, ch_config *cfg, struct ch_loop *loop, const ch_bro
 	bk->session = shell->session;
 	bk->authenticated = shell->authenticated;
 	bk->close_later = shell->close_later;
+	bk->throttle = shell->throttle;
 	bk->logs = ch_log_manager_new(loop, cfg, bk->topics);
 	ch_topics_set_exec(bk->topics,
 			   &(ch_topics_exec){registry_run, ch_log_manager_workers(bk->logs)});

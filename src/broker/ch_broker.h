@@ -52,6 +52,9 @@ typedef struct ch_broker_shell {
 	struct ch_api_session *(*session)(void *shell, void *conn);
 	void (*authenticated)(void *shell, void *conn, const char *principal);
 	void (*close_later)(void *shell, void *conn, int64_t delay_ms);
+	/* Optional: stop reading the connection for ms (a client quota's
+	 * throttle), its queued answers still sent. */
+	void (*throttle)(void *shell, void *conn, int32_t ms);
 } ch_broker_shell;
 
 typedef struct ch_broker ch_broker;
@@ -70,8 +73,9 @@ struct ch_broker {
 	/* Authentication, set by the shell after ch_broker_open (NULL: none). */
 	struct ch_scram_store *scram;                         /* SCRAM credentials */
 	struct ch_plain_users *plain_users[CH_LISTENERS_MAX]; /* each listener's PLAIN users */
+	struct ch_quotas *quotas; /* client quotas (quota/ch_quota.h); NULL: none */
 	const char *cluster_id;
-	ch_coord *coord; /* the group coordinator (group/), set by coord_shell_start */
+	ch_coord *coord;              /* the group coordinator (group/), set by coord_shell_start */
 	struct ch_coord_cg *cgroups;  /* its consumer-protocol groups (KIP-848), likewise */
 	uint64_t cgroups_topics_seen; /* ch_topics_changes when cgroups last heard of them */
 
@@ -85,6 +89,7 @@ struct ch_broker {
 	struct ch_api_session *(*session)(void *shell, void *conn);
 	void (*authenticated)(void *shell, void *conn, const char *principal);
 	void (*close_later)(void *shell, void *conn, int64_t delay_ms);
+	void (*throttle)(void *shell, void *conn, int32_t ms);
 
 	/* The data path: the log manager and the loop, for timers of parked
 	 * requests (Fetch long polling). */

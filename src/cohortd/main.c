@@ -23,6 +23,7 @@
 #include "meta/ch_topics.h"
 #include "event/ch_loop.h"
 #include "net/ch_server.h"
+#include "quota/ch_quota_store.h"
 #include "net/ch_tls.h"
 
 #define COHORT_VERSION "0.1.0"
@@ -167,6 +168,13 @@ shell_close_later(void *shell, void *conn, int64_t delay_ms)
 {
 	(void)shell;
 	ch_conn_close_later(conn, delay_ms);
+}
+
+static void
+shell_throttle(void *shell, void *conn, int32_t ms)
+{
+	(void)shell;
+	ch_conn_throttle(conn, ms);
 }
 
 /* Each SASL listener's PLAIN users from its plain.sasl.jaas.config (a SASL
@@ -408,7 +416,8 @@ main(int argc, char **argv)
 			      shell_reply_resp,
 			      shell_session,
 			      shell_authenticated,
-			      shell_close_later};
+			      shell_close_later,
+			      shell_throttle};
 	if (ch_broker_open(&d.bk, &cfg, d.loop, &sh, err, sizeof(err)) != CH_OK) {
 		fprintf(stderr, "cohortd: cannot open data directory: %s\n", err);
 		admin_stop(adm);
@@ -417,12 +426,21 @@ main(int argc, char **argv)
 		ch_config_free(&cfg);
 		return 1;
 	}
-	/* SCRAM credentials (the data directory is there now), and the users of
-	 * --add-scram, before anyone can connect. */
+	/* SCRAM credentials (the data directory is there now), the users of
+	 * --add-scram and the client quotas, before anyone can connect. */
 	d.bk.scram = ch_scram_store_open(cfg.log_dir, err, sizeof(err));
-	if (!d.bk.scram || add_scram_users(d.bk.scram, scrams, nscrams) != CH_OK) {
-		if (!d.bk.scram)
-			fprintf(stderr, "cohortd: cannot read SCRAM credentials: %s\n", err);
+	bool state_ok = d.bk.scram && add_scram_users(d.bk.scram, scrams, nscrams) == CH_OK;
+	if (!d.bk.scram)
+		fprintf(stderr, "cohortd: cannot read SCRAM credentials: %s\n", err);
+	if (state_ok) {
+		d.bk.quotas = ch_quotas_new();
+		state_ok = ch_quotas_load(d.bk.quotas, cfg.log_dir, err, sizeof(err)) == 0;
+		if (!state_ok)
+			fprintf(stderr, "cohortd: cannot read client quotas: %s\n", err);
+	}
+	if (!state_ok) {
+		ch_quotas_free(d.bk.quotas);
+		ch_scram_store_close(d.bk.scram);
 		ch_broker_close(&d.bk);
 		admin_stop(adm);
 		ch_server_free(d.server);
@@ -462,6 +480,7 @@ main(int argc, char **argv)
 	ch_broker_close(&d.bk);
 	coord_shell_stop(coord);
 	ch_scram_store_close(d.bk.scram);
+	ch_quotas_free(d.bk.quotas);
 	for (size_t i = 0; i < cfg.nlisteners; i++)
 		ch_plain_users_free(&plain[i]);
 	ch_server_free(d.server);

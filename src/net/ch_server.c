@@ -106,8 +106,10 @@ struct ch_conn {
 
 	ch_timer idle;
 	int64_t last_active;
-	ch_timer close_timer; /* ch_conn_close_later */
-	bool closing;         /* ch_conn_close_later: reads no more */
+	ch_timer close_timer;    /* ch_conn_close_later */
+	int64_t throttled_until; /* ch_conn_throttle: not read before; 0: not throttled */
+	ch_timer throttle_timer;
+	bool closing; /* ch_conn_close_later: reads no more */
 
 	int tag; /* the listener's */
 	struct ch_listen *lst;
@@ -241,7 +243,7 @@ ring_grow(ch_conn *c)
 static bool
 can_dispatch(const ch_conn *c)
 {
-	if (c->closed || c->doomed || c->closing || c->mem_wait)
+	if (c->closed || c->doomed || c->closing || c->mem_wait || c->throttled_until)
 		return false;
 	const ch_server_opts *o = &c->srv->opts;
 	return c->next_seq - c->head_seq < (uint64_t)o->max_inflight &&
@@ -774,6 +776,10 @@ conn_on_recv_timer(ch_loop *loop, ch_timer *t, void *ud)
 	ch_conn *c = ud;
 	if (c->closed || !c->frame_started || c->mem_wait)
 		return; /* recv_clock arms it again for the next partial request */
+	if (c->throttled_until) { /* muted by a quota: that time is ours */
+		ch_timer_arm(loop, t, c->throttled_until + c->srv->opts.request_receive_timeout_ms);
+		return;
+	}
 	int64_t due = c->frame_started + c->srv->opts.request_receive_timeout_ms;
 	if (ch_loop_now(loop) < due) {
 		ch_timer_arm(loop, t, due);
@@ -786,6 +792,22 @@ conn_on_recv_timer(ch_loop *loop, ch_timer *t, void *ud)
 		(long long)(ch_loop_now(loop) - c->frame_started), ch_framer_pending(&c->fr));
 	c->srv->stats.receive_timeouts++;
 	conn_teardown(c);
+/* throttle_timer: the quota's mute is over; read again (what was stashed,
+ * what OpenSSL holds, then the socket). */
+static void
+conn_on_throttle_timer(ch_loop *loop, ch_timer *t, void *ud)
+{
+	CH_UNUSED(loop);
+	CH_UNUSED(t);
+	ch_conn *c = ud;
+	c->throttled_until = 0;
+	if (c->closed)
+		return;
+	if (c->frame_started)
+		c->frame_started = ch_loop_now(c->loop); /* the muted time was ours */
+	if (c->ssl)
+		c->tls_read_pending = true;
+	queue_pending(c);
 }
 
 /* Reads at most CH_READ_BUDGET bytes, straight into the framer's buffer
@@ -1008,6 +1030,7 @@ conn_teardown(ch_conn *c)
 	c->fd = -1;
 	ch_timer_cancel(c->loop, &c->idle);
 	ch_timer_cancel(c->loop, &c->close_timer);
+	ch_timer_cancel(c->loop, &c->throttle_timer);
 	send_queue_clear(c);
 	ch_timer_cancel(c->loop, &c->recv_timer);
 	if (c->mem_wait)
@@ -1253,6 +1276,7 @@ conn_new(ch_server *s, ch_listen *l, int fd, const struct sockaddr_storage *ss)
 	ch_timer_init(&c->idle, conn_on_idle, c);
 	ch_timer_init(&c->close_timer, conn_on_close_timer, c);
 	ch_timer_init(&c->recv_timer, conn_on_recv_timer, c);
+	ch_timer_init(&c->throttle_timer, conn_on_throttle_timer, c);
 	if (s->opts.idle_ms > 0)
 		ch_timer_arm(s->loop, &c->idle, c->last_active + s->opts.idle_ms);
 	CH_LOGD("net", "accepted connection %llu from %s", (unsigned long long)c->id, c->peer);
@@ -1738,6 +1762,19 @@ ch_conn_close_later(ch_conn *c, int64_t delay_ms)
 	c->closing = true;
 	ch_timer_arm(c->loop, &c->close_timer, ch_loop_now(c->loop) + CH_MAX(delay_ms, 0));
 	queue_pending(c); /* flush, and drop read interest */
+}
+
+void
+ch_conn_throttle(ch_conn *c, int64_t ms)
+{
+	if (c->closed || ms <= 0)
+		return;
+	int64_t until = ch_loop_now(c->loop) + ms;
+	if (until <= c->throttled_until)
+		return;
+	c->throttled_until = until;
+	ch_timer_arm(c->loop, &c->throttle_timer, until);
+	update_interest(c);
 }
 
 size_t

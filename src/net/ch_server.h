@@ -181,6 +181,10 @@ void ch_conn_set_max_request(ch_conn *c, int32_t max_bytes);
  * authentication: connection.failed.authentication.delay.ms). Pending
  * requests must still be answered. */
 void ch_conn_close_later(ch_conn *c, int64_t delay_ms);
+/* Stop reading for ms (a client quota's throttle; Kafka mutes the channel
+ * after the answer): answers queued and to come are still sent. A longer
+ * throttle extends a shorter one. */
+void ch_conn_throttle(ch_conn *c, int64_t ms);
 /* Requests received and not yet answered. */
 size_t ch_conn_pending(const ch_conn *c);
 /* Extra references, for holding on to a connection across callbacks. */

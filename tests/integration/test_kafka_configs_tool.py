@@ -4,7 +4,8 @@ against cohortd and against Apache Kafka 4.x itself, the same commands on
 both in one run (as test_kafka_tools.py does for the other tools): topic
 configs added, described (with synonyms), deleted, refused (unknown key, bad
 value, unknown topic, a list value); broker configs for node 1 and the
-cluster default, a read-only key refused; records deleted up to an offset,
+cluster default, a read-only key refused; client quotas for a user, a client id,
+both and the default user, added, described, refused and deleted; records deleted up to an offset,
 past the end and up to the high watermark. Exit code, stdout and stderr
 (less log lines) must match after normalising ports and spacing."""
 import atexit
@@ -80,6 +81,29 @@ def run_sequence(bootstrap, port, workdir):
         delete_records("delete records past the end", [("dt", 0, 99)])
         delete_records("delete records to the end", [("dt", 0, -1)])
         delete_records("delete records compacted", [("ct", 0, 0)])
+        # client quotas (DescribeClientQuotas / AlterClientQuotas)
+        alice = ("--entity-type", "users", "--entity-name", "alice")
+        c1 = ("--entity-type", "clients", "--entity-name", "c1")
+        configs("quota user add", *alice, "--alter", "--add-config",
+                "producer_byte_rate=1048576,consumer_byte_rate=2097152")
+        configs("quota client add", *c1, "--alter", "--add-config", "producer_byte_rate=1024")
+        configs("quota user client add", *alice, *c1, "--alter", "--add-config",
+                "request_percentage=50")
+        configs("quota default user add", "--entity-type", "users", "--entity-default", "--alter",
+                "--add-config", "consumer_byte_rate=100000")
+        configs("quota user describe", *alice, "--describe")
+        configs("quota client describe", *c1, "--describe")
+        configs("quota user client describe", *alice, *c1, "--describe")
+        configs("quota default user describe", "--entity-type", "users", "--entity-default",
+                "--describe")
+        configs("quota all users describe", "--entity-type", "users", "--describe")
+        configs("quota bad key", *alice, "--alter", "--add-config", "bogus_rate=1")
+        configs("quota fractional", *alice, "--alter", "--add-config", "producer_byte_rate=1.5")
+        configs("quota zero", *c1, "--alter", "--add-config", "consumer_byte_rate=0")
+        configs("quota delete", *alice, "--alter", "--delete-config", "producer_byte_rate")
+        configs("quota user describe after delete", *alice, "--describe")
+        configs("quota client delete all", *c1, "--alter", "--delete-config", "producer_byte_rate")
+        configs("quota client describe after delete", *c1, "--describe")
     finally:
         runner.kill()
     return results
@@ -114,6 +138,9 @@ class KafkaConfigsTool(VersusKafka):
         self.assertIn("log.retention.ms=3600000", " ".join(out["default describe"]))
         self.assertIn("low_watermark: 2", " ".join(out["delete records"]))
         self.assertIn("low_watermark: 5", " ".join(out["delete records to the end"]))
+        self.assertIn("producer_byte_rate=1048576.0", " ".join(out["quota user describe"]))
+        self.assertIn("request_percentage=50.0", " ".join(out["quota user client describe"]))
+        self.assertNotIn("producer_byte_rate", " ".join(out["quota user describe after delete"]))
 
 
 if __name__ == "__main__":

@@ -122,9 +122,9 @@ tb_open(tb *b, const char *const *sets, size_t nsets)
 	if (!b->loop)
 		abort();
 	ch_broker *bk = &b->bk;
-	ch_broker_shell sh = {b,         shell_reply, shell_close,
-			      shell_now, shell_wall,  shell_reply_resp,
-			      NULL,      NULL,        NULL};
+	ch_broker_shell sh = {
+		b,    shell_reply, shell_close, shell_now, shell_wall, shell_reply_resp,
+		NULL, NULL,        NULL,        NULL};
 	if (ch_broker_open(bk, &b->cfg, b->loop, &sh, err, sizeof(err)) != CH_OK) {
 		fprintf(stderr, "harness: data directory: %s\n", err);
 		abort();

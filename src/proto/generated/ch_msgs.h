@@ -1500,6 +1500,106 @@ void ch_AlterUserScramCredentialsResponse_errors(const ch_AlterUserScramCredenti
 #define CH_ALTERUSERSCRAMCREDENTIALSRESPONSE_MAX_VERSION 0
 #define CH_ALTERUSERSCRAMCREDENTIALSRESPONSE_FLEX_VERSION 0
 
+/* ---- DescribeClientQuotasRequest (versions 0-1, flexible 1+) ---- */
+typedef struct ch_DescribeClientQuotasRequest_ComponentData {
+	ch_str EntityType; /* v0+ */
+	int8_t MatchType; /* v0+ */
+	ch_str Match; /* v0+, nullable */
+} ch_DescribeClientQuotasRequest_ComponentData;
+typedef struct ch_DescribeClientQuotasRequest {
+	ch_DescribeClientQuotasRequest_ComponentData *Components; /* v0+ */
+	int32_t Components_n; /* count, -1 = null */
+	bool Strict; /* v0+ */
+} ch_DescribeClientQuotasRequest;
+void ch_DescribeClientQuotasRequest_init(ch_DescribeClientQuotasRequest *m);
+int ch_DescribeClientQuotasRequest_decode(ch_rd *r, ch_arena *a, int16_t v, ch_DescribeClientQuotasRequest *m);
+void ch_DescribeClientQuotasRequest_encode(ch_buf *b, int16_t v, const ch_DescribeClientQuotasRequest *m);
+#define CH_DESCRIBECLIENTQUOTASREQUEST_MIN_VERSION 0
+#define CH_DESCRIBECLIENTQUOTASREQUEST_MAX_VERSION 1
+#define CH_DESCRIBECLIENTQUOTASREQUEST_FLEX_VERSION 1
+
+/* ---- DescribeClientQuotasResponse (versions 0-1, flexible 1+) ---- */
+typedef struct ch_DescribeClientQuotasResponse_EntityData {
+	ch_str EntityType; /* v0+ */
+	ch_str EntityName; /* v0+, nullable */
+} ch_DescribeClientQuotasResponse_EntityData;
+typedef struct ch_DescribeClientQuotasResponse_ValueData {
+	ch_str Key; /* v0+ */
+	double Value; /* v0+ */
+} ch_DescribeClientQuotasResponse_ValueData;
+typedef struct ch_DescribeClientQuotasResponse_EntryData {
+	ch_DescribeClientQuotasResponse_EntityData *Entity; /* v0+ */
+	int32_t Entity_n; /* count, -1 = null */
+	ch_DescribeClientQuotasResponse_ValueData *Values; /* v0+ */
+	int32_t Values_n; /* count, -1 = null */
+} ch_DescribeClientQuotasResponse_EntryData;
+typedef struct ch_DescribeClientQuotasResponse {
+	int32_t ThrottleTimeMs; /* v0+ */
+	int16_t ErrorCode; /* v0+ */
+	ch_str ErrorMessage; /* v0+, nullable */
+	ch_DescribeClientQuotasResponse_EntryData *Entries; /* v0+, nullable */
+	int32_t Entries_n; /* count, -1 = null */
+} ch_DescribeClientQuotasResponse;
+void ch_DescribeClientQuotasResponse_init(ch_DescribeClientQuotasResponse *m);
+int ch_DescribeClientQuotasResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_DescribeClientQuotasResponse *m);
+void ch_DescribeClientQuotasResponse_encode(ch_buf *b, int16_t v, const ch_DescribeClientQuotasResponse *m);
+void ch_DescribeClientQuotasResponse_errors(const ch_DescribeClientQuotasResponse *m, int16_t v, ch_error_fn fn, void *ud);
+#define CH_DESCRIBECLIENTQUOTASRESPONSE_MIN_VERSION 0
+#define CH_DESCRIBECLIENTQUOTASRESPONSE_MAX_VERSION 1
+#define CH_DESCRIBECLIENTQUOTASRESPONSE_FLEX_VERSION 1
+
+/* ---- AlterClientQuotasRequest (versions 0-1, flexible 1+) ---- */
+typedef struct ch_AlterClientQuotasRequest_EntityData {
+	ch_str EntityType; /* v0+ */
+	ch_str EntityName; /* v0+, nullable */
+} ch_AlterClientQuotasRequest_EntityData;
+typedef struct ch_AlterClientQuotasRequest_OpData {
+	ch_str Key; /* v0+ */
+	double Value; /* v0+ */
+	bool Remove; /* v0+ */
+} ch_AlterClientQuotasRequest_OpData;
+typedef struct ch_AlterClientQuotasRequest_EntryData {
+	ch_AlterClientQuotasRequest_EntityData *Entity; /* v0+ */
+	int32_t Entity_n; /* count, -1 = null */
+	ch_AlterClientQuotasRequest_OpData *Ops; /* v0+ */
+	int32_t Ops_n; /* count, -1 = null */
+} ch_AlterClientQuotasRequest_EntryData;
+typedef struct ch_AlterClientQuotasRequest {
+	ch_AlterClientQuotasRequest_EntryData *Entries; /* v0+ */
+	int32_t Entries_n; /* count, -1 = null */
+	bool ValidateOnly; /* v0+ */
+} ch_AlterClientQuotasRequest;
+void ch_AlterClientQuotasRequest_init(ch_AlterClientQuotasRequest *m);
+int ch_AlterClientQuotasRequest_decode(ch_rd *r, ch_arena *a, int16_t v, ch_AlterClientQuotasRequest *m);
+void ch_AlterClientQuotasRequest_encode(ch_buf *b, int16_t v, const ch_AlterClientQuotasRequest *m);
+#define CH_ALTERCLIENTQUOTASREQUEST_MIN_VERSION 0
+#define CH_ALTERCLIENTQUOTASREQUEST_MAX_VERSION 1
+#define CH_ALTERCLIENTQUOTASREQUEST_FLEX_VERSION 1
+
+/* ---- AlterClientQuotasResponse (versions 0-1, flexible 1+) ---- */
+typedef struct ch_AlterClientQuotasResponse_EntityData {
+	ch_str EntityType; /* v0+ */
+	ch_str EntityName; /* v0+, nullable */
+} ch_AlterClientQuotasResponse_EntityData;
+typedef struct ch_AlterClientQuotasResponse_EntryData {
+	int16_t ErrorCode; /* v0+ */
+	ch_str ErrorMessage; /* v0+, nullable */
+	ch_AlterClientQuotasResponse_EntityData *Entity; /* v0+ */
+	int32_t Entity_n; /* count, -1 = null */
+} ch_AlterClientQuotasResponse_EntryData;
+typedef struct ch_AlterClientQuotasResponse {
+	int32_t ThrottleTimeMs; /* v0+ */
+	ch_AlterClientQuotasResponse_EntryData *Entries; /* v0+ */
+	int32_t Entries_n; /* count, -1 = null */
+} ch_AlterClientQuotasResponse;
+void ch_AlterClientQuotasResponse_init(ch_AlterClientQuotasResponse *m);
+int ch_AlterClientQuotasResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_AlterClientQuotasResponse *m);
+void ch_AlterClientQuotasResponse_encode(ch_buf *b, int16_t v, const ch_AlterClientQuotasResponse *m);
+void ch_AlterClientQuotasResponse_errors(const ch_AlterClientQuotasResponse *m, int16_t v, ch_error_fn fn, void *ud);
+#define CH_ALTERCLIENTQUOTASRESPONSE_MIN_VERSION 0
+#define CH_ALTERCLIENTQUOTASRESPONSE_MAX_VERSION 1
+#define CH_ALTERCLIENTQUOTASRESPONSE_FLEX_VERSION 1
+
 /* ---- RequestHeader (versions 0-2, flexible 2+) ---- */
 typedef struct ch_RequestHeader {
 	int16_t RequestApiKey; /* v0+ */

@@ -4206,6 +4206,302 @@ fill_root_ch_AlterUserScramCredentialsResponse(ch_arena *a, int16_t v, uint64_t 
 	fill_ch_AlterUserScramCredentialsResponse(a, v, rng, m, 0);
 }
 
+static void fill_ch_DescribeClientQuotasRequest_ComponentData(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeClientQuotasRequest_ComponentData *m, int depth);
+static void fill_ch_DescribeClientQuotasRequest(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeClientQuotasRequest *m, int depth);
+static void
+fill_ch_DescribeClientQuotasRequest_ComponentData(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeClientQuotasRequest_ComponentData *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->EntityType = fill_str(a, rng, 0);
+	}
+	if (1) {
+		m->MatchType = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->Match = fill_str(a, rng, (1));
+	}
+}
+
+static void
+fill_ch_DescribeClientQuotasRequest(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeClientQuotasRequest *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Components_n = n_;
+		m->Components = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_DescribeClientQuotasRequest_ComponentData) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_DescribeClientQuotasRequest_ComponentData(a, v, rng, &m->Components[i_], depth + 1);
+		}
+	}
+	if (1) {
+		m->Strict = (fill_next(rng) & 1) != 0;
+	}
+}
+
+static void
+fill_root_ch_DescribeClientQuotasRequest(ch_arena *a, int16_t v, uint64_t *rng, void *m)
+{
+	ch_DescribeClientQuotasRequest_init(m);
+	fill_ch_DescribeClientQuotasRequest(a, v, rng, m, 0);
+}
+
+static void fill_ch_DescribeClientQuotasResponse_EntityData(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeClientQuotasResponse_EntityData *m, int depth);
+static void fill_ch_DescribeClientQuotasResponse_ValueData(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeClientQuotasResponse_ValueData *m, int depth);
+static void fill_ch_DescribeClientQuotasResponse_EntryData(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeClientQuotasResponse_EntryData *m, int depth);
+static void fill_ch_DescribeClientQuotasResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeClientQuotasResponse *m, int depth);
+static void
+fill_ch_DescribeClientQuotasResponse_EntityData(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeClientQuotasResponse_EntityData *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->EntityType = fill_str(a, rng, 0);
+	}
+	if (1) {
+		m->EntityName = fill_str(a, rng, (1));
+	}
+}
+
+static void
+fill_ch_DescribeClientQuotasResponse_ValueData(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeClientQuotasResponse_ValueData *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->Key = fill_str(a, rng, 0);
+	}
+	if (1) {
+		m->Value = (double)(int32_t)fill_next(rng) / 8.0;
+	}
+}
+
+static void
+fill_ch_DescribeClientQuotasResponse_EntryData(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeClientQuotasResponse_EntryData *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Entity_n = n_;
+		m->Entity = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_DescribeClientQuotasResponse_EntityData) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_DescribeClientQuotasResponse_EntityData(a, v, rng, &m->Entity[i_], depth + 1);
+		}
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Values_n = n_;
+		m->Values = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_DescribeClientQuotasResponse_ValueData) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_DescribeClientQuotasResponse_ValueData(a, v, rng, &m->Values[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_ch_DescribeClientQuotasResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeClientQuotasResponse *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ThrottleTimeMs = (int32_t)fill_next(rng);
+	}
+	if (1) {
+		m->ErrorCode = (int16_t)fill_next(rng);
+	}
+	if (1) {
+		m->ErrorMessage = fill_str(a, rng, (1));
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, (1));
+		m->Entries_n = n_;
+		m->Entries = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_DescribeClientQuotasResponse_EntryData) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_DescribeClientQuotasResponse_EntryData(a, v, rng, &m->Entries[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_root_ch_DescribeClientQuotasResponse(ch_arena *a, int16_t v, uint64_t *rng, void *m)
+{
+	ch_DescribeClientQuotasResponse_init(m);
+	fill_ch_DescribeClientQuotasResponse(a, v, rng, m, 0);
+}
+
+static void fill_ch_AlterClientQuotasRequest_EntityData(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterClientQuotasRequest_EntityData *m, int depth);
+static void fill_ch_AlterClientQuotasRequest_OpData(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterClientQuotasRequest_OpData *m, int depth);
+static void fill_ch_AlterClientQuotasRequest_EntryData(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterClientQuotasRequest_EntryData *m, int depth);
+static void fill_ch_AlterClientQuotasRequest(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterClientQuotasRequest *m, int depth);
+static void
+fill_ch_AlterClientQuotasRequest_EntityData(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterClientQuotasRequest_EntityData *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->EntityType = fill_str(a, rng, 0);
+	}
+	if (1) {
+		m->EntityName = fill_str(a, rng, (1));
+	}
+}
+
+static void
+fill_ch_AlterClientQuotasRequest_OpData(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterClientQuotasRequest_OpData *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->Key = fill_str(a, rng, 0);
+	}
+	if (1) {
+		m->Value = (double)(int32_t)fill_next(rng) / 8.0;
+	}
+	if (1) {
+		m->Remove = (fill_next(rng) & 1) != 0;
+	}
+}
+
+static void
+fill_ch_AlterClientQuotasRequest_EntryData(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterClientQuotasRequest_EntryData *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Entity_n = n_;
+		m->Entity = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_AlterClientQuotasRequest_EntityData) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_AlterClientQuotasRequest_EntityData(a, v, rng, &m->Entity[i_], depth + 1);
+		}
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Ops_n = n_;
+		m->Ops = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_AlterClientQuotasRequest_OpData) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_AlterClientQuotasRequest_OpData(a, v, rng, &m->Ops[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_ch_AlterClientQuotasRequest(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterClientQuotasRequest *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Entries_n = n_;
+		m->Entries = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_AlterClientQuotasRequest_EntryData) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_AlterClientQuotasRequest_EntryData(a, v, rng, &m->Entries[i_], depth + 1);
+		}
+	}
+	if (1) {
+		m->ValidateOnly = (fill_next(rng) & 1) != 0;
+	}
+}
+
+static void
+fill_root_ch_AlterClientQuotasRequest(ch_arena *a, int16_t v, uint64_t *rng, void *m)
+{
+	ch_AlterClientQuotasRequest_init(m);
+	fill_ch_AlterClientQuotasRequest(a, v, rng, m, 0);
+}
+
+static void fill_ch_AlterClientQuotasResponse_EntityData(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterClientQuotasResponse_EntityData *m, int depth);
+static void fill_ch_AlterClientQuotasResponse_EntryData(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterClientQuotasResponse_EntryData *m, int depth);
+static void fill_ch_AlterClientQuotasResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterClientQuotasResponse *m, int depth);
+static void
+fill_ch_AlterClientQuotasResponse_EntityData(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterClientQuotasResponse_EntityData *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->EntityType = fill_str(a, rng, 0);
+	}
+	if (1) {
+		m->EntityName = fill_str(a, rng, (1));
+	}
+}
+
+static void
+fill_ch_AlterClientQuotasResponse_EntryData(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterClientQuotasResponse_EntryData *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ErrorCode = (int16_t)fill_next(rng);
+	}
+	if (1) {
+		m->ErrorMessage = fill_str(a, rng, (1));
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Entity_n = n_;
+		m->Entity = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_AlterClientQuotasResponse_EntityData) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_AlterClientQuotasResponse_EntityData(a, v, rng, &m->Entity[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_ch_AlterClientQuotasResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_AlterClientQuotasResponse *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ThrottleTimeMs = (int32_t)fill_next(rng);
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Entries_n = n_;
+		m->Entries = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_AlterClientQuotasResponse_EntryData) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_AlterClientQuotasResponse_EntryData(a, v, rng, &m->Entries[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_root_ch_AlterClientQuotasResponse(ch_arena *a, int16_t v, uint64_t *rng, void *m)
+{
+	ch_AlterClientQuotasResponse_init(m);
+	fill_ch_AlterClientQuotasResponse(a, v, rng, m, 0);
+}
+
 static void fill_ch_RequestHeader(ch_arena *a, int16_t v, uint64_t *rng, ch_RequestHeader *m, int depth);
 static void
 fill_ch_RequestHeader(ch_arena *a, int16_t v, uint64_t *rng, ch_RequestHeader *m, int depth)
@@ -4582,6 +4878,10 @@ const ch_msg_filler ch_msg_fillers[] = {
 	{"DescribeUserScramCredentialsResponse", 0, 0, sizeof(ch_DescribeUserScramCredentialsResponse), (ch_init_fn)ch_DescribeUserScramCredentialsResponse_init, fill_root_ch_DescribeUserScramCredentialsResponse, (ch_decode_fn)ch_DescribeUserScramCredentialsResponse_decode, (ch_encode_fn)ch_DescribeUserScramCredentialsResponse_encode},
 	{"AlterUserScramCredentialsRequest", 0, 0, sizeof(ch_AlterUserScramCredentialsRequest), (ch_init_fn)ch_AlterUserScramCredentialsRequest_init, fill_root_ch_AlterUserScramCredentialsRequest, (ch_decode_fn)ch_AlterUserScramCredentialsRequest_decode, (ch_encode_fn)ch_AlterUserScramCredentialsRequest_encode},
 	{"AlterUserScramCredentialsResponse", 0, 0, sizeof(ch_AlterUserScramCredentialsResponse), (ch_init_fn)ch_AlterUserScramCredentialsResponse_init, fill_root_ch_AlterUserScramCredentialsResponse, (ch_decode_fn)ch_AlterUserScramCredentialsResponse_decode, (ch_encode_fn)ch_AlterUserScramCredentialsResponse_encode},
+	{"DescribeClientQuotasRequest", 0, 1, sizeof(ch_DescribeClientQuotasRequest), (ch_init_fn)ch_DescribeClientQuotasRequest_init, fill_root_ch_DescribeClientQuotasRequest, (ch_decode_fn)ch_DescribeClientQuotasRequest_decode, (ch_encode_fn)ch_DescribeClientQuotasRequest_encode},
+	{"DescribeClientQuotasResponse", 0, 1, sizeof(ch_DescribeClientQuotasResponse), (ch_init_fn)ch_DescribeClientQuotasResponse_init, fill_root_ch_DescribeClientQuotasResponse, (ch_decode_fn)ch_DescribeClientQuotasResponse_decode, (ch_encode_fn)ch_DescribeClientQuotasResponse_encode},
+	{"AlterClientQuotasRequest", 0, 1, sizeof(ch_AlterClientQuotasRequest), (ch_init_fn)ch_AlterClientQuotasRequest_init, fill_root_ch_AlterClientQuotasRequest, (ch_decode_fn)ch_AlterClientQuotasRequest_decode, (ch_encode_fn)ch_AlterClientQuotasRequest_encode},
+	{"AlterClientQuotasResponse", 0, 1, sizeof(ch_AlterClientQuotasResponse), (ch_init_fn)ch_AlterClientQuotasResponse_init, fill_root_ch_AlterClientQuotasResponse, (ch_decode_fn)ch_AlterClientQuotasResponse_decode, (ch_encode_fn)ch_AlterClientQuotasResponse_encode},
 	{"RequestHeader", 0, 2, sizeof(ch_RequestHeader), (ch_init_fn)ch_RequestHeader_init, fill_root_ch_RequestHeader, (ch_decode_fn)ch_RequestHeader_decode, (ch_encode_fn)ch_RequestHeader_encode},
 	{"ResponseHeader", 0, 1, sizeof(ch_ResponseHeader), (ch_init_fn)ch_ResponseHeader_init, fill_root_ch_ResponseHeader, (ch_decode_fn)ch_ResponseHeader_decode, (ch_encode_fn)ch_ResponseHeader_encode},
 	{"ConsumerProtocolSubscription", 0, 3, sizeof(ch_ConsumerProtocolSubscription), (ch_init_fn)ch_ConsumerProtocolSubscription_init, fill_root_ch_ConsumerProtocolSubscription, (ch_decode_fn)ch_ConsumerProtocolSubscription_decode, (ch_encode_fn)ch_ConsumerProtocolSubscription_encode},

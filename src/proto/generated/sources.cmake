@@ -62,6 +62,10 @@ set(CH_GENERATED_SOURCES
   generated/ch_msg_DescribeUserScramCredentialsResponse.c
   generated/ch_msg_AlterUserScramCredentialsRequest.c
   generated/ch_msg_AlterUserScramCredentialsResponse.c
+  generated/ch_msg_DescribeClientQuotasRequest.c
+  generated/ch_msg_DescribeClientQuotasResponse.c
+  generated/ch_msg_AlterClientQuotasRequest.c
+  generated/ch_msg_AlterClientQuotasResponse.c
   generated/ch_msg_RequestHeader.c
   generated/ch_msg_ResponseHeader.c
   generated/ch_msg_ConsumerProtocolSubscription.c

@@ -1,0 +1,350 @@
+/*
+ * ch_quota.c: entities, Kafka's quota precedence, the sampled rates and the
+ * throttle time. Contracts in ch_quota.h.
+ */
+#include "quota/ch_quota.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/ch_common.h"
+#include "common/ch_map.h"
+#include "proto/generated/ch_errors.h"
+
+/* One rate (Kafka's Rate over a SampledStat): samples of
+ * CH_QUOTA_WINDOW_MS, the current one cur. */
+typedef struct sensor {
+	int64_t start[CH_QUOTA_WINDOW_NUM];
+	double val[CH_QUOTA_WINDOW_NUM];
+	int cur;
+	int64_t last; /* last record: idle sensors are dropped */
+} sensor;
+
+struct ch_quotas {
+	ch_quota_entry *v;
+	size_t n, cap;
+	ch_map sensors;   /* "K|user|client" (tags) -> sensor */
+	uint64_t records; /* a sweep of idle sensors every 4096 */
+};
+
+static const char *const key_names[CH_QK_N] = {
+	"producer_byte_rate",
+	"consumer_byte_rate",
+	"request_percentage",
+	"controller_mutation_rate",
+};
+
+const char *
+ch_quota_key_name(ch_quota_key k)
+{
+	return k < CH_QK_N ? key_names[k] : "?";
+}
+
+ch_quotas *
+ch_quotas_new(void)
+{
+	ch_quotas *q = ch_xcalloc(1, sizeof(*q));
+	ch_map_init(&q->sensors);
+	return q;
+}
+
+static void
+entity_free(ch_quota_entity *e)
+{
+	free(e->user_name);
+	free(e->client_name);
+	e->user_name = e->client_name = NULL;
+}
+
+void
+ch_quotas_free(ch_quotas *q)
+{
+	if (!q)
+		return;
+	for (size_t i = 0; i < q->n; i++)
+		entity_free(&q->v[i].e);
+	free(q->v);
+	ch_map_foreach (&q->sensors, e)
+		free(e->value);
+	ch_map_free(&q->sensors);
+	free(q);
+}
+
+const ch_quota_entry *
+ch_quotas_at(const ch_quotas *q, size_t i)
+{
+	return i < q->n ? &q->v[i] : NULL;
+}
+
+static bool
+part_eq(ch_qpart a, const char *an, ch_qpart b, const char *bn)
+{
+	return a == b && (a != CH_QP_NAME || strcmp(an, bn) == 0);
+}
+
+static bool
+entity_eq(const ch_quota_entity *a, const ch_quota_entity *b)
+{
+	return part_eq(a->user, a->user_name, b->user, b->user_name) &&
+	       part_eq(a->client, a->client_name, b->client, b->client_name);
+}
+
+void
+ch_quotas_put(ch_quotas *q, const ch_quota_entity *e, ch_quota_key k, double v, bool remove)
+{
+	size_t i = 0;
+	while (i < q->n && !entity_eq(&q->v[i].e, e))
+		i++;
+	if (i == q->n) {
+		if (remove)
+			return;
+		if (q->n == q->cap) {
+			q->cap = q->cap ? q->cap * 2 : 8;
+			q->v = ch_xrealloc(q->v, q->cap * sizeof(*q->v));
+		}
+		ch_quota_entry *ne = &q->v[q->n++];
+		memset(ne, 0, sizeof(*ne));
+		ne->e.user = e->user;
+		ne->e.client = e->client;
+		ne->e.user_name = e->user == CH_QP_NAME ? ch_xstrdup(e->user_name) : NULL;
+		ne->e.client_name = e->client == CH_QP_NAME ? ch_xstrdup(e->client_name) : NULL;
+	}
+	ch_quota_entry *en = &q->v[i];
+	en->set[k] = !remove;
+	en->v[k] = remove ? 0 : v;
+	for (int j = 0; j < CH_QK_N; j++)
+		if (en->set[j])
+			return;
+	entity_free(&en->e);
+	memmove(en, en + 1, (q->n - i - 1) * sizeof(*en));
+	q->n--;
+}
+
+int16_t
+ch_quota_check_key(const char *key, double value, bool remove, ch_quota_key *out, char *msg,
+		   size_t n)
+{
+	int k = 0;
+	while (k < CH_QK_N && strcmp(key, key_names[k]) != 0)
+		k++;
+	if (k == CH_QK_N) {
+		snprintf(msg, n, "Invalid configuration key %s", key);
+		return CH_KERR_INVALID_REQUEST;
+	}
+	*out = (ch_quota_key)k;
+	if (remove)
+		return 0;
+	if (!(value > 0.0)) {
+		snprintf(msg, n, "Quota %s must be greater than 0", key);
+		return CH_KERR_INVALID_REQUEST;
+	}
+	/* the byte rates are Kafka LONGs; the other two DOUBLEs */
+	if (k == CH_QK_PRODUCER_BYTE_RATE || k == CH_QK_CONSUMER_BYTE_RATE) {
+		if (value > 9.2233720368547758e18) {
+			snprintf(msg, n, "Proposed value for %s is too large for a LONG.", key);
+			return CH_KERR_INVALID_REQUEST;
+		}
+		if (fabs(fmod(value, 1.0)) > 1e-6) {
+			snprintf(msg, n, "%s cannot be a fractional value.", key);
+			return CH_KERR_INVALID_REQUEST;
+		}
+	}
+	return 0;
+}
+
+static bool
+part_matches(ch_qpart p, const char *name, int want, const char *want_name)
+{
+	switch (want) {
+	case 1:
+		return p == CH_QP_NAME && strcmp(name, want_name) == 0;
+	case 2:
+		return p == CH_QP_DEFAULT;
+	case 3:
+		return p != CH_QP_ABSENT;
+	default:
+		return true;
+	}
+}
+
+bool
+ch_quota_matches(const ch_quota_entity *e, const ch_quota_filter *f)
+{
+	if (f->strict) {
+		int parts = (e->user != CH_QP_ABSENT) + (e->client != CH_QP_ABSENT);
+		if (parts != (f->user != 0) + (f->client != 0))
+			return false;
+	}
+	return part_matches(e->user, e->user_name, f->user, f->user_name) &&
+	       part_matches(e->client, e->client_name, f->client, f->client_name);
+}
+
+/* ---- enforcement ----------------------------------------------------- */
+
+/* The entry for exactly (u, c) with key k set, or NULL. */
+static const ch_quota_entry *
+find_level(const ch_quotas *q, ch_quota_key k, ch_qpart u, const char *un, ch_qpart c,
+	   const char *cn)
+{
+	ch_quota_entity want = {u, c, (char *)un, (char *)cn};
+	for (size_t i = 0; i < q->n; i++)
+		if (q->v[i].set[k] && entity_eq(&q->v[i].e, &want))
+			return &q->v[i];
+	return NULL;
+}
+
+/* The quota for (user, client) and the tags of the rate it shares (Kafka's
+ * eight levels, ch_quota.h); false when none applies. */
+static bool
+resolve(const ch_quotas *q, ch_quota_key k, const char *user, const char *client, double *bound,
+	char *tags, size_t tn)
+{
+	static const struct {
+		ch_qpart u, c;
+		bool tag_user, tag_client;
+	} levels[] = {
+		{CH_QP_NAME, CH_QP_NAME, true, true},
+		{CH_QP_NAME, CH_QP_DEFAULT, true, true},
+		{CH_QP_NAME, CH_QP_ABSENT, true, false},
+		{CH_QP_DEFAULT, CH_QP_NAME, true, true},
+		{CH_QP_DEFAULT, CH_QP_DEFAULT, true, true},
+		{CH_QP_DEFAULT, CH_QP_ABSENT, true, false},
+		{CH_QP_ABSENT, CH_QP_NAME, false, true},
+		{CH_QP_ABSENT, CH_QP_DEFAULT, false, true},
+	};
+	for (size_t i = 0; i < CH_ARRAY_LEN(levels); i++) {
+		const ch_quota_entry *e = find_level(q, k, levels[i].u, user, levels[i].c, client);
+		if (!e)
+			continue;
+		*bound = e->v[k];
+		snprintf(tags, tn, "%d\x1f%s\x1f%s", (int)k, levels[i].tag_user ? user : "",
+			 levels[i].tag_client ? client : "");
+		return true;
+	}
+	return false;
+}
+
+/* Kafka's purgeObsoleteSamples: samples older than the whole window start
+ * over at now. */
+static void
+purge(sensor *s, int64_t now)
+{
+	for (int i = 0; i < CH_QUOTA_WINDOW_NUM; i++)
+		if (now - s->start[i] >= (int64_t)CH_QUOTA_WINDOW_NUM * CH_QUOTA_WINDOW_MS) {
+			s->start[i] = now;
+			s->val[i] = 0;
+		}
+}
+
+static void
+add(sensor *s, double v, int64_t now)
+{
+	if (now - s->start[s->cur] >= CH_QUOTA_WINDOW_MS) {
+		s->cur = (s->cur + 1) % CH_QUOTA_WINDOW_NUM;
+		s->start[s->cur] = now;
+		s->val[s->cur] = 0;
+	}
+	s->val[s->cur] += v;
+	s->last = now;
+}
+
+/* The rate's window in ms (Kafka's Rate.windowSize: from the oldest
+ * sample, never less than all but one sample) and the rate per second. */
+static double
+rate(sensor *s, int64_t now, double *window_ms)
+{
+	purge(s, now);
+	int64_t oldest = now;
+	double total = 0;
+	for (int i = 0; i < CH_QUOTA_WINDOW_NUM; i++) {
+		total += s->val[i];
+		if (s->start[i] < oldest)
+			oldest = s->start[i];
+	}
+	int64_t elapsed = now - oldest;
+	int64_t full = elapsed / CH_QUOTA_WINDOW_MS;
+	if (full < CH_QUOTA_WINDOW_NUM - 1)
+		elapsed += (CH_QUOTA_WINDOW_NUM - 1 - full) * CH_QUOTA_WINDOW_MS;
+	*window_ms = (double)elapsed;
+	return total / ((double)elapsed / 1000.0);
+}
+
+static sensor *
+sensor_for(ch_quotas *q, const char *tags, int64_t now)
+{
+	size_t tl = strlen(tags);
+	sensor *s = ch_map_get(&q->sensors, tags, tl);
+	if (s)
+		return s;
+	s = ch_xcalloc(1, sizeof(*s));
+	for (int i = 0; i < CH_QUOTA_WINDOW_NUM; i++)
+		s->start[i] = now;
+	s->last = now;
+	ch_map_put(&q->sensors, tags, tl, s);
+	return s;
+}
+
+/* Drops rates idle for longer than their window: they measure 0 anyway,
+ * and a client cycling client ids must not grow the map for ever. */
+static void
+sweep(ch_quotas *q, int64_t now)
+{
+	ch_map_foreach_safe(&q->sensors, e, tmp)
+	{
+		sensor *s = e->value;
+		if (now - s->last > (int64_t)CH_QUOTA_WINDOW_NUM * CH_QUOTA_WINDOW_MS) {
+			ch_map_remove_entry(&q->sensors, e);
+			free(s);
+		}
+	}
+}
+
+int64_t
+ch_quotas_record(ch_quotas *q, ch_quota_key k, const char *user, const char *client_id,
+		 double value, int64_t now_ms)
+{
+	if (!q || q->n == 0)
+		return 0;
+	double bound;
+	char tags[600];
+	if (!resolve(q, k, user ? user : "", client_id ? client_id : "", &bound, tags,
+		     sizeof(tags)))
+		return 0;
+	if (++q->records % 4096 == 0)
+		sweep(q, now_ms);
+	sensor *s = sensor_for(q, tags, now_ms);
+	add(s, value, now_ms);
+	double w;
+	double r = rate(s, now_ms, &w);
+	if (r <= bound)
+		return 0;
+	return (int64_t)llround((r - bound) / bound * w);
+}
+
+void
+ch_quotas_unrecord(ch_quotas *q, ch_quota_key k, const char *user, const char *client_id,
+		   double value, int64_t now_ms)
+{
+	if (!q || q->n == 0)
+		return;
+	double bound;
+	char tags[600];
+	if (!resolve(q, k, user ? user : "", client_id ? client_id : "", &bound, tags,
+		     sizeof(tags)))
+		return;
+	add(sensor_for(q, tags, now_ms), -value, now_ms);
+}
+
+double
+ch_quotas_window_max(const ch_quotas *q, ch_quota_key k, const char *user, const char *client_id)
+{
+	double bound;
+	char tags[600];
+	if (!q || q->n == 0 ||
+	    !resolve(q, k, user ? user : "", client_id ? client_id : "", &bound, tags,
+		     sizeof(tags)))
+		return -1;
+	return bound * (CH_QUOTA_WINDOW_NUM - 1) * CH_QUOTA_WINDOW_MS / 1000.0;
+}
