@@ -775,7 +775,7 @@ conn_on_recv_timer(ch_loop *loop, ch_timer *t, void *ud)
 {
 	ch_conn *c = ud;
 	if (c->closed || !c->frame_started || c->mem_wait)
-		return; /* recv_clock arms it again for the next partial request */
+		return;           /* recv_clock arms it again for the next partial request */
 	if (c->throttled_until) { /* muted by a quota: that time is ours */
 		ch_timer_arm(loop, t, c->throttled_until + c->srv->opts.request_receive_timeout_ms);
 		return;
@@ -792,6 +792,8 @@ conn_on_recv_timer(ch_loop *loop, ch_timer *t, void *ud)
 		(long long)(ch_loop_now(loop) - c->frame_started), ch_framer_pending(&c->fr));
 	c->srv->stats.receive_timeouts++;
 	conn_teardown(c);
+}
+
 /* throttle_timer: the quota's mute is over; read again (what was stashed,
  * what OpenSSL holds, then the socket). */
 static void
