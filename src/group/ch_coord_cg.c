@@ -403,6 +403,7 @@ owned_by_anyone(const cg_group *g, const ch_coord_cg_tp *tp)
 void
 ch_coord_cg_member_remove(cg_group *g, cg_member *m)
 {
+	g->store_scan = true; /* its records' tombstones */
 	ch_coord_cg_owners_drop(g, &m->assigned);
 	ch_coord_cg_owners_drop(g, &m->revoking);
 	if (m->instance_id && ch_map_get(&g->statics, m->instance_id, strlen(m->instance_id)) == m)
@@ -1179,6 +1180,7 @@ heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 				cg_member tmp = *old;
 				char *old_id = ch_xstrdup(old->id);
 				ch_map_remove(&g->members, old->id, strlen(old->id));
+				g->store_scan = true;
 				ch_map_remove(&g->statics, old->instance_id,
 					      strlen(old->instance_id));
 				ch_coord_cg_timer_cancel(cg, &old->session);

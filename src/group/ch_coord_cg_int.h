@@ -79,6 +79,9 @@ typedef struct cg_group {
 	bool meta_unknown;
 	bool store_all;        /* every member's records may have changed (new target) */
 	int64_t assignment_ts; /* when the target was computed (AssignmentTimestamp) */
+	/* The store may hold keys the group no longer has (a member removed;
+	 * after a replay): the next flush looks for them. */
+	bool store_scan;
 } cg_group;
 
 /* One record of a group as last written (or replayed): its value bytes;

@@ -172,8 +172,12 @@ gone_cmp(const void *a, const void *b)
 /* The tombstones of what the store has and group g (NULL: deleted) no
  * longer does: members first, then (g NULL) the group-level records. */
 static void
-collect_tombstones(cg_store *st, const cg_group *g, out_recs *o)
+collect_tombstones(cg_store *st, cg_group *g, out_recs *o)
 {
+	if (g && !g->store_scan && !st->dirty)
+		return; /* nothing went since the last flush: no scan per heartbeat */
+	if (g)
+		g->store_scan = false;
 	gone *v = NULL;
 	size_t n = 0, cap = 0;
 	ch_map_foreach (&st->recs, e) {
@@ -755,6 +759,7 @@ ch_coord_cg_load_end(ch_coord_cg *cg, int64_t now, int32_t partition, bool ok)
 			}
 		}
 		g->meta_stale = true;
+		g->store_scan = true; /* the first flush looks for stale keys once */
 	}
 	if (!ok)
 		ch_map_foreach_safe(&cg->stores, e, tmp)
