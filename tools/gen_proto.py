@@ -50,6 +50,7 @@ APIS = [
     "DeleteRecords", "AlterConfigs", "IncrementalAlterConfigs",
     "DescribeUserScramCredentials", "AlterUserScramCredentials",
     "DescribeClientQuotas", "AlterClientQuotas",
+    "CreateAcls", "DescribeAcls", "DeleteAcls",
 ]
 DATA = ["RequestHeader", "ResponseHeader", "ConsumerProtocolSubscription",
         "ConsumerProtocolAssignment"]

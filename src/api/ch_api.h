@@ -50,8 +50,8 @@ typedef struct ch_req {
 	uint64_t received_us;        /* the same in microseconds, for the latency histogram */
 	int listener;                /* index in cfg->listeners of the one it came in on */
 	const char *principal;       /* who sent it ("User:ANONYMOUS", "User:alice",
-				* a certificate's mapped name): what an authorizer
-				* checks (issue 14's ACLs are not written yet) */
+				* a certificate's mapped name): what the authorizer
+				* checks (ch_api_allowed) */
 	struct ch_api_session *sess; /* the connection's (NULL: no shell session) */
 
 	/* What a handler's pre-core hook leaves for its response hook
@@ -157,6 +157,23 @@ void ch_api_Fetch(ch_req *req);
 void ch_api_ListOffsets(ch_req *req);
 void ch_api_InitProducerId(ch_req *req);
 void ch_api_FindCoordinator(ch_req *req);
+/* ACLs (ch_api_acls.c). */
+void ch_api_CreateAcls(ch_req *req);
+void ch_api_DescribeAcls(ch_req *req);
+void ch_api_DeleteAcls(ch_req *req);
+
+/* ---- authorization (ch_api_acls.c, auth/ch_authz.h) -----------------------
+ * Whether req's principal, from its client's address, may do op (CH_ACL_*)
+ * on the literal resource (CH_RES_*, name); always true without an
+ * authorizer (authorizer.class.name unset), as Kafka. */
+bool ch_api_authz_on(const ch_req *req);
+bool ch_api_allowed(const ch_req *req, int op, int res_type, const char *name);
+bool ch_api_allowed_str(ch_req *req, int op, int res_type, ch_str name);
+bool ch_api_cluster_allowed(const ch_req *req, int op);
+/* KIP-430's authorized operations of the resource for req (every supported
+ * one without an authorizer). */
+int32_t ch_api_authorized_ops(const ch_req *req, int res_type, const char *name);
+
 /* SASL (ch_api_sasl.c). */
 void ch_api_SaslHandshake(ch_req *req);
 void ch_api_SaslAuthenticate(ch_req *req);

@@ -74,6 +74,7 @@ struct ch_broker {
 	struct ch_scram_store *scram;                         /* SCRAM credentials */
 	struct ch_plain_users *plain_users[CH_LISTENERS_MAX]; /* each listener's PLAIN users */
 	struct ch_quotas *quotas; /* client quotas (quota/ch_quota.h); NULL: none */
+	struct ch_acl_store *acls; /* ACL bindings, when authorizer.class.name is set (else NULL) */
 	const char *cluster_id;
 	ch_coord *coord;              /* the group coordinator (group/), set by coord_shell_start */
 	struct ch_coord_cg *cgroups;  /* its consumer-protocol groups (KIP-848), likewise */

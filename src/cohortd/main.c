@@ -12,6 +12,7 @@
 
 #include "api/ch_api.h"
 #include "auth/ch_plain.h"
+#include "auth/ch_authz.h"
 #include "auth/ch_scram_store.h"
 #include "broker/ch_broker.h"
 #include "cohortd/admin.h"
@@ -438,6 +439,12 @@ main(int argc, char **argv)
 		if (!state_ok)
 			fprintf(stderr, "cohortd: cannot read client quotas: %s\n", err);
 	}
+	/* The ACLs, when the authorizer is on (auth/ch_authz.h). */
+	if (state_ok && cfg.authorizer_enabled &&
+	    !(d.bk.acls = ch_acl_store_open(cfg.log_dir, err, sizeof(err)))) {
+		fprintf(stderr, "cohortd: cannot read ACLs: %s\n", err);
+		state_ok = false;
+	}
 	if (!state_ok) {
 		ch_quotas_free(d.bk.quotas);
 		ch_scram_store_close(d.bk.scram);
@@ -481,6 +488,7 @@ main(int argc, char **argv)
 	coord_shell_stop(coord);
 	ch_scram_store_close(d.bk.scram);
 	ch_quotas_free(d.bk.quotas);
+	ch_acl_store_close(d.bk.acls);
 	for (size_t i = 0; i < cfg.nlisteners; i++)
 		ch_plain_users_free(&plain[i]);
 	ch_server_free(d.server);

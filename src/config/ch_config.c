@@ -260,6 +260,14 @@ static const cdef cdefs[] = {
 	{"connection.failed.authentication.delay.ms", V_INT(0, INT32_MAX), 0, "100",
 	 OFF(connection_failed_authentication_delay_ms),
 	 "How long a connection whose authentication failed is kept before it is closed."},
+	{"authorizer.class.name", V_STR, 0, "", OFF(authorizer_class_name),
+	 "The authorizer: org.apache.kafka.metadata.authorizer.StandardAuthorizer (or "
+	 "kafka.security.authorizer.AclAuthorizer) switches on cohortd's ACLs; empty: none."},
+	{"super.users", V_STR, F_NULLABLE, NULL, OFF(super_users),
+	 "Principals allowed everything by the authorizer, separated by ';' "
+	 "(User:admin;User:ops)."},
+	{"allow.everyone.if.no.acl.found", V_BOOL, 0, "false", OFF(allow_everyone_if_no_acl_found),
+	 "With the authorizer, whether a resource no ACL names is open to everyone."},
 	{"ssl.keystore.type", V_STR, F_LISTENER, "JKS", NOFIELD,
 	 "Format of the key store. cohort reads PEM only (set PEM)."},
 	{"ssl.keystore.location", V_STR, F_NULLABLE | F_LISTENER, NULL, NOFIELD,
@@ -2060,6 +2068,21 @@ ch_config_finish(struct ch_config *cfg, char *err, size_t errlen)
 	if (ch_admin_listener_parse(adm ? adm : "", &cfg->admin_listener, &cfg->admin_enabled, why,
 				    sizeof(why)) != CH_OK) {
 		ch_errf(err, errlen, "invalid value '%s' for admin.listeners: %s", adm, why);
+		return CH_ERR;
+	}
+
+	/* Kafka loads the class it names; cohortd has one authorizer, under
+	 * the names of Kafka's own. */
+	const char *az = cfg->authorizer_class_name ? cfg->authorizer_class_name : "";
+	cfg->authorizer_enabled = az[0] != '\0';
+	if (cfg->authorizer_enabled &&
+	    strcmp(az, "org.apache.kafka.metadata.authorizer.StandardAuthorizer") != 0 &&
+	    strcmp(az, "kafka.security.authorizer.AclAuthorizer") != 0) {
+		ch_errf(err, errlen,
+			"invalid value '%s' for authorizer.class.name: cohortd's authorizer is "
+			"org.apache.kafka.metadata.authorizer.StandardAuthorizer (also accepted as "
+			"kafka.security.authorizer.AclAuthorizer)",
+			az);
 		return CH_ERR;
 	}
 

@@ -182,6 +182,10 @@ struct ch_config {
 	ch_listener_sec listener_sec[CH_LISTENERS_MAX]; /* each one's security settings */
 	size_t nlisteners;
 	int64_t connection_failed_authentication_delay_ms;
+	char *authorizer_class_name; /* authorizer.class.name ("" or NULL: none) */
+	bool authorizer_enabled;     /* it names cohortd's authorizer (auth/ch_authz.h) */
+	char *super_users;           /* super.users: "User:a;User:b" (NULL: none) */
+	bool allow_everyone_if_no_acl_found;
 	char *log_dir;              /* log.dirs / log.dir: the data directory */
 	ch_log_level log_level;     /* log.level (cohort) */
 	ch_listener admin_listener; /* admin.listeners (cohort): HTTP, when admin_enabled */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth/ch_authz.h"
 #include "common/ch_common.h"
 #include "common/ch_log.h"
 #include "net/ch_resp.h"
@@ -92,6 +93,22 @@ shell_wall(void *shell)
 	return ch_now_wall_ms();
 }
 
+/* The session of the one connection (NULL until tb_set_principal). */
+static ch_api_session *
+shell_session(void *shell, void *conn)
+{
+	(void)conn;
+	return ((tb *)shell)->sess;
+}
+
+void
+tb_set_principal(tb *b, const char *principal)
+{
+	if (!b->sess)
+		b->sess = ch_api_session_new(&b->bk, 0);
+	ch_api_session_set_principal(b->sess, principal);
+}
+
 void
 tb_open(tb *b, const char *const *sets, size_t nsets)
 {
@@ -129,7 +146,13 @@ tb_open(tb *b, const char *const *sets, size_t nsets)
 		fprintf(stderr, "harness: data directory: %s\n", err);
 		abort();
 	}
+	bk->session = shell_session; /* NULL until tb_set_principal: User:ANONYMOUS */
 	b->topics = bk->topics;
+	if (b->cfg.authorizer_enabled &&
+	    !(bk->acls = ch_acl_store_open(b->cfg.log_dir, err, sizeof(err)))) {
+		fprintf(stderr, "harness: ACLs: %s\n", err);
+		abort();
+	}
 	if (ch_log_manager_open_all(bk->logs) != 0) /* every log opened (a no-op lookup) */
 		abort();
 	b->coord = coord_shell_start(b->loop, bk, bk->logs);
@@ -143,6 +166,10 @@ tb_close(tb *b)
 {
 	ch_coord_shutdown(b->bk.coord);
 	coord_shell_quiesce(b->coord);
+	ch_api_session_free(b->sess);
+	b->sess = NULL;
+	ch_acl_store_close(b->bk.acls);
+	b->bk.acls = NULL;
 	ch_broker_close(&b->bk);
 	b->topics = NULL;
 	coord_shell_stop(b->coord);

@@ -66,6 +66,7 @@ typedef struct tb {
 	size_t n_reqs, cap_reqs;
 	int stray; /* answers for a request or connection we never sent */
 	const char *client_id;
+	ch_api_session *sess; /* the connection's, once tb_set_principal made it */
 } tb;
 
 /* Opens a broker in a fresh temporary data directory. Besides log.dirs the
@@ -81,6 +82,10 @@ void tb_open(tb *b, const char *const *sets, size_t nsets);
  * @returns the number of requests that broke that rule (each named on
  * stderr), plus the stray answers. */
 int tb_close(tb *b);
+
+/* Requests from now on come from principal ("User:alice"), from host
+ * 127.0.0.1, as if a PLAINTEXT listener had mapped it. */
+void tb_set_principal(tb *b, const char *principal);
 
 /* Encodes body (the codec's request struct for key) at version v behind a
  * request header and submits it. @returns its seq (1, 2, ...). */

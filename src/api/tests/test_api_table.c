@@ -93,6 +93,29 @@ clamp(const char *api, uint64_t seed, void *body)
 		ch_CreatePartitionsRequest *q = body;
 		for (int32_t i = 0; i < q->Topics_n; i++)
 			q->Topics[i].Count = bounded(q->Topics[i].Count, 8);
+	} else if (!strcmp(api, "DescribeAcls")) {
+		/* Code 0 (UNKNOWN) closes the connection, as Kafka (test_api_acls). */
+		ch_DescribeAclsRequest *q = body;
+		q->ResourceTypeFilter |= 1;
+		q->PatternTypeFilter |= 1;
+		q->Operation |= 1;
+		q->PermissionType |= 1;
+	} else if (!strcmp(api, "CreateAcls")) {
+		ch_CreateAclsRequest *q = body;
+		for (int32_t i = 0; i < q->Creations_n; i++) {
+			q->Creations[i].ResourceType |= 1;
+			q->Creations[i].ResourcePatternType |= 1;
+			q->Creations[i].Operation |= 1;
+			q->Creations[i].PermissionType |= 1;
+		}
+	} else if (!strcmp(api, "DeleteAcls")) {
+		ch_DeleteAclsRequest *q = body;
+		for (int32_t i = 0; i < q->Filters_n; i++) {
+			q->Filters[i].ResourceTypeFilter |= 1;
+			q->Filters[i].PatternTypeFilter |= 1;
+			q->Filters[i].Operation |= 1;
+			q->Filters[i].PermissionType |= 1;
+		}
 	} else if (!strcmp(api, "Produce")) {
 		ch_ProduceRequest *q = body;
 		static const int16_t acks[] = {0, 1, -1};

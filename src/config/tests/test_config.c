@@ -811,8 +811,44 @@ t_dynamic_layers(void)
 	ch_config_free(&c);
 }
 
+/* authorizer.class.name: Kafka's two class names switch the ACLs on;
+ * anything else stops startup naming the key. */
+static void
+t_authorizer(void)
+{
+	struct ch_config c;
+	char err[512];
+	ch_config_init(&c);
+	CH_CHECK(ch_config_finish(&c, err, sizeof(err)) == CH_OK);
+	CH_CHECK(!c.authorizer_enabled && !c.allow_everyone_if_no_acl_found && !c.super_users);
+	static const char *const ok[] = {
+		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"authorizer.class.name=kafka.security.authorizer.AclAuthorizer"};
+	for (size_t i = 0; i < CH_ARRAY_LEN(ok); i++) {
+		CH_CHECK(ch_config_set_arg(&c, ok[i], err, sizeof(err)) == CH_OK);
+		CH_CHECK(ch_config_finish(&c, err, sizeof(err)) == CH_OK);
+		CH_CHECK(c.authorizer_enabled);
+	}
+	CH_CHECK(ch_config_set_arg(&c, "super.users=User:admin;User:ops", err, sizeof(err)) ==
+		 CH_OK);
+	CH_CHECK(ch_config_set_arg(&c, "allow.everyone.if.no.acl.found=true", err, sizeof(err)) ==
+		 CH_OK);
+	CH_CHECK(ch_config_finish(&c, err, sizeof(err)) == CH_OK);
+	CH_CHECK_EQ_STR(c.super_users, "User:admin;User:ops");
+	CH_CHECK(c.allow_everyone_if_no_acl_found);
+	CH_CHECK(ch_config_set_arg(&c, "authorizer.class.name=com.example.MyAuthorizer", err,
+				   sizeof(err)) == CH_OK);
+	CH_CHECK(ch_config_finish(&c, err, sizeof(err)) == CH_ERR);
+	CH_CHECK(strstr(err, "invalid value 'com.example.MyAuthorizer' for "
+			     "authorizer.class.name") == err);
+	CH_CHECK(ch_config_set_arg(&c, "authorizer.class.name=", err, sizeof(err)) == CH_OK);
+	CH_CHECK(ch_config_finish(&c, err, sizeof(err)) == CH_OK);
+	CH_CHECK(!c.authorizer_enabled);
+	ch_config_free(&c);
+}
+
 CH_TEST_MAIN(CH_TEST(t_defaults), CH_TEST(t_dynamic_layers), CH_TEST(t_file_syntax),
 	     CH_TEST(t_file_unicode), CH_TEST(t_errors), CH_TEST(t_set_overrides_file),
 	     CH_TEST(t_synonyms), CH_TEST(t_cross_keys), CH_TEST(t_listeners),
 	     CH_TEST(t_listeners_many), CH_TEST(t_describe), CH_TEST(t_topic_validate),
-	     CH_TEST(t_topic_defaults))
+	     CH_TEST(t_topic_defaults), CH_TEST(t_authorizer))

@@ -61,7 +61,7 @@ dec_ch_AlterClientQuotasRequest_EntityData(ch_rd *r, ch_arena *a, int16_t v, ch_
 		m->EntityName = ch_rd_str(r, (v >= 1));
 	}
 	if (v >= 1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -138,7 +138,7 @@ dec_ch_AlterClientQuotasRequest_OpData(ch_rd *r, ch_arena *a, int16_t v, ch_Alte
 		m->Remove = ch_rd_bool(r);
 	}
 	if (v >= 1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -244,7 +244,7 @@ dec_ch_AlterClientQuotasRequest_EntryData(ch_rd *r, ch_arena *a, int16_t v, ch_A
 		}
 	}
 	if (v >= 1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -335,7 +335,7 @@ dec_ch_AlterClientQuotasRequest(ch_rd *r, ch_arena *a, int16_t v, ch_AlterClient
 		m->ValidateOnly = ch_rd_bool(r);
 	}
 	if (v >= 1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

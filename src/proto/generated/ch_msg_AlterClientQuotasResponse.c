@@ -56,7 +56,7 @@ dec_ch_AlterClientQuotasResponse_EntityData(ch_rd *r, ch_arena *a, int16_t v, ch
 		m->EntityName = ch_rd_str(r, (v >= 1));
 	}
 	if (v >= 1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -147,7 +147,7 @@ dec_ch_AlterClientQuotasResponse_EntryData(ch_rd *r, ch_arena *a, int16_t v, ch_
 		}
 	}
 	if (v >= 1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -239,7 +239,7 @@ dec_ch_AlterClientQuotasResponse(ch_rd *r, ch_arena *a, int16_t v, ch_AlterClien
 		}
 	}
 	if (v >= 1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

@@ -55,7 +55,7 @@ dec_ch_DescribeClientQuotasRequest_ComponentData(ch_rd *r, ch_arena *a, int16_t 
 		m->Match = ch_rd_str(r, (v >= 1));
 	}
 	if (v >= 1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -145,7 +145,7 @@ dec_ch_DescribeClientQuotasRequest(ch_rd *r, ch_arena *a, int16_t v, ch_Describe
 		m->Strict = ch_rd_bool(r);
 	}
 	if (v >= 1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

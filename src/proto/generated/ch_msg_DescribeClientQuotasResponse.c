@@ -61,7 +61,7 @@ dec_ch_DescribeClientQuotasResponse_EntityData(ch_rd *r, ch_arena *a, int16_t v,
 		m->EntityName = ch_rd_str(r, (v >= 1));
 	}
 	if (v >= 1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -134,7 +134,7 @@ dec_ch_DescribeClientQuotasResponse_ValueData(ch_rd *r, ch_arena *a, int16_t v, 
 		m->Value = ch_rd_f64(r);
 	}
 	if (v >= 1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -237,7 +237,7 @@ dec_ch_DescribeClientQuotasResponse_EntryData(ch_rd *r, ch_arena *a, int16_t v, 
 		}
 	}
 	if (v >= 1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);
@@ -334,7 +334,7 @@ dec_ch_DescribeClientQuotasResponse(ch_rd *r, ch_arena *a, int16_t v, ch_Describ
 		}
 	}
 	if (v >= 1) {
-		uint32_t ntags_ = ch_rd_uvarint(r);
+		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
 			uint32_t tag_ = ch_rd_uvarint(r);
 			uint32_t size_ = ch_rd_uvarint(r);

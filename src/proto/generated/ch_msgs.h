@@ -1600,6 +1600,143 @@ void ch_AlterClientQuotasResponse_errors(const ch_AlterClientQuotasResponse *m, 
 #define CH_ALTERCLIENTQUOTASRESPONSE_MAX_VERSION 1
 #define CH_ALTERCLIENTQUOTASRESPONSE_FLEX_VERSION 1
 
+/* ---- CreateAclsRequest (versions 0-3, flexible 2+) ---- */
+typedef struct ch_CreateAclsRequest_AclCreation {
+	int8_t ResourceType; /* v0+ */
+	ch_str ResourceName; /* v0+ */
+	int8_t ResourcePatternType; /* v1+ */
+	ch_str Principal; /* v0+ */
+	ch_str Host; /* v0+ */
+	int8_t Operation; /* v0+ */
+	int8_t PermissionType; /* v0+ */
+} ch_CreateAclsRequest_AclCreation;
+typedef struct ch_CreateAclsRequest {
+	ch_CreateAclsRequest_AclCreation *Creations; /* v0+ */
+	int32_t Creations_n; /* count, -1 = null */
+} ch_CreateAclsRequest;
+void ch_CreateAclsRequest_init(ch_CreateAclsRequest *m);
+int ch_CreateAclsRequest_decode(ch_rd *r, ch_arena *a, int16_t v, ch_CreateAclsRequest *m);
+void ch_CreateAclsRequest_encode(ch_buf *b, int16_t v, const ch_CreateAclsRequest *m);
+#define CH_CREATEACLSREQUEST_MIN_VERSION 0
+#define CH_CREATEACLSREQUEST_MAX_VERSION 3
+#define CH_CREATEACLSREQUEST_FLEX_VERSION 2
+
+/* ---- CreateAclsResponse (versions 0-3, flexible 2+) ---- */
+typedef struct ch_CreateAclsResponse_AclCreationResult {
+	int16_t ErrorCode; /* v0+ */
+	ch_str ErrorMessage; /* v0+, nullable */
+} ch_CreateAclsResponse_AclCreationResult;
+typedef struct ch_CreateAclsResponse {
+	int32_t ThrottleTimeMs; /* v0+ */
+	ch_CreateAclsResponse_AclCreationResult *Results; /* v0+ */
+	int32_t Results_n; /* count, -1 = null */
+} ch_CreateAclsResponse;
+void ch_CreateAclsResponse_init(ch_CreateAclsResponse *m);
+int ch_CreateAclsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_CreateAclsResponse *m);
+void ch_CreateAclsResponse_encode(ch_buf *b, int16_t v, const ch_CreateAclsResponse *m);
+void ch_CreateAclsResponse_errors(const ch_CreateAclsResponse *m, int16_t v, ch_error_fn fn, void *ud);
+#define CH_CREATEACLSRESPONSE_MIN_VERSION 0
+#define CH_CREATEACLSRESPONSE_MAX_VERSION 3
+#define CH_CREATEACLSRESPONSE_FLEX_VERSION 2
+
+/* ---- DescribeAclsRequest (versions 0-3, flexible 2+) ---- */
+typedef struct ch_DescribeAclsRequest {
+	int8_t ResourceTypeFilter; /* v0+ */
+	ch_str ResourceNameFilter; /* v0+, nullable */
+	int8_t PatternTypeFilter; /* v1+ */
+	ch_str PrincipalFilter; /* v0+, nullable */
+	ch_str HostFilter; /* v0+, nullable */
+	int8_t Operation; /* v0+ */
+	int8_t PermissionType; /* v0+ */
+} ch_DescribeAclsRequest;
+void ch_DescribeAclsRequest_init(ch_DescribeAclsRequest *m);
+int ch_DescribeAclsRequest_decode(ch_rd *r, ch_arena *a, int16_t v, ch_DescribeAclsRequest *m);
+void ch_DescribeAclsRequest_encode(ch_buf *b, int16_t v, const ch_DescribeAclsRequest *m);
+#define CH_DESCRIBEACLSREQUEST_MIN_VERSION 0
+#define CH_DESCRIBEACLSREQUEST_MAX_VERSION 3
+#define CH_DESCRIBEACLSREQUEST_FLEX_VERSION 2
+
+/* ---- DescribeAclsResponse (versions 0-3, flexible 2+) ---- */
+typedef struct ch_DescribeAclsResponse_AclDescription {
+	ch_str Principal; /* v0+ */
+	ch_str Host; /* v0+ */
+	int8_t Operation; /* v0+ */
+	int8_t PermissionType; /* v0+ */
+} ch_DescribeAclsResponse_AclDescription;
+typedef struct ch_DescribeAclsResponse_DescribeAclsResource {
+	int8_t ResourceType; /* v0+ */
+	ch_str ResourceName; /* v0+ */
+	int8_t PatternType; /* v1+ */
+	ch_DescribeAclsResponse_AclDescription *Acls; /* v0+ */
+	int32_t Acls_n; /* count, -1 = null */
+} ch_DescribeAclsResponse_DescribeAclsResource;
+typedef struct ch_DescribeAclsResponse {
+	int32_t ThrottleTimeMs; /* v0+ */
+	int16_t ErrorCode; /* v0+ */
+	ch_str ErrorMessage; /* v0+, nullable */
+	ch_DescribeAclsResponse_DescribeAclsResource *Resources; /* v0+ */
+	int32_t Resources_n; /* count, -1 = null */
+} ch_DescribeAclsResponse;
+void ch_DescribeAclsResponse_init(ch_DescribeAclsResponse *m);
+int ch_DescribeAclsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_DescribeAclsResponse *m);
+void ch_DescribeAclsResponse_encode(ch_buf *b, int16_t v, const ch_DescribeAclsResponse *m);
+void ch_DescribeAclsResponse_errors(const ch_DescribeAclsResponse *m, int16_t v, ch_error_fn fn, void *ud);
+#define CH_DESCRIBEACLSRESPONSE_MIN_VERSION 0
+#define CH_DESCRIBEACLSRESPONSE_MAX_VERSION 3
+#define CH_DESCRIBEACLSRESPONSE_FLEX_VERSION 2
+
+/* ---- DeleteAclsRequest (versions 0-3, flexible 2+) ---- */
+typedef struct ch_DeleteAclsRequest_DeleteAclsFilter {
+	int8_t ResourceTypeFilter; /* v0+ */
+	ch_str ResourceNameFilter; /* v0+, nullable */
+	int8_t PatternTypeFilter; /* v1+ */
+	ch_str PrincipalFilter; /* v0+, nullable */
+	ch_str HostFilter; /* v0+, nullable */
+	int8_t Operation; /* v0+ */
+	int8_t PermissionType; /* v0+ */
+} ch_DeleteAclsRequest_DeleteAclsFilter;
+typedef struct ch_DeleteAclsRequest {
+	ch_DeleteAclsRequest_DeleteAclsFilter *Filters; /* v0+ */
+	int32_t Filters_n; /* count, -1 = null */
+} ch_DeleteAclsRequest;
+void ch_DeleteAclsRequest_init(ch_DeleteAclsRequest *m);
+int ch_DeleteAclsRequest_decode(ch_rd *r, ch_arena *a, int16_t v, ch_DeleteAclsRequest *m);
+void ch_DeleteAclsRequest_encode(ch_buf *b, int16_t v, const ch_DeleteAclsRequest *m);
+#define CH_DELETEACLSREQUEST_MIN_VERSION 0
+#define CH_DELETEACLSREQUEST_MAX_VERSION 3
+#define CH_DELETEACLSREQUEST_FLEX_VERSION 2
+
+/* ---- DeleteAclsResponse (versions 0-3, flexible 2+) ---- */
+typedef struct ch_DeleteAclsResponse_DeleteAclsMatchingAcl {
+	int16_t ErrorCode; /* v0+ */
+	ch_str ErrorMessage; /* v0+, nullable */
+	int8_t ResourceType; /* v0+ */
+	ch_str ResourceName; /* v0+ */
+	int8_t PatternType; /* v1+ */
+	ch_str Principal; /* v0+ */
+	ch_str Host; /* v0+ */
+	int8_t Operation; /* v0+ */
+	int8_t PermissionType; /* v0+ */
+} ch_DeleteAclsResponse_DeleteAclsMatchingAcl;
+typedef struct ch_DeleteAclsResponse_DeleteAclsFilterResult {
+	int16_t ErrorCode; /* v0+ */
+	ch_str ErrorMessage; /* v0+, nullable */
+	ch_DeleteAclsResponse_DeleteAclsMatchingAcl *MatchingAcls; /* v0+ */
+	int32_t MatchingAcls_n; /* count, -1 = null */
+} ch_DeleteAclsResponse_DeleteAclsFilterResult;
+typedef struct ch_DeleteAclsResponse {
+	int32_t ThrottleTimeMs; /* v0+ */
+	ch_DeleteAclsResponse_DeleteAclsFilterResult *FilterResults; /* v0+ */
+	int32_t FilterResults_n; /* count, -1 = null */
+} ch_DeleteAclsResponse;
+void ch_DeleteAclsResponse_init(ch_DeleteAclsResponse *m);
+int ch_DeleteAclsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_DeleteAclsResponse *m);
+void ch_DeleteAclsResponse_encode(ch_buf *b, int16_t v, const ch_DeleteAclsResponse *m);
+void ch_DeleteAclsResponse_errors(const ch_DeleteAclsResponse *m, int16_t v, ch_error_fn fn, void *ud);
+#define CH_DELETEACLSRESPONSE_MIN_VERSION 0
+#define CH_DELETEACLSRESPONSE_MAX_VERSION 3
+#define CH_DELETEACLSRESPONSE_FLEX_VERSION 2
+
 /* ---- RequestHeader (versions 0-2, flexible 2+) ---- */
 typedef struct ch_RequestHeader {
 	int16_t RequestApiKey; /* v0+ */

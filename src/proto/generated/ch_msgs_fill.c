@@ -4502,6 +4502,372 @@ fill_root_ch_AlterClientQuotasResponse(ch_arena *a, int16_t v, uint64_t *rng, vo
 	fill_ch_AlterClientQuotasResponse(a, v, rng, m, 0);
 }
 
+static void fill_ch_CreateAclsRequest_AclCreation(ch_arena *a, int16_t v, uint64_t *rng, ch_CreateAclsRequest_AclCreation *m, int depth);
+static void fill_ch_CreateAclsRequest(ch_arena *a, int16_t v, uint64_t *rng, ch_CreateAclsRequest *m, int depth);
+static void
+fill_ch_CreateAclsRequest_AclCreation(ch_arena *a, int16_t v, uint64_t *rng, ch_CreateAclsRequest_AclCreation *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ResourceType = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->ResourceName = fill_str(a, rng, 0);
+	}
+	if (v >= 1) {
+		m->ResourcePatternType = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->Principal = fill_str(a, rng, 0);
+	}
+	if (1) {
+		m->Host = fill_str(a, rng, 0);
+	}
+	if (1) {
+		m->Operation = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->PermissionType = (int8_t)fill_next(rng);
+	}
+}
+
+static void
+fill_ch_CreateAclsRequest(ch_arena *a, int16_t v, uint64_t *rng, ch_CreateAclsRequest *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Creations_n = n_;
+		m->Creations = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_CreateAclsRequest_AclCreation) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_CreateAclsRequest_AclCreation(a, v, rng, &m->Creations[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_root_ch_CreateAclsRequest(ch_arena *a, int16_t v, uint64_t *rng, void *m)
+{
+	ch_CreateAclsRequest_init(m);
+	fill_ch_CreateAclsRequest(a, v, rng, m, 0);
+}
+
+static void fill_ch_CreateAclsResponse_AclCreationResult(ch_arena *a, int16_t v, uint64_t *rng, ch_CreateAclsResponse_AclCreationResult *m, int depth);
+static void fill_ch_CreateAclsResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_CreateAclsResponse *m, int depth);
+static void
+fill_ch_CreateAclsResponse_AclCreationResult(ch_arena *a, int16_t v, uint64_t *rng, ch_CreateAclsResponse_AclCreationResult *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ErrorCode = (int16_t)fill_next(rng);
+	}
+	if (1) {
+		m->ErrorMessage = fill_str(a, rng, (1));
+	}
+}
+
+static void
+fill_ch_CreateAclsResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_CreateAclsResponse *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ThrottleTimeMs = (int32_t)fill_next(rng);
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Results_n = n_;
+		m->Results = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_CreateAclsResponse_AclCreationResult) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_CreateAclsResponse_AclCreationResult(a, v, rng, &m->Results[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_root_ch_CreateAclsResponse(ch_arena *a, int16_t v, uint64_t *rng, void *m)
+{
+	ch_CreateAclsResponse_init(m);
+	fill_ch_CreateAclsResponse(a, v, rng, m, 0);
+}
+
+static void fill_ch_DescribeAclsRequest(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeAclsRequest *m, int depth);
+static void
+fill_ch_DescribeAclsRequest(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeAclsRequest *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ResourceTypeFilter = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->ResourceNameFilter = fill_str(a, rng, (1));
+	}
+	if (v >= 1) {
+		m->PatternTypeFilter = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->PrincipalFilter = fill_str(a, rng, (1));
+	}
+	if (1) {
+		m->HostFilter = fill_str(a, rng, (1));
+	}
+	if (1) {
+		m->Operation = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->PermissionType = (int8_t)fill_next(rng);
+	}
+}
+
+static void
+fill_root_ch_DescribeAclsRequest(ch_arena *a, int16_t v, uint64_t *rng, void *m)
+{
+	ch_DescribeAclsRequest_init(m);
+	fill_ch_DescribeAclsRequest(a, v, rng, m, 0);
+}
+
+static void fill_ch_DescribeAclsResponse_AclDescription(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeAclsResponse_AclDescription *m, int depth);
+static void fill_ch_DescribeAclsResponse_DescribeAclsResource(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeAclsResponse_DescribeAclsResource *m, int depth);
+static void fill_ch_DescribeAclsResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeAclsResponse *m, int depth);
+static void
+fill_ch_DescribeAclsResponse_AclDescription(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeAclsResponse_AclDescription *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->Principal = fill_str(a, rng, 0);
+	}
+	if (1) {
+		m->Host = fill_str(a, rng, 0);
+	}
+	if (1) {
+		m->Operation = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->PermissionType = (int8_t)fill_next(rng);
+	}
+}
+
+static void
+fill_ch_DescribeAclsResponse_DescribeAclsResource(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeAclsResponse_DescribeAclsResource *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ResourceType = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->ResourceName = fill_str(a, rng, 0);
+	}
+	if (v >= 1) {
+		m->PatternType = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Acls_n = n_;
+		m->Acls = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_DescribeAclsResponse_AclDescription) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_DescribeAclsResponse_AclDescription(a, v, rng, &m->Acls[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_ch_DescribeAclsResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_DescribeAclsResponse *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ThrottleTimeMs = (int32_t)fill_next(rng);
+	}
+	if (1) {
+		m->ErrorCode = (int16_t)fill_next(rng);
+	}
+	if (1) {
+		m->ErrorMessage = fill_str(a, rng, (1));
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Resources_n = n_;
+		m->Resources = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_DescribeAclsResponse_DescribeAclsResource) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_DescribeAclsResponse_DescribeAclsResource(a, v, rng, &m->Resources[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_root_ch_DescribeAclsResponse(ch_arena *a, int16_t v, uint64_t *rng, void *m)
+{
+	ch_DescribeAclsResponse_init(m);
+	fill_ch_DescribeAclsResponse(a, v, rng, m, 0);
+}
+
+static void fill_ch_DeleteAclsRequest_DeleteAclsFilter(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteAclsRequest_DeleteAclsFilter *m, int depth);
+static void fill_ch_DeleteAclsRequest(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteAclsRequest *m, int depth);
+static void
+fill_ch_DeleteAclsRequest_DeleteAclsFilter(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteAclsRequest_DeleteAclsFilter *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ResourceTypeFilter = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->ResourceNameFilter = fill_str(a, rng, (1));
+	}
+	if (v >= 1) {
+		m->PatternTypeFilter = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->PrincipalFilter = fill_str(a, rng, (1));
+	}
+	if (1) {
+		m->HostFilter = fill_str(a, rng, (1));
+	}
+	if (1) {
+		m->Operation = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->PermissionType = (int8_t)fill_next(rng);
+	}
+}
+
+static void
+fill_ch_DeleteAclsRequest(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteAclsRequest *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->Filters_n = n_;
+		m->Filters = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_DeleteAclsRequest_DeleteAclsFilter) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_DeleteAclsRequest_DeleteAclsFilter(a, v, rng, &m->Filters[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_root_ch_DeleteAclsRequest(ch_arena *a, int16_t v, uint64_t *rng, void *m)
+{
+	ch_DeleteAclsRequest_init(m);
+	fill_ch_DeleteAclsRequest(a, v, rng, m, 0);
+}
+
+static void fill_ch_DeleteAclsResponse_DeleteAclsMatchingAcl(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteAclsResponse_DeleteAclsMatchingAcl *m, int depth);
+static void fill_ch_DeleteAclsResponse_DeleteAclsFilterResult(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteAclsResponse_DeleteAclsFilterResult *m, int depth);
+static void fill_ch_DeleteAclsResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteAclsResponse *m, int depth);
+static void
+fill_ch_DeleteAclsResponse_DeleteAclsMatchingAcl(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteAclsResponse_DeleteAclsMatchingAcl *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ErrorCode = (int16_t)fill_next(rng);
+	}
+	if (1) {
+		m->ErrorMessage = fill_str(a, rng, (1));
+	}
+	if (1) {
+		m->ResourceType = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->ResourceName = fill_str(a, rng, 0);
+	}
+	if (v >= 1) {
+		m->PatternType = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->Principal = fill_str(a, rng, 0);
+	}
+	if (1) {
+		m->Host = fill_str(a, rng, 0);
+	}
+	if (1) {
+		m->Operation = (int8_t)fill_next(rng);
+	}
+	if (1) {
+		m->PermissionType = (int8_t)fill_next(rng);
+	}
+}
+
+static void
+fill_ch_DeleteAclsResponse_DeleteAclsFilterResult(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteAclsResponse_DeleteAclsFilterResult *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ErrorCode = (int16_t)fill_next(rng);
+	}
+	if (1) {
+		m->ErrorMessage = fill_str(a, rng, (1));
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->MatchingAcls_n = n_;
+		m->MatchingAcls = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_DeleteAclsResponse_DeleteAclsMatchingAcl) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_DeleteAclsResponse_DeleteAclsMatchingAcl(a, v, rng, &m->MatchingAcls[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_ch_DeleteAclsResponse(ch_arena *a, int16_t v, uint64_t *rng, ch_DeleteAclsResponse *m, int depth)
+{
+	(void)a;
+	(void)v;
+	(void)rng;
+	(void)depth;
+	if (1) {
+		m->ThrottleTimeMs = (int32_t)fill_next(rng);
+	}
+	if (1) {
+		int32_t n_ = depth > 3 ? 0 : fill_count(rng, 0);
+		m->FilterResults_n = n_;
+		m->FilterResults = n_ > 0 ? ch_arena_alloc(a, sizeof(ch_DeleteAclsResponse_DeleteAclsFilterResult) * (size_t)n_) : NULL;
+		for (int32_t i_ = 0; i_ < n_; i_++) {
+			fill_ch_DeleteAclsResponse_DeleteAclsFilterResult(a, v, rng, &m->FilterResults[i_], depth + 1);
+		}
+	}
+}
+
+static void
+fill_root_ch_DeleteAclsResponse(ch_arena *a, int16_t v, uint64_t *rng, void *m)
+{
+	ch_DeleteAclsResponse_init(m);
+	fill_ch_DeleteAclsResponse(a, v, rng, m, 0);
+}
+
 static void fill_ch_RequestHeader(ch_arena *a, int16_t v, uint64_t *rng, ch_RequestHeader *m, int depth);
 static void
 fill_ch_RequestHeader(ch_arena *a, int16_t v, uint64_t *rng, ch_RequestHeader *m, int depth)
@@ -4882,6 +5248,12 @@ const ch_msg_filler ch_msg_fillers[] = {
 	{"DescribeClientQuotasResponse", 0, 1, sizeof(ch_DescribeClientQuotasResponse), (ch_init_fn)ch_DescribeClientQuotasResponse_init, fill_root_ch_DescribeClientQuotasResponse, (ch_decode_fn)ch_DescribeClientQuotasResponse_decode, (ch_encode_fn)ch_DescribeClientQuotasResponse_encode},
 	{"AlterClientQuotasRequest", 0, 1, sizeof(ch_AlterClientQuotasRequest), (ch_init_fn)ch_AlterClientQuotasRequest_init, fill_root_ch_AlterClientQuotasRequest, (ch_decode_fn)ch_AlterClientQuotasRequest_decode, (ch_encode_fn)ch_AlterClientQuotasRequest_encode},
 	{"AlterClientQuotasResponse", 0, 1, sizeof(ch_AlterClientQuotasResponse), (ch_init_fn)ch_AlterClientQuotasResponse_init, fill_root_ch_AlterClientQuotasResponse, (ch_decode_fn)ch_AlterClientQuotasResponse_decode, (ch_encode_fn)ch_AlterClientQuotasResponse_encode},
+	{"CreateAclsRequest", 0, 3, sizeof(ch_CreateAclsRequest), (ch_init_fn)ch_CreateAclsRequest_init, fill_root_ch_CreateAclsRequest, (ch_decode_fn)ch_CreateAclsRequest_decode, (ch_encode_fn)ch_CreateAclsRequest_encode},
+	{"CreateAclsResponse", 0, 3, sizeof(ch_CreateAclsResponse), (ch_init_fn)ch_CreateAclsResponse_init, fill_root_ch_CreateAclsResponse, (ch_decode_fn)ch_CreateAclsResponse_decode, (ch_encode_fn)ch_CreateAclsResponse_encode},
+	{"DescribeAclsRequest", 0, 3, sizeof(ch_DescribeAclsRequest), (ch_init_fn)ch_DescribeAclsRequest_init, fill_root_ch_DescribeAclsRequest, (ch_decode_fn)ch_DescribeAclsRequest_decode, (ch_encode_fn)ch_DescribeAclsRequest_encode},
+	{"DescribeAclsResponse", 0, 3, sizeof(ch_DescribeAclsResponse), (ch_init_fn)ch_DescribeAclsResponse_init, fill_root_ch_DescribeAclsResponse, (ch_decode_fn)ch_DescribeAclsResponse_decode, (ch_encode_fn)ch_DescribeAclsResponse_encode},
+	{"DeleteAclsRequest", 0, 3, sizeof(ch_DeleteAclsRequest), (ch_init_fn)ch_DeleteAclsRequest_init, fill_root_ch_DeleteAclsRequest, (ch_decode_fn)ch_DeleteAclsRequest_decode, (ch_encode_fn)ch_DeleteAclsRequest_encode},
+	{"DeleteAclsResponse", 0, 3, sizeof(ch_DeleteAclsResponse), (ch_init_fn)ch_DeleteAclsResponse_init, fill_root_ch_DeleteAclsResponse, (ch_decode_fn)ch_DeleteAclsResponse_decode, (ch_encode_fn)ch_DeleteAclsResponse_encode},
 	{"RequestHeader", 0, 2, sizeof(ch_RequestHeader), (ch_init_fn)ch_RequestHeader_init, fill_root_ch_RequestHeader, (ch_decode_fn)ch_RequestHeader_decode, (ch_encode_fn)ch_RequestHeader_encode},
 	{"ResponseHeader", 0, 1, sizeof(ch_ResponseHeader), (ch_init_fn)ch_ResponseHeader_init, fill_root_ch_ResponseHeader, (ch_decode_fn)ch_ResponseHeader_decode, (ch_encode_fn)ch_ResponseHeader_encode},
 	{"ConsumerProtocolSubscription", 0, 3, sizeof(ch_ConsumerProtocolSubscription), (ch_init_fn)ch_ConsumerProtocolSubscription_init, fill_root_ch_ConsumerProtocolSubscription, (ch_decode_fn)ch_ConsumerProtocolSubscription_decode, (ch_encode_fn)ch_ConsumerProtocolSubscription_encode},

@@ -66,6 +66,12 @@ set(CH_GENERATED_SOURCES
   generated/ch_msg_DescribeClientQuotasResponse.c
   generated/ch_msg_AlterClientQuotasRequest.c
   generated/ch_msg_AlterClientQuotasResponse.c
+  generated/ch_msg_CreateAclsRequest.c
+  generated/ch_msg_CreateAclsResponse.c
+  generated/ch_msg_DescribeAclsRequest.c
+  generated/ch_msg_DescribeAclsResponse.c
+  generated/ch_msg_DeleteAclsRequest.c
+  generated/ch_msg_DeleteAclsResponse.c
   generated/ch_msg_RequestHeader.c
   generated/ch_msg_ResponseHeader.c
   generated/ch_msg_ConsumerProtocolSubscription.c
