@@ -331,6 +331,8 @@ void
 ch_api_send(ch_req *req, const void *resp)
 {
 	ch_broker *bk = req->bk;
+	if (req->finish)
+		resp = req->finish(req, resp);
 	ch_buf *b = malloc(sizeof(*b));
 	if (!b)
 		abort();

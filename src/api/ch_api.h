@@ -57,6 +57,11 @@ typedef struct ch_req {
 	/* What a handler's pre-core hook leaves for its response hook
 	 * (ch_api_consumer_group.c's DeleteGroups), in arena. */
 	void *hook_ctx;
+	/* Set by a handler that took entries out of the request before its
+	 * core saw it (ACL checks): ch_api_send passes the response through it
+	 * and encodes what it returns (a replacement in the arena). */
+	const void *(*finish)(struct ch_req *req, const void *resp);
+	void *finish_ud;
 } ch_req;
 
 /* Per-connection state of the api layer: the listener, the principal and
@@ -170,9 +175,14 @@ bool ch_api_authz_on(const ch_req *req);
 bool ch_api_allowed(const ch_req *req, int op, int res_type, const char *name);
 bool ch_api_allowed_str(ch_req *req, int op, int res_type, ch_str name);
 bool ch_api_cluster_allowed(const ch_req *req, int op);
+/* Whether req may do op on some resource of the type (ch_authz_allowed_any). */
+bool ch_api_allowed_any(const ch_req *req, int op, int res_type);
 /* KIP-430's authorized operations of the resource for req (every supported
  * one without an authorizer). */
 int32_t ch_api_authorized_ops(const ch_req *req, int res_type, const char *name);
+/* The cluster's, as Metadata and DescribeCluster give them: 0 without
+ * DESCRIBE on the cluster (AuthHelper.computeDescribeClusterResponse). */
+int32_t ch_api_cluster_ops(const ch_req *req);
 
 /* SASL (ch_api_sasl.c). */
 void ch_api_SaslHandshake(ch_req *req);
@@ -197,6 +207,14 @@ void ch_api_quota_throttle(ch_req *req, int32_t ms);
  * LeaveGroup, OffsetCommit, OffsetFetch, ListGroups, DescribeGroups,
  * DeleteGroups, OffsetDelete): one table in ch_api_group.c. */
 void ch_api_group(ch_req *req);
+/* The group APIs' ACL checks before the core (ch_api_group_authz.c): true
+ * when it answered req (refused); it may take denied entries out of the
+ * request and set req->finish to answer them. */
+bool ch_api_group_authorize(ch_req *req);
+/* The same for ConsumerGroupHeartbeat (READ on the group, DESCRIBE on each
+ * subscribed topic) and ConsumerGroupDescribe (DESCRIBE on each group,
+ * authorized operations, DESCRIBE on the members' topics). */
+bool ch_api_cg_authorize(ch_req *req);
 /* For coord_shell's ch_coord_ops: respond ignores ud (the token is the
  * ch_req); check_partition's ud is the ch_broker. */
 void ch_api_group_respond(void *ud, void *token, const void *resp);

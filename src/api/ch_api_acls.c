@@ -70,6 +70,25 @@ ch_api_cluster_allowed(const ch_req *req, int op)
 	return ch_api_allowed(req, op, CH_RES_CLUSTER, CH_CLUSTER_NAME);
 }
 
+bool
+ch_api_allowed_any(const ch_req *req, int op, int res_type)
+{
+	if (!ch_api_authz_on(req))
+		return true;
+	char host[80];
+	ch_authz z = authz_of(req);
+	return ch_authz_allowed_any(&z, req->principal, client_addr(req, host, sizeof(host)), op,
+				    res_type);
+}
+
+int32_t
+ch_api_cluster_ops(const ch_req *req)
+{
+	return ch_api_cluster_allowed(req, CH_ACL_DESCRIBE)
+		       ? ch_api_authorized_ops(req, CH_RES_CLUSTER, CH_CLUSTER_NAME)
+		       : 0;
+}
+
 int32_t
 ch_api_authorized_ops(const ch_req *req, int res_type, const char *name)
 {

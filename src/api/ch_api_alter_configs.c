@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "api/ch_api.h"
+#include "proto/ch_acl.h"
 #include "broker/ch_broker.h"
 #include "broker/ch_log_manager.h"
 #include "common/ch_log.h"
@@ -413,6 +414,23 @@ altered(void *ud, int16_t err, const char *msg)
 	}
 }
 
+/* ALTER_CONFIGS on the cluster (a broker, its loggers) or the topic, before
+ * anything else is checked (ControllerApis.authorizeAlterResource): the
+ * error, or 0. */
+static int16_t
+alter_denied(ch_req *req, const alter_res *r)
+{
+	if (r->type == RESOURCE_TOPIC)
+		return ch_api_allowed_str(req, CH_ACL_ALTER_CONFIGS, CH_RES_TOPIC, r->name)
+			       ? 0
+			       : CH_KERR_TOPIC_AUTHORIZATION_FAILED;
+	if (r->type == RESOURCE_BROKER || r->type == RESOURCE_BROKER_LOGGER)
+		return ch_api_cluster_allowed(req, CH_ACL_ALTER_CONFIGS)
+			       ? 0
+			       : CH_KERR_CLUSTER_AUTHORIZATION_FAILED;
+	return 0;
+}
+
 /* Both APIs once their resources are in one shape. */
 static void
 alter(ch_req *req, alter_ctx *c, bool validate_only)
@@ -423,6 +441,11 @@ alter(ch_req *req, alter_ctx *c, bool validate_only)
 	c->staged = CH_REQ_NEW_ARRAY(req, bool, c->n);
 	ch_topics_txn *tx = ch_topics_begin(req->bk->topics);
 	for (int32_t i = 0; i < c->n; i++) {
+		int16_t denied = alter_denied(req, &c->res[i]);
+		if (denied) {
+			fail(c, i, denied, ch_kerr_message(denied));
+			continue;
+		}
 		if (!precheck(c, i))
 			continue;
 		int8_t type = c->res[i].type;

@@ -103,6 +103,6 @@ ch_api_DescribeCluster(ch_req *req)
 	resp.Brokers[0].Port = ch_api_adv_port(req);
 	resp.Brokers[0].Rack = ch_str_c(bk->cfg->broker_rack);
 	resp.ClusterAuthorizedOperations =
-		rq->IncludeClusterAuthorizedOperations ? CH_CLUSTER_AUTHORIZED_OPS : INT32_MIN;
+		rq->IncludeClusterAuthorizedOperations ? ch_api_cluster_ops(req) : INT32_MIN;
 	ch_api_send(req, &resp);
 }

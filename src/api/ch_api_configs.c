@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api/ch_api.h"
+#include "proto/ch_acl.h"
 #include "broker/ch_broker.h"
 #include "common/ch_common.h"
 #include "proto/generated/ch_errors.h"
@@ -142,6 +143,20 @@ ch_api_DescribeConfigs(ch_req *req)
 		r->ResourceName = q->ResourceName;
 		r->ErrorCode = CH_KERR_NONE;
 		r->ErrorMessage = CH_STR_LIT(""); /* the spec's default, which Kafka leaves */
+		/* DESCRIBE_CONFIGS on the cluster (a broker) or the topic, first
+		 * (ConfigHelper.handleDescribeConfigsRequest). */
+		int16_t denied = 0;
+		if (q->ResourceType == RESOURCE_BROKER &&
+		    !ch_api_cluster_allowed(req, CH_ACL_DESCRIBE_CONFIGS))
+			denied = CH_KERR_CLUSTER_AUTHORIZATION_FAILED;
+		else if (q->ResourceType == RESOURCE_TOPIC &&
+			 !ch_api_allowed_str(req, CH_ACL_DESCRIBE_CONFIGS, CH_RES_TOPIC,
+					     q->ResourceName))
+			denied = CH_KERR_TOPIC_AUTHORIZATION_FAILED;
+		if (denied) {
+			fail(req, r, denied, ch_kerr_message(denied));
+			continue;
+		}
 		if (q->ResourceType == RESOURCE_BROKER) {
 			char self[16];
 			snprintf(self, sizeof(self), "%d", bk->node_id);

@@ -73,6 +73,8 @@ ch_api_ConsumerGroupHeartbeat(ch_req *req)
 {
 	const ch_ConsumerGroupHeartbeatRequest *rq = req->body;
 	ch_broker *bk = req->bk;
+	if (ch_api_cg_authorize(req))
+		return;
 	int16_t err = rq->GroupId.len > 0 ? load_error(req, rq->GroupId) : 0;
 	if (err) {
 		ch_ConsumerGroupHeartbeatResponse resp;
@@ -157,6 +159,7 @@ count_member(void *ud, const ch_coord_cg_member_view *m)
 void
 ch_api_ConsumerGroupDescribe(ch_req *req)
 {
+	ch_api_cg_authorize(req); /* may drop denied groups from the request */
 	const ch_ConsumerGroupDescribeRequest *rq = req->body;
 	ch_ConsumerGroupDescribeResponse resp;
 	ch_ConsumerGroupDescribeResponse_init(&resp);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "api/ch_api.h"
+#include "proto/ch_acl.h"
 #include "broker/ch_broker.h"
 #include "broker/ch_log_manager.h"
 #include "proto/generated/ch_errors.h"
@@ -73,11 +74,17 @@ ch_api_DeleteRecords(ch_req *req)
 		rt->Partitions_n = np;
 		size_t len = (size_t)(t->Name.len > 0 ? t->Name.len : 0);
 		bool internal = ch_topic_name_is_internal(t->Name.p, len);
+		/* DELETE on the topic, before whether it exists (KafkaApis). */
+		bool denied = !ch_api_allowed_str(req, CH_ACL_DELETE, CH_RES_TOPIC, t->Name);
 		for (int32_t k = 0; k < np; k++) {
 			const ch_DeleteRecordsRequest_DeleteRecordsPartition *q = &t->Partitions[k];
 			dr_part *r = &rt->Partitions[k];
 			r->PartitionIndex = q->PartitionIndex;
 			r->LowWatermark = -1;
+			if (denied) {
+				r->ErrorCode = CH_KERR_TOPIC_AUTHORIZATION_FAILED;
+				continue;
+			}
 			int16_t kerr;
 			ch_part *p = ch_log_manager_get(bk->logs, t->Name.p, len, q->PartitionIndex,
 							&kerr);

@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "api/ch_api.h"
+#include "proto/ch_acl.h"
 #include "quota/ch_quota.h"
 #include "api/ch_api_legacy.h"
 #include "broker/ch_broker.h"
@@ -69,6 +70,7 @@ typedef struct fpart {
 	ch_part_watch watch;
 	uint64_t seen;   /* ch_part_appended_bytes at the last look */
 	bool zstd_topic; /* compression.type=zstd (v0-v9 cannot read it) */
+	bool denied;     /* no READ on the topic: TOPIC_AUTHORIZATION_FAILED */
 	/* scan results */
 	int16_t err;
 	int64_t hw, lso, start;
@@ -127,6 +129,10 @@ scan(fetch *f, bool *any_err)
 		fp->hw = fp->lso = fp->start = -1;
 		fp->err = 0;
 		ch_part *p = NULL;
+		if (fp->denied) {
+			fp->err = CH_KERR_TOPIC_AUTHORIZATION_FAILED;
+			continue; /* not an error that ends a long poll (Kafka's erroneous) */
+		}
 		if (fp->name.len <= 0) {
 			fp->err = req->version >= 13 ? CH_KERR_UNKNOWN_TOPIC_ID
 						     : CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -389,7 +395,7 @@ ch_api_Fetch(ch_req *req)
 		n += rq->Topics[t].Partitions_n > 0 ? rq->Topics[t].Partitions_n : 0;
 	f->parts = CH_REQ_NEW_ARRAY(req, fpart, n);
 	f->n = n;
-	int32_t j = 0;
+	int32_t j = 0, n_denied = 0;
 	for (int32_t t = 0; t < nt; t++) {
 		const ch_FetchRequest_FetchTopic *tq = &rq->Topics[t];
 		ch_str name = CH_STR_NULL;
@@ -409,9 +415,16 @@ ch_api_Fetch(ch_req *req)
 				zstd = tc.compression_type == CH_COMPRESSION_ZSTD;
 			}
 		}
+		/* READ on the topic, by the name the client gave (v13+: the one of
+		 * its id; an unknown id is UNKNOWN_TOPIC_ID first), as Kafka. */
+		ch_str asked = req->version >= 13 ? name : tq->Topic;
+		bool denied = asked.len >= 0 &&
+			      !ch_api_allowed_str(req, CH_ACL_READ, CH_RES_TOPIC, asked);
 		int32_t np = tq->Partitions_n > 0 ? tq->Partitions_n : 0;
+		n_denied += denied ? np : 0;
 		for (int32_t k = 0; k < np; k++, j++) {
 			fpart *fp = &f->parts[j];
+			fp->denied = denied;
 			fp->f = f;
 			fp->topic_ix = t;
 			fp->q = &tq->Partitions[k];
@@ -427,7 +440,7 @@ ch_api_Fetch(ch_req *req)
 	/* KafkaApis.handleFetchRequest: fetchMinBytes = min(MinBytes, MaxBytes);
 	 * ReplicaManager answers at once when that many bytes are readable. */
 	f->need = CH_MAX(CH_MIN((int64_t)rq->MinBytes, max_bytes(req)), 0);
-	if (have >= f->need || rq->MaxWaitMs <= 0 || any_err || n == 0) {
+	if (have >= f->need || rq->MaxWaitMs <= 0 || any_err || n == n_denied) {
 		answer(f, 0);
 		return;
 	}
@@ -438,6 +451,8 @@ ch_api_Fetch(ch_req *req)
 	for (int32_t i = 0; i < n; i++) {
 		fpart *fp = &f->parts[i];
 		int16_t kerr;
+		if (fp->denied)
+			continue;
 		ch_part *p = ch_log_manager_get(bk->logs, fp->name.p, (size_t)fp->name.len,
 						fp->q->Partition, &kerr);
 		if (!p)

@@ -14,6 +14,7 @@
 #include "broker/ch_broker.h"
 #include "common/ch_log.h"
 #include "group/ch_coord.h"
+#include "proto/ch_acl.h"
 #include "proto/generated/ch_errors.h"
 
 #define KEY_TYPE_GROUP 0
@@ -137,6 +138,8 @@ coordinator_message(int16_t version, int16_t err, const char *msg)
 static int16_t
 group_key_error(ch_req *req, ch_str key)
 {
+	if (!ch_api_allowed_str(req, CH_ACL_DESCRIBE, CH_RES_GROUP, key))
+		return CH_KERR_GROUP_AUTHORIZATION_FAILED; /* Kafka's getCoordinator */
 	ch_coord *c = req->bk->coord;
 	ch_coord_load_state st = ch_coord_partition_state(c, ch_coord_partition_for(c, key));
 	if (st == CH_COORD_LOADED || st == CH_COORD_LOADING)
@@ -298,6 +301,8 @@ ch_api_group(ch_req *req)
 	if (!a)
 		abort(); /* the handler table (ch_api.c) names an API this table lacks */
 	if (a->refused && a->refused(req))
+		return;
+	if (ch_api_group_authorize(req))
 		return;
 	if (ch_api_cg_refused(req))
 		return;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "api/ch_api.h"
+#include "proto/ch_acl.h"
 #include "broker/ch_broker.h"
 #include "broker/ch_log_manager.h"
 #include "meta/ch_topics.h"
@@ -125,8 +126,21 @@ ch_api_ListOffsets(ch_req *req)
 		tr->Partitions = CH_REQ_NEW_ARRAY(
 			req, ch_ListOffsetsResponse_ListOffsetsPartitionResponse, np);
 		tr->Partitions_n = np;
-		for (int32_t k = 0; k < np; k++)
-			list_one(req, tq, &tq->Partitions[k], &tr->Partitions[k]);
+		/* DESCRIBE on the topic (KafkaApis: before anything else). */
+		bool denied = !ch_api_allowed_str(req, CH_ACL_DESCRIBE, CH_RES_TOPIC, tq->Name);
+		for (int32_t k = 0; k < np; k++) {
+			ch_ListOffsetsResponse_ListOffsetsPartitionResponse *r = &tr->Partitions[k];
+			if (!denied) {
+				list_one(req, tq, &tq->Partitions[k], r);
+				continue;
+			}
+			r->PartitionIndex = tq->Partitions[k].PartitionIndex;
+			r->ErrorCode = CH_KERR_TOPIC_AUTHORIZATION_FAILED;
+			r->Timestamp = -1;
+			r->Offset = -1;
+			r->LeaderEpoch = -1;
+			r->OldStyleOffsets_n = 0;
+		}
 	}
 	ch_api_send(req, &resp);
 }

@@ -62,15 +62,40 @@ topic_error(resp_topic *t, ch_str name, int16_t err, bool ops)
  * the creation's error (0: created, look it up when answering). */
 typedef struct md_ctx {
 	ch_req *req;
-	int16_t *err;
-	bool *staged; /* created by this request's transaction */
+	int16_t *err;   /* NULL: nothing was created */
+	bool *staged;   /* created by this request's transaction */
+	int8_t *denied; /* per named topic: DENY_* (NULL: no authorizer) */
 } md_ctx;
+
+/* What the authorizer says of a named topic (KafkaApis.handleTopicMetadataRequest). */
+enum {
+	DENY_NONE = 0,
+	DENY_DESCRIBE,
+	DENY_CREATE
+};
 
 static bool
 creatable(const ch_req *req, ch_str name, bool allow_create)
 {
 	return allow_create && req->bk->cfg->auto_create_topics_enable &&
 	       ch_topic_name_validate(name.p, (size_t)name.len, NULL, 0) == 0;
+}
+
+/* A named topic's DENY_*: no DESCRIBE on it; or it does not exist, would be
+ * auto-created, and neither the cluster nor the topic allows CREATE. */
+static int8_t
+topic_denied(ch_req *req, ch_str name, bool allow_create)
+{
+	if (ch_str_is_null(name))
+		return DENY_NONE; /* by id: md_send decides */
+	if (!ch_api_allowed_str(req, CH_ACL_DESCRIBE, CH_RES_TOPIC, name))
+		return DENY_DESCRIBE;
+	if (allow_create && req->bk->cfg->auto_create_topics_enable &&
+	    !ch_topics_find(req->bk->topics, name.p, (size_t)name.len) &&
+	    !ch_api_cluster_allowed(req, CH_ACL_CREATE) &&
+	    !ch_api_allowed_str(req, CH_ACL_CREATE, CH_RES_TOPIC, name))
+		return DENY_CREATE;
+	return DENY_NONE;
 }
 
 /* Builds the answer from the registry as it is now and sends it. */
@@ -93,16 +118,26 @@ md_send(ch_req *req, const md_ctx *ctx)
 	resp.ClusterId = ch_str_c(bk->cluster_id);
 	resp.ControllerId = bk->node_id;
 	resp.ClusterAuthorizedOperations =
-		rq->IncludeClusterAuthorizedOperations ? CH_CLUSTER_AUTHORIZED_OPS : INT32_MIN;
+		rq->IncludeClusterAuthorizedOperations ? ch_api_cluster_ops(req) : INT32_MIN;
 	bool ops = rq->IncludeTopicAuthorizedOperations;
+	bool authz = ch_api_authz_on(req);
 
 	/* All topics: a null list (v1+), or an empty list in v0. */
 	if (rq->Topics_n < 0 || (rq->Topics_n == 0 && req->version == 0)) {
+		/* Topics the principal may not describe are left out. */
 		size_t n = ch_topics_count(bk->topics);
 		resp.Topics = CH_REQ_NEW_ARRAY(req, resp_topic, n);
-		resp.Topics_n = (int32_t)n;
-		for (size_t i = 0; i < n; i++)
-			fill_topic(req, &resp.Topics[i], ch_topics_at(bk->topics, i), self, ops);
+		resp.Topics_n = 0;
+		for (size_t i = 0; i < n; i++) {
+			const ch_topic *tp = ch_topics_at(bk->topics, i);
+			if (authz && !ch_api_allowed(req, CH_ACL_DESCRIBE, CH_RES_TOPIC, tp->name))
+				continue;
+			resp_topic *t = &resp.Topics[resp.Topics_n++];
+			fill_topic(req, t, tp, self, ops);
+			if (ops && authz)
+				t->TopicAuthorizedOperations =
+					ch_api_authorized_ops(req, CH_RES_TOPIC, tp->name);
+		}
 		ch_api_send(req, &resp);
 		return;
 	}
@@ -117,8 +152,17 @@ md_send(ch_req *req, const md_ctx *ctx)
 			const ch_topic *tp = ch_uuid_is_zero(&q->TopicId)
 						     ? NULL
 						     : ch_topics_find_id(bk->topics, &q->TopicId);
-			if (tp) {
+			if (tp && authz &&
+			    !ch_api_allowed(req, CH_ACL_DESCRIBE, CH_RES_TOPIC, tp->name)) {
+				/* ids are not secret: the id with the error, no name */
+				topic_error(t, CH_STR_NULL, CH_KERR_TOPIC_AUTHORIZATION_FAILED,
+					    false);
+				t->TopicId = q->TopicId;
+			} else if (tp) {
 				fill_topic(req, t, tp, self, ops);
+				if (ops && authz)
+					t->TopicAuthorizedOperations =
+						ch_api_authorized_ops(req, CH_RES_TOPIC, tp->name);
 			} else {
 				topic_error(t, CH_STR_NULL,
 					    ch_uuid_is_zero(&q->TopicId) ? CH_KERR_INVALID_REQUEST
@@ -129,7 +173,14 @@ md_send(ch_req *req, const md_ctx *ctx)
 			continue;
 		}
 		const ch_topic *tp = ch_topics_find(bk->topics, q->Name.p, (size_t)q->Name.len);
-		int16_t err = ctx ? ctx->err[i] : -1;
+		int16_t err = ctx->err ? ctx->err[i] : -1;
+		if (ctx->denied && ctx->denied[i]) {
+			/* no DESCRIBE: whether it exists is not said; no CREATE: not created */
+			topic_error(t, q->Name, CH_KERR_TOPIC_AUTHORIZATION_FAILED, false);
+			t->IsInternal = ctx->denied[i] == DENY_CREATE &&
+					ch_str_eq_c(q->Name, CH_CONSUMER_OFFSETS_TOPIC);
+			continue;
+		}
 		if (tp)
 			fill_topic(req, t, tp, self, ops);
 		else if (err > 0)
@@ -140,6 +191,9 @@ md_send(ch_req *req, const md_ctx *ctx)
 			topic_error(t, q->Name, CH_KERR_INVALID_TOPIC_EXCEPTION, ops);
 		else
 			topic_error(t, q->Name, CH_KERR_UNKNOWN_TOPIC_OR_PARTITION, ops);
+		if (ops && authz)
+			t->TopicAuthorizedOperations = ch_api_authorized_ops(
+				req, CH_RES_TOPIC, ch_req_strdup(req, q->Name));
 	}
 	ch_api_send(req, &resp);
 }
@@ -174,20 +228,26 @@ ch_api_Metadata(ch_req *req)
 	ch_broker *bk = req->bk;
 	bool allow_create = req->version < 4 || rq->AllowAutoTopicCreation;
 	int32_t n = rq->Topics_n;
+	md_ctx *ctx = ch_req_alloc(req, sizeof(*ctx));
+	ctx->req = req;
+	if (ch_api_authz_on(req) && n > 0) {
+		ctx->denied = CH_REQ_NEW_ARRAY(req, int8_t, n);
+		for (int32_t i = 0; i < n; i++)
+			ctx->denied[i] = topic_denied(req, rq->Topics[i].Name, allow_create);
+	}
 	bool any = false;
 	for (int32_t i = 0; i < n && !any; i++) {
 		ch_str name = rq->Topics[i].Name;
 		any = !ch_str_is_null(name) && creatable(req, name, allow_create) &&
+		      !(ctx->denied && ctx->denied[i]) &&
 		      !ch_topics_find(bk->topics, name.p, (size_t)name.len);
 	}
 	if (!any) {
-		md_send(req, NULL);
+		md_send(req, ctx);
 		return;
 	}
 	/* Unknown topics are created first; the answer waits until they are
 	 * durable, so it can show them ready (see the top of this file). */
-	md_ctx *ctx = ch_req_alloc(req, sizeof(*ctx));
-	ctx->req = req;
 	ctx->err = CH_REQ_NEW_ARRAY(req, int16_t, n);
 	ctx->staged = CH_REQ_NEW_ARRAY(req, bool, n);
 	ch_topics_txn *tx = ch_topics_begin(bk->topics);
@@ -195,6 +255,7 @@ ch_api_Metadata(ch_req *req)
 		ch_str name = rq->Topics[i].Name;
 		ctx->err[i] = -1;
 		if (ch_str_is_null(name) || !creatable(req, name, allow_create) ||
+		    (ctx->denied && ctx->denied[i]) ||
 		    ch_topics_find(bk->topics, name.p, (size_t)name.len))
 			continue; /* (named twice: the first one created it) */
 		char msg[256];

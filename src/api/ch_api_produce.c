@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "api/ch_api.h"
+#include "proto/ch_acl.h"
 #include "quota/ch_quota.h"
 #include "api/ch_api_legacy.h"
 #include "broker/ch_broker.h"
@@ -295,6 +296,8 @@ ch_api_Produce(ch_req *req)
 		const ch_topic *t = td->Name.len > 0 ? ch_topics_find(bk->topics, td->Name.p,
 								      (size_t)td->Name.len)
 						     : NULL;
+		/* WRITE on the topic, before whether it exists (KafkaApis). */
+		bool denied = !ch_api_allowed_str(req, CH_ACL_WRITE, CH_RES_TOPIC, td->Name);
 		for (int32_t k = 0; k < np; k++) {
 			const ch_ProduceRequest_PartitionProduceData *pd = &td->PartitionData[k];
 			ch_ProduceResponse_PartitionProduceResponse *pr =
@@ -310,6 +313,8 @@ ch_api_Produce(ch_req *req)
 			ch_part *p = NULL;
 			if (!acks_ok)
 				kerr = CH_KERR_INVALID_REQUIRED_ACKS;
+			else if (denied)
+				kerr = CH_KERR_TOPIC_AUTHORIZATION_FAILED;
 			else if (!t)
 				kerr = CH_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 			else if (t->internal)

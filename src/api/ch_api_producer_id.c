@@ -20,10 +20,21 @@
  * (librdkafka, Java) treat that error as fatal instead of retrying.
  */
 #include "api/ch_api.h"
+#include "proto/ch_acl.h"
 #include "broker/ch_broker.h"
 #include "broker/ch_log_manager.h"
 #include "common/ch_log.h"
 #include "proto/generated/ch_errors.h"
+
+/* An idempotent producer needs IDEMPOTENT_WRITE on the cluster or WRITE on
+ * some topic (KafkaApis.handleInitProducerIdRequest). */
+static bool
+producer_allowed(ch_req *req)
+{
+	if (!ch_api_authz_on(req) || ch_api_cluster_allowed(req, CH_ACL_IDEMPOTENT_WRITE))
+		return true;
+	return ch_api_allowed_any(req, CH_ACL_WRITE, CH_RES_TOPIC);
+}
 
 void
 ch_api_InitProducerId(ch_req *req)
@@ -37,6 +48,8 @@ ch_api_InitProducerId(ch_req *req)
 	bool no_id = rq->ProducerId == -1, no_epoch = rq->ProducerEpoch == -1;
 	if (!ch_str_is_null(rq->TransactionalId)) {
 		resp.ErrorCode = CH_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+	} else if (!producer_allowed(req)) {
+		resp.ErrorCode = CH_KERR_CLUSTER_AUTHORIZATION_FAILED;
 	} else if (no_id != no_epoch) {
 		resp.ErrorCode = CH_KERR_INVALID_REQUEST;
 	} else {

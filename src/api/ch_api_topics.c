@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api/ch_api.h"
+#include "proto/ch_acl.h"
 #include "broker/ch_broker.h"
 #include "broker/ch_log_manager.h"
 #include "common/ch_log.h"
@@ -213,6 +214,9 @@ ch_api_CreateTopics(ch_req *req)
 	for (int32_t i = 0; i < n; i++)
 		names[i] = rq->Topics[i].Name;
 
+	/* CREATE on the cluster or the topic; DESCRIBE_CONFIGS to see its
+	 * configs (ControllerApis.createTopics). */
+	bool cluster_create = ch_api_cluster_allowed(req, CH_ACL_CREATE);
 	ch_topics_txn *tx = ch_topics_begin(bk->topics);
 	for (int32_t i = 0; i < n; i++) {
 		const ct_req *t = &rq->Topics[i];
@@ -224,6 +228,12 @@ ch_api_CreateTopics(ch_req *req)
 		r->Name = t->Name;
 		if (duplicated(names, n, i)) {
 			set_error(req, r, CH_KERR_INVALID_REQUEST, DUPLICATE_TOPIC);
+			continue;
+		}
+		if (!cluster_create &&
+		    !ch_api_allowed_str(req, CH_ACL_CREATE, CH_RES_TOPIC, t->Name)) {
+			set_error(req, r, CH_KERR_TOPIC_AUTHORIZATION_FAILED,
+				  "Authorization failed.");
 			continue;
 		}
 		int32_t partitions =
@@ -289,7 +299,10 @@ ch_api_CreateTopics(ch_req *req)
 		r->TopicId = tp ? tp->id : ch_uuid_random();
 		r->NumPartitions = partitions;
 		r->ReplicationFactor = rf;
-		describe_created(req, r, kv, (size_t)nkv);
+		if (ch_api_allowed_str(req, CH_ACL_DESCRIBE_CONFIGS, CH_RES_TOPIC, t->Name))
+			describe_created(req, r, kv, (size_t)nkv);
+		else
+			r->TopicConfigErrorCode = CH_KERR_TOPIC_AUTHORIZATION_FAILED;
 		ctx->staged[ri] = !rq->validateOnly;
 	}
 	ch_topics_commit(tx, created, ctx);
@@ -357,6 +370,9 @@ ch_api_DeleteTopics(ch_req *req)
 		names[i] = req->version >= 6 ? rq->Topics[i].Name : rq->TopicNames[i];
 		ids[i] = req->version >= 6 ? rq->Topics[i].TopicId : (ch_uuid){{0}};
 	}
+	/* DELETE on the cluster allows every topic; else DESCRIBE and DELETE
+	 * on each (ControllerApis.deleteTopics). */
+	bool cluster_delete = ch_api_cluster_allowed(req, CH_ACL_DELETE);
 	ch_topics_txn *tx = ch_topics_begin(bk->topics);
 	for (int32_t i = 0; i < n; i++) {
 		ch_str name = names[i];
@@ -390,15 +406,33 @@ ch_api_DeleteTopics(ch_req *req)
 			err = CH_KERR_TOPIC_DELETION_DISABLED;
 		} else if (!ch_str_is_null(name)) {
 			const ch_topic *tp = ch_topics_find(bk->topics, name.p, (size_t)name.len);
-			if (tp)
-				r->TopicId = tp->id;
-			err = ch_topics_delete(tx, name.p, (size_t)name.len, msg, sizeof(msg));
+			if (!cluster_delete &&
+			    !ch_api_allowed_str(req, CH_ACL_DESCRIBE, CH_RES_TOPIC, name)) {
+				err = CH_KERR_TOPIC_AUTHORIZATION_FAILED;
+			} else if (tp && !cluster_delete &&
+				   !ch_api_allowed_str(req, CH_ACL_DELETE, CH_RES_TOPIC, name)) {
+				err = CH_KERR_TOPIC_AUTHORIZATION_FAILED;
+			} else {
+				if (tp)
+					r->TopicId = tp->id;
+				err = ch_topics_delete(tx, name.p, (size_t)name.len, msg,
+						       sizeof(msg));
+			}
 		} else if (!ch_uuid_is_zero(&id)) {
 			const ch_topic *tp = ch_topics_find_id(bk->topics, &id);
-			if (tp) /* the name goes with the topic object: copy it */
-				r->Name = ch_str_c(ch_req_strdup(
-					req, (ch_str){tp->name, (int32_t)tp->name_len}));
-			err = ch_topics_delete_id(tx, &id, msg, sizeof(msg));
+			ch_str tn = tp ? ch_str_c(ch_req_strdup(
+						 req, (ch_str){tp->name, (int32_t)tp->name_len}))
+				       : CH_STR_NULL;
+			if (tp && !cluster_delete &&
+			    !ch_api_allowed_str(req, CH_ACL_DELETE, CH_RES_TOPIC, tn)) {
+				/* the name only to whom may describe it; ids are not secret */
+				err = CH_KERR_TOPIC_AUTHORIZATION_FAILED;
+				if (ch_api_allowed_str(req, CH_ACL_DESCRIBE, CH_RES_TOPIC, tn))
+					r->Name = tn;
+			} else {
+				r->Name = tn; /* the name goes with the topic object: copied */
+				err = ch_topics_delete_id(tx, &id, msg, sizeof(msg));
+			}
 		} else {
 			err = CH_KERR_INVALID_REQUEST;
 			snprintf(msg, sizeof(msg), "Neither topic name nor id were specified.");
@@ -463,6 +497,8 @@ ch_api_CreatePartitions(ch_req *req)
 		if (duplicated(names, n, i)) {
 			err = CH_KERR_INVALID_REQUEST;
 			snprintf(msg, sizeof(msg), DUPLICATE_TOPIC);
+		} else if (!ch_api_allowed_str(req, CH_ACL_ALTER, CH_RES_TOPIC, t->Name)) {
+			err = CH_KERR_TOPIC_AUTHORIZATION_FAILED; /* Kafka: no message */
 		} else if (tp && t->Count > tp->partitions && t->Assignments_n >= 0) {
 			/* Kafka's createPartitions: the count first, then each new
 			 * partition's replicas ([this node] on one broker). */
@@ -478,13 +514,14 @@ ch_api_CreatePartitions(ch_req *req)
 						     CH_MAX(t->Assignments[a].BrokerIds_n, 0), msg,
 						     sizeof(msg));
 		}
+		bool denied = err == CH_KERR_TOPIC_AUTHORIZATION_FAILED;
 		if (!err)
 			err = ch_topics_add_partitions(tx, t->Name.p, (size_t)t->Name.len, t->Count,
 						       rq->ValidateOnly, msg, sizeof(msg));
 		r->ErrorCode = err;
 		/* Kafka's UnknownTopicOrPartitionException here carries no message. */
 		r->ErrorMessage =
-			err && err != CH_KERR_UNKNOWN_TOPIC_OR_PARTITION
+			err && err != CH_KERR_UNKNOWN_TOPIC_OR_PARTITION && !denied
 				? ch_str_c(arena_msg(req, msg[0] ? msg : ch_kerr_message(err)))
 				: CH_STR_NULL;
 		ctx->staged[ri] = !err && !rq->ValidateOnly;

@@ -581,6 +581,61 @@ ch_authz_allowed(const ch_authz *z, const char *principal, const char *host, int
 	return any ? allow : z->allow_if_no_acl;
 }
 
+/* Whether a DENY binding's pattern shadows the ALLOW binding a: the same
+ * literal name, or a prefix of a's name (Authorizer.authorizeByResourceType). */
+static bool
+deny_dominates(const ch_acl *deny, const ch_acl *a)
+{
+	if (deny->pattern == CH_PAT_LITERAL)
+		return a->pattern == CH_PAT_LITERAL && strcmp(deny->name, a->name) == 0;
+	return strncmp(deny->name, a->name, strlen(deny->name)) == 0;
+}
+
+/* Whether binding a speaks of principal from host doing op, exactly (no
+ * implications: authorizeByResourceType's test). */
+static bool
+binding_for(const ch_acl *a, const char *principal, const char *host, int op, int res_type)
+{
+	return a->res_type == res_type &&
+	       (strcmp(a->host, "*") == 0 || strcmp(a->host, host) == 0) &&
+	       (strcmp(a->principal, principal) == 0 || strcmp(a->principal, "User:*") == 0) &&
+	       (a->op == op || a->op == CH_ACL_ALL);
+}
+
+bool
+ch_authz_allowed_any(const ch_authz *z, const char *principal, const char *host, int op,
+		     int res_type)
+{
+	/* Kafka asks first about a name no ACL is likely to name, so super
+	 * users and allow.everyone.if.no.acl.found pass whatever is denied. */
+	if (ch_authz_allowed(z, principal, host, op, res_type, "hardcode"))
+		return true;
+	size_t n = z->acls ? ch_acl_store_count(z->acls) : 0;
+	for (size_t i = 0; i < n; i++) {
+		const ch_acl *a = ch_acl_store_at(z->acls, i);
+		if (a->perm == CH_PERM_DENY && a->pattern == CH_PAT_LITERAL &&
+		    strcmp(a->name, "*") == 0 && binding_for(a, principal, host, op, res_type))
+			return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const ch_acl *a = ch_acl_store_at(z->acls, i);
+		if (a->perm != CH_PERM_ALLOW || !binding_for(a, principal, host, op, res_type))
+			continue;
+		if (a->pattern == CH_PAT_LITERAL && strcmp(a->name, "*") == 0)
+			return true;
+		bool shadowed = false;
+		for (size_t k = 0; k < n && !shadowed; k++) {
+			const ch_acl *d = ch_acl_store_at(z->acls, k);
+			shadowed = d->perm == CH_PERM_DENY &&
+				   binding_for(d, principal, host, op, res_type) &&
+				   deny_dominates(d, a);
+		}
+		if (!shadowed)
+			return true;
+	}
+	return false;
+}
+
 int32_t
 ch_authz_ops(const ch_authz *z, const char *principal, const char *host, int res_type,
 	     const char *name)

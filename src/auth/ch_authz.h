@@ -120,6 +120,12 @@ typedef struct ch_authz {
  * name). */
 bool ch_authz_allowed(const ch_authz *z, const char *principal, const char *host, int op,
 		      int res_type, const char *name);
+/* Whether principal from host may do op on some resource of the type
+ * (Kafka's Authorizer.authorizeByResourceType: an ALLOW of op or ALL on any
+ * pattern that no DENY shadows; super users and the no-ACL default as for
+ * one resource). InitProducerId asks it for WRITE on any topic. */
+bool ch_authz_allowed_any(const ch_authz *z, const char *principal, const char *host, int op,
+			  int res_type);
 /* KIP-430's authorized-operations bit field: the operations of the
  * resource type's supported set (proto/ch_acl.h) that are allowed. */
 int32_t ch_authz_ops(const ch_authz *z, const char *principal, const char *host, int res_type,

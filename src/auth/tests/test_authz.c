@@ -204,6 +204,27 @@ t_super_users(void)
 }
 
 static void
+t_by_resource_type(void)
+{
+	ch_acl_store *s = fresh_store();
+	ch_authz z = {s, "User:admin", false};
+	CH_CHECK(!ch_authz_allowed_any(&z, ALICE, HOST, CH_ACL_WRITE, CH_RES_TOPIC));
+	CH_CHECK(ch_authz_allowed_any(&z, "User:admin", HOST, CH_ACL_WRITE, CH_RES_TOPIC));
+	add(s, acl(CH_RES_TOPIC, "t-1", CH_PAT_LITERAL, ALICE, "*", CH_ACL_WRITE, CH_PERM_ALLOW));
+	CH_CHECK(ch_authz_allowed_any(&z, ALICE, HOST, CH_ACL_WRITE, CH_RES_TOPIC));
+	CH_CHECK(!ch_authz_allowed_any(&z, ALICE, HOST, CH_ACL_READ, CH_RES_TOPIC));
+	CH_CHECK(!ch_authz_allowed_any(&z, BOB, HOST, CH_ACL_WRITE, CH_RES_TOPIC));
+	/* A DENY on a prefix of the only ALLOW shadows it. */
+	add(s, acl(CH_RES_TOPIC, "t-", CH_PAT_PREFIXED, ALICE, "*", CH_ACL_WRITE, CH_PERM_DENY));
+	CH_CHECK(!ch_authz_allowed_any(&z, ALICE, HOST, CH_ACL_WRITE, CH_RES_TOPIC));
+	add(s, acl(CH_RES_TOPIC, "u", CH_PAT_PREFIXED, ALICE, "*", CH_ACL_ALL, CH_PERM_ALLOW));
+	CH_CHECK(ch_authz_allowed_any(&z, ALICE, HOST, CH_ACL_WRITE, CH_RES_TOPIC));
+	add(s, acl(CH_RES_TOPIC, "*", CH_PAT_LITERAL, ALICE, "*", CH_ACL_WRITE, CH_PERM_DENY));
+	CH_CHECK(!ch_authz_allowed_any(&z, ALICE, HOST, CH_ACL_WRITE, CH_RES_TOPIC));
+	ch_acl_store_close(s);
+}
+
+static void
 t_validation(void)
 {
 	char why[256];
@@ -328,4 +349,5 @@ t_store_durable(void)
 
 CH_TEST_MAIN(CH_TEST(t_literal_and_default), CH_TEST(t_deny_wins), CH_TEST(t_prefixed),
 	     CH_TEST(t_hosts_and_principals), CH_TEST(t_implications), CH_TEST(t_super_users),
-	     CH_TEST(t_validation), CH_TEST(t_filters), CH_TEST(t_store_durable))
+	     CH_TEST(t_by_resource_type), CH_TEST(t_validation), CH_TEST(t_filters),
+	     CH_TEST(t_store_durable))
