@@ -778,6 +778,86 @@ COHORT_API cohort_err cohort_admin_describe_configs(cohort_admin *a,
 						    const cohort_config_resource *res, size_t n,
 						    int timeout_ms, cohort_configs **out);
 COHORT_API void cohort_configs_free(cohort_configs *c);
+
+/* ---- admin: ACLs ---- */
+
+/* Kafka's codes: ResourceType, PatternType, AclOperation, AclPermissionType. */
+#define COHORT_ACL_RESOURCE_ANY 1
+#define COHORT_ACL_RESOURCE_TOPIC 2
+#define COHORT_ACL_RESOURCE_GROUP 3
+#define COHORT_ACL_RESOURCE_CLUSTER 4
+#define COHORT_ACL_RESOURCE_TRANSACTIONAL_ID 5
+#define COHORT_ACL_PATTERN_ANY 1
+#define COHORT_ACL_PATTERN_MATCH 2
+#define COHORT_ACL_PATTERN_LITERAL 3
+#define COHORT_ACL_PATTERN_PREFIXED 4
+#define COHORT_ACL_OP_ANY 1
+#define COHORT_ACL_OP_ALL 2
+#define COHORT_ACL_OP_READ 3
+#define COHORT_ACL_OP_WRITE 4
+#define COHORT_ACL_OP_CREATE 5
+#define COHORT_ACL_OP_DELETE 6
+#define COHORT_ACL_OP_ALTER 7
+#define COHORT_ACL_OP_DESCRIBE 8
+#define COHORT_ACL_OP_CLUSTER_ACTION 9
+#define COHORT_ACL_OP_DESCRIBE_CONFIGS 10
+#define COHORT_ACL_OP_ALTER_CONFIGS 11
+#define COHORT_ACL_OP_IDEMPOTENT_WRITE 12
+#define COHORT_ACL_PERMISSION_ANY 1
+#define COHORT_ACL_PERMISSION_DENY 2
+#define COHORT_ACL_PERMISSION_ALLOW 3
+
+/* Kafka's name of a code of one kind ("TOPIC", "PREFIXED", "READ",
+ * "ALLOW"; "UNKNOWN" for a code it does not know), and the code of a name
+ * (case-insensitive, "-" for "_", as kafka-acls reads them; -1 if none). */
+#define COHORT_ACL_KIND_RESOURCE 0
+#define COHORT_ACL_KIND_PATTERN 1
+#define COHORT_ACL_KIND_OPERATION 2
+#define COHORT_ACL_KIND_PERMISSION 3
+COHORT_API const char *cohort_acl_name(int kind, int code);
+COHORT_API int cohort_acl_parse(int kind, const char *name);
+
+/* An ACL binding, or a filter of them (codes ANY, pattern MATCH, NULL
+ * strings: any value), as Kafka's AclBinding / AclBindingFilter. */
+typedef struct cohort_acl {
+	int resource_type; /* COHORT_ACL_RESOURCE_* */
+	const char *resource_name;
+	int pattern_type; /* COHORT_ACL_PATTERN_* */
+	const char *principal; /* "User:alice", "User:*" */
+	const char *host;      /* an IP address or "*" */
+	int operation;         /* COHORT_ACL_OP_* */
+	int permission;        /* COHORT_ACL_PERMISSION_* */
+} cohort_acl;
+
+typedef struct cohort_acls {
+	cohort_acl *acls; /* in the broker's order */
+	size_t acls_n;
+	char errmsg[256]; /* a failed call's message from the broker, "" when none */
+} cohort_acls;
+
+/* The bindings filter matches (DescribeAcls, any broker); *out freed with
+ * cohort_acls_free, also when the call fails (its errmsg then). */
+COHORT_API cohort_err cohort_admin_describe_acls(cohort_admin *a, const cohort_acl *filter,
+						 int timeout_ms, cohort_acls **out);
+COHORT_API void cohort_acls_free(cohort_acls *l);
+
+/* One binding's or one filter's result. */
+typedef struct cohort_acl_result {
+	cohort_err err;   /* INVALID_REQUEST, CLUSTER_AUTHORIZATION_FAILED, SECURITY_DISABLED, ... */
+	char errmsg[256]; /* the broker's message, "" when none */
+} cohort_acl_result;
+
+/* CreateAcls of v[0..n) in one request (any broker); results[i] is v[i]'s.
+ * Returns the first error (or a call-level one). */
+COHORT_API cohort_err cohort_admin_create_acls(cohort_admin *a, const cohort_acl *v, size_t n,
+					       cohort_acl_result *results, int timeout_ms);
+/* DeleteAcls of the filters f[0..n) in one request (any broker); results[i]
+ * is f[i]'s; *deleted (may be NULL) gets every binding removed, filter by
+ * filter (freed with cohort_acls_free). Returns the first error. */
+COHORT_API cohort_err cohort_admin_delete_acls(cohort_admin *a, const cohort_acl *f, size_t n,
+					       cohort_acl_result *results, int timeout_ms,
+					       cohort_acls **deleted);
+
 /* ---- producer ---------------------------------------------------------- */
 
 /*

@@ -56,24 +56,6 @@ typedef struct ch_acl {
  * strings match every value. */
 typedef ch_acl ch_acl_filter;
 
-/* Kafka's names of the codes ("TOPIC", "PREFIXED", "READ", "ALLOW";
- * "UNKNOWN" for anything else) and back (case-insensitive, as
- * kafka-acls; -1 for an unknown name). */
-const char *ch_acl_res_name(int code);
-const char *ch_acl_pattern_name(int code);
-const char *ch_acl_op_name(int code);
-const char *ch_acl_perm_name(int code);
-int ch_acl_res_parse(const char *s);
-int ch_acl_pattern_parse(const char *s);
-int ch_acl_op_parse(const char *s);
-int ch_acl_perm_parse(const char *s);
-
-/* Kafka's code for a wire value it does not know: UNKNOWN (fromCode). */
-int8_t ch_acl_res_code(int8_t v);
-int8_t ch_acl_pattern_code(int8_t v);
-int8_t ch_acl_op_code(int8_t v);
-int8_t ch_acl_perm_code(int8_t v);
-
 /* Why a binding may not be created (AclControlManager.validateNewAcl and
  * the broker's checks, Kafka's messages), or NULL when it may. */
 const char *ch_acl_invalid(const ch_acl *a, char *buf, size_t cap);

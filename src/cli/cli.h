@@ -82,6 +82,7 @@ extern const cli_command cli_groups_rebalances_cmd; /* cli_rebalances.c */
 extern const cli_command cli_groups_simulate_cmd;   /* cli_simulate.c */
 extern const cli_command cli_users_list_cmd, cli_users_set_cmd,
 	cli_users_delete_cmd; /* cli_users.c */
+extern const cli_command cli_acls_list_cmd, cli_acls_add_cmd, cli_acls_remove_cmd; /* cli_acls.c */
 
 /* ---- options (cli_args.c) ---- */
 

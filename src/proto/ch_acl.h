@@ -8,6 +8,8 @@
 #ifndef CH_ACL_H
 #define CH_ACL_H
 
+#include <stdint.h>
+
 /* AclOperation codes (org.apache.kafka.common.acl.AclOperation). */
 enum {
 	CH_ACL_UNKNOWN = 0,
@@ -84,6 +86,24 @@ enum {
 #define CH_GROUP_AUTHORIZED_OPS                                                                    \
 	(CH_ACL_BIT(CH_ACL_READ) | CH_ACL_BIT(CH_ACL_DELETE) | CH_ACL_BIT(CH_ACL_DESCRIBE) |       \
 	 CH_ACL_BIT(CH_ACL_DESCRIBE_CONFIGS) | CH_ACL_BIT(CH_ACL_ALTER_CONFIGS))
+
+/* Kafka's names of the codes ("TOPIC", "PREFIXED", "READ", "ALLOW";
+ * "UNKNOWN" for anything else) and back (case-insensitive, as
+ * kafka-acls; -1 for an unknown name). */
+const char *ch_acl_res_name(int code);
+const char *ch_acl_pattern_name(int code);
+const char *ch_acl_op_name(int code);
+const char *ch_acl_perm_name(int code);
+int ch_acl_res_parse(const char *s);
+int ch_acl_pattern_parse(const char *s);
+int ch_acl_op_parse(const char *s);
+int ch_acl_perm_parse(const char *s);
+
+/* Kafka's code for a wire value it does not know: UNKNOWN (fromCode). */
+int8_t ch_acl_res_code(int8_t v);
+int8_t ch_acl_pattern_code(int8_t v);
+int8_t ch_acl_op_code(int8_t v);
+int8_t ch_acl_perm_code(int8_t v);
 
 /* The transactional id, delegation tokens and users (AclEntry.supportedOperations). */
 #define CH_TXN_ID_AUTHORIZED_OPS (CH_ACL_BIT(CH_ACL_DESCRIBE) | CH_ACL_BIT(CH_ACL_WRITE))
