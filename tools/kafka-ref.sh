@@ -14,7 +14,7 @@
 #                                        run a Kafka command-line tool from the jars:
 #                                        kafka-consumer-groups, kafka-topics, kafka-configs,
 #                                        kafka-console-producer, kafka-console-consumer,
-#                                        kafka-get-offsets, kafka-storage, or a class name
+#                                        kafka-get-offsets, kafka-storage, kafka-acls, or a class name
 #   tools/kafka-ref.sh classpath [4|3.9] the class path of the jars (DIR/libs/*)
 #   tools/kafka-ref.sh mainclass [4|3.9] NAME
 #                                        the main class of that tool in that release
@@ -25,7 +25,9 @@
 #                                        key=value lines come last, so they override
 #                                        (node.id, controller.quorum.voters, replication
 #                                        factors: one node of a cluster); the nodes of one
-#                                        cluster share KAFKA_REF_CLUSTER_ID (else a random one)
+#                                        cluster share KAFKA_REF_CLUSTER_ID (else a random one);
+#                                        KAFKA_REF_FORMAT_ARGS adds options to the format
+#                                        (--add-scram ...: SCRAM users of a SASL listener)
 #
 # "4" is the newest 4.x release (the reference), "3.9" the newest 3.9.x: the last
 # line that still serves the request versions KIP-896 removed in 4.0. Environment:
@@ -106,6 +108,7 @@ tool_class() {
 	kafka-delete-records) candidates="org.apache.kafka.tools.DeleteRecordsCommand kafka.admin.DeleteRecordsCommand" ;;
 	kafka-broker-api-versions) candidates="org.apache.kafka.tools.BrokerApiVersionsCommand kafka.admin.BrokerApiVersionsCommand" ;;
 	kafka-storage) candidates="kafka.tools.StorageTool" ;;
+	kafka-acls) candidates="org.apache.kafka.tools.AclCommand kafka.admin.AclCommand" ;;
 	*.*) echo "$name"; return 0 ;;
 	*) die "unknown tool '$name'" ;;
 	esac
@@ -184,8 +187,13 @@ serve() {
 		local id=${KAFKA_REF_CLUSTER_ID:-}
 		[[ -n $id ]] || id=$("$JAVA" "${TOOL_JVM[@]}" "$(log_opt "$v" tools)" \
 			-cp "$(classpath "$v")" kafka.tools.StorageTool random-uuid)
+		# KAFKA_REF_FORMAT_ARGS: more format options, e.g. SCRAM users
+		# (--add-scram 'SCRAM-SHA-512=[name=admin,password=admin-secret]').
+		local fmt_extra
+		read -r -a fmt_extra <<<"${KAFKA_REF_FORMAT_ARGS:-}"
 		"$JAVA" "${TOOL_JVM[@]}" "$(log_opt "$v" tools)" \
-			-cp "$(classpath "$v")" kafka.tools.StorageTool format -t "$id" -c "$dir/server.properties" >/dev/null
+			-cp "$(classpath "$v")" kafka.tools.StorageTool format -t "$id" -c "$dir/server.properties" \
+			"${fmt_extra[@]}" >/dev/null
 	fi
 	# Heap small by default (Kafka's own start script: 1 GB); GC settings are Kafka's.
 	local heap perf
