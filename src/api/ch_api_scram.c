@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api/ch_api.h"
+#include "proto/ch_acl.h"
 #include "auth/ch_scram_store.h"
 #include "broker/ch_broker.h"
 #include "common/ch_common.h"
@@ -74,6 +75,23 @@ ch_api_DescribeUserScramCredentials(ch_req *req)
 	ch_DescribeUserScramCredentialsResponse resp;
 	ch_DescribeUserScramCredentialsResponse_init(&resp);
 	typedef ch_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult result;
+	if (!ch_api_cluster_allowed(req, CH_ACL_DESCRIBE)) {
+		/* DescribeUserScramCredentialsRequest.getErrorResponse: the error at
+		 * the top and once per user asked, with no name */
+		resp.ErrorCode = CH_KERR_CLUSTER_AUTHORIZATION_FAILED;
+		resp.ErrorMessage = ch_str_c(ch_kerr_message(resp.ErrorCode));
+		int32_t n = rq->Users_n > 0 ? rq->Users_n : 0;
+		resp.Results = CH_REQ_NEW_ARRAY(req, result, n + 1);
+		resp.Results_n = n;
+		for (int32_t i = 0; i < n; i++) {
+			resp.Results[i].User = CH_STR_LIT("");
+			resp.Results[i].ErrorCode = resp.ErrorCode;
+			resp.Results[i].ErrorMessage = resp.ErrorMessage;
+			resp.Results[i].CredentialInfos_n = 0;
+		}
+		ch_api_send(req, &resp);
+		return;
+	}
 	if (rq->Users_n <= 0) {
 		/* Every user with a credential, once. */
 		size_t n = 0;
@@ -171,6 +189,17 @@ check_name_mech(ch_str name, int8_t type, const char **msg)
 	return CH_KERR_NONE;
 }
 
+/* Marks u refused for want of ALTER on the cluster when denied; whether it did. */
+static bool
+deny(alter_user *u, bool denied)
+{
+	if (denied) {
+		u->err = CH_KERR_CLUSTER_AUTHORIZATION_FAILED;
+		u->msg = ch_kerr_message(u->err);
+	}
+	return denied;
+}
+
 void
 ch_api_AlterUserScramCredentials(ch_req *req)
 {
@@ -184,11 +213,13 @@ ch_api_AlterUserScramCredentials(ch_req *req)
 	size_t n = 0;
 	static const char dup_msg[] =
 		"A user credential cannot be altered twice in the same request";
+	/* ALTER on the cluster, else every user named fails (Kafka's getErrorResponse) */
+	bool denied = !ch_api_cluster_allowed(req, CH_ACL_ALTER);
 	for (size_t i = 0; i < nd; i++) {
 		const ch_AlterUserScramCredentialsRequest_ScramCredentialDeletion *d =
 			&rq->Deletions[i];
 		alter_user *u = user_slot(users, &n, d->Name);
-		if (u->err)
+		if (u->err || deny(u, denied))
 			continue;
 		if (u->idx >= 0) {
 			u->err = CH_KERR_DUPLICATE_RESOURCE;
@@ -213,7 +244,7 @@ ch_api_AlterUserScramCredentials(ch_req *req)
 		const ch_AlterUserScramCredentialsRequest_ScramCredentialUpsertion *p =
 			&rq->Upsertions[i];
 		alter_user *u = user_slot(users, &n, p->Name);
-		if (u->err)
+		if (u->err || deny(u, denied))
 			continue;
 		if (u->idx >= 0) {
 			u->err = CH_KERR_DUPLICATE_RESOURCE;

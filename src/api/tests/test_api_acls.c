@@ -227,6 +227,24 @@ t_cluster_denied(void)
 	c.Operation = CH_ACL_ALL;
 	create(&b, 3, &c, 1, &code);
 	CH_CHECK_EQ_INT(code, CH_KERR_CLUSTER_AUTHORIZATION_FAILED);
+	/* KIP-554's APIs: DESCRIBE and ALTER on the cluster too. */
+	ch_DescribeUserScramCredentialsRequest_UserName un = {ch_str_c("bob")};
+	ch_DescribeUserScramCredentialsRequest sq = {&un, 1};
+	CALL(sr, ch_DescribeUserScramCredentialsResponse, &b, &a,
+	     CH_APIKEY_DESCRIBE_USER_SCRAM_CREDENTIALS, 0, &sq);
+	CH_CHECK(sr->ErrorCode == 0 && sr->Results_n == 1); /* DESCRIBE was granted above */
+	ch_AlterUserScramCredentialsRequest_ScramCredentialDeletion del = {ch_str_c("bob"), 1};
+	ch_AlterUserScramCredentialsRequest aq = {&del, 1, NULL, 0};
+	CALL(ar, ch_AlterUserScramCredentialsResponse, &b, &a,
+	     CH_APIKEY_ALTER_USER_SCRAM_CREDENTIALS, 0, &aq);
+	CH_CHECK(ar->Results_n == 1 &&
+		 ar->Results[0].ErrorCode == CH_KERR_CLUSTER_AUTHORIZATION_FAILED);
+	tb_set_principal(&b, "User:carol");
+	CALL(sr2, ch_DescribeUserScramCredentialsResponse, &b, &a,
+	     CH_APIKEY_DESCRIBE_USER_SCRAM_CREDENTIALS, 0, &sq);
+	CH_CHECK(sr2->ErrorCode == CH_KERR_CLUSTER_AUTHORIZATION_FAILED && sr2->Results_n == 1 &&
+		 sr2->Results[0].ErrorCode == CH_KERR_CLUSTER_AUTHORIZATION_FAILED);
+	tb_set_principal(&b, "User:alice");
 	q.Operation = CH_ACL_UNKNOWN;
 	uint64_t s = tb_send(&b, CH_APIKEY_DESCRIBE_ACLS, 3, &q);
 	CH_CHECK(tb_wait(&b, s) && tb_get(&b, s)->closes == 1);

@@ -97,7 +97,7 @@ t_api_table(void)
 	c = ch_api_codec_find(21); /* DeleteRecords */
 	CH_CHECK(c && c->max_version == 2 && c->flex_version == 2);
 	CH_CHECK(ch_api_codec_find(9999) == NULL);
-	CH_CHECK_EQ_INT(ch_api_codecs_n, 33);
+	CH_CHECK_EQ_INT(ch_api_codecs_n, 36);
 }
 
 CH_TEST_MAIN(CH_TEST(t_roundtrip_all), CH_TEST(t_api_table))
