@@ -15,6 +15,7 @@
 #include "broker/ch_broker.h"
 #include "common/ch_common.h"
 #include "common/ch_log.h"
+#include "proto/ch_acl.h"
 #include "proto/generated/ch_errors.h"
 #include "quota/ch_quota.h"
 #include "quota/ch_quota_store.h"
@@ -110,7 +111,12 @@ ch_api_DescribeClientQuotas(ch_req *req)
 	ch_quota_filter f;
 	bool ip;
 	char msg[300];
-	int16_t err = read_filter(req, rq, &f, &ip, msg, sizeof(msg));
+	/* KafkaApis: DESCRIBE_CONFIGS on the cluster, else the error alone */
+	int16_t err = ch_api_cluster_allowed(req, CH_ACL_DESCRIBE_CONFIGS)
+			      ? read_filter(req, rq, &f, &ip, msg, sizeof(msg))
+			      : CH_KERR_CLUSTER_AUTHORIZATION_FAILED;
+	if (err == CH_KERR_CLUSTER_AUTHORIZATION_FAILED)
+		snprintf(msg, sizeof(msg), "%s", ch_kerr_message(err));
 	if (err) {
 		resp.ErrorCode = err;
 		resp.ErrorMessage = ch_str_c(ch_req_strdup(req, ch_str_c(msg)));
@@ -284,6 +290,10 @@ ch_api_AlterClientQuotas(ch_req *req)
 	resp.Entries = CH_REQ_NEW_ARRAY(req, out_entry, ne);
 	resp.Entries_n = ne;
 	bool changed = false;
+	/* KafkaApis: ALTER_CONFIGS on the cluster, else every entry refused */
+	bool allowed = ch_api_cluster_allowed(req, CH_ACL_ALTER_CONFIGS);
+	if (!bk->quotas) /* a broker without the shell's quotas (the api tests) */
+		allowed = false;
 	for (int32_t i = 0; i < ne; i++) {
 		const ch_AlterClientQuotasRequest_EntryData *en = &rq->Entries[i];
 		out_entry *o = &resp.Entries[i];
@@ -295,7 +305,10 @@ ch_api_AlterClientQuotas(ch_req *req)
 				en->Entity[j].EntityType, en->Entity[j].EntityName};
 		char msg[300];
 		ch_quota_entity e;
-		o->ErrorCode = check_entry(req, rq, i, &e, msg, sizeof(msg));
+		o->ErrorCode = allowed ? check_entry(req, rq, i, &e, msg, sizeof(msg))
+				       : CH_KERR_CLUSTER_AUTHORIZATION_FAILED;
+		if (!allowed)
+			snprintf(msg, sizeof(msg), "%s", ch_kerr_message(o->ErrorCode));
 		if (o->ErrorCode) {
 			o->ErrorMessage = ch_str_c(ch_req_strdup(req, ch_str_c(msg)));
 			continue;

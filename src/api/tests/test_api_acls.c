@@ -622,5 +622,35 @@ t_topic_checks(void)
 	CH_CHECK_EQ_INT(tb_close(&b), 0);
 }
 
+/* Client quotas: DESCRIBE_CONFIGS / ALTER_CONFIGS on the cluster (KafkaApis). */
+static void
+t_quota_checks(void)
+{
+	tb b;
+	tb_open(&b, authz_on, CH_ARRAY_LEN(authz_on));
+	tb_set_principal(&b, "User:bob");
+	ch_arena a;
+	ch_arena_init(&a);
+	ch_DescribeClientQuotasRequest dq;
+	ch_DescribeClientQuotasRequest_init(&dq);
+	CALL(d, ch_DescribeClientQuotasResponse, &b, &a, CH_APIKEY_DESCRIBE_CLIENT_QUOTAS, 1, &dq);
+	CH_CHECK_EQ_INT(d->ErrorCode, CH_KERR_CLUSTER_AUTHORIZATION_FAILED);
+	ch_AlterClientQuotasRequest_EntityData ent = {ch_str_c("user"), ch_str_c("bob")};
+	ch_AlterClientQuotasRequest_OpData op = {ch_str_c("producer_byte_rate"), 1024, false};
+	ch_AlterClientQuotasRequest_EntryData en = {&ent, 1, &op, 1};
+	ch_AlterClientQuotasRequest aq;
+	ch_AlterClientQuotasRequest_init(&aq);
+	aq.Entries = &en;
+	aq.Entries_n = 1;
+	CALL(r, ch_AlterClientQuotasResponse, &b, &a, CH_APIKEY_ALTER_CLIENT_QUOTAS, 1, &aq);
+	CH_CHECK(r->Entries_n == 1 &&
+		 r->Entries[0].ErrorCode == CH_KERR_CLUSTER_AUTHORIZATION_FAILED);
+	tb_set_principal(&b, "User:admin");
+	CALL(d2, ch_DescribeClientQuotasResponse, &b, &a, CH_APIKEY_DESCRIBE_CLIENT_QUOTAS, 1, &dq);
+	CH_CHECK_EQ_INT(d2->ErrorCode, 0);
+	ch_arena_reset(&a);
+	CH_CHECK_EQ_INT(tb_close(&b), 0);
+}
+
 CH_TEST_MAIN(CH_TEST(t_no_authorizer), CH_TEST(t_create_describe_delete), CH_TEST(t_cluster_denied),
-	     CH_TEST(t_group_checks), CH_TEST(t_topic_checks))
+	     CH_TEST(t_group_checks), CH_TEST(t_topic_checks), CH_TEST(t_quota_checks))
