@@ -5,17 +5,15 @@
 #include "auth/ch_authz.h"
 
 #include <ctype.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "auth/ch_scram.h"
 #include "common/ch_buf.h"
 #include "common/ch_common.h"
+#include "common/ch_durable.h"
 
 #define STORE_FILE "acls"
 #define STORE_HEADER "# cohort ACLs v1"
@@ -182,47 +180,28 @@ parse_line(char *line, ch_acl *a)
 	return 0;
 }
 
+/* ch_durable_read_lines: one binding line into the store. */
+static int
+load_line(void *ud, char *line, char *why, size_t n)
+{
+	ch_acl_store *s = ud;
+	ch_acl a;
+	if (parse_line(line, &a) != 0) {
+		snprintf(why, n, "not an ACL line");
+		return -1;
+	}
+	s->v = ch_xrealloc(s->v, (s->n + 1) * sizeof(*s->v));
+	s->v[s->n++] = a;
+	return 0;
+}
+
 ch_acl_store *
 ch_acl_store_open(const char *dir, char *err, size_t errlen)
 {
 	ch_acl_store *s = ch_xcalloc(1, sizeof(*s));
 	s->dir = ch_xstrdup(dir);
 	s->path = ch_path_join(dir, STORE_FILE);
-	FILE *f = fopen(s->path, "r");
-	if (!f) {
-		if (errno == ENOENT)
-			return s;
-		snprintf(err, errlen, "%s: %s", s->path, strerror(errno));
-		ch_acl_store_close(s);
-		return NULL;
-	}
-	size_t cap = 4 * STR_MAX + 256;
-	char *line = ch_xmalloc(cap);
-	int lineno = 0;
-	bool bad = false;
-	while (!bad && fgets(line, (int)cap, f)) {
-		lineno++;
-		size_t l = strlen(line);
-		if (l && line[l - 1] == '\n')
-			line[--l] = '\0';
-		if (l == 0 || line[0] == '#')
-			continue;
-		ch_acl a;
-		if (parse_line(line, &a) != 0) {
-			snprintf(err, errlen, "%s:%d: not an ACL line", s->path, lineno);
-			bad = true;
-			break;
-		}
-		s->v = ch_xrealloc(s->v, (s->n + 1) * sizeof(*s->v));
-		s->v[s->n++] = a;
-	}
-	if (!bad && ferror(f)) {
-		snprintf(err, errlen, "%s: read error", s->path);
-		bad = true;
-	}
-	free(line);
-	fclose(f);
-	if (bad) {
+	if (ch_durable_read_lines(s->path, load_line, s, err, errlen) < 0) {
 		ch_acl_store_close(s);
 		return NULL;
 	}
@@ -252,51 +231,6 @@ size_t
 ch_acl_store_count(const ch_acl_store *s)
 {
 	return s->n;
-}
-
-/* Replaces path (in dir) with data[0..len) so that a crash leaves the old
- * file or the new one: a temporary file written and fsynced, renamed over
- * path, the directory fsynced. 0, or -1 with why. */
-static int
-replace_file(const char *dir, const char *path, const uint8_t *data, size_t len, char *err,
-	     size_t errlen)
-{
-	size_t tl = strlen(path) + 5;
-	char *tmp = ch_xmalloc(tl);
-	snprintf(tmp, tl, "%s.tmp", path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	const char *what = tmp;
-	int rc = fd < 0 ? -1 : 0;
-	for (size_t off = 0; rc == 0 && off < len;) {
-		ssize_t w = write(fd, data + off, len - off);
-		if (w < 0 && errno != EINTR)
-			rc = -1;
-		else if (w > 0)
-			off += (size_t)w;
-	}
-	if (rc == 0 && fsync(fd) != 0)
-		rc = -1;
-	if (fd >= 0 && close(fd) != 0)
-		rc = -1;
-	if (rc == 0 && rename(tmp, path) != 0) {
-		what = path;
-		rc = -1;
-	}
-	if (rc != 0) {
-		snprintf(err, errlen, "%s: %s", what, strerror(errno));
-		unlink(tmp);
-		free(tmp);
-		return -1;
-	}
-	free(tmp);
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fsync(dfd) != 0) {
-		snprintf(err, errlen, "%s: fsync: %s", dir, strerror(errno));
-		rc = -1;
-	}
-	if (dfd >= 0)
-		close(dfd);
-	return rc;
 }
 
 static void
@@ -335,7 +269,7 @@ write_all(const ch_acl_store *s, const ch_acl *const *v, size_t n, char *err, si
 		ch_buf_append(&b, pm, strlen(pm));
 		ch_buf_append(&b, "\n", 1);
 	}
-	int rc = replace_file(s->dir, s->path, b.data, b.len, err, errlen);
+	int rc = ch_durable_replace(s->dir, s->path, b.data, b.len, err, errlen);
 	ch_buf_free(&b);
 	return rc;
 }

@@ -3,12 +3,9 @@
  */
 #include "auth/ch_scram_store.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/ch_buf.h"
 #include "common/ch_common.h"

@@ -75,11 +75,13 @@ ch_durable_read_lines(const char *path, int (*fn)(void *ud, char *line, char *wh
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	char line[4096];
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t got;
 	int lineno = 0;
-	while (fgets(line, sizeof(line), f)) {
+	while ((got = getline(&line, &cap, f)) >= 0) {
 		lineno++;
-		size_t l = strlen(line);
+		size_t l = (size_t)got;
 		if (l && line[l - 1] == '\n')
 			line[--l] = '\0';
 		if (l == 0 || line[0] == '#')
@@ -87,10 +89,12 @@ ch_durable_read_lines(const char *path, int (*fn)(void *ud, char *line, char *wh
 		char why[256] = "malformed line";
 		if (fn(ud, line, why, sizeof(why)) != 0) {
 			snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
+			free(line);
 			fclose(f);
 			return -1;
 		}
 	}
+	free(line);
 	bool bad = ferror(f);
 	fclose(f);
 	if (bad) {

@@ -14,7 +14,7 @@ int ch_durable_replace(const char *dir, const char *path, const void *data, size
 		       size_t errlen);
 
 /* Calls fn for each line of path, its newline stripped, skipping empty
- * lines and '#' comments (lines up to 4095 bytes). 1: there is no such
+ * lines and '#' comments (lines of any length). 1: there is no such
  * file; 0: read; -1 with why: a read error, or fn returned non-zero for a
  * line ("PATH:LINE: " and fn's why). */
 int ch_durable_read_lines(const char *path, int (*fn)(void *ud, char *line, char *why, size_t n),
