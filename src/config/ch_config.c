@@ -1594,9 +1594,10 @@ retention_key(const struct ch_config *cfg)
  * ones are cohort's own (README: where cohort differs). Runs after the
  * synonyms are resolved. */
 /* One IP:COUNT entry of max.connections.per.ip.overrides at *p (which it
- * advances past the entry and its comma): 0 and the parts, or -1. */
+ * advances past the entry and its comma): 0 and the parts, or -1. ip is
+ * the address as written, bare the same without IPv6 brackets. */
 static int
-next_ip_override(const char **p, char *ip, size_t iplen, int64_t *count)
+next_ip_override(const char **p, char *ip, size_t iplen, char *bare, size_t barelen, int64_t *count)
 {
 	const char *e = *p + strcspn(*p, ",");
 	const char *colon = e;
@@ -1613,6 +1614,9 @@ next_ip_override(const char **p, char *ip, size_t iplen, int64_t *count)
 		return -1;
 	*count = v;
 	*p = *e ? e + 1 : e;
+	size_t l = strlen(ip);
+	bool br = l > 2 && ip[0] == '[' && ip[l - 1] == ']';
+	snprintf(bare, barelen, "%.*s", (int)(br ? l - 2 : l), ip + br);
 	return 0;
 }
 
@@ -1629,19 +1633,16 @@ check_ip_overrides(const struct ch_config *cfg, char *err, size_t errlen)
 		return CH_ERR;
 	}
 	for (const char *p = v ? v : ""; *p;) {
-		char ip[INET6_ADDRSTRLEN + 2], bare[INET6_ADDRSTRLEN];
+		char ip[INET6_ADDRSTRLEN + 2], bare[INET6_ADDRSTRLEN + 2];
 		int64_t n;
 		unsigned char a[16];
-		if (next_ip_override(&p, ip, sizeof(ip), &n) != 0) {
+		if (next_ip_override(&p, ip, sizeof(ip), bare, sizeof(bare), &n) != 0) {
 			ch_errf(err, errlen,
 				"invalid value '%s' for max.connections.per.ip.overrides: expected "
 				"IP:COUNT,...",
 				v);
 			return CH_ERR;
 		}
-		size_t l = strlen(ip);
-		bool br = l > 2 && ip[0] == '[' && ip[l - 1] == ']';
-		snprintf(bare, sizeof(bare), "%.*s", (int)(br ? l - 2 : l), ip + br);
 		if (inet_pton(AF_INET, bare, a) != 1 && inet_pton(AF_INET6, bare, a) != 1) {
 			ch_errf(err, errlen,
 				"invalid value '%s' for max.connections.per.ip.overrides: '%s' is "
@@ -1659,13 +1660,11 @@ ch_config_max_connections_per_ip(const struct ch_config *cfg, const char *ip)
 {
 	const char *v = cfg->max_connections_per_ip_overrides;
 	for (const char *p = v ? v : ""; *p;) {
-		char entry[INET6_ADDRSTRLEN + 2];
+		char entry[INET6_ADDRSTRLEN + 2], bare[INET6_ADDRSTRLEN + 2];
 		int64_t n;
-		if (next_ip_override(&p, entry, sizeof(entry), &n) != 0)
+		if (next_ip_override(&p, entry, sizeof(entry), bare, sizeof(bare), &n) != 0)
 			break; /* checked when set */
-		size_t l = strlen(entry);
-		bool br = l > 2 && entry[0] == '[' && entry[l - 1] == ']';
-		if (strlen(ip) == l - 2 * br && strncmp(entry + br, ip, l - 2 * br) == 0)
+		if (strcmp(bare, ip) == 0)
 			return (int32_t)n;
 	}
 	return cfg->max_connections_per_ip;
