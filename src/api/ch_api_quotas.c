@@ -230,12 +230,8 @@ same_entity(const ch_AlterClientQuotasRequest_EntryData *a,
 	for (int32_t i = 0; i < a->Entity_n; i++) {
 		bool found = false;
 		for (int32_t j = 0; j < b->Entity_n && !found; j++)
-			found = a->Entity[i].EntityType.len == b->Entity[j].EntityType.len &&
-				memcmp(a->Entity[i].EntityType.p, b->Entity[j].EntityType.p,
-				       (size_t)CH_MAX(a->Entity[i].EntityType.len, 0)) == 0 &&
-				a->Entity[i].EntityName.len == b->Entity[j].EntityName.len &&
-				memcmp(a->Entity[i].EntityName.p, b->Entity[j].EntityName.p,
-				       (size_t)CH_MAX(a->Entity[i].EntityName.len, 0)) == 0;
+			found = ch_str_eq(a->Entity[i].EntityType, b->Entity[j].EntityType) &&
+				ch_str_eq(a->Entity[i].EntityName, b->Entity[j].EntityName);
 		if (!found)
 			return false;
 	}
@@ -256,9 +252,7 @@ check_entry(ch_req *req, const ch_AlterClientQuotasRequest *rq, int32_t idx, ch_
 		}
 	for (int32_t i = 0; i < CH_MAX(en->Ops_n, 0); i++)
 		for (int32_t j = 0; j < i; j++)
-			if (en->Ops[i].Key.len == en->Ops[j].Key.len &&
-			    memcmp(en->Ops[i].Key.p, en->Ops[j].Key.p,
-				   (size_t)CH_MAX(en->Ops[i].Key.len, 0)) == 0) {
+			if (ch_str_eq(en->Ops[i].Key, en->Ops[j].Key)) {
 				snprintf(
 					msg, n,
 					"Duplicate quota key %s not updating quota for this entity",
