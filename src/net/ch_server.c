@@ -1115,6 +1115,14 @@ limits_of(const ch_server *s, int tag, const char *ip, ch_conn_limits *out)
 		s->opts.limits(s->opts.ud, tag, ip, out);
 }
 
+/* Whether listener l is at max.connections (all listeners', or its own). */
+static bool
+at_connection_limit(const ch_server *s, const ch_listen *l, const ch_conn_limits *lim)
+{
+	return s->nconns >= (size_t)CH_MAX(lim->max_connections, 0) ||
+	       l->nconns >= (size_t)CH_MAX(lim->max_listener_connections, 0);
+}
+
 /* Counts one more connection from ss's address; the entry to drop later. */
 static ch_map_entry *
 ip_count_add(ch_server *s, const struct sockaddr_storage *ss)
@@ -1176,8 +1184,7 @@ accept_update(ch_server *s)
 		ch_listen *l = &s->ls[k];
 		ch_conn_limits lim;
 		limits_of(s, l->tag, NULL, &lim);
-		bool full = s->nconns >= (size_t)CH_MAX(lim.max_connections, 0) ||
-			    l->nconns >= (size_t)CH_MAX(lim.max_listener_connections, 0);
+		bool full = at_connection_limit(s, l, &lim);
 		at_limit |= full;
 		bool want = !s->stopped && l->fd >= 0 && !paused && !full;
 		if (want == l->watching)
@@ -1302,8 +1309,7 @@ on_accept(ch_loop *loop, ch_io *io, unsigned revents)
 	for (int i = 0; i < CH_ACCEPT_BATCH && !s->stopped && l->watching; i++) {
 		ch_conn_limits lim;
 		limits_of(s, l->tag, NULL, &lim);
-		if (s->nconns >= (size_t)CH_MAX(lim.max_connections, 0) ||
-		    l->nconns >= (size_t)CH_MAX(lim.max_listener_connections, 0)) {
+		if (at_connection_limit(s, l, &lim)) {
 			accept_update(s); /* waits for a slot */
 			return;
 		}
