@@ -146,6 +146,8 @@ static void
 req_free(ch_req *req)
 {
 	int k = req->key, v = req->version;
+	if (req->bk->handling == req)
+		req->bk->handling = NULL;
 	if (k >= 0 && k < CH_API_STATS_KEYS && v >= 0 && v < CH_API_STATS_VERSIONS)
 		ch_hist_observe(&stats_of(req->bk)->latency[k][v],
 				ch_now_mono_us() - req->received_us);
@@ -324,7 +326,13 @@ ch_api_on_frame(ch_broker *bk, void *conn, uint64_t seq, const char *peer, const
 			codec->name, version, corr, ch_rd_left(&r));
 	req->arena.limit = 0;
 	CH_LOGT("api", "%s: %s v%d corr=%d", peer, codec->name, version, corr);
+	bk->handling = req;
 	h->fn(req);
+	/* Still set: the handler parked req (answered later, from a timer or
+	 * the log); its time so far is what request_percentage counts. */
+	if (bk->handling == req)
+		req->handler_us = ch_now_mono_us() - req->received_us;
+	bk->handling = NULL;
 }
 
 void
@@ -333,6 +341,18 @@ ch_api_send(ch_req *req, const void *resp)
 	ch_broker *bk = req->bk;
 	if (req->finish)
 		resp = req->finish(req, resp);
+	/* request_percentage: the answer carries the larger throttle time
+	 * (Kafka's maybeSetThrottleTimeMs), the connection is muted after it. */
+	int32_t throttle = ch_api_quota_request_time(req);
+	const ch_api_codec *codec = req->codec;
+	if (throttle > 0 && codec->throttle_off >= 0 && req->version >= codec->throttle_version) {
+		void *copy = ch_req_alloc(req, codec->resp_size);
+		memcpy(copy, resp, codec->resp_size);
+		int32_t *t = (int32_t *)((char *)copy + codec->throttle_off);
+		*t = CH_MAX(*t, throttle);
+		resp = copy;
+	}
+	ch_api_quota_throttle(req, throttle);
 	ch_buf *b = malloc(sizeof(*b));
 	if (!b)
 		abort();

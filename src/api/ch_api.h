@@ -44,12 +44,13 @@ typedef struct ch_req {
 	ch_str client_id; /* header client id (may be null) */
 	size_t size;      /* the request's frame in bytes (producer_byte_rate counts them) */
 	const ch_api_codec *codec;
-	void *body;                  /* decoded request, codec->req_size bytes, in arena */
-	ch_arena arena;              /* decoded request and response scratch */
-	int64_t received_ms;         /* monotonic time of arrival */
-	uint64_t received_us;        /* the same in microseconds, for the latency histogram */
-	int listener;                /* index in cfg->listeners of the one it came in on */
-	const char *principal;       /* who sent it ("User:ANONYMOUS", "User:alice",
+	void *body;            /* decoded request, codec->req_size bytes, in arena */
+	ch_arena arena;        /* decoded request and response scratch */
+	int64_t received_ms;   /* monotonic time of arrival */
+	uint64_t received_us;  /* the same in microseconds, for the latency histogram */
+	uint64_t handler_us;   /* a parked request's time in its handler (request_percentage) */
+	int listener;          /* index in cfg->listeners of the one it came in on */
+	const char *principal; /* who sent it ("User:ANONYMOUS", "User:alice",
 				* a certificate's mapped name): what the authorizer
 				* checks (ch_api_allowed) */
 	struct ch_api_session *sess; /* the connection's (NULL: no shell session) */
@@ -203,6 +204,20 @@ void ch_api_quota_unrecord(ch_req *req, int kind, double value);
  * (INT64_MAX: no quota): a Fetch's MaxBytes is capped by it. */
 int64_t ch_api_quota_window_max(ch_req *req, int kind);
 void ch_api_quota_throttle(ch_req *req, int32_t ms);
+/* request_percentage (Kafka's ClientRequestQuotaManager): records the
+ * loop's time on req (from its dispatch to now while its handler runs,
+ * else its handler's time) as a percentage of one thread and returns the
+ * throttle time, at most one quota window (1 s). Once per request: by
+ * ch_api_send, and by the handlers that build their answers by hand
+ * (Fetch) before they do. */
+int32_t ch_api_quota_request_time(ch_req *req);
+/* controller_mutation_rate (ch_quotas_mutate): partitions created or
+ * deleted by req, strict from version strict_since. 0, or
+ * THROTTLING_QUOTA_EXCEEDED (that item refused); *throttle raised to the
+ * throttle time. _applies: whether such a quota applies to req at all. */
+int16_t ch_api_quota_mutation(ch_req *req, int32_t partitions, int16_t strict_since,
+			      int32_t *throttle);
+bool ch_api_quota_mutation_applies(ch_req *req);
 /* Every API of the group coordinator (JoinGroup, SyncGroup, Heartbeat,
  * LeaveGroup, OffsetCommit, OffsetFetch, ListGroups, DescribeGroups,
  * DeleteGroups, OffsetDelete): one table in ch_api_group.c. */

@@ -333,6 +333,8 @@ answer(fetch *f, int16_t top_err)
 	for (int32_t i = 0; i < f->n; i++)
 		bytes += f->parts[i].down ? f->parts[i].down_size : f->parts[i].sl.len;
 	int32_t throttle = ch_api_quota_record(req, CH_QK_CONSUMER_BYTE_RATE, (double)bytes);
+	/* request_percentage too: either throttle answers no data (KafkaApis) */
+	throttle = CH_MAX(throttle, ch_api_quota_request_time(req));
 	if (throttle > 0) {
 		ch_api_quota_unrecord(req, CH_QK_CONSUMER_BYTE_RATE, (double)bytes);
 		release_slices(f);

@@ -4,10 +4,13 @@
  * messages (ClientQuotasImage.describe, ClientQuotaControlManager), and the
  * throttling that Produce and Fetch ask for (ch_api_quota_throttle).
  *
- * Entities have a user part and a client-id part. cohortd has no IP
- * quotas (connection_creation_rate): an "ip" entity is refused by Alter
- * with INVALID_REQUEST and matches nothing in Describe (README says so).
+ * Entities have a user part and a client-id part, or an ip part alone
+ * (connection_creation_rate, enforced by the network layer through
+ * ch_quotas_connection). An ip entity names an address literal: Kafka also
+ * takes a host name it can resolve, cohortd does no DNS lookups on its
+ * loop (README says so).
  */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,13 +27,11 @@
 
 /* Reads the filter (Kafka's order of checks); 0, or an error with msg. */
 static int16_t
-read_filter(ch_req *req, const ch_DescribeClientQuotasRequest *rq, ch_quota_filter *f, bool *ip,
-	    char *msg, size_t n)
+read_filter(ch_req *req, const ch_DescribeClientQuotasRequest *rq, ch_quota_filter *f, char *msg,
+	    size_t n)
 {
 	memset(f, 0, sizeof(*f));
 	f->strict = rq->Strict;
-	*ip = false;
-	bool seen_ip = false;
 	for (int32_t i = 0; i < CH_MAX(rq->Components_n, 0); i++) {
 		const ch_DescribeClientQuotasRequest_ComponentData *c = &rq->Components[i];
 		char *type = ch_req_strdup(req, c->EntityType);
@@ -46,14 +47,17 @@ read_filter(ch_req *req, const ch_DescribeClientQuotasRequest *rq, ch_quota_filt
 		} else if (strcmp(type, "client-id") == 0) {
 			slot = &f->client;
 			name = &f->client_name;
+		} else if (strcmp(type, "ip") == 0) {
+			slot = &f->ip;
+			name = &f->ip_name;
 		}
-		if ((slot && *slot) || (!slot && strcmp(type, "ip") == 0 && seen_ip)) {
+		if (slot && *slot) {
 			snprintf(msg, n,
 				 "Entity type %s cannot appear more than once in the filter.",
 				 type);
 			return CH_KERR_INVALID_REQUEST;
 		}
-		if (!slot && strcmp(type, "ip") != 0) {
+		if (!slot) {
 			snprintf(msg, n, "Unsupported entity type %s", type);
 			return CH_KERR_UNSUPPORTED_VERSION;
 		}
@@ -84,21 +88,16 @@ read_filter(ch_req *req, const ch_DescribeClientQuotasRequest *rq, ch_quota_filt
 			snprintf(msg, n, "Unknown match type %d", c->MatchType);
 			return CH_KERR_INVALID_REQUEST;
 		}
-		if (!slot) {
-			seen_ip = true;
-			continue;
-		}
 		*slot = want;
 		if (want == 1)
 			*name = ch_req_strdup(req, c->Match);
 	}
-	if (seen_ip && (f->user || f->client)) {
+	if (f->ip && (f->user || f->client)) {
 		snprintf(msg, n,
 			 "Invalid entity filter component combination. IP filter component should "
 			 "not be used with user or clientId filter component.");
 		return CH_KERR_INVALID_REQUEST;
 	}
-	*ip = seen_ip;
 	return 0;
 }
 
@@ -109,11 +108,10 @@ ch_api_DescribeClientQuotas(ch_req *req)
 	ch_DescribeClientQuotasResponse resp;
 	ch_DescribeClientQuotasResponse_init(&resp);
 	ch_quota_filter f;
-	bool ip;
 	char msg[300];
 	/* KafkaApis: DESCRIBE_CONFIGS on the cluster, else the error alone */
 	int16_t err = ch_api_cluster_allowed(req, CH_ACL_DESCRIBE_CONFIGS)
-			      ? read_filter(req, rq, &f, &ip, msg, sizeof(msg))
+			      ? read_filter(req, rq, &f, msg, sizeof(msg))
 			      : CH_KERR_CLUSTER_AUTHORIZATION_FAILED;
 	if (err == CH_KERR_CLUSTER_AUTHORIZATION_FAILED)
 		snprintf(msg, sizeof(msg), "%s", ch_kerr_message(err));
@@ -131,7 +129,7 @@ ch_api_DescribeClientQuotas(ch_req *req)
 	typedef ch_DescribeClientQuotasResponse_EntryData entry;
 	resp.Entries = CH_REQ_NEW_ARRAY(req, entry, total);
 	resp.Entries_n = 0;
-	for (size_t i = 0; i < total && !ip; i++) {
+	for (size_t i = 0; i < total; i++) {
 		const ch_quota_entry *e = ch_quotas_at(q, i);
 		if (!ch_quota_matches(&e->e, &f))
 			continue;
@@ -147,6 +145,10 @@ ch_api_DescribeClientQuotas(ch_req *req)
 				CH_STR_LIT("client-id"), e->e.client == CH_QP_NAME
 								 ? ch_str_c(e->e.client_name)
 								 : CH_STR_NULL};
+		if (e->e.ip != CH_QP_ABSENT)
+			o->Entity[o->Entity_n++] = (ch_DescribeClientQuotasResponse_EntityData){
+				CH_STR_LIT("ip"),
+				e->e.ip == CH_QP_NAME ? ch_str_c(e->e.ip_name) : CH_STR_NULL};
 		o->Values =
 			CH_REQ_NEW_ARRAY(req, ch_DescribeClientQuotasResponse_ValueData, CH_QK_N);
 		o->Values_n = 0;
@@ -173,7 +175,6 @@ read_entity(ch_req *req, const ch_AlterClientQuotasRequest_EntryData *en, ch_quo
 		snprintf(msg, n, "Invalid empty client quota entity");
 		return CH_KERR_INVALID_REQUEST;
 	}
-	bool ip = false;
 	for (int32_t i = 0; i < en->Entity_n; i++) {
 		const ch_AlterClientQuotasRequest_EntityData *d = &en->Entity[i];
 		char *type = ch_req_strdup(req, d->EntityType);
@@ -185,11 +186,14 @@ read_entity(ch_req *req, const ch_AlterClientQuotasRequest_EntryData *en, ch_quo
 		} else if (strcmp(type, "client-id") == 0) {
 			part = &e->client;
 			name = &e->client_name;
-		} else if (strcmp(type, "ip") != 0) {
+		} else if (strcmp(type, "ip") == 0) {
+			part = &e->ip;
+			name = &e->ip_name;
+		} else {
 			snprintf(msg, n, "Unhandled client quota entity type: %s", type);
 			return CH_KERR_INVALID_REQUEST;
 		}
-		if ((part && *part != CH_QP_ABSENT) || (!part && ip)) {
+		if (*part != CH_QP_ABSENT) {
 			snprintf(msg, n, "Invalid client quota entity, duplicate entity entry %s",
 				 type);
 			return CH_KERR_INVALID_REQUEST;
@@ -198,24 +202,20 @@ read_entity(ch_req *req, const ch_AlterClientQuotasRequest_EntryData *en, ch_quo
 			snprintf(msg, n, "Empty %s not supported", type);
 			return CH_KERR_INVALID_REQUEST;
 		}
-		if (!part) {
-			ip = true;
-			continue;
-		}
 		*part = d->EntityName.len < 0 ? CH_QP_DEFAULT : CH_QP_NAME;
 		if (*part == CH_QP_NAME)
 			*name = ch_req_strdup(req, d->EntityName);
 	}
-	if (ip && (e->user || e->client)) {
+	if (e->ip && (e->user || e->client)) {
 		snprintf(msg, n,
 			 "Invalid quota entity combination, IP entity shouldnot be combined with "
 			 "User or ClientId");
 		return CH_KERR_INVALID_REQUEST;
 	}
-	if (ip) {
-		snprintf(msg, n,
-			 "cohort has no IP quotas (connection_creation_rate): use "
-			 "max.connection.creation.rate");
+	unsigned char addr[sizeof(struct in6_addr)];
+	if (e->ip == CH_QP_NAME && inet_pton(AF_INET, e->ip_name, addr) != 1 &&
+	    inet_pton(AF_INET6, e->ip_name, addr) != 1) {
+		snprintf(msg, n, "%s is not a valid IP or resolvable host.", e->ip_name);
 		return CH_KERR_INVALID_REQUEST;
 	}
 	return 0;
@@ -265,7 +265,7 @@ check_entry(ch_req *req, const ch_AlterClientQuotasRequest *rq, int32_t idx, ch_
 	for (int32_t i = 0; i < CH_MAX(en->Ops_n, 0); i++) {
 		ch_quota_key k;
 		err = ch_quota_check_key(ch_req_strdup(req, en->Ops[i].Key), en->Ops[i].Value,
-					 en->Ops[i].Remove, &k, msg, n);
+					 en->Ops[i].Remove, e->ip != CH_QP_ABSENT, &k, msg, n);
 		if (err)
 			return err;
 	}
@@ -312,8 +312,8 @@ ch_api_AlterClientQuotas(ch_req *req)
 		for (int32_t k = 0; k < CH_MAX(en->Ops_n, 0); k++) {
 			ch_quota_key key;
 			(void)ch_quota_check_key(ch_req_strdup(req, en->Ops[k].Key),
-						 en->Ops[k].Value, en->Ops[k].Remove, &key, msg,
-						 sizeof(msg));
+						 en->Ops[k].Value, en->Ops[k].Remove,
+						 e.ip != CH_QP_ABSENT, &key, msg, sizeof(msg));
 			ch_quotas_put(bk->quotas, &e, key, en->Ops[k].Value, en->Ops[k].Remove);
 			changed = true;
 		}
@@ -350,7 +350,8 @@ subject(ch_req *req, const char **user, const char **client)
 	ch_quotas *q = req->bk->quotas;
 	if (!q || !ch_quotas_at(q, 0))
 		return NULL;
-	const char *p = req->principal;
+	/* (no principal: the v0 answer to an unsupported ApiVersions) */
+	const char *p = req->principal ? req->principal : "User:ANONYMOUS";
 	*user = strncmp(p, "User:", 5) == 0 ? p + 5 : p;
 	*client = ch_req_strdup(req, req->client_id.len >= 0 ? req->client_id : CH_STR_LIT(""));
 	return q;
@@ -385,6 +386,44 @@ ch_api_quota_window_max(ch_req *req, int kind)
 	ch_quotas *q = subject(req, &user, &client);
 	double m = q ? ch_quotas_window_max(q, (ch_quota_key)kind, user, client) : -1;
 	return m < 0 || m >= 9.2e18 ? INT64_MAX : (int64_t)m;
+}
+
+int32_t
+ch_api_quota_request_time(ch_req *req)
+{
+	/* The SASL exchange is the network layer's in Kafka, never counted. */
+	if (req->key == CH_APIKEY_SASL_HANDSHAKE || req->key == CH_APIKEY_SASL_AUTHENTICATE)
+		return 0;
+	const char *user, *client;
+	ch_quotas *q = subject(req, &user, &client);
+	if (!q)
+		return 0;
+	uint64_t us =
+		req->bk->handling == req ? ch_now_mono_us() - req->received_us : req->handler_us;
+	/* Kafka's nanosToPercentage: a second of one thread is 100 (%) */
+	int64_t t = ch_quotas_record(q, CH_QK_REQUEST_PERCENTAGE, user, client, (double)us * 1e-4,
+				     req->bk->now_ms(req->bk->shell));
+	return (int32_t)CH_MIN(t, (int64_t)CH_QUOTA_WINDOW_MS);
+}
+
+int16_t
+ch_api_quota_mutation(ch_req *req, int32_t partitions, int16_t strict_since, int32_t *throttle)
+{
+	const char *user, *client;
+	ch_quotas *q = subject(req, &user, &client);
+	int64_t t = 0;
+	bool ok = !q || ch_quotas_mutate(q, user, client, partitions, req->version >= strict_since,
+					 req->bk->now_ms(req->bk->shell), &t);
+	*throttle = CH_MAX(*throttle, (int32_t)CH_MIN(t, (int64_t)INT32_MAX));
+	return ok ? 0 : CH_KERR_THROTTLING_QUOTA_EXCEEDED;
+}
+
+bool
+ch_api_quota_mutation_applies(ch_req *req)
+{
+	const char *user, *client;
+	ch_quotas *q = subject(req, &user, &client);
+	return q && ch_quotas_apply(q, CH_QK_CONTROLLER_MUTATION_RATE, user, client);
 }
 
 void

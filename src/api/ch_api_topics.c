@@ -217,6 +217,8 @@ ch_api_CreateTopics(ch_req *req)
 	/* CREATE on the cluster or the topic; DESCRIBE_CONFIGS to see its
 	 * configs (ControllerApis.createTopics). */
 	bool cluster_create = ch_api_cluster_allowed(req, CH_ACL_CREATE);
+	bool mutation_quota = ch_api_quota_mutation_applies(req);
+	int32_t throttle = 0;
 	ch_topics_txn *tx = ch_topics_begin(bk->topics);
 	for (int32_t i = 0; i < n; i++) {
 		const ct_req *t = &rq->Topics[i];
@@ -286,11 +288,22 @@ ch_api_CreateTopics(ch_req *req)
 			continue;
 		}
 		const ch_topic *tp = NULL;
-		err = ch_topics_create(tx, t->Name.p, (size_t)(t->Name.len > 0 ? t->Name.len : 0),
-				       partitions, kv, (size_t)nkv, rq->validateOnly, &tp, msg,
-				       sizeof(msg));
+		size_t name_len = (size_t)(t->Name.len > 0 ? t->Name.len : 0);
+		/* controller_mutation_rate after every other check, as the
+		 * controller's createTopic: validated first when it may refuse */
+		if (mutation_quota) {
+			err = ch_topics_create(tx, t->Name.p, name_len, partitions, kv, (size_t)nkv,
+					       true, &tp, msg, sizeof(msg));
+			if (!err)
+				err = ch_api_quota_mutation(req, partitions, 6, &throttle);
+		}
+		if (!err && !(mutation_quota && rq->validateOnly))
+			err = ch_topics_create(tx, t->Name.p, name_len, partitions, kv, (size_t)nkv,
+					       rq->validateOnly, &tp, msg, sizeof(msg));
 		if (err) {
 			set_error(req, r, err, msg[0] ? msg : NULL);
+			if (err == CH_KERR_THROTTLING_QUOTA_EXCEEDED)
+				r->ErrorMessage = CH_STR_NULL; /* Kafka sends none */
 			continue;
 		}
 		r->ErrorCode = CH_KERR_NONE;
@@ -305,6 +318,8 @@ ch_api_CreateTopics(ch_req *req)
 			r->TopicConfigErrorCode = CH_KERR_TOPIC_AUTHORIZATION_FAILED;
 		ctx->staged[ri] = !rq->validateOnly;
 	}
+	resp->ThrottleTimeMs = throttle;
+	ch_api_quota_throttle(req, throttle);
 	ch_topics_commit(tx, created, ctx);
 }
 
@@ -373,6 +388,7 @@ ch_api_DeleteTopics(ch_req *req)
 	/* DELETE on the cluster allows every topic; else DESCRIBE and DELETE
 	 * on each (ControllerApis.deleteTopics). */
 	bool cluster_delete = ch_api_cluster_allowed(req, CH_ACL_DELETE);
+	int32_t throttle = 0;
 	ch_topics_txn *tx = ch_topics_begin(bk->topics);
 	for (int32_t i = 0; i < n; i++) {
 		ch_str name = names[i];
@@ -415,8 +431,11 @@ ch_api_DeleteTopics(ch_req *req)
 			} else {
 				if (tp)
 					r->TopicId = tp->id;
-				err = ch_topics_delete(tx, name.p, (size_t)name.len, msg,
-						       sizeof(msg));
+				err = tp ? ch_api_quota_mutation(req, tp->partitions, 5, &throttle)
+					 : 0;
+				if (!err)
+					err = ch_topics_delete(tx, name.p, (size_t)name.len, msg,
+							       sizeof(msg));
 			}
 		} else if (!ch_uuid_is_zero(&id)) {
 			const ch_topic *tp = ch_topics_find_id(bk->topics, &id);
@@ -431,18 +450,26 @@ ch_api_DeleteTopics(ch_req *req)
 					r->Name = tn;
 			} else {
 				r->Name = tn; /* the name goes with the topic object: copied */
-				err = ch_topics_delete_id(tx, &id, msg, sizeof(msg));
+				err = tp ? ch_api_quota_mutation(req, tp->partitions, 5, &throttle)
+					 : 0;
+				if (!err)
+					err = ch_topics_delete_id(tx, &id, msg, sizeof(msg));
 			}
 		} else {
 			err = CH_KERR_INVALID_REQUEST;
 			snprintf(msg, sizeof(msg), "Neither topic name nor id were specified.");
 		}
 		r->ErrorCode = err;
+		/* Kafka: THROTTLING_QUOTA_EXCEEDED without a message */
 		r->ErrorMessage =
-			err ? ch_str_c(arena_msg(req, msg[0] ? msg : ch_kerr_message(err)))
-			    : CH_STR_NULL;
+			err && err != CH_KERR_THROTTLING_QUOTA_EXCEEDED
+				? ch_str_c(arena_msg(req, msg[0] ? msg : ch_kerr_message(err)))
+				: CH_STR_NULL;
 		ctx->staged[ri] = err == 0;
 	}
+	if (req->version >= 1)
+		resp->ThrottleTimeMs = throttle;
+	ch_api_quota_throttle(req, throttle);
 	ch_topics_commit(tx, deleted, ctx);
 }
 
@@ -483,6 +510,7 @@ ch_api_CreatePartitions(ch_req *req)
 	ch_str *names = CH_REQ_NEW_ARRAY(req, ch_str, n);
 	for (int32_t i = 0; i < n; i++)
 		names[i] = rq->Topics[i].Name;
+	int32_t throttle = 0;
 	ch_topics_txn *tx = ch_topics_begin(bk->topics);
 	for (int32_t i = 0; i < n; i++) {
 		const ch_CreatePartitionsRequest_CreatePartitionsTopic *t = &rq->Topics[i];
@@ -515,16 +543,24 @@ ch_api_CreatePartitions(ch_req *req)
 						     sizeof(msg));
 		}
 		bool denied = err == CH_KERR_TOPIC_AUTHORIZATION_FAILED;
+		/* the controller's createPartitions: the quota after the checks
+		 * of the count and the assignments */
+		if (!err && tp && t->Count > tp->partitions)
+			err = ch_api_quota_mutation(req, t->Count - tp->partitions, 3, &throttle);
 		if (!err)
 			err = ch_topics_add_partitions(tx, t->Name.p, (size_t)t->Name.len, t->Count,
 						       rq->ValidateOnly, msg, sizeof(msg));
 		r->ErrorCode = err;
-		/* Kafka's UnknownTopicOrPartitionException here carries no message. */
+		/* Kafka's UnknownTopicOrPartitionException here carries no message,
+		 * nor does THROTTLING_QUOTA_EXCEEDED. */
 		r->ErrorMessage =
-			err && err != CH_KERR_UNKNOWN_TOPIC_OR_PARTITION && !denied
+			err && err != CH_KERR_UNKNOWN_TOPIC_OR_PARTITION && !denied &&
+					err != CH_KERR_THROTTLING_QUOTA_EXCEEDED
 				? ch_str_c(arena_msg(req, msg[0] ? msg : ch_kerr_message(err)))
 				: CH_STR_NULL;
 		ctx->staged[ri] = !err && !rq->ValidateOnly;
 	}
+	resp->ThrottleTimeMs = throttle;
+	ch_api_quota_throttle(req, throttle);
 	ch_topics_commit(tx, partitions_added, ctx);
 }

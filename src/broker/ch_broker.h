@@ -74,6 +74,9 @@ struct ch_broker {
 	struct ch_scram_store *scram;                         /* SCRAM credentials */
 	struct ch_plain_users *plain_users[CH_LISTENERS_MAX]; /* each listener's PLAIN users */
 	struct ch_quotas *quotas; /* client quotas (quota/ch_quota.h); NULL: none */
+	/* The request whose handler is running (request_percentage: its time
+	 * so far is the loop's time on it); NULL between handlers. */
+	struct ch_req *handling;
 	struct ch_acl_store *acls; /* ACL bindings, when authorizer.class.name is set (else NULL) */
 	const char *cluster_id;
 	ch_coord *coord;              /* the group coordinator (group/), set by coord_shell_start */

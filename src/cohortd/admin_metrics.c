@@ -334,6 +334,10 @@ render_runtime(ch_buf *b, const admin_sources *src)
 	scalar(b, "cohort_connections_rejected_total", "counter",
 	       "Kafka client connections closed at once: max.connections.per.ip.",
 	       ns->rejected_per_ip);
+	scalar(b, "cohort_connections_throttled_total", "counter",
+	       "Kafka client connections held unread, then closed: an ip entity's "
+	       "connection_creation_rate quota.",
+	       ns->throttled_ip);
 	scalar(b, "cohort_connections_accept_waits_total", "counter",
 	       "Times accepting paused for max.connections or max.connection.creation.rate.",
 	       ns->accept_waits);

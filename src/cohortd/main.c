@@ -123,6 +123,14 @@ conn_limits(void *ud, int tag, const char *ip, ch_conn_limits *out)
 		out->max_per_ip = ch_config_max_connections_per_ip(cfg, ip);
 }
 
+/* ch_server_opts.ip_throttle: an ip entity's connection_creation_rate. */
+static int64_t
+conn_ip_throttle(void *ud, const char *ip)
+{
+	cohortd *d = ud;
+	return ch_quotas_connection(d->bk.quotas, ip, ch_loop_now(d->loop));
+}
+
 /* ---- per-connection sessions (listener, principal, SASL) ------------------- */
 
 static void
@@ -366,6 +374,7 @@ main(int argc, char **argv)
 	o.max_request_memory = cfg.queued_max_request_bytes;
 	o.request_receive_timeout_ms = cfg.socket_request_receive_timeout_ms;
 	o.limits = conn_limits;
+	o.ip_throttle = conn_ip_throttle;
 	o.on_request = on_request;
 	o.on_open = on_open;
 	o.on_close = on_close;

@@ -147,11 +147,13 @@ struct ch_server {
 	ch_listen ls[CH_SERVER_MAX_LISTENERS];
 	size_t nls;
 	bool stopped;
-	ch_timer accept_timer; /* resumes accepting after EMFILE or a creation-rate wait */
-	ch_timer limit_timer;  /* re-reads the connection limits while at one */
-	ch_map ip_counts;      /* peer address -> open connections (uintptr_t) */
-	double rate_tokens;    /* max_creation_rate's bucket: connections accepted now */
-	int64_t rate_at;       /* when it was last filled; 0: never */
+	ch_timer accept_timer;    /* resumes accepting after EMFILE or a creation-rate wait */
+	ch_timer limit_timer;     /* re-reads the connection limits while at one */
+	struct held_socket *held; /* ip_throttle's, by close time */
+	ch_timer held_timer;      /* closes the first of them */
+	ch_map ip_counts;         /* peer address -> open connections (uintptr_t) */
+	double rate_tokens;       /* max_creation_rate's bucket: connections accepted now */
+	int64_t rate_at;          /* when it was last filled; 0: never */
 	ch_conn *conns;
 	size_t nconns;
 	ch_conn *pending;
@@ -1146,6 +1148,59 @@ ip_count_drop(ch_server *s, ch_map_entry *e)
 		ch_map_remove_entry(&s->ip_counts, e);
 }
 
+/* A socket accepted and held unread until `until`, then closed
+ * (ip_throttle; Kafka's DelayedCloseSocket). */
+typedef struct held_socket {
+	int fd;
+	int64_t until;
+	struct held_socket *next;
+} held_socket;
+
+static void
+held_arm(ch_server *s)
+{
+	if (s->held)
+		ch_timer_arm(s->loop, &s->held_timer, s->held->until);
+	else
+		ch_timer_cancel(s->loop, &s->held_timer);
+}
+
+static void
+hold_socket(ch_server *s, int fd, int64_t ms)
+{
+	held_socket *h = ch_xcalloc(1, sizeof(*h));
+	h->fd = fd;
+	h->until = ch_loop_now(s->loop) + ms;
+	held_socket **p = &s->held;
+	while (*p && (*p)->until <= h->until)
+		p = &(*p)->next;
+	h->next = *p;
+	*p = h;
+	held_arm(s);
+}
+
+/* Closes every held socket whose time is up (all of them: stop). */
+static void
+held_close(ch_server *s, bool all)
+{
+	int64_t now = ch_loop_now(s->loop);
+	while (s->held && (all || s->held->until <= now)) {
+		held_socket *h = s->held;
+		s->held = h->next;
+		close(h->fd);
+		free(h);
+	}
+	held_arm(s);
+}
+
+static void
+on_held_timer(ch_loop *loop, ch_timer *t, void *ud)
+{
+	CH_UNUSED(loop);
+	CH_UNUSED(t);
+	held_close(ud, false);
+}
+
 /* Whether max_creation_rate lets one more connection in now (then it is
  * counted); else *wait_ms until it does. A token bucket holding a second's
  * worth: bursts up to the rate, then the rate. */
@@ -1330,6 +1385,16 @@ on_accept(ch_loop *loop, ch_io *io, unsigned revents)
 			s->stats.accepted++;
 			char ip[INET6_ADDRSTRLEN];
 			(void)peer_ip(&ss, ip, sizeof(ip));
+			int64_t hold =
+				s->opts.ip_throttle ? s->opts.ip_throttle(s->opts.ud, ip) : 0;
+			if (hold > 0) {
+				CH_LOGD("net",
+					"Delaying closing of connection from /%s for %lld ms", ip,
+					(long long)hold);
+				s->stats.throttled_ip++;
+				hold_socket(s, fd, hold);
+				continue;
+			}
 			ch_conn_limits per;
 			limits_of(s, l->tag, ip, &per);
 			uintptr_t have = (uintptr_t)ch_map_get(&s->ip_counts, ip, strlen(ip));
@@ -1566,6 +1631,7 @@ ch_server_new(ch_loop *loop, const ch_server_opts *opts)
 	}
 	ch_timer_init(&s->accept_timer, on_accept_resume, s);
 	ch_timer_init(&s->limit_timer, on_limit_timer, s);
+	ch_timer_init(&s->held_timer, on_held_timer, s);
 	ch_map_init(&s->ip_counts);
 	s->rbuf = ch_xmalloc(CH_RBUF_SIZE);
 	s->tls_wbuf = ch_xmalloc(CH_TLS_WRITE_CHUNK);
@@ -1631,6 +1697,7 @@ ch_server_stop(ch_server *s)
 	}
 	ch_timer_cancel(s->loop, &s->accept_timer);
 	ch_timer_cancel(s->loop, &s->limit_timer);
+	held_close(s, true);
 }
 
 void

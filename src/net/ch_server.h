@@ -104,6 +104,11 @@ typedef struct ch_server_opts {
 	/* Optional: the limits for a connection on listener tag from ip (an
 	 * address literal; NULL when asked before accepting, for the others). */
 	void (*limits)(void *ud, int tag, const char *ip, ch_conn_limits *out);
+	/* Optional: called once for each socket accepted from ip, before the
+	 * per-address count (Kafka's per-IP connection rate quota): > 0 holds
+	 * the socket unread for that many ms, then closes it (it is no
+	 * connection: no on_open, not counted). */
+	int64_t (*ip_throttle)(void *ud, const char *ip);
 
 	/* Every complete frame (size prefix stripped). Must lead to exactly one
 	 * ch_conn_respond(c, seq, ...) eventually. */
@@ -149,6 +154,7 @@ typedef struct ch_server_stats {
 	uint64_t bytes_out;        /* written (writev and sendfile) */
 	uint64_t receive_timeouts; /* connections closed: a request too slow to arrive */
 	uint64_t rejected_per_ip;  /* connections closed at once: max_per_ip */
+	uint64_t throttled_ip;     /* sockets held, then closed: ip_throttle */
 	uint64_t accept_waits;     /* times accepting paused for a connection limit */
 	/* gauges */
 	int64_t request_memory;  /* bytes held by requests (max_request_memory's pool) */

@@ -20,6 +20,9 @@ typedef struct sensor {
 	double val[CH_QUOTA_WINDOW_NUM];
 	int cur;
 	int64_t last; /* last record: idle sensors are dropped */
+	/* controller_mutation_rate's token bucket (Kafka's TokenBucket) */
+	double tokens;
+	int64_t tokens_at; /* 0: never measured (then it is full) */
 } sensor;
 
 struct ch_quotas {
@@ -30,10 +33,8 @@ struct ch_quotas {
 };
 
 static const char *const key_names[CH_QK_N] = {
-	"producer_byte_rate",
-	"consumer_byte_rate",
-	"request_percentage",
-	"controller_mutation_rate",
+	"producer_byte_rate",       "consumer_byte_rate",       "request_percentage",
+	"controller_mutation_rate", "connection_creation_rate",
 };
 
 const char *
@@ -55,7 +56,8 @@ entity_free(ch_quota_entity *e)
 {
 	free(e->user_name);
 	free(e->client_name);
-	e->user_name = e->client_name = NULL;
+	free(e->ip_name);
+	e->user_name = e->client_name = e->ip_name = NULL;
 }
 
 void
@@ -88,7 +90,8 @@ static bool
 entity_eq(const ch_quota_entity *a, const ch_quota_entity *b)
 {
 	return part_eq(a->user, a->user_name, b->user, b->user_name) &&
-	       part_eq(a->client, a->client_name, b->client, b->client_name);
+	       part_eq(a->client, a->client_name, b->client, b->client_name) &&
+	       part_eq(a->ip, a->ip_name, b->ip, b->ip_name);
 }
 
 void
@@ -110,6 +113,8 @@ ch_quotas_put(ch_quotas *q, const ch_quota_entity *e, ch_quota_key k, double v, 
 		ne->e.client = e->client;
 		ne->e.user_name = e->user == CH_QP_NAME ? ch_xstrdup(e->user_name) : NULL;
 		ne->e.client_name = e->client == CH_QP_NAME ? ch_xstrdup(e->client_name) : NULL;
+		ne->e.ip = e->ip;
+		ne->e.ip_name = e->ip == CH_QP_NAME ? ch_xstrdup(e->ip_name) : NULL;
 	}
 	ch_quota_entry *en = &q->v[i];
 	en->set[k] = !remove;
@@ -123,13 +128,13 @@ ch_quotas_put(ch_quotas *q, const ch_quota_entity *e, ch_quota_key k, double v, 
 }
 
 int16_t
-ch_quota_check_key(const char *key, double value, bool remove, ch_quota_key *out, char *msg,
-		   size_t n)
+ch_quota_check_key(const char *key, double value, bool remove, bool ip_entity, ch_quota_key *out,
+		   char *msg, size_t n)
 {
 	int k = 0;
 	while (k < CH_QK_N && strcmp(key, key_names[k]) != 0)
 		k++;
-	if (k == CH_QK_N) {
+	if (k == CH_QK_N || (k == CH_QK_CONNECTION_CREATION_RATE) != ip_entity) {
 		snprintf(msg, n, "Invalid configuration key %s", key);
 		return CH_KERR_INVALID_REQUEST;
 	}
@@ -140,16 +145,19 @@ ch_quota_check_key(const char *key, double value, bool remove, ch_quota_key *out
 		snprintf(msg, n, "Quota %s must be greater than 0", key);
 		return CH_KERR_INVALID_REQUEST;
 	}
-	/* the byte rates are Kafka LONGs; the other two DOUBLEs */
-	if (k == CH_QK_PRODUCER_BYTE_RATE || k == CH_QK_CONSUMER_BYTE_RATE) {
-		if (value > 9.2233720368547758e18) {
-			snprintf(msg, n, "Proposed value for %s is too large for a LONG.", key);
-			return CH_KERR_INVALID_REQUEST;
-		}
-		if (fabs(fmod(value, 1.0)) > 1e-6) {
-			snprintf(msg, n, "%s cannot be a fractional value.", key);
-			return CH_KERR_INVALID_REQUEST;
-		}
+	/* the byte rates are Kafka LONGs, the connection rate an INT, the
+	 * other two DOUBLEs (validateQuotaKeyValue) */
+	bool is_long = k == CH_QK_PRODUCER_BYTE_RATE || k == CH_QK_CONSUMER_BYTE_RATE;
+	if (!is_long && k != CH_QK_CONNECTION_CREATION_RATE)
+		return 0;
+	if (value > (is_long ? 9.2233720368547758e18 : 2147483647.0)) {
+		snprintf(msg, n, "Proposed value for %s is too large for %s.", key,
+			 is_long ? "a LONG" : "an INT");
+		return CH_KERR_INVALID_REQUEST;
+	}
+	if (fabs(fmod(value, 1.0)) > 1e-6) {
+		snprintf(msg, n, "%s cannot be a fractional value.", key);
+		return CH_KERR_INVALID_REQUEST;
 	}
 	return 0;
 }
@@ -173,12 +181,14 @@ bool
 ch_quota_matches(const ch_quota_entity *e, const ch_quota_filter *f)
 {
 	if (f->strict) {
-		int parts = (e->user != CH_QP_ABSENT) + (e->client != CH_QP_ABSENT);
-		if (parts != (f->user != 0) + (f->client != 0))
+		int parts = (e->user != CH_QP_ABSENT) + (e->client != CH_QP_ABSENT) +
+			    (e->ip != CH_QP_ABSENT);
+		if (parts != (f->user != 0) + (f->client != 0) + (f->ip != 0))
 			return false;
 	}
 	return part_matches(e->user, e->user_name, f->user, f->user_name) &&
-	       part_matches(e->client, e->client_name, f->client, f->client_name);
+	       part_matches(e->client, e->client_name, f->client, f->client_name) &&
+	       part_matches(e->ip, e->ip_name, f->ip, f->ip_name);
 }
 
 /* ---- enforcement ----------------------------------------------------- */
@@ -188,7 +198,8 @@ static const ch_quota_entry *
 find_level(const ch_quotas *q, ch_quota_key k, ch_qpart u, const char *un, ch_qpart c,
 	   const char *cn)
 {
-	ch_quota_entity want = {u, c, (char *)un, (char *)cn};
+	ch_quota_entity want = {
+		.user = u, .client = c, .user_name = (char *)un, .client_name = (char *)cn};
 	for (size_t i = 0; i < q->n; i++)
 		if (q->v[i].set[k] && entity_eq(&q->v[i].e, &want))
 			return &q->v[i];
@@ -335,6 +346,86 @@ ch_quotas_unrecord(ch_quotas *q, ch_quota_key k, const char *user, const char *c
 		     sizeof(tags)))
 		return;
 	add(sensor_for(q, tags, now_ms), -value, now_ms);
+}
+
+/* Kafka's TokenBucket.refill: quota tokens a second, at most burst. */
+static void
+refill(sensor *s, double quota, int64_t now)
+{
+	double burst = quota * CH_QUOTA_WINDOW_NUM * CH_QUOTA_WINDOW_MS / 1000.0;
+	double add = s->tokens_at ? quota * (double)(now - s->tokens_at) / 1000.0 : burst;
+	s->tokens = s->tokens + add < burst ? s->tokens + add : burst;
+	s->tokens_at = now;
+}
+
+bool
+ch_quotas_mutate(ch_quotas *q, const char *user, const char *client_id, double n, bool strict,
+		 int64_t now_ms, int64_t *throttle_ms)
+{
+	*throttle_ms = 0;
+	double bound;
+	char tags[600];
+	if (!q || q->n == 0 ||
+	    !resolve(q, CH_QK_CONTROLLER_MUTATION_RATE, user ? user : "",
+		     client_id ? client_id : "", &bound, tags, sizeof(tags)))
+		return true;
+	if (++q->records % 4096 == 0)
+		sweep(q, now_ms);
+	sensor *s = sensor_for(q, tags, now_ms);
+	s->last = now_ms;
+	refill(s, bound, now_ms);
+	/* strict: Sensor.checkQuotas before the record refuses a bucket below
+	 * zero; permissive: the record is checked after it */
+	if (strict && s->tokens < 0) {
+		*throttle_ms = llround(-s->tokens / bound * 1000.0);
+		return false;
+	}
+	s->tokens -= n;
+	if (!strict && s->tokens < 0)
+		*throttle_ms = llround(-s->tokens / bound * 1000.0);
+	return true;
+}
+
+int64_t
+ch_quotas_connection(ch_quotas *q, const char *ip, int64_t now_ms)
+{
+	if (!q || q->n == 0)
+		return 0;
+	ch_quota_entity own = {.ip = CH_QP_NAME, .ip_name = (char *)ip};
+	ch_quota_entity any = {.ip = CH_QP_DEFAULT};
+	const ch_quota_entry *e = NULL;
+	for (size_t i = 0; i < q->n && !e; i++)
+		if (q->v[i].set[CH_QK_CONNECTION_CREATION_RATE] && entity_eq(&q->v[i].e, &own))
+			e = &q->v[i];
+	for (size_t i = 0; i < q->n && !e; i++)
+		if (q->v[i].set[CH_QK_CONNECTION_CREATION_RATE] && entity_eq(&q->v[i].e, &any))
+			e = &q->v[i];
+	if (!e)
+		return 0;
+	double bound = e->v[CH_QK_CONNECTION_CREATION_RATE];
+	char tags[600];
+	snprintf(tags, sizeof(tags), "%d\x1f%s", (int)CH_QK_CONNECTION_CREATION_RATE, ip);
+	if (++q->records % 4096 == 0)
+		sweep(q, now_ms);
+	sensor *s = sensor_for(q, tags, now_ms);
+	add(s, 1, now_ms);
+	double w;
+	double r = rate(s, now_ms, &w);
+	if (r <= bound)
+		return 0;
+	add(s, -1, now_ms); /* not accepted: not counted */
+	int64_t t = llround((r - bound) / bound * w);
+	return t < CH_QUOTA_WINDOW_MS ? t : CH_QUOTA_WINDOW_MS;
+}
+
+bool
+ch_quotas_apply(const ch_quotas *q, ch_quota_key k, const char *user, const char *client_id)
+{
+	double bound;
+	char tags[600];
+	return q && q->n &&
+	       resolve(q, k, user ? user : "", client_id ? client_id : "", &bound, tags,
+		       sizeof(tags));
 }
 
 double

@@ -72,18 +72,23 @@ load_line(void *ud, char *line, char *why, size_t n)
 	ch_quota_key key;
 	char msg[160], *end;
 	int rc = -1;
-	if (k == 4 && part_get(f[0], &e.user, &e.user_name) == 0 &&
-	    part_get(f[1], &e.client, &e.client_name) == 0 &&
-	    (e.user != CH_QP_ABSENT || e.client != CH_QP_ABSENT)) {
+	/* "ip PART key value" for an ip entity, "USER CLIENT key value" else */
+	bool ip = k == 4 && strcmp(f[0], "ip") == 0;
+	bool parts = ip ? part_get(f[1], &e.ip, &e.ip_name) == 0 && e.ip != CH_QP_ABSENT
+			: k == 4 && part_get(f[0], &e.user, &e.user_name) == 0 &&
+				     part_get(f[1], &e.client, &e.client_name) == 0 &&
+				     (e.user != CH_QP_ABSENT || e.client != CH_QP_ABSENT);
+	if (parts) {
 		double v = strtod(f[3], &end);
 		if (*end == '\0' &&
-		    ch_quota_check_key(f[2], v, false, &key, msg, sizeof(msg)) == 0) {
+		    ch_quota_check_key(f[2], v, false, ip, &key, msg, sizeof(msg)) == 0) {
 			ch_quotas_put(q, &e, key, v, false);
 			rc = 0;
 		}
 	}
 	free(e.user_name);
 	free(e.client_name);
+	free(e.ip_name);
 	if (rc != 0)
 		snprintf(why, n, "not a client quota line");
 	return rc;
@@ -108,9 +113,14 @@ ch_quotas_save(const ch_quotas *q, const char *dir, char *err, size_t errlen)
 		for (int k = 0; k < CH_QK_N; k++) {
 			if (!e->set[k])
 				continue;
-			part_put(&b, e->e.user, e->e.user_name);
-			ch_buf_printf(&b, " ");
-			part_put(&b, e->e.client, e->e.client_name);
+			if (e->e.ip != CH_QP_ABSENT) {
+				ch_buf_printf(&b, "ip ");
+				part_put(&b, e->e.ip, e->e.ip_name);
+			} else {
+				part_put(&b, e->e.user, e->e.user_name);
+				ch_buf_printf(&b, " ");
+				part_put(&b, e->e.client, e->e.client_name);
+			}
 			ch_buf_printf(&b, " %s %.17g\n", ch_quota_key_name((ch_quota_key)k),
 				      e->v[k]);
 		}

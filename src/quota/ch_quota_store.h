@@ -7,8 +7,9 @@
  *
  *   # cohort client quotas v1
  *   USER CLIENT KEY VALUE
+ *   ip IP KEY VALUE
  *
- * USER and CLIENT: "-" absent, "*" the default, or "x" and the name in hex;
+ * USER, CLIENT and IP: "-" absent, "*" the default, or "x" and the name in hex;
  * KEY a ch_quota_key name; VALUE a number (%.17g). A line that does not
  * parse stops startup.
  */

@@ -12,8 +12,12 @@ import atexit
 import json
 import os
 import shutil
+import socket
 import sys
 import tempfile
+import time
+
+import kwire
 
 from java_clients import KafkaTools, check_installed
 from kafka_ref import VersusKafka
@@ -104,9 +108,128 @@ def run_sequence(bootstrap, port, workdir):
         configs("quota user describe after delete", *alice, "--describe")
         configs("quota client delete all", *c1, "--alter", "--delete-config", "producer_byte_rate")
         configs("quota client describe after delete", *c1, "--describe")
+        # ip entities (connection_creation_rate)
+        ip2 = ("--entity-type", "ips", "--entity-name", "127.0.0.2")
+        configs("quota ip add", *ip2, "--alter", "--add-config", "connection_creation_rate=1")
+        configs("quota default ip add", "--entity-type", "ips", "--entity-default", "--alter",
+                "--add-config", "connection_creation_rate=1000")
+        configs("quota ip describe", *ip2, "--describe")
+        configs("quota all ips describe", "--entity-type", "ips", "--describe")
+        configs("quota ip bad key", *ip2, "--alter", "--add-config", "producer_byte_rate=1")
+        configs("quota ip fractional", *ip2, "--alter", "--add-config",
+                "connection_creation_rate=1.5")
+        results.append(("ip quota enforced", 0, ip_quota_conversation(port), ""))
+        configs("quota default ip delete", "--entity-type", "ips", "--entity-default", "--alter",
+                "--delete-config", "connection_creation_rate")
+        # request_percentage and controller_mutation_rate, over the wire
+        configs("quota request add", "--entity-type", "clients", "--entity-name", "rq",
+                "--alter", "--add-config", "request_percentage=0.001")
+        results.append(("request_percentage enforced", 0, request_quota_conversation(port), ""))
+        configs("quota mutation add", "--entity-type", "clients", "--entity-name", "mut",
+                "--alter", "--add-config", "controller_mutation_rate=1")
+        results.append(("controller_mutation_rate enforced", 0,
+                        mutation_quota_conversation(port), ""))
     finally:
         runner.kill()
     return results
+
+
+def _eventually(attempt, timeout=20.0):
+    """attempt() until it returns something true (a quota set a moment ago
+    reaches Kafka's quota managers through its metadata log a little later);
+    its last answer."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = attempt()
+        if got or time.monotonic() > deadline:
+            return got
+        time.sleep(0.05)
+
+
+def _answered(port, source):
+    """Whether a connection from source gets its ApiVersions answered (an
+    ip quota holds a throttled one unread, then closes it)."""
+    s = socket.socket()
+    s.settimeout(5)
+    s.bind((source, 0))
+    s.connect(("127.0.0.1", port))
+    c = kwire.Conn.__new__(kwire.Conn)
+    c.sock, c.timeout, c.corr = s, 5, 0
+    try:
+        kwire.api_versions(c)
+        return True
+    except (ConnectionError, OSError, kwire.ProtocolError):
+        return False
+    finally:
+        c.close()
+
+
+def ip_quota_conversation(port):
+    """127.0.0.2 has 1 connection/s: within the window, connections from it
+    are held and closed unanswered while 127.0.0.3 (the default, 1000/s) is
+    served."""
+    throttled = _eventually(lambda: not _answered(port, "127.0.0.2"))
+    return ["a connection from 127.0.0.2 closed unanswered: %s" % throttled,
+            "127.0.0.3 answered meanwhile: %s" % _answered(port, "127.0.0.3")]
+
+
+def request_quota_conversation(port):
+    """Metadata requests by client id rq (0.001 % of a thread) soon carry a
+    throttle time; another client id's do not."""
+    def first_throttled():
+        with kwire.Conn(port) as c:
+            for _ in range(20):
+                r = c.call(kwire.API_METADATA, 3, kwire.metadata_body(3, []), client_id="rq")
+                if r.int32() > 0:
+                    return True
+        return False
+    got = _eventually(first_throttled)
+    with kwire.Conn(port) as c:
+        r = c.call(kwire.API_METADATA, 3, kwire.metadata_body(3, []), client_id="free")
+        free = r.int32()
+    return ["client rq throttled: %s" % got, "client free throttled: %s" % (free > 0)]
+
+
+def mutation_quota_conversation(port):
+    """controller_mutation_rate=1 for client id mut (a bucket of 11
+    partitions): strict versions refuse once it is below zero, older ones
+    take and throttle. Each call on a new connection: a throttled one is
+    muted for the throttle time."""
+    def call(api, version, body):
+        with kwire.Conn(port) as c:
+            return c.call(api, version, body, client_id="mut")
+
+    def create(name, parts, version, validate_only=False):
+        r = call(kwire.API_CREATE_TOPICS, version, kwire.create_topics_body(
+            version, [(name, parts, 1)], validate_only=validate_only))
+        out = kwire.parse_create_topics(r, version)
+        t = out["topics"][name]
+        return t["error_code"], t.get("error_message"), out["throttle_time_ms"] > 0
+
+    # the probe (validate only: it takes tokens all the same) until refused
+    refused = _eventually(lambda: create("probe", 30, 7, True)[0] == 89)
+    lines = ["probe refused: %s" % refused,
+             "strict create: %r" % (create("m1", 1, 7),),
+             "permissive create: %r" % (create("m2", 1, 5),)]
+    r = call(kwire.API_DELETE_TOPICS, 5, kwire.delete_topics_body(5, ["m2"]))
+    d = kwire.parse_delete_topics(r, 5)
+    lines.append("strict delete: %r" % (([(t["error_code"], t["error_message"])
+                                           for t in d["results"]], d["throttle_time_ms"] > 0),))
+    w = kwire.Writer(True)
+    w.array_len(1).string("m2").int32(3).array_len(None).tags()
+    w.int32(30000).bool(False).tags()
+    r = call(kwire.API_CREATE_PARTITIONS, 3, w.bytes())
+    throttled = r.int32() > 0
+    res = []
+    for _ in range(r.array_len()):
+        res.append((r.string(), r.int16(), r.string(nullable=True)))
+        r.tags()
+    lines.append("strict create partitions: %r" % ((res, throttled),))
+    r = call(kwire.API_DELETE_TOPICS, 4, kwire.delete_topics_body(4, ["m2"]))
+    d = kwire.parse_delete_topics(r, 4)
+    lines.append("permissive delete: %r" % (([t["error_code"] for t in d["results"]],
+                                              d["throttle_time_ms"] > 0),))
+    return lines
 
 
 class KafkaConfigsTool(VersusKafka):

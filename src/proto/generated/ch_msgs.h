@@ -4,6 +4,7 @@
 #define CH_MSGS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/ch_arena.h"
@@ -1885,6 +1886,11 @@ typedef struct ch_api_codec {
 	ch_decode_fn req_decode, resp_decode;
 	ch_encode_fn req_encode, resp_encode;
 	ch_errors_fn resp_errors; /* every ErrorCode of a response */
+	/* Where the response's top-level ThrottleTimeMs is (offsetof in the
+	 * response struct, -1: none) and from which version it is sent:
+	 * quotas set it for every API (Kafka's maybeSetThrottleTimeMs). */
+	ptrdiff_t throttle_off;
+	int16_t throttle_version;
 } ch_api_codec;
 
 extern const ch_api_codec ch_api_codecs[];
