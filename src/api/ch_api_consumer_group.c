@@ -10,16 +10,17 @@
  * consumer group has validated them, as commits of a group without members).
  * Listing and describing merge the two so that an id shows as one group.
  *
- * What the classic APIs answer for a consumer group (Kafka 4.x with no
- * classic member inside it; cohort has no migration yet):
- *   JoinGroup      a consumer group with members: INCONSISTENT_GROUP_PROTOCOL
- *                  (Kafka would add a classic member to it: migration);
- *                  an empty one is dropped and the classic join goes on, as
- *                  Kafka converts an empty consumer group.
- *   SyncGroup, Heartbeat, LeaveGroup: UNKNOWN_MEMBER_ID (no classic member
- *                  has that id), as the classic core answers already.
+ * What the classic APIs answer for a consumer group (Kafka 4.x):
+ *   JoinGroup      a consumer group with members: a classic member joins it
+ *                  (ch_coord_cg_classic_join); an empty one is dropped and
+ *                  the classic join goes on, as Kafka converts an empty
+ *                  consumer group.
+ *   SyncGroup, Heartbeat, LeaveGroup: the consumer group's classic members
+ *                  (ch_coord_cg_classic_*); UNKNOWN_MEMBER_ID for anyone else.
  *   OffsetCommit   ConsumerGroup.validateOffsetCommit (UNKNOWN_MEMBER_ID,
- *                  STALE_MEMBER_EPOCH, UNSUPPORTED_VERSION below v9).
+ *                  STALE_MEMBER_EPOCH, UNSUPPORTED_VERSION below v9 for a
+ *                  consumer-protocol member; ILLEGAL_GENERATION for a
+ *                  classic one).
  *   OffsetFetch    ConsumerGroup.validateOffsetFetch with the v9 member id
  *                  and epoch.
  *   ListGroups     consumer groups listed with type and protocol type
@@ -267,23 +268,20 @@ commit_refused(ch_req *req)
 	return true;
 }
 
-/* JoinGroup: see the header comment. */
+/* JoinGroup, SyncGroup, Heartbeat, LeaveGroup naming a consumer group:
+ * its classic members' (see the header comment). true: taken. */
 static bool
-join_refused(ch_req *req)
+classic_member_call(ch_req *req, ch_str group_id, ch_coord_cg_request_fn *fn)
 {
-	const ch_JoinGroupRequest *rq = req->body;
-	if (!is_consumer_group(req, rq->GroupId, NULL) ||
-	    ch_coord_cg_delete_if_empty(req->bk->cgroups, rq->GroupId))
+	ch_coord_cg_group_view gv;
+	if (!is_consumer_group(req, group_id, &gv))
 		return false;
-	ch_JoinGroupResponse resp;
-	ch_JoinGroupResponse_init(&resp);
-	resp.ErrorCode = CH_KERR_INCONSISTENT_GROUP_PROTOCOL;
-	resp.GenerationId = -1;
-	resp.MemberId = CH_STR_LIT("");
-	resp.Leader = CH_STR_LIT("");
-	resp.ProtocolName = CH_STR_NULL;
-	resp.Members_n = 0;
-	ch_api_send(req, &resp);
+	if (fn == ch_coord_cg_classic_join && gv.members == 0 &&
+	    ch_coord_cg_delete_if_empty(req->bk->cgroups, group_id))
+		return false; /* the classic core takes the id over */
+	char host[80];
+	ch_coord_req r = ch_api_coord_req(req, host, sizeof(host));
+	fn(req->bk->cgroups, &r);
 	return true;
 }
 
@@ -362,7 +360,17 @@ ch_api_cg_refused(ch_req *req)
 	case CH_APIKEY_OFFSET_COMMIT:
 		return commit_refused(req);
 	case CH_APIKEY_JOIN_GROUP:
-		return join_refused(req);
+		return classic_member_call(req, ((ch_JoinGroupRequest *)req->body)->GroupId,
+					   ch_coord_cg_classic_join);
+	case CH_APIKEY_SYNC_GROUP:
+		return classic_member_call(req, ((ch_SyncGroupRequest *)req->body)->GroupId,
+					   ch_coord_cg_classic_sync);
+	case CH_APIKEY_HEARTBEAT:
+		return classic_member_call(req, ((ch_HeartbeatRequest *)req->body)->GroupId,
+					   ch_coord_cg_classic_heartbeat);
+	case CH_APIKEY_LEAVE_GROUP:
+		return classic_member_call(req, ((ch_LeaveGroupRequest *)req->body)->GroupId,
+					   ch_coord_cg_classic_leave);
 	case CH_APIKEY_DELETE_GROUPS:
 		delete_prepare(req);
 		return false;

@@ -187,6 +187,9 @@ coord_shell_consumer_config(const ch_config *cfg, ch_coord_cg_config *out, char 
 	out->max_heartbeat_interval_ms = cfg->group_consumer_max_heartbeat_interval_ms;
 	out->max_size = cfg->group_consumer_max_size;
 	out->migration_policy = (ch_coord_cg_migration)cfg->group_consumer_migration_policy;
+	out->classic_min_session_timeout_ms = cfg->group_min_session_timeout_ms;
+	out->classic_max_session_timeout_ms = cfg->group_max_session_timeout_ms;
+	out->classic_max_size = cfg->group_max_size;
 	out->nassignors = 0;
 	const char *p = cfg->group_consumer_assignors ? cfg->group_consumer_assignors : "";
 	while (*p) {

@@ -33,6 +33,9 @@ ch_coord_cg_config_defaults(ch_coord_cg_config *c)
 	c->nassignors = 2;
 	c->migration_policy = CH_COORD_CG_MIGRATION_BIDIRECTIONAL;
 	c->offsets_partitions = 50;
+	c->classic_min_session_timeout_ms = 6000;
+	c->classic_max_session_timeout_ms = 1800000;
+	c->classic_max_size = INT32_MAX;
 }
 
 const char *
@@ -293,6 +296,9 @@ member_free(ch_coord_cg *cg, cg_member *m)
 {
 	ch_coord_cg_timer_cancel(cg, &m->session);
 	ch_coord_cg_timer_cancel(cg, &m->rebalance);
+	ch_coord_cg_timer_cancel(cg, &m->join);
+	ch_coord_cg_timer_cancel(cg, &m->sync);
+	ch_coord_cg_classic_free(m->classic);
 	free(m->instance_id);
 	free(m->rack);
 	free(m->client_id);
@@ -361,6 +367,8 @@ ch_coord_cg_member_add(cg_group *g, ch_str id)
 	m->session.m = m;
 	m->rebalance.kind = CG_TIMER_REBALANCE;
 	m->rebalance.m = m;
+	m->join = (cg_timer){.kind = CG_TIMER_JOIN, .m = m};
+	m->sync = (cg_timer){.kind = CG_TIMER_SYNC, .m = m};
 	m->rebalance_timeout_ms = -1;
 	ch_map_init(&m->aepochs);
 	ch_map_entry *e = ch_map_put(&g->members, id.p ? id.p : "", (size_t)id.len, m);
@@ -483,8 +491,8 @@ ch_coord_cg_meta_hash(const cg_topic_meta *meta, int32_t n)
 	return h ? (int64_t)h : 1; /* 0 means "no topics" */
 }
 
-static void
-bump_epoch(cg_group *g, const char *why)
+void
+ch_coord_cg_bump_epoch(cg_group *g, const char *why)
 {
 	g->epoch++;
 	ch_coord_cg_log(g->cg, CH_LOG_INFO, "[GroupId %s] Bumped group epoch to %d (%s).", g->id,
@@ -493,12 +501,12 @@ bump_epoch(cg_group *g, const char *why)
 
 /* Kafka's consumerGroupFenceMember: the member leaves, the subscribed
  * topics are read again without it, the group epoch is bumped. */
-static void
-fence_member(cg_group *g, cg_member *m)
+void
+ch_coord_cg_fence_member(cg_group *g, cg_member *m)
 {
 	ch_coord_cg_member_remove(g, m);
 	ch_coord_cg_meta_refresh(g);
-	bump_epoch(g, "member removed");
+	ch_coord_cg_bump_epoch(g, "member removed");
 }
 
 /* ---- target assignment (TargetAssignmentBuilder) -------------------------- */
@@ -556,8 +564,8 @@ meta_index_by_id(const cg_group *g, const ch_uuid *id)
 /* A new target assignment for every member at the group epoch, from the
  * previous target (sticky). Returns false (the reason logged and in err)
  * when the assignor refuses its input. */
-static bool
-update_target(cg_group *g, char *err, size_t errcap)
+bool
+ch_coord_cg_update_target(cg_group *g, char *err, size_t errcap)
 {
 	ch_coord_cg *cg = g->cg;
 	int32_t nm = (int32_t)g->members.n;
@@ -749,8 +757,8 @@ compute_next(cg_group *g, cg_member *m, int32_t epoch, const cg_set *owned)
 
 /* Kafka's maybeReconcile: moves the member towards the target assignment
  * epoch; arms the rebalance timeout while it has partitions to revoke. */
-static void
-maybe_reconcile(cg_group *g, cg_member *m, const cg_set *owned, int64_t now)
+void
+ch_coord_cg_maybe_reconcile(cg_group *g, cg_member *m, const cg_set *owned, int64_t now)
 {
 	if (m->state == CH_COORD_CG_MEMBER_STABLE && m->epoch == g->assignment_epoch)
 		return;
@@ -783,7 +791,9 @@ maybe_reconcile(cg_group *g, cg_member *m, const cg_set *owned, int64_t now)
 			"state=%s, %d assigned and %d pending revocation.",
 			g->id, m->id, m->epoch, m->previous_epoch,
 			ch_coord_cg_member_state_name(m->state), m->assigned.n, m->revoking.n);
-	if (m->state == CH_COORD_CG_MEMBER_UNREVOKED_PARTITIONS) {
+	if (m->classic) {
+		/* Kafka: a classic member has only its join and sync timers. */
+	} else if (m->state == CH_COORD_CG_MEMBER_UNREVOKED_PARTITIONS) {
 		m->rebalance_epoch = m->epoch;
 		ch_coord_cg_timer_set(g->cg, &m->rebalance, now + m->rebalance_timeout_ms);
 	} else {
@@ -925,18 +935,14 @@ check_epoch(const cg_member *m, int32_t epoch, const cg_set *owned, char *msg, s
 	return 0;
 }
 
-/* The subscription of the request, sorted; whether it differs from m's. */
-static bool
-update_topics(cg_member *m, const ch_ConsumerGroupHeartbeatRequest *rq)
+bool
+ch_coord_cg_member_set_topics(cg_member *m, const ch_str *names, int32_t count)
 {
-	if (rq->SubscribedTopicNames_n < 0)
-		return false;
-	char **t = ch_xmalloc(
-		(size_t)(rq->SubscribedTopicNames_n ? rq->SubscribedTopicNames_n : 1) * sizeof *t);
+	char **t = ch_xmalloc((size_t)(count > 0 ? count : 1) * sizeof *t);
 	int32_t n = 0;
-	for (int32_t i = 0; i < rq->SubscribedTopicNames_n; i++)
-		if (rq->SubscribedTopicNames[i].len >= 0)
-			t[n++] = ch_coord_cg_dup_str(rq->SubscribedTopicNames[i]);
+	for (int32_t i = 0; i < count; i++)
+		if (names[i].len >= 0)
+			t[n++] = ch_coord_cg_dup_str(names[i]);
 	qsort(t, (size_t)n, sizeof *t, cstr_qcmp);
 	int32_t k = 0;
 	for (int32_t i = 0; i < n; i++) {
@@ -955,6 +961,16 @@ update_topics(cg_member *m, const ch_ConsumerGroupHeartbeatRequest *rq)
 	m->topics = t;
 	m->ntopics = n;
 	return changed;
+}
+
+/* The subscription of the request, sorted; whether it differs from m's. */
+static bool
+update_topics(cg_member *m, const ch_ConsumerGroupHeartbeatRequest *rq)
+{
+	if (rq->SubscribedTopicNames_n < 0)
+		return false;
+	return ch_coord_cg_member_set_topics(m, rq->SubscribedTopicNames,
+					     rq->SubscribedTopicNames_n);
 }
 
 static void
@@ -987,6 +1003,40 @@ respond_ok(ch_coord_cg *cg, void *token, const cg_member *m, bool with_assignmen
 	ch_coord_cg_store_flush(cg, m->g->id, token, &r);
 	free(tps);
 	free(parts);
+}
+
+cg_member *
+ch_coord_cg_member_replace(cg_group *g, cg_member *old, ch_str new_id)
+{
+	ch_coord_cg *cg = g->cg;
+	cg_member tmp = *old;
+	ch_map_remove(&g->members, old->id, strlen(old->id));
+	g->store_scan = true;
+	ch_map_remove(&g->statics, old->instance_id, strlen(old->instance_id));
+	ch_coord_cg_timer_cancel(cg, &old->session);
+	ch_coord_cg_timer_cancel(cg, &old->rebalance);
+	ch_coord_cg_timer_cancel(cg, &old->join);
+	ch_coord_cg_timer_cancel(cg, &old->sync);
+	cg_member *stale = ch_coord_cg_member_find(g, new_id);
+	if (stale)
+		ch_coord_cg_member_remove(g, stale);
+	cg_member *m = ch_coord_cg_member_add(g, new_id);
+	char *id = m->id;
+	cg_timer s = m->session, rb = m->rebalance, jn = m->join, sy = m->sync;
+	*m = tmp;
+	m->id = id;
+	m->session = s;
+	m->rebalance = rb;
+	m->join = jn;
+	m->sync = sy;
+	m->epoch = 0;
+	m->previous_epoch = 0;
+	ch_coord_cg_owners_drop(g, &m->assigned);
+	ch_coord_cg_owners_drop(g, &m->revoking);
+	ch_coord_cg_owners_put(g, m, &m->assigned);
+	ch_coord_cg_owners_put(g, m, &m->revoking);
+	free(old);
+	return m;
 }
 
 /* Kafka's consumerGroupLeave and consumerGroupStaticMemberGroupLeave. */
@@ -1059,7 +1109,7 @@ heartbeat_leave(ch_coord_cg *cg, const ch_coord_req *req,
 	} else {
 		ch_coord_cg_log(cg, CH_LOG_INFO, "[GroupId %s] Member %s left the consumer group.",
 				g->id, m->id);
-		fence_member(g, m);
+		ch_coord_cg_fence_member(g, m);
 	}
 	(void)req->now;
 	ch_coord_cg_store_flush(cg, g->id, req->token, &r);
@@ -1175,33 +1225,8 @@ heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 					"consumer group using the consumer protocol.",
 					g->id, m->id, (int)rq->InstanceId.len, rq->InstanceId.p);
 			} else {
-				/* replaceMember: the new id takes the old member's
-				 * subscription, assignment and target, at epoch 0. */
-				cg_member tmp = *old;
 				char *old_id = ch_xstrdup(old->id);
-				ch_map_remove(&g->members, old->id, strlen(old->id));
-				g->store_scan = true;
-				ch_map_remove(&g->statics, old->instance_id,
-					      strlen(old->instance_id));
-				ch_coord_cg_timer_cancel(cg, &old->session);
-				ch_coord_cg_timer_cancel(cg, &old->rebalance);
-				cg_member *stale = ch_coord_cg_member_find(g, member_id);
-				if (stale)
-					ch_coord_cg_member_remove(g, stale);
-				m = ch_coord_cg_member_add(g, member_id);
-				char *id = m->id;
-				cg_timer s = m->session, rb = m->rebalance;
-				*m = tmp;
-				m->id = id;
-				m->session = s;
-				m->rebalance = rb;
-				m->epoch = 0;
-				m->previous_epoch = 0;
-				ch_coord_cg_owners_drop(g, &m->assigned);
-				ch_coord_cg_owners_drop(g, &m->revoking);
-				ch_coord_cg_owners_put(g, m, &m->assigned);
-				ch_coord_cg_owners_put(g, m, &m->revoking);
-				free(old);
+				m = ch_coord_cg_member_replace(g, old, member_id);
 				ch_coord_cg_log(
 					cg, CH_LOG_INFO,
 					"[GroupId %s] Static member with instance id %s re-joins "
@@ -1243,6 +1268,12 @@ heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 	/* 1. The member's fields; the group epoch moves when the group is new
 	 * or a subscription changed, or the subscribed topics changed. */
 	m->store_dirty = true;
+	if (m->classic) { /* setClassicMemberMetadata(null): it speaks the consumer protocol now */
+		ch_coord_cg_classic_free(m->classic);
+		m->classic = NULL;
+		ch_coord_cg_timer_cancel(cg, &m->join);
+		ch_coord_cg_timer_cancel(cg, &m->sync);
+	}
 	maybe_update(&m->rack, rq->RackId);
 	if (rq->RebalanceTimeoutMs != -1)
 		m->rebalance_timeout_ms = rq->RebalanceTimeoutMs;
@@ -1260,13 +1291,13 @@ heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 		if (ch_coord_cg_meta_refresh(g))
 			bump = true;
 		if (bump)
-			bump_epoch(g, subscription_changed ? "subscription changed"
-				      : created            ? "new group"
-							   : "metadata changed");
+			ch_coord_cg_bump_epoch(g, subscription_changed ? "subscription changed"
+						  : created            ? "new group"
+								       : "metadata changed");
 	}
 
 	/* 2. The target assignment follows the group epoch. */
-	if (g->epoch > g->assignment_epoch && !update_target(g, buf, sizeof buf)) {
+	if (g->epoch > g->assignment_epoch && !ch_coord_cg_update_target(g, buf, sizeof buf)) {
 		respond_error(cg, req->token, CH_KERR_UNKNOWN_SERVER_ERROR, "%s", buf);
 		goto drop_owned;
 	}
@@ -1274,7 +1305,7 @@ heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 	/* 3. Reconcile the member towards it. */
 	cg_set before;
 	ch_coord_cg_set_copy(&m->assigned, &before);
-	maybe_reconcile(g, m, owned, now);
+	ch_coord_cg_maybe_reconcile(g, m, owned, now);
 	ch_coord_cg_timer_set(cg, &m->session, now + cg->cfg.session_timeout_ms);
 
 	/* The assignment goes out on a full request (a join, or every
@@ -1346,15 +1377,17 @@ ch_coord_cg_tick(ch_coord_cg *cg, int64_t now)
 				"[GroupId %s] Member %s fenced from the group because its session "
 				"expired.",
 				g->id, m->id);
-			fence_member(g, m);
+			ch_coord_cg_fence_member(g, m);
 			ch_coord_cg_store_flush(cg, g->id, NULL, NULL);
+		} else if (t->kind == CG_TIMER_JOIN || t->kind == CG_TIMER_SYNC) {
+			ch_coord_cg_classic_timer(cg, t);
 		} else if (m->epoch == m->rebalance_epoch) {
 			ch_coord_cg_log(
 				cg, CH_LOG_INFO,
 				"[GroupId %s] Member %s fenced from the group because it failed to "
 				"transition from epoch %d within %dms.",
 				g->id, m->id, m->epoch, m->rebalance_timeout_ms);
-			fence_member(g, m);
+			ch_coord_cg_fence_member(g, m);
 			ch_coord_cg_store_flush(cg, g->id, NULL, NULL);
 		}
 	}
@@ -1430,6 +1463,18 @@ stale_epoch(const cg_member *m, int32_t epoch, char *msg, size_t cap)
 	return CH_KERR_STALE_MEMBER_EPOCH;
 }
 
+/* ConsumerGroup.validateMemberEpoch for a classic member. */
+static int16_t
+classic_generation(const cg_member *m, int32_t generation, char *msg, size_t cap)
+{
+	if (generation == m->epoch)
+		return 0;
+	snprintf(msg, cap,
+		 "The received generation id %d does not match the expected member epoch %d.",
+		 generation, m->epoch);
+	return CH_KERR_ILLEGAL_GENERATION;
+}
+
 int16_t
 ch_coord_cg_validate_commit(const ch_coord_cg *cg, ch_str group_id, ch_str member_id, int32_t epoch,
 			    int16_t version, const ch_coord_cg_commit_tp *tps, int32_t ntps,
@@ -1441,6 +1486,8 @@ ch_coord_cg_validate_commit(const ch_coord_cg *cg, ch_str group_id, ch_str membe
 	const cg_member *m = known_member(g, member_id, msg, cap);
 	if (!m)
 		return CH_KERR_UNKNOWN_MEMBER_ID;
+	if (m->classic) /* any version; its generation is its member epoch */
+		return classic_generation(m, epoch, msg, cap);
 	if (version < 9) {
 		snprintf(msg, cap,
 			 "OffsetCommit version 9 or above must be used by members using "
@@ -1498,6 +1545,8 @@ ch_coord_cg_validate_fetch(const ch_coord_cg *cg, ch_str group_id, ch_str member
 	const cg_member *m = known_member(g, member_id, msg, cap);
 	if (!m)
 		return CH_KERR_UNKNOWN_MEMBER_ID;
+	if (m->classic)
+		return classic_generation(m, epoch, msg, cap);
 	return stale_epoch(m, epoch, msg, cap);
 }
 
@@ -1532,6 +1581,7 @@ ch_coord_cg_foreach_member(const ch_coord_cg *cg, ch_str group_id,
 			.rack = m->rack,
 			.client_id = m->client_id ? m->client_id : "",
 			.client_host = m->client_host ? m->client_host : "",
+			.classic = m->classic != NULL,
 			.topics = (const char *const *)m->topics,
 			.ntopics = m->ntopics,
 			.epoch = m->epoch,

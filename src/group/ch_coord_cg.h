@@ -45,9 +45,11 @@
  * (ch_coord_cg_load_record, ch_coord_cg_load_end) into the same state;
  * members then have one session timeout to heartbeat again.
  *
+ * Classic members inside a consumer group: ch_coord_cg_classic_join and
+ * its siblings below.
+ *
  * Not yet: regular expression subscriptions (SubscribedTopicRegex answers
- * INVALID_REQUEST, see ch_coord_cg_heartbeat), classic members inside a
- * consumer group (migration), off-loop assignment.
+ * INVALID_REQUEST, see ch_coord_cg_heartbeat), off-loop assignment.
  */
 #ifndef CH_COORD_CG_H
 #define CH_COORD_CG_H
@@ -81,6 +83,12 @@ typedef struct ch_coord_cg_config {
 	ch_coord_cg_migration
 		migration_policy;   /* group.consumer.migration.policy (bidirectional) */
 	int32_t offsets_partitions; /* of __consumer_offsets: where a group's records go (50) */
+	/* The classic protocol's bounds, for classic members inside a consumer
+	 * group: group.min.session.timeout.ms (6000), group.max.session.timeout.ms
+	 * (1800000), group.max.size (INT32_MAX). */
+	int32_t classic_min_session_timeout_ms;
+	int32_t classic_max_session_timeout_ms;
+	int32_t classic_max_size;
 } ch_coord_cg_config;
 
 void ch_coord_cg_config_defaults(ch_coord_cg_config *c);
@@ -135,6 +143,36 @@ void ch_coord_cg_free(ch_coord_cg *cg);
  * GROUP_MAX_SIZE_REACHED, UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH,
  * UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID. */
 void ch_coord_cg_heartbeat(ch_coord_cg *cg, const ch_coord_req *req);
+
+/* A member of the classic protocol inside a consumer group (Kafka 4.x's
+ * classicGroup*ToConsumerGroup, ch_coord_cg_classic.c): the member is a
+ * consumer-group member with classic metadata (its JoinGroup protocols and
+ * session timeout). Its JoinGroup subscribes and reconciles it as a
+ * heartbeat would, with the owned partitions of its subscription as the
+ * acknowledgement of revocations; its generation is its member epoch; its
+ * SyncGroup answers its current assignment (ConsumerProtocolAssignment at
+ * its protocol's version); Heartbeat answers REBALANCE_IN_PROGRESS when it
+ * must rejoin (its epoch behind the assignment, partitions to revoke, or
+ * partitions that became free). Timers: its own session timeout, a sync
+ * timeout after a join and a join timeout once told to rejoin (both its
+ * rebalance timeout); no revocation timer. Answers go out through
+ * ops->respond as that API's response (ch_JoinGroupResponse...), after the
+ * records they depend on are durable.
+ *
+ * JoinGroup goes here only for a consumer group with members (the caller
+ * gives an empty one to the classic core, as Kafka converts it); SyncGroup,
+ * Heartbeat and LeaveGroup for any consumer group. Errors as Kafka's:
+ * INVALID_GROUP_ID, INVALID_SESSION_TIMEOUT, INCONSISTENT_GROUP_PROTOCOL
+ * (protocol type or names not supported by all classic members, migration
+ * policy disabled, SyncGroup's protocol differs), GROUP_MAX_SIZE_REACHED,
+ * MEMBER_ID_REQUIRED, UNKNOWN_MEMBER_ID (not a member, or not a classic
+ * one), FENCED_INSTANCE_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS,
+ * UNKNOWN_SERVER_ERROR (subscription metadata that does not parse). */
+typedef void ch_coord_cg_request_fn(ch_coord_cg *cg, const ch_coord_req *req);
+ch_coord_cg_request_fn ch_coord_cg_classic_join;
+ch_coord_cg_request_fn ch_coord_cg_classic_sync;
+ch_coord_cg_request_fn ch_coord_cg_classic_heartbeat;
+ch_coord_cg_request_fn ch_coord_cg_classic_leave;
 
 /* Topics were created, deleted or got partitions: every group re-reads its
  * subscribed topics at its next heartbeat (a change bumps its epoch). */
@@ -193,6 +231,7 @@ typedef struct ch_coord_cg_member_view {
 	const char *instance_id; /* NULL: dynamic */
 	const char *rack;        /* NULL: none */
 	const char *client_id, *client_host;
+	bool classic;              /* a member of the classic protocol */
 	const char *const *topics; /* subscribed topic names, sorted */
 	int32_t ntopics;
 	int32_t epoch, previous_epoch;

@@ -19,6 +19,8 @@ typedef struct cg_set {
 typedef enum cg_timer_kind {
 	CG_TIMER_SESSION = 0,
 	CG_TIMER_REBALANCE,
+	CG_TIMER_JOIN, /* classic member: rejoin within its rebalance timeout */
+	CG_TIMER_SYNC, /* classic member: SyncGroup within its rebalance timeout */
 } cg_timer_kind;
 
 typedef struct cg_timer {
@@ -26,6 +28,20 @@ typedef struct cg_timer {
 	cg_timer_kind kind;
 	struct cg_member *m;
 } cg_timer;
+
+/* What a classic-protocol member inside a consumer group sent in its
+ * JoinGroup (Kafka's ClassicMemberMetadata of ConsumerGroupMemberMetadata). */
+typedef struct cg_classic_protocol {
+	char *name;
+	uint8_t *metadata;
+	size_t len;
+} cg_classic_protocol;
+
+typedef struct cg_classic {
+	int32_t session_timeout_ms;
+	cg_classic_protocol *protocols; /* in the JoinGroup's order; the first one answers */
+	int32_t nprotocols;
+} cg_classic;
 
 typedef struct cg_member {
 	struct cg_group *g;
@@ -47,6 +63,8 @@ typedef struct cg_member {
 	char *regex; /* SubscribedTopicRegex as last sent ("" is none); NULL: never */
 	cg_timer session;
 	cg_timer rebalance;
+	cg_classic *classic;     /* NULL: a consumer-protocol member */
+	cg_timer join, sync;     /* classic members only (ch_coord_cg_classic.c) */
 	bool store_dirty;        /* its records may have changed since the last flush */
 	int32_t rebalance_epoch; /* the member epoch the rebalance timer is for */
 } cg_member;
@@ -104,10 +122,21 @@ typedef struct cg_store {
 	bool dirty; /* an append failed: write the difference again */
 } cg_store;
 
-/* A heartbeat answer waiting for its records to be durable (a deep copy). */
+/* An answer of another API than ConsumerGroupHeartbeat (a classic member's
+ * JoinGroup, SyncGroup, Heartbeat, LeaveGroup): send answers the token
+ * (error != 0: the append failed, that error instead), free frees it. */
+typedef struct cg_answer_ops {
+	void (*send)(ch_coord_cg *cg, void *token, const void *ans, int16_t error);
+	void (*free)(void *ans);
+} cg_answer_ops;
+
+/* A heartbeat answer waiting for its records to be durable (a deep copy),
+ * or another API's answer (ops set, ans owned). */
 typedef struct cg_deferred {
 	void *token;
 	ch_ConsumerGroupHeartbeatResponse r; /* strings and arrays owned */
+	const cg_answer_ops *ops;
+	void *ans;
 	struct cg_deferred *next;
 } cg_deferred;
 
@@ -186,6 +215,33 @@ int64_t ch_coord_cg_meta_hash(const cg_topic_meta *meta, int32_t n);
  * append of the partition is in flight. */
 void ch_coord_cg_store_flush(ch_coord_cg *cg, const char *group_id, void *token,
 			     const ch_ConsumerGroupHeartbeatResponse *answer);
+/* The same for an answer of another API (ans owned from now on). */
+void ch_coord_cg_store_flush_answer(ch_coord_cg *cg, const char *group_id, void *token,
+				    const cg_answer_ops *ops, void *ans);
 void ch_coord_cg_store_free_all(ch_coord_cg *cg);
+
+/* ---- ch_coord_cg.c's steps, shared with ch_coord_cg_classic.c -------------- */
+
+void ch_coord_cg_bump_epoch(cg_group *g, const char *why);
+/* Removes m, re-reads the subscribed topics, bumps the group epoch. */
+void ch_coord_cg_fence_member(cg_group *g, cg_member *m);
+/* A new target assignment at the group epoch; false (err filled) if the
+ * assignor refused. */
+bool ch_coord_cg_update_target(cg_group *g, char *err, size_t errcap);
+/* Moves m towards the target (owned: what it reports holding; NULL:
+ * unknown). */
+void ch_coord_cg_maybe_reconcile(cg_group *g, cg_member *m, const cg_set *owned, int64_t now);
+/* m's subscription becomes names (sorted, repeats dropped); whether it changed. */
+bool ch_coord_cg_member_set_topics(cg_member *m, const ch_str *names, int32_t n);
+/* A static member's instance id passes from old to a new member new_id
+ * (Kafka's replaceMember): it takes old's subscription, assignment and
+ * target at epoch 0; old is gone. */
+cg_member *ch_coord_cg_member_replace(cg_group *g, cg_member *old, ch_str new_id);
+
+/* ---- ch_coord_cg_classic.c ------------------------------------------------- */
+
+void ch_coord_cg_classic_free(cg_classic *c);
+/* A timer of a classic member fired (join or sync). */
+void ch_coord_cg_classic_timer(ch_coord_cg *cg, cg_timer *t);
 
 #endif

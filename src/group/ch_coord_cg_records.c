@@ -94,12 +94,30 @@ ch_coord_cgrec_member_meta(ch_coord_record *r, const char *group, const char *me
 	ch_wr_str(b, m->regex, true);
 	ch_wr_i32(b, m->rebalance_timeout_ms);
 	ch_wr_str(b, m->server_assignor, true);
-	/* ClassicMemberMetadata null, as Kafka 4.4 writes it for a
-	 * consumer-protocol member: tag 0 present, one 0 byte. */
+	/* ClassicMemberMetadata at tag 0, as Kafka 4.4 writes it: null (a
+	 * consumer-protocol member) is one 0 byte, a struct is a 1 byte and
+	 * the struct. */
 	ch_wr_uvarint(b, 1);
 	ch_wr_uvarint(b, 0);
-	ch_wr_uvarint(b, 1);
-	ch_wr_i8(b, 0);
+	if (!m->classic) {
+		ch_wr_uvarint(b, 1);
+		ch_wr_i8(b, 0);
+		return;
+	}
+	ch_buf c;
+	ch_buf_init(&c);
+	ch_wr_uvarint(&c, 1);
+	ch_wr_i32(&c, m->classic_session_timeout_ms);
+	ch_wr_array_len(&c, m->nprotocols, true);
+	for (int32_t i = 0; i < m->nprotocols; i++) {
+		ch_wr_str(&c, m->protocols[i].name, true);
+		ch_wr_bytes(&c, m->protocols[i].metadata, true);
+		ch_wr_uvarint(&c, 0);
+	}
+	ch_wr_uvarint(&c, 0);
+	ch_wr_uvarint(b, (uint32_t)c.len);
+	ch_buf_append(b, c.data, c.len);
+	ch_buf_free(&c);
 }
 
 void
@@ -205,6 +223,41 @@ tag_i64(ch_rd *r, ch_bytes t0)
 	return v;
 }
 
+/* ClassicMemberMetadata from tag 0's bytes (absent or a 0 byte: null);
+ * 0, or -1 if they do not parse. */
+static int
+read_classic(ch_rd *r, ch_arena *a, ch_bytes t0, ch_coord_cgrec_member *m)
+{
+	m->classic = false;
+	if (t0.len <= 0)
+		return 0;
+	ch_rd f;
+	ch_rd_init(&f, t0.p, (size_t)t0.len);
+	if (ch_rd_uvarint(&f) == 0)
+		return 0;
+	m->classic = true;
+	m->classic_session_timeout_ms = ch_rd_i32(&f);
+	m->nprotocols = ch_rd_array_len(&f, true, 3);
+	if (m->nprotocols < 0)
+		return -1;
+	ch_coord_cgrec_protocol *v =
+		ch_arena_alloc(a, (size_t)(m->nprotocols ? m->nprotocols : 1) * sizeof *v);
+	for (int32_t i = 0; i < m->nprotocols && ch_rd_ok(&f); i++) {
+		v[i].name = ch_rd_str(&f, true);
+		v[i].metadata = ch_rd_bytes(&f, true);
+		ch_rd_skip_tags(&f);
+		if (v[i].name.len < 0 || v[i].metadata.len < 0)
+			return -1;
+	}
+	ch_rd_skip_tags(&f);
+	m->protocols = v;
+	if (!ch_rd_ok(&f)) {
+		ch_rd_fail(r, CH_RD_EINVAL);
+		return -1;
+	}
+	return 0;
+}
+
 /* A compact []int32 (count -1: null) into the arena. */
 static const int32_t *
 read_i32s(ch_rd *r, ch_arena *a, int32_t *n)
@@ -286,7 +339,8 @@ decode_value(ch_rd *r, ch_arena *a, ch_coord_cgrec *o)
 		m->rebalance_timeout_ms = ch_rd_i32(r);
 		m->server_assignor = ch_rd_str(r, true);
 		read_tags(r, &t0);
-		m->classic = t0.len > 0 && t0.p[0] != 0; /* a null struct is one 0 byte */
+		if (read_classic(r, a, t0, m) != 0)
+			return -1;
 		break;
 	}
 	case CGREC_TARGET_MEMBER:

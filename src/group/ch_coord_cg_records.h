@@ -56,6 +56,12 @@ enum {
 /* Whether a record key's type (its first int16) is a consumer group's. */
 bool ch_coord_cgrec_is_consumer_group_key(const uint8_t *key, size_t klen);
 
+/* One protocol of a classic member (ClassicMemberMetadata.SupportedProtocols). */
+typedef struct ch_coord_cgrec_protocol {
+	ch_str name;
+	ch_bytes metadata;
+} ch_coord_cgrec_protocol;
+
 /* The member-metadata fields (type 5). */
 typedef struct ch_coord_cgrec_member {
 	ch_str instance_id, rack_id; /* null: none */
@@ -65,7 +71,12 @@ typedef struct ch_coord_cgrec_member {
 	ch_str regex; /* null: none */
 	int32_t rebalance_timeout_ms;
 	ch_str server_assignor; /* null: none */
-	bool classic;           /* decode: ClassicMemberMetadata present */
+	/* ClassicMemberMetadata: present for a member of the classic protocol
+	 * (SessionTimeoutMs, SupportedProtocols[{Name, Metadata}]). */
+	bool classic;
+	int32_t classic_session_timeout_ms;
+	const ch_coord_cgrec_protocol *protocols;
+	int32_t nprotocols;
 } ch_coord_cgrec_member;
 
 /* One topic's run of a partition list (decode). */

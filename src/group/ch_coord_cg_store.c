@@ -127,8 +127,10 @@ tombstone(cg_store *st, out_recs *o, int16_t type, const char *group, const char
 	out_push(o, &r);
 }
 
+/* out's protocols point into m, or to the caller's protos (at least
+ * m->classic->nprotocols). */
 static void
-member_records(const cg_member *m, ch_coord_cgrec_member *out)
+member_records(const cg_member *m, ch_coord_cgrec_member *out, ch_coord_cgrec_protocol *protos)
 {
 	*out = (ch_coord_cgrec_member){
 		.instance_id = m->instance_id ? ch_str_c(m->instance_id) : CH_STR_NULL,
@@ -140,7 +142,18 @@ member_records(const cg_member *m, ch_coord_cgrec_member *out)
 		.regex = m->regex ? ch_str_c(m->regex) : CH_STR_NULL,
 		.rebalance_timeout_ms = m->rebalance_timeout_ms,
 		.server_assignor = m->server_assignor ? ch_str_c(m->server_assignor) : CH_STR_NULL,
+		.classic = m->classic != NULL,
 	};
+	if (!m->classic)
+		return;
+	out->classic_session_timeout_ms = m->classic->session_timeout_ms;
+	for (int32_t i = 0; i < m->classic->nprotocols; i++) {
+		const cg_classic_protocol *p = &m->classic->protocols[i];
+		protos[i] = (ch_coord_cgrec_protocol){ch_str_c(p->name),
+						      (ch_bytes){p->metadata, (int32_t)p->len}};
+	}
+	out->protocols = protos;
+	out->nprotocols = m->classic->nprotocols;
 }
 
 static bool
@@ -234,8 +247,11 @@ collect_values(cg_store *st, cg_group *g, out_recs *o)
 		if (!member_touched(st, g, m))
 			continue;
 		ch_coord_cgrec_member mm;
-		member_records(m, &mm);
+		int32_t np = m->classic ? m->classic->nprotocols : 0;
+		ch_coord_cgrec_protocol *protos = ch_xcalloc((size_t)(np ? np : 1), sizeof *protos);
+		member_records(m, &mm, protos);
 		ch_coord_cgrec_member_meta(&r, g->id, m->id, &mm);
+		free(protos);
 		want(st, o, &r, CGREC_MEMBER, m->id);
 	}
 	ch_coord_cgrec_group(&r, g->id, g->epoch, g->meta_hash);
@@ -308,6 +324,8 @@ deferred_new(void *token, const ch_ConsumerGroupHeartbeatResponse *r)
 static void
 deferred_free(cg_deferred *d)
 {
+	if (d->ops)
+		d->ops->free(d->ans);
 	free((void *)d->r.ErrorMessage.p);
 	free((void *)d->r.MemberId.p);
 	if (d->r.Assignment) {
@@ -346,7 +364,9 @@ answer_all(ch_coord_cg *cg, cg_append *a, int16_t error)
 {
 	for (cg_deferred *d = a->answers, *next; d; d = next) {
 		next = d->next;
-		if (error) {
+		if (d->ops) {
+			d->ops->send(cg, d->token, d->ans, error ? write_error(error) : 0);
+		} else if (error) {
 			ch_ConsumerGroupHeartbeatResponse r;
 			ch_ConsumerGroupHeartbeatResponse_init(&r);
 			r.ErrorCode = write_error(error);
@@ -371,23 +391,55 @@ last_append_of(ch_coord_cg *cg, int32_t partition)
 	return last;
 }
 
-static void
-attach(cg_append *a, void *token, const ch_ConsumerGroupHeartbeatResponse *answer)
+/* What a flush answers: a heartbeat's answer (copied when it must wait),
+ * or another API's (owned). */
+typedef struct flush_answer {
+	void *token;
+	const ch_ConsumerGroupHeartbeatResponse *hb;
+	const cg_answer_ops *ops;
+	void *ans;
+} flush_answer;
+
+static bool
+has_answer(const flush_answer *fa)
 {
-	cg_deferred *d = deferred_new(token, answer);
+	return fa->hb || fa->ops;
+}
+
+static void
+send_now(ch_coord_cg *cg, const flush_answer *fa)
+{
+	if (fa->ops) {
+		fa->ops->send(cg, fa->token, fa->ans, 0);
+		fa->ops->free(fa->ans);
+	} else if (fa->hb) {
+		cg->ops.respond(cg->ops.ud, fa->token, fa->hb);
+	}
+}
+
+static void
+attach(cg_append *a, const flush_answer *fa)
+{
+	cg_deferred *d;
+	if (fa->ops) {
+		d = ch_xcalloc(1, sizeof *d);
+		d->token = fa->token;
+		d->ops = fa->ops;
+		d->ans = fa->ans;
+	} else {
+		d = deferred_new(fa->token, fa->hb);
+	}
 	*a->answers_tail = d;
 	a->answers_tail = &d->next;
 }
 
 /* ---- flush ------------------------------------------------------------------ */
 
-void
-ch_coord_cg_store_flush(ch_coord_cg *cg, const char *group_id, void *token,
-			const ch_ConsumerGroupHeartbeatResponse *answer)
+static void
+flush(ch_coord_cg *cg, const char *group_id, const flush_answer *answer)
 {
 	if (!cg->ops.append) {
-		if (answer)
-			cg->ops.respond(cg->ops.ud, token, answer);
+		send_now(cg, answer);
 		return;
 	}
 	cg_group *g = ch_coord_cg_group_find(cg, ch_str_c(group_id));
@@ -404,11 +456,11 @@ ch_coord_cg_store_flush(ch_coord_cg *cg, const char *group_id, void *token,
 		   : ch_group_partition(group_id, strlen(group_id), cg->cfg.offsets_partitions);
 	if (o.n == 0) {
 		free(o.v);
-		cg_append *prev = answer ? last_append_of(cg, partition) : NULL;
+		cg_append *prev = has_answer(answer) ? last_append_of(cg, partition) : NULL;
 		if (prev)
-			attach(prev, token, answer); /* after what it may depend on */
-		else if (answer)
-			cg->ops.respond(cg->ops.ud, token, answer);
+			attach(prev, answer); /* after what it may depend on */
+		else
+			send_now(cg, answer);
 		if (st && !g && st->recs.n == 0)
 			store_drop(cg, st);
 		return;
@@ -426,8 +478,8 @@ ch_coord_cg_store_flush(ch_coord_cg *cg, const char *group_id, void *token,
 		a->tombstones[i] = o.v[i].tombstone;
 	}
 	a->answers_tail = &a->answers;
-	if (answer)
-		attach(a, token, answer);
+	if (has_answer(answer))
+		attach(a, answer);
 	*cg->appends_tail = a;
 	cg->appends_tail = &a->next;
 	if (st && !g && st->recs.n == 0)
@@ -437,6 +489,20 @@ ch_coord_cg_store_flush(ch_coord_cg *cg, const char *group_id, void *token,
 	for (size_t i = 0; i < o.n; i++)
 		ch_coord_cgrec_free(&o.v[i]);
 	free(o.v);
+}
+
+void
+ch_coord_cg_store_flush(ch_coord_cg *cg, const char *group_id, void *token,
+			const ch_ConsumerGroupHeartbeatResponse *answer)
+{
+	flush(cg, group_id, &(flush_answer){token, answer, NULL, NULL});
+}
+
+void
+ch_coord_cg_store_flush_answer(ch_coord_cg *cg, const char *group_id, void *token,
+			       const cg_answer_ops *ops, void *ans)
+{
+	flush(cg, group_id, &(flush_answer){token, NULL, ops, ans});
 }
 
 static void
@@ -594,6 +660,25 @@ replay_member(cg_group *g, cg_member *m, const ch_coord_cgrec *rec)
 			m->topics[k] = m->topics[k - 1];
 			m->topics[k - 1] = t;
 		}
+	ch_coord_cg_classic_free(m->classic);
+	m->classic = NULL;
+	if (v->classic) {
+		cg_classic *c = ch_xcalloc(1, sizeof *c);
+		c->session_timeout_ms = v->classic_session_timeout_ms;
+		c->nprotocols = v->nprotocols;
+		c->protocols = ch_xcalloc((size_t)(v->nprotocols ? v->nprotocols : 1),
+					  sizeof *c->protocols);
+		for (int32_t i = 0; i < v->nprotocols; i++) {
+			const ch_coord_cgrec_protocol *p = &v->protocols[i];
+			size_t n = (size_t)CH_MAX(p->metadata.len, 0);
+			c->protocols[i].name = ch_coord_cg_dup_str(p->name);
+			c->protocols[i].metadata = ch_xmalloc(n ? n : 1);
+			if (n)
+				memcpy(c->protocols[i].metadata, p->metadata.p, n);
+			c->protocols[i].len = n;
+		}
+		m->classic = c;
+	}
 }
 
 static void
@@ -750,8 +835,10 @@ ch_coord_cg_load_end(ch_coord_cg *cg, int64_t now, int32_t partition, bool ok)
 			cg_member *m = me->value;
 			owners_rebuild_put(g, m, &m->assigned);
 			owners_rebuild_put(g, m, &m->revoking);
-			ch_coord_cg_timer_set(cg, &m->session, now + cg->cfg.session_timeout_ms);
-			if (m->state == CH_COORD_CG_MEMBER_UNREVOKED_PARTITIONS &&
+			ch_coord_cg_timer_set(cg, &m->session,
+					      now + (m->classic ? m->classic->session_timeout_ms
+								: cg->cfg.session_timeout_ms));
+			if (m->state == CH_COORD_CG_MEMBER_UNREVOKED_PARTITIONS && !m->classic &&
 			    m->rebalance_timeout_ms >= 0) {
 				m->rebalance_epoch = m->epoch;
 				ch_coord_cg_timer_set(cg, &m->rebalance,

@@ -6,57 +6,6 @@
 #include "cg_shell.h"
 #include "common/ch_test.h"
 
-/* A request under construction. */
-typedef struct hb {
-	ch_ConsumerGroupHeartbeatRequest r;
-	ch_str names[4];
-	ch_ConsumerGroupHeartbeatRequest_TopicPartitions tps[4];
-	int32_t parts[4][64];
-} hb;
-
-static hb *
-hb_join(hb *h, const char *group, const char *member, const char *topic)
-{
-	memset(h, 0, sizeof *h);
-	ch_ConsumerGroupHeartbeatRequest_init(&h->r);
-	h->r.GroupId = ch_str_c(group);
-	h->r.MemberId = ch_str_c(member);
-	h->r.MemberEpoch = 0;
-	h->r.RebalanceTimeoutMs = 10000;
-	h->names[0] = ch_str_c(topic);
-	h->r.SubscribedTopicNames = h->names;
-	h->r.SubscribedTopicNames_n = topic ? 1 : 0;
-	h->r.TopicPartitions = h->tps;
-	h->r.TopicPartitions_n = 0;
-	return h;
-}
-
-/* A heartbeat at `epoch` reporting the partitions of topic 1 in `owned`
- * (-1 ends the list). */
-static hb *
-hb_beat(hb *h, const char *group, const char *member, int32_t epoch, const cg_shell *sh,
-	const int32_t *owned)
-{
-	memset(h, 0, sizeof *h);
-	ch_ConsumerGroupHeartbeatRequest_init(&h->r);
-	h->r.GroupId = ch_str_c(group);
-	h->r.MemberId = ch_str_c(member);
-	h->r.MemberEpoch = epoch;
-	h->r.RebalanceTimeoutMs = -1;
-	h->r.SubscribedTopicNames_n = -1;
-	h->r.TopicPartitions = h->tps;
-	h->r.TopicPartitions_n = 1;
-	h->tps[0].TopicId = sh->topics[0].id;
-	h->tps[0].Partitions = h->parts[0];
-	int32_t n = 0;
-	while (owned && owned[n] >= 0) {
-		h->parts[0][n] = owned[n];
-		n++;
-	}
-	h->tps[0].Partitions_n = n;
-	return h;
-}
-
 static void
 setup(cg_shell *sh, int32_t partitions)
 {

@@ -156,17 +156,17 @@ t_decode_kafka_fields(void)
 
 /* ---- the store ------------------------------------------------------------- */
 
-typedef struct hb {
+typedef struct store_hb {
 	ch_ConsumerGroupHeartbeatRequest r;
 	ch_str names[2];
 	ch_ConsumerGroupHeartbeatRequest_TopicPartitions tps[1];
 	int32_t parts[64];
-} hb;
+} store_hb;
 
 /* A heartbeat of member at epoch (0: a join) owning what sh->a last gave
  * it (`owned`, n). */
-static hb *
-beat(hb *h, const cg_shell *sh, const char *member, const char *instance, int32_t epoch,
+static store_hb *
+beat(store_hb *h, const cg_shell *sh, const char *member, const char *instance, int32_t epoch,
      const ch_coord_cg_tp *owned, int32_t n)
 {
 	memset(h, 0, sizeof *h);
@@ -200,7 +200,7 @@ typedef struct member_state {
 static void
 beat_apply(cg_shell *sh, member_state *ms, const char *instance, int64_t now)
 {
-	hb h;
+	store_hb h;
 	beat(&h, sh, ms->id, instance, ms->epoch, ms->owned, ms->n);
 	cg_shell_heartbeat(sh, now, 1, &h.r);
 	CH_CHECK_EQ_INT(sh->a.err, 0);
@@ -300,7 +300,7 @@ t_answer_after_append(void)
 	cg_shell sh;
 	setup(&sh);
 	sh.hold = true;
-	hb h;
+	store_hb h;
 	int before = sh.answers;
 	beat(&h, &sh, "a", NULL, 0, NULL, 0);
 	cg_shell_heartbeat(&sh, 0, 1, &h.r);
@@ -390,7 +390,7 @@ t_tombstones(void)
 	beat_apply(&sh, &b, NULL, 10);
 	CH_CHECK_EQ_INT(log_has(&sh, CGREC_CURRENT, "b"), 0);
 	size_t mark = sh.nlog;
-	hb h;
+	store_hb h;
 	beat(&h, &sh, "b", NULL, -1, NULL, 0);
 	cg_shell_heartbeat(&sh, 20, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.a.epoch, -1);
