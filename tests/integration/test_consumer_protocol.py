@@ -22,11 +22,12 @@ from confluent_kafka import ConsumerGroupState, ConsumerGroupType
 from confluent_kafka.admin import AdminClient
 
 import kwire
-from client_scenarios import (HERE, VENV_PYTHON, ClientGroupTest, describe_cover, member_flags,
-                              wait_cover)
+from client_scenarios import (HERE, SESSION_MS, VENV_PYTHON, ClientGroupTest, describe_cover,
+                              member_flags, wait_cover)
 from harness import Broker, main, start_clean, stop_clean
 from kafka_ref import KafkaRef
-from test_group_helpers import GROUP_SETTINGS, all_parts, check_reads, create_topics, wait_until
+from test_group_helpers import (GROUP_SETTINGS, MemberProcess, all_parts, check_reads, create_topics,
+                                wait_until)
 
 NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND = 68, 69
 
@@ -112,6 +113,55 @@ class ConsumerProtocolConfluent(ClientGroupTest):
         for m in (a2, b):
             self.assertIsNone(m.fatal, m.name)
             self.assertEqual(m.close(), 0)
+
+    def classic_member(self, group, topics, name, assignor, delay_ms=0):
+        """A confluent-kafka member of the classic protocol (JoinGroup,
+        SyncGroup, Heartbeat) with a client-side assignor."""
+        argv = [VENV_PYTHON, MEMBER, "--client", "confluent", "--protocol", "classic"] + \
+            member_flags(self.broker.bootstrap, group, list(topics), name, assignor, None,
+                         SESSION_MS, True, 20, delay_ms)
+        m = MemberProcess(argv, name)
+        self.addCleanup(m.cleanup)
+        return m
+
+    def test_mixed_classic_and_consumer_members(self):
+        """Classic members inside a consumer group (Kafka 4's migration
+        path): two cooperative-sticky members join a group of consumer-protocol
+        members (a classic member must name a protocol every classic member
+        of the group supports), the broker assigns them all; members join
+        and leave; every partition is owned by one member at a time at each
+        stable point, the records are all read, commits of both kinds of
+        member are accepted, and the group stays a consumer group."""
+        topic, group = "mx-cp", "g-mx-cp"
+        create_topics(self.broker.port, {topic: 6})
+        ends = self.produce(topic, 6, 100)
+        parts = all_parts({topic: 6})
+        c1 = self.member(group, [topic], "mx-c1", assignor="uniform", delay_ms=5)
+        wait_cover([c1], parts, each_owns=True)
+        k1 = self.classic_member(group, [topic], "mx-k1", "cooperative-sticky", 5)
+        wait_cover([c1, k1], parts, each_owns=True)
+        k2 = self.classic_member(group, [topic], "mx-k2", "cooperative-sticky", 5)
+        c2 = self.member(group, [topic], "mx-c2", assignor="uniform", delay_ms=5)
+        everyone = [c1, k1, k2, c2]
+        wait_cover(everyone, parts, each_owns=True)
+        self.wait_read(everyone, topic, 300)
+        adm = AdminClient({"bootstrap.servers": self.broker.bootstrap})
+        desc = adm.describe_consumer_groups([group])[group].result()
+        self.assertEqual(desc.type, ConsumerGroupType.CONSUMER)
+        self.assertEqual(len(desc.members), 4)
+        self.assertEqual(c1.close(), 0)            # a consumer-protocol member leaves
+        self.assertEqual(k1.close(), 0)            # a classic member leaves
+        wait_cover([k2, c2], parts, each_owns=True)
+        self.wait_read(everyone, topic, 600)
+        c2.send("commitpos")                       # both kinds of member commit their share
+        self.commit_final(k2, group, {(topic, p): e for p, e in ends.items()})
+        for m in everyone:
+            self.assertIsNone(m.fatal, m.name)
+        for m in (k2, c2):
+            self.assertEqual(m.close(), 0)
+        dups, problems = check_reads(everyone, topic, ends)
+        self.assertEqual([x for x in problems if " re-read by " not in x], [])
+        self.assertTrue(k1.msgs and k2.msgs, "a classic member read nothing")
 
     def describe(self, group):
         c = kwire.Conn(self.broker.port)
