@@ -34,7 +34,7 @@ test-deps:
 
 asan:
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCOHORT_SANITIZE=ON \
-	      -DCMAKE_C_COMPILER=clang >/dev/null
+	      -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
 	cmake --build build-asan -j $(JOBS)
 
 # The suite is CPU-heavy (sanitizer builds, JVMs, hundreds of client

@@ -3,7 +3,8 @@
 # Installs what is missing on a Debian machine:
 #   build  the compiler, CMake, the compression libraries cohortd links,
 #          OpenSSL (libssl-dev: SCRAM's hashes, TLS),
-#          libmicrohttpd (the admin HTTP listener) and jansson (its JSON)
+#          libmicrohttpd (the admin HTTP listener) and jansson (its JSON),
+#          g++ and libre2-dev (SubscribedTopicRegex, src/regex: RE2 is C++)
 #   test   the above, plus clang (sanitizers, libFuzzer) and the real Kafka
 #          clients the tests drive: kcat, librdkafka, kafka-python,
 #          confluent-kafka-python (for /usr/bin/python3), Node.js, Debian's
@@ -21,7 +22,7 @@ cd "$(dirname "$0")/.."
 what=${1:-build}
 
 DEBS=(gcc make cmake pkg-config zlib1g-dev libzstd-dev liblz4-dev libsnappy-dev libxxhash-dev
-      libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libssl-dev)
+      libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libssl-dev g++ libre2-dev)
 if [[ $what == test ]]; then
 	DEBS+=(clang clang-format libclang-rt-14-dev python3 kcat librdkafka-dev python3-confluent-kafka
 	       python3-kafka openjdk-17-jdk-headless maven iproute2 python3-venv groff-base
