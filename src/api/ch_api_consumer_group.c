@@ -143,7 +143,8 @@ describe_member(void *ud, const ch_coord_cg_member_view *m)
 	for (int32_t i = 0; i < m->ntopics; i++)
 		o->SubscribedTopicNames[i] = ch_str_c(ch_req_strdup(req, ch_str_c(m->topics[i])));
 	o->SubscribedTopicNames_n = m->ntopics;
-	o->SubscribedTopicRegex = CH_STR_NULL;
+	o->SubscribedTopicRegex =
+		m->regex ? ch_str_c(ch_req_strdup(req, ch_str_c(m->regex))) : CH_STR_NULL;
 	assignment_out(req, m->assigned, m->nassigned, &o->Assignment);
 	assignment_out(req, m->target, m->ntarget, &o->TargetAssignment);
 }

@@ -16,6 +16,7 @@
 #include "common/ch_common.h"
 #include "common/ch_log.h"
 #include "group/ch_coord.h"
+#include "auth/ch_authz.h"
 #include "group/ch_coord_cg.h"
 #include "log/ch_batch.h"
 #include "meta/ch_topics.h"
@@ -159,6 +160,30 @@ op_topic(void *ud, ch_str name, ch_coord_cg_topic *out)
 	return true;
 }
 
+/* ch_coord_cg_ops.foreach_topic: the registry's topics (regexes resolve
+ * against them). */
+static void
+op_foreach_topic(void *ud, void (*fn)(void *arg, const char *name, size_t len), void *arg)
+{
+	coord_shell *s = ud;
+	size_t n = ch_topics_count(s->bk->topics);
+	for (size_t i = 0; i < n; i++) {
+		const ch_topic *t = ch_topics_at(s->bk->topics, i);
+		if (t)
+			fn(arg, t->name, strlen(t->name));
+	}
+}
+
+/* ch_coord_cg_ops.may_describe: the heartbeat's sender against the ACLs
+ * (the token is its ch_req). */
+static bool
+op_may_describe(void *ud, void *token, const char *name, size_t len)
+{
+	(void)ud;
+	return ch_api_allowed_str(token, CH_ACL_DESCRIBE, CH_RES_TOPIC,
+				  (ch_str){name, (int32_t)len});
+}
+
 /* ch_coord_cg_ops.classic_group_exists: a classic group with members
  * holds the id (Kafka deletes an empty one when a consumer-protocol
  * member joins; its offsets stay). */
@@ -186,6 +211,7 @@ coord_shell_consumer_config(const ch_config *cfg, ch_coord_cg_config *out, char 
 	out->min_heartbeat_interval_ms = cfg->group_consumer_min_heartbeat_interval_ms;
 	out->max_heartbeat_interval_ms = cfg->group_consumer_max_heartbeat_interval_ms;
 	out->max_size = cfg->group_consumer_max_size;
+	out->regex_refresh_interval_ms = cfg->group_consumer_regex_refresh_interval_ms;
 	out->migration_policy = (ch_coord_cg_migration)cfg->group_consumer_migration_policy;
 	out->classic_min_session_timeout_ms = cfg->group_min_session_timeout_ms;
 	out->classic_max_session_timeout_ms = cfg->group_max_session_timeout_ms;
@@ -409,6 +435,8 @@ coord_shell_start(ch_loop *loop, ch_broker *bk, ch_log_manager *logs)
 		.topic = op_topic,
 		.classic_group_exists = op_classic_group,
 		.random_uuid = op_random_uuid,
+		.foreach_topic = op_foreach_topic,
+		.may_describe = op_may_describe,
 		.append = op_cg_append,
 		.log = op_log,
 		.log_enabled = op_log_enabled,

@@ -472,6 +472,10 @@ static const cdef cdefs[] = {
 	{"group.consumer.max.size", V_INT(1, INT32_MAX), 0, INT_MAX_STR,
 	 OFF(group_consumer_max_size),
 	 "The maximum number of consumers that a single consumer group can accommodate."},
+	{"group.consumer.regex.refresh.interval.ms", V_INT(1, INT32_MAX), 0, "600000",
+	 OFF(group_consumer_regex_refresh_interval_ms),
+	 "The interval at which the group coordinator will refresh the topics matching the "
+	 "group subscribed regexes."},
 	{"group.consumer.assignors", V_STR, 0,
 	 "org.apache.kafka.coordinator.group.assignor.UniformAssignor,"
 	 "org.apache.kafka.coordinator.group.assignor.RangeAssignor",

@@ -266,6 +266,7 @@ struct ch_config {
 	int32_t group_consumer_min_heartbeat_interval_ms;
 	int32_t group_consumer_max_heartbeat_interval_ms;
 	int32_t group_consumer_max_size;
+	int32_t group_consumer_regex_refresh_interval_ms;
 	char *group_consumer_assignors;      /* group.consumer.assignors, comma-separated */
 	int group_consumer_migration_policy; /* ch_coord_cg_migration */
 

@@ -36,6 +36,8 @@ ch_coord_cg_config_defaults(ch_coord_cg_config *c)
 	c->classic_min_session_timeout_ms = 6000;
 	c->classic_max_session_timeout_ms = 1800000;
 	c->classic_max_size = INT32_MAX;
+	c->regex_refresh_interval_ms = 600000;
+	c->regex_min_refresh_ms = 10000;
 }
 
 const char *
@@ -286,6 +288,8 @@ ch_coord_cg_group_create(ch_coord_cg *cg, ch_str id)
 	ch_map_init(&g->members);
 	ch_map_init(&g->statics);
 	ch_map_init(&g->owners);
+	ch_map_init(&g->regexes);
+	g->regex_never = true;
 	ch_map_entry *e = ch_map_put(&cg->groups, id.p, (size_t)id.len, g);
 	g->id = e->key;
 	return g;
@@ -335,6 +339,7 @@ ch_coord_cg_group_free(ch_coord_cg *cg, cg_group *g)
 	ch_map_free(&g->members);
 	ch_map_free(&g->statics);
 	ch_map_free(&g->owners);
+	ch_coord_cg_regex_free_all(g);
 	meta_free(g);
 	free(g);
 }
@@ -412,6 +417,7 @@ void
 ch_coord_cg_member_remove(cg_group *g, cg_member *m)
 {
 	g->store_scan = true; /* its records' tombstones */
+	ch_coord_cg_regex_release(g, m);
 	ch_coord_cg_owners_drop(g, &m->assigned);
 	ch_coord_cg_owners_drop(g, &m->revoking);
 	if (m->instance_id && ch_map_get(&g->statics, m->instance_id, strlen(m->instance_id)) == m)
@@ -429,12 +435,19 @@ ch_coord_cg_meta_refresh(cg_group *g)
 	size_t total = 0;
 	ch_map_foreach (&g->members, e)
 		total += (size_t)((cg_member *)e->value)->ntopics;
+	ch_map_foreach (&g->regexes, e) /* each regex once, not per member */
+		total += (size_t)((cg_regex *)e->value)->ntopics;
 	char **names = ch_xmalloc((total ? total : 1) * sizeof *names);
 	size_t n = 0;
 	ch_map_foreach (&g->members, e) {
 		cg_member *m = e->value;
 		for (int32_t i = 0; i < m->ntopics; i++)
 			names[n++] = m->topics[i];
+	}
+	ch_map_foreach (&g->regexes, e) {
+		cg_regex *r = e->value;
+		for (int32_t i = 0; i < r->ntopics; i++)
+			names[n++] = r->topics[i];
 	}
 	qsort(names, n, sizeof *names, cstr_qcmp);
 	cg_topic_meta *meta = ch_xmalloc((n ? n : 1) * sizeof *meta);
@@ -580,10 +593,18 @@ ch_coord_cg_update_target(cg_group *g, char *err, size_t errcap)
 	ch_map_foreach (&g->members, e) {
 		cg_member *m = e->value;
 		ms[i] = m;
-		int32_t *tix = ch_xmalloc((size_t)(m->ntopics ? m->ntopics : 1) * sizeof *tix);
+		/* its names and what its regex resolved to, both sorted: merged */
+		int32_t nrx;
+		const char *const *rx = ch_coord_cg_regex_topics(g, m, &nrx);
+		int32_t *tix =
+			ch_xmalloc((size_t)(m->ntopics + nrx ? m->ntopics + nrx : 1) * sizeof *tix);
 		int32_t nt = 0;
-		for (int32_t k = 0; k < m->ntopics; k++) {
-			int32_t ix = meta_index_by_name(g, m->topics[k]);
+		for (int32_t a = 0, b = 0; a < m->ntopics || b < nrx;) {
+			int c = a == m->ntopics ? 1 : b == nrx ? -1 : strcmp(m->topics[a], rx[b]);
+			const char *name = c <= 0 ? m->topics[a] : rx[b];
+			a += c <= 0;
+			b += c >= 0;
+			int32_t ix = meta_index_by_name(g, name);
 			if (ix >= 0)
 				tix[nt++] = ix;
 		}
@@ -854,10 +875,6 @@ request_invalid(const ch_coord_cg *cg, const ch_ConsumerGroupHeartbeatRequest *r
 	} else if (rq->MemberEpoch < STATIC_LEAVE_EPOCH) {
 		return "MemberEpoch is invalid.";
 	}
-	/* cohort: regular expressions are not evaluated yet; refusing them is
-	 * honest where accepting would assign nothing. */
-	if (rq->SubscribedTopicRegex.len > 0) /* "" is no regex, as in Kafka */
-		return "SubscribedTopicRegex is not supported yet.";
 	if (rq->ServerAssignor.len >= 0) {
 		int k = ch_coord_cg_assignor_by_name(rq->ServerAssignor);
 		bool enabled = false;
@@ -1172,6 +1189,11 @@ heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 	}
 	cg_set owned_buf;
 	const cg_set *owned = owned_from_request(rq, &owned_buf);
+	/* A regex new to the group is compiled first; refused (Kafka's
+	 * maybeUpdateRegularExpressions) once the member is found, before
+	 * anything changes. */
+	char rxmsg[512];
+	int16_t rx_err = ch_coord_cg_regex_check(g, rq->SubscribedTopicRegex, rxmsg, sizeof rxmsg);
 	cg_member *m;
 	bool subscription_changed = false;
 	int16_t e = 0;
@@ -1186,6 +1208,10 @@ heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 		}
 		if (m && (e = check_epoch(m, rq->MemberEpoch, owned, buf, sizeof buf))) {
 			respond_error(cg, req->token, e, "%s", buf);
+			goto drop_owned;
+		}
+		if (rx_err) {
+			respond_error(cg, req->token, rx_err, "%s", rxmsg);
 			goto drop_owned;
 		}
 		if (!m) {
@@ -1208,6 +1234,10 @@ heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 					"group because the instance id is owned by %s member.",
 					(int)member_id.len, member_id.p, (int)rq->InstanceId.len,
 					rq->InstanceId.p, old->id);
+				goto drop_owned;
+			}
+			if (rx_err) {
+				respond_error(cg, req->token, rx_err, "%s", rxmsg);
 				goto drop_owned;
 			}
 			if (!old) {
@@ -1256,6 +1286,10 @@ heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 				respond_error(cg, req->token, e, "%s", buf);
 				goto drop_owned;
 			}
+			if (rx_err) {
+				respond_error(cg, req->token, rx_err, "%s", rxmsg);
+				goto drop_owned;
+			}
 			m = old;
 		}
 		if (!m->instance_id) {
@@ -1278,7 +1312,13 @@ heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 	if (rq->RebalanceTimeoutMs != -1)
 		m->rebalance_timeout_ms = rq->RebalanceTimeoutMs;
 	maybe_update(&m->server_assignor, rq->ServerAssignor);
-	maybe_update(&m->regex, rq->SubscribedTopicRegex);
+	bool regex_bump = false;
+	if (rq->SubscribedTopicRegex.len >= 0) {
+		char *old_regex = m->regex;
+		m->regex = ch_coord_cg_dup_str(rq->SubscribedTopicRegex);
+		regex_bump = ch_coord_cg_regex_member_update(g, m, old_regex);
+		free(old_regex);
+	}
 	subscription_changed = update_topics(m, rq);
 	free(m->client_id);
 	m->client_id =
@@ -1286,7 +1326,9 @@ heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 	free(m->client_host);
 	m->client_host = ch_xstrdup(req->client_host ? req->client_host : "");
 
-	bool bump = g->epoch == 0 || subscription_changed;
+	bool bump = g->epoch == 0 || subscription_changed || regex_bump;
+	if (ch_coord_cg_regex_maybe_refresh(g, req->token, now))
+		bump = subscription_changed = true; /* a regex's topics changed */
 	if (bump || g->meta_stale) {
 		if (ch_coord_cg_meta_refresh(g))
 			bump = true;
@@ -1342,6 +1384,7 @@ ch_coord_cg_heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 void
 ch_coord_cg_metadata_changed(ch_coord_cg *cg)
 {
+	cg->topics_version++; /* regexes see new topics at their next refresh */
 	ch_map_foreach (&cg->groups, e)
 		((cg_group *)e->value)->meta_stale = true;
 }
@@ -1584,6 +1627,7 @@ ch_coord_cg_foreach_member(const ch_coord_cg *cg, ch_str group_id,
 			.classic = m->classic != NULL,
 			.topics = (const char *const *)m->topics,
 			.ntopics = m->ntopics,
+			.regex = m->regex,
 			.epoch = m->epoch,
 			.previous_epoch = m->previous_epoch,
 			.state = m->state,

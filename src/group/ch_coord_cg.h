@@ -48,8 +48,17 @@
  * Classic members inside a consumer group: ch_coord_cg_classic_join and
  * its siblings below.
  *
- * Not yet: regular expression subscriptions (SubscribedTopicRegex answers
- * INVALID_REQUEST, see ch_coord_cg_heartbeat), off-loop assignment.
+ * Regular expressions (SubscribedTopicRegex, RE2 syntax, src/regex): each
+ * distinct one of a group is resolved once for the group against
+ * ops->foreach_topic (ch_coord_cg_regex.c); a member subscribes to its
+ * names and what its regex resolved to. Resolved again when Kafka does:
+ * a regex not resolved yet, topics created or deleted since
+ * (ch_coord_cg_metadata_changed), or regex_refresh_interval_ms passed,
+ * but never within regex_min_refresh_ms of the last time. Kafka resolves
+ * off its event loop and answers the heartbeat before the result; cohortd
+ * resolves within the heartbeat (same rules, the answer already has it).
+ *
+ * Not yet: off-loop assignment.
  */
 #ifndef CH_COORD_CG_H
 #define CH_COORD_CG_H
@@ -89,6 +98,12 @@ typedef struct ch_coord_cg_config {
 	int32_t classic_min_session_timeout_ms;
 	int32_t classic_max_session_timeout_ms;
 	int32_t classic_max_size;
+	/* group.consumer.regex.refresh.interval.ms (600000): regexes resolved
+	 * again at least this often (new ACLs) */
+	int32_t regex_refresh_interval_ms;
+	/* Kafka's REGEX_BATCH_REFRESH_MIN_INTERVAL_MS (10000, a constant there,
+	 * not a config; cohortd keeps it): never resolved again sooner */
+	int32_t regex_min_refresh_ms;
 } ch_coord_cg_config;
 
 void ch_coord_cg_config_defaults(ch_coord_cg_config *c);
@@ -121,6 +136,14 @@ typedef struct ch_coord_cg_ops {
 	 * exists. NULL: no classic groups. */
 	bool (*classic_group_exists)(void *ud, ch_str group_id);
 	void (*random_uuid)(void *ud, ch_uuid *out); /* v0 member ids */
+	/* fn(arg, name, len) for every topic (what regexes are matched
+	 * against). NULL: no topics. */
+	void (*foreach_topic)(void *ud, void (*fn)(void *arg, const char *name, size_t len),
+			      void *arg);
+	/* Whether the sender of the request `token` may DESCRIBE topic name:
+	 * a regex only resolves to those (Kafka's
+	 * filterTopicDescribeAuthorizedTopics). NULL: every topic. */
+	bool (*may_describe)(void *ud, void *token, const char *name, size_t len);
 	/* Append records durably to __consumer_offsets partition `partition`
 	 * (one batch); the shell calls ch_coord_cg_append_done(id) once they
 	 * are on disk or failed. The records are valid during the call only.
@@ -137,8 +160,9 @@ void ch_coord_cg_free(ch_coord_cg *cg);
 /* ConsumerGroupHeartbeat v0-v1 (req->body: ch_ConsumerGroupHeartbeatRequest),
  * answered through ops->respond before it returns. Errors where Kafka
  * returns them (GroupCoordinatorService and GroupMetadataManager):
- * INVALID_REQUEST (malformed: empty ids, missing join fields, bad epoch;
- * also a SubscribedTopicRegex until regexes are served), UNSUPPORTED_ASSIGNOR,
+ * INVALID_REQUEST (malformed: empty ids, missing join fields, bad epoch),
+ * INVALID_REGULAR_EXPRESSION (a regex new to the group that RE2J would
+ * refuse), UNSUPPORTED_ASSIGNOR,
  * GROUP_ID_NOT_FOUND (no such group and epoch != 0, or a classic group),
  * GROUP_MAX_SIZE_REACHED, UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH,
  * UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID. */
@@ -234,6 +258,7 @@ typedef struct ch_coord_cg_member_view {
 	bool classic;              /* a member of the classic protocol */
 	const char *const *topics; /* subscribed topic names, sorted */
 	int32_t ntopics;
+	const char *regex; /* SubscribedTopicRegex (NULL: none sent) */
 	int32_t epoch, previous_epoch;
 	ch_coord_cg_member_state state;
 	const ch_coord_cg_tp *assigned; /* sorted by (topic id, partition) */

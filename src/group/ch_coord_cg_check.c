@@ -11,7 +11,10 @@
  *    assignment epoch (or -2 for a static member gone for now);
  *  - a member STABLE at the assignment epoch holds exactly its target;
  *  - the targets of the members never share a partition;
- *  - the static map points at members with that instance id.
+ *  - the static map points at members with that instance id;
+ *  - regexes: each has as many subscribers as members name it, none is
+ *    kept without one, its topics are sorted; targets name only topics
+ *    of the group's subscribed metadata (names and regexes).
  */
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +30,56 @@ sorted(const cg_set *s)
 		if (ch_coord_cg_tp_cmp(&s->v[i - 1], &s->v[i]) >= 0)
 			return false;
 	return true;
+}
+
+static const char *
+check_regexes(const cg_group *g)
+{
+	ch_map_foreach (&g->regexes, e) {
+		const cg_regex *r = e->value;
+		int32_t users = 0;
+		ch_map_foreach (&g->members, me) {
+			const cg_member *m = me->value;
+			users += m->regex && strcmp(m->regex, r->pattern) == 0;
+		}
+		if (users == 0 || users != r->members) {
+			snprintf(why, sizeof why, "group %s: regex %s counts %d members, %d use it",
+				 g->id, r->pattern, r->members, users);
+			return why;
+		}
+		for (int32_t i = 1; i < r->ntopics; i++)
+			if (strcmp(r->topics[i - 1], r->topics[i]) >= 0) {
+				snprintf(why, sizeof why, "group %s: regex %s topics not sorted",
+					 g->id, r->pattern);
+				return why;
+			}
+	}
+	ch_map_foreach (&g->members, e) {
+		const cg_member *m = e->value;
+		if (m->regex && *m->regex && !ch_map_get(&g->regexes, m->regex, strlen(m->regex))) {
+			snprintf(why, sizeof why, "group %s member %s: regex %s not in the map",
+				 g->id, m->id, m->regex);
+			return why;
+		}
+		/* Targets only name topics some member subscribes to (by name or
+		 * regex) once the group has caught up: a regex or name dropped by
+		 * everyone leaves the metadata and moves the epoch. */
+		if (g->assignment_epoch != g->epoch || g->meta_stale)
+			continue;
+		for (int32_t i = 0; i < m->target.n; i++) {
+			bool known = false;
+			for (int32_t k = 0; k < g->nmeta && !known; k++)
+				known = ch_uuid_eq(&g->meta[k].id, &m->target.v[i].topic);
+			if (!known) {
+				snprintf(why, sizeof why,
+					 "group %s member %s: target partition %d of a topic no "
+					 "member subscribes to",
+					 g->id, m->id, m->target.v[i].partition);
+				return why;
+			}
+		}
+	}
+	return NULL;
 }
 
 static const char *
@@ -157,6 +210,7 @@ check_group(const cg_group *g)
 			goto out;
 		}
 	}
+	bad = check_regexes(g);
 out:
 	ch_map_free(&targets);
 	return bad;

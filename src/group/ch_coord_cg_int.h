@@ -77,6 +77,20 @@ typedef struct cg_topic_meta {
 	int32_t partitions;
 } cg_topic_meta;
 
+/* A regular expression members of a group subscribe to (Kafka's
+ * ResolvedRegularExpression, plus who uses it): resolved once for the
+ * group, not per member (ch_coord_cg_regex.c). */
+typedef struct cg_regex {
+	char *pattern;    /* the map's key copy */
+	int32_t members;  /* members subscribed to it (0 while replaying) */
+	bool resolved;    /* topics is a resolution (else none yet) */
+	char **topics;    /* the topics it matched that the member may describe, sorted */
+	int32_t ntopics;
+	int64_t version;  /* the topic change count it was resolved at */
+	int64_t ts;       /* when it was resolved */
+	bool store_dirty; /* its record may have changed since the last flush */
+} cg_regex;
+
 typedef struct cg_group {
 	ch_coord_cg *cg;
 	char *id;
@@ -100,6 +114,11 @@ typedef struct cg_group {
 	/* The store may hold keys the group no longer has (a member removed;
 	 * after a replay): the next flush looks for them. */
 	bool store_scan;
+	ch_map regexes; /* pattern -> cg_regex */
+	/* When the regexes were last resolved (Kafka's
+	 * lastResolvedRegularExpressionRefreshTimeMs); regex_never: not yet. */
+	int64_t regex_ts;
+	bool regex_never;
 } cg_group;
 
 /* One record of a group as last written (or replayed): its value bytes;
@@ -164,6 +183,7 @@ struct ch_coord_cg {
 	uint64_t next_append_id;
 	uint32_t flushes;
 	size_t load_skipped;
+	int64_t topics_version; /* ch_coord_cg_metadata_changed calls: topics came or went */
 };
 
 #define CG_TP_KEY_LEN 20
@@ -208,6 +228,29 @@ bool ch_coord_cg_meta_refresh(cg_group *g);
 void ch_coord_cg_epochs_sync(cg_member *m, int32_t epoch);
 /* FNV-1a over the sorted topic metadata (0 for none). */
 int64_t ch_coord_cg_meta_hash(const cg_topic_meta *meta, int32_t n);
+
+/* ch_coord_cg_regex.c: the members' SubscribedTopicRegex (Kafka's
+ * GroupMetadataManager.maybeUpdateRegularExpressions and its resolver). */
+/* INVALID_REGULAR_EXPRESSION with Kafka's message when `regex` is new to g
+ * (no member subscribes to it; g may be NULL) and does not compile; else 0. */
+int16_t ch_coord_cg_regex_check(const cg_group *g, ch_str regex, char *msg, size_t cap);
+/* m's regex went from old (NULL or "": none) to m->regex: the counts
+ * follow, a regex nobody uses any more goes. Returns whether the group
+ * epoch must move (the new one is already resolved: REGEX_UPDATED_AND_RESOLVED). */
+bool ch_coord_cg_regex_member_update(cg_group *g, cg_member *m, const char *old);
+/* m leaves: its regex loses a subscriber. */
+void ch_coord_cg_regex_release(cg_group *g, const cg_member *m);
+/* Resolves the group's regexes again when Kafka would (one unresolved, new
+ * topics, the refresh interval passed; not within
+ * regex_min_refresh_ms of the last time), as the member of `token` may see
+ * topics. Returns whether a resolution changed (the epoch must move). */
+bool ch_coord_cg_regex_maybe_refresh(cg_group *g, void *token, int64_t now);
+/* The topics m's regex resolved to (NULL, 0 if none or not yet). */
+const char *const *ch_coord_cg_regex_topics(const cg_group *g, const cg_member *m, int32_t *n);
+/* After a replay: the counts from the members, unused regexes dropped, and
+ * a refresh due (the topic change count restarted). */
+void ch_coord_cg_regex_loaded(cg_group *g);
+void ch_coord_cg_regex_free_all(cg_group *g);
 
 /* ch_coord_cg_store.c. Writes what changed in group_id's records since the
  * last write (its tombstones if the group is gone); `answer` (may be NULL)

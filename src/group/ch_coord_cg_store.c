@@ -845,6 +845,7 @@ ch_coord_cg_load_end(ch_coord_cg *cg, int64_t now, int32_t partition, bool ok)
 						      now + m->rebalance_timeout_ms);
 			}
 		}
+		ch_coord_cg_regex_loaded(g);
 		g->meta_stale = true;
 		g->store_scan = true; /* the first flush looks for stale keys once */
 	}

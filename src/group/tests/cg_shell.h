@@ -56,6 +56,10 @@ typedef struct cg_answer {
 typedef struct cg_shell {
 	cg_shell_topic topics[CG_SHELL_TOPICS];
 	int ntopics;
+	int topic_serial; /* topics ever added: the next one's id */
+	int scans;        /* foreach_topic calls: regex resolutions */
+	char denied[4][16]; /* topics the members may not DESCRIBE */
+	int ndenied;
 	char classic[8][32]; /* names of classic groups */
 	int nclassic;
 	uint64_t rng;
@@ -145,6 +149,26 @@ cg_shell_topic_cb(void *ud, ch_str name, ch_coord_cg_topic *out)
 	return false;
 }
 
+static void
+cg_shell_foreach_topic(void *ud, void (*fn)(void *arg, const char *name, size_t len), void *arg)
+{
+	cg_shell *sh = ud;
+	sh->scans++;
+	for (int i = 0; i < sh->ntopics; i++)
+		fn(arg, sh->topics[i].name, strlen(sh->topics[i].name));
+}
+
+static bool
+cg_shell_may_describe(void *ud, void *token, const char *name, size_t len)
+{
+	(void)token;
+	cg_shell *sh = ud;
+	for (int i = 0; i < sh->ndenied; i++)
+		if (strlen(sh->denied[i]) == len && memcmp(sh->denied[i], name, len) == 0)
+			return false;
+	return true;
+}
+
 static bool
 cg_shell_classic(void *ud, ch_str id)
 {
@@ -172,9 +196,23 @@ cg_shell_add_topic(cg_shell *sh, const char *name, int32_t partitions)
 	cg_shell_topic *t = &sh->topics[sh->ntopics++];
 	snprintf(t->name, sizeof t->name, "%s", name);
 	memset(&t->id, 0, sizeof t->id);
-	t->id.b[0] = (uint8_t)sh->ntopics;
+	t->id.b[0] = (uint8_t)++sh->topic_serial; /* a topic made again gets a new id */
 	t->id.b[15] = 0x5a;
 	t->partitions = partitions;
+}
+
+/* Deletes topic `name` (the others keep their order); false if absent. */
+static inline bool
+cg_shell_del_topic(cg_shell *sh, const char *name)
+{
+	for (int i = 0; i < sh->ntopics; i++)
+		if (strcmp(sh->topics[i].name, name) == 0) {
+			memmove(&sh->topics[i], &sh->topics[i + 1],
+				(size_t)(sh->ntopics - i - 1) * sizeof *sh->topics);
+			sh->ntopics--;
+			return true;
+		}
+	return false;
 }
 
 static uint8_t *
@@ -275,6 +313,8 @@ cg_shell_init(cg_shell *sh, const ch_coord_cg_config *cfg, uint64_t seed)
 		.topic = cg_shell_topic_cb,
 		.classic_group_exists = cg_shell_classic,
 		.random_uuid = cg_shell_uuid,
+		.foreach_topic = cg_shell_foreach_topic,
+		.may_describe = cg_shell_may_describe,
 	};
 	sh->cg = ch_coord_cg_new(cfg, &sh->ops);
 }
@@ -390,6 +430,7 @@ cg_shell_digest_member(void *ud, const ch_coord_cg_member_view *m)
 			    m->previous_epoch, ch_coord_cg_member_state_name(m->state));
 	for (int32_t i = 0; i < m->ntopics; i++)
 		cg_shell_digest_add(d, "%s%s", i ? "," : "", m->topics[i]);
+	cg_shell_digest_add(d, " regex=%s", m->regex ? m->regex : "-");
 	cg_shell_digest_tps(d, "assigned", m->assigned, m->nassigned);
 	cg_shell_digest_tps(d, "revoking", m->revoking, m->nrevoking);
 	cg_shell_digest_tps(d, "target", m->target, m->ntarget);

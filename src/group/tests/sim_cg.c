@@ -8,7 +8,9 @@
  * graceful leaves (-1), static leaves (-2) and restarts under the same
  * instance id, crashes (silence until the session expires), consumers
  * slow to revoke (past their rebalance timeout sometimes), lost responses
- * (the consumer resends its previous request), partitions added, and
+ * (the consumer resends its previous request), partitions added, topics
+ * r0-r3 created and deleted under consumers subscribed by regex (alone or
+ * beside names; resolved again after regex_min_refresh_ms), and
  * coordinator restarts: the core is dropped and a new one replays the
  * records it wrote (cg_shell's compacted log), either between steps or
  * while a heartbeat's append is still in flight (a kill -9: the append and
@@ -35,6 +37,7 @@
 #include <inttypes.h>
 
 #include "cg_shell.h"
+#include "regex/ch_regex.h"
 
 #define MAXC 12
 #define MAXP 256
@@ -52,8 +55,9 @@ typedef struct client {
 	ch_coord_cg_tp revoke[MAXP]; /* revoked by the coordinator, not yet let go */
 	int32_t nrevoke;
 	int64_t revoke_at; /* when the slow consumer lets them go */
-	int topics[3];
+	int topics[3]; /* of the first nbase topics (those are never deleted) */
 	int ntopics;
+	const char *regex; /* SubscribedTopicRegex, NULL: names only */
 	const char *assignor; /* NULL, "uniform", "range" */
 	int restarts;
 } client;
@@ -63,6 +67,7 @@ typedef struct sim {
 	uint64_t rng;
 	int64_t now;
 	client c[MAXC];
+	int nbase; /* topics t0.. of the start; r0-r3 come and go after them */
 	int32_t last_group_epoch;
 	bool verbose;
 	bool calm; /* the final phase: no faults */
@@ -167,9 +172,15 @@ client_new(sim *s, client *c, bool keep_instance)
 		snprintf(c->member_id, sizeof c->member_id, "m%" PRIu64,
 			 cg_shell_rand(&s->rng) % 1000000000);
 	c->rebalance_timeout = 5000 + (int32_t)rnd(s, 60000);
-	c->ntopics = 1 + (int)rnd(s, (uint32_t)(s->sh.ntopics < 3 ? s->sh.ntopics : 3));
+	c->ntopics = 1 + (int)rnd(s, (uint32_t)(s->nbase < 3 ? s->nbase : 3));
 	for (int i = 0; i < c->ntopics; i++)
-		c->topics[i] = (int)rnd(s, (uint32_t)s->sh.ntopics);
+		c->topics[i] = (int)rnd(s, (uint32_t)s->nbase);
+	if (chance(s, 35)) {
+		static const char *const regexes[] = {"r.*", "t0|r[0-2]", "(t1|r1)", ".*", "r[13]"};
+		c->regex = regexes[rnd(s, 5)];
+		if (chance(s, 50))
+			c->ntopics = 0; /* the regex alone */
+	}
 	c->assignor = chance(s, 70) ? NULL : chance(s, 50) ? "uniform" : "range";
 	c->next_hb = s->now;
 }
@@ -197,7 +208,10 @@ client_heartbeat_crash(sim *s, client *c, bool lose_answer, bool crash)
 		for (int i = 0; i < c->ntopics; i++)
 			names[i] = ch_str_c(s->sh.topics[c->topics[i]].name);
 		rq.SubscribedTopicNames = names;
+		/* Both fields, as librdkafka sends them ("" and [] for none): a
+		 * null one would keep what a static predecessor had. */
 		rq.SubscribedTopicNames_n = c->ntopics;
+		rq.SubscribedTopicRegex = ch_str_c(c->regex ? c->regex : "");
 		rq.ServerAssignor = c->assignor ? ch_str_c(c->assignor) : CH_STR_NULL;
 	}
 	/* What it owns now: what it kept, plus what it has not let go yet. */
@@ -482,12 +496,21 @@ settled(sim *s)
 			 ch_coord_cg_state_name(gv.state));
 		return false;
 	}
-	/* Each subscribed partition is owned by exactly one consumer. */
+	/* Each subscribed partition (by name or regex) is owned by exactly
+	 * one consumer. */
 	for (int t = 0; t < s->sh.ntopics; t++) {
 		bool subscribed = false;
-		for (int i = 0; i < MAXC; i++)
+		for (int i = 0; i < MAXC; i++) {
 			for (int k = 0; s->c[i].alive && k < s->c[i].ntopics; k++)
 				subscribed |= s->c[i].topics[k] == t;
+			if (s->c[i].alive && s->c[i].regex) {
+				char err[64];
+				const char *rx = s->c[i].regex, *name = s->sh.topics[t].name;
+				ch_regex *re = ch_regex_compile(rx, strlen(rx), err, sizeof err);
+				subscribed |= re && ch_regex_full_match(re, name, strlen(name));
+				ch_regex_free(re);
+			}
+		}
 		for (int32_t p = 0; p < s->sh.topics[t].partitions; p++) {
 			ch_coord_cg_tp tp = {s->sh.topics[t].id, p};
 			int owners = 0;
@@ -533,6 +556,8 @@ run(uint64_t seed, bool verbose, int *steps_out)
 		cfg.assignors[1] = CH_ASSIGN_SERVER_UNIFORM;
 	}
 	cfg.offsets_partitions = 1 + (int32_t)rnd(&s, 4);
+	if (chance(&s, 50))
+		cfg.regex_min_refresh_ms = (int32_t)rnd(&s, 10000);
 	cg_shell_init(&s.sh, &cfg, seed);
 	cg_shell_store_on(&s.sh);
 	int ntopics = 1 + (int)rnd(&s, 3);
@@ -541,6 +566,7 @@ run(uint64_t seed, bool verbose, int *steps_out)
 		snprintf(name, sizeof name, "t%d", t);
 		cg_shell_add_topic(&s.sh, name, 1 + (int32_t)rnd(&s, 16));
 	}
+	s.nbase = ntopics;
 	int nclients = 1 + (int)rnd(&s, MAXC);
 	for (int i = 0; i < nclients; i++)
 		if (chance(&s, 60))
@@ -584,6 +610,17 @@ run(uint64_t seed, bool verbose, int *steps_out)
 			if (c->nrevoke && s.now >= c->revoke_at)
 				c->nrevoke = 0;
 			ok = client_heartbeat_crash(&s, c, false, true);
+		} else if (ev == 9 && chance(&s, 50)) {
+			/* a regex topic created or deleted */
+			char name[8];
+			snprintf(name, sizeof name, "r%d", (int)rnd(&s, 4));
+			bool gone = cg_shell_del_topic(&s.sh, name);
+			if (!gone && s.sh.ntopics < CG_SHELL_TOPICS)
+				cg_shell_add_topic(&s.sh, name, 1 + (int32_t)rnd(&s, 8));
+			ch_coord_cg_metadata_changed(s.sh.cg);
+			if (verbose)
+				fprintf(stderr, "%8" PRId64 " topic %s %s\n", s.now, name,
+					gone ? "deleted" : "created");
 		} else if (ev < 7 && s.sh.topics[0].partitions < 40) {
 			int t = (int)rnd(&s, (uint32_t)s.sh.ntopics);
 			s.sh.topics[t].partitions += 1 + (int32_t)rnd(&s, 3);

@@ -52,7 +52,6 @@ t_validation(void)
 		    "(re-)joining."},
 		{5, "InstanceId can't be null."},
 		{6, "MemberEpoch is invalid."},
-		{7, "SubscribedTopicRegex is not supported yet."},
 	};
 	for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
 		hb_join(&h, "g", "m", "t");
@@ -77,9 +76,6 @@ t_validation(void)
 			break;
 		case 6:
 			h.r.MemberEpoch = -3;
-			break;
-		case 7:
-			h.r.SubscribedTopicRegex = CH_STR_LIT("t.*");
 			break;
 		}
 		cg_shell_heartbeat(&sh, 0, 1, &h.r);
@@ -434,6 +430,238 @@ t_metadata_change(void)
 	cg_shell_free(&sh);
 }
 
+/* A join subscribed by regex only (names null, as the Java client sends). */
+static hb *
+hb_join_regex(hb *h, const char *group, const char *member, const char *regex)
+{
+	hb_join(h, group, member, NULL);
+	h->r.SubscribedTopicNames_n = -1;
+	h->r.SubscribedTopicRegex = ch_str_c(regex);
+	return h;
+}
+
+/* A heartbeat owning exactly what the last answer assigned (any topic). */
+static hb *
+hb_ack(hb *h, const char *group, const char *member, const cg_shell *sh)
+{
+	hb_beat(h, group, member, sh->a.epoch, sh, NULL);
+	h->r.TopicPartitions_n = 0;
+	for (int32_t i = 0; i < sh->a.ntps; i++) {
+		int32_t t = h->r.TopicPartitions_n;
+		if (t == 0 || !ch_uuid_eq(&h->tps[t - 1].TopicId, &sh->a.tps[i].topic)) {
+			h->tps[t].TopicId = sh->a.tps[i].topic;
+			h->tps[t].Partitions = h->parts[t];
+			h->tps[t].Partitions_n = 0;
+			h->r.TopicPartitions_n = ++t;
+		}
+		ch_ConsumerGroupHeartbeatRequest_TopicPartitions *tp = &h->tps[t - 1];
+		h->parts[t - 1][tp->Partitions_n++] = sh->a.tps[i].partition;
+	}
+	return h;
+}
+
+typedef struct member_target {
+	const char *member;
+	int32_t n;
+} member_target;
+
+static void
+target_of(void *ud, const ch_coord_cg_member_view *m)
+{
+	member_target *t = ud;
+	if (strcmp(m->member_id, t->member) == 0)
+		t->n = m->ntarget;
+}
+
+/* How many partitions the group's target gives member. */
+static int32_t
+target_size(const cg_shell *sh, const char *member)
+{
+	member_target t = {member, -1};
+	ch_coord_cg_foreach_member(sh->cg, CH_STR_LIT("g"), target_of, &t);
+	return t.n;
+}
+
+/* Kafka's INVALID_REGULAR_EXPRESSION (128) for a regex RE2J refuses, with
+ * its message; nothing of the request stays (no group, no member). A regex
+ * already in use is not compiled again. */
+static void
+t_regex_invalid(void)
+{
+	cg_shell sh;
+	setup(&sh, 2);
+	hb h;
+	hb_join_regex(&h, "g", "a", "(abc");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_INVALID_REGULAR_EXPRESSION);
+	CH_CHECK_EQ_INT(CH_KERR_INVALID_REGULAR_EXPRESSION, 128);
+	CH_CHECK_EQ_STR(sh.a.msg, "SubscribedTopicRegex `(abc` is not a valid regular "
+				  "expression: missing closing ).");
+	ch_coord_cg_group_view gv;
+	CH_CHECK(!ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+
+	/* a member of a live group switching to a bad one keeps what it had */
+	hb_join_regex(&h, "g", "a", "t.*");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	CH_CHECK_EQ_INT(count_answer(&sh), 2);
+	hb_ack(&h, "g", "a", &sh);
+	h.r.SubscribedTopicRegex = CH_STR_LIT("t[");
+	cg_shell_heartbeat(&sh, 10, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_INVALID_REGULAR_EXPRESSION);
+	CH_CHECK_EQ_STR(sh.a.msg, "SubscribedTopicRegex `t[` is not a valid regular "
+				  "expression: missing closing ].");
+	CH_CHECK_EQ_INT(target_size(&sh, "a"), 2);
+	/* a static member refused the same way, before it takes anything */
+	hb_join_regex(&h, "g", "s", "a**");
+	h.r.InstanceId = CH_STR_LIT("i");
+	cg_shell_heartbeat(&sh, 20, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_INVALID_REGULAR_EXPRESSION);
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.members, 1);
+	/* "" is no regex (librdkafka sends it with a list) */
+	hb_join(&h, "g", "b", "t");
+	h.r.SubscribedTopicRegex = CH_STR_LIT("");
+	cg_shell_heartbeat(&sh, 30, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	check(&sh);
+	cg_shell_free(&sh);
+}
+
+/* A regex member gets the topics its regex matches in full (not a part of
+ * the name), its names besides; topics created later join once the
+ * regexes may be resolved again (not within 10 s of the last time, as
+ * Kafka), deleted ones leave at once; topics it may not DESCRIBE never
+ * match; every step keeps the invariants. */
+static void
+t_regex_subscription(void)
+{
+	cg_shell sh;
+	setup(&sh, 2); /* "t" */
+	cg_shell_add_topic(&sh, "other", 1);
+	cg_shell_add_topic(&sh, "xt", 1);
+	hb h;
+	hb_join_regex(&h, "g", "a", "t.*");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	CH_CHECK_EQ_INT(count_answer(&sh), 2); /* t-0, t-1; not xt */
+	CH_CHECK_EQ_INT(sh.a.epoch, 1);
+	CH_CHECK_EQ_INT(sh.scans, 1);
+	check(&sh);
+
+	/* names and a regex: both */
+	hb_join(&h, "g", "b", "other");
+	h.r.SubscribedTopicRegex = CH_STR_LIT("t.*");
+	cg_shell_heartbeat(&sh, 100, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	CH_CHECK_EQ_INT(sh.a.epoch, 2);
+	CH_CHECK_EQ_INT(sh.scans, 1); /* the same regex: not resolved again */
+	CH_CHECK_EQ_INT(target_size(&sh, "a") + target_size(&sh, "b"), 3);
+	CH_CHECK(target_size(&sh, "b") >= 1);
+	check(&sh);
+
+	/* a topic made after the join, one denied */
+	cg_shell_add_topic(&sh, "t2", 3);
+	cg_shell_add_topic(&sh, "t3", 4);
+	snprintf(sh.denied[sh.ndenied++], 16, "t3");
+	ch_coord_cg_metadata_changed(sh.cg);
+	hb_beat(&h, "g", "a", 1, &sh, NULL);
+	h.r.TopicPartitions_n = -1;
+	cg_shell_heartbeat(&sh, 9000, 1, &h.r); /* within 10 s of the resolution */
+	CH_CHECK_EQ_INT(sh.scans, 1);
+	CH_CHECK_EQ_INT(target_size(&sh, "a") + target_size(&sh, "b"), 3);
+	h.r.MemberEpoch = sh.a.epoch;
+	cg_shell_heartbeat(&sh, 10001, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	CH_CHECK_EQ_INT(sh.scans, 2); /* one resolution for both members */
+	ch_coord_cg_group_view gv;
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.epoch, 3);
+	CH_CHECK_EQ_INT(target_size(&sh, "a") + target_size(&sh, "b"), 6); /* t, t2, other */
+	check(&sh);
+
+	/* deleted: gone at the next heartbeat, no resolution needed */
+	cg_shell_del_topic(&sh, "t2");
+	ch_coord_cg_metadata_changed(sh.cg);
+	h.r.MemberEpoch = sh.a.epoch;
+	cg_shell_heartbeat(&sh, 10002, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.scans, 2);
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.epoch, 4);
+	CH_CHECK_EQ_INT(target_size(&sh, "a") + target_size(&sh, "b"), 3);
+	check(&sh);
+
+	/* made again (a new id): matched again once due */
+	cg_shell_add_topic(&sh, "t2", 2);
+	ch_coord_cg_metadata_changed(sh.cg);
+	h.r.MemberEpoch = sh.a.epoch;
+	cg_shell_heartbeat(&sh, 20002, 1, &h.r);
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.epoch, 5);
+	CH_CHECK_EQ_INT(target_size(&sh, "a") + target_size(&sh, "b"), 5);
+	check(&sh);
+
+	/* the last member of a regex leaving takes its topics out */
+	hb_beat(&h, "g", "b", 2, &sh, NULL);
+	h.r.MemberEpoch = -1;
+	cg_shell_heartbeat(&sh, 20003, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	hb_beat(&h, "g", "a", 1, &sh, NULL);
+	h.r.MemberEpoch = -1;
+	cg_shell_heartbeat(&sh, 20004, 1, &h.r);
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.members, 0);
+	check(&sh);
+	cg_shell_free(&sh);
+}
+
+/* A member switching regexes: the old one goes with its last subscriber,
+ * a new one is resolved (now, or once 10 s have passed since the last
+ * resolution), and one that another member uses is taken as resolved. */
+static void
+t_regex_change(void)
+{
+	cg_shell sh;
+	setup(&sh, 2); /* "t" */
+	cg_shell_add_topic(&sh, "other", 3);
+	hb h;
+	hb_join_regex(&h, "g", "a", "t");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	CH_CHECK_EQ_INT(count_answer(&sh), 2);
+	hb_join_regex(&h, "g", "b", "o.*");
+	cg_shell_heartbeat(&sh, 20000, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.scans, 2);
+	CH_CHECK_EQ_INT(target_size(&sh, "b"), 3);
+	/* a takes b's regex, already resolved: a rebalance at once */
+	hb_beat(&h, "g", "a", 1, &sh, NULL);
+	h.r.TopicPartitions_n = -1;
+	h.r.SubscribedTopicRegex = CH_STR_LIT("o.*");
+	cg_shell_heartbeat(&sh, 20001, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.scans, 2);
+	ch_coord_cg_group_view gv;
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.epoch, 3);
+	CH_CHECK_EQ_INT(target_size(&sh, "a") + target_size(&sh, "b"), 3); /* t left */
+	check(&sh);
+	/* b moves to a new one within 10 s: resolved only later */
+	hb_beat(&h, "g", "b", 2, &sh, NULL);
+	h.r.TopicPartitions_n = -1;
+	h.r.SubscribedTopicRegex = CH_STR_LIT("(t|other)");
+	cg_shell_heartbeat(&sh, 25000, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.scans, 2);
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.epoch, 3); /* Kafka waits for the resolution to rebalance */
+	hb_beat(&h, "g", "b", sh.a.epoch, &sh, NULL);
+	h.r.TopicPartitions_n = -1;
+	cg_shell_heartbeat(&sh, 30001, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.scans, 3);
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.epoch, 4);
+	CH_CHECK_EQ_INT(target_size(&sh, "a") + target_size(&sh, "b"), 5); /* t and other */
+	check(&sh);
+	cg_shell_free(&sh);
+}
+
 /* An OffsetCommit's partitions of topic 1, as the API layer passes them. */
 static int16_t
 commit(cg_shell *sh, const char *member, int32_t epoch, const int32_t *parts, int32_t n, char *msg)
@@ -513,4 +741,5 @@ t_commit_fencing(void)
 CH_TEST_MAIN(CH_TEST(t_validation), CH_TEST(t_not_found_unknown_full),
 	     CH_TEST(t_revocation_before_assignment), CH_TEST(t_timeouts),
 	     CH_TEST(t_leave_and_static), CH_TEST(t_server_assignor), CH_TEST(t_metadata_change),
-	     CH_TEST(t_commit_fencing))
+	     CH_TEST(t_commit_fencing), CH_TEST(t_regex_invalid), CH_TEST(t_regex_subscription),
+	     CH_TEST(t_regex_change))
