@@ -250,6 +250,10 @@ const char *const *ch_coord_cg_regex_topics(const cg_group *g, const cg_member *
 /* After a replay: the counts from the members, unused regexes dropped, and
  * a refresh due (the topic change count restarted). */
 void ch_coord_cg_regex_loaded(cg_group *g);
+/* A ConsumerGroupRegularExpression record replayed: the regex's
+ * resolution (topics NULL: its tombstone). */
+void ch_coord_cg_regex_replay(cg_group *g, ch_str regex, const ch_str *topics, int32_t n,
+			      int64_t ts);
 void ch_coord_cg_regex_free_all(cg_group *g);
 
 /* ch_coord_cg_store.c. Writes what changed in group_id's records since the

@@ -130,6 +130,21 @@ ch_coord_cgrec_target_meta(ch_coord_record *r, const char *group, int32_t assign
 	tags_i64(&r->value, timestamp);
 }
 
+void
+ch_coord_cgrec_regex(ch_coord_record *r, const char *group, const char *regex,
+		     const char *const *topics, int32_t ntopics, int64_t version, int64_t timestamp)
+{
+	key_init(r, CGREC_REGEX, group, regex);
+	ch_buf *b = &r->value;
+	ch_wr_i16(b, VALUE_V);
+	ch_wr_array_len(b, ntopics, true);
+	for (int32_t i = 0; i < ntopics; i++)
+		ch_wr_str(b, ch_str_c(topics[i]), true);
+	ch_wr_i64(b, version);
+	ch_wr_i64(b, timestamp);
+	ch_wr_uvarint(b, 0);
+}
+
 /* A partition set as [{TopicId, Partitions[], tags}] (the set is sorted by
  * topic id, so each topic's partitions are one run); epochs (aligned with
  * v, or NULL) go in each topic's tag 0 (AssignmentEpochs). */
@@ -304,6 +319,22 @@ read_topics(ch_rd *r, ch_arena *a, int32_t *n)
 	return v;
 }
 
+/* A compact []string, none of them null, into the arena; NULL if broken. */
+static ch_str *
+read_names(ch_rd *r, ch_arena *a, int32_t *n)
+{
+	*n = ch_rd_array_len(r, true, 1);
+	if (*n < 0)
+		return NULL;
+	ch_str *v = ch_arena_alloc(a, (size_t)(*n ? *n : 1) * sizeof *v);
+	for (int32_t i = 0; i < *n && ch_rd_ok(r); i++) {
+		v[i] = ch_rd_str(r, true);
+		if (v[i].len < 0)
+			return NULL;
+	}
+	return v;
+}
+
 static int
 decode_value(ch_rd *r, ch_arena *a, ch_coord_cgrec *o)
 {
@@ -325,16 +356,9 @@ decode_value(ch_rd *r, ch_arena *a, ch_coord_cgrec *o)
 		m->rack_id = ch_rd_str(r, true);
 		m->client_id = ch_rd_str(r, true);
 		m->client_host = ch_rd_str(r, true);
-		m->ntopics = ch_rd_array_len(r, true, 1);
-		if (m->ntopics < 0 || m->client_id.len < 0 || m->client_host.len < 0)
+		if (m->client_id.len < 0 || m->client_host.len < 0 ||
+		    !(o->topic_names = read_names(r, a, &m->ntopics)))
 			return -1;
-		o->topic_names = ch_arena_alloc(a, (size_t)(m->ntopics ? m->ntopics : 1) *
-							   sizeof *o->topic_names);
-		for (int32_t i = 0; i < m->ntopics && ch_rd_ok(r); i++) {
-			o->topic_names[i] = ch_rd_str(r, true);
-			if (o->topic_names[i].len < 0)
-				return -1;
-		}
 		m->regex = ch_rd_str(r, true);
 		m->rebalance_timeout_ms = ch_rd_i32(r);
 		m->server_assignor = ch_rd_str(r, true);
@@ -355,7 +379,14 @@ decode_value(ch_rd *r, ch_arena *a, ch_coord_cgrec *o)
 		o->revoking = read_topics(r, a, &o->nrevoking);
 		read_tags(r, &t0);
 		break;
-	default: /* 4 and 16: replayed as nothing (see the header) */
+	case CGREC_REGEX:
+		if (!(o->topic_names = read_names(r, a, &o->nparts)))
+			return -1;
+		o->version = ch_rd_i64(r);
+		o->hash_or_ts = ch_rd_i64(r);
+		read_tags(r, &t0);
+		break;
+	default: /* 4: replayed as nothing (see the header) */
 		return 0;
 	}
 	return ch_rd_ok(r) ? 0 : -1;

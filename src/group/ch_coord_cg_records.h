@@ -27,7 +27,12 @@
  *                                      PartitionsPendingRevocation[]: each
  *                                      {TopicId, Partitions[]; AssignmentEpochs[] (0,
  *                                      KIP-1251)}
- *   16    ConsumerGroupRegularExpression  (read and ignored: no regexes yet)
+ *   16    ConsumerGroupRegularExpression  Topics[] (compact strings, sorted),
+ *         {GroupId, RegularExpression}  Version int64, Timestamp int64: a
+ *                                      regex's resolution (Kafka's Version is
+ *                                      its metadata image offset; cohortd's is
+ *                                      its topic change count, and a replay
+ *                                      resolves again once either way)
  *
  * Written by hand: ../shared/kafka-protocol's copies of these schemas are
  * from before 4.0 and lack the tagged fields 4.1-4.4 added. The encoders
@@ -93,11 +98,12 @@ typedef struct ch_coord_cgrec {
 	ch_str group, member;
 	bool tombstone;
 	int32_t epoch;               /* 3: group epoch; 6: assignment epoch; 8: member epoch */
-	int64_t hash_or_ts;          /* 3: MetadataHash; 6: AssignmentTimestamp */
+	int64_t hash_or_ts;          /* 3: MetadataHash; 6: AssignmentTimestamp; 16: Timestamp */
+	int64_t version;             /* 16 */
 	int32_t previous_epoch;      /* 8 */
 	int8_t state;                /* 8 */
 	ch_coord_cgrec_member m;     /* 5 */
-	ch_str *topic_names;         /* 5 (decode) */
+	ch_str *topic_names;         /* 5, 16 (decode; 16's count in nparts) */
 	ch_coord_cgrec_topic *parts; /* 7: target; 8: assigned */
 	int32_t nparts;
 	ch_coord_cgrec_topic *revoking; /* 8 */
@@ -126,6 +132,10 @@ void ch_coord_cgrec_current(ch_coord_record *r, const char *group, const char *m
 			    const ch_coord_cg_tp *assigned, const int32_t *assigned_epochs,
 			    int32_t nassigned, const ch_coord_cg_tp *revoking,
 			    const int32_t *revoking_epochs, int32_t nrevoking);
+/* A regex's resolution; topics sorted. */
+void ch_coord_cgrec_regex(ch_coord_record *r, const char *group, const char *regex,
+			  const char *const *topics, int32_t ntopics, int64_t version,
+			  int64_t timestamp);
 /* A tombstone of record type `type` (member NULL for the group-level ones). */
 void ch_coord_cgrec_tombstone(ch_coord_record *r, int16_t type, const char *group,
 			      const char *member);

@@ -165,6 +165,41 @@ ch_coord_cg_regex_loaded(cg_group *g)
 	}
 }
 
+static int
+cstr_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void
+ch_coord_cg_regex_replay(cg_group *g, ch_str regex, const ch_str *topics, int32_t n, int64_t ts)
+{
+	cg_regex *r = ch_map_get(&g->regexes, regex.p, (size_t)regex.len);
+	if (!topics) {
+		if (r)
+			regex_drop(g, r);
+		return;
+	}
+	if (!r) {
+		r = ch_xcalloc(1, sizeof *r);
+		ch_map_entry *e = ch_map_put(&g->regexes, regex.p, (size_t)regex.len, r);
+		r->pattern = e->key;
+	}
+	topics_free(r->topics, r->ntopics);
+	r->topics = ch_xmalloc((size_t)(n ? n : 1) * sizeof *r->topics);
+	r->ntopics = 0;
+	for (int32_t i = 0; i < n; i++)
+		r->topics[r->ntopics++] = ch_coord_cg_dup_str(topics[i]);
+	if (r->ntopics > 1) /* Kafka writes them sorted; any order is read */
+		qsort(r->topics, (size_t)r->ntopics, sizeof *r->topics, cstr_cmp);
+	r->resolved = true;
+	r->ts = ts;
+	/* Kafka's lastResolvedRegularExpressionRefreshTimeMs: the latest */
+	if (g->regex_never || ts > g->regex_ts)
+		g->regex_ts = ts;
+	g->regex_never = false;
+}
+
 /* ---- resolution (TopicRegexResolver) ----------------------------------------- */
 
 typedef struct resolving {
@@ -200,12 +235,6 @@ match_topic(void *arg, const char *name, size_t len)
 		}
 		z->found[i][z->nfound[i]++] = ch_xstrndup(name, len);
 	}
-}
-
-static int
-cstr_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static bool

@@ -218,12 +218,16 @@ collect_tombstones(cg_store *st, cg_group *g, out_recs *o)
 					      CGREC_GROUP};
 	for (size_t k = 0; k < sizeof group_level / sizeof *group_level; k++) {
 		int16_t type = group_level[k];
-		if (g && type != CGREC_PARTITION_META)
+		if (g && type != CGREC_PARTITION_META && type != CGREC_REGEX)
 			continue;
 		ch_map_foreach_safe(&st->recs, e, tmp)
 		{
 			cg_written *w = e->value;
 			if (w->type != type)
+				continue;
+			/* a live group's regex goes with its last subscriber */
+			if (g && type == CGREC_REGEX && w->member &&
+			    ch_map_get(&g->regexes, w->member, strlen(w->member)))
 				continue;
 			ch_coord_record r;
 			ch_buf_init(&r.key);
@@ -253,6 +257,16 @@ collect_values(cg_store *st, cg_group *g, out_recs *o)
 		ch_coord_cgrec_member_meta(&r, g->id, m->id, &mm);
 		free(protos);
 		want(st, o, &r, CGREC_MEMBER, m->id);
+	}
+	/* Kafka writes a resolution before the epoch it bumps. */
+	ch_map_foreach (&g->regexes, e) {
+		cg_regex *x = e->value;
+		if (!x->resolved || (!x->store_dirty && !st->dirty))
+			continue;
+		ch_coord_cgrec_regex(&r, g->id, x->pattern, (const char *const *)x->topics,
+				     x->ntopics, x->version, x->ts);
+		want(st, o, &r, CGREC_REGEX, x->pattern);
+		x->store_dirty = false;
 	}
 	ch_coord_cgrec_group(&r, g->id, g->epoch, g->meta_hash);
 	want(st, o, &r, CGREC_GROUP, NULL);
@@ -685,7 +699,7 @@ static void
 replay(ch_coord_cg *cg, const ch_coord_cgrec *rec)
 {
 	cg_group *g = ch_coord_cg_group_find(cg, rec->group);
-	if (!g && (rec->tombstone || rec->type == CGREC_PARTITION_META || rec->type == CGREC_REGEX))
+	if (!g && (rec->tombstone || rec->type == CGREC_PARTITION_META))
 		return;
 	if (!g) {
 		g = ch_coord_cg_group_create(cg, rec->group);
@@ -748,7 +762,11 @@ replay(ch_coord_cg *cg, const ch_coord_cgrec *rec)
 		}
 		replay_epochs(m, rec);
 		break;
-	default: /* partition metadata, regular expressions: nothing to replay */
+	case CGREC_REGEX:
+		ch_coord_cg_regex_replay(g, rec->member, rec->tombstone ? NULL : rec->topic_names,
+					 rec->tombstone ? 0 : rec->nparts, rec->hash_or_ts);
+		break;
+	default: /* partition metadata: nothing to replay */
 		break;
 	}
 }

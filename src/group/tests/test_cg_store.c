@@ -154,6 +154,55 @@ t_decode_kafka_fields(void)
 	ch_arena_reset(&a);
 }
 
+/* ConsumerGroupRegularExpression (type 16) against the bytes Kafka 4.4.0's
+ * GroupCoordinatorRecordSerde made of newConsumerGroupRegularExpressionRecord
+ * ("golden", "gold.*", topics {gold, gold-b}, version 42, timestamp
+ * 1764650000000) and of its tombstone; and Kafka's bytes decoded. */
+static void
+t_regex_record_kafka44(void)
+{
+	static const uint8_t key[] = {0x00, 0x10, 0x00, 0x06, 0x67, 0x6f, 0x6c, 0x64, 0x65,
+				      0x6e, 0x00, 0x06, 0x67, 0x6f, 0x6c, 0x64, 0x2e, 0x2a};
+	static const uint8_t val[] = {0x00, 0x00, 0x03, 0x05, 0x67, 0x6f, 0x6c, 0x64, 0x07, 0x67, 0x6f,
+				      0x6c, 0x64, 0x2d, 0x62, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+				      0x2a, 0x00, 0x00, 0x01, 0x9a, 0xdd, 0x56, 0x1e, 0x80, 0x00};
+	/* resolved to nothing ("none", version 7, timestamp 5) */
+	static const uint8_t val_empty[] = {0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00,
+					    0x00, 0x00, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00,
+					    0x00, 0x00, 0x05, 0x00};
+	const char *topics[] = {"gold", "gold-b"};
+	ch_coord_record r;
+	ch_coord_cgrec_regex(&r, "golden", "gold.*", topics, 2, 42, 1764650000000);
+	check_bytes(&r.key, key, sizeof key);
+	check_bytes(&r.value, val, sizeof val);
+	ch_coord_cgrec_free(&r);
+	ch_coord_cgrec_regex(&r, "golden", "none", NULL, 0, 7, 5);
+	check_bytes(&r.value, val_empty, sizeof val_empty);
+	ch_coord_cgrec_free(&r);
+	ch_coord_cgrec_tombstone(&r, CGREC_REGEX, "golden", "gold.*");
+	check_bytes(&r.key, key, sizeof key);
+	CH_CHECK(r.tombstone);
+	ch_coord_cgrec_free(&r);
+
+	ch_arena a;
+	ch_arena_init(&a);
+	ch_coord_cgrec rec;
+	CH_CHECK_EQ_INT(ch_coord_cgrec_decode(key, sizeof key, val, sizeof val, false, &a, &rec), 0);
+	CH_CHECK_EQ_INT(rec.type, CGREC_REGEX);
+	CH_CHECK(ch_str_eq_c(rec.group, "golden"));
+	CH_CHECK(ch_str_eq_c(rec.member, "gold.*"));
+	CH_CHECK_EQ_INT(rec.nparts, 2);
+	CH_CHECK(rec.nparts == 2 && ch_str_eq_c(rec.topic_names[0], "gold") &&
+		 ch_str_eq_c(rec.topic_names[1], "gold-b"));
+	CH_CHECK_EQ_INT(rec.version, 42);
+	CH_CHECK_EQ_INT(rec.hash_or_ts, 1764650000000);
+	CH_CHECK_EQ_INT(ch_coord_cgrec_decode(key, sizeof key, val, sizeof val - 3, false, &a, &rec),
+			-1);
+	CH_CHECK_EQ_INT(ch_coord_cgrec_decode(key, sizeof key, NULL, 0, true, &a, &rec), 0);
+	CH_CHECK(rec.tombstone && ch_str_eq_c(rec.member, "gold.*"));
+	ch_arena_reset(&a);
+}
+
 /* ---- the store ------------------------------------------------------------- */
 
 typedef struct store_hb {
@@ -286,6 +335,81 @@ t_restart_same_state(void)
 	cg_shell_digest_group(&sh, "g", &after);
 	CH_CHECK_EQ_STR(after.p, before.p);
 	CH_CHECK(strstr(after.p, "\n  a ") == NULL);
+	free(before.p);
+	free(after.p);
+	check(&sh);
+	cg_shell_free(&sh);
+}
+
+/* The last record of key type 16 for regex in the shell's log: 1 value,
+ * 0 tombstone, -1 none. */
+static int
+regex_in_log(const cg_shell *sh, const char *regex)
+{
+	int found = -1;
+	size_t n = strlen(regex);
+	for (size_t i = 0; i < sh->nlog; i++) {
+		const cg_shell_rec *r = &sh->log[i];
+		if (r->klen == 4 + 1 + 2 + n && r->key[1] == CGREC_REGEX &&
+		    memcmp(r->key + 7, regex, n) == 0)
+			found = r->tombstone ? 0 : 1;
+	}
+	return found;
+}
+
+/* A regex member's group restarted: its resolution is replayed (no epoch
+ * bump, no resolution within 10 s of the stored one), resolved again once
+ * due with the same answer (still no bump); the regex's tombstone once its
+ * last member leaves. */
+static void
+t_restart_regex(void)
+{
+	cg_shell sh;
+	setup(&sh);
+	cg_shell_add_topic(&sh, "u", 2);
+	member_state m = {"r", 0, {{{{0}}, 0}}, 0};
+	store_hb h;
+	beat(&h, &sh, m.id, NULL, 0, NULL, 0);
+	h.r.SubscribedTopicNames_n = -1;
+	h.r.SubscribedTopicRegex = CH_STR_LIT("t.*");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	CH_CHECK_EQ_INT(sh.a.ntps, 6);
+	m.epoch = sh.a.epoch;
+	m.n = sh.a.ntps;
+	memcpy(m.owned, sh.a.tps, (size_t)m.n * sizeof *m.owned);
+	CH_CHECK_EQ_INT(regex_in_log(&sh, "t.*"), 1);
+	CH_CHECK_EQ_INT(sh.scans, 1);
+	check(&sh);
+
+	cg_shell_digest before, after;
+	cg_shell_digest_group(&sh, "g", &before);
+	cg_shell_restart(&sh, 1000);
+	cg_shell_digest_group(&sh, "g", &after);
+	CH_CHECK_EQ_STR(after.p, before.p);
+	free(after.p);
+	check(&sh);
+	size_t written = sh.written;
+	beat_apply(&sh, &m, NULL, 2000);
+	CH_CHECK_EQ_INT(sh.scans, 1);
+	CH_CHECK_EQ_INT(m.epoch, 1);
+	CH_CHECK_EQ_INT(m.n, 6);
+	CH_CHECK_EQ_INT((int)sh.written, (int)written);
+	beat_apply(&sh, &m, NULL, 20000); /* due: resolved again, same topics */
+	CH_CHECK_EQ_INT(sh.scans, 2);
+	CH_CHECK_EQ_INT(m.epoch, 1);
+	check(&sh);
+
+	/* the last subscriber leaves: the regex's record goes */
+	beat(&h, &sh, m.id, NULL, -1, NULL, 0);
+	h.r.TopicPartitions_n = -1;
+	cg_shell_heartbeat(&sh, 21000, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	CH_CHECK_EQ_INT(regex_in_log(&sh, "t.*"), 0);
+	cg_shell_digest_group(&sh, "g", &before);
+	cg_shell_restart(&sh, 22000);
+	cg_shell_digest_group(&sh, "g", &after);
+	CH_CHECK_EQ_STR(after.p, before.p);
 	free(before.p);
 	free(after.p);
 	check(&sh);
@@ -598,4 +722,5 @@ t_kafka44_golden(void)
 }
 
 CH_TEST_MAIN(CH_TEST(t_bytes), CH_TEST(t_decode_kafka_fields), CH_TEST(t_restart_same_state),
-	     CH_TEST(t_answer_after_append), CH_TEST(t_tombstones), CH_TEST(t_kafka44_golden))
+	     CH_TEST(t_answer_after_append), CH_TEST(t_tombstones), CH_TEST(t_kafka44_golden),
+	     CH_TEST(t_regex_record_kafka44), CH_TEST(t_restart_regex))
