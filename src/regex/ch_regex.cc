@@ -12,9 +12,9 @@
  *   - \C (any byte): RE2J refuses it ("invalid escape sequence").
  *   - the error texts: RE2's codes mapped to RE2J's descriptions (an
  *     unexpected ")" is RE2J 1.8's "regexp/syntax: internal error").
- * Left different: RE2's size limit (ErrorPatternTooLarge, e.g.
- * ((a{1000}){1000}){1000}); RE2J has none and refuses that one as
- * "missing closing )".
+ * Left different: RE2's limits. Nested repetition past 1000
+ * (((a{1000}){1000}){1000}: "invalid repeat count"; RE2J says "missing
+ * closing )") and its memory budget (ErrorPatternTooLarge; RE2J has none).
  */
 #include "regex/ch_regex.h"
 

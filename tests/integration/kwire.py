@@ -44,6 +44,7 @@ API_DELETE_RECORDS = 21
 API_ALTER_CONFIGS = 33
 API_INCREMENTAL_ALTER_CONFIGS = 44
 API_DELETE_GROUPS = 42
+API_CONSUMER_GROUP_HEARTBEAT = 68
 API_CONSUMER_GROUP_DESCRIBE = 69
 
 ZERO_UUID = b"\x00" * 16
@@ -66,6 +67,7 @@ FLEXIBLE_FROM = {
     API_ALTER_CONFIGS: 2,
     API_INCREMENTAL_ALTER_CONFIGS: 1,
     API_DELETE_GROUPS: 2,
+    API_CONSUMER_GROUP_HEARTBEAT: 0,
     API_CONSUMER_GROUP_DESCRIBE: 0,
 }
 
@@ -884,6 +886,27 @@ def _cg_assignment(r):
     return sorted(tps)
 
 
+def consumer_group_join(conn, group, member_id, topics=None, regex=None, version=1):
+    """A ConsumerGroupHeartbeat join (epoch 0, no owned partitions):
+    {"error", "message", "member_id", "epoch"}."""
+    w = Writer(True)
+    w.string(group).string(member_id).int32(0)
+    w.string(None).string(None).int32(30000)  # instance, rack, rebalance timeout
+    w.array_len(None if topics is None else len(topics))
+    for t in topics or []:
+        w.string(t)
+    if version >= 1:
+        w.string(regex)
+    w.string(None)  # server assignor
+    w.array_len(0)  # owned partitions
+    w.tags()
+    r = conn.call(API_CONSUMER_GROUP_HEARTBEAT, version, w.bytes())
+    r.int32()  # throttle
+    out = {"error": r.int16(), "message": r.string(nullable=True),
+           "member_id": r.string(nullable=True), "epoch": r.int32()}
+    return out
+
+
 def consumer_group_describe(conn, groups, version=0):
     """{group: {"error", "state", "epoch", "assignment_epoch",
     "members": {member id: {"epoch", "instance", "assignment"}}}}."""
@@ -912,7 +935,7 @@ def consumer_group_describe(conn, groups, version=0):
             r.string()  # client host
             for _ in range(r.array_len()):
                 r.string()
-            r.string(nullable=True)  # regex
+            m["regex"] = r.string(nullable=True)
             m["assignment"] = _cg_assignment(r)
             _cg_assignment(r)  # target
             if version >= 1:

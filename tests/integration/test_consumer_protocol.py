@@ -10,7 +10,9 @@ member that closes and comes back under its instance id gets the same
 partitions and the other member sees no rebalance; AdminClient lists the
 group as a consumer group. cohortd killed with SIGKILL and restarted under
 a consuming group: the group comes back from __consumer_offsets and its
-members go on without rejoining; DeleteGroups of a consumer group."""
+members go on without rejoining; DeleteGroups of a consumer group. A
+member subscribed by regex (evaluated by the broker) follows topics
+created and deleted; an invalid regex gets Kafka's error."""
 import os
 import re
 import shutil
@@ -162,6 +164,32 @@ class ConsumerProtocolConfluent(ClientGroupTest):
         dups, problems = check_reads(everyone, topic, ends)
         self.assertEqual([x for x in problems if " re-read by " not in x], [])
         self.assertTrue(k1.msgs and k2.msgs, "a classic member read nothing")
+
+    def test_regex_subscription(self):
+        """KIP-848's broker-side regex (SubscribedTopicRegex, librdkafka's
+        subscribe(["^..."]) with group.protocol=consumer): the member owns
+        the topics the regex matches, not the others; a topic created after
+        it joined is picked up (up to Kafka's 10 s between two resolutions
+        later, on both brokers), a deleted one leaves. A regex RE2J refuses
+        is INVALID_REGULAR_EXPRESSION (128) with Kafka's message."""
+        group = "g-rx-cp"
+        create_topics(self.broker.port, {"rx-a1": 2, "rx-b": 1})
+        m = self.member(group, ["^rx-a.*"], "cp-rx")
+        wait_cover([m], all_parts({"rx-a1": 2}))
+        (mid, desc), = self.describe(group)["members"].items()
+        self.assertTrue(desc["regex"] and "rx-a" in desc["regex"], desc)
+        create_topics(self.broker.port, {"rx-a2": 1})
+        wait_cover([m], all_parts({"rx-a1": 2, "rx-a2": 1}), timeout=40)
+        with kwire.Conn(self.broker.port) as c:
+            res = kwire.delete_topics(c, ["rx-a1"])
+            self.assertEqual([t["error_code"] for t in res["results"]], [0])
+            wait_cover([m], all_parts({"rx-a2": 1}), timeout=40)
+            self.assertIsNone(m.fatal, m.name)
+            self.assertEqual(m.close(), 0)
+            bad = kwire.consumer_group_join(c, "g-rx-bad", "AAAAAAAAAAAAAAAAAAAAAA", regex="(abc")
+        self.assertEqual((bad["error"], bad["message"]),
+                         (128, "SubscribedTopicRegex `(abc` is not a valid regular expression: "
+                               "missing closing )."))
 
     def describe(self, group):
         c = kwire.Conn(self.broker.port)
