@@ -184,6 +184,18 @@ op_may_describe(void *ud, void *token, const char *name, size_t len)
 				  (ch_str){name, (int32_t)len});
 }
 
+/* group_id NUL-terminated into out; false if it does not fit (such a
+ * group is not looked up in the classic core). */
+static bool
+group_cstr(ch_str group_id, char *out, size_t cap)
+{
+	if (group_id.len < 0 || (size_t)group_id.len >= cap)
+		return false;
+	memcpy(out, group_id.p, (size_t)group_id.len);
+	out[group_id.len] = '\0';
+	return true;
+}
+
 /* ch_coord_cg_ops.classic_group_exists: a classic group with members
  * holds the id (Kafka deletes an empty one when a consumer-protocol
  * member joins; its offsets stay). */
@@ -192,12 +204,41 @@ op_classic_group(void *ud, ch_str group_id)
 {
 	coord_shell *s = ud;
 	char id[256];
-	if (group_id.len < 0 || (size_t)group_id.len >= sizeof(id))
+	if (!group_cstr(group_id, id, sizeof(id)))
 		return false;
-	memcpy(id, group_id.p, (size_t)group_id.len);
-	id[group_id.len] = '\0';
 	ch_coord_group_info gi = ch_coord_group_get_info(s->coord, id);
 	return gi.exists && (gi.members > 0 || gi.pending_members > 0);
+}
+
+/* ch_coord_cg_ops' online upgrade: the classic core's side. */
+static bool
+op_classic_export(void *ud, ch_str group_id, void (*fn)(void *fnud, const ch_coord_export_group *g),
+		  void *fnud)
+{
+	coord_shell *s = ud;
+	char id[256];
+	if (!group_cstr(group_id, id, sizeof(id)))
+		return false;
+	return ch_coord_group_export(s->coord, id, fn, fnud);
+}
+
+static void
+op_classic_hand_over(void *ud, ch_str group_id, int64_t now)
+{
+	coord_shell *s = ud;
+	char id[256];
+	if (!group_cstr(group_id, id, sizeof(id)))
+		return;
+	ch_coord_group_hand_over(s->coord, id, now);
+}
+
+static void
+op_classic_import(void *ud, ch_str group_id, const ch_coord_export_group *g, int64_t now)
+{
+	coord_shell *s = ud;
+	char id[256];
+	if (group_cstr(group_id, id, sizeof(id)))
+		ch_coord_group_import(s->coord, id, g, now);
 }
 
 int
@@ -434,6 +475,9 @@ coord_shell_start(ch_loop *loop, ch_broker *bk, ch_log_manager *logs)
 		.respond = ch_api_group_respond,
 		.topic = op_topic,
 		.classic_group_exists = op_classic_group,
+		.classic_group_export = op_classic_export,
+		.classic_group_hand_over = op_classic_hand_over,
+		.classic_group_import = op_classic_import,
 		.random_uuid = op_random_uuid,
 		.foreach_topic = op_foreach_topic,
 		.may_describe = op_may_describe,

@@ -489,7 +489,7 @@ static const cdef cdefs[] = {
 	 OFF(group_consumer_migration_policy),
 	 "Converting classic groups to consumer groups and back (disabled, downgrade, upgrade, "
 	 "bidirectional). disabled also keeps classic members out of consumer groups "
-	 "(INCONSISTENT_GROUP_PROTOCOL). cohort: upgrade and downgrade not yet done."},
+	 "(INCONSISTENT_GROUP_PROTOCOL)."},
 	{"group.rebalance.history.size", V_INT(0, 100000), F_COHORT, "100",
 	 OFF(group_rebalance_history_size),
 	 "cohort: how many rebalances each group keeps in its history (/v1/groups/G/rebalances); "

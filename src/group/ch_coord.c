@@ -2115,6 +2115,123 @@ ch_coord_group_get_info(const ch_coord *c, const char *group_id)
 	return i;
 }
 
+bool
+ch_coord_group_export(const ch_coord *c, const char *group_id,
+		      void (*fn)(void *ud, const ch_coord_export_group *g), void *ud)
+{
+	const ch_coord_group *g = ch_coord_group_find(c, cstr(group_id));
+	if (!g || g->members.n == 0)
+		return false;
+	size_t n = g->members.n, np = 0;
+	for (const ch_coord_member *m = g->first; m; m = m->next)
+		np += (size_t)m->n_protocols;
+	ch_coord_export_member *v = ch_xcalloc(n, sizeof(*v));
+	ch_coord_export_protocol *pv = ch_xcalloc(np ? np : 1, sizeof(*pv));
+	size_t i = 0, k = 0;
+	for (const ch_coord_member *m = g->first; m; m = m->next, i++) {
+		v[i] = (ch_coord_export_member){m->member_id,
+						m->instance_id,
+						m->client_id,
+						m->client_host,
+						m->session_timeout_ms,
+						m->rebalance_timeout_ms,
+						pv + k,
+						m->n_protocols,
+						m->assignment,
+						m->assignment ? m->assignment_len : 0};
+		for (int32_t j = 0; j < m->n_protocols; j++)
+			pv[k++] = (ch_coord_export_protocol){m->protocols[j].name,
+							     m->protocols[j].metadata,
+							     m->protocols[j].metadata_len};
+	}
+	ch_coord_export_group x = {g->state, g->generation, g->protocol_type, g->protocol_name,
+				   v,        (int32_t)n};
+	fn(ud, &x);
+	free(v);
+	free(pv);
+	return true;
+}
+
+void
+ch_coord_group_hand_over(ch_coord *c, const char *group_id, int64_t now)
+{
+	COORD_CHECK_ON_RETURN(c, cstr(group_id));
+	ch_coord_group *g = ch_coord_group_find(c, cstr(group_id));
+	if (!g)
+		return;
+	/* completeAllJoinFutures / completeAllSyncFutures(REBALANCE_IN_PROGRESS):
+	 * they rejoin, now as classic members of the consumer group */
+	for (ch_coord_member *m = g->first; m; m = m->next) {
+		if (m->join_token) {
+			void *t = m->join_token;
+			member_unpark_join(g, m);
+			join_error(c, t, CH_KERR_REBALANCE_IN_PROGRESS, m->member_id,
+				   g->generation);
+		}
+		if (m->sync_token) {
+			void *t = m->sync_token;
+			m->sync_token = NULL;
+			sync_respond(c, g, t, CH_KERR_REBALANCE_IN_PROGRESS, NULL, 0);
+		}
+	}
+	while (g->first)
+		member_remove(g, g->first, now);
+	ch_map_foreach_safe(&g->pending, e, tmp) pending_remove(g, e->value);
+	timer_cancel(c, &g->join_timer);
+	timer_cancel(c, &g->sync_timer);
+	g->store_id = 0; /* a sync store in flight answers nothing now */
+	g->leader = NULL;
+	g->rebalance_deferred = false;
+	free(g->protocol_type);
+	free(g->protocol_name);
+	g->protocol_type = g->protocol_name = NULL;
+	coord_reason why = ch_coord_reason_make(CH_COORD_CAUSE_MEMBER_LEFT,
+						"upgraded to a consumer group (KIP-848)");
+	ch_coord_group_set_state(g, CH_COORD_GROUP_EMPTY, now, &why);
+	ch_coord_record r;
+	ch_coord_record_group_tombstone(&r, g);
+	ch_coord_append_issue(c, ch_coord_append_new(c, A_FIRE, g, NULL, 0), &r, 1, g->partition);
+	ch_coord_record_free(&r);
+	if (g->offsets.n == 0)
+		ch_coord_group_delete(g, now, &why);
+}
+
+void
+ch_coord_group_import(ch_coord *c, const char *group_id, const ch_coord_export_group *x,
+		      int64_t now)
+{
+	COORD_CHECK_ON_RETURN(c, cstr(group_id));
+	ch_coord_group *g = ch_coord_group_get_or_create(c, cstr(group_id), now);
+	while (g->first)
+		member_remove(g, g->first, now);
+	g->generation = x->generation;
+	free(g->protocol_type);
+	free(g->protocol_name);
+	g->protocol_type = ch_xstrdup(x->protocol_type ? x->protocol_type : "consumer");
+	g->protocol_name = ch_xstrdup(x->protocol_name ? x->protocol_name : "");
+	for (int32_t i = 0; i < x->nmembers; i++) {
+		const ch_coord_export_member *xm = &x->members[i];
+		ch_bytes sub = {(const uint8_t *)"", 0};
+		for (int32_t k = 0; k < xm->nprotocols; k++)
+			if (strcmp(xm->protocols[k].name, g->protocol_name) == 0)
+				sub = (ch_bytes){xm->protocols[k].metadata, xm->protocols[k].len};
+		ch_coord_member *m = ch_coord_member_restore(
+			g, cstr(xm->member_id), cstr(xm->instance_id), cstr(xm->client_id),
+			cstr(xm->client_host), xm->session_timeout_ms, xm->rebalance_timeout_ms,
+			sub,
+			(ch_bytes){xm->assignment ? xm->assignment : (const uint8_t *)"",
+				   xm->assignment_len});
+		ch_coord_member_touch_session(m, now);
+	}
+	g->leader = g->first;
+	coord_reason why = ch_coord_reason_make(
+		CH_COORD_CAUSE_MEMBER_LEFT,
+		"Downgrade group %s from consumer to classic for member leaving.", g->group_id);
+	ch_coord_group_set_state(g, CH_COORD_GROUP_STABLE, now, &why);
+	ch_coord_group_store(g, A_FIRE, NULL, 0, now, NULL);
+	prepare_rebalance(g, now, &why);
+}
+
 size_t
 ch_coord_group_count(const ch_coord *c)
 {

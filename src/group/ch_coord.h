@@ -532,6 +532,52 @@ typedef struct ch_coord_group_info {
 } ch_coord_group_info;
 
 ch_coord_group_info ch_coord_group_get_info(const ch_coord *c, const char *group_id);
+
+/* ---- KIP-848's online upgrade (the consumer-protocol core takes a group) --- */
+
+typedef struct ch_coord_export_protocol {
+	const char *name;
+	const uint8_t *metadata;
+	int32_t len;
+} ch_coord_export_protocol;
+
+typedef struct ch_coord_export_member {
+	const char *member_id, *instance_id; /* instance_id NULL: dynamic */
+	const char *client_id, *client_host;
+	int32_t session_timeout_ms, rebalance_timeout_ms;
+	const ch_coord_export_protocol *protocols; /* in the member's order */
+	int32_t nprotocols;
+	const uint8_t *assignment; /* its last SyncGroup assignment; NULL: none yet */
+	int32_t assignment_len;
+} ch_coord_export_member;
+
+typedef struct ch_coord_export_group {
+	ch_coord_group_state state;
+	int32_t generation;
+	const char *protocol_type, *protocol_name; /* NULL: none */
+	const ch_coord_export_member *members;     /* in join order */
+	int32_t nmembers;
+} ch_coord_export_group;
+
+/* fn sees group_id as it is now (valid during the call); false (fn not
+ * called) if there is no such group with members. */
+bool ch_coord_group_export(const ch_coord *c, const char *group_id,
+			   void (*fn)(void *ud, const ch_coord_export_group *g), void *ud);
+/* The group's membership ends here (Kafka's convertToConsumerGroup): parked
+ * JoinGroup and SyncGroup requests are answered REBALANCE_IN_PROGRESS, the
+ * members and their timers go, the GroupMetadata tombstone is written; its
+ * committed offsets stay (a group without members holds them, or none is
+ * left if it had none). */
+void ch_coord_group_hand_over(ch_coord *c, const char *group_id, int64_t now);
+/* KIP-848's online downgrade (Kafka's ClassicGroup.fromConsumerGroup and
+ * convertToClassicGroup): group_id becomes a classic group of x's members
+ * (each with its protocols, its session and rebalance timeouts and
+ * assignment), Stable at x->generation with x->protocol_name selected and
+ * the first member leading; its GroupMetadata is written and a rebalance
+ * starts at once (the members learn it from their next Heartbeat). A group
+ * of that id holding offsets keeps them. */
+void ch_coord_group_import(ch_coord *c, const char *group_id, const ch_coord_export_group *x,
+			   int64_t now);
 size_t ch_coord_group_count(const ch_coord *c);
 /* Approximate heap bytes held (for the memory-per-member benchmark). */
 size_t ch_coord_memory(const ch_coord *c);

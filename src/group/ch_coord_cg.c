@@ -514,12 +514,15 @@ ch_coord_cg_bump_epoch(cg_group *g, const char *why)
 
 /* Kafka's consumerGroupFenceMember: the member leaves, the subscribed
  * topics are read again without it, the group epoch is bumped. */
-void
+bool
 ch_coord_cg_fence_member(cg_group *g, cg_member *m)
 {
+	if (ch_coord_cg_downgrade(g, m))
+		return false;
 	ch_coord_cg_member_remove(g, m);
 	ch_coord_cg_meta_refresh(g);
 	ch_coord_cg_bump_epoch(g, "member removed");
+	return true;
 }
 
 /* ---- target assignment (TargetAssignmentBuilder) -------------------------- */
@@ -1066,7 +1069,7 @@ heartbeat_leave(ch_coord_cg *cg, const ch_coord_req *req,
 		if (cg->ops.classic_group_exists &&
 		    cg->ops.classic_group_exists(cg->ops.ud, rq->GroupId))
 			respond_error(cg, req->token, CH_KERR_GROUP_ID_NOT_FOUND,
-				      "Group %.*s is not a consumer group", (int)rq->GroupId.len,
+				      "Group %.*s is not a consumer group.", (int)rq->GroupId.len,
 				      rq->GroupId.p);
 		else
 			respond_error(cg, req->token, CH_KERR_GROUP_ID_NOT_FOUND,
@@ -1126,7 +1129,8 @@ heartbeat_leave(ch_coord_cg *cg, const ch_coord_req *req,
 	} else {
 		ch_coord_cg_log(cg, CH_LOG_INFO, "[GroupId %s] Member %s left the consumer group.",
 				g->id, m->id);
-		ch_coord_cg_fence_member(g, m);
+		ch_coord_cg_fence_and_flush(g, m, req->token, &r);
+		return;
 	}
 	(void)req->now;
 	ch_coord_cg_store_flush(cg, g->id, req->token, &r);
@@ -1155,10 +1159,16 @@ heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 	cg_group *g = ch_coord_cg_group_find(cg, rq->GroupId);
 	if (!g && cg->ops.classic_group_exists &&
 	    cg->ops.classic_group_exists(cg->ops.ud, rq->GroupId)) {
-		respond_error(cg, req->token, CH_KERR_GROUP_ID_NOT_FOUND,
-			      "Group %.*s is not a consumer group", (int)rq->GroupId.len,
-			      rq->GroupId.p);
-		return;
+		if (join)
+			g = ch_coord_cg_upgrade(cg, rq->GroupId, &err, buf, sizeof buf);
+		else
+			snprintf(buf, sizeof buf, "Group %.*s is not a consumer group.",
+				 (int)rq->GroupId.len, rq->GroupId.p);
+		if (!g) {
+			respond_error(cg, req->token, join ? err : CH_KERR_GROUP_ID_NOT_FOUND, "%s",
+				      buf);
+			return;
+		}
 	}
 	if (!g && !join) {
 		respond_error(cg, req->token, CH_KERR_GROUP_ID_NOT_FOUND,
@@ -1391,6 +1401,17 @@ ch_coord_cg_metadata_changed(ch_coord_cg *cg)
 
 /* ---- timers ---------------------------------------------------------------- */
 
+void
+ch_coord_cg_fence_and_flush(cg_group *g, cg_member *m, void *token,
+			    const ch_ConsumerGroupHeartbeatResponse *answer)
+{
+	ch_coord_cg *cg = g->cg;
+	char *id = ch_xstrdup(g->id);
+	ch_coord_cg_fence_member(g, m); /* g may be gone: downgraded */
+	ch_coord_cg_store_flush(cg, id, token, answer);
+	free(id);
+}
+
 int64_t
 ch_coord_cg_next_deadline(const ch_coord_cg *cg)
 {
@@ -1420,8 +1441,7 @@ ch_coord_cg_tick(ch_coord_cg *cg, int64_t now)
 				"[GroupId %s] Member %s fenced from the group because its session "
 				"expired.",
 				g->id, m->id);
-			ch_coord_cg_fence_member(g, m);
-			ch_coord_cg_store_flush(cg, g->id, NULL, NULL);
+			ch_coord_cg_fence_and_flush(g, m, NULL, NULL);
 		} else if (t->kind == CG_TIMER_JOIN || t->kind == CG_TIMER_SYNC) {
 			ch_coord_cg_classic_timer(cg, t);
 		} else if (m->epoch == m->rebalance_epoch) {
@@ -1430,8 +1450,7 @@ ch_coord_cg_tick(ch_coord_cg *cg, int64_t now)
 				"[GroupId %s] Member %s fenced from the group because it failed to "
 				"transition from epoch %d within %dms.",
 				g->id, m->id, m->epoch, m->rebalance_timeout_ms);
-			ch_coord_cg_fence_member(g, m);
-			ch_coord_cg_store_flush(cg, g->id, NULL, NULL);
+			ch_coord_cg_fence_and_flush(g, m, NULL, NULL);
 		}
 	}
 }

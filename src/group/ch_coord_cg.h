@@ -131,10 +131,23 @@ typedef struct ch_coord_cg_ops {
 	/* The topic named `name`: true and *out filled, or false if it does
 	 * not exist. */
 	bool (*topic)(void *ud, ch_str name, ch_coord_cg_topic *out);
-	/* Whether a classic group named `group_id` exists (ch_coord's): such a
-	 * group is not a consumer group (GROUP_ID_NOT_FOUND) until migration
-	 * exists. NULL: no classic groups. */
+	/* Whether a classic group named `group_id` with members exists
+	 * (ch_coord's): a heartbeat other than a join to it is GROUP_ID_NOT_FOUND,
+	 * a join upgrades it if it may (below). NULL: no classic groups. */
 	bool (*classic_group_exists)(void *ud, ch_str group_id);
+	/* KIP-848's online upgrade: fn sees classic group group_id
+	 * (ch_coord_group_export; false if it has no members), and once this
+	 * core took it over its membership ends there
+	 * (ch_coord_group_hand_over). NULL: classic groups are never upgraded. */
+	bool (*classic_group_export)(void *ud, ch_str group_id,
+				     void (*fn)(void *fnud, const ch_coord_export_group *g),
+				     void *fnud);
+	void (*classic_group_hand_over)(void *ud, ch_str group_id, int64_t now);
+	/* KIP-848's online downgrade: the consumer group's classic members
+	 * become classic group group_id (ch_coord_group_import). NULL: no
+	 * downgrade. */
+	void (*classic_group_import)(void *ud, ch_str group_id, const ch_coord_export_group *g,
+				     int64_t now);
 	void (*random_uuid)(void *ud, ch_uuid *out); /* v0 member ids */
 	/* fn(arg, name, len) for every topic (what regexes are matched
 	 * against). NULL: no topics. */
@@ -197,6 +210,30 @@ ch_coord_cg_request_fn ch_coord_cg_classic_join;
 ch_coord_cg_request_fn ch_coord_cg_classic_sync;
 ch_coord_cg_request_fn ch_coord_cg_classic_heartbeat;
 ch_coord_cg_request_fn ch_coord_cg_classic_leave;
+
+/* Online upgrade (Kafka's validateOnlineUpgrade, ConsumerGroup.fromClassicGroup):
+ * a ConsumerGroupHeartbeat joining (epoch 0) a classic group with members
+ * turns it into a consumer group when group.consumer.migration.policy is
+ * upgrade or bidirectional, its protocol type is "consumer" and it has no
+ * more members than group.consumer.max.size; else GROUP_ID_NOT_FOUND with
+ * Kafka 4.4's reason. Its members become classic members of the consumer
+ * group at its generation (group epoch, assignment epoch and member
+ * epochs), each with its last assignment as current and target assignment;
+ * the joining member then bumps the epoch as any new member does, and the
+ * classic members learn of it through Heartbeat's REBALANCE_IN_PROGRESS.
+ * The classic group's GroupMetadata tombstone is written before the
+ * consumer group's records (two appends to the same partition; Kafka writes
+ * one batch); the committed offsets stay. */
+
+/* Online downgrade (Kafka's validateOnlineDowngradeWithFencedMembers,
+ * ClassicGroup.fromConsumerGroup): when the last consumer-protocol member
+ * leaves or is fenced and every other member is a classic one, the policy
+ * is downgrade or bidirectional and they are at most group.max.size, the
+ * group becomes a classic group at its group epoch: each member with its
+ * protocols and its target assignment (at the selected protocol's version),
+ * and a rebalance starts. The consumer group's tombstones are written
+ * before the classic group's record (two appends of one partition; Kafka
+ * writes one batch). */
 
 /* Topics were created, deleted or got partitions: every group re-reads its
  * subscribed topics at its next heartbeat (a change bumps its epoch). */

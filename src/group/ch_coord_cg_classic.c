@@ -251,8 +251,7 @@ ch_coord_cg_classic_timer(ch_coord_cg *cg, cg_timer *t)
 			t->kind == CG_TIMER_JOIN
 				? "the classic member failed to join within the rebalance timeout"
 				: "the member failed to sync within timeout");
-	ch_coord_cg_fence_member(g, m);
-	ch_coord_cg_store_flush(cg, g->id, NULL, NULL);
+	ch_coord_cg_fence_and_flush(g, m, NULL, NULL);
 }
 
 /* ---- JoinGroup ---------------------------------------------------------------- */
@@ -510,32 +509,32 @@ ch_coord_cg_classic_join(ch_coord_cg *cg, const ch_coord_req *req)
 
 /* ---- SyncGroup ------------------------------------------------------------------ */
 
-/* Kafka's prepareAssignment: the member's assigned partitions (not those
- * pending revocation) at the version of its first protocol's metadata. */
+/* ConsumerProtocol.serializeAssignment of partitions `set` at the version
+ * of `metadata` (a protocol's: an int16 version first); topics no longer in
+ * the group's metadata are left out (toConsumerProtocolAssignment). */
 static void
-assignment_bytes(const cg_group *g, const cg_member *m, ch_buf *out)
+assignment_encode(const cg_group *g, const cg_set *set, const cg_classic_protocol *p, ch_buf *out)
 {
-	const cg_classic_protocol *p = &m->classic->protocols[0];
 	int16_t version = p->len >= 2 ? (int16_t)((p->metadata[0] << 8) | p->metadata[1]) : 0;
 	if (version > CH_ASSIGN_PROTO_VERSION) /* ConsumerProtocol.checkAssignmentVersion */
 		version = CH_ASSIGN_PROTO_VERSION;
-	int32_t n = m->assigned.n;
+	int32_t n = set->n;
 	ch_ConsumerProtocolAssignment_TopicPartition *tps =
 		ch_xcalloc((size_t)(n ? n : 1), sizeof *tps);
 	int32_t *parts = ch_xmalloc((size_t)(n ? n : 1) * sizeof *parts);
 	int32_t nt = 0;
 	for (int32_t i = 0; i < n;) {
-		const ch_uuid *topic = &m->assigned.v[i].topic;
+		const ch_uuid *topic = &set->v[i].topic;
 		const char *name = NULL;
 		for (int32_t k = 0; k < g->nmeta && !name; k++)
 			if (ch_uuid_eq(&g->meta[k].id, topic))
 				name = g->meta[k].name;
 		int32_t start = i;
-		while (i < n && ch_uuid_eq(&m->assigned.v[i].topic, topic)) {
-			parts[i] = m->assigned.v[i].partition;
+		while (i < n && ch_uuid_eq(&set->v[i].topic, topic)) {
+			parts[i] = set->v[i].partition;
 			i++;
 		}
-		if (name) /* a topic gone since: not handed out (toConsumerProtocolAssignment) */
+		if (name)
 			tps[nt++] = (ch_ConsumerProtocolAssignment_TopicPartition){
 				ch_str_c(name), parts + start, i - start};
 	}
@@ -578,7 +577,8 @@ ch_coord_cg_classic_sync(ch_coord_cg *cg, const ch_coord_req *req)
 	renew_session(cg, m);
 	a->protocol_type = dup_or_null(rq->ProtocolType);
 	a->protocol_name = dup_or_null(rq->ProtocolName);
-	assignment_bytes(g, m, &a->assignment);
+	/* prepareAssignment: what it holds (not what it must still revoke) */
+	assignment_encode(g, &m->assigned, &m->classic->protocols[0], &a->assignment);
 	ch_coord_cg_store_flush_answer(cg, g->id, req->token, &answer_ops, a);
 }
 
@@ -675,4 +675,344 @@ ch_coord_cg_classic_leave(ch_coord_cg *cg, const ch_coord_req *req)
 		return;
 	}
 	ch_coord_cg_store_flush_answer(cg, g->id, req->token, &answer_ops, a);
+}
+
+/* ---- the online upgrade -------------------------------------------------------- */
+
+typedef struct upgrade_ctx {
+	ch_coord_cg *cg;
+	ch_str group_id;
+	cg_group *g; /* made */
+	int16_t err;
+	char *msg;
+	size_t cap;
+} upgrade_ctx;
+
+/* The protocol named name of an exported member, or NULL. */
+static const ch_coord_export_protocol *
+export_protocol(const ch_coord_export_member *m, const char *name)
+{
+	for (int32_t i = 0; name && i < m->nprotocols; i++)
+		if (strcmp(m->protocols[i].name, name) == 0)
+			return &m->protocols[i];
+	return NULL;
+}
+
+/* validateOnlineUpgrade: the reason it may not, or 0 (Kafka 4.4's words). */
+static int16_t
+upgrade_refused(upgrade_ctx *u, const ch_coord_export_group *x)
+{
+	ch_coord_cg *cg = u->cg;
+	const char *why = NULL;
+	if (cg->cfg.migration_policy != CH_COORD_CG_MIGRATION_UPGRADE &&
+	    cg->cfg.migration_policy != CH_COORD_CG_MIGRATION_BIDIRECTIONAL)
+		why = "online upgrade is disabled";
+	else if (!x->protocol_type || strcmp(x->protocol_type, PROTOCOL_TYPE) != 0)
+		why = "the group does not use the consumer embedded protocol";
+	else if (x->nmembers > cg->cfg.max_size)
+		why = "the group size exceeds the consumer group maximum size";
+	if (why) {
+		snprintf(u->msg, u->cap,
+			 "Cannot upgrade classic group %.*s to consumer group because %s.",
+			 (int)u->group_id.len, u->group_id.p, why);
+		ch_coord_cg_log(cg, CH_LOG_INFO, "%s", u->msg);
+		return CH_KERR_GROUP_ID_NOT_FOUND;
+	}
+	if (x->nmembers >=
+	    cg->cfg.max_size) { /* throwIfConsumerGroupIsFull: the joiner is one more */
+		snprintf(u->msg, u->cap,
+			 "The consumer group has reached its maximum capacity of %d members.",
+			 cg->cfg.max_size);
+		return CH_KERR_GROUP_MAX_SIZE_REACHED;
+	}
+	return 0;
+}
+
+/* A member's subscription and assignment, decoded (false: malformed). */
+static bool
+decode_member(const ch_coord_export_group *x, const ch_coord_export_member *m, ch_arena *a,
+	      ch_assign_subscription *sub, ch_assign_assignment *asg)
+{
+	const ch_coord_export_protocol *p = export_protocol(m, x->protocol_name);
+	if (!p || ch_assign_subscription_decode(p->metadata, (size_t)p->len, a, sub) != CH_OK)
+		return false;
+	memset(asg, 0, sizeof *asg);
+	/* a member that has had no assignment yet (joined during this rebalance) owns nothing */
+	return m->assignment_len == 0 ||
+	       ch_assign_assignment_decode(m->assignment, (size_t)m->assignment_len, a, asg) ==
+		       CH_OK;
+}
+
+static void
+upgrade_member(upgrade_ctx *u, const ch_coord_export_group *x, const ch_coord_export_member *xm,
+	       const ch_assign_subscription *sub, const ch_assign_assignment *asg)
+{
+	ch_coord_cg *cg = u->cg;
+	cg_group *g = u->g;
+	cg_member *m = ch_coord_cg_member_add(g, ch_str_c(xm->member_id));
+	if (xm->instance_id) {
+		m->instance_id = ch_xstrdup(xm->instance_id);
+		ch_map_put(&g->statics, m->instance_id, strlen(m->instance_id), m);
+	}
+	if (sub->m.RackId.len >= 0)
+		m->rack = ch_coord_cg_dup_str(sub->m.RackId);
+	m->client_id = ch_xstrdup(xm->client_id ? xm->client_id : "");
+	m->client_host = ch_xstrdup(xm->client_host ? xm->client_host : "");
+	m->rebalance_timeout_ms = xm->rebalance_timeout_ms;
+	ch_coord_cg_member_set_topics(m, sub->m.Topics, CH_MAX(sub->m.Topics_n, 0));
+	cg_classic *c = ch_xcalloc(1, sizeof *c);
+	c->session_timeout_ms = xm->session_timeout_ms;
+	c->nprotocols = xm->nprotocols;
+	c->protocols =
+		ch_xcalloc((size_t)(xm->nprotocols ? xm->nprotocols : 1), sizeof *c->protocols);
+	for (int32_t i = 0; i < xm->nprotocols; i++) {
+		size_t n = (size_t)CH_MAX(xm->protocols[i].len, 0);
+		c->protocols[i].name = ch_xstrdup(xm->protocols[i].name);
+		c->protocols[i].metadata = ch_xmalloc(n ? n : 1);
+		if (n)
+			memcpy(c->protocols[i].metadata, xm->protocols[i].metadata, n);
+		c->protocols[i].len = n;
+	}
+	m->classic = c;
+	/* its last assignment, current and target; a partition of a topic
+	 * gone, or claimed twice, is left out */
+	char k[CG_TP_KEY_LEN];
+	for (int32_t i = 0; i < asg->m.AssignedPartitions_n; i++) {
+		const ch_ConsumerProtocolAssignment_TopicPartition *t =
+			&asg->m.AssignedPartitions[i];
+		ch_coord_cg_topic topic;
+		if (!cg->ops.topic(cg->ops.ud, t->Topic, &topic))
+			continue;
+		for (int32_t j = 0; j < t->Partitions_n; j++) {
+			ch_coord_cg_tp tp = {topic.id, t->Partitions[j]};
+			cg_tp_key(&tp, k);
+			if (tp.partition < 0 || tp.partition >= topic.partitions ||
+			    ch_map_find(&g->owners, k, sizeof k))
+				continue;
+			ch_map_put(&g->owners, k, sizeof k, m);
+			ch_coord_cg_set_push(&m->assigned, &tp);
+		}
+	}
+	ch_coord_cg_set_normalize(&m->assigned);
+	ch_coord_cg_set_copy(&m->assigned, &m->target);
+	m->epoch = m->previous_epoch = x->generation;
+	m->state = CH_COORD_CG_MEMBER_STABLE;
+	ch_coord_cg_epochs_sync(m, x->generation);
+	m->store_dirty = true;
+	ch_coord_cg_timer_set(cg, &m->session, cg->now + c->session_timeout_ms);
+}
+
+static void
+upgrade_fn(void *ud, const ch_coord_export_group *x)
+{
+	upgrade_ctx *u = ud;
+	if ((u->err = upgrade_refused(u, x)))
+		return;
+	ch_arena a;
+	ch_arena_init(&a);
+	ch_assign_subscription *subs = ch_xcalloc((size_t)x->nmembers, sizeof *subs);
+	ch_assign_assignment *asgs = ch_xcalloc((size_t)x->nmembers, sizeof *asgs);
+	for (int32_t i = 0; i < x->nmembers && !u->err; i++) {
+		if (decode_member(x, &x->members[i], &a, &subs[i], &asgs[i]))
+			continue;
+		snprintf(u->msg, u->cap,
+			 "Cannot upgrade the classic group %.*s to consumer group because the "
+			 "embedded consumer protocol is malformed.",
+			 (int)u->group_id.len, u->group_id.p);
+		ch_coord_cg_log(u->cg, CH_LOG_WARN, "%s", u->msg);
+		u->err = CH_KERR_GROUP_ID_NOT_FOUND;
+	}
+	if (!u->err) {
+		cg_group *g = u->g = ch_coord_cg_group_create(u->cg, u->group_id);
+		g->epoch = g->assignment_epoch = x->generation;
+		g->assignment_ts = u->cg->now;
+		for (int32_t i = 0; i < x->nmembers; i++)
+			upgrade_member(u, x, &x->members[i], &subs[i], &asgs[i]);
+		ch_coord_cg_meta_refresh(g);
+		g->store_all = true;
+	}
+	free(subs);
+	free(asgs);
+	ch_arena_reset(&a);
+}
+
+cg_group *
+ch_coord_cg_upgrade(ch_coord_cg *cg, ch_str group_id, int16_t *err, char *msg, size_t cap)
+{
+	upgrade_ctx u = {cg, group_id, NULL, 0, msg, cap};
+	if (!cg->ops.classic_group_export ||
+	    !cg->ops.classic_group_export(cg->ops.ud, group_id, upgrade_fn, &u)) {
+		snprintf(msg, cap, "Group %.*s is not a consumer group.", (int)group_id.len,
+			 group_id.p);
+		*err = CH_KERR_GROUP_ID_NOT_FOUND;
+		return NULL;
+	}
+	if (!u.g) {
+		*err = u.err;
+		return NULL;
+	}
+	/* convertToConsumerGroup: the classic group's tombstone first */
+	cg->ops.classic_group_hand_over(cg->ops.ud, group_id, cg->now);
+	ch_coord_cg_log(
+		cg, CH_LOG_INFO,
+		"[GroupId %s] Upgraded the classic group to a consumer group at epoch %d with "
+		"%zu classic members.",
+		u.g->id, u.g->epoch, u.g->members.n);
+	return u.g;
+}
+
+/* ---- the online downgrade ------------------------------------------------------ */
+
+/* ClassicGroup.selectProtocol: of the protocols every member supports,
+ * the one most members name first among them (ties: the first member's
+ * order); NULL if there is none. */
+static const char *
+select_protocol(const cg_group *g, const cg_member *leaving)
+{
+	const cg_member *first = NULL;
+	ch_map_foreach (&g->members, e)
+		if (e->value != leaving) {
+			first = e->value;
+			break;
+		}
+	if (!first)
+		return NULL;
+	const char *best = NULL;
+	int32_t best_votes = 0;
+	for (int32_t i = 0; i < first->classic->nprotocols; i++) {
+		const char *name = first->classic->protocols[i].name;
+		bool everyone = true;
+		int32_t votes = 0;
+		ch_map_foreach (&g->members, e) {
+			const cg_member *m = e->value;
+			if (m == leaving)
+				continue;
+			int32_t at = -1;
+			for (int32_t k = 0; k < m->classic->nprotocols && at < 0; k++)
+				if (strcmp(m->classic->protocols[k].name, name) == 0)
+					at = k;
+			if (at < 0) {
+				everyone = false;
+				break;
+			}
+			/* its vote: its first protocol that everyone supports is at or before `at`;
+			 * it votes for `name` only if no earlier one of its own is supported by all */
+			bool earlier = false;
+			for (int32_t k = 0; k < at && !earlier; k++) {
+				bool all = true;
+				ch_map_foreach (&g->members, e2) {
+					const cg_member *o = e2->value;
+					if (o == leaving)
+						continue;
+					bool has = false;
+					for (int32_t j = 0; j < o->classic->nprotocols && !has; j++)
+						has = strcmp(o->classic->protocols[j].name,
+							     m->classic->protocols[k].name) == 0;
+					if (!has) {
+						all = false;
+						break;
+					}
+				}
+				earlier = all;
+			}
+			if (!earlier)
+				votes++;
+		}
+		if (everyone && votes > best_votes)
+			best = name, best_votes = votes;
+	}
+	return best;
+}
+
+bool
+ch_coord_cg_downgrade(cg_group *g, cg_member *leaving)
+{
+	ch_coord_cg *cg = g->cg;
+	if (leaving->classic || !cg->ops.classic_group_import)
+		return false;
+	size_t classic = 0;
+	ch_map_foreach (&g->members, e)
+		classic += ((const cg_member *)e->value)->classic != NULL;
+	if (classic != g->members.n - 1) /* allMembersUseClassicProtocolExcept */
+		return false;
+	if (g->members.n <= 1) {
+		ch_coord_cg_log(
+			cg, CH_LOG_DEBUG,
+			"Skip downgrading the consumer group %s to classic group because it's "
+			"empty.",
+			g->id);
+		return false;
+	}
+	const char *why = NULL;
+	if (cg->cfg.migration_policy != CH_COORD_CG_MIGRATION_DOWNGRADE &&
+	    cg->cfg.migration_policy != CH_COORD_CG_MIGRATION_BIDIRECTIONAL)
+		why = "the online downgrade is disabled";
+	else if ((int64_t)g->members.n - 1 > cg->cfg.classic_max_size)
+		why = "its group size is greater than classic group max size";
+	const char *protocol = why ? NULL : select_protocol(g, leaving);
+	if (!why && !protocol)
+		why = "its members support no protocol in common";
+	if (why) {
+		ch_coord_cg_log(cg, CH_LOG_INFO,
+				"Cannot downgrade consumer group %s to classic group because %s.",
+				g->id, why);
+		return false;
+	}
+	/* ClassicGroup.fromConsumerGroup: every member but the leaving one,
+	 * its target assignment at the selected protocol's version */
+	int32_t n = (int32_t)g->members.n - 1, np = 0, i = 0;
+	ch_map_foreach (&g->members, e)
+		if (e->value != leaving)
+			np += ((const cg_member *)e->value)->classic->nprotocols;
+	ch_coord_export_member *xm = ch_xcalloc((size_t)n, sizeof *xm);
+	ch_coord_export_protocol *xp = ch_xcalloc((size_t)(np ? np : 1), sizeof *xp);
+	ch_buf *asg = ch_xcalloc((size_t)n, sizeof *asg);
+	int32_t k = 0;
+	ch_map_foreach (&g->members, e) {
+		const cg_member *m = e->value;
+		if (m == leaving)
+			continue;
+		const cg_classic *c = m->classic;
+		const cg_classic_protocol *sel = &c->protocols[0];
+		xm[i] = (ch_coord_export_member){m->id,
+						 m->instance_id,
+						 m->client_id,
+						 m->client_host,
+						 c->session_timeout_ms,
+						 m->rebalance_timeout_ms,
+						 xp + k,
+						 c->nprotocols,
+						 NULL,
+						 0};
+		for (int32_t j = 0; j < c->nprotocols; j++) {
+			xp[k++] = (ch_coord_export_protocol){c->protocols[j].name,
+							     c->protocols[j].metadata,
+							     (int32_t)c->protocols[j].len};
+			if (strcmp(c->protocols[j].name, protocol) == 0)
+				sel = &c->protocols[j];
+		}
+		ch_buf_init(&asg[i]);
+		assignment_encode(g, &m->target, sel, &asg[i]);
+		xm[i].assignment = asg[i].data;
+		xm[i].assignment_len = (int32_t)asg[i].len;
+		i++;
+	}
+	ch_coord_export_group x = {CH_COORD_GROUP_STABLE, g->epoch, PROTOCOL_TYPE, protocol, xm, n};
+	ch_coord_cg_log(cg, CH_LOG_INFO,
+			"[GroupId %s] Downgrading the consumer group to a classic group at "
+			"generation %d with %d members (protocol %s): member %s left.",
+			g->id, g->epoch, n, protocol, leaving->id);
+	/* The consumer group's tombstones first, then the classic group. */
+	char *id = ch_xstrdup(g->id);
+	ch_map_remove(&cg->groups, g->id, strlen(g->id));
+	ch_coord_cg_store_flush(cg, id, NULL, NULL);
+	cg->ops.classic_group_import(cg->ops.ud, ch_str_c(id), &x, cg->now);
+	ch_coord_cg_group_free(cg, g);
+	for (i = 0; i < n; i++)
+		ch_buf_free(&asg[i]);
+	free(asg);
+	free(xm);
+	free(xp);
+	free(id);
+	return true;
 }

@@ -270,8 +270,15 @@ void ch_coord_cg_store_free_all(ch_coord_cg *cg);
 /* ---- ch_coord_cg.c's steps, shared with ch_coord_cg_classic.c -------------- */
 
 void ch_coord_cg_bump_epoch(cg_group *g, const char *why);
-/* Removes m, re-reads the subscribed topics, bumps the group epoch. */
-void ch_coord_cg_fence_member(cg_group *g, cg_member *m);
+/* Removes m, re-reads the subscribed topics, bumps the group epoch; or, if
+ * m was the last consumer-protocol member and the group may be downgraded,
+ * the group becomes a classic one and is freed here: false then (g is
+ * gone; the caller flushes by a copy of its id). */
+bool ch_coord_cg_fence_member(cg_group *g, cg_member *m);
+/* The same, then the group's records written (answer, may be NULL, once
+ * they are durable). */
+void ch_coord_cg_fence_and_flush(cg_group *g, cg_member *m, void *token,
+				 const ch_ConsumerGroupHeartbeatResponse *answer);
 /* A new target assignment at the group epoch; false (err filled) if the
  * assignor refused. */
 bool ch_coord_cg_update_target(cg_group *g, char *err, size_t errcap);
@@ -288,6 +295,14 @@ cg_member *ch_coord_cg_member_replace(cg_group *g, cg_member *old, ch_str new_id
 /* ---- ch_coord_cg_classic.c ------------------------------------------------- */
 
 void ch_coord_cg_classic_free(cg_classic *c);
+/* The consumer group made of classic group group_id (ch_coord_cg.h, online
+ * upgrade), or NULL with *err and msg set (GROUP_ID_NOT_FOUND,
+ * GROUP_MAX_SIZE_REACHED). */
+cg_group *ch_coord_cg_upgrade(ch_coord_cg *cg, ch_str group_id, int16_t *err, char *msg,
+			      size_t cap);
+/* The online downgrade when `leaving` goes (ch_coord_cg.h): true if the
+ * group was converted and freed. */
+bool ch_coord_cg_downgrade(cg_group *g, cg_member *leaving);
 /* A timer of a classic member fired (join or sync). */
 void ch_coord_cg_classic_timer(ch_coord_cg *cg, cg_timer *t);
 

@@ -191,6 +191,45 @@ class ConsumerProtocolConfluent(ClientGroupTest):
                          (128, "SubscribedTopicRegex `(abc` is not a valid regular expression: "
                                "missing closing )."))
 
+    def group_type(self, group):
+        adm = AdminClient({"bootstrap.servers": self.broker.bootstrap})
+        listed = {g.group_id: g for g in adm.list_consumer_groups().result().valid}
+        return listed[group].type if group in listed else None
+
+    def test_upgrade_and_downgrade(self):
+        """Online migration (group.consumer.migration.policy=bidirectional,
+        the default): a classic group of two range (eager) members
+        becomes a consumer group when a consumer-protocol member joins (they
+        keep their partitions until the coordinator moves some), and a
+        classic group again when that member leaves; every partition owned
+        by one member at each stable point, every record read."""
+        topic, group = "ud-cp", "g-ud-cp"
+        create_topics(self.broker.port, {topic: 4})
+        ends = self.produce(topic, 4, 100)
+        parts = all_parts({topic: 4})
+        # eager range: a cooperative group runs a follow-up rebalance after
+        # each join, and Kafka 4.4 refuses an upgrade with GROUP_ID_NOT_FOUND
+        # (fatal to the joining consumer) while a member has no assignment
+        k1 = self.classic_member(group, [topic], "ud-k1", "range", 5)
+        k2 = self.classic_member(group, [topic], "ud-k2", "range", 5)
+        wait_cover([k1, k2], parts, each_owns=True)
+        self.assertEqual(self.group_type(group), ConsumerGroupType.CLASSIC)
+        c1 = self.member(group, [topic], "ud-c1", assignor="uniform", delay_ms=5)
+        everyone = [k1, k2, c1]
+        wait_cover(everyone, parts, each_owns=True)      # upgraded
+        self.assertEqual(self.group_type(group), ConsumerGroupType.CONSUMER)
+        self.assertEqual(c1.close(), 0)                 # the last consumer-protocol member
+        wait_until(lambda: self.group_type(group) == ConsumerGroupType.CLASSIC, 30,
+                   "the group to be a classic group again")
+        wait_cover([k1, k2], parts, each_owns=True)      # downgraded, rebalanced
+        self.wait_read(everyone, topic, 400)
+        for m in everyone:
+            self.assertIsNone(m.fatal, m.name)
+        for m in (k1, k2):
+            self.assertEqual(m.close(), 0)
+        dups, problems = check_reads(everyone, topic, ends)
+        self.assertEqual([x for x in problems if " re-read by " not in x], [])
+
     def describe(self, group):
         c = kwire.Conn(self.broker.port)
         try:

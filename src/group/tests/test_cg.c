@@ -119,7 +119,7 @@ t_not_found_unknown_full(void)
 	hb_join(&h, "old", "m", "t");
 	cg_shell_heartbeat(&sh, 0, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_GROUP_ID_NOT_FOUND);
-	CH_CHECK_EQ_STR(sh.a.msg, "Group old is not a consumer group");
+	CH_CHECK_EQ_STR(sh.a.msg, "Group old is not a consumer group.");
 
 	hb_join(&h, "g", "a", "t");
 	cg_shell_heartbeat(&sh, 0, 1, &h.r);

@@ -2,7 +2,8 @@
  * test_cg_classic.c: classic members (JoinGroup/SyncGroup/Heartbeat/
  * LeaveGroup) inside a consumer group (ch_coord_cg_classic_*), beside
  * consumer-protocol members: Kafka 4.x's answers, revocation acknowledged
- * by the rejoin, their timers, commits, and their records across a restart.
+ * by the rejoin, their timers, commits, and their records across a restart;
+ * the online upgrade of a classic group and the downgrade of a consumer group.
  */
 #include "assign/ch_assign_proto.h"
 #include "cg_shell.h"
@@ -610,5 +611,378 @@ t_restart(void)
 	cg_shell_free(&sh);
 }
 
+/* ---- the online upgrade ------------------------------------------------------ */
+
+/* A classic group "g" as the classic core would export it. */
+static struct fake_classic {
+	const char *type;
+	int32_t generation, nmembers;
+	bool malformed;
+	int handed_over;
+	ch_buf md[3], asg[3];
+	ch_coord_export_protocol protos[3];
+	ch_coord_export_member members[3];
+} fake;
+
+static bool
+fake_export(void *ud, ch_str group_id, void (*fn)(void *fnud, const ch_coord_export_group *g),
+	    void *fnud)
+{
+	(void)ud;
+	if (!ch_str_eq_c(group_id, "g") || fake.handed_over)
+		return false;
+	ch_coord_export_group x = {CH_COORD_GROUP_STABLE, fake.generation, fake.type,
+				   "cooperative-sticky",  fake.members,    fake.nmembers};
+	fn(fnud, &x);
+	return true;
+}
+
+static void
+fake_hand_over(void *ud, ch_str group_id, int64_t now)
+{
+	cg_shell *sh = ud;
+	(void)now;
+	CH_CHECK(ch_str_eq_c(group_id, "g"));
+	fake.handed_over++;
+	sh->nclassic = 0; /* the classic core has no group "g" with members any more */
+}
+
+/* Classic members k0..k(n-1) of generation 5, member i owning partitions
+ * 2i and 2i+1 of "t". */
+static void
+fake_setup(cg_shell *sh, int32_t n)
+{
+	for (int i = 0; i < 3; i++) {
+		ch_buf_free(&fake.md[i]);
+		ch_buf_free(&fake.asg[i]);
+	}
+	memset(&fake, 0, sizeof fake);
+	fake.type = "consumer";
+	fake.generation = 5;
+	fake.nmembers = n;
+	static const char *const ids[] = {"k0", "k1", "k2"};
+	ch_str topics[] = {CH_STR_LIT("t")};
+	for (int32_t i = 0; i < n; i++) {
+		int32_t parts[2] = {2 * i, 2 * i + 1};
+		ch_assign_tplist own = {CH_STR_LIT("t"), parts, 2};
+		ch_buf_init(&fake.md[i]);
+		ch_assign_member_metadata(&fake.md[i], CH_ASSIGN_COOPERATIVE_STICKY, 3, topics, 1,
+					  &own, 1, 5, CH_STR_NULL);
+		ch_ConsumerProtocolAssignment_TopicPartition tp = {CH_STR_LIT("t"), parts, 2};
+		ch_ConsumerProtocolAssignment a = {&tp, 1, CH_BYTES_NULL};
+		ch_buf_init(&fake.asg[i]);
+		ch_assign_assignment_encode(&fake.asg[i], 3, &a);
+		fake.protos[i] = (ch_coord_export_protocol){"cooperative-sticky", fake.md[i].data,
+							    (int32_t)fake.md[i].len};
+		fake.members[i] = (ch_coord_export_member){ids[i],
+							   NULL,
+							   "classic",
+							   "/127.0.0.1",
+							   10000,
+							   30000,
+							   &fake.protos[i],
+							   1,
+							   fake.asg[i].data,
+							   (int32_t)fake.asg[i].len};
+	}
+	snprintf(sh->classic[0], sizeof sh->classic[0], "g");
+	sh->nclassic = 1;
+	sh->ops.classic_group_export = fake_export;
+	sh->ops.classic_group_hand_over = fake_hand_over;
+	ch_coord_cg_free(sh->cg);
+	sh->cg = ch_coord_cg_new(&sh->cfg, &sh->ops);
+}
+
+static void
+fake_free(void)
+{
+	for (int i = 0; i < 3; i++) {
+		ch_buf_free(&fake.md[i]);
+		ch_buf_free(&fake.asg[i]);
+	}
+	memset(&fake, 0, sizeof fake);
+}
+
+/* Who holds each partition of "t" (assigned or revoking); -1: nobody, -2:
+ * two members. */
+typedef struct holders {
+	int32_t who[8];
+	int32_t idx;
+} holders;
+
+static void
+holders_cb(void *ud, const ch_coord_cg_member_view *m)
+{
+	holders *h = ud;
+	for (int32_t i = 0; i < m->nassigned; i++)
+		h->who[m->assigned[i].partition] =
+			h->who[m->assigned[i].partition] == -1 ? h->idx : -2;
+	for (int32_t i = 0; i < m->nrevoking; i++)
+		h->who[m->revoking[i].partition] =
+			h->who[m->revoking[i].partition] == -1 ? h->idx : -2;
+	h->idx++;
+}
+
+static holders
+holders_of(const cg_shell *sh)
+{
+	holders h;
+	for (int i = 0; i < 8; i++)
+		h.who[i] = -1;
+	h.idx = 0;
+	ch_coord_cg_foreach_member(sh->cg, CH_STR_LIT("g"), holders_cb, &h);
+	return h;
+}
+
+/* A classic group becomes a consumer group when a consumer-protocol member
+ * joins: its members stay with their assignments at its generation, learn
+ * of the new epoch through Heartbeat, and hand partitions over by their
+ * rejoins; no partition is held twice; the records survive a restart. */
+static void
+t_upgrade(void)
+{
+	cg_shell sh;
+	setup(&sh, 4, CH_COORD_CG_MIGRATION_BIDIRECTIONAL);
+	cg_shell_store_on(&sh);
+	sh.other = on_answer;
+	fake_setup(&sh, 2);
+	hb h;
+	hb_join(&h, "g", "a", "t");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	CH_CHECK_EQ_INT(fake.handed_over, 1);
+	CH_CHECK_EQ_INT(group_epoch(&sh), 6);
+	CH_CHECK_EQ_INT(sh.a.ntps, 0); /* everything is still the classic members' */
+	find_ctx k0 = member(&sh, "k0");
+	CH_CHECK(k0.found && k0.v.classic);
+	CH_CHECK_EQ_INT(k0.v.epoch, 5);
+	CH_CHECK_EQ_INT(k0.v.nassigned, 2);
+	CH_CHECK_EQ_INT(k0.v.assigned[0].partition, 0);
+	CH_CHECK_EQ_INT(k0.v.assigned[1].partition, 1);
+	CH_CHECK_EQ_INT(member(&sh, "k1").v.assigned[0].partition, 2);
+	/* restart: the same group from the records */
+	cg_shell_digest before, after;
+	cg_shell_digest_group(&sh, "g", &before);
+	cg_shell_restart(&sh, 10);
+	cg_shell_digest_group(&sh, "g", &after);
+	CH_CHECK_EQ_STR(after.p, before.p);
+	free(before.p);
+	free(after.p);
+	CH_CHECK(member(&sh, "k1").v.classic);
+	/* the classic members, at generation 5, are told to rejoin */
+	cap c;
+	beat(&sh, 20, "k0", 5, &c);
+	CH_CHECK_EQ_INT(c.err, CH_KERR_REBALANCE_IN_PROGRESS);
+	for (int round = 0; round < 3; round++) {
+		const char *ids[] = {"k0", "k1"};
+		for (int i = 0; i < 2; i++) {
+			find_ctx f = member(&sh, ids[i]);
+			int32_t own[9];
+			int32_t n = 0;
+			for (int32_t k = 0; k < f.v.nassigned; k++)
+				own[n++] = f.v.assigned[k].partition;
+			own[n] = -1;
+			joing(&sh, 30 + round * 10, ids[i], NULL, CH_ASSIGN_COOPERATIVE_STICKY, own,
+			      f.v.epoch, &c);
+			CH_CHECK_EQ_INT(c.err, 0);
+			syncg(&sh, 31 + round * 10, ids[i], c.generation, "cooperative-sticky", &c);
+			CH_CHECK_EQ_INT(c.err, 0);
+			holders hs = holders_of(&sh);
+			for (int p = 0; p < 4; p++)
+				CH_CHECK(hs.who[p] != -2);
+		}
+		find_ctx fa = member(&sh, "a");
+		int32_t aown[9];
+		int32_t na = 0;
+		for (int32_t k = 0; k < fa.v.nassigned; k++)
+			aown[na++] = fa.v.assigned[k].partition;
+		aown[na] = -1;
+		hb_beat(&h, "g", "a", fa.v.epoch, &sh, aown);
+		cg_shell_heartbeat(&sh, 35 + round * 10, 1, &h.r);
+	}
+	/* settled: every partition with one member, "a" has its share */
+	holders hs = holders_of(&sh);
+	for (int p = 0; p < 4; p++)
+		CH_CHECK(hs.who[p] >= 0);
+	CH_CHECK(member(&sh, "a").v.nassigned >= 1);
+	ch_coord_cg_group_view gv;
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_STR(ch_coord_cg_state_name(gv.state), "Stable");
+	cg_shell_free(&sh);
+	fake_free();
+}
+
+/* When the upgrade may not happen: Kafka 4.4's GROUP_ID_NOT_FOUND reasons
+ * (GROUP_MAX_SIZE_REACHED when only the joiner is one too many), nothing
+ * handed over. */
+static void
+t_upgrade_refused(void)
+{
+	static const struct {
+		ch_coord_cg_migration policy;
+		const char *type;
+		int32_t max_size;
+		bool malformed;
+		int32_t epoch;
+		int16_t err;
+		const char *msg;
+	} cases[] = {
+		{CH_COORD_CG_MIGRATION_DOWNGRADE, "consumer", 10, false, 0,
+		 CH_KERR_GROUP_ID_NOT_FOUND,
+		 "Cannot upgrade classic group g to consumer group because online upgrade is "
+		 "disabled."},
+		{CH_COORD_CG_MIGRATION_DISABLED, "consumer", 10, false, 0,
+		 CH_KERR_GROUP_ID_NOT_FOUND,
+		 "Cannot upgrade classic group g to consumer group because online upgrade is "
+		 "disabled."},
+		{CH_COORD_CG_MIGRATION_UPGRADE, "connect", 10, false, 0, CH_KERR_GROUP_ID_NOT_FOUND,
+		 "Cannot upgrade classic group g to consumer group because the group does not use "
+		 "the consumer embedded protocol."},
+		{CH_COORD_CG_MIGRATION_UPGRADE, "consumer", 1, false, 0, CH_KERR_GROUP_ID_NOT_FOUND,
+		 "Cannot upgrade classic group g to consumer group because the group size exceeds "
+		 "the consumer group maximum size."},
+		{CH_COORD_CG_MIGRATION_UPGRADE, "consumer", 2, false, 0,
+		 CH_KERR_GROUP_MAX_SIZE_REACHED,
+		 "The consumer group has reached its maximum capacity of 2 members."},
+		{CH_COORD_CG_MIGRATION_UPGRADE, "consumer", 10, true, 0, CH_KERR_GROUP_ID_NOT_FOUND,
+		 "Cannot upgrade the classic group g to consumer group because the embedded "
+		 "consumer protocol is malformed."},
+		{CH_COORD_CG_MIGRATION_UPGRADE, "consumer", 10, false, 1,
+		 CH_KERR_GROUP_ID_NOT_FOUND, "Group g is not a consumer group."},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cg_shell sh;
+		setup(&sh, 4, cases[i].policy);
+		sh.cfg.max_size = cases[i].max_size;
+		fake_setup(&sh, 2);
+		fake.type = cases[i].type;
+		if (cases[i].malformed)
+			fake.protos[1].len = 1;
+		hb h;
+		hb_join(&h, "g", "a", "t");
+		h.r.MemberEpoch = cases[i].epoch;
+		cg_shell_heartbeat(&sh, 0, 1, &h.r);
+		CH_CHECK_EQ_INT(sh.a.err, cases[i].err);
+		CH_CHECK_EQ_STR(sh.a.msg, cases[i].msg);
+		CH_CHECK_EQ_INT(fake.handed_over, 0);
+		ch_coord_cg_group_view gv;
+		CH_CHECK(!ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+		cg_shell_free(&sh);
+		fake_free();
+	}
+}
+
+/* ---- the online downgrade ---------------------------------------------------- */
+
+/* What the classic core was given. */
+static struct imported {
+	int calls;
+	int32_t generation, nmembers;
+	char protocol[32];
+	char ids[4][64];
+	int32_t parts[4][8], nparts[4];
+} imported;
+
+static void
+fake_import(void *ud, ch_str group_id, const ch_coord_export_group *x, int64_t now)
+{
+	(void)ud;
+	(void)now;
+	CH_CHECK(ch_str_eq_c(group_id, "g"));
+	imported.calls++;
+	imported.generation = x->generation;
+	imported.nmembers = x->nmembers;
+	snprintf(imported.protocol, sizeof imported.protocol, "%s", x->protocol_name);
+	CH_CHECK_EQ_STR(x->protocol_type, "consumer");
+	for (int32_t i = 0; i < x->nmembers && i < 4; i++) {
+		snprintf(imported.ids[i], sizeof imported.ids[i], "%s", x->members[i].member_id);
+		ch_arena ar;
+		ch_arena_init(&ar);
+		ch_assign_assignment a;
+		CH_CHECK_EQ_INT(ch_assign_assignment_decode(x->members[i].assignment,
+							    (size_t)x->members[i].assignment_len,
+							    &ar, &a),
+				CH_OK);
+		imported.nparts[i] = 0;
+		for (int32_t t = 0; t < a.m.AssignedPartitions_n; t++)
+			for (int32_t k = 0; k < a.m.AssignedPartitions[t].Partitions_n; k++)
+				imported.parts[i][imported.nparts[i]++] =
+					a.m.AssignedPartitions[t].Partitions[k];
+		ch_arena_reset(&ar);
+	}
+}
+
+static void
+downgrade_setup(cg_shell *sh, ch_coord_cg_migration policy)
+{
+	setup(sh, 4, policy);
+	memset(&imported, 0, sizeof imported);
+	sh->ops.classic_group_import = fake_import;
+	ch_coord_cg_free(sh->cg);
+	sh->cg = ch_coord_cg_new(&sh->cfg, &sh->ops);
+}
+
+/* The last consumer-protocol member leaves (or its session expires): the
+ * classic members become a classic group at the group epoch, each with its
+ * target assignment; the consumer group is gone. Not while another
+ * consumer-protocol member stays, nor when the policy forbids it. */
+static void
+t_downgrade(void)
+{
+	for (int how = 0; how < 4; how++) {
+		cg_shell sh;
+		downgrade_setup(&sh, how == 3 ? CH_COORD_CG_MIGRATION_UPGRADE
+					      : CH_COORD_CG_MIGRATION_BIDIRECTIONAL);
+		start_with_consumer(&sh);
+		cap c;
+		joing(&sh, 10, "b", NULL, CH_ASSIGN_COOPERATIVE_STICKY, NULL, -1, &c);
+		int32_t gen = c.generation;
+		syncg(&sh, 12, "b", gen, "cooperative-sticky", &c);
+		hb h;
+		if (how == 2) { /* a second consumer-protocol member: no downgrade */
+			hb_join(&h, "g", "e", "t");
+			cg_shell_heartbeat(&sh, 15, 1, &h.r);
+		}
+		int32_t epoch = group_epoch(&sh);
+		find_ctx b = member(&sh, "b");
+		int32_t target[4], nt = b.v.ntarget;
+		for (int32_t i = 0; i < nt; i++)
+			target[i] = b.v.target[i].partition;
+		if (how == 1) { /* its session expires */
+			for (int64_t t = 3000; t < 45000; t += 3000)
+				beat(&sh, t, "b", gen, &c);
+			cg_shell_tick(&sh, 45000);
+		} else {
+			hb_beat(&h, "g", "a", -1, &sh, NULL);
+			cg_shell_heartbeat(&sh, 20, 1, &h.r);
+			CH_CHECK_EQ_INT(sh.a.err, 0);
+			CH_CHECK_EQ_INT(sh.a.epoch, -1);
+		}
+		ch_coord_cg_group_view gv;
+		if (how >= 2) {
+			CH_CHECK_EQ_INT(imported.calls, 0);
+			CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+			CH_CHECK_EQ_INT(gv.epoch, epoch + 1);
+			cg_shell_free(&sh);
+			continue;
+		}
+		CH_CHECK_EQ_INT(imported.calls, 1);
+		CH_CHECK(!ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+		CH_CHECK_EQ_INT(imported.generation, epoch);
+		CH_CHECK_EQ_INT(imported.nmembers, 1);
+		CH_CHECK_EQ_STR(imported.ids[0], "b");
+		CH_CHECK_EQ_STR(imported.protocol, "cooperative-sticky");
+		CH_CHECK_EQ_INT(imported.nparts[0], nt);
+		for (int32_t i = 0; i < nt; i++)
+			CH_CHECK_EQ_INT(imported.parts[0][i], target[i]);
+		/* the classic member's requests now are the classic core's */
+		beat(&sh, 50000, "b", epoch, &c);
+		CH_CHECK_EQ_INT(c.err, CH_KERR_UNKNOWN_MEMBER_ID);
+		CH_CHECK(cg_shell_ok(&sh));
+		cg_shell_free(&sh);
+	}
+}
+
 CH_TEST_MAIN(CH_TEST(t_join_sync_heartbeat), CH_TEST(t_revocation_by_rejoin), CH_TEST(t_errors),
-	     CH_TEST(t_timers), CH_TEST(t_leave), CH_TEST(t_restart))
+	     CH_TEST(t_timers), CH_TEST(t_leave), CH_TEST(t_restart), CH_TEST(t_upgrade),
+	     CH_TEST(t_upgrade_refused), CH_TEST(t_downgrade))
