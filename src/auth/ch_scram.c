@@ -420,7 +420,7 @@ out_str(const char *str, uint8_t **out, size_t *out_len)
 
 /* 32 random characters of [A-Za-z0-9] (a server nonce, Kafka's is base 36). */
 static int
-server_nonce(char *out)
+random_nonce(char *out)
 {
 	static const char alnum[] =
 		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -457,7 +457,7 @@ step_first(ch_scram_server *s, const uint8_t *msg, size_t n, ch_scram_lookup_fn 
 	char snonce[48];
 	if (s->fixed_snonce[0])
 		memcpy(snonce, s->fixed_snonce, sizeof(snonce));
-	else if (server_nonce(snonce) != 0)
+	else if (random_nonce(snonce) != 0)
 		return failw(s, msg_out, NULL, "no random bytes");
 	snprintf(s->nonce, sizeof(s->nonce), "%s%s", cf.nonce, snonce);
 	char salt64[CH_SCRAM_SALT_MAX * 2];
@@ -546,6 +546,193 @@ ch_scram_server_step(ch_scram_server *s, const uint8_t *msg, size_t n, ch_scram_
 	default:
 		return failw(s, msg_out, NULL, "exchange already over");
 	}
+}
+
+/* ---- the client --------------------------------------------------------- */
+
+int
+ch_scram_parse_server_first(const uint8_t *umsg, size_t len, ch_scram_server_first *out, char *why,
+			    size_t whylen)
+{
+	const char *msg = (const char *)umsg;
+	memset(out, 0, sizeof(*out));
+	size_t pos = 0;
+	span a;
+	if (len > CH_SCRAM_MSG_MAX) {
+		whyf(why, whylen, "server-first message of %zu bytes", len);
+		return -1;
+	}
+	if (!next_attr(msg, len, &pos, &a)) {
+		whyf(why, whylen, "empty server-first message");
+		return -1;
+	}
+	if (has_prefix(a, "m=") && !next_attr(msg, len, &pos, &a)) {
+		whyf(why, whylen, "no nonce");
+		return -1;
+	}
+	span nn = {a.p + 2, a.n >= 2 ? a.n - 2 : 0};
+	if (!has_prefix(a, "r=") || printable(nn, out->nonce, sizeof(out->nonce)) != 0) {
+		whyf(why, whylen, "bad nonce");
+		return -1;
+	}
+	long sl;
+	if (!next_attr(msg, len, &pos, &a) || !has_prefix(a, "s=") ||
+	    (sl = ch_b64_decode(a.p + 2, a.n - 2, out->salt, sizeof(out->salt))) <= 0) {
+		whyf(why, whylen, "bad salt");
+		return -1;
+	}
+	out->salt_len = (size_t)sl;
+	if (!next_attr(msg, len, &pos, &a) || !has_prefix(a, "i=") || a.n < 3 || a.n > 12) {
+		whyf(why, whylen, "bad iteration count");
+		return -1;
+	}
+	int64_t it = 0;
+	for (size_t i = 2; i < a.n; i++) {
+		if (a.p[i] < '0' || a.p[i] > '9') {
+			whyf(why, whylen, "bad iteration count");
+			return -1;
+		}
+		it = it * 10 + (a.p[i] - '0');
+	}
+	if (it > INT32_MAX) {
+		whyf(why, whylen, "bad iteration count");
+		return -1;
+	}
+	out->iterations = (int32_t)it;
+	while (next_attr(msg, len, &pos, &a)) {
+		if (!extension(a)) {
+			whyf(why, whylen, "bad extension");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+long
+ch_scram_client_begin(ch_scram_client *s, ch_scram_mech m, const char *user, const char *nonce,
+		      char *out, size_t cap)
+{
+	memset(s, 0, sizeof(*s));
+	s->mech = m;
+	if (nonce)
+		snprintf(s->cnonce, sizeof(s->cnonce), "%s", nonce);
+	else if (random_nonce(s->cnonce) != 0)
+		return -1;
+	/* saslname: ',' and '=' escaped (Kafka's ScramFormatter.saslName) */
+	char name[CH_SCRAM_NAME_MAX * 3];
+	size_t o = 0;
+	for (const char *p = user; *p; p++) {
+		if (o + 4 > sizeof(name))
+			return -1;
+		if (*p == ',' || *p == '=') {
+			memcpy(name + o, *p == ',' ? "=2C" : "=3D", 3);
+			o += 3;
+		} else {
+			name[o++] = *p;
+		}
+	}
+	name[o] = '\0';
+	snprintf(s->bare, sizeof(s->bare), "n=%s,r=%s", name, s->cnonce);
+	int n = snprintf(out, cap, "n,,%s", s->bare);
+	return n < 0 || (size_t)n >= cap ? -1 : n;
+}
+
+long
+ch_scram_client_respond(ch_scram_client *s, const char *password, const uint8_t *sf, size_t n,
+			char *out, size_t cap, char *why, size_t whylen)
+{
+	ch_scram_server_first f;
+	if (ch_scram_parse_server_first(sf, n, &f, why, whylen) != 0)
+		return -1;
+	size_t cl = strlen(s->cnonce);
+	if (strlen(f.nonce) <= cl || memcmp(f.nonce, s->cnonce, cl) != 0) {
+		whyf(why, whylen, "Invalid server nonce: does not start with client nonce");
+		return -1;
+	}
+	if (f.iterations < CH_SCRAM_MIN_ITERATIONS || f.iterations > CH_SCRAM_MAX_ITERATIONS) {
+		whyf(why, whylen, "Requested iterations %d is outside [%d, %d] for %s",
+		     (int)f.iterations, CH_SCRAM_MIN_ITERATIONS, CH_SCRAM_MAX_ITERATIONS,
+		     ch_scram_mech_name(s->mech));
+		return -1;
+	}
+	size_t kl = ch_scram_key_len(s->mech), pwlen = strlen(password);
+	/* AuthMessage = client-first-bare "," server-first "," client-final-without-proof */
+	size_t bl = strlen(s->bare), wl = strlen(f.nonce) + 9; /* "c=biws,r=" */
+	char *auth = malloc(bl + n + wl + 3);
+	if (!auth) {
+		whyf(why, whylen, "out of memory");
+		return -1;
+	}
+	int al = snprintf(auth, bl + n + wl + 3, "%s,%.*s,c=biws,r=%s", s->bare, (int)n,
+			  (const char *)sf, f.nonce);
+	uint8_t salted[CH_SCRAM_KEY_MAX], client_key[CH_SCRAM_KEY_MAX], stored[CH_SCRAM_KEY_MAX];
+	uint8_t sig[CH_SCRAM_KEY_MAX], server_key[CH_SCRAM_KEY_MAX];
+	int rc = pwlen <= INT_MAX && PKCS5_PBKDF2_HMAC(password, (int)pwlen, f.salt,
+						       (int)f.salt_len, f.iterations,
+						       md_of(s->mech), (int)kl, salted) == 1
+			 ? 0
+			 : -1;
+	if (rc == 0)
+		rc = hmac(s->mech, salted, kl, "Client Key", 10, client_key);
+	if (rc == 0)
+		rc = hash(s->mech, client_key, kl, stored);
+	if (rc == 0)
+		rc = hmac(s->mech, stored, kl, auth, (size_t)al, sig);
+	if (rc == 0)
+		rc = hmac(s->mech, salted, kl, "Server Key", 10, server_key);
+	if (rc == 0)
+		rc = hmac(s->mech, server_key, kl, auth, (size_t)al, s->server_sig);
+	free(auth);
+	for (size_t i = 0; rc == 0 && i < kl; i++)
+		client_key[i] ^= sig[i]; /* the proof */
+	char proof64[CH_SCRAM_KEY_MAX * 2];
+	if (rc == 0)
+		ch_b64_encode(client_key, kl, proof64);
+	OPENSSL_cleanse(salted, sizeof(salted));
+	OPENSSL_cleanse(client_key, sizeof(client_key));
+	OPENSSL_cleanse(server_key, sizeof(server_key));
+	if (rc != 0) {
+		whyf(why, whylen, "libcrypto failed");
+		return -1;
+	}
+	int ol = snprintf(out, cap, "c=biws,r=%s,p=%s", f.nonce, proof64);
+	if (ol < 0 || (size_t)ol >= cap) {
+		whyf(why, whylen, "client-final message too long");
+		return -1;
+	}
+	return ol;
+}
+
+int
+ch_scram_client_verify(ch_scram_client *s, const uint8_t *umsg, size_t len, char *why,
+		       size_t whylen)
+{
+	const char *msg = (const char *)umsg;
+	size_t pos = 0;
+	span a;
+	if (!next_attr(msg, len, &pos, &a) || a.n < 2) {
+		whyf(why, whylen, "empty server-final message");
+		return -1;
+	}
+	if (has_prefix(a, "e=")) {
+		whyf(why, whylen, "Sasl authentication using %s failed with error: %.*s",
+		     ch_scram_mech_name(s->mech), (int)(a.n - 2 > 200 ? 200 : a.n - 2), a.p + 2);
+		return -1;
+	}
+	uint8_t sig[CH_SCRAM_KEY_MAX];
+	long n = has_prefix(a, "v=") ? ch_b64_decode(a.p + 2, a.n - 2, sig, sizeof(sig)) : -1;
+	size_t kl = ch_scram_key_len(s->mech);
+	if (n != (long)kl || CRYPTO_memcmp(sig, s->server_sig, kl) != 0) {
+		whyf(why, whylen, "Invalid server signature in server final message");
+		return -1;
+	}
+	while (next_attr(msg, len, &pos, &a)) {
+		if (!extension(a)) {
+			whyf(why, whylen, "bad extension in server final message");
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* ---- --add-scram -------------------------------------------------------- */

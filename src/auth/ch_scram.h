@@ -142,6 +142,52 @@ int ch_scram_server_step(ch_scram_server *s, const uint8_t *msg, size_t n,
 			 ch_scram_lookup_fn lookup, void *ud, uint8_t **out, size_t *out_len,
 			 const char **msg_out);
 
+/* ---- the client side of one exchange (libcohort; fuzzed:
+ * tests/fuzz/fuzz_scram_client.c) ------------------------------------------
+ *
+ * As Kafka's ScramSaslClient: client-first "n,,n=user,r=cnonce" (cnonce 32
+ * random characters), server-first must repeat cnonce in front of its own
+ * nonce and ask for at least CH_SCRAM_MIN_ITERATIONS (and no more than
+ * CH_SCRAM_MAX_ITERATIONS: a hostile server must not make the client spin),
+ * client-final "c=biws,r=nonce,p=proof", and server-final's v= must be the
+ * ServerSignature (compared in constant time); its e= is the server's error.
+ */
+
+#define CH_SCRAM_MSG_MAX 2048 /* longest server message the client accepts */
+
+typedef struct ch_scram_client {
+	ch_scram_mech mech;
+	char bare[CH_SCRAM_NAME_MAX * 3 + CH_SCRAM_NONCE_MAX]; /* client-first-message-bare */
+	char cnonce[CH_SCRAM_NONCE_MAX];
+	uint8_t server_sig[CH_SCRAM_KEY_MAX]; /* expected in server-final */
+} ch_scram_client;
+
+typedef struct ch_scram_server_first {
+	char nonce[CH_SCRAM_MSG_MAX]; /* cnonce + snonce */
+	uint8_t salt[CH_SCRAM_SALT_MAX];
+	size_t salt_len;
+	int32_t iterations;
+} ch_scram_server_first;
+
+/* Parses server-first ("[m=..,]r=nonce,s=salt,i=iterations[,ext...]"). 0,
+ * or -1 with why (which names what is wrong). */
+int ch_scram_parse_server_first(const uint8_t *msg, size_t n, ch_scram_server_first *out, char *why,
+				size_t whylen);
+/* Starts an exchange as user (nonce NULL: a random one; tests give theirs):
+ * the client-first message into out (cap bytes, NUL-terminated). Returns
+ * its length, or -1 (user name too long, no random bytes). */
+long ch_scram_client_begin(ch_scram_client *s, ch_scram_mech m, const char *user, const char *nonce,
+			   char *out, size_t cap);
+/* Answers server-first (sf, n bytes) with client-final into out. Returns
+ * its length, or -1 with why (server-first malformed, nonce not ours, too
+ * few or too many iterations, libcrypto failed). */
+long ch_scram_client_respond(ch_scram_client *s, const char *password, const uint8_t *sf, size_t n,
+			     char *out, size_t cap, char *why, size_t whylen);
+/* Checks server-final: 0 when its v= is the ServerSignature, else -1 with
+ * why (the server's e= text, or that the signature is wrong). */
+int ch_scram_client_verify(ch_scram_client *s, const uint8_t *msg, size_t n, char *why,
+			   size_t whylen);
+
 /* ---- base64 (RFC 4648, padded), as SCRAM and the credential file use ---- */
 
 /* Encodes n bytes into out (room for 4*((n+2)/3)+1), NUL-terminated. */

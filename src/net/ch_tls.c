@@ -2,6 +2,7 @@
  * ch_tls.c: TLS contexts from Kafka's ssl.* keys. Contracts in ch_tls.h.
  */
 #include "net/ch_tls.h"
+#include "net/ch_tls_pem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,34 +20,6 @@ struct ch_tls_ctx {
 	SSL_CTX *ctx;
 	ch_principal_rules *rules;
 };
-
-const char *
-ch_tls_error(char *buf, size_t cap)
-{
-	unsigned long e = ERR_get_error();
-	if (!e) {
-		snprintf(buf, cap, "unknown TLS error");
-	} else {
-		ERR_error_string_n(e, buf, cap);
-	}
-	ERR_clear_error();
-	return buf;
-}
-
-/* The key's password for OpenSSL's PEM callbacks. */
-static int
-password_cb(char *buf, int size, int rwflag, void *ud)
-{
-	(void)rwflag;
-	const char *pw = ud;
-	if (!pw)
-		return 0;
-	size_t n = strlen(pw);
-	if (n > (size_t)size)
-		n = (size_t)size;
-	memcpy(buf, pw, n);
-	return (int)n;
-}
 
 /* The inline chain (leaf first) into the context. 0 or -1. */
 static int
@@ -155,13 +128,10 @@ ch_tls_ctx_new(const ch_listener_sec *ls, const char *listener, char *err, size_
 	SSL_CTX_set_num_tickets(ctx, 0);
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
 	const char *pw = ls->ssl_key_password ? ls->ssl_key_password : ls->ssl_keystore_password;
-	SSL_CTX_set_default_passwd_cb(ctx, password_cb);
-	SSL_CTX_set_default_passwd_cb_userdata(ctx, (void *)pw);
 	if (ls->ssl_keystore_location) {
 		key = "ssl.keystore.location";
-		if (SSL_CTX_use_certificate_chain_file(ctx, ls->ssl_keystore_location) != 1 ||
-		    SSL_CTX_use_PrivateKey_file(ctx, ls->ssl_keystore_location, SSL_FILETYPE_PEM) !=
-			    1)
+		if (ch_tls_use_keystore(ctx, ls->ssl_keystore_location, ls->ssl_keystore_location,
+					pw) != 0)
 			goto fail;
 	} else {
 		key = "ssl.keystore.certificate.chain";
@@ -169,16 +139,15 @@ ch_tls_ctx_new(const ch_listener_sec *ls, const char *listener, char *err, size_
 			goto fail;
 		key = "ssl.keystore.key";
 		BIO *b = BIO_new_mem_buf(ls->ssl_keystore_key, -1);
-		EVP_PKEY *pk = b ? PEM_read_bio_PrivateKey(b, NULL, password_cb, (void *)pw) : NULL;
+		EVP_PKEY *pk =
+			b ? PEM_read_bio_PrivateKey(b, NULL, ch_tls_password_cb, (void *)pw) : NULL;
 		BIO_free(b);
-		int ok = pk && SSL_CTX_use_PrivateKey(ctx, pk) == 1;
+		int ok = pk && SSL_CTX_use_PrivateKey(ctx, pk) == 1 &&
+			 SSL_CTX_check_private_key(ctx) == 1;
 		EVP_PKEY_free(pk);
 		if (!ok)
 			goto fail;
 	}
-	if (SSL_CTX_check_private_key(ctx) != 1)
-		goto fail;
-	SSL_CTX_set_default_passwd_cb_userdata(ctx, NULL);
 	if (ls->ssl_truststore_location) {
 		key = "ssl.truststore.location";
 		if (SSL_CTX_load_verify_locations(ctx, ls->ssl_truststore_location, NULL) != 1)

@@ -24,6 +24,7 @@
 #include <stddef.h>
 
 #include "config/ch_config.h"
+#include "net/ch_tls_pem.h"
 
 typedef struct ch_tls_ctx ch_tls_ctx;
 struct ssl_st;
@@ -40,7 +41,5 @@ struct ssl_st *ch_tls_new_ssl(ch_tls_ctx *t, int fd);
  * ("User:" + the mapped subject, "User:ANONYMOUS" without a certificate).
  * -1 when no mapping rule applies (Kafka refuses the connection then). */
 int ch_tls_principal(ch_tls_ctx *t, struct ssl_st *ssl, char *out, size_t cap);
-/* The last OpenSSL error of this thread as text (for logs), and clear the queue. */
-const char *ch_tls_error(char *buf, size_t cap);
 
 #endif

@@ -359,5 +359,95 @@ t_principal(void)
 	CH_CHECK(ch_principal_rules_parse("RULE:(/x/", why, sizeof(why)) == NULL);
 }
 
-CH_TEST_MAIN(CH_TEST(t_scram_rfc7677), CH_TEST(t_scram_client_512), CH_TEST(t_scram_parse),
-	     CH_TEST(t_add_scram), CH_TEST(t_plain), CH_TEST(t_store), CH_TEST(t_principal))
+/* libcohort's side: RFC 7677's exchange byte for byte, then against cohortd's
+ * server for SHA-512, then what a client must refuse. */
+static void
+t_scram_client(void)
+{
+	ch_scram_client cl;
+	char out[CH_SCRAM_MSG_MAX], why[256];
+	long n = ch_scram_client_begin(&cl, CH_SCRAM_SHA_256, "user", "rOprNGfwEbeRWgbNEkqO", out,
+				       sizeof(out));
+	CH_CHECK_EQ_INT(n, (long)strlen(RFC_FIRST));
+	CH_CHECK_EQ_STR(out, RFC_FIRST);
+	const uint8_t *sf = (const uint8_t *)RFC_SERVER_FIRST;
+	n = ch_scram_client_respond(&cl, "pencil", sf, strlen(RFC_SERVER_FIRST), out, sizeof(out),
+				    why, sizeof(why));
+	CH_CHECK(n > 0);
+	CH_CHECK_EQ_STR(out, RFC_FINAL);
+	const char *fin = RFC_SERVER_FINAL;
+	CH_CHECK_EQ_INT(
+		ch_scram_client_verify(&cl, (const uint8_t *)fin, strlen(fin), why, sizeof(why)),
+		0);
+	/* one bit off in the server signature */
+	const char *bad = "v=7rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=";
+	CH_CHECK_EQ_INT(
+		ch_scram_client_verify(&cl, (const uint8_t *)bad, strlen(bad), why, sizeof(why)),
+		-1);
+	CH_CHECK_EQ_STR(why, "Invalid server signature in server final message");
+	const char *err = "e=invalid-proof";
+	CH_CHECK_EQ_INT(
+		ch_scram_client_verify(&cl, (const uint8_t *)err, strlen(err), why, sizeof(why)),
+		-1);
+	CH_CHECK(strstr(why, "invalid-proof") != NULL);
+
+	/* against the server, SHA-512, a user name that needs escaping */
+	users u = {"a,b=c", {0}};
+	CH_CHECK(ch_scram_cred_from_password(CH_SCRAM_SHA_512, "pw", 2, NULL, 0, 4096, &u.cred) ==
+		 0);
+	ch_scram_server srv;
+	ch_scram_server_init(&srv, CH_SCRAM_SHA_512);
+	n = ch_scram_client_begin(&cl, CH_SCRAM_SHA_512, "a,b=c", NULL, out, sizeof(out));
+	CH_CHECK(n > 0 && strstr(out, "n=a=2Cb=3Dc,r=") != NULL);
+	const char *msg;
+	const char *first = step(&srv, &u, out, &msg);
+	CH_CHECK(first != NULL);
+	char first_copy[512];
+	snprintf(first_copy, sizeof(first_copy), "%s", first ? first : "");
+	n = ch_scram_client_respond(&cl, "pw", (const uint8_t *)first_copy, strlen(first_copy), out,
+				    sizeof(out), why, sizeof(why));
+	CH_CHECK(n > 0);
+	const char *final = step(&srv, &u, out, &msg);
+	CH_CHECK(final != NULL && srv.state == CH_SCRAM_DONE);
+	CH_CHECK(final && ch_scram_client_verify(&cl, (const uint8_t *) final, strlen(final), why,
+						 sizeof(why)) == 0);
+	ch_scram_server_free(&srv);
+
+	/* server-first messages a client refuses */
+	static const struct {
+		const char *sf, *why;
+	} refuse[] = {
+		{"r=someoneelse123,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096",
+		 "Invalid server nonce: does not start with client nonce"},
+		{"r=rOprNGfwEbeRWgbNEkqO,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096",
+		 "Invalid server nonce: does not start with client nonce"},
+		{"r=rOprNGfwEbeRWgbNEkqOxyz,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4095",
+		 "Requested iterations"},
+		{"r=rOprNGfwEbeRWgbNEkqOxyz,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=100000000",
+		 "Requested iterations"},
+		{"r=rOprNGfwEbeRWgbNEkqOxyz,s=W22ZaJ0SNY7soEsUEjb6gQ=,i=4096", "bad salt"},
+		{"r=rOprNGfwEbeRWgbNEkqOxyz,i=4096", "bad salt"},
+		{"r=rOprNGfwEbeRWgbNEkqOxyz,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=40x6",
+		 "bad iteration count"},
+		{"r=rOprNGfwEbeRWgbNEkqOxyz,s=W22ZaJ0SNY7soEsUEjb6gQ==", "bad iteration count"},
+		{"", "bad nonce"},
+	};
+	for (size_t i = 0; i < sizeof(refuse) / sizeof(refuse[0]); i++) {
+		ch_scram_client_begin(&cl, CH_SCRAM_SHA_256, "user", "rOprNGfwEbeRWgbNEkqO", out,
+				      sizeof(out));
+		why[0] = '\0';
+		CH_CHECK_EQ_INT(ch_scram_client_respond(
+					&cl, "pencil", (const uint8_t *)refuse[i].sf,
+					strlen(refuse[i].sf), out, sizeof(out), why, sizeof(why)),
+				-1);
+		if (!strstr(why, refuse[i].why)) {
+			ch_test_failures_++;
+			fprintf(stderr, "server-first '%s': got '%s', want '%s'\n", refuse[i].sf,
+				why, refuse[i].why);
+		}
+	}
+}
+
+CH_TEST_MAIN(CH_TEST(t_scram_rfc7677), CH_TEST(t_scram_client_512), CH_TEST(t_scram_client),
+	     CH_TEST(t_scram_parse), CH_TEST(t_add_scram), CH_TEST(t_plain), CH_TEST(t_store),
+	     CH_TEST(t_principal))
