@@ -89,6 +89,11 @@ typedef int cohort_err;
 #define COHORT_ERR__WAKEUP (-115)     /* cohort_wakeup interrupted the call */
 #define COHORT_ERR__QUEUE_FULL (-116) /* producer: buffer.memory used up */
 #define COHORT_ERR__FATAL (-117)      /* producer: stopped by a fatal error */
+#define COHORT_ERR__SSL                                                                            \
+	(-118) /* the TLS handshake failed (the broker's certificate is
+		  not trusted or does not name the host, it refused ours,
+		  or it speaks no TLS): Java's SslAuthenticationException;
+		  fatal, the reason in cohort_*_auth_error */
 
 /* Some Kafka codes an application may want to test by name (Errors.java). */
 #define COHORT_ERR_UNKNOWN_SERVER_ERROR (-1)
@@ -116,6 +121,9 @@ typedef int cohort_err;
 #define COHORT_ERR_NOT_LEADER_OR_FOLLOWER 6
 #define COHORT_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER 45
 #define COHORT_ERR_UNKNOWN_PRODUCER_ID 59
+#define COHORT_ERR_UNSUPPORTED_SASL_MECHANISM 33
+#define COHORT_ERR_ILLEGAL_SASL_STATE 34
+#define COHORT_ERR_SASL_AUTHENTICATION_FAILED 58 /* wrong password, unknown user */
 
 /* Kafka's name ("FENCED_INSTANCE_ID") or the local name ("_BAD_CONF"), or
  * "UNKNOWN" for a code neither knows. Static storage. Any thread. */
@@ -128,7 +136,8 @@ COHORT_API const char *cohort_err_str(cohort_err err);
 COHORT_API int cohort_err_is_retriable(cohort_err err);
 /* 1 if the handle that returned it can no longer work and must be closed
  * (FENCED_INSTANCE_ID, GROUP_AUTHORIZATION_FAILED, INVALID_GROUP_ID,
- * UNSUPPORTED_VERSION, NO_COMMON_VERSION, ...), else 0. */
+ * UNSUPPORTED_VERSION, NO_COMMON_VERSION, SASL_AUTHENTICATION_FAILED,
+ * UNSUPPORTED_SASL_MECHANISM, _SSL, ...), else 0. */
 COHORT_API int cohort_err_is_fatal(cohort_err err);
 
 /* ---- configuration ---------------------------------------------------- */
@@ -268,6 +277,17 @@ COHORT_API void cohort_conf_set_rebalance_listener(cohort_conf *conf,
  */
 COHORT_API cohort_consumer *cohort_consumer_new(const cohort_conf *conf, char *errstr,
 						size_t errstr_size);
+/*
+ * Why authentication failed: the first failed TLS handshake (OpenSSL's
+ * reason, "SSL handshake failed: ... certificate verify failed ...") or
+ * SASL exchange (the broker's ErrorMessage, e.g. Kafka's "Authentication
+ * failed during authentication due to invalid credentials with SASL
+ * mechanism SCRAM-SHA-512") on any of the handle's connections; NULL while
+ * none failed. cohort_poll (and the calls) return the code,
+ * COHORT_ERR__SSL or COHORT_ERR_SASL_AUTHENTICATION_FAILED, which is fatal.
+ * Valid until the handle is freed. Any thread.
+ */
+COHORT_API const char *cohort_consumer_auth_error(cohort_consumer *c);
 
 /*
  * Subscribe to these topics (replacing any earlier subscription): the
@@ -389,6 +409,9 @@ typedef struct cohort_admin cohort_admin;
  * the I/O thread cannot start. Any thread. */
 COHORT_API cohort_admin *cohort_admin_new(const cohort_conf *conf, char *errstr,
 					  size_t errstr_size);
+/* As cohort_consumer_auth_error, for an admin client (its calls end with
+ * the code). */
+COHORT_API const char *cohort_admin_auth_error(cohort_admin *a);
 /* Stop and free: calls still running end with COHORT_ERR__CLOSED. No call
  * may start after this begins. Any thread. */
 COHORT_API void cohort_admin_free(cohort_admin *a);
@@ -822,7 +845,7 @@ COHORT_API int cohort_acl_parse(int kind, const char *name);
 typedef struct cohort_acl {
 	int resource_type; /* COHORT_ACL_RESOURCE_* */
 	const char *resource_name;
-	int pattern_type; /* COHORT_ACL_PATTERN_* */
+	int pattern_type;      /* COHORT_ACL_PATTERN_* */
 	const char *principal; /* "User:alice", "User:*" */
 	const char *host;      /* an IP address or "*" */
 	int operation;         /* COHORT_ACL_OP_* */
@@ -843,7 +866,7 @@ COHORT_API void cohort_acls_free(cohort_acls *l);
 
 /* One binding's or one filter's result. */
 typedef struct cohort_acl_result {
-	cohort_err err;   /* INVALID_REQUEST, CLUSTER_AUTHORIZATION_FAILED, SECURITY_DISABLED, ... */
+	cohort_err err; /* INVALID_REQUEST, CLUSTER_AUTHORIZATION_FAILED, SECURITY_DISABLED, ... */
 	char errmsg[256]; /* the broker's message, "" when none */
 } cohort_acl_result;
 
@@ -919,6 +942,8 @@ COHORT_API void cohort_conf_set_delivery_cb(cohort_conf *conf, cohort_delivery_c
  */
 COHORT_API cohort_producer *cohort_producer_new(const cohort_conf *conf, char *errstr,
 						size_t errstr_size);
+/* As cohort_consumer_auth_error, for a producer. */
+COHORT_API const char *cohort_producer_auth_error(cohort_producer *p);
 
 /*
  * Queue one record for topic. Every argument is copied before the call

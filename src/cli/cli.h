@@ -81,7 +81,7 @@ extern const cli_command cli_groups_list_cmd, cli_groups_describe_cmd, cli_group
 extern const cli_command cli_groups_rebalances_cmd; /* cli_rebalances.c */
 extern const cli_command cli_groups_simulate_cmd;   /* cli_simulate.c */
 extern const cli_command cli_users_list_cmd, cli_users_set_cmd,
-	cli_users_delete_cmd; /* cli_users.c */
+	cli_users_delete_cmd;                                                      /* cli_users.c */
 extern const cli_command cli_acls_list_cmd, cli_acls_add_cmd, cli_acls_remove_cmd; /* cli_acls.c */
 
 /* ---- options (cli_args.c) ---- */
@@ -151,8 +151,13 @@ void cli_json_man(FILE *f);
 extern volatile sig_atomic_t cli_stop_requested;
 void cli_catch_stop_signals(void);
 
-/* "cohort: <message>" on stderr; returns status (for `return cli_fail(...)`). */
+/* "cohort: <message>" on stderr; returns status (for `return cli_fail(...)`).
+ * When the command's client failed to authenticate, the reason follows
+ * (the broker's SASL message, OpenSSL's for TLS). */
 int cli_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The client whose authentication failure cli_fail reports: fn(handle) is its
+ * cohort_*_auth_error. */
+void cli_auth_source(const char *(*fn)(void *handle), void *handle);
 /* The exit status for a libcohort error. */
 int cli_status(cohort_err err);
 

@@ -481,6 +481,13 @@ commit_printed(cohort_consumer *c, printed *p)
 	return e;
 }
 
+/* cli_auth_source for consume's consumer. */
+static const char *
+consumer_auth_error(void *handle)
+{
+	return cohort_consumer_auth_error(handle);
+}
+
 /* The consumer, subscribed (group) or assigned (no group), or NULL with
  * the message printed. */
 static cohort_consumer *
@@ -503,6 +510,7 @@ start(cli_args *a, consume_state *st, int *rc)
 		*rc = cli_fail(CLI_EUSAGE, "%s", err);
 		return NULL;
 	}
+	cli_auth_source(consumer_auth_error, c);
 	cohort_err e = COHORT_OK;
 	if (st->group) {
 		int32_t count;
@@ -525,6 +533,7 @@ start(cli_args *a, consume_state *st, int *rc)
 		*rc = cli_fail(cli_status(e), "consume: %s (%s)", cohort_err_str(e),
 			       cohort_err_name(e));
 	if (*rc) {
+		cli_auth_source(NULL, NULL);
 		cohort_consumer_free(c);
 		return NULL;
 	}
@@ -590,6 +599,7 @@ run(cli_args *a)
 		rc = cli_fail(cli_status(e), "consume: %s (%s)", cohort_err_str(e),
 			      cohort_err_name(e));
 	cohort_err ce = cohort_consumer_close(c);
+	cli_auth_source(NULL, NULL);
 	cohort_consumer_free(c);
 	if (!rc && ce && ce != COHORT_ERR__CLOSED)
 		rc = cli_fail(cli_status(ce), "consume: leaving the group: %s", cohort_err_str(ce));

@@ -95,6 +95,23 @@ cli_catch_stop_signals(void)
  * the run). */
 static const cli_args *parsed;
 
+static const char *(*auth_fn)(void *);
+static void *auth_handle;
+
+void
+cli_auth_source(const char *(*fn)(void *handle), void *handle)
+{
+	auth_fn = fn;
+	auth_handle = handle;
+}
+
+/* cli_auth_source for the command's admin client. */
+static const char *
+admin_auth_error(void *handle)
+{
+	return cohort_admin_auth_error(handle);
+}
+
 int
 cli_fail(int status, const char *fmt, ...)
 {
@@ -106,6 +123,9 @@ cli_fail(int status, const char *fmt, ...)
 	if (status == CLI_EUNREACHABLE && parsed)
 		fprintf(stderr, " (no broker answered at %s within %d ms)", parsed->bootstrap,
 			parsed->timeout_ms);
+	const char *auth = auth_fn ? auth_fn(auth_handle) : NULL;
+	if (auth)
+		fprintf(stderr, ": authentication failed: %s", auth);
 	fputc('\n', stderr);
 	va_end(ap);
 	return status;
@@ -325,8 +345,12 @@ main(int argc, char **argv)
 		parsed = &a;
 		if (a.help)
 			command_help(stdout, cmd);
-		else if (!cmd->admin || (a.admin = cli_admin(&a, &rc)))
+		else if (!cmd->admin || (a.admin = cli_admin(&a, &rc))) {
+			if (a.admin)
+				cli_auth_source(admin_auth_error, a.admin);
 			rc = cmd->run(&a);
+		}
+		cli_auth_source(NULL, NULL);
 		cohort_admin_free(a.admin);
 	}
 	parsed = NULL;

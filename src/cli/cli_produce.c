@@ -93,6 +93,13 @@ headers_free(cohort_header *h, size_t n)
 	free(h);
 }
 
+/* cli_auth_source for produce's producer. */
+static const char *
+producer_auth_error(void *handle)
+{
+	return cohort_producer_auth_error(handle);
+}
+
 /* The producer for a's options, or NULL with the message printed. */
 static cohort_producer *
 make_producer(const cli_args *a, outcome *o, int *rc)
@@ -117,6 +124,8 @@ make_producer(const cli_args *a, outcome *o, int *rc)
 		char err[512];
 		if (!(p = cohort_producer_new(conf, err, sizeof(err))))
 			*rc = cli_fail(CLI_EUSAGE, "produce: %s", err);
+		else
+			cli_auth_source(producer_auth_error, p);
 	}
 	cohort_conf_free(conf);
 	return p;
@@ -189,6 +198,7 @@ run(cli_args *a)
 	free(line);
 	/* every queued record gets its report (delivery.timeout.ms bounds it) */
 	cohort_err e = cohort_producer_close(p, -1);
+	cli_auth_source(NULL, NULL);
 	cohort_producer_free(p);
 	headers_free(hdrs, nhdrs);
 	if (!rc && e)

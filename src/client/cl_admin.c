@@ -762,3 +762,9 @@ cohort_admin_free(cohort_admin *a)
 	cl_client_release(&a->c);
 	free(a);
 }
+
+const char *
+cohort_admin_auth_error(cohort_admin *a)
+{
+	return cl_client_auth_error(&a->c);
+}

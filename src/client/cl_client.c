@@ -245,7 +245,24 @@ cl_client_init(cl_client *c, const cohort_conf *conf, cl_client_kind kind, char 
 		return false;
 	}
 	cl_metadata_init(c);
+	c->sasl_mech = -1;
+	cl_security_protocol sp = c->conf.security_protocol;
+	if (((sp == CL_SSL || sp == CL_SASL_SSL) && !cl_tls_ctx_new(c, errstr, errstr_size)) ||
+	    ((sp == CL_SASL_PLAINTEXT || sp == CL_SASL_SSL) &&
+	     !cl_sasl_conf(c, errstr, errstr_size))) {
+		cl_client_release(c);
+		return false;
+	}
 	return true;
+}
+
+const char *
+cl_client_auth_error(cl_client *c)
+{
+	cl_lock(c);
+	const char *m = c->auth_error; /* set once, freed with c */
+	cl_unlock(c);
+	return m;
 }
 
 bool
@@ -287,6 +304,10 @@ cl_client_release(cl_client *c)
 	c->nmd_topics = 0;
 	free(c->client_id);
 	c->client_id = NULL;
+	cl_tls_ctx_free(c);
+	cl_sasl_conf_free(c);
+	free(c->auth_error);
+	c->auth_error = NULL;
 	cl_conf_release(&c->conf);
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cond);

@@ -37,6 +37,8 @@ enum {
 	K_ACKS,        /* acks */
 	K_CODEC,       /* compression.type */
 	K_PARTITIONER, /* partitioner (librdkafka's names) */
+	K_PASSWORD,    /* K_NSTRING that cohort_conf_get shows as "[hidden]" (Java's PASSWORD) */
+	K_TLS_PROTOS,  /* ssl.enabled.protocols */
 };
 
 typedef struct kdef {
@@ -91,7 +93,24 @@ static const kdef keys[] = {
 	 F(connections_max_idle_ms)},
 	{"allow.auto.create.topics", K_BOOL, 0, 0, "true", F(allow_auto_create_topics)},
 	{"exclude.internal.topics", K_BOOL, 0, 0, "true", F(exclude_internal_topics)},
-	{"security.protocol", K_SECURITY, 0, 0, "PLAINTEXT", 0},
+	{"security.protocol", K_SECURITY, 0, 0, "PLAINTEXT", F(security_protocol)},
+	/* SslConfigs and SaslConfigs (Kafka 4.4); librdkafka's names as aliases */
+	{"ssl.truststore.location", K_NSTRING, 0, 0, NULL, F(sec[CL_SEC_TRUSTSTORE_LOCATION])},
+	{"ssl.ca.location", K_NSTRING, 0, 0, NULL, F(sec[CL_SEC_TRUSTSTORE_LOCATION])},
+	{"ssl.truststore.type", K_STRING, 0, 0, "JKS", F(sec[CL_SEC_TRUSTSTORE_TYPE])},
+	{"ssl.keystore.location", K_NSTRING, 0, 0, NULL, F(sec[CL_SEC_KEYSTORE_LOCATION])},
+	{"ssl.keystore.type", K_STRING, 0, 0, "JKS", F(sec[CL_SEC_KEYSTORE_TYPE])},
+	{"ssl.key.password", K_PASSWORD, 0, 0, NULL, F(sec[CL_SEC_KEY_PASSWORD])},
+	{"ssl.certificate.location", K_NSTRING, 0, 0, NULL, F(sec[CL_SEC_CERT_LOCATION])},
+	{"ssl.key.location", K_NSTRING, 0, 0, NULL, F(sec[CL_SEC_KEY_LOCATION])},
+	{"ssl.endpoint.identification.algorithm", K_STRING, 0, 0, "https",
+	 F(sec[CL_SEC_ENDPOINT_ID])},
+	{"ssl.enabled.protocols", K_TLS_PROTOS, 0, 0, "TLSv1.2,TLSv1.3", F(ssl_protocols)},
+	{"sasl.mechanism", K_STRING, 0, 0, "GSSAPI", F(sec[CL_SEC_SASL_MECHANISM])},
+	{"sasl.mechanisms", K_STRING, 0, 0, "GSSAPI", F(sec[CL_SEC_SASL_MECHANISM])},
+	{"sasl.jaas.config", K_PASSWORD, 0, 0, NULL, F(sec[CL_SEC_SASL_JAAS])},
+	{"sasl.username", K_NSTRING, 0, 0, NULL, F(sec[CL_SEC_SASL_USERNAME])},
+	{"sasl.password", K_PASSWORD, 0, 0, NULL, F(sec[CL_SEC_SASL_PASSWORD])},
 	/* ProducerConfig (Kafka 4.4) */
 	{"acks", K_ACKS, 0, 0, "all", F(acks)},
 	{"linger.ms", LONG(0), "5", F(linger_ms)},
@@ -301,6 +320,21 @@ add_assignor(const char *s, size_t n, void *ud)
 	return true;
 }
 
+/* item_fn for ssl.enabled.protocols: ORs CL_TLS_V1_2 / CL_TLS_V1_3 into the unsigned ud;
+ * false on any other protocol (SSLv3, TLSv1, TLSv1.1: OpenSSL's floor here is 1.2). */
+static bool
+add_tls_protocol(const char *s, size_t n, void *ud)
+{
+	unsigned *mask = ud;
+	if (n == 7 && memcmp(s, "TLSv1.2", 7) == 0)
+		*mask |= CL_TLS_V1_2;
+	else if (n == 7 && memcmp(s, "TLSv1.3", 7) == 0)
+		*mask |= CL_TLS_V1_3;
+	else
+		return false;
+	return true;
+}
+
 /* group.instance.id as JoinGroupRequest.validateGroupInstanceId checks it. */
 static const char *
 instance_id_problem(const char *s, size_t n)
@@ -368,7 +402,8 @@ set_value(cohort_conf *conf, const kdef *k, const char *text, char *errstr, size
 				   text, k->name);
 		return COHORT_OK;
 	case K_STRING:
-	case K_NSTRING: {
+	case K_NSTRING:
+	case K_PASSWORD: {
 		if (strcmp(k->name, "group.instance.id") == 0) {
 			const char *why = instance_id_problem(v, n);
 			if (why)
@@ -453,18 +488,28 @@ set_value(cohort_conf *conf, const kdef *k, const char *text, char *errstr, size
 		return BAD("Invalid value %s for configuration %s: String must be one of "
 			   "(case insensitive): CLASSIC, CONSUMER",
 			   text, k->name);
-	case K_SECURITY:
-		if (n == 9 && strncasecmp(v, "PLAINTEXT", n) == 0)
-			return COHORT_OK;
-		if ((n == 3 && strncasecmp(v, "SSL", n) == 0) ||
-		    (n == 14 && strncasecmp(v, "SASL_PLAINTEXT", n) == 0) ||
-		    (n == 8 && strncasecmp(v, "SASL_SSL", n) == 0))
-			return BAD("Invalid value %s for configuration %s: only PLAINTEXT is "
-				   "supported by libcohort yet",
-				   text, k->name);
+	case K_SECURITY: {
+		static const char *const names[] = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT",
+						    "SASL_SSL"};
+		for (int i = 0; i < 4; i++)
+			if (strlen(names[i]) == n && strncasecmp(v, names[i], n) == 0) {
+				conf->security_protocol = (cl_security_protocol)i;
+				return COHORT_OK;
+			}
 		return BAD("Invalid value %s for configuration %s: String must be one of "
 			   "(case insensitive): PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL",
 			   text, k->name);
+	}
+	case K_TLS_PROTOS: {
+		unsigned mask = 0;
+		int cnt = each_item(v, n, add_tls_protocol, &mask);
+		if (cnt <= 0)
+			return BAD("Invalid value %s for configuration %s: expected a list of "
+				   "TLSv1.2, TLSv1.3 (libcohort speaks no older TLS)",
+				   text, k->name);
+		conf->ssl_protocols = mask;
+		return COHORT_OK;
+	}
 	case K_ACKS:
 		if ((n == 3 && strncasecmp(v, "all", n) == 0) ||
 		    (n == 2 && memcmp(v, "-1", 2) == 0))
@@ -547,8 +592,19 @@ get_value(const cohort_conf *conf, const kdef *k, char *b, size_t size)
 		return (size_t)snprintf(b, size, "%s",
 					conf->group_protocol_consumer ? "consumer" : "classic");
 	case K_ISOLATION:
-	case K_SECURITY:
 		return (size_t)snprintf(b, size, "%s", k->dflt); /* only the default is allowed */
+	case K_SECURITY: {
+		static const char *const names[] = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT",
+						    "SASL_SSL"};
+		return (size_t)snprintf(b, size, "%s", names[conf->security_protocol]);
+	}
+	case K_PASSWORD:
+		return (size_t)snprintf(b, size, "%s", *(char *const *)f ? "[hidden]" : "");
+	case K_TLS_PROTOS:
+		return (size_t)snprintf(
+			b, size, "%s%s%s", (conf->ssl_protocols & CL_TLS_V1_2) ? "TLSv1.2" : "",
+			conf->ssl_protocols == (CL_TLS_V1_2 | CL_TLS_V1_3) ? "," : "",
+			(conf->ssl_protocols & CL_TLS_V1_3) ? "TLSv1.3" : "");
 	case K_ACKS:
 		return conf->acks < 0 ? (size_t)snprintf(b, size, "all")
 				      : (size_t)snprintf(b, size, "%d", conf->acks);
@@ -585,6 +641,8 @@ cl_conf_release(cohort_conf *conf)
 	free(conf->group_instance_id);
 	free(conf->group_remote_assignor);
 	free(conf->listener_copy);
+	for (int i = 0; i < CL_SEC__N; i++)
+		free(conf->sec[i]);
 	memset(conf, 0, sizeof(*conf));
 }
 
@@ -605,11 +663,15 @@ cl_conf_copy(cohort_conf *dst, const cohort_conf *src)
 	dst->group_remote_assignor = NULL;
 	dst->listener_copy = NULL;
 	dst->cb.rebalance_listener = NULL;
-	bool ok = dup_str(&dst->client_id, src->client_id) &&
-		  dup_str(&dst->client_rack, src->client_rack) &&
-		  dup_str(&dst->group_id, src->group_id) &&
-		  dup_str(&dst->group_instance_id, src->group_instance_id) &&
-		  dup_str(&dst->group_remote_assignor, src->group_remote_assignor);
+	memset(dst->sec, 0, sizeof(dst->sec));
+	bool ok = true;
+	for (int i = 0; ok && i < CL_SEC__N; i++)
+		ok = dup_str(&dst->sec[i], src->sec[i]);
+	ok = ok && dup_str(&dst->client_id, src->client_id) &&
+	     dup_str(&dst->client_rack, src->client_rack) &&
+	     dup_str(&dst->group_id, src->group_id) &&
+	     dup_str(&dst->group_instance_id, src->group_instance_id) &&
+	     dup_str(&dst->group_remote_assignor, src->group_remote_assignor);
 	if (ok && src->nbootstrap) {
 		dst->bootstrap = calloc((size_t)src->nbootstrap, sizeof(cl_addr));
 		ok = dst->bootstrap != NULL;

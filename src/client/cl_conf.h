@@ -23,6 +23,35 @@ typedef enum cl_offset_reset {
 	CL_RESET_NONE,
 } cl_offset_reset;
 
+/* security.protocol */
+typedef enum cl_security_protocol {
+	CL_PLAINTEXT = 0,
+	CL_SSL,
+	CL_SASL_PLAINTEXT,
+	CL_SASL_SSL,
+} cl_security_protocol;
+
+/* The string-valued security keys, conf->sec[] (cl_conf.c names them;
+ * NULL: not set). */
+enum {
+	CL_SEC_TRUSTSTORE_LOCATION, /* ssl.truststore.location (alias ssl.ca.location) */
+	CL_SEC_TRUSTSTORE_TYPE,     /* ssl.truststore.type: PEM only */
+	CL_SEC_KEYSTORE_LOCATION,   /* ssl.keystore.location: key and chain, PEM */
+	CL_SEC_KEYSTORE_TYPE,       /* ssl.keystore.type: PEM only */
+	CL_SEC_KEY_PASSWORD,        /* ssl.key.password */
+	CL_SEC_CERT_LOCATION,       /* librdkafka's ssl.certificate.location */
+	CL_SEC_KEY_LOCATION,        /* librdkafka's ssl.key.location */
+	CL_SEC_ENDPOINT_ID,         /* ssl.endpoint.identification.algorithm */
+	CL_SEC_SASL_MECHANISM,      /* sasl.mechanism (alias sasl.mechanisms) */
+	CL_SEC_SASL_JAAS,           /* sasl.jaas.config */
+	CL_SEC_SASL_USERNAME,       /* librdkafka's sasl.username */
+	CL_SEC_SASL_PASSWORD,       /* librdkafka's sasl.password */
+	CL_SEC__N
+};
+
+#define CL_TLS_V1_2 1u
+#define CL_TLS_V1_3 2u
+
 /* One bootstrap address, parsed from bootstrap.servers. */
 typedef struct cl_addr {
 	char *host; /* without IPv6 brackets */
@@ -45,6 +74,9 @@ struct cohort_conf {
 	int64_t socket_connection_setup_timeout_ms;
 	int64_t socket_connection_setup_timeout_max_ms;
 	int64_t connections_max_idle_ms;
+	cl_security_protocol security_protocol;
+	char *sec[CL_SEC__N];   /* CL_SEC_* */
+	unsigned ssl_protocols; /* ssl.enabled.protocols: CL_TLS_V1_2 | CL_TLS_V1_3 */
 	bool allow_auto_create_topics;
 	bool exclude_internal_topics;
 	/* group */

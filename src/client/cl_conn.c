@@ -2,8 +2,16 @@
  * cl_conn.c: connections to brokers, on the I/O thread's event loop.
  *
  * A broker connection goes DOWN -> CONNECTING (non-blocking connect,
- * socket.connection.setup.timeout.ms) -> APIVERSIONS -> UP. ApiVersions is
- * the first request on every connection: libcohort starts at the highest
+ * socket.connection.setup.timeout.ms) -> [TLS] -> APIVERSIONS -> [SASL] ->
+ * UP [-> REAUTH -> UP ...]. TLS (SSL, SASL_SSL: cl_tls.c) runs its
+ * handshake under the same setup timeout; SASL (cl_sasl.c) runs after
+ * ApiVersions, its requests sent ahead of those waiting for UP; KIP-368
+ * re-authentication holds new requests back (REAUTH) until those in flight
+ * are answered, then runs the exchange again on the same connection. A
+ * failed handshake or authentication is fatal for the client
+ * (cl_conn_auth_failed), never retried in silence.
+ *
+ * ApiVersions is the first request on every connection: libcohort starts at the highest
  * ApiVersions it has, and on UNSUPPORTED_VERSION retries at the highest the
  * broker listed (the answer to an unsupported ApiVersions is v0, as Kafka's
  * KIP-511 says). Every later request is sent at the highest version both
@@ -35,6 +43,8 @@
 #include "common/ch_endian.h"
 #include "common/ch_log.h"
 #include "proto/ch_wr.h"
+
+#include <openssl/ssl.h>
 
 /* The versions libcohort speaks, per API: the lowest is the first that has
  * what the code needs (record batches v2 in Fetch v4+, MEMBER_ID_REQUIRED
@@ -77,6 +87,8 @@ cl_backoff(int64_t base, int64_t max, int n)
 
 static void broker_close(cl_broker *b, cohort_err err, const char *why);
 static void broker_connect(cl_broker *b);
+static void start_reauth(cl_broker *b);
+static void broker_up(cl_broker *b);
 static void broker_arm(cl_broker *b);
 static void on_readable(ch_loop *loop, ch_io *io, unsigned ev);
 static void on_writable(ch_loop *loop, ch_io *io, unsigned ev);
@@ -144,10 +156,17 @@ on_timer(ch_loop *loop, ch_timer *t, void *ud)
 			broker_arm(b);
 		return;
 	case CL_BROKER_CONNECTING:
-		broker_close(b, COHORT_ERR__TIMED_OUT, "connection setup timed out");
+	case CL_BROKER_TLS:
+		broker_close(b, COHORT_ERR__TIMED_OUT,
+			     b->state == CL_BROKER_TLS ? "TLS handshake timed out"
+						       : "connection setup timed out");
 		return;
 	case CL_BROKER_APIVERSIONS:
+	case CL_BROKER_SASL:
 	case CL_BROKER_UP:
+	case CL_BROKER_REAUTH:
+		if (b->state == CL_BROKER_UP && b->reauth_at && now >= b->reauth_at)
+			start_reauth(b);
 		for (cl_req **pp = &b->inflight.head; *pp; pp = &(*pp)->next) {
 			cl_req *r = *pp;
 			if (now < r->deadline)
@@ -235,10 +254,12 @@ broker_arm(cl_broker *b)
 	if (b->state == CL_BROKER_DOWN) {
 		if (b->waiting.head)
 			at = b->retry_at;
-	} else if (b->state != CL_BROKER_CONNECTING) {
+	} else if (b->state != CL_BROKER_CONNECTING && b->state != CL_BROKER_TLS) {
 		for (cl_req *r = b->inflight.head; r; r = r->next)
 			if (at < 0 || r->deadline < at)
 				at = r->deadline;
+		if (b->state == CL_BROKER_UP && b->reauth_at && (at < 0 || b->reauth_at < at))
+			at = b->reauth_at;
 	} else {
 		return; /* armed by broker_connect for the setup timeout */
 	}
@@ -258,11 +279,13 @@ broker_close(cl_broker *b, cohort_err err, const char *why)
 		if (why)
 			CH_LOGI(CL_LOG, "broker %d (%s:%d): %s", b->node_id, b->host, b->port, why);
 		ch_io_remove(c->loop, &b->io);
+		cl_tls_free(b);
 		close(b->fd);
 		b->fd = -1;
 		ch_framer_free(&b->fr);
 	}
-	if (b->state != CL_BROKER_UP)
+	b->reauth_at = 0;
+	if (b->state != CL_BROKER_UP && b->state != CL_BROKER_REAUTH)
 		b->failures++;
 	else
 		b->failures = 0;
@@ -275,6 +298,7 @@ broker_close(cl_broker *b, cohort_err err, const char *why)
 	ch_timer_cancel(c->loop, &b->timer);
 	q_fail(c, &b->inflight, err);
 	q_fail(c, &b->waiting, err);
+	cl_sasl_free(b); /* after the failed requests' callbacks, which reach it */
 	broker_arm(b);
 }
 
@@ -300,6 +324,21 @@ frame_request(cl_broker *b, cl_req *r)
 	r->deadline = ch_loop_now(c->loop) + r->timeout_ms;
 }
 
+/* A TLS error on an established session: before UP it is the peer refusing us (TLS 1.3
+ * sends a rejected client certificate's alert after the handshake): an authentication
+ * failure; later, a broken connection. */
+static void
+tls_failed(cl_broker *b, const char *why)
+{
+	if (b->state == CL_BROKER_UP || b->state == CL_BROKER_REAUTH) {
+		broker_close(b, COHORT_ERR__TRANSPORT, why);
+		return;
+	}
+	char msg[360];
+	snprintf(msg, sizeof(msg), "SSL handshake failed: %s", why);
+	cl_conn_auth_failed(b, COHORT_ERR__SSL, msg);
+}
+
 /* Writes b->out until done or EAGAIN (then waits for CH_IO_WRITE); closes the broker on a
  * send error or an earlier out-of-memory in b->out.  b must have an open fd. */
 static void
@@ -311,8 +350,15 @@ flush_out(cl_broker *b)
 		return;
 	}
 	while (b->out_off < b->out.len) {
-		ssize_t n = send(b->fd, b->out.data + b->out_off, b->out.len - b->out_off,
-				 MSG_NOSIGNAL);
+		char tls_why[300];
+		ssize_t n = b->ssl ? cl_tls_send(b, b->out.data + b->out_off,
+						 b->out.len - b->out_off, tls_why, sizeof(tls_why))
+				   : send(b->fd, b->out.data + b->out_off, b->out.len - b->out_off,
+					  MSG_NOSIGNAL);
+		if (n == -2) {
+			tls_failed(b, tls_why);
+			return;
+		}
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -435,10 +481,34 @@ done_apiversions(cl_client *c, cohort_err err, int16_t version, void *resp, void
 			b->vmax[k] = m->ApiKeys[i].MaxVersion;
 		}
 	}
-	b->state = CL_BROKER_UP;
-	b->failures = 0;
-	CH_LOGD(CL_LOG, "broker %d (%s:%d) up", b->node_id, b->host, b->port);
-	send_waiting(b);
+	if (b->c->sasl_mech >= 0) {
+		b->state = CL_BROKER_SASL;
+		cl_sasl_start(b);
+		return;
+	}
+	broker_up(b);
+}
+
+void
+cl_conn_send_setup(cl_broker *b, int16_t api, int16_t version, cl_build_fn build, cl_resp_fn done,
+		   void *ud)
+{
+	cl_req *r = calloc(1, sizeof(*r));
+	if (!r) {
+		broker_close(b, COHORT_ERR__NOMEM, "out of memory");
+		return;
+	}
+	r->api = api;
+	r->version = version;
+	r->timeout_ms = b->c->conf.request_timeout_ms;
+	r->max_version = -1;
+	r->build = build;
+	r->done = done;
+	r->ud = ud;
+	frame_request(b, r);
+	q_push(&b->inflight, r);
+	broker_arm(b);
+	flush_out(b);
 }
 
 /* Frames and sends ApiVersions at b->apiversions_version ahead of any waiting request; the
@@ -446,32 +516,116 @@ done_apiversions(cl_client *c, cohort_err err, int16_t version, void *resp, void
 static void
 send_apiversions(cl_broker *b)
 {
-	cl_req *r = calloc(1, sizeof(*r));
-	if (!r) {
-		broker_close(b, COHORT_ERR__NOMEM, "out of memory");
-		return;
+	cl_conn_send_setup(b, CH_APIKEY_API_VERSIONS, b->apiversions_version, build_apiversions,
+			   done_apiversions, b);
+}
+
+void
+cl_conn_close(cl_broker *b, cohort_err err, const char *why)
+{
+	broker_close(b, err, why);
+}
+
+void
+cl_conn_auth_failed(cl_broker *b, cohort_err err, const char *why)
+{
+	cl_client *c = b->c;
+	CH_LOGW(CL_LOG, "broker %d (%s:%d): authentication failed: %s", b->node_id, b->host,
+		b->port, why);
+	cl_lock(c);
+	if (!c->auth_error)
+		c->auth_error = strdup(why); /* NULL when out of memory: the code still tells */
+	if (!c->fatal)
+		c->fatal = err;
+	pthread_cond_broadcast(&c->cond);
+	cl_unlock(c);
+	broker_close(b, err, NULL);
+}
+
+/* Marks b UP (first exchange or re-authentication) and sends what waited. */
+static void
+broker_up(cl_broker *b)
+{
+	b->state = CL_BROKER_UP;
+	b->failures = 0;
+	CH_LOGD(CL_LOG, "broker %d (%s:%d) up", b->node_id, b->host, b->port);
+	send_waiting(b);
+	if (b->state == CL_BROKER_UP)
+		broker_arm(b);
+}
+
+void
+cl_conn_sasl_done(cl_broker *b, int64_t session_ms)
+{
+	/* KIP-368: Java's client re-authenticates at 85-95 % of the session */
+	b->reauth_at = 0;
+	if (session_ms > 0) {
+		double f = 0.85 + 0.10 * ((double)rand() / RAND_MAX);
+		b->reauth_at = ch_loop_now(b->c->loop) + (int64_t)((double)session_ms * f);
+		if (b->reauth_at <= ch_loop_now(b->c->loop))
+			b->reauth_at = ch_loop_now(b->c->loop) + 1;
 	}
-	r->api = CH_APIKEY_API_VERSIONS;
-	r->version = b->apiversions_version;
-	r->timeout_ms = b->c->conf.request_timeout_ms;
-	r->max_version = -1;
-	r->build = build_apiversions;
-	r->done = done_apiversions;
-	r->ud = b;
-	frame_request(b, r);
-	q_push(&b->inflight, r);
-	broker_arm(b);
-	flush_out(b);
+	broker_up(b);
+}
+
+/* The re-authentication time came (UP): new requests wait; the exchange starts once nothing
+ * is in flight (handle_frame calls this again after each answer). */
+static void
+start_reauth(cl_broker *b)
+{
+	if (b->state == CL_BROKER_UP) {
+		CH_LOGD(CL_LOG, "broker %d: re-authenticating (KIP-368)", b->node_id);
+		b->state = CL_BROKER_REAUTH;
+		b->reauth_at = 0;
+	}
+	if (b->state == CL_BROKER_REAUTH && !b->inflight.head && !b->sasl)
+		cl_sasl_start(b);
 }
 
 /* ---- connecting --------------------------------------------------------- */
 
-/* The TCP connection of b is established: starts the framer and the ApiVersions handshake. */
+static void start_apiversions(cl_broker *b);
+
+/* The TLS handshake of b advanced (CL_BROKER_TLS): done starts ApiVersions, a failure is
+ * fatal (cl_conn_auth_failed). */
+static void
+tls_step(cl_broker *b)
+{
+	char why[360];
+	int rc = cl_tls_handshake(b, why, sizeof(why));
+	if (rc == CH_AGAIN)
+		return;
+	if (rc == CH_ERR) {
+		cl_conn_auth_failed(b, COHORT_ERR__SSL, why);
+		return;
+	}
+	CH_LOGD(CL_LOG, "broker %d (%s:%d): TLS %s", b->node_id, b->host, b->port,
+		SSL_get_version(b->ssl));
+	start_apiversions(b);
+}
+
+/* The TCP connection of b is established: TLS first when configured, else ApiVersions. */
 static void
 connected(cl_broker *b)
 {
 	int one = 1;
 	setsockopt(b->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (b->c->tls) {
+		if (!cl_tls_start(b)) {
+			broker_close(b, COHORT_ERR__NOMEM, "cannot start TLS (out of memory)");
+			return;
+		}
+		b->state = CL_BROKER_TLS; /* the setup timer stays armed */
+		tls_step(b);
+		return;
+	}
+	start_apiversions(b);
+}
+
+/* Starts the framer and the ApiVersions request on b's connection. */
+static void
+start_apiversions(cl_broker *b)
+{
 	b->state = CL_BROKER_APIVERSIONS;
 	ch_timer_cancel(b->c->loop, &b->timer);
 	ch_framer_init(&b->fr, INT32_MAX);
@@ -515,6 +669,9 @@ broker_connect(cl_broker *b)
 		return;
 	}
 	if (rc == 0) {
+		b->state = CL_BROKER_CONNECTING;
+		ch_timer_arm(c->loop, &b->timer,
+			     ch_loop_now(c->loop) + c->conf.socket_connection_setup_timeout_ms);
 		connected(b);
 		return;
 	}
@@ -551,7 +708,15 @@ on_writable(ch_loop *loop, ch_io *io, unsigned ev)
 		connected(b);
 		return;
 	}
+	if (b->state == CL_BROKER_TLS) {
+		tls_step(b);
+		return;
+	}
 	flush_out(b);
+	if (b->fd >= 0 && b->tls_read_wants_write) {
+		b->tls_read_wants_write = false;
+		on_readable(loop, io, ev);
+	}
 }
 
 /* One complete response frame: match it with the oldest request. */
@@ -593,6 +758,8 @@ handle_frame(cl_broker *b, uint8_t *frame, size_t len)
 	r->done(c, err, version, err ? NULL : msg, r->ud);
 	free(r);
 	ch_arena_free(&a);
+	if (b->state == CL_BROKER_REAUTH)
+		start_reauth(b);
 	if (b->state != CL_BROKER_DOWN)
 		broker_arm(b);
 }
@@ -608,10 +775,20 @@ on_readable(ch_loop *loop, ch_io *io, unsigned ev)
 		on_writable(loop, io, ev);
 		return;
 	}
+	if (b->state == CL_BROKER_TLS) {
+		tls_step(b);
+		return;
+	}
 	uint8_t buf[65536];
 	int fd = b->fd;
 	for (int rounds = 0; rounds < 16 && b->fd == fd; rounds++) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		char tls_why[300];
+		ssize_t n = b->ssl ? cl_tls_recv(b, buf, sizeof(buf), tls_why, sizeof(tls_why))
+				   : recv(fd, buf, sizeof(buf), 0);
+		if (n == -2) {
+			tls_failed(b, tls_why);
+			return;
+		}
 		if (n == 0) {
 			broker_close(b, COHORT_ERR__TRANSPORT, "connection closed by the broker");
 			return;
@@ -642,7 +819,8 @@ on_readable(ch_loop *loop, ch_io *io, unsigned ev)
 			handle_frame(b, frame, len);
 			free(frame);
 		}
-		if ((size_t)n < sizeof(buf))
+		/* a TLS read returns one record (16 KB at most): read on until EAGAIN */
+		if ((size_t)n < sizeof(buf) && !b->ssl)
 			return;
 	}
 }

@@ -1192,3 +1192,9 @@ cohort_consumer_free(cohort_consumer *cc)
 	cl_client_release(c);
 	free(cc);
 }
+
+const char *
+cohort_consumer_auth_error(cohort_consumer *c)
+{
+	return cl_client_auth_error(&c->c);
+}

@@ -37,6 +37,7 @@ static const struct {
 	{COHORT_ERR__QUEUE_FULL, true, "_QUEUE_FULL",
 	 "The producer's buffer.memory is used up (max.block.ms passed)"},
 	{COHORT_ERR__FATAL, false, "_FATAL", "The producer stopped on a fatal error"},
+	{COHORT_ERR__SSL, false, "_SSL", "SSL handshake failed"},
 };
 
 /* The index in local[] of the libcohort-local error err, or -1 when it has none. */
@@ -106,6 +107,10 @@ cohort_err_is_fatal(cohort_err err)
 	case COHORT_ERR__NO_COMMON_VERSION:
 	case COHORT_ERR__NOMEM:
 	case COHORT_ERR__SYSTEM:
+	case COHORT_ERR__SSL:
+	case COHORT_ERR_SASL_AUTHENTICATION_FAILED:
+	case COHORT_ERR_UNSUPPORTED_SASL_MECHANISM:
+	case COHORT_ERR_ILLEGAL_SASL_STATE:
 		return 1;
 	default:
 		return 0;

@@ -30,6 +30,7 @@
 #include <regex.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "client/cl_conf.h"
 #include "cohort/cohort.h"
@@ -80,9 +81,15 @@ typedef struct cl_req_queue {
 typedef enum cl_broker_state {
 	CL_BROKER_DOWN = 0,    /* not connected; may be backing off */
 	CL_BROKER_CONNECTING,  /* non-blocking connect in progress */
+	CL_BROKER_TLS,         /* connected, TLS handshake in progress (SSL, SASL_SSL) */
 	CL_BROKER_APIVERSIONS, /* connected, ApiVersions in flight */
+	CL_BROKER_SASL,        /* versions known, SASL exchange in flight (SASL_*) */
 	CL_BROKER_UP,          /* versions known, requests flow */
+	CL_BROKER_REAUTH,      /* KIP-368: new requests wait; once those in flight are
+				  answered, the SASL exchange runs again, then UP */
 } cl_broker_state;
+
+typedef struct cl_sasl cl_sasl;
 
 #define CL_API_KEYS 75 /* api keys below this are tracked per broker */
 
@@ -106,7 +113,11 @@ struct cl_broker {
 	int failures;                                 /* consecutive connection failures */
 	int64_t retry_at;                             /* monotonic ms: no connect before */
 	ch_timer timer;                               /* connect/request timeouts and reconnect */
-	bool fetching;                                /* a Fetch is in flight to this broker */
+	struct ssl_st *ssl;                           /* the TLS session, NULL without TLS */
+	bool tls_read_wants_write;                    /* SSL_read waits for the socket to drain */
+	cl_sasl *sasl;                                /* the SASL exchange in progress, or NULL */
+	int64_t reauth_at; /* monotonic ms to re-authenticate, 0: never */
+	bool fetching;     /* a Fetch is in flight to this broker */
 	int32_t producing; /* the producer's Produce requests in flight */
 };
 
@@ -139,6 +150,44 @@ void cl_brokers_close(cl_client *c, cohort_err err);
 void cl_brokers_free(cl_client *c);
 /* Versions libcohort sends of an API: [min, max]. */
 void cl_api_range(int16_t api, int16_t *min, int16_t *max);
+/* A connection-setup request (SASL) sent now at version, ahead of what
+ * waits for UP; done as for cl_request. */
+void cl_conn_send_setup(cl_broker *b, int16_t api, int16_t version, cl_build_fn build,
+			cl_resp_fn done, void *ud);
+/* Close b's connection, failing its requests with err (why is logged). */
+void cl_conn_close(cl_broker *b, cohort_err err, const char *why);
+/* Authentication failed on b (TLS: COHORT_ERR__SSL; SASL: the broker's
+ * code, e.g. SASL_AUTHENTICATION_FAILED): the first such error becomes the
+ * client's fatal error with why as its message (cohort_*_auth_error), and
+ * b closes failing its requests with err. */
+void cl_conn_auth_failed(cl_broker *b, cohort_err err, const char *why);
+/* The SASL exchange on b succeeded; session_ms > 0: the broker ends the
+ * session then (KIP-368), so b re-authenticates before. */
+void cl_conn_sasl_done(cl_broker *b, int64_t session_ms);
+
+/* ---- TLS (cl_tls.c) and SASL (cl_sasl.c) on connections ----------------- */
+
+/* c->tls from c->conf's ssl.* keys; false with errstr naming the key. */
+bool cl_tls_ctx_new(cl_client *c, char *errstr, size_t esz);
+void cl_tls_ctx_free(cl_client *c);
+/* b->ssl on b->fd, client side, with SNI and the host name check; false
+ * when OpenSSL cannot make it. */
+bool cl_tls_start(cl_broker *b);
+/* One step of b's handshake: CH_OK done, CH_AGAIN (the interest set is
+ * adjusted), CH_ERR with the reason in why. */
+int cl_tls_handshake(cl_broker *b, char *why, size_t cap);
+/* recv/send through TLS: > 0 bytes, 0 the broker closed (recv), -1 with
+ * errno EAGAIN (wait for the loop), -2 a TLS error with its reason in why. */
+ssize_t cl_tls_recv(cl_broker *b, void *buf, size_t n, char *why, size_t cap);
+ssize_t cl_tls_send(cl_broker *b, const void *buf, size_t n, char *why, size_t cap);
+void cl_tls_free(cl_broker *b);
+/* c->sasl_* from c->conf's sasl.* keys; false with errstr set. */
+bool cl_sasl_conf(cl_client *c, char *errstr, size_t esz);
+void cl_sasl_conf_free(cl_client *c);
+/* Start (or restart, KIP-368) b's SASL exchange; it ends in
+ * cl_conn_sasl_done or cl_conn_auth_failed. */
+void cl_sasl_start(cl_broker *b);
+void cl_sasl_free(cl_broker *b);
 
 /* ---- metadata (cl_metadata.c) ------------------------------------------ */
 
@@ -390,7 +439,11 @@ struct cl_client {
 	 * (before connections close); NULL for none. */
 	void (*on_stop)(cl_client *c);
 	cohort_rebalance_listener listener;
-	char *client_id; /* conf.client_id or "cohort-consumer-N" */
+	char *client_id;        /* conf.client_id or "cohort-consumer-N" */
+	struct ssl_ctx_st *tls; /* security.protocol SSL / SASL_SSL, else NULL */
+	int sasl_mech;          /* SASL_*: 0 PLAIN, 1 SCRAM-SHA-256, 2 SCRAM-SHA-512; else -1 */
+	char *sasl_user, *sasl_pass; /* SASL_*: the credentials */
+	char *auth_error;            /* c->mu: the first authentication failure's text, set once */
 	ch_loop *loop;
 	pthread_t thread;
 	bool thread_started;
@@ -448,6 +501,8 @@ bool cl_client_start(cl_client *c, char *errstr, size_t errstr_size);
 void cl_client_stop(cl_client *c);
 /* Free what cl_client_init made (after stop, or when start failed). */
 void cl_client_release(cl_client *c);
+/* The text of c's first authentication failure, NULL while none. Any thread. */
+const char *cl_client_auth_error(cl_client *c);
 
 /* The partition, created (not owned) when missing; NULL when out of memory.
  * c->mu held. */

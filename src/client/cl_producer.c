@@ -1350,3 +1350,9 @@ cohort_producer_free(cohort_producer *p)
 	ch_buf_free(&p->hdrs);
 	free(p);
 }
+
+const char *
+cohort_producer_auth_error(cohort_producer *p)
+{
+	return cl_client_auth_error(&p->c);
+}

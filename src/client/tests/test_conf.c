@@ -123,7 +123,11 @@ t_errors(void)
 		{"group.protocol", "eager",
 		 "Invalid value eager for configuration group.protocol: String must be one of "
 		 "(case insensitive): CLASSIC, CONSUMER"},
-		{"security.protocol", "SSL", NULL},
+		{"security.protocol", "TLS",
+		 "Invalid value TLS for configuration security.protocol: String must be one of "
+		 "(case insensitive): PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"},
+		{"ssl.enabled.protocols", "TLSv1.1", NULL},
+		{"ssl.enabled.protocols", "", NULL},
 		{"partition.assignment.strategy", "range,bogus", NULL},
 		{"partition.assignment.strategy", "range,range", NULL},
 		{"partition.assignment.strategy", "", NULL},
@@ -261,5 +265,88 @@ t_producer_keys(void)
 	cohort_conf_free(c);
 }
 
-CH_TEST_MAIN(CH_TEST(t_defaults), CH_TEST(t_set_values), CH_TEST(t_errors), CH_TEST(t_get_and_dup),
-	     CH_TEST(t_errors_table), CH_TEST(t_producer_keys))
+/* The security keys: Kafka's defaults, librdkafka's aliases writing the same value,
+ * passwords hidden from cohort_conf_get (Java's Password), and what a client refuses
+ * when it is created (with the key named). */
+static void
+t_security_keys(void)
+{
+	cohort_conf *c = cohort_conf_new();
+	CH_CHECK_EQ_STR(get(c, "security.protocol"), "PLAINTEXT");
+	CH_CHECK_EQ_STR(get(c, "sasl.mechanism"), "GSSAPI");
+	CH_CHECK_EQ_STR(get(c, "ssl.endpoint.identification.algorithm"), "https");
+	CH_CHECK_EQ_STR(get(c, "ssl.enabled.protocols"), "TLSv1.2,TLSv1.3");
+	CH_CHECK_EQ_STR(get(c, "ssl.truststore.type"), "JKS");
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "security.protocol", "sasl_ssl", NULL, 0), COHORT_OK);
+	CH_CHECK_EQ_STR(get(c, "security.protocol"), "SASL_SSL");
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "sasl.mechanisms", "SCRAM-SHA-512", NULL, 0), COHORT_OK);
+	CH_CHECK_EQ_STR(get(c, "sasl.mechanism"), "SCRAM-SHA-512");
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "ssl.ca.location", "/ca.pem", NULL, 0), COHORT_OK);
+	CH_CHECK_EQ_STR(get(c, "ssl.truststore.location"), "/ca.pem");
+	CH_CHECK_EQ_STR(get(c, "sasl.password"), "");
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "sasl.password", "secret", NULL, 0), COHORT_OK);
+	CH_CHECK_EQ_STR(get(c, "sasl.password"), "[hidden]");
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "ssl.enabled.protocols", " TLSv1.3 ", NULL, 0),
+			COHORT_OK);
+	CH_CHECK_EQ_STR(get(c, "ssl.enabled.protocols"), "TLSv1.3");
+	cohort_conf *d = cohort_conf_dup(c);
+	CH_CHECK_EQ_STR(get(d, "ssl.truststore.location"), "/ca.pem");
+	CH_CHECK_EQ_STR(get(d, "sasl.password"), "[hidden]");
+	cohort_conf_free(d);
+	cohort_conf_free(c);
+
+	/* refused at creation, each naming what is wrong */
+	static const struct {
+		const char *kv[8];
+		const char *expect;
+	} bad[] = {
+		{{"security.protocol", "SASL_PLAINTEXT"}, "sasl.mechanism GSSAPI is not supported"},
+		{{"security.protocol", "SASL_PLAINTEXT", "sasl.mechanism", "PLAIN"},
+		 "needs credentials: sasl.jaas.config, or sasl.username and sasl.password"},
+		{{"security.protocol", "SASL_PLAINTEXT", "sasl.mechanism", "PLAIN",
+		  "sasl.jaas.config",
+		  "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true;"},
+		 "login module 'com.sun.security.auth.module.Krb5LoginModule' is not supported"},
+		{{"security.protocol", "SASL_PLAINTEXT", "sasl.mechanism", "PLAIN",
+		  "sasl.jaas.config",
+		  "org.apache.kafka.common.security.plain.PlainLoginModule required "
+		  "username=\"a\";"},
+		 "needs username and password"},
+		{{"security.protocol", "SASL_PLAINTEXT", "sasl.mechanism", "PLAIN",
+		  "sasl.jaas.config",
+		  "org.apache.kafka.common.security.plain.PlainLoginModule required "
+		  "username=\"a\" password=\"b\""},
+		 "ending with ';'"},
+		{{"security.protocol", "SSL", "ssl.truststore.location", "/no/such/ca.pem",
+		  "ssl.truststore.type", "PEM"},
+		 "ssl.truststore.location: "},
+		{{"security.protocol", "SSL", "ssl.truststore.location", "/no/such/ca.pem"},
+		 "ssl.truststore.type JKS: libcohort reads PEM trust stores only"},
+		{{"security.protocol", "SSL", "ssl.key.location", "/k.pem"},
+		 "ssl.certificate.location and ssl.key.location go together"},
+		{{"security.protocol", "SSL", "ssl.endpoint.identification.algorithm", "ldap"},
+		 "expected https or an empty string"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cohort_conf *x = cohort_conf_new();
+		CH_CHECK_EQ_INT(cohort_conf_set(x, "bootstrap.servers", "127.0.0.1:1", NULL, 0),
+				COHORT_OK);
+		for (int k = 0; bad[i].kv[k]; k += 2)
+			CH_CHECK_EQ_INT(cohort_conf_set(x, bad[i].kv[k], bad[i].kv[k + 1], NULL, 0),
+					COHORT_OK);
+		char err[512] = "";
+		cohort_admin *a = cohort_admin_new(x, err, sizeof(err));
+		CH_CHECK(a == NULL);
+		if (a)
+			cohort_admin_free(a);
+		if (!strstr(err, bad[i].expect)) {
+			ch_test_failures_++;
+			fprintf(stderr, "case %zu: got '%s', want '%s'\n", i, err, bad[i].expect);
+		}
+		cohort_conf_free(x);
+	}
+}
+
+CH_TEST_MAIN(CH_TEST(t_defaults), CH_TEST(t_security_keys), CH_TEST(t_set_values),
+	     CH_TEST(t_errors), CH_TEST(t_get_and_dup), CH_TEST(t_errors_table),
+	     CH_TEST(t_producer_keys))
