@@ -152,8 +152,8 @@ extern volatile sig_atomic_t cli_stop_requested;
 void cli_catch_stop_signals(void);
 
 /* "cohort: <message>" on stderr; returns status (for `return cli_fail(...)`).
- * When the command's client failed to authenticate, the reason follows
- * (the broker's SASL message, OpenSSL's for TLS). */
+ * When the command's client failed to authenticate, the reason follows on
+ * a line of its own (the broker's SASL message, OpenSSL's for TLS). */
 int cli_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The client whose authentication failure cli_fail reports: fn(handle) is its
  * cohort_*_auth_error. */

@@ -123,10 +123,10 @@ cli_fail(int status, const char *fmt, ...)
 	if (status == CLI_EUNREACHABLE && parsed)
 		fprintf(stderr, " (no broker answered at %s within %d ms)", parsed->bootstrap,
 			parsed->timeout_ms);
+	fputc('\n', stderr);
 	const char *auth = auth_fn ? auth_fn(auth_handle) : NULL;
 	if (auth)
-		fprintf(stderr, ": authentication failed: %s", auth);
-	fputc('\n', stderr);
+		fprintf(stderr, "cohort: %s\n", auth);
 	va_end(ap);
 	return status;
 }

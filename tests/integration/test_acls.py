@@ -12,7 +12,9 @@ the coordinator, fails at the join and still lists the group); carol may
 READ group g-carol and no topic (she does not see it in Metadata); nobody
 but admin (super.users) may describe the cluster or the ACLs."""
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 import unittest
 
@@ -224,9 +226,40 @@ class AclClients(unittest.TestCase):
                            env=dict(os.environ, COHORT_BOOTSTRAP=self.cohortd.bootstrap))
         return p.returncode, p.stdout, p.stderr
 
+    def test_cli_over_sasl(self):
+        """libcohort's SCRAM-SHA-512 client (the cohort CLI with --command-config)
+        against Kafka 4.4's ScramSaslServer and cohortd's: admin lists topics and
+        groups on both; a wrong password fails at once on both with the same
+        broker message."""
+        tmp = tempfile.mkdtemp(prefix="cohort-it-acls-cli-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        results = {}
+        for name, port in (("cohortd", self.sasl_port), ("kafka", self.kafka_sasl_port)):
+            for pw in (USERS["admin"], "wrong"):
+                props = os.path.join(tmp, "%s-%s.properties" % (name, pw))
+                with open(props, "w") as f:
+                    f.write("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
+                            "sasl.jaas.config=org.apache.kafka.common.security.scram."
+                            "ScramLoginModule required username=\"admin\" password=\"%s\";\n"
+                            % pw)
+                for cmd in (("topics", "list"), ("groups", "list")):
+                    rc, out, err = self.cli(*cmd, "--bootstrap-server", "127.0.0.1:%d" % port,
+                                            "--command-config", props, "--timeout-ms", "20000")
+                    results[(name, pw, cmd)] = (rc, err)
+        for name in ("cohortd", "kafka"):
+            for cmd in (("topics", "list"), ("groups", "list")):
+                with self.subTest(broker=name, cmd=cmd):
+                    self.assertEqual(results[(name, USERS["admin"], cmd)], (0, ""))
+                    rc, err = results[(name, "wrong", cmd)]
+                    self.assertEqual(rc, 1, err)
+                    self.assertIn("\ncohort: Authentication failed during authentication "
+                                  "due to invalid credentials with SASL mechanism "
+                                  "SCRAM-SHA-512\n", err)
+                    self.assertEqual(err, results[("cohortd", "wrong", cmd)][1])
+
     def test_cli(self):
         """cohort acls on cohortd, and kafka-acls' --list text on Kafka for the same ACL.
-        libcohort speaks PLAINTEXT only: User:ANONYMOUS gets ALTER and DESCRIBE
+        The CLI runs on the PLAINTEXT listener: User:ANONYMOUS gets ALTER and DESCRIBE
         on the cluster from admin first."""
         rc, out, err = self.cli("acls", "list")
         self.assertEqual((rc, out, err), (1, "", "cohort: acls list: Cluster authorization failed.\n"))
