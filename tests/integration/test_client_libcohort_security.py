@@ -14,7 +14,8 @@ and the SCRAM user are made as test_security.py makes them.
   client certificate and a plaintext client on the TLS port each fail with
   their error, promptly.
 
-cohortd only: the reference Kafka broker is not run with TLS by any module.
+cohortd only: the reference Kafka broker is not run with TLS by any module
+(test_acls.py runs the CLI's SCRAM against Kafka 4.4 over SASL_PLAINTEXT).
 """
 import json
 import os
