@@ -52,11 +52,15 @@ class LibcohortSecurity(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="cohort-it-cltls-")
         make_certs(cls.tmp)
         cls.port, cls.ssl_port, cls.sasl_port = free_port(), free_port(), free_port()
+        cls.wrongname_port = free_port()  # serves a certificate that names neither host
         cls.ca = cls.path("ca.pem")
         cls.broker = start_clean(Broker(port=cls.port, name="LibcohortSecurity", settings={
-            "listeners": "PLAINTEXT://127.0.0.1:%d,SSL://127.0.0.1:%d,SASL_SSL://127.0.0.1:%d"
-                         % (cls.port, cls.ssl_port, cls.sasl_port),
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL",
+            "listeners": "PLAINTEXT://127.0.0.1:%d,SSL://127.0.0.1:%d,SASL_SSL://127.0.0.1:%d,"
+                         "WRONGNAME://127.0.0.1:%d"
+                         % (cls.port, cls.ssl_port, cls.sasl_port, cls.wrongname_port),
+            "listener.security.protocol.map":
+                "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL,WRONGNAME:SSL",
+            "listener.name.wrongname.ssl.keystore.location": cls.path("bob-keystore.pem"),
             "ssl.keystore.type": "PEM",
             "ssl.keystore.location": cls.path("server-keystore.pem"),
             "ssl.truststore.type": "PEM",
@@ -238,6 +242,22 @@ class LibcohortSecurity(unittest.TestCase):
                 self.assertIn(expect, err)
                 self.assertLess(took, 15, err)  # not retried until the timeout
         self.broker.assert_alive()
+
+    def test_endpoint_identification(self):
+        """A certificate from the trusted CA that does not name the host (CN=bob, no
+        SAN) fails the handshake (ssl.endpoint.identification.algorithm=https, the
+        default); with it set to "" the same connection works."""
+        trust = {"security.protocol": "SSL", "ssl.truststore.type": "PEM",
+                 "ssl.truststore.location": self.ca}
+        rc, out, err, took = self.cli(self.wrongname_port, trust, "topics", "list",
+                                      timeout_ms=20000)
+        self.assertNotEqual(rc, 0, out)
+        self.assertIn("certificate verify failed (IP address mismatch)", err)
+        self.assertLess(took, 15, err)
+        rc, out, err, _ = self.cli(self.wrongname_port,
+                                   dict(trust, **{"ssl.endpoint.identification.algorithm": ""}),
+                                   "topics", "list")
+        self.assertEqual(rc, 0, err)
 
     def test_plaintext_client_on_tls_port(self):
         """A PLAINTEXT client on the TLS port gets no Kafka answer (the broker
