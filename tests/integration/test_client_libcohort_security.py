@@ -12,7 +12,8 @@ and the SCRAM user are made as test_security.py makes them.
   librdkafka's sasl.username / sasl.password;
 - a wrong password, an unknown user, an untrusted server certificate, no
   client certificate and a plaintext client on the TLS port each fail with
-  their error, promptly.
+  their error, promptly; so does a certificate that does not name the host
+  (ssl.endpoint.identification.algorithm=https).
 
 cohortd only: the reference Kafka broker is not run with TLS by any module
 (test_acls.py runs the CLI's SCRAM against Kafka 4.4 over SASL_PLAINTEXT).
