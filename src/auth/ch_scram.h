@@ -157,7 +157,7 @@ int ch_scram_server_step(ch_scram_server *s, const uint8_t *msg, size_t n,
 
 typedef struct ch_scram_client {
 	ch_scram_mech mech;
-	char bare[CH_SCRAM_NAME_MAX * 3 + CH_SCRAM_NONCE_MAX]; /* client-first-message-bare */
+	char bare[CH_SCRAM_NAME_MAX * 3 + CH_SCRAM_NONCE_MAX + 8]; /* client-first-message-bare */
 	char cnonce[CH_SCRAM_NONCE_MAX];
 	uint8_t server_sig[CH_SCRAM_KEY_MAX]; /* expected in server-final */
 } ch_scram_client;
