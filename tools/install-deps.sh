@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# install-deps.sh build|test
+# install-deps.sh build|test|bench
 # Installs what is missing on a Debian machine:
 #   build  the compiler, CMake, the compression libraries cohortd links,
 #          OpenSSL (libssl-dev: SCRAM's hashes, TLS),
@@ -16,10 +16,17 @@
 #          promtool from Debian's prometheus package (tools/install-promtool.sh);
 #          Debian's chromium for the live page's test (playwright-core from npm
 #          drives /usr/bin/chromium: no browser download).
+#   bench  the above, plus valgrind (bench/groups/run-coord.sh counts
+#          instructions per request with callgrind).
 # Idempotent; silent when everything is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-build}
+bench=false
+if [[ $what == bench ]]; then
+	bench=true
+	what=test
+fi
 
 DEBS=(gcc make cmake pkg-config zlib1g-dev libzstd-dev liblz4-dev libsnappy-dev libxxhash-dev
       libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libssl-dev g++ libre2-dev)
@@ -31,6 +38,7 @@ if [[ $what == test ]]; then
 	       chromium)  # the live page's end-to-end test (it_page, playwright-core drives it)
 	command -v node >/dev/null && command -v npm >/dev/null || DEBS+=(nodejs npm)
 fi
+$bench && DEBS+=(valgrind)
 
 missing=()
 for p in "${DEBS[@]}"; do

@@ -5,7 +5,7 @@
  * figures are the coordinator's and not a client's.
  *
  *   loadgen -b HOST:PORT -m MEMBERS -g GROUPS -t TOPIC -P PARTITIONS
- *           [-d SECONDS per phase] [-p COHORTD_PID] [-x NAME]
+ *           [-d SECONDS per phase] [-p BROKER_PID] [-x NAME] [-E]
  *
  * Phases: join (every member joins one of GROUPS groups, MEMBER_ID_REQUIRED
  * round included, the leader syncs with an empty assignment for everyone,
@@ -14,6 +14,14 @@
  * offset commits (one partition per member; each acknowledged only when
  * fsynced) for SECONDS the same way. Prints one result line:
  *   RESULT name members groups join_s hb_per_s commit_per_s rss_before_kb rss_after_kb errors
+ *          hb_p50_us hb_p99_us hb_max_us commit_p50_us commit_p99_us commit_max_us
+ * (latency: request written to response read, one in flight per member).
+ * -E: against bench/groups/hb_echo.c, the least a server can do per
+ * heartbeat: no join, no commits, heartbeats only (the loopback peer).
+ * LOADGEN_PHASE_HOOK=CMD: `CMD hb`, `CMD commit`, `CMD done` run (and waited
+ * for) as each phase starts and at the end, and "COUNT phase n" lines on
+ * stderr give each phase's answered requests (run-coord.sh dumps callgrind's
+ * counters there: instructions per heartbeat and per commit).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -61,6 +69,7 @@ enum {
 typedef struct {
 	int fd, group, idx, state, inflight, is_leader;
 	int32_t gen, corr;
+	int64_t sent_us;
 	char member_id[128];
 	int64_t next_hb_ms, offset;
 	unsigned char *rbuf;
@@ -76,6 +85,49 @@ static member *M;
 static int nmembers, ngroups, nparts, phase;
 static const char *topic;
 static long n_ok, n_err, n_rebal;
+/* Latencies of the heartbeat and commit phases, in µs. */
+typedef struct {
+	uint32_t *v;
+	size_t n, cap;
+} lat;
+static lat lat_hb, lat_commit;
+
+static void
+lat_add(lat *l, int64_t us)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 65536;
+		l->v = realloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n++] = (uint32_t)(us < 0 ? 0 : us > UINT32_MAX ? UINT32_MAX : us);
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The q-quantile (0..1) of l, sorted in place; 0 when empty. */
+static uint32_t
+lat_q(lat *l, double q)
+{
+	if (!l->n)
+		return 0;
+	qsort(l->v, l->n, sizeof(*l->v), cmp_u32);
+	size_t i = (size_t)(q * (double)(l->n - 1) + 0.5);
+	return l->v[i];
+}
+
+static int64_t
+now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 static int64_t
 now_ms(void)
 {
@@ -183,6 +235,7 @@ send_buf(member *m, unsigned char *p, size_t n)
 		off += (size_t)k;
 	}
 	m->inflight = 1;
+	m->sent_us = now_us();
 }
 
 static void
@@ -380,6 +433,8 @@ on_response(member *m, const unsigned char *p, size_t n)
 			return;
 		}
 		if (err) {
+			if (!n_err)
+				fprintf(stderr, "loadgen: first JoinGroup error %d\n", err);
 			n_err++;
 			send_join(m);
 			return;
@@ -433,6 +488,10 @@ on_response(member *m, const unsigned char *p, size_t n)
 			err = r16(&r);
 		}
 		if (err == E_NONE) {
+			if (phase == PH_HB && m->state == ST_HB)
+				lat_add(&lat_hb, now_us() - m->sent_us);
+			else if (phase == PH_COMMIT && m->state == ST_COMMIT)
+				lat_add(&lat_commit, now_us() - m->sent_us);
 			if (phase != PH_JOIN)
 				n_ok++;
 		} else if (err == E_REBALANCING || err == E_ILLEGAL_GENERATION ||
@@ -444,6 +503,9 @@ on_response(member *m, const unsigned char *p, size_t n)
 			send_join(m);
 			return;
 		} else {
+			if (!n_err)
+				fprintf(stderr, "loadgen: first %s error %d\n",
+					m->state == ST_HB ? "Heartbeat" : "OffsetCommit", err);
 			n_err++;
 		}
 		if (phase == PH_HB)
@@ -497,6 +559,19 @@ on_readable(member *m)
 	m->rlen -= off;
 }
 
+/* LOADGEN_PHASE_HOOK's command for phase name (see the top). */
+static void
+phase_hook(const char *name)
+{
+	const char *hook = getenv("LOADGEN_PHASE_HOOK");
+	if (!hook || !*hook)
+		return;
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "%s %s", hook, name);
+	if (system(cmd) != 0)
+		fprintf(stderr, "loadgen: phase hook failed: %s\n", cmd);
+}
+
 static int
 all_stable(void)
 {
@@ -516,8 +591,35 @@ all_stable(void)
 	return 1;
 }
 
+/* One request on a blocking connection; the error code at body offset
+ * err_at (after the correlation id). */
+static int16_t
+call_err(int fd, const unsigned char *req, size_t n, size_t err_at)
+{
+	unsigned char resp[512];
+	if (write(fd, req, n) != (ssize_t)n)
+		exit(1);
+	size_t got = 0, need = 4;
+	while (got < need) {
+		ssize_t k = read(fd, resp + got, need - got);
+		if (k <= 0)
+			exit(1);
+		got += (size_t)k;
+		if (got == 4) {
+			need = 4 + (((size_t)resp[0] << 24) | ((size_t)resp[1] << 16) |
+				    ((size_t)resp[2] << 8) | resp[3]);
+			if (need > sizeof(resp) || need < 8 + err_at + 2)
+				exit(1);
+		}
+	}
+	return (int16_t)((resp[8 + err_at] << 8) | resp[9 + err_at]);
+}
+
 /* FindCoordinator v1 for every group, as clients do first (Kafka creates
- * __consumer_offsets on the first lookup). Blocking, on one connection. */
+ * __consumer_offsets on the first lookup), then OffsetFetch v2 until the
+ * group's coordinator answers it (Kafka's offsets partitions take a moment
+ * to load after that: JoinGroup would meet NOT_COORDINATOR), so the timed
+ * join starts with every coordinator ready. Blocking, on one connection. */
 static void
 find_coordinators(struct sockaddr_in *sa)
 {
@@ -528,35 +630,29 @@ find_coordinators(struct sockaddr_in *sa)
 		exit(1);
 	}
 	for (int g = 0; g < ngroups; g++) {
-		for (int attempt = 0; attempt < 100; attempt++) {
-			unsigned char buf[256], resp[512];
-			wb w = {buf, 0, sizeof(buf)};
-			begin(&w, &tmp, 10, 1);
-			str(&w, group_names[g]);
-			put(&w, "\0", 1); /* key_type GROUP */
-			finish(&w);
-			if (write(fd, buf, w.n) != (ssize_t)w.n)
-				exit(1);
-			size_t got = 0, need = 4;
-			while (got < need) {
-				ssize_t k = read(fd, resp + got, need - got);
-				if (k <= 0)
-					exit(1);
-				got += (size_t)k;
-				if (got == 4) {
-					need = 4 + (((size_t)resp[0] << 24) |
-						    ((size_t)resp[1] << 16) |
-						    ((size_t)resp[2] << 8) | resp[3]);
-					if (need > sizeof(resp))
-						exit(1);
+		for (int step = 0; step < 2; step++) {
+			int16_t err = -1;
+			for (int attempt = 0; attempt < 300 && err; attempt++) {
+				unsigned char buf[256];
+				wb w = {buf, 0, sizeof(buf)};
+				if (step == 0) {
+					begin(&w, &tmp, 10, 1);
+					str(&w, group_names[g]);
+					put(&w, "\0", 1); /* key_type GROUP */
+				} else {
+					begin(&w, &tmp, 9, 2);
+					str(&w, group_names[g]);
+					i32(&w, -1); /* every topic */
+				}
+				finish(&w);
+				/* FindCoordinator v1: throttle, error; OffsetFetch v2:
+				 * an empty topic array, error */
+				err = call_err(fd, buf, w.n, 4);
+				if (err) {
+					struct timespec d = {0, 100000000};
+					nanosleep(&d, NULL);
 				}
 			}
-			int16_t err =
-				(int16_t)((resp[12] << 8) | resp[13]); /* size corr throttle err */
-			if (!err)
-				break;
-			struct timespec d = {0, 100000000};
-			nanosleep(&d, NULL);
 		}
 	}
 	close(fd);
@@ -566,13 +662,16 @@ int
 main(int argc, char **argv)
 {
 	const char *bootstrap = NULL, *name = "cohortd";
-	int secs = 3, pid = 0, c;
+	int secs = 3, pid = 0, c, echo = 0;
 	nmembers = 1000;
 	ngroups = 10;
 	nparts = 10;
 	topic = "loadgen";
-	while ((c = getopt(argc, argv, "b:m:g:t:P:d:p:x:")) != -1) {
+	while ((c = getopt(argc, argv, "b:m:g:t:P:d:p:x:E")) != -1) {
 		switch (c) {
+		case 'E':
+			echo = 1;
+			break;
 		case 'b':
 			bootstrap = optarg;
 			break;
@@ -621,7 +720,7 @@ main(int argc, char **argv)
 	M = calloc((size_t)nmembers, sizeof(*M));
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	inet_pton(AF_INET, host, &sa.sin_addr);
-	if (!getenv("LOADGEN_NO_FIND"))
+	if (!getenv("LOADGEN_NO_FIND") && !echo)
 		find_coordinators(&sa);
 	int64_t t0 = now_ms();
 	for (int i = 0; i < nmembers; i++) {
@@ -638,7 +737,13 @@ main(int argc, char **argv)
 		fcntl(m->fd, F_SETFL, O_NONBLOCK);
 		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = m};
 		epoll_ctl(ep, EPOLL_CTL_ADD, m->fd, &ev);
-		send_join(m);
+		if (echo) { /* nothing to join: stable at once */
+			snprintf(m->member_id, sizeof(m->member_id), "echo-%d", i);
+			m->gen = 1;
+			m->state = ST_STABLE;
+		} else {
+			send_join(m);
+		}
 	}
 
 	struct epoll_event evs[256];
@@ -665,6 +770,7 @@ main(int argc, char **argv)
 				join_ms = now - t0;
 				rss1 = pid ? rss_kb(pid) : -1;
 				phase = PH_HB;
+				phase_hook("hb");
 				n_ok = n_rebal = 0;
 				phase_start = now_ms();
 				for (int i = 0; i < nmembers; i++)
@@ -673,9 +779,15 @@ main(int argc, char **argv)
 			}
 		} else if (now - phase_start >= secs * 1000) {
 			long long rate = n_ok * 1000LL / (now - phase_start);
-			if (phase == PH_HB) {
+			fprintf(stderr, "COUNT %s %ld\n", phase == PH_HB ? "hb" : "commit", n_ok);
+			if (phase == PH_HB && echo) {
+				hb_rate = rate;
+				fprintf(stderr, "loadgen: heartbeats: %lld/s (echo peer)\n", rate);
+				phase = PH_DONE;
+			} else if (phase == PH_HB) {
 				hb_rate = rate;
 				phase = PH_COMMIT;
+				phase_hook("commit");
 				fprintf(stderr,
 					"loadgen: heartbeats: %lld/s (%ld rebalance errors)\n",
 					rate, n_rebal);
@@ -690,10 +802,14 @@ main(int argc, char **argv)
 				fprintf(stderr, "loadgen: commits: %lld/s (%ld rebalance errors)\n",
 					rate, n_rebal);
 				phase = PH_DONE;
+				phase_hook("done");
 			}
 		}
 	}
-	printf("RESULT %s %d %d %.2f %lld %lld %ld %ld %ld\n", name, nmembers, ngroups,
+	printf("RESULT %s %d %d %.2f %lld %lld %ld %ld %ld", name, nmembers, ngroups,
 	       join_ms / 1000.0, hb_rate, commit_rate, rss0, rss1, n_err);
+	printf(" %u %u %u", lat_q(&lat_hb, 0.5), lat_q(&lat_hb, 0.99), lat_q(&lat_hb, 1));
+	printf(" %u %u %u\n", lat_q(&lat_commit, 0.5), lat_q(&lat_commit, 0.99),
+	       lat_q(&lat_commit, 1));
 	return 0;
 }

@@ -15,11 +15,11 @@
 #    group.initial.rebalance.delay.ms=0, then with Kafka's default 3000 for
 #    the join-at-once rows; table.py prints them side by side, with ratios
 #    kafka/cohortd and mock/cohortd (> 1: cohortd took less time);
-# 3. loadgen (cohortd only; skipped with --groups-only): raw-protocol members
-#    (JoinGroup v5, SyncGroup v3, Heartbeat v3, OffsetCommit v7), one
-#    connection each, 1,000 and 10,000 members in groups of 100:
-#    heartbeats/s and fsynced offset commits/s with one request in flight
-#    per member, and cohortd's RSS before/after the members joined.
+# 3. bench/groups/run-coord.sh (skipped with --groups-only): raw-protocol
+#    members (loadgen.c), 20, 1,000 and 10,000 in groups of 100, against the
+#    loopback limit (hb_echo.c), cohortd and Kafka: heartbeats/s and
+#    latency, offset commits/s, memory per member, then callgrind's
+#    instructions per heartbeat and per commit.
 # --big N: the large join-at-once group (default 100; --quick: 30).
 # Only 127.0.0.1; every broker started here is stopped on exit.
 set -eu
@@ -42,7 +42,6 @@ cmake -S "$ROOT" -B "$ROOT/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$ROOT/build" -j2 --target cohortd >/dev/null
 mkdir -p "$OUT"
 cc -O2 -Wall -o "$OUT/group_bench" "$ROOT/bench/groups/group_bench.c" -lrdkafka -lpthread
-cc -O2 -Wall -o "$OUT/loadgen" "$ROOT/bench/groups/loadgen.c"
 COHORTD="$ROOT/build/cohortd"
 KREF="$ROOT/tools/kafka-ref.sh"
 JAVA_BIN=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
@@ -58,9 +57,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-free_port() {
-	/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+. "$ROOT/bench/lib.sh"
 
 # start_cohortd NAME DELAY_MS: sets PORT and PID
 start_cohortd() {
@@ -71,29 +68,13 @@ start_cohortd() {
 		--set offsets.topic.num.partitions=50 --set admin.listeners= >"$OUT/cohortd-$1.log" 2>&1 &
 	PID=$!
 	PIDS="$PIDS $PID"
-	i=0
-	until /usr/bin/python3 -c "import socket; socket.create_connection(('127.0.0.1',$PORT),0.2)" 2>/dev/null; do
-		i=$((i + 1)); [ $i -lt 100 ] || { echo "cohortd did not start" >&2; exit 1; }
-		sleep 0.05
-	done
+	wait_port "$PORT" 100
 }
 
 stop_cohortd() {
 	kill "$1" 2>/dev/null || true
 	wait "$1" 2>/dev/null || true
 }
-
-create_topic() { # PORT TOPIC PARTITIONS
-	/usr/bin/python3 - "$@" <<'EOF'
-import sys
-import os; sys.path.insert(0, os.environ["ROOT"] + "/tests/integration")
-import kwire
-port, topic, parts = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-with kwire.Conn(port) as c:
-    kwire.create_topics(c, [(topic, parts, 1)])
-EOF
-}
-export ROOT
 
 # start_kafka NAME DELAY_MS: sets KAFKA (the bootstrap address) and KDIR
 start_kafka() {
@@ -136,21 +117,9 @@ echo "(the mock has no initial delay: its rows are under delay 0; it ends a join
 [ $GROUPS_ONLY = 1 ] && exit 0
 
 echo
-echo "== coordinator throughput (raw protocol, one connection per member, groups of 100)"
-SIZES="1000 10000"
-[ $QUICK = 1 ] && SIZES="1000"
-printf '%-9s %-7s %9s %13s %14s %11s %11s %9s\n' members groups "join s" "heartbeats/s" "commits/s" "RSS0 MB" "RSS1 MB" "KB/member"
-for n in $SIZES; do
-	g=$((n / 100))
-	start_cohortd "lg$n" 3000
-	create_topic "$PORT" loadgen 100
-	line=$("$OUT/loadgen" -b "127.0.0.1:$PORT" -m "$n" -g "$g" -P 100 -d 3 -p "$PID" 2>"$OUT/loadgen-$n.err" | grep '^RESULT' || true)
-	stop_cohortd "$PID"
-	if [ -z "$line" ]; then
-		echo "$n: loadgen failed:"; tail -5 "$OUT/loadgen-$n.err"; continue
-	fi
-	set -- $line
-	printf '%-9s %-7s %9s %13s %14s %11.1f %11.1f %9.1f\n' "$3" "$4" "$5" "$6" "$7" \
-		"$(echo "$8 / 1024" | bc -l)" "$(echo "$9 / 1024" | bc -l)" "$(echo "($9 - $8) / $3" | bc -l)"
-done
-echo "(commits: OffsetCommit acknowledged after fsync; KB/member includes the member's TCP connection)"
+echo "== coordinator throughput: cohortd vs Apache Kafka vs the loopback limit (run-coord.sh)"
+if [ $QUICK = 1 ]; then
+	"$ROOT/bench/groups/run-coord.sh" "20 1000" 2
+else
+	"$ROOT/bench/groups/run-coord.sh"
+fi

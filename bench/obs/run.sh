@@ -29,16 +29,7 @@ cleanup() {
 	rm -rf "$OUT/data"
 }
 trap cleanup EXIT INT TERM
-free_port() {
-	/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-wait_port() {
-	i=0
-	until /usr/bin/python3 -c "import socket; socket.create_connection(('127.0.0.1',$1),0.2)" 2>/dev/null; do
-		i=$((i + 1)); [ $i -lt 100 ] || { echo "cohortd did not start" >&2; exit 1; }
-		sleep 0.05
-	done
-}
+. "$ROOT/bench/lib.sh"
 export ROOT
 
 # run MODE: one loadgen run; prints "MODE hb/s commits/s"
