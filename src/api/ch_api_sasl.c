@@ -43,7 +43,8 @@ ch_api_session_free(ch_api_session *s)
 void
 ch_api_session_set_principal(ch_api_session *s, const char *principal)
 {
-	if (!s->sasl)
+	/* called for every request (the shell's session): copy only a change */
+	if (!s->sasl && strncmp(s->principal, principal, sizeof(s->principal) - 1) != 0)
 		snprintf(s->principal, sizeof(s->principal), "%s", principal);
 }
 
