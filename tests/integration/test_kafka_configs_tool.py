@@ -37,13 +37,26 @@ def run_sequence(bootstrap, port, workdir):
     runner = KafkaTools()
     results = []
 
-    def tool(name, tool, *args, input=None):
-        p = runner.run(tool, "--bootstrap-server", bootstrap, *args, input=input)
+    def tool(name, tool, *args, input=None, until=None):
+        """until: a predicate on stdout; the command is repeated (up to ~6 s)
+        until it holds: Kafka applies a config change it has acknowledged to
+        what its brokers describe a moment later, through its metadata log."""
+        for _ in range(30):
+            p = runner.run(tool, "--bootstrap-server", bootstrap, *args, input=input)
+            if until is None or until(p.stdout):
+                break
+            time.sleep(0.2)
         results.append((name, p.returncode, normalise(p.stdout, port), normalise(p.stderr, port)))
         print("  %s" % name, file=sys.stderr)
 
-    def configs(name, *args):
-        tool(name, "kafka-configs", *args)
+    def configs(name, *args, until=None):
+        tool(name, "kafka-configs", *args, until=until)
+
+    def shows(text):
+        return lambda out: text in out
+
+    def hides(text):
+        return lambda out: text not in out
 
     def delete_records(name, offsets):
         path = os.path.join(workdir, "%d-%s.json" % (port, name.replace(" ", "-")))
@@ -58,24 +71,28 @@ def run_sequence(bootstrap, port, workdir):
         topic = ("--entity-type", "topics", "--entity-name", "ct")
         configs("topic add", *topic, "--alter", "--add-config",
                 "retention.ms=1000,cleanup.policy=[compact,delete],max.message.bytes=100000")
-        configs("topic describe", *topic, "--describe")
+        configs("topic describe", *topic, "--describe", until=shows("retention.ms=1000"))
         configs("topic delete", *topic, "--alter", "--delete-config", "retention.ms")
-        configs("topic describe after delete", *topic, "--describe")
+        configs("topic describe after delete", *topic, "--describe",
+                until=hides("retention.ms=1000 "))
         configs("topic unknown key", *topic, "--alter", "--add-config", "no.such.config=1")
         configs("topic bad value", *topic, "--alter", "--add-config", "retention.ms=soon")
         configs("topic unknown", "--entity-type", "topics", "--entity-name", "nope", "--alter",
                 "--add-config", "retention.ms=1")
         broker = ("--entity-type", "brokers", "--entity-name", "1")
         configs("broker add", *broker, "--alter", "--add-config", "log.retention.bytes=1000000000")
-        configs("broker describe", *broker, "--describe")
+        configs("broker describe", *broker, "--describe",
+                until=shows("log.retention.bytes=1000000000"))
         configs("broker read-only", *broker, "--alter", "--add-config", "num.partitions=3")
         configs("default add", "--entity-type", "brokers", "--entity-default", "--alter",
                 "--add-config", "log.retention.ms=3600000")
-        configs("default describe", "--entity-type", "brokers", "--entity-default", "--describe")
+        configs("default describe", "--entity-type", "brokers", "--entity-default", "--describe",
+                until=shows("log.retention.ms=3600000"))
         configs("broker delete", *broker, "--alter", "--delete-config", "log.retention.bytes")
         configs("default delete", "--entity-type", "brokers", "--entity-default", "--alter",
                 "--delete-config", "log.retention.ms")
-        configs("broker describe after delete", *broker, "--describe")
+        configs("broker describe after delete", *broker, "--describe",
+                until=hides("log.retention.bytes=1000000000"))
         # (ct is compact,delete now: records need keys; dt takes plain ones)
         tool("create dt", "kafka-topics", "--create", "--topic", "dt", "--partitions", "1",
              "--replication-factor", "1")
@@ -95,7 +112,8 @@ def run_sequence(bootstrap, port, workdir):
                 "request_percentage=50")
         configs("quota default user add", "--entity-type", "users", "--entity-default", "--alter",
                 "--add-config", "consumer_byte_rate=100000")
-        configs("quota user describe", *alice, "--describe")
+        configs("quota user describe", *alice, "--describe",
+                until=shows("consumer_byte_rate=2097152.0"))
         configs("quota client describe", *c1, "--describe")
         configs("quota user client describe", *alice, *c1, "--describe")
         configs("quota default user describe", "--entity-type", "users", "--entity-default",
@@ -105,15 +123,18 @@ def run_sequence(bootstrap, port, workdir):
         configs("quota fractional", *alice, "--alter", "--add-config", "producer_byte_rate=1.5")
         configs("quota zero", *c1, "--alter", "--add-config", "consumer_byte_rate=0")
         configs("quota delete", *alice, "--alter", "--delete-config", "producer_byte_rate")
-        configs("quota user describe after delete", *alice, "--describe")
+        configs("quota user describe after delete", *alice, "--describe",
+                until=hides("producer_byte_rate"))
         configs("quota client delete all", *c1, "--alter", "--delete-config", "producer_byte_rate")
-        configs("quota client describe after delete", *c1, "--describe")
+        configs("quota client describe after delete", *c1, "--describe",
+                until=hides("producer_byte_rate"))
         # ip entities (connection_creation_rate)
         ip2 = ("--entity-type", "ips", "--entity-name", "127.0.0.2")
         configs("quota ip add", *ip2, "--alter", "--add-config", "connection_creation_rate=1")
         configs("quota default ip add", "--entity-type", "ips", "--entity-default", "--alter",
                 "--add-config", "connection_creation_rate=1000")
-        configs("quota ip describe", *ip2, "--describe")
+        configs("quota ip describe", *ip2, "--describe",
+                until=shows("connection_creation_rate=1"))
         configs("quota all ips describe", "--entity-type", "ips", "--describe")
         configs("quota ip bad key", *ip2, "--alter", "--add-config", "producer_byte_rate=1")
         configs("quota ip fractional", *ip2, "--alter", "--add-config",
