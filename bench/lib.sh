@@ -14,3 +14,19 @@ wait_port() {
 		sleep 0.05
 	done
 }
+
+# make_certs DIR: a CA (DIR/ca.pem) and a server certificate for localhost
+# and 127.0.0.1 signed by it, key and certificate in DIR/keystore.pem
+# (cohortd's ssl.keystore.type=PEM); EC P-256, the openssl CLI.
+make_certs() {
+	(
+		cd "$1"
+		ec="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+		openssl req -x509 $ec -keyout ca.key -out ca.pem -days 2 -subj /CN=cohort-bench-ca 2>/dev/null
+		echo "subjectAltName=DNS:localhost,IP:127.0.0.1" >san.ext
+		openssl req $ec -keyout server.key -out server.csr -subj /CN=localhost 2>/dev/null
+		openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+			-out server.pem -days 2 -extfile san.ext 2>/dev/null
+		cat server.key server.pem >keystore.pem
+	)
+}

@@ -16,6 +16,8 @@
  *   RESULT name members groups join_s hb_per_s commit_per_s rss_before_kb rss_after_kb errors
  *          hb_p50_us hb_p99_us hb_max_us commit_p50_us commit_p99_us commit_max_us
  * (latency: request written to response read, one in flight per member).
+ * -T CAFILE: every connection over TLS (OpenSSL; the broker's certificate
+ * checked against CAFILE), for the TLS-vs-plaintext rows.
  * -E: against bench/groups/hb_echo.c, the least a server can do per
  * heartbeat: no join, no commits, heartbeats only (the loopback peer).
  * LOADGEN_PHASE_HOOK=CMD: `CMD hb`, `CMD commit`, `CMD done` run (and waited
@@ -37,6 +39,9 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 enum {
 	K_OFFSET_COMMIT = 8,
@@ -68,6 +73,7 @@ enum {
 
 typedef struct {
 	int fd, group, idx, state, inflight, is_leader;
+	SSL *ssl; /* -T: the connection's TLS; NULL: plaintext */
 	int32_t gen, corr;
 	int64_t sent_us;
 	char member_id[128];
@@ -126,6 +132,51 @@ now_us(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* ---- transport: plaintext, or TLS with -T */
+static SSL_CTX *tls_ctx;
+
+/* A TLS session on connected socket fd, handshaken (blocking). */
+static SSL *
+tls_open(int fd)
+{
+	SSL *s = SSL_new(tls_ctx);
+	if (!s || SSL_set_fd(s, fd) != 1 || SSL_connect(s) != 1) {
+		fprintf(stderr, "loadgen: TLS handshake failed\n");
+		ERR_print_errors_fp(stderr);
+		exit(1);
+	}
+	return s;
+}
+
+/* write/read through s when set; EAGAIN as the socket calls do. */
+static ssize_t
+io_write(int fd, SSL *s, const void *p, size_t n)
+{
+	if (!s)
+		return write(fd, p, n);
+	int k = SSL_write(s, p, (int)n);
+	if (k > 0)
+		return k;
+	int e = SSL_get_error(s, k);
+	errno = e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ ? EAGAIN : EIO;
+	return -1;
+}
+
+static ssize_t
+io_read(int fd, SSL *s, void *p, size_t n)
+{
+	if (!s)
+		return read(fd, p, n);
+	int k = SSL_read(s, p, (int)n);
+	if (k > 0)
+		return k;
+	int e = SSL_get_error(s, k);
+	if (e == SSL_ERROR_ZERO_RETURN)
+		return 0;
+	errno = e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ? EAGAIN : EIO;
+	return -1;
 }
 
 static int64_t
@@ -222,7 +273,7 @@ send_buf(member *m, unsigned char *p, size_t n)
 {
 	size_t off = 0;
 	while (off < n) { /* local socket: a short blocking loop is fine */
-		ssize_t k = write(m->fd, p + off, n - off);
+		ssize_t k = io_write(m->fd, m->ssl, p + off, n - off);
 		if (k < 0) {
 			if (errno == EAGAIN || errno == EINTR) {
 				struct timespec d = {0, 100000};
@@ -530,7 +581,7 @@ on_readable(member *m)
 			m->rcap = m->rcap * 2 + 65536;
 			m->rbuf = realloc(m->rbuf, m->rcap);
 		}
-		ssize_t k = read(m->fd, m->rbuf + m->rlen, m->rcap - m->rlen);
+		ssize_t k = io_read(m->fd, m->ssl, m->rbuf + m->rlen, m->rcap - m->rlen);
 		if (k == 0) {
 			fprintf(stderr, "loadgen: member %d: connection closed by the broker\n",
 				m->idx);
@@ -594,14 +645,14 @@ all_stable(void)
 /* One request on a blocking connection; the error code at body offset
  * err_at (after the correlation id). */
 static int16_t
-call_err(int fd, const unsigned char *req, size_t n, size_t err_at)
+call_err(int fd, SSL *ssl, const unsigned char *req, size_t n, size_t err_at)
 {
 	unsigned char resp[512];
-	if (write(fd, req, n) != (ssize_t)n)
+	if (io_write(fd, ssl, req, n) != (ssize_t)n)
 		exit(1);
 	size_t got = 0, need = 4;
 	while (got < need) {
-		ssize_t k = read(fd, resp + got, need - got);
+		ssize_t k = io_read(fd, ssl, resp + got, need - got);
 		if (k <= 0)
 			exit(1);
 		got += (size_t)k;
@@ -629,6 +680,7 @@ find_coordinators(struct sockaddr_in *sa)
 		perror("loadgen: connect");
 		exit(1);
 	}
+	SSL *ssl = tls_ctx ? tls_open(fd) : NULL;
 	for (int g = 0; g < ngroups; g++) {
 		for (int step = 0; step < 2; step++) {
 			int16_t err = -1;
@@ -647,7 +699,7 @@ find_coordinators(struct sockaddr_in *sa)
 				finish(&w);
 				/* FindCoordinator v1: throttle, error; OffsetFetch v2:
 				 * an empty topic array, error */
-				err = call_err(fd, buf, w.n, 4);
+				err = call_err(fd, ssl, buf, w.n, 4);
 				if (err) {
 					struct timespec d = {0, 100000000};
 					nanosleep(&d, NULL);
@@ -655,6 +707,8 @@ find_coordinators(struct sockaddr_in *sa)
 			}
 		}
 	}
+	if (ssl)
+		SSL_free(ssl);
 	close(fd);
 }
 
@@ -667,8 +721,12 @@ main(int argc, char **argv)
 	ngroups = 10;
 	nparts = 10;
 	topic = "loadgen";
-	while ((c = getopt(argc, argv, "b:m:g:t:P:d:p:x:E")) != -1) {
+	const char *cafile = NULL;
+	while ((c = getopt(argc, argv, "b:m:g:t:P:d:p:x:ET:")) != -1) {
 		switch (c) {
+		case 'T':
+			cafile = optarg;
+			break;
 		case 'E':
 			echo = 1;
 			break;
@@ -705,6 +763,14 @@ main(int argc, char **argv)
 				"PARTS -d SECS -p PID]\n");
 		return 2;
 	}
+	if (cafile) {
+		tls_ctx = SSL_CTX_new(TLS_client_method());
+		if (!tls_ctx || SSL_CTX_load_verify_locations(tls_ctx, cafile, NULL) != 1) {
+			fprintf(stderr, "loadgen: cannot load %s\n", cafile);
+			return 2;
+		}
+		SSL_CTX_set_verify(tls_ctx, SSL_VERIFY_PEER, NULL);
+	}
 	char host[64];
 	snprintf(host, sizeof(host), "%s", bootstrap);
 	char *colon = strrchr(host, ':');
@@ -734,6 +800,8 @@ main(int argc, char **argv)
 		}
 		int one = 1;
 		setsockopt(m->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (tls_ctx)
+			m->ssl = tls_open(m->fd);
 		fcntl(m->fd, F_SETFL, O_NONBLOCK);
 		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = m};
 		epoll_ctl(ep, EPOLL_CTL_ADD, m->fd, &ev);

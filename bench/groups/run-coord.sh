@@ -18,6 +18,8 @@
 # memory per member: cohortd's RSS growth, Kafka's live heap growth after a
 # full GC (jcmd GC.run, GC.heap_info) and its RSS growth. Ratios: cohortd /
 # echo (the issue's target: >= 0.9) and cohortd / Kafka (> 1: cohortd ahead).
+# Then the same members over TLS against plaintext on one cohortd, and
+# callgrind's instructions per heartbeat and per commit.
 # Only 127.0.0.1; every server started here is stopped on exit.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -28,7 +30,7 @@ SECS=${2:-3}
 cmake -S "$ROOT" -B "$ROOT/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$ROOT/build" -j2 --target cohortd >/dev/null
 mkdir -p "$OUT"
-cc -O2 -Wall -o "$OUT/loadgen" "$ROOT/bench/groups/loadgen.c"
+cc -O2 -Wall -o "$OUT/loadgen" "$ROOT/bench/groups/loadgen.c" -lssl -lcrypto
 cc -O2 -Wall -o "$OUT/hb_echo" "$ROOT/bench/groups/hb_echo.c"
 KREF="$ROOT/tools/kafka-ref.sh"
 JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
@@ -156,6 +158,51 @@ EOF
 (cohortd acknowledges a commit after fsync, Kafka after its log append without fsync;
  KB/member: cohortd's RSS growth, Kafka's live heap after a full GC and its RSS growth,
  each including the member's TCP connection)
+EOF
+
+# The same members over TLS: one cohortd with a PLAINTEXT and an SSL listener
+# (OpenSSL, EC P-256), loadgen through each in turn, twice, 1,000 members.
+echo
+echo "== TLS vs plaintext (one cohortd, both listeners, 1,000 members, two rounds each)"
+TLSD="$OUT/tls"
+rm -rf "$TLSD" && mkdir -p "$TLSD"
+make_certs "$TLSD"
+p1=$(free_port)
+p2=$(free_port)
+"$ROOT/build/cohortd" --set "listeners=PLAINTEXT://127.0.0.1:$p1,SSL://127.0.0.1:$p2" \
+	--set listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL \
+	--set ssl.keystore.type=PEM --set "ssl.keystore.location=$TLSD/keystore.pem" \
+	--set "log.dirs=$OUT/data-tls" --set group.initial.rebalance.delay.ms=0 \
+	--set offsets.topic.num.partitions=50 --set admin.listeners= >"$OUT/cohortd-tls.log" 2>&1 &
+tpid=$!
+PIDS="$PIDS $tpid"
+wait_port "$p1"
+create_topic "$p1"
+: >"$OUT/tls-results"
+for round in 1 2; do
+	for mode in plaintext tls; do
+		n=$((1000 + 2 * round))
+		if [ $mode = tls ]; then args="-T $TLSD/ca.pem -b 127.0.0.1:$p2"; n=$((n + 1)); else args="-b 127.0.0.1:$p1"; fi
+		# each run its own groups (loadgen names them by -m): 1002 .. 1005 members
+		"$OUT/loadgen" $args -m $n -g 10 -P 100 -d "$SECS" -x $mode \
+			2>"$OUT/tls-$mode-$round.err" | grep '^RESULT' >>"$OUT/tls-results" ||
+			{ echo "$mode round $round failed:"; tail -3 "$OUT/tls-$mode-$round.err"; }
+	done
+done
+kill "$tpid"; wait "$tpid" 2>/dev/null || true
+/usr/bin/python3 - "$OUT/tls-results" <<'EOF'
+import sys
+rows = [l.split() for l in open(sys.argv[1])]
+for mode in ("plaintext", "tls"):
+    for f in (r for r in rows if r[1] == mode):
+        print("%-10s heartbeats/s %7s (p99 %6.2f ms)  commits/s %6s (p99 %7.2f ms)" % (
+            mode, f[5], int(f[11]) / 1000, f[6], int(f[14]) / 1000))
+def mean(mode, i):
+    v = [float(r[i]) for r in rows if r[1] == mode]
+    return sum(v) / len(v) if v else 0
+for name, i in (("heartbeats/s", 5), ("commits/s", 6)):
+    p, t = mean("plaintext", i), mean("tls", i)
+    print("TLS / plaintext %s: %.2f" % (name, t / p if p else 0))
 EOF
 
 # Instructions per heartbeat and per commit (valgrind's callgrind): repeatable

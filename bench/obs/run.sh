@@ -21,7 +21,7 @@ GROUPS=10
 cmake -S "$ROOT" -B "$ROOT/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$ROOT/build" -j2 --target cohortd >/dev/null
 mkdir -p "$OUT"
-cc -O2 -Wall -o "$OUT/loadgen" "$ROOT/bench/groups/loadgen.c"
+cc -O2 -Wall -o "$OUT/loadgen" "$ROOT/bench/groups/loadgen.c" -lssl -lcrypto
 PIDS=""
 cleanup() {
 	for p in $PIDS; do kill "$p" 2>/dev/null || true; done

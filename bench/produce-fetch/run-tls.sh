@@ -11,17 +11,8 @@ cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE=
 cmake --build "$BUILD" --target cohortd -j "$(nproc)" >/dev/null
 cc -O2 -o "$BUILD/pf_bench" "$ROOT/bench/produce-fetch/pf_bench.c" $(pkg-config --cflags --libs rdkafka)
 DATA=$(mktemp -d /tmp/cohort-pf-tls-XXXXXX)
-EC="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
-(
-	cd "$DATA"
-	openssl req -x509 $EC -keyout ca.key -out ca.pem -days 2 -subj /CN=pf-bench-ca 2>/dev/null
-	echo "subjectAltName=DNS:localhost,IP:127.0.0.1" >san.ext
-	openssl req $EC -keyout server.key -out server.csr -subj /CN=localhost 2>/dev/null
-	openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
-		-out server.pem -days 2 -extfile san.ext 2>/dev/null
-	cat server.key server.pem >keystore.pem
-)
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+. "$ROOT/bench/lib.sh"
+make_certs "$DATA"
 P1=$(free_port)
 P2=$(free_port)
 "$BUILD/cohortd" --set listeners=PLAINTEXT://127.0.0.1:$P1,SSL://127.0.0.1:$P2 \
