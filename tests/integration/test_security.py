@@ -616,6 +616,57 @@ class Tls(unittest.TestCase):
                 self.run_client("confluent", mode, lambda t, g: go(mode, t, g),
                                 size=300000 if mode == "ssl" else 0)
 
+    def test_kcat(self):
+        """kcat (Debian's, on librdkafka's C API) as a balanced consumer (-G):
+        reads N and commits them when it closes."""
+        def go(mode, topic, group):
+            conf = dict(self.rdkafka_conf(mode), **{"auto.offset.reset": "earliest",
+                                                     "session.timeout.ms": "6000"})
+            args = ["kcat", "-q", "-c", str(self.N), "-G", group, topic]
+            for k, v in conf.items():
+                args[1:1] = ["-X", "%s=%s" % (k, v)]
+            p = subprocess.run(args, capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout.split(), ["m%d" % i for i in range(self.N)])
+
+        for mode in ("sasl", "ssl"):
+            with self.subTest(mode=mode):
+                self.run_client("kcat", mode, lambda t, g: go(mode, t, g))
+
+    def test_confluent_kafka_pypi(self):
+        """confluent-kafka 2.x from PyPI (the project venv, its own bundled
+        librdkafka) runs the same consumer as test_confluent_kafka."""
+        from client_scenarios import VENV_PYTHON
+        script = (
+            "import json, sys\n"
+            "from confluent_kafka import Consumer\n"
+            "conf, topic, n = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])\n"
+            "c = Consumer(conf)\n"
+            "c.subscribe([topic])\n"
+            "got = []\n"
+            "for _ in range(600):\n"
+            "    m = c.poll(0.1)\n"
+            "    if m is not None and not m.error():\n"
+            "        got.append(m.value().decode())\n"
+            "    if len(got) == n:\n"
+            "        break\n"
+            "c.commit(asynchronous=False)\n"
+            "c.close()\n"
+            "print(' '.join(got))\n")
+
+        def go(mode, topic, group):
+            conf = dict(self.rdkafka_conf(mode), **{
+                "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                "session.timeout.ms": 6000})
+            p = subprocess.run([VENV_PYTHON, "-c", script, json.dumps(conf), topic, str(self.N)],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout.split(), ["m%d" % i for i in range(self.N)])
+
+        for mode in ("sasl", "ssl"):
+            with self.subTest(mode=mode):
+                self.run_client("confluent-pypi", mode, lambda t, g: go(mode, t, g))
+
     def test_kafka_python(self):
         import kafka
 
