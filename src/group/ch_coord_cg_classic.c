@@ -544,6 +544,21 @@ assignment_encode(const cg_group *g, const cg_set *set, const cg_classic_protoco
 	free(parts);
 }
 
+/* SyncGroup's and Heartbeat's first checks: classic_member, then the
+ * generation. The member, or NULL with the error answered through a. */
+static cg_member *
+current_member(ch_coord_cg *cg, const ch_coord_req *req, classic_answer *a, cg_group *g,
+	       ch_str member_id, ch_str instance_id, int32_t generation)
+{
+	int16_t err;
+	cg_member *m = classic_member(cg, g, member_id, instance_id, &err);
+	if (!m || generation != m->epoch) {
+		answer_error(cg, req->token, a, m ? CH_KERR_ILLEGAL_GENERATION : err);
+		return NULL;
+	}
+	return m;
+}
+
 void
 ch_coord_cg_classic_sync(ch_coord_cg *cg, const ch_coord_req *req)
 {
@@ -551,16 +566,10 @@ ch_coord_cg_classic_sync(ch_coord_cg *cg, const ch_coord_req *req)
 	cg->now = req->now;
 	classic_answer *a = answer_new(CH_APIKEY_SYNC_GROUP, req->version);
 	cg_group *g = group_of(cg, rq->GroupId);
-	int16_t err;
-	cg_member *m = classic_member(cg, g, rq->MemberId, rq->GroupInstanceId, &err);
-	if (!m) {
-		answer_error(cg, req->token, a, err);
+	cg_member *m =
+		current_member(cg, req, a, g, rq->MemberId, rq->GroupInstanceId, rq->GenerationId);
+	if (!m)
 		return;
-	}
-	if (rq->GenerationId != m->epoch) {
-		answer_error(cg, req->token, a, CH_KERR_ILLEGAL_GENERATION);
-		return;
-	}
 	/* throwIfClassicProtocolUnmatched */
 	if ((rq->ProtocolType.len >= 0 && !ch_str_eq_c(rq->ProtocolType, PROTOCOL_TYPE)) ||
 	    (rq->ProtocolName.len >= 0 && !ch_str_eq_c(rq->ProtocolName, first_protocol(m)))) {
@@ -591,16 +600,10 @@ ch_coord_cg_classic_heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 	cg->now = req->now;
 	classic_answer *a = answer_new(CH_APIKEY_HEARTBEAT, req->version);
 	cg_group *g = group_of(cg, rq->GroupId);
-	int16_t err;
-	cg_member *m = classic_member(cg, g, rq->MemberId, rq->GroupInstanceId, &err);
-	if (!m) {
-		answer_error(cg, req->token, a, err);
+	cg_member *m =
+		current_member(cg, req, a, g, rq->MemberId, rq->GroupInstanceId, rq->GenerationId);
+	if (!m)
 		return;
-	}
-	if (rq->GenerationId != m->epoch) {
-		answer_error(cg, req->token, a, CH_KERR_ILLEGAL_GENERATION);
-		return;
-	}
 	renew_session(cg, m);
 	/* Rejoin: the epoch moved on, partitions to revoke, or the ones it
 	 * waited for are free. */

@@ -193,25 +193,27 @@ ch_quota_matches(const ch_quota_entity *e, const ch_quota_filter *f)
 
 /* ---- enforcement ----------------------------------------------------- */
 
-/* The entry for exactly (u, c) with key k set, or NULL. */
+/* The entry for exactly entity want with key k set, or NULL. */
 static const ch_quota_entry *
-find_level(const ch_quotas *q, ch_quota_key k, ch_qpart u, const char *un, ch_qpart c,
-	   const char *cn)
+find_entity(const ch_quotas *q, ch_quota_key k, const ch_quota_entity *want)
 {
-	ch_quota_entity want = {
-		.user = u, .client = c, .user_name = (char *)un, .client_name = (char *)cn};
 	for (size_t i = 0; i < q->n; i++)
-		if (q->v[i].set[k] && entity_eq(&q->v[i].e, &want))
+		if (q->v[i].set[k] && entity_eq(&q->v[i].e, want))
 			return &q->v[i];
 	return NULL;
 }
 
 /* The quota for (user, client) and the tags of the rate it shares (Kafka's
- * eight levels, ch_quota.h); false when none applies. */
+ * eight levels, ch_quota.h); false when none applies (or q is NULL or
+ * empty). NULL user or client is "". */
 static bool
 resolve(const ch_quotas *q, ch_quota_key k, const char *user, const char *client, double *bound,
 	char *tags, size_t tn)
 {
+	if (!q || q->n == 0)
+		return false;
+	user = user ? user : "";
+	client = client ? client : "";
 	static const struct {
 		ch_qpart u, c;
 		bool tag_user, tag_client;
@@ -226,7 +228,11 @@ resolve(const ch_quotas *q, ch_quota_key k, const char *user, const char *client
 		{CH_QP_ABSENT, CH_QP_DEFAULT, false, true},
 	};
 	for (size_t i = 0; i < CH_ARRAY_LEN(levels); i++) {
-		const ch_quota_entry *e = find_level(q, k, levels[i].u, user, levels[i].c, client);
+		ch_quota_entity want = {.user = levels[i].u,
+					.client = levels[i].c,
+					.user_name = (char *)user,
+					.client_name = (char *)client};
+		const ch_quota_entry *e = find_entity(q, k, &want);
 		if (!e)
 			continue;
 		*bound = e->v[k];
@@ -312,40 +318,48 @@ sweep(ch_quotas *q, int64_t now)
 	}
 }
 
+/* The rate with tags, made if new; every 4096th use sweeps the idle ones. */
+static sensor *
+sensor_at(ch_quotas *q, const char *tags, int64_t now)
+{
+	if (++q->records % 4096 == 0)
+		sweep(q, now);
+	return sensor_for(q, tags, now);
+}
+
+/* Records v in s; true when the rate is then over bound, with *throttle_ms
+ * Kafka's QuotaUtils.throttleTime (else 0). */
+static bool
+record_over(sensor *s, double v, double bound, int64_t now, int64_t *throttle_ms)
+{
+	add(s, v, now);
+	double w;
+	double r = rate(s, now, &w);
+	*throttle_ms = r <= bound ? 0 : (int64_t)llround((r - bound) / bound * w);
+	return r > bound;
+}
+
 int64_t
 ch_quotas_record(ch_quotas *q, ch_quota_key k, const char *user, const char *client_id,
 		 double value, int64_t now_ms)
 {
-	if (!q || q->n == 0)
-		return 0;
 	double bound;
 	char tags[600];
-	if (!resolve(q, k, user ? user : "", client_id ? client_id : "", &bound, tags,
-		     sizeof(tags)))
+	if (!resolve(q, k, user, client_id, &bound, tags, sizeof(tags)))
 		return 0;
-	if (++q->records % 4096 == 0)
-		sweep(q, now_ms);
-	sensor *s = sensor_for(q, tags, now_ms);
-	add(s, value, now_ms);
-	double w;
-	double r = rate(s, now_ms, &w);
-	if (r <= bound)
-		return 0;
-	return (int64_t)llround((r - bound) / bound * w);
+	int64_t t;
+	(void)record_over(sensor_at(q, tags, now_ms), value, bound, now_ms, &t);
+	return t;
 }
 
 void
 ch_quotas_unrecord(ch_quotas *q, ch_quota_key k, const char *user, const char *client_id,
 		   double value, int64_t now_ms)
 {
-	if (!q || q->n == 0)
-		return;
 	double bound;
 	char tags[600];
-	if (!resolve(q, k, user ? user : "", client_id ? client_id : "", &bound, tags,
-		     sizeof(tags)))
-		return;
-	add(sensor_for(q, tags, now_ms), -value, now_ms);
+	if (resolve(q, k, user, client_id, &bound, tags, sizeof(tags)))
+		add(sensor_for(q, tags, now_ms), -value, now_ms);
 }
 
 /* Kafka's TokenBucket.refill: quota tokens a second, at most burst. */
@@ -365,13 +379,10 @@ ch_quotas_mutate(ch_quotas *q, const char *user, const char *client_id, double n
 	*throttle_ms = 0;
 	double bound;
 	char tags[600];
-	if (!q || q->n == 0 ||
-	    !resolve(q, CH_QK_CONTROLLER_MUTATION_RATE, user ? user : "",
-		     client_id ? client_id : "", &bound, tags, sizeof(tags)))
+	if (!resolve(q, CH_QK_CONTROLLER_MUTATION_RATE, user, client_id, &bound, tags,
+		     sizeof(tags)))
 		return true;
-	if (++q->records % 4096 == 0)
-		sweep(q, now_ms);
-	sensor *s = sensor_for(q, tags, now_ms);
+	sensor *s = sensor_at(q, tags, now_ms);
 	s->last = now_ms;
 	refill(s, bound, now_ms);
 	/* strict: Sensor.checkQuotas before the record refuses a bucket below
@@ -391,30 +402,19 @@ ch_quotas_connection(ch_quotas *q, const char *ip, int64_t now_ms)
 {
 	if (!q || q->n == 0)
 		return 0;
+	const ch_quota_key k = CH_QK_CONNECTION_CREATION_RATE;
 	ch_quota_entity own = {.ip = CH_QP_NAME, .ip_name = (char *)ip};
 	ch_quota_entity any = {.ip = CH_QP_DEFAULT};
-	const ch_quota_entry *e = NULL;
-	for (size_t i = 0; i < q->n && !e; i++)
-		if (q->v[i].set[CH_QK_CONNECTION_CREATION_RATE] && entity_eq(&q->v[i].e, &own))
-			e = &q->v[i];
-	for (size_t i = 0; i < q->n && !e; i++)
-		if (q->v[i].set[CH_QK_CONNECTION_CREATION_RATE] && entity_eq(&q->v[i].e, &any))
-			e = &q->v[i];
-	if (!e)
+	const ch_quota_entry *e = find_entity(q, k, &own);
+	if (!e && !(e = find_entity(q, k, &any)))
 		return 0;
-	double bound = e->v[CH_QK_CONNECTION_CREATION_RATE];
 	char tags[600];
-	snprintf(tags, sizeof(tags), "%d\x1f%s", (int)CH_QK_CONNECTION_CREATION_RATE, ip);
-	if (++q->records % 4096 == 0)
-		sweep(q, now_ms);
-	sensor *s = sensor_for(q, tags, now_ms);
-	add(s, 1, now_ms);
-	double w;
-	double r = rate(s, now_ms, &w);
-	if (r <= bound)
+	snprintf(tags, sizeof(tags), "%d\x1f%s", (int)k, ip);
+	sensor *s = sensor_at(q, tags, now_ms);
+	int64_t t;
+	if (!record_over(s, 1, e->v[k], now_ms, &t))
 		return 0;
 	add(s, -1, now_ms); /* not accepted: not counted */
-	int64_t t = llround((r - bound) / bound * w);
 	return t < CH_QUOTA_WINDOW_MS ? t : CH_QUOTA_WINDOW_MS;
 }
 
@@ -423,9 +423,7 @@ ch_quotas_apply(const ch_quotas *q, ch_quota_key k, const char *user, const char
 {
 	double bound;
 	char tags[600];
-	return q && q->n &&
-	       resolve(q, k, user ? user : "", client_id ? client_id : "", &bound, tags,
-		       sizeof(tags));
+	return resolve(q, k, user, client_id, &bound, tags, sizeof(tags));
 }
 
 double
@@ -433,9 +431,7 @@ ch_quotas_window_max(const ch_quotas *q, ch_quota_key k, const char *user, const
 {
 	double bound;
 	char tags[600];
-	if (!q || q->n == 0 ||
-	    !resolve(q, k, user ? user : "", client_id ? client_id : "", &bound, tags,
-		     sizeof(tags)))
+	if (!resolve(q, k, user, client_id, &bound, tags, sizeof(tags)))
 		return -1;
 	return bound * (CH_QUOTA_WINDOW_NUM - 1) * CH_QUOTA_WINDOW_MS / 1000.0;
 }
