@@ -259,7 +259,8 @@ static const cdef cdefs[] = {
 	 "0 means none."},
 	{"connection.failed.authentication.delay.ms", V_INT(0, INT32_MAX), 0, "100",
 	 OFF(connection_failed_authentication_delay_ms),
-	 "How long a connection whose authentication failed is kept before it is closed."},
+	 "How long the answer to a failed SASL authentication is held before it is sent and the "
+	 "connection closed (as Kafka: the client learns of the failure only then)."},
 	{"authorizer.class.name", V_STR, 0, "", OFF(authorizer_class_name),
 	 "The authorizer: org.apache.kafka.metadata.authorizer.StandardAuthorizer (or "
 	 "kafka.security.authorizer.AclAuthorizer) switches on cohortd's ACLs; empty: none."},

@@ -109,7 +109,7 @@ struct ch_conn {
 	ch_timer close_timer;    /* ch_conn_close_later */
 	int64_t throttled_until; /* ch_conn_throttle: not read before; 0: not throttled */
 	ch_timer throttle_timer;
-	bool closing; /* ch_conn_close_later: reads no more */
+	bool closing; /* ch_conn_close_later: reads and sends no more until close_timer */
 
 	int tag; /* the listener's */
 	struct ch_listen *lst;
@@ -909,6 +909,9 @@ conn_handshake(ch_conn *c)
 		snprintf(why, sizeof(why), "%s", errno ? strerror(errno) : "peer closed");
 	else
 		ch_tls_error(why, sizeof(why));
+	/* At once, as Kafka: its failed-authentication delay applies to the
+	 * SASL exchange only (KafkaChannel.prepare delays a failure of
+	 * authenticate(), not of the TLS handshake). */
 	CH_LOGI("net", "TLS handshake with %s failed: %s", c->peer, why);
 	conn_teardown(c);
 }
@@ -954,7 +957,7 @@ conn_on_write(ch_loop *loop, ch_io *io, unsigned revents)
 			c->tls_read_want_write = false;
 			conn_read(c);
 		}
-		if (!c->closed && flush(c) != CH_ERR)
+		if (!c->closed && !c->closing && flush(c) != CH_ERR)
 			update_interest(c);
 	}
 	ch_conn_release(c);
@@ -983,7 +986,8 @@ update_interest(ch_conn *c)
 				}
 			}
 		}
-		if (c->write_blocked || c->tls_read_want_write)
+		/* A connection closing later sends nothing until its timer. */
+		if ((c->write_blocked || c->tls_read_want_write) && !c->closing)
 			ev |= CH_IO_WRITE;
 	}
 	if (ch_io_modify(c->loop, &c->io, ev) != CH_OK) {
@@ -1283,8 +1287,8 @@ conn_on_close_timer(ch_loop *loop, ch_timer *t, void *ud)
 	ch_conn *c = ud;
 	ch_conn_keep(c);
 	CH_LOGD("net", "closing connection from %s after the failed-authentication delay", c->peer);
-	/* The answer that said why goes out first (the timer may fire before
-	 * the before-sleep flush); what the socket does not take is dropped. */
+	/* The answer that said why, held for the delay, goes out first; what
+	 * the socket does not take at once is dropped. */
 	if (!c->closed && c->sq_head && flush(c) == CH_ERR) {
 		ch_conn_release(c);
 		return;
@@ -1466,7 +1470,7 @@ before_sleep(ch_loop *loop, void *ud)
 				c->tls_read_pending = false;
 				conn_read(c);
 			}
-			if (!c->closed && c->sq_head && !c->write_blocked)
+			if (!c->closed && c->sq_head && !c->write_blocked && !c->closing)
 				(void)flush(c);
 			if (!c->closed)
 				update_interest(c);
@@ -1836,7 +1840,7 @@ ch_conn_close_later(ch_conn *c, int64_t delay_ms)
 		return;
 	c->closing = true;
 	ch_timer_arm(c->loop, &c->close_timer, ch_loop_now(c->loop) + CH_MAX(delay_ms, 0));
-	queue_pending(c); /* flush, and drop read interest */
+	queue_pending(c); /* drop read interest */
 }
 
 void

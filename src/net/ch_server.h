@@ -183,9 +183,12 @@ void ch_conn_set_principal(ch_conn *c, const char *principal);
 /* Largest request frame from now on (0: the server's max_request_bytes):
  * sasl.server.max.receive.size until a connection has authenticated. */
 void ch_conn_set_max_request(ch_conn *c, int32_t max_bytes);
-/* Stop reading, send what is queued, close after delay_ms (a failed
- * authentication: connection.failed.authentication.delay.ms). Pending
- * requests must still be answered. */
+/* Stop reading and sending; after delay_ms send what is queued (what the
+ * socket takes at once) and close (a failed authentication:
+ * connection.failed.authentication.delay.ms). Kafka's order: its Selector
+ * holds the failure's answer for the delay too, so a client guessing
+ * passwords learns each answer only after it. Pending requests must still
+ * be answered (their answers wait with the rest). */
 void ch_conn_close_later(ch_conn *c, int64_t delay_ms);
 /* Stop reading for ms (a client quota's throttle; Kafka mutes the channel
  * after the answer): answers queued and to come are still sent. A longer

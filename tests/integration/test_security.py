@@ -59,6 +59,9 @@ API_SASL_AUTHENTICATE = 36
 GENERIC_SCRAM = ("Authentication failed during authentication due to invalid credentials "
                  "with SASL mechanism %s")
 REAUTH_MS = 2000
+# connection.failed.authentication.delay.ms of the Sasl broker: not 0, so
+# every failure there goes through the delayed answer (Kafka's default: 100).
+FAILED_AUTH_DELAY_MS = 300
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
               'username="admin" password="admin-secret" user_admin="admin-secret" '
               'user_bob="bob-secret";')
@@ -200,7 +203,7 @@ class Sasl(unittest.TestCase):
             "listener.name.sasl_plaintext.sasl.enabled.mechanisms":
                 "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
             "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
-            "connection.failed.authentication.delay.ms": "0",
+            "connection.failed.authentication.delay.ms": str(FAILED_AUTH_DELAY_MS),
         }, extra_args=["--add-scram", "SCRAM-SHA-512=[name=alice,password=alice-secret]",
                        "--add-scram", "SCRAM-SHA-256=[name=alice,iterations=8192,"
                                       "password=\"alice-256\"]"]))
@@ -275,6 +278,41 @@ class Sasl(unittest.TestCase):
                 c = self.plain(None)
                 self.assertEqual(sasl_authenticate(c, token)[:2], (58, msg))
                 self.assertTrue(c.wait_closed(10))
+
+    def test_failed_authentication_delay(self):
+        """Kafka's order (Selector's delayed close): the answer to a failed
+        authentication is held for connection.failed.authentication.delay.ms,
+        then sent, then the connection closes; a request sent meanwhile is
+        not read. A lower bound only: a loaded machine can only add time."""
+        for version in (0, 1, 2):
+            with self.subTest(version=version):
+                c = self.plain(None)
+                flex = version >= 2
+                w = kwire.Writer(flex)
+                token = b"\0bob\0nope"
+                w.uvarint(len(token) + 1) if flex else w.int32(len(token))
+                w.raw(token)
+                w.tags()
+                corr = c.next_corr()
+                t0 = time.monotonic()
+                c.send(kwire.request(API_SASL_AUTHENTICATE, version, corr, w.bytes(),
+                                     header_version=2 if flex else 1))
+                c.send(kwire.request(kwire.API_API_VERSIONS, 0, c.next_corr()))
+                r = c.recv_response(corr, flexible_header=flex, flexible_body=flex)
+                waited = time.monotonic() - t0
+                self.assertEqual(r.int16(), 58)
+                self.assertGreaterEqual(waited, FAILED_AUTH_DELAY_MS / 1000.0 * 0.95)
+                c.sock.settimeout(10)
+                try:
+                    rest = c.sock.recv(4096)
+                except ConnectionResetError:
+                    rest = b""
+                self.assertEqual(rest, b"", "the ApiVersions sent during the delay was answered")
+        # the next client authenticates normally
+        c = self.plain(None)
+        self.assertEqual(sasl_authenticate(c, b"\0bob\0bob-secret")[:2], (0, ""))
+        self.assert_usable(c)
+        self.broker.assert_alive()
 
     def test_handshake_v0_raw_tokens(self):
         """SaslHandshake v0: the tokens that follow are bare size-prefixed frames
