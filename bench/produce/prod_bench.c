@@ -2,16 +2,19 @@
  * prod_bench: produce throughput of libcohort's producer and librdkafka's,
  * against the same broker in the same run.
  *
- *   prod_bench BOOTSTRAP N SIZE [IDEMPOTENCE]
+ *   prod_bench BOOTSTRAP N SIZE [IDEMPOTENCE [ROUNDS]]
  *
  * Each producer sends N records of SIZE bytes (no key: sticky
- * partitioning) to a fresh 4-partition topic, timed from the first
+ * partitioning) to a fresh 4-partition topic (one per producer and
+ * round), the three producers alternating over ROUNDS rounds (default 1)
+ * so that the shared machine's load moves them alike, timed from the first
  * produce to the end of the flush; both with the same settings: acks=all,
  * linger.ms=5, batch.size=1000000 (librdkafka's default; Java's 16384
  * is also run for libcohort), enable.idempotence IDEMPOTENCE ("false" by
  * default), no compression. The topics are created by Metadata
  * auto-creation (cohortd's num.partitions is set by run.sh).
- * Prints msgs/s and MB/s for each and libcohort / librdkafka.
+ * Prints msgs/s and MB/s for each round, then over all rounds (total
+ * records / total time) with ratio = librdkafka time / libcohort time.
  */
 #include <cohort/cohort.h>
 #include <librdkafka/rdkafka.h>
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double
 now_s(void)
@@ -155,31 +159,58 @@ run_rdk(const char *boot, const char *topic, long n, size_t size, const char *id
 	return t;
 }
 
+static void
+row(const char *who, const char *what, long n, size_t size, double t, double tr)
+{
+	double mb = (double)n * (double)size / 1e6;
+	printf("  %-10s %-18s %9.0f msg/s %7.1f MB/s", who, what, n / t, mb / t);
+	if (tr > 0)
+		printf("  ratio %.2f", tr / t);
+	printf("\n");
+}
+
 int
 main(int argc, char **argv)
 {
 	if (argc < 4) {
-		fprintf(stderr, "usage: prod_bench BOOTSTRAP N SIZE [IDEMPOTENCE]\n");
+		fprintf(stderr, "usage: prod_bench BOOTSTRAP N SIZE [IDEMPOTENCE [ROUNDS]]\n");
 		return 2;
 	}
 	const char *boot = argv[1];
 	long n = atol(argv[2]);
 	size_t size = (size_t)atol(argv[3]);
 	const char *idem = argc > 4 ? argv[4] : "false";
-	char t1[64], t2[64], t3[64];
-	snprintf(t1, sizeof(t1), "pb-cohort-%zu-%s", size, idem);
-	snprintf(t2, sizeof(t2), "pb-rdk-%zu-%s", size, idem);
-	snprintf(t3, sizeof(t3), "pb-cohort16k-%zu-%s", size, idem);
-	double tr = run_rdk(boot, t2, n, size, idem);
-	double tc = run_cohort(boot, t1, n, size, idem, "1000000");
-	double tj = run_cohort(boot, t3, n, size, idem, "16384");
-	double mb = (double)n * (double)size / 1e6;
+	int rounds = argc > 5 ? atoi(argv[5]) : 1;
+	if (n <= 0 || size == 0 || rounds <= 0) {
+		fprintf(stderr, "prod_bench: N, SIZE and ROUNDS must be positive\n");
+		return 2;
+	}
+	double sr = 0, sc = 0, sj = 0;
 	printf("%zu B x %ld, idempotence %s:\n", size, n, idem);
-	printf("  librdkafka %-22s %9.0f msg/s %7.1f MB/s\n", "", n / tr, mb / tr);
-	printf("  libcohort  %-22s %9.0f msg/s %7.1f MB/s  ratio %.2f\n", "batch.size=1000000",
-	       n / tc, mb / tc, tr / tc);
-	printf("  libcohort  %-22s %9.0f msg/s %7.1f MB/s  ratio %.2f\n", "batch.size=16384",
-	       n / tj, mb / tj, tr / tj);
+	for (int r = 0; r < rounds; r++) {
+		/* fresh topics each round and each run (the pid): no earlier data */
+		char t1[96], t2[96], t3[96];
+		snprintf(t1, sizeof(t1), "pb-cohort-%zu-%s-%d-%d", size, idem, (int)getpid(), r);
+		snprintf(t2, sizeof(t2), "pb-rdk-%zu-%s-%d-%d", size, idem, (int)getpid(), r);
+		snprintf(t3, sizeof(t3), "pb-cohort16k-%zu-%s-%d-%d", size, idem, (int)getpid(), r);
+		double tr = run_rdk(boot, t2, n, size, idem);
+		double tc = run_cohort(boot, t1, n, size, idem, "1000000");
+		double tj = run_cohort(boot, t3, n, size, idem, "16384");
+		sr += tr, sc += tc, sj += tj;
+		if (rounds > 1) {
+			printf(" round %d:\n", r + 1);
+			row("librdkafka", "", n, size, tr, 0);
+			row("libcohort", "batch.size=1000000", n, size, tc, tr);
+			row("libcohort", "batch.size=16384", n, size, tj, tr);
+		}
+	}
+	if (rounds > 1)
+		printf(" all %d rounds:\n", rounds);
+	long nn = n * rounds;
+	row("librdkafka", "", nn, size, sr, 0);
+	row("libcohort", "batch.size=1000000", nn, size, sc, sr);
+	row("libcohort", "batch.size=16384", nn, size, sj, sr);
+	fflush(stdout);
 	if (failed) {
 		printf("  %ld records failed\n", failed);
 		return 1;

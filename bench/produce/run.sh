@@ -1,28 +1,61 @@
 #!/bin/sh
 # bench/produce/run.sh: produce throughput, libcohort's producer beside
-# librdkafka's (Debian), on the same cohortd in one run (prod_bench.c).
+# librdkafka's (Debian), on the same broker in one run (prod_bench.c), on
+# cohortd and on Apache Kafka 4.4 (tools/kafka-ref.sh).
 # Builds cohortd and libcohort (Release, no sanitizers) in build-prod-rel/,
-# starts cohortd on a free 127.0.0.1 port with a temporary data directory
+# starts each broker on free 127.0.0.1 ports with a temporary data directory
 # (num.partitions=4 for the auto-created topics), then runs 100 B and 1 KB
-# records, without and with idempotence.
-#   bench/produce/run.sh [N100 [N1K]]    (defaults 1000000 and 200000)
+# records, without and with idempotence, the producers alternating over
+# ROUNDS rounds.
+#   bench/produce/run.sh [N100 [N1K [ROUNDS]]]   (defaults 1000000, 200000, 3)
+#   BROKERS="cohortd kafka" (default both), IDEM="false true" (default both)
 set -e
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$ROOT/build-prod-rel}
+N100=${1:-1000000} N1K=${2:-200000} ROUNDS=${3:-3}
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" >/dev/null
-cmake --build "$BUILD" --target cohortd cohort_static -j "$(nproc)" >/dev/null
+cmake --build "$BUILD" --target cohortd cohort_static -j 2 >/dev/null
 COHORTD=$(find "$BUILD" -name cohortd -type f -perm -u+x | head -1)
 cc -O2 -I"$ROOT/include" -o "$BUILD/prod_bench" "$ROOT/bench/produce/prod_bench.c" \
-	"$BUILD/src/client/libcohort.a" -lzstd -llz4 -lsnappy -lxxhash -lz -lpthread \
+	"$BUILD/src/client/libcohort.a" -lssl -lcrypto -lzstd -llz4 -lsnappy -lxxhash -lz -lpthread \
 	$(pkg-config --cflags --libs rdkafka)
+echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 DATA=$(mktemp -d /tmp/cohort-prod-XXXXXX)
-PORT=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
-"$COHORTD" --set listeners=PLAINTEXT://127.0.0.1:$PORT --set log.dirs="$DATA" \
-	--set num.partitions=4 --set log.level=warn >"$DATA.log" 2>&1 &
-PID=$!
-trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$DATA" "$DATA.log"' EXIT
-sleep 0.5
-for idem in false true; do
-	"$BUILD/prod_bench" 127.0.0.1:$PORT "${1:-1000000}" 100 $idem
-	"$BUILD/prod_bench" 127.0.0.1:$PORT "${2:-200000}" 1000 $idem
+# Kafka's run directory of our own: tools/kafka-ref.sh's default is shared
+# by everyone using the same .deps.
+export KAFKA_REF_DIR="$DATA-kafka"
+PID= KAFKA=
+cleanup() {
+	[ -n "$PID" ] && kill $PID 2>/dev/null && wait $PID 2>/dev/null
+	[ -n "$KAFKA" ] && "$ROOT/tools/kafka-ref.sh" stop 4 >/dev/null 2>&1
+	rm -rf "$DATA" "$DATA.log" "$KAFKA_REF_DIR"
+}
+trap cleanup EXIT
+for broker in ${BROKERS:-cohortd kafka}; do
+	if [ "$broker" = cohortd ]; then
+		PORT=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
+		"$COHORTD" --set listeners=PLAINTEXT://127.0.0.1:$PORT --set log.dirs="$DATA" \
+			--set num.partitions=4 --set log.level=warn --set admin.listeners= >"$DATA.log" 2>&1 &
+		PID=$!
+		BOOT=127.0.0.1:$PORT
+		sleep 0.5
+		kill -0 $PID 2>/dev/null || { cat "$DATA.log"; exit 1; }
+		echo "== cohortd ($BOOT)"
+	else
+		KAFKA=1
+		BOOT=$("$ROOT/tools/kafka-ref.sh" start 4 num.partitions=4 | tail -1)
+		echo "== Apache Kafka 4.4.0 ($BOOT, tools/kafka-ref.sh)"
+	fi
+	for idem in ${IDEM:-false true}; do
+		"$BUILD/prod_bench" "$BOOT" "$N100" 100 $idem "$ROUNDS"
+		"$BUILD/prod_bench" "$BOOT" "$N1K" 1000 $idem "$ROUNDS"
+	done
+	if [ "$broker" = cohortd ]; then
+		kill $PID
+		wait $PID 2>/dev/null || true
+		PID=
+	else
+		"$ROOT/tools/kafka-ref.sh" stop 4 >/dev/null 2>&1
+		KAFKA=
+	fi
 done
