@@ -119,20 +119,100 @@ crc32c_sw(uint32_t crc, const unsigned char *p, size_t len)
 }
 
 #if defined(__x86_64__)
+/* The crc32 instruction has a latency of 3 cycles and a throughput of 1:
+ * one stream of it runs at a third of what the CPU can do. crc32c_hw runs
+ * three streams over three consecutive blocks and joins them with the
+ * "shift a CRC over LEN zero bytes" operator (the GF(2) matrix method of
+ * zlib's crc32_combine), applied by four byte tables per block size. */
+#define CRC_LONG 8192
+#define CRC_SHORT 256
+static uint32_t crc_shift_long[4][256], crc_shift_short[4][256];
+
+/* The GF(2) 32x32 matrix mat (one column per bit) times vec. */
+static uint32_t
+gf2_times(const uint32_t *mat, uint32_t vec)
+{
+	uint32_t sum = 0;
+	for (; vec; vec >>= 1, mat++)
+		if (vec & 1)
+			sum ^= *mat;
+	return sum;
+}
+
+/* sq = mat * mat. */
+static void
+gf2_square(uint32_t *sq, const uint32_t *mat)
+{
+	for (int n = 0; n < 32; n++)
+		sq[n] = gf2_times(mat, mat[n]);
+}
+
+/* Fills tab with the operator that advances a (reflected, not inverted)
+ * CRC-32C over len zero bytes, len a power of two, one table per byte of
+ * the CRC. */
+static void
+crc_shift_tables(uint32_t tab[4][256], size_t len)
+{
+	uint32_t op[32], sq[32];
+	op[0] = 0x82f63b78u; /* one zero bit: the reflected polynomial */
+	for (int n = 1; n < 32; n++)
+		op[n] = 1u << (n - 1);
+	for (size_t bits = 1; bits < len * 8; bits <<= 1) { /* 2x the zeros each time */
+		gf2_square(sq, op);
+		memcpy(op, sq, sizeof(op));
+	}
+	for (uint32_t n = 0; n < 256; n++)
+		for (int k = 0; k < 4; k++)
+			tab[k][n] = gf2_times(op, n << (8 * k));
+}
+
+/* crc advanced over the zero bytes tab stands for. */
+static inline uint32_t
+crc_shift(uint32_t tab[4][256], uint32_t crc)
+{
+	return tab[0][crc & 0xff] ^ tab[1][(crc >> 8) & 0xff] ^ tab[2][(crc >> 16) & 0xff] ^
+	       tab[3][crc >> 24];
+}
+
+static inline uint64_t
+load64(const unsigned char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
 /* SSE4.2 has a CRC-32C instruction: every produced batch is checksummed, so
- * this is on the produce hot path (several times faster than the tables). */
+ * this is on the produce hot path (several times faster than the tables;
+ * the three streams another ~2.5x on 1 MB batches). */
 __attribute__((target("sse4.2"))) static uint32_t
 crc32c_hw(uint32_t crc, const unsigned char *p, size_t len)
 {
-	uint64_t c = ~crc;
+	uint64_t c0 = ~crc;
+	/* three blocks of `blk` bytes at a time, each its own stream */
+	for (size_t blk = CRC_LONG; blk >= CRC_SHORT; blk = blk == CRC_LONG ? CRC_SHORT : 0) {
+		uint32_t(*tab)[256] = blk == CRC_LONG ? crc_shift_long : crc_shift_short;
+		while (len >= 3 * blk) {
+			uint64_t c1 = 0, c2 = 0;
+			for (const unsigned char *end = p + blk; p < end; p += 8) {
+				c0 = __builtin_ia32_crc32di(c0, load64(p));
+				c1 = __builtin_ia32_crc32di(c1, load64(p + blk));
+				c2 = __builtin_ia32_crc32di(c2, load64(p + 2 * blk));
+			}
+			/* c0 shifted over block 1's bytes, joined with block
+			 * 1's CRC, then the same over block 2 */
+			c0 = crc_shift(tab, (uint32_t)c0) ^ (uint32_t)c1;
+			c0 = crc_shift(tab, (uint32_t)c0) ^ (uint32_t)c2;
+			p += 2 * blk;
+			len -= 3 * blk;
+		}
+	}
 	while (len >= 8) {
-		uint64_t v;
-		memcpy(&v, p, 8);
-		c = __builtin_ia32_crc32di(c, v);
+		c0 = __builtin_ia32_crc32di(c0, load64(p));
 		p += 8;
 		len -= 8;
 	}
-	uint32_t c32 = (uint32_t)c;
+	uint32_t c32 = (uint32_t)c0;
 	while (len--)
 		c32 = __builtin_ia32_crc32qi(c32, *p++);
 	return ~c32;
@@ -149,6 +229,10 @@ crc32c_hw_detect(void)
 {
 #if defined(__x86_64__)
 	crc32c_hw_ok = __builtin_cpu_supports("sse4.2");
+	if (crc32c_hw_ok) {
+		crc_shift_tables(crc_shift_long, CRC_LONG);
+		crc_shift_tables(crc_shift_short, CRC_SHORT);
+	}
 #endif
 }
 

@@ -38,6 +38,30 @@ t_crc32c_fast_equals_tables(void)
 	uint32_t whole = ch_crc32c(0, buf, sizeof(buf));
 	uint32_t parts = ch_crc32c(ch_crc32c(0, buf, 77), buf + 77, sizeof(buf) - 77);
 	CH_CHECK_EQ_INT(whole, parts);
+	/* Long inputs take the three-stream path (blocks of 8192 and 256
+	 * bytes): lengths around each block boundary, odd starts, a running
+	 * crc. */
+	size_t big_len = 3 * 8192 * 2 + 3 * 256 * 3 + 64;
+	uint8_t *big = malloc(big_len + 1);
+	CH_CHECK(big != NULL);
+	if (!big)
+		return;
+	uint64_t x = 88172645463325252ull;
+	for (size_t i = 0; i <= big_len; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		big[i] = (uint8_t)x;
+	}
+	const size_t lens[] = {3 * 256 - 1,  3 * 256,  3 * 256 + 9,
+			       3 * 8192 - 1, 3 * 8192, 3 * 8192 + 3 * 256 + 5,
+			       big_len};
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		for (size_t off = 0; off < 2; off++) {
+			CH_CHECK_EQ_INT(ch_crc32c(0, big + off, lens[i]),
+					ch_crc32c_sw(0, big + off, lens[i]));
+			CH_CHECK_EQ_INT(ch_crc32c(0x12345678u, big + off, lens[i]),
+					ch_crc32c_sw(0x12345678u, big + off, lens[i]));
+		}
+	free(big);
 }
 
 static void
