@@ -13,14 +13,17 @@
  * is also run for libcohort), enable.idempotence IDEMPOTENCE ("false" by
  * default), no compression. The topics are created by Metadata
  * auto-creation (cohortd's num.partitions is set by run.sh).
- * Prints msgs/s and MB/s for each round, then over all rounds (total
- * records / total time) with ratio = librdkafka time / libcohort time.
+ * PB_ONLY=rdk, cohort (1 MB batches) or cohort16k runs that one only
+ * (for perf). Prints msgs/s, MB/s and the process's CPU seconds per GB for each round,
+ * then over all rounds (total records / total time) with ratio =
+ * librdkafka time / libcohort time.
  */
 #include <cohort/cohort.h>
 #include <librdkafka/rdkafka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +33,18 @@ now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* CPU seconds of the whole process (every thread) so far: what a run
+ * costs the client, less moved than its wall time by the shared
+ * machine's load. */
+static double
+cpu_s(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
 }
 
 static long failed;
@@ -46,7 +61,7 @@ cohort_dr(cohort_producer *p, const cohort_delivery *d, void *opaque)
 /* libcohort: N records of size bytes to topic; returns seconds. */
 static double
 run_cohort(const char *boot, const char *topic, long n, size_t size, const char *idem,
-	   const char *batch)
+	   const char *batch, double *cpu)
 {
 	char err[512];
 	cohort_conf *c = cohort_conf_new();
@@ -75,7 +90,7 @@ run_cohort(const char *boot, const char *topic, long n, size_t size, const char 
 		fprintf(stderr, "libcohort: first record failed\n");
 		exit(1);
 	}
-	double t0 = now_s();
+	double t0 = now_s(), c0 = cpu_s();
 	for (long i = 0; i < n; i++) {
 		cohort_err e;
 		while ((e = cohort_produce(p, topic, -1, NULL, 0, v, size, NULL, 0, -1, NULL)) ==
@@ -90,6 +105,7 @@ run_cohort(const char *boot, const char *topic, long n, size_t size, const char 
 	}
 	cohort_flush(p, -1);
 	double t = now_s() - t0;
+	*cpu += cpu_s() - c0;
 	cohort_producer_free(p);
 	free(v);
 	return t;
@@ -116,7 +132,7 @@ rset(rd_kafka_conf_t *c, const char *k, const char *v)
 
 /* librdkafka: the same with its producer; returns seconds. */
 static double
-run_rdk(const char *boot, const char *topic, long n, size_t size, const char *idem)
+run_rdk(const char *boot, const char *topic, long n, size_t size, const char *idem, double *cpu)
 {
 	char err[512];
 	rd_kafka_conf_t *c = rd_kafka_conf_new();
@@ -137,7 +153,7 @@ run_rdk(const char *boot, const char *topic, long n, size_t size, const char *id
 	rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_VALUE(v, size),
 			  RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
 	rd_kafka_flush(rk, -1);
-	double t0 = now_s();
+	double t0 = now_s(), c0 = cpu_s();
 	for (long i = 0; i < n; i++) {
 		rd_kafka_resp_err_t e;
 		while ((e = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic),
@@ -154,16 +170,20 @@ run_rdk(const char *boot, const char *topic, long n, size_t size, const char *id
 	}
 	rd_kafka_flush(rk, -1);
 	double t = now_s() - t0;
+	*cpu += cpu_s() - c0;
 	rd_kafka_destroy(rk);
 	free(v);
 	return t;
 }
 
+/* One line: throughput, the client's CPU seconds per GB produced, and
+ * librdkafka's time / this one's (tr > 0). */
 static void
-row(const char *who, const char *what, long n, size_t size, double t, double tr)
+row(const char *who, const char *what, long n, size_t size, double t, double cpu, double tr)
 {
 	double mb = (double)n * (double)size / 1e6;
-	printf("  %-10s %-18s %9.0f msg/s %7.1f MB/s", who, what, n / t, mb / t);
+	printf("  %-10s %-18s %9.0f msg/s %7.1f MB/s  cpu %5.2f s/GB", who, what, n / t, mb / t,
+	       cpu / mb * 1000);
 	if (tr > 0)
 		printf("  ratio %.2f", tr / t);
 	printf("\n");
@@ -185,7 +205,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "prod_bench: N, SIZE and ROUNDS must be positive\n");
 		return 2;
 	}
-	double sr = 0, sc = 0, sj = 0;
+	double sr = 0, sc = 0, sj = 0, cr = 0, cc = 0, cj = 0;
+	/* PB_ONLY=rdk|cohort|cohort16k: that producer alone (to profile it);
+	 * the others' lines are then meaningless */
+	const char *only = getenv("PB_ONLY");
 	printf("%zu B x %ld, idempotence %s:\n", size, n, idem);
 	for (int r = 0; r < rounds; r++) {
 		/* fresh topics each round and each run (the pid): no earlier data */
@@ -193,23 +216,28 @@ main(int argc, char **argv)
 		snprintf(t1, sizeof(t1), "pb-cohort-%zu-%s-%d-%d", size, idem, (int)getpid(), r);
 		snprintf(t2, sizeof(t2), "pb-rdk-%zu-%s-%d-%d", size, idem, (int)getpid(), r);
 		snprintf(t3, sizeof(t3), "pb-cohort16k-%zu-%s-%d-%d", size, idem, (int)getpid(), r);
-		double tr = run_rdk(boot, t2, n, size, idem);
-		double tc = run_cohort(boot, t1, n, size, idem, "1000000");
-		double tj = run_cohort(boot, t3, n, size, idem, "16384");
+		double ur = 0, uc = 0, uj = 0, tr = 1, tc = 1, tj = 1;
+		if (!only || !strcmp(only, "rdk"))
+			tr = run_rdk(boot, t2, n, size, idem, &ur);
+		if (!only || !strcmp(only, "cohort"))
+			tc = run_cohort(boot, t1, n, size, idem, "1000000", &uc);
+		if (!only || !strcmp(only, "cohort16k"))
+			tj = run_cohort(boot, t3, n, size, idem, "16384", &uj);
 		sr += tr, sc += tc, sj += tj;
+		cr += ur, cc += uc, cj += uj;
 		if (rounds > 1) {
 			printf(" round %d:\n", r + 1);
-			row("librdkafka", "", n, size, tr, 0);
-			row("libcohort", "batch.size=1000000", n, size, tc, tr);
-			row("libcohort", "batch.size=16384", n, size, tj, tr);
+			row("librdkafka", "", n, size, tr, ur, 0);
+			row("libcohort", "batch.size=1000000", n, size, tc, uc, tr);
+			row("libcohort", "batch.size=16384", n, size, tj, uj, tr);
 		}
 	}
 	if (rounds > 1)
 		printf(" all %d rounds:\n", rounds);
 	long nn = n * rounds;
-	row("librdkafka", "", nn, size, sr, 0);
-	row("libcohort", "batch.size=1000000", nn, size, sc, sr);
-	row("libcohort", "batch.size=16384", nn, size, sj, sr);
+	row("librdkafka", "", nn, size, sr, cr, 0);
+	row("libcohort", "batch.size=1000000", nn, size, sc, cc, sr);
+	row("libcohort", "batch.size=16384", nn, size, sj, cj, sr);
 	fflush(stdout);
 	if (failed) {
 		printf("  %ld records failed\n", failed);
