@@ -5,6 +5,8 @@
 #   bench/groups/run.sh        consumer groups (librdkafka consumers, cohortd vs
 #                              Kafka vs the mock) and the coordinator's own
 #                              throughput (run-coord.sh, with callgrind)
+#                              and its replay of __consumer_offsets after a
+#                              restart (run-replay.sh)
 #   bench/produce-fetch/run.sh produce/fetch throughput, cohortd vs the mock
 #   bench/produce/run.sh       libcohort's producer vs librdkafka's
 #   bench/client/run.sh        libcohort's consumer vs librdkafka's, on cohortd

@@ -19,7 +19,10 @@
 #    members (loadgen.c), 20, 1,000 and 10,000 in groups of 100, against the
 #    loopback limit (hb_echo.c), cohortd and Kafka: heartbeats/s and
 #    latency, offset commits/s, memory per member, then callgrind's
-#    instructions per heartbeat and per commit.
+#    instructions per heartbeat and per commit;
+# 4. bench/groups/run-replay.sh (skipped with --groups-only): the time to
+#    load __consumer_offsets after a restart with 1,000,000 and 10,000,000
+#    offset records (--quick: 1,000,000), cohortd beside Kafka.
 # --big N: the large join-at-once group (default 100; --quick: 30).
 # Only 127.0.0.1; every broker started here is stopped on exit.
 set -eu
@@ -122,4 +125,12 @@ if [ $QUICK = 1 ]; then
 	"$ROOT/bench/groups/run-coord.sh" "20 1000" 2
 else
 	"$ROOT/bench/groups/run-coord.sh"
+fi
+
+echo
+echo "== replay of __consumer_offsets after a restart: cohortd vs Apache Kafka (run-replay.sh)"
+if [ $QUICK = 1 ]; then
+	"$ROOT/bench/groups/run-replay.sh" 1000000
+else
+	"$ROOT/bench/groups/run-replay.sh"
 fi

@@ -2007,6 +2007,8 @@ static void
 group_free(ch_coord_group *g)
 {
 	ch_coord *c = g->coord;
+	if (c->load_last == g)
+		c->load_last = NULL;
 	while (g->first) /* without answering: the coordinator is going away */
 		ch_coord_member_drop(g, g->first);
 	ch_map_foreach_safe(&g->pending, e, tmp)

@@ -216,6 +216,11 @@ struct ch_coord {
 	append_table appends;
 	unsigned checks_since_full; /* CH_COORD_CHECKS: entry points since a full check */
 	size_t load_skipped;
+	/* The group of the last offset record replayed (NULL: none; cleared
+	 * when that group is freed): the records of one commit are one batch of
+	 * one group, so a replay finds each group once per batch, not per record. */
+	struct ch_coord_group *load_last;
+	size_t load_last_len;
 	uint8_t *load_state; /* ch_coord_load_state per __consumer_offsets partition */
 	size_t bytes;        /* approximate heap use */
 	ch_coord_stats stats;

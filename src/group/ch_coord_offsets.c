@@ -57,8 +57,12 @@ ch_coord_offset_put(ch_coord_group *g, const char *topic, size_t tlen, int32_t p
 		e->topic_len = tlen;
 		e->partition = partition;
 	}
-	free(e->metadata);
-	e->metadata = ch_xmalloc(mlen + 1);
+	/* A commit usually carries the metadata of the one before (mostly "");
+	 * the same length reuses the copy (a replay overwrites millions). */
+	if (!e->metadata || (size_t)e->metadata_len != mlen) {
+		free(e->metadata);
+		e->metadata = ch_xmalloc(mlen + 1);
+	}
 	if (mlen)
 		memcpy(e->metadata, metadata, mlen);
 	e->metadata[mlen] = '\0';

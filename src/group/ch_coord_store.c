@@ -327,6 +327,20 @@ load_group(ch_coord *c, ch_str group, const uint8_t *val, size_t vlen, bool tomb
 	return 0;
 }
 
+/* ch_coord_group_find for a replayed record, through c->load_last. */
+static ch_coord_group *
+load_group_find(ch_coord *c, ch_str id)
+{
+	ch_coord_group *g = c->load_last;
+	if (g && c->load_last_len == (size_t)id.len &&
+	    memcmp(g->group_id, id.p, (size_t)id.len) == 0)
+		return g;
+	g = ch_coord_group_find(c, id);
+	c->load_last = g;
+	c->load_last_len = (size_t)id.len;
+	return g;
+}
+
 int
 ch_coord_load_record(ch_coord *c, const uint8_t *key, size_t klen, const uint8_t *val, size_t vlen,
 		     bool tombstone)
@@ -343,7 +357,7 @@ ch_coord_load_record(ch_coord *c, const uint8_t *key, size_t klen, const uint8_t
 		if (ch_OffsetCommitKey_decode(&r, &a, kver, &k) == 0 && k.group.len >= 0 &&
 		    k.topic.len >= 0) {
 			touched = k.group;
-			ch_coord_group *g = ch_coord_group_find(c, k.group);
+			ch_coord_group *g = load_group_find(c, k.group);
 			if (tombstone) {
 				offset_entry *e =
 					g ? ch_coord_offset_find(g, k.topic.p, (size_t)k.topic.len,
@@ -359,9 +373,12 @@ ch_coord_load_record(ch_coord *c, const uint8_t *key, size_t klen, const uint8_t
 				ch_OffsetCommitValue v;
 				if (ch_rd_ok(&vr) && vver >= 0 && vver <= 4 &&
 				    ch_OffsetCommitValue_decode(&vr, &a, vver, &v) == 0) {
-					if (!g)
+					if (!g) {
 						g = ch_coord_group_get_or_create(c, k.group,
 										 v.commitTimestamp);
+						c->load_last = g;
+						c->load_last_len = (size_t)k.group.len;
+					}
 					ch_coord_offset_put(
 						g, k.topic.p, (size_t)k.topic.len, k.partition,
 						v.offset, vver >= 3 ? v.leaderEpoch : -1,

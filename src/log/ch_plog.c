@@ -302,7 +302,13 @@ ch_plog_open(const char *data_dir, const char *topic, int32_t partition, const c
 	}
 	/* Segments wholly below the recovery point were synced, indexes too:
 	 * a tail check will do. From the one holding it on, everything is
-	 * checked and the indexes rebuilt. No file: check everything. */
+	 * checked and the indexes rebuilt. No file: check everything. The last
+	 * segment's end is known only once it is open: it is opened trusted
+	 * when it starts at or below the recovery point, and again in full if
+	 * its tail scan found offsets past it. After a clean shutdown (which
+	 * syncs, then writes the log end as the recovery point) no segment is
+	 * read whole, as Kafka skips recovery after one: a restart then reads
+	 * __consumer_offsets once, for the replay, instead of twice. */
 	int64_t rp;
 	if ((r = offset_file_read(pl, RECOVERY_FILE, &rp)) < 0) {
 		free(sizes);
@@ -313,7 +319,8 @@ ch_plog_open(const char *data_dir, const char *topic, int32_t partition, const c
 		ch_seg *s;
 		int64_t cut;
 		int64_t limit = INT64_MAX;
-		bool full = rp < 0 || i + 1 >= nb || bases[i + 1] > rp;
+		bool last = i + 1 >= nb;
+		bool full = rp < 0 || (last ? bases[i] > rp : bases[i + 1] > rp);
 		for (size_t j = i + 1; j < nb; j++) {
 			if (sizes[j] > 0) {
 				limit = bases[j];
@@ -333,6 +340,11 @@ ch_plog_open(const char *data_dir, const char *topic, int32_t partition, const c
 		}
 		r = ch_seg_open(pl->fs, pl->dir, bases[i], limit, cfg->index_interval_bytes, full,
 				now_ms, &s, &cut);
+		if (r == 0 && last && !full && s->next_offset > rp) {
+			ch_seg_unref(s);
+			r = ch_seg_open(pl->fs, pl->dir, bases[i], limit, cfg->index_interval_bytes,
+					true, now_ms, &s, &cut);
+		}
 		if (r < 0) {
 			/* DEBUG: the caller logs the failure (rate-limited) with -r */
 			CH_LOGD(SUB, "%s: opening segment %020" PRId64 ": %s", pl->dir, bases[i],

@@ -202,23 +202,34 @@ ch_rd_uuid(ch_rd *r)
 
 uint64_t ch_rd_uvarint64(ch_rd *r, int maxbytes);
 
+/* ch_rd_uvarint64 with the one-byte case inline: most varints are one byte
+ * (record lengths and deltas, key and value lengths, tag counts), and a
+ * replay of __consumer_offsets reads six of them per record. */
+static inline uint64_t
+ch_rd_uvarint_fast(ch_rd *r, int maxbytes)
+{
+	if (!r->err && r->p < r->end && !(r->p[0] & 0x80))
+		return *r->p++;
+	return ch_rd_uvarint64(r, maxbytes);
+}
+
 static inline uint32_t
 ch_rd_uvarint(ch_rd *r)
 {
-	return (uint32_t)ch_rd_uvarint64(r, 5);
+	return (uint32_t)ch_rd_uvarint_fast(r, 5);
 }
 
 static inline int32_t
 ch_rd_varint(ch_rd *r)
 {
-	uint32_t u = (uint32_t)ch_rd_uvarint64(r, 5);
+	uint32_t u = (uint32_t)ch_rd_uvarint_fast(r, 5);
 	return (int32_t)((u >> 1) ^ (~(u & 1) + 1));
 }
 
 static inline int64_t
 ch_rd_varlong(ch_rd *r)
 {
-	uint64_t u = ch_rd_uvarint64(r, 10);
+	uint64_t u = ch_rd_uvarint_fast(r, 10);
 	return (int64_t)((u >> 1) ^ (~(u & 1) + 1));
 }
 
