@@ -141,6 +141,20 @@ note_error_cb(void *ud, int16_t code)
 	ch_api_note_error(ud, code);
 }
 
+/* A zeroed request that lives in its own arena's first chunk (the thread's
+ * spare, ch_arena.c): no malloc of its own per request. */
+static ch_req *
+req_new(void)
+{
+	ch_arena a;
+	ch_arena_init(&a);
+	ch_req *req = ch_arena_alloc(&a, sizeof(*req));
+	if (!req)
+		abort();
+	req->arena = a; /* chunks do not point back at their arena: it may move */
+	return req;
+}
+
 /* Ends a request: its count and latency go to the stats, then it is freed. */
 static void
 req_free(ch_req *req)
@@ -151,8 +165,8 @@ req_free(ch_req *req)
 	if (k >= 0 && k < CH_API_STATS_KEYS && v >= 0 && v < CH_API_STATS_VERSIONS)
 		ch_hist_observe(&stats_of(req->bk)->latency[k][v],
 				ch_now_mono_us() - req->received_us);
-	ch_arena_reset(&req->arena);
-	free(req);
+	ch_arena a = req->arena; /* req itself is in it */
+	ch_arena_reset(&a);
 }
 
 /* Logs at warning level why a request from peer is refused (the API named when key is known);
@@ -173,21 +187,15 @@ log_reject(const char *peer, int16_t key, int16_t version, int32_t corr, const c
 static void
 send_api_versions_fallback(ch_broker *bk, void *conn, uint64_t seq, int32_t corr)
 {
-	ch_req tmp;
-	memset(&tmp, 0, sizeof(tmp));
-	tmp.bk = bk;
-	tmp.conn = conn;
-	tmp.seq = seq;
-	tmp.key = CH_APIKEY_API_VERSIONS;
-	tmp.version = 0;
-	tmp.corr = corr;
-	tmp.codec = ch_api_codec_find(CH_APIKEY_API_VERSIONS);
-	tmp.received_us = ch_now_mono_us();
-	ch_arena_init(&tmp.arena);
-	ch_req *req = malloc(sizeof(*req));
-	if (!req)
-		abort();
-	*req = tmp;
+	ch_req *req = req_new();
+	req->bk = bk;
+	req->conn = conn;
+	req->seq = seq;
+	req->key = CH_APIKEY_API_VERSIONS;
+	req->version = 0;
+	req->corr = corr;
+	req->codec = ch_api_codec_find(CH_APIKEY_API_VERSIONS);
+	req->received_us = ch_now_mono_us();
 	ch_ApiVersionsResponse resp;
 	ch_ApiVersionsResponse_init(&resp);
 	ch_api_versions_fill(req, &resp);
@@ -284,9 +292,7 @@ ch_api_on_frame(ch_broker *bk, void *conn, uint64_t seq, const char *peer, const
 	}
 	ch_arena_reset(&ha); /* the header has no arrays: nothing lives there */
 
-	ch_req *req = calloc(1, sizeof(*req));
-	if (!req)
-		abort();
+	ch_req *req = req_new();
 	req->bk = bk;
 	req->conn = conn;
 	req->seq = seq;
@@ -301,10 +307,10 @@ ch_api_on_frame(ch_broker *bk, void *conn, uint64_t seq, const char *peer, const
 	req->received_us = ch_now_mono_us();
 	req->sess = sess;
 	req->listener = sess ? sess->listener : 0;
-	ch_arena_init(&req->arena);
 	/* A copy: a parked request outlives its connection's session. */
 	req->principal = sess ? ch_req_strdup(req, ch_str_c(sess->principal)) : "User:ANONYMOUS";
-	req->arena.limit = len * ARENA_FACTOR + ARENA_FLOOR;
+	/* the request's own bytes are the broker's, not the client's to bound */
+	req->arena.limit = len * ARENA_FACTOR + ARENA_FLOOR + req->arena.total;
 	req->body = ch_arena_alloc(&req->arena, codec->req_size);
 	if (!req->body || codec->req_decode(&r, &req->arena, version, req->body) != 0) {
 		static const char *const why[] = {
@@ -353,9 +359,7 @@ ch_api_send(ch_req *req, const void *resp)
 		resp = copy;
 	}
 	ch_api_quota_throttle(req, throttle);
-	ch_buf *b = malloc(sizeof(*b));
-	if (!b)
-		abort();
+	ch_buf buf, *b = &buf;
 	ch_buf_init(b);
 	ch_wr_i32(b, req->corr);
 	/* Response header v1 (tagged fields) for flexible versions, except
@@ -368,6 +372,7 @@ ch_api_send(ch_req *req, const void *resp)
 		abort();
 	req->codec->resp_errors(resp, req->version, note_error_cb, req);
 	bk->reply(bk->shell, req->conn, req->seq, b);
+	ch_buf_free(b); /* empty: the bytes went with the reply */
 	req_free(req);
 }
 

@@ -199,11 +199,12 @@ raw_token(ch_broker *bk, ch_api_session *s, void *conn, uint64_t seq, const char
 		bk->reply(bk->shell, conn, seq, NULL);
 		return;
 	}
-	ch_buf *b = ch_xmalloc(sizeof(*b));
-	ch_buf_init(b);
-	ch_buf_append(b, out, out_len);
+	ch_buf b;
+	ch_buf_init(&b);
+	ch_buf_append(&b, out, out_len);
 	free(out);
-	bk->reply(bk->shell, conn, seq, b);
+	bk->reply(bk->shell, conn, seq, &b);
+	ch_buf_free(&b); /* empty: the bytes went with the reply */
 }
 
 bool

@@ -56,19 +56,13 @@ usage(FILE *f)
 
 /* ---- the shell's side of the api layer ------------------------------------ */
 
-/* ch_broker.reply: a finished response buffer (or NULL, no response) goes to
- * the connection's order queue. */
+/* ch_broker.reply: a finished response buffer's bytes (or NULL, no
+ * response) go to the connection's order queue. */
 static void
 shell_reply(void *shell, void *conn, uint64_t seq, ch_buf *resp)
 {
 	(void)shell;
-	ch_resp *r = NULL;
-	if (resp) {
-		r = ch_resp_from_buf(resp);
-		ch_buf_free(resp);
-		free(resp);
-	}
-	ch_conn_respond(conn, seq, r);
+	ch_conn_respond(conn, seq, resp ? ch_resp_from_buf(resp) : NULL);
 }
 
 static void

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/ch_common.h"
+
 struct ch_arena_chunk {
 	ch_arena_chunk *next;
 	size_t used, cap;
@@ -15,10 +17,12 @@ struct ch_arena_chunk {
 #define CHUNK_MIN 4096
 
 /* One CHUNK_MIN chunk kept per thread between arenas: the broker makes and
- * frees an arena per request, and the malloc/free of its first chunk was a
- * sixth of a heartbeat's instructions (callgrind, bench/groups/run-coord.sh).
- * A thread key, so that a thread's spare is freed when the thread ends (the
- * client library's I/O thread comes and goes). */
+ * frees an arena per request (the request itself lives in it, ch_api.c),
+ * and the malloc/free of its first chunk was a sixth of a heartbeat's
+ * instructions (callgrind, bench/groups/run-coord.sh). A thread key, so that
+ * a thread's spare is freed when the thread ends (the client library's I/O
+ * thread comes and goes). Not under ASan (CH_ASAN): there every chunk is
+ * malloc'd and freed, so a request used after it ended is still caught. */
 static pthread_key_t spare_key;
 static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
 
@@ -31,6 +35,8 @@ spare_key_make(void)
 static ch_arena_chunk *
 spare_take(void)
 {
+	if (CH_ASAN)
+		return NULL;
 	pthread_once(&spare_once, spare_key_make);
 	ch_arena_chunk *c = pthread_getspecific(spare_key);
 	if (c)
@@ -42,6 +48,8 @@ spare_take(void)
 static bool
 spare_keep(ch_arena_chunk *c)
 {
+	if (CH_ASAN)
+		return false;
 	pthread_once(&spare_once, spare_key_make);
 	return !pthread_getspecific(spare_key) && pthread_setspecific(spare_key, c) == 0;
 }

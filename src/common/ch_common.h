@@ -21,6 +21,20 @@
 #define CH_ERR (-1)
 
 #define CH_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+/* 1 in an AddressSanitizer build. Memory kept for reuse (the arena's spare
+ * chunk) is not kept there: a block handed out again would hide a use after
+ * free from ASan, so ASan builds allocate and free every time. */
+#if defined(__SANITIZE_ADDRESS__)
+#define CH_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CH_ASAN 1
+#endif
+#endif
+#ifndef CH_ASAN
+#define CH_ASAN 0
+#endif
+
 #define CH_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define CH_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define CH_UNUSED(x) ((void)(x))

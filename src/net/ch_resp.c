@@ -25,13 +25,28 @@ ch_resp_from_buf(ch_buf *b)
 	return r;
 }
 
-void
-ch_chunk_free(ch_chunk *ck)
+/* What a chunk holds: its release call, its memory. */
+static void
+chunk_release(ch_chunk *ck)
 {
 	if ((ck->is_file || ck->fill) && ck->release)
 		ck->release(ck->ud);
 	ch_buf_free(&ck->mem);
+}
+
+void
+ch_chunk_free(ch_chunk *ck)
+{
+	chunk_release(ck);
 	free(ck);
+}
+
+/* A zeroed chunk for r: its `first` while it has none (chunks only leave
+ * a response with it), else a new one. */
+static ch_chunk *
+chunk_new(ch_resp *r)
+{
+	return r->head ? ch_xcalloc(1, sizeof(ch_chunk)) : &r->first;
 }
 
 int
@@ -58,7 +73,10 @@ ch_resp_free(ch_resp *r)
 	ch_chunk *ck = r->head;
 	while (ck) {
 		ch_chunk *next = ck->next;
-		ch_chunk_free(ck);
+		if (ck == &r->first)
+			chunk_release(ck);
+		else
+			ch_chunk_free(ck);
 		ck = next;
 	}
 	free(r);
@@ -81,7 +99,7 @@ ch_resp_add_buf(ch_resp *r, ch_buf *b)
 		ch_buf_free(b);
 		return;
 	}
-	ch_chunk *ck = ch_xcalloc(1, sizeof(*ck));
+	ch_chunk *ck = chunk_new(r);
 	ck->mem = *b;
 	ck->len = b->len;
 	ch_buf_init(b);
@@ -95,7 +113,7 @@ ch_resp_append(ch_resp *r, const void *p, size_t n)
 		return;
 	ch_chunk *ck = r->tail;
 	if (!ck || ck->is_file || ck->fill) {
-		ck = ch_xcalloc(1, sizeof(*ck));
+		ck = chunk_new(r);
 		ch_buf_init(&ck->mem);
 		link_chunk(r, ck);
 	}
@@ -116,7 +134,7 @@ ch_resp_add_file(ch_resp *r, int fd, off_t off, size_t len, ch_release_fn releas
 			release(ud);
 		return;
 	}
-	ch_chunk *ck = ch_xcalloc(1, sizeof(*ck));
+	ch_chunk *ck = chunk_new(r);
 	ck->is_file = true;
 	ck->fd = fd;
 	ck->off = off;
@@ -134,7 +152,7 @@ ch_resp_add_made(ch_resp *r, size_t len, ch_make_fn fill, ch_release_fn release,
 			release(ud);
 		return;
 	}
-	ch_chunk *ck = ch_xcalloc(1, sizeof(*ck));
+	ch_chunk *ck = chunk_new(r);
 	ch_buf_init(&ck->mem);
 	ck->len = len;
 	ck->fill = fill;

@@ -25,6 +25,8 @@ typedef struct ch_chunk {
 } ch_chunk;
 
 struct ch_resp {
+	ch_chunk first; /* the first chunk lives here: a response of one buffer
+			   (most of them) is one allocation */
 	ch_chunk *head;
 	ch_chunk *tail;
 	size_t total; /* sum of chunk lengths */
@@ -38,7 +40,7 @@ struct ch_resp {
 	size_t cur_off;       /* bytes of cur already sent */
 };
 
-/* Release and free one chunk. */
+/* Release and free one chunk (not a response's `first`). */
 void ch_chunk_free(ch_chunk *ck);
 
 /* A made chunk's bytes from offset off on (off within its window, or just

@@ -57,8 +57,7 @@ shell_reply(void *shell, void *conn, uint64_t seq, ch_buf *resp)
 		r->resp = *resp; /* take the bytes */
 		ch_buf_init(resp);
 	}
-	ch_buf_free(resp);
-	free(resp);
+	ch_buf_free(resp); /* the bytes of a second reply; the struct is the caller's */
 }
 
 static void
