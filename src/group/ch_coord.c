@@ -1062,7 +1062,7 @@ join_add(join_ctx *j, char *member_id)
 				   ? ch_coord_reason_make(CH_COORD_CAUSE_MEMBER_JOINED,
 							  "static member %s (instance %s) joined",
 							  m->member_id, m->instance_id)
-				   : ch_coord_reason_make(CH_COORD_CAUSE_MEMBER_JOINED,
+				   : ch_coord_reason_make(CH_COORD_CAUSE_STATIC_REPLACED,
 							  "member %s joined", m->member_id);
 	if (!join_defer(g, m, &why))
 		maybe_prepare_rebalance(g, j->now, &why);
@@ -2147,7 +2147,7 @@ ch_coord_group_export(const ch_coord *c, const char *group_id,
 							     m->protocols[j].metadata_len};
 	}
 	ch_coord_export_group x = {g->state, g->generation, g->protocol_type, g->protocol_name,
-				   v,        (int32_t)n};
+				   v,        (int32_t)n,    false};
 	fn(ud, &x);
 	free(v);
 	free(pv);
@@ -2226,12 +2226,19 @@ ch_coord_group_import(ch_coord *c, const char *group_id, const ch_coord_export_g
 		ch_coord_member_touch_session(m, now);
 	}
 	g->leader = g->first;
-	coord_reason why = ch_coord_reason_make(
-		CH_COORD_CAUSE_MEMBER_LEFT,
-		"Downgrade group %s from consumer to classic for member leaving.", g->group_id);
+	coord_reason why =
+		x->rebalance ? ch_coord_reason_make(
+				       CH_COORD_CAUSE_MEMBER_LEFT,
+				       "Downgrade group %s from consumer to classic for member leaving.",
+				       g->group_id)
+			     : ch_coord_reason_make(CH_COORD_CAUSE_STATIC_REPLACED,
+						    "Downgrade group %s from consumer to classic: a "
+						    "static member replaced the last consumer one.",
+						    g->group_id);
 	ch_coord_group_set_state(g, CH_COORD_GROUP_STABLE, now, &why);
 	ch_coord_group_store(g, A_FIRE, NULL, 0, now, NULL);
-	prepare_rebalance(g, now, &why);
+	if (x->rebalance)
+		prepare_rebalance(g, now, &why);
 }
 
 size_t

@@ -557,6 +557,10 @@ typedef struct ch_coord_export_group {
 	const char *protocol_type, *protocol_name; /* NULL: none */
 	const ch_coord_export_member *members;     /* in join order */
 	int32_t nmembers;
+	/* ch_coord_group_import: start a rebalance (a member left); false: the
+	 * group stays Stable (a static member replaced the last
+	 * consumer-protocol one and takes over its assignment). */
+	bool rebalance;
 } ch_coord_export_group;
 
 /* fn sees group_id as it is now (valid during the call); false (fn not

@@ -231,9 +231,14 @@ ch_coord_cg_request_fn ch_coord_cg_classic_leave;
  * is downgrade or bidirectional and they are at most group.max.size, the
  * group becomes a classic group at its group epoch: each member with its
  * protocols and its target assignment (at the selected protocol's version),
- * and a rebalance starts. The consumer group's tombstones are written
- * before the classic group's record (two appends of one partition; Kafka
- * writes one batch). */
+ * and a rebalance starts. Also (validateOnlineDowngradeWithReplacedMemberId)
+ * when a classic static member's JoinGroup takes the instance id of the
+ * last consumer-protocol member: every member, the new one with the old
+ * one's assignment, joins a Stable classic group, no rebalance; its
+ * JoinGroup answer (its member epoch as the generation) goes out when the
+ * conversion is durable and its SyncGroup is the classic core's. The
+ * consumer group's tombstones are written before the classic group's
+ * record (two appends of one partition; Kafka writes one batch). */
 
 /* Topics were created, deleted or got partitions: every group re-reads its
  * subscribed topics at its next heartbeat (a change bumps its epoch). */

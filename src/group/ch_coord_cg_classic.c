@@ -158,6 +158,8 @@ answer_send(ch_coord_cg *cg, void *token, const void *p, int16_t error)
 }
 
 static const cg_answer_ops answer_ops = {answer_send, answer_free};
+static bool downgrade(cg_group *g, cg_member *leaving, void *token, const cg_answer_ops *ops,
+		      void *ans);
 
 /* An error answer that changed nothing: out at once. */
 static void
@@ -325,10 +327,12 @@ owned_from_subscription(ch_coord_cg *cg, const ch_ConsumerProtocolSubscription *
 
 /* The member a JoinGroup names, created or (static) replacing the holder
  * of its instance id: getOrMaybeSubscribe{Dynamic,Static}ConsumerGroupMember
- * with useClassicProtocol, which skips the epoch checks. */
+ * with useClassicProtocol, which skips the epoch checks. *held: the instance
+ * id was held before (by this member or the one it replaced). */
 static cg_member *
-join_member(ch_coord_cg *cg, cg_group *g, ch_str member_id, ch_str instance_id)
+join_member(ch_coord_cg *cg, cg_group *g, ch_str member_id, ch_str instance_id, bool *held)
 {
+	*held = false;
 	cg_member *m;
 	if (instance_id.len < 0) {
 		m = ch_coord_cg_member_find(g, member_id);
@@ -342,6 +346,7 @@ join_member(ch_coord_cg *cg, cg_group *g, ch_str member_id, ch_str instance_id)
 		return m;
 	}
 	cg_member *old = ch_map_get(&g->statics, instance_id.p, (size_t)instance_id.len);
+	*held = old != NULL;
 	if (!old) {
 		m = ch_coord_cg_member_find(g, member_id);
 		if (!m)
@@ -456,7 +461,8 @@ ch_coord_cg_classic_join(ch_coord_cg *cg, const ch_coord_req *req)
 		return;
 	}
 
-	cg_member *m = join_member(cg, g, member_id, rq->GroupInstanceId);
+	bool held;
+	cg_member *m = join_member(cg, g, member_id, rq->GroupInstanceId, &held);
 	m->store_dirty = true;
 	if (sub.m.RackId.len >= 0) {
 		free(m->rack);
@@ -494,16 +500,21 @@ ch_coord_cg_classic_join(ch_coord_cg *cg, const ch_coord_req *req)
 	ch_coord_cg_maybe_reconcile(g, m, &owned, cg->now);
 	ch_coord_cg_set_free(&owned);
 
-	/* cancelConsumerGroupJoinTimeout; the session and the sync timeouts */
-	ch_coord_cg_timer_cancel(cg, &m->join);
-	renew_session(cg, m);
-	ch_coord_cg_timer_set(cg, &m->sync, cg->now + rebalance_timeout);
-
 	free(a->member_id);
 	a->member_id = ch_xstrdup(m->id);
 	a->generation = m->epoch;
 	a->protocol_type = ch_xstrdup(PROTOCOL_TYPE);
 	a->protocol_name = ch_xstrdup(first_protocol(m));
+	/* 4. the downgrade when this static member replaced the last
+	 * consumer-protocol one: the answer goes out with the conversion and
+	 * the classic core keeps the member's timers from then on. */
+	if (held && downgrade(g, NULL, req->token, &answer_ops, a))
+		return;
+
+	/* cancelConsumerGroupJoinTimeout; the session and the sync timeouts */
+	ch_coord_cg_timer_cancel(cg, &m->join);
+	renew_session(cg, m);
+	ch_coord_cg_timer_set(cg, &m->sync, cg->now + rebalance_timeout);
 	ch_coord_cg_store_flush_answer(cg, g->id, req->token, &answer_ops, a);
 }
 
@@ -927,18 +938,29 @@ select_protocol(const cg_group *g, const cg_member *leaving)
 	return best;
 }
 
-bool
-ch_coord_cg_downgrade(cg_group *g, cg_member *leaving)
+/*
+ * The conversion (GroupMetadataManager.convertToClassicGroup), for both of
+ * its triggers: `leaving` (a consumer-protocol member) goes and the rest
+ * become a classic group that rebalances; or, with leaving NULL, a classic
+ * static member has just replaced the last consumer-protocol one and every
+ * member becomes a classic member of a Stable group, with no rebalance
+ * (validateOnlineDowngradeWithReplacedMemberId). The records are flushed
+ * with `ans` (NULL: none) answered when they are durable. True if the group
+ * was converted and freed; false (ans untouched) if it stays.
+ */
+static bool
+downgrade(cg_group *g, cg_member *leaving, void *token, const cg_answer_ops *ops, void *ans)
 {
 	ch_coord_cg *cg = g->cg;
-	if (leaving->classic || !cg->ops.classic_group_import)
+	if ((leaving && leaving->classic) || !cg->ops.classic_group_import)
 		return false;
 	size_t classic = 0;
 	ch_map_foreach (&g->members, e)
 		classic += ((const cg_member *)e->value)->classic != NULL;
-	if (classic != g->members.n - 1) /* allMembersUseClassicProtocolExcept */
+	size_t staying = g->members.n - (leaving ? 1 : 0);
+	if (classic != staying) /* allMembersUseClassicProtocolExcept */
 		return false;
-	if (g->members.n <= 1) {
+	if (staying == 0) {
 		ch_coord_cg_log(
 			cg, CH_LOG_DEBUG,
 			"Skip downgrading the consumer group %s to classic group because it's "
@@ -950,7 +972,7 @@ ch_coord_cg_downgrade(cg_group *g, cg_member *leaving)
 	if (cg->cfg.migration_policy != CH_COORD_CG_MIGRATION_DOWNGRADE &&
 	    cg->cfg.migration_policy != CH_COORD_CG_MIGRATION_BIDIRECTIONAL)
 		why = "the online downgrade is disabled";
-	else if ((int64_t)g->members.n - 1 > cg->cfg.classic_max_size)
+	else if ((int64_t)staying > cg->cfg.classic_max_size)
 		why = "its group size is greater than classic group max size";
 	const char *protocol = why ? NULL : select_protocol(g, leaving);
 	if (!why && !protocol)
@@ -963,7 +985,7 @@ ch_coord_cg_downgrade(cg_group *g, cg_member *leaving)
 	}
 	/* ClassicGroup.fromConsumerGroup: every member but the leaving one,
 	 * its target assignment at the selected protocol's version */
-	int32_t n = (int32_t)g->members.n - 1, np = 0, i = 0;
+	int32_t n = (int32_t)staying, np = 0, i = 0;
 	ch_map_foreach (&g->members, e)
 		if (e->value != leaving)
 			np += ((const cg_member *)e->value)->classic->nprotocols;
@@ -1000,15 +1022,26 @@ ch_coord_cg_downgrade(cg_group *g, cg_member *leaving)
 		xm[i].assignment_len = (int32_t)asg[i].len;
 		i++;
 	}
-	ch_coord_export_group x = {CH_COORD_GROUP_STABLE, g->epoch, PROTOCOL_TYPE, protocol, xm, n};
-	ch_coord_cg_log(cg, CH_LOG_INFO,
-			"[GroupId %s] Downgrading the consumer group to a classic group at "
-			"generation %d with %d members (protocol %s): member %s left.",
-			g->id, g->epoch, n, protocol, leaving->id);
+	ch_coord_export_group x = {CH_COORD_GROUP_STABLE, g->epoch, PROTOCOL_TYPE, protocol,
+				   xm,		       n,	 leaving != NULL};
+	if (leaving)
+		ch_coord_cg_log(cg, CH_LOG_INFO,
+				"[GroupId %s] Downgrading the consumer group to a classic group at "
+				"generation %d with %d members (protocol %s): member %s left.",
+				g->id, g->epoch, n, protocol, leaving->id);
+	else
+		ch_coord_cg_log(cg, CH_LOG_INFO,
+				"[GroupId %s] Downgrading the consumer group to a classic group at "
+				"generation %d with %d members (protocol %s): a static member "
+				"replaced the last consumer-protocol member.",
+				g->id, g->epoch, n, protocol);
 	/* The consumer group's tombstones first, then the classic group. */
 	char *id = ch_xstrdup(g->id);
 	ch_map_remove(&cg->groups, g->id, strlen(g->id));
-	ch_coord_cg_store_flush(cg, id, NULL, NULL);
+	if (ans)
+		ch_coord_cg_store_flush_answer(cg, id, token, ops, ans);
+	else
+		ch_coord_cg_store_flush(cg, id, NULL, NULL);
 	cg->ops.classic_group_import(cg->ops.ud, ch_str_c(id), &x, cg->now);
 	ch_coord_cg_group_free(cg, g);
 	for (i = 0; i < n; i++)
@@ -1018,4 +1051,10 @@ ch_coord_cg_downgrade(cg_group *g, cg_member *leaving)
 	free(xp);
 	free(id);
 	return true;
+}
+
+bool
+ch_coord_cg_downgrade(cg_group *g, cg_member *leaving)
+{
+	return downgrade(g, leaving, NULL, NULL, NULL);
 }

@@ -116,11 +116,11 @@ class ConsumerProtocolConfluent(ClientGroupTest):
             self.assertIsNone(m.fatal, m.name)
             self.assertEqual(m.close(), 0)
 
-    def classic_member(self, group, topics, name, assignor, delay_ms=0):
+    def classic_member(self, group, topics, name, assignor, delay_ms=0, instance=None):
         """A confluent-kafka member of the classic protocol (JoinGroup,
         SyncGroup, Heartbeat) with a client-side assignor."""
         argv = [VENV_PYTHON, MEMBER, "--client", "confluent", "--protocol", "classic"] + \
-            member_flags(self.broker.bootstrap, group, list(topics), name, assignor, None,
+            member_flags(self.broker.bootstrap, group, list(topics), name, assignor, instance,
                          SESSION_MS, True, 20, delay_ms)
         m = MemberProcess(argv, name)
         self.addCleanup(m.cleanup)
@@ -234,6 +234,34 @@ class ConsumerProtocolConfluent(ClientGroupTest):
             self.assertEqual(m.close(), 0)
         dups, problems = check_reads(everyone, topic, ends)
         self.assertEqual([x for x in problems if " re-read by " not in x], [])
+
+    def test_downgrade_by_replaced_static_member(self):
+        """Kafka 4's other downgrade (validateOnlineDowngradeWithReplacedMemberId):
+        the last consumer-protocol member is static, closes (epoch -2, its
+        instance id kept) and comes back as a classic member under the same
+        instance id: the group is a classic group at once, the newcomer owns
+        what the old member owned, and the classic member that stayed sees no
+        rebalance."""
+        topic, group = "rs-cp", "g-rs-cp"
+        create_topics(self.broker.port, {topic: 4})
+        parts = all_parts({topic: 4})
+        c1 = self.member(group, [topic], "rs-c1", assignor="uniform", instance="inst-rs")
+        wait_cover([c1], parts)
+        k1 = self.classic_member(group, [topic], "rs-k1", "range", 5)
+        wait_cover([c1, k1], parts, each_owns=True)
+        self.assertEqual(self.group_type(group), ConsumerGroupType.CONSUMER)
+        c1_parts, k1_parts, k1_events = set(c1.assignment), set(k1.assignment), \
+            k1.n_rebalance_events()
+        self.assertEqual(c1.close(), 0)
+        k2 = self.classic_member(group, [topic], "rs-k2", "range", 5, instance="inst-rs")
+        wait_cover([k1, k2], parts, each_owns=True)
+        self.assertEqual(self.group_type(group), ConsumerGroupType.CLASSIC)
+        self.assertEqual(k2.assignment, c1_parts, describe_cover([k1, k2]))
+        self.assertEqual(k1.assignment, k1_parts)
+        self.assertEqual(k1.n_rebalance_events(), k1_events, "k1 saw a rebalance: %s" % k1.events)
+        for m in (k1, k2):
+            self.assertIsNone(m.fatal, m.name)
+            self.assertEqual(m.close(), 0)
 
     def describe(self, group):
         c = kwire.Conn(self.broker.port)

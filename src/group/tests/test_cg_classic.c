@@ -632,7 +632,7 @@ fake_export(void *ud, ch_str group_id, void (*fn)(void *fnud, const ch_coord_exp
 	if (!ch_str_eq_c(group_id, "g") || fake.handed_over)
 		return false;
 	ch_coord_export_group x = {CH_COORD_GROUP_STABLE, fake.generation, fake.type,
-				   "cooperative-sticky",  fake.members,    fake.nmembers};
+				   "cooperative-sticky",  fake.members,    fake.nmembers, false};
 	fn(fnud, &x);
 	return true;
 }
@@ -877,6 +877,7 @@ t_upgrade_refused(void)
 /* What the classic core was given. */
 static struct imported {
 	int calls;
+	bool rebalance;
 	int32_t generation, nmembers;
 	char protocol[32];
 	char ids[4][64];
@@ -891,6 +892,7 @@ fake_import(void *ud, ch_str group_id, const ch_coord_export_group *x, int64_t n
 	CH_CHECK(ch_str_eq_c(group_id, "g"));
 	imported.calls++;
 	imported.generation = x->generation;
+	imported.rebalance = x->rebalance;
 	imported.nmembers = x->nmembers;
 	snprintf(imported.protocol, sizeof imported.protocol, "%s", x->protocol_name);
 	CH_CHECK_EQ_STR(x->protocol_type, "consumer");
@@ -983,6 +985,73 @@ t_downgrade(void)
 	}
 }
 
+/* Kafka 4's validateOnlineDowngradeWithReplacedMemberId: a classic static
+ * member's JoinGroup takes the instance id of the last consumer-protocol
+ * member (a client downgraded and restarted): the group becomes a Stable
+ * classic group with every member, the new one holding the replaced one's
+ * target, without a rebalance; the JoinGroup is answered with its member
+ * epoch. Not when the policy forbids a downgrade (it stays a consumer group
+ * with the new member as a classic one), nor while another
+ * consumer-protocol member stays. */
+static void
+t_downgrade_replaced_static(void)
+{
+	for (int how = 0; how < 3; how++) {
+		cg_shell sh;
+		downgrade_setup(&sh, how == 1 ? CH_COORD_CG_MIGRATION_UPGRADE
+					      : CH_COORD_CG_MIGRATION_BIDIRECTIONAL);
+		hb h;
+		hb_join(&h, "g", "a", "t");
+		h.r.InstanceId = CH_STR_LIT("i1");
+		cg_shell_heartbeat(&sh, 0, 1, &h.r);
+		CH_CHECK_EQ_INT(sh.a.err, 0);
+		cap c;
+		joing(&sh, 10, "b", NULL, CH_ASSIGN_COOPERATIVE_STICKY, NULL, -1, &c);
+		syncg(&sh, 12, "b", c.generation, "cooperative-sticky", &c);
+		if (how == 2) { /* a second consumer-protocol member */
+			hb_join(&h, "g", "e", "t");
+			cg_shell_heartbeat(&sh, 15, 1, &h.r);
+			CH_CHECK_EQ_INT(sh.a.err, 0);
+		}
+		int32_t epoch = group_epoch(&sh);
+		find_ctx old = member(&sh, "a");
+		CH_CHECK(old.found);
+		int32_t target[4], nt = old.v.ntarget;
+		for (int32_t i = 0; i < nt; i++)
+			target[i] = old.v.target[i].partition;
+		CH_CHECK(nt > 0);
+
+		joing(&sh, 20, "c", "i1", CH_ASSIGN_COOPERATIVE_STICKY, NULL, -1, &c);
+		CH_CHECK_EQ_INT(c.err, 0);
+		CH_CHECK_EQ_STR(c.member_id, "c");
+		CH_CHECK_EQ_STR(c.protocol, "cooperative-sticky");
+		ch_coord_cg_group_view gv;
+		if (how) {
+			CH_CHECK_EQ_INT(imported.calls, 0);
+			CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+			CH_CHECK(member(&sh, "c").found);
+			CH_CHECK(!member(&sh, "a").found);
+			cg_shell_free(&sh);
+			continue;
+		}
+		CH_CHECK_EQ_INT(imported.calls, 1);
+		CH_CHECK(!imported.rebalance);
+		CH_CHECK(!ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+		CH_CHECK_EQ_INT(imported.generation, epoch);
+		CH_CHECK_EQ_INT(c.generation, epoch);
+		CH_CHECK_EQ_INT(imported.nmembers, 2);
+		int ci = strcmp(imported.ids[0], "c") == 0 ? 0 : 1;
+		CH_CHECK_EQ_STR(imported.ids[ci], "c");
+		CH_CHECK_EQ_STR(imported.ids[1 - ci], "b");
+		CH_CHECK_EQ_INT(imported.nparts[ci], nt);
+		for (int32_t i = 0; i < nt; i++)
+			CH_CHECK_EQ_INT(imported.parts[ci][i], target[i]);
+		CH_CHECK(cg_shell_ok(&sh));
+		cg_shell_free(&sh);
+	}
+}
+
 CH_TEST_MAIN(CH_TEST(t_join_sync_heartbeat), CH_TEST(t_revocation_by_rejoin), CH_TEST(t_errors),
 	     CH_TEST(t_timers), CH_TEST(t_leave), CH_TEST(t_restart), CH_TEST(t_upgrade),
-	     CH_TEST(t_upgrade_refused), CH_TEST(t_downgrade))
+	     CH_TEST(t_upgrade_refused), CH_TEST(t_downgrade),
+	     CH_TEST(t_downgrade_replaced_static))
