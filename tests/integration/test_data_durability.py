@@ -171,7 +171,10 @@ class Durability(BrokerTestCase):
             beg = c.beginning_offsets([tp1, tp2])
             end = c.end_offsets([tp1, tp2])
             c.close()
-            if beg[tp1] > 0 and beg[tp2] > 0:
+            # a retention pass may run while the produce is still arriving
+            # (a loaded machine): the size bound holds after the next one
+            if beg[tp1] > 0 and beg[tp2] > 0 and \
+                    (end[tp2] - beg[tp2]) * 100 <= 8192 + 4096 + 4096:
                 break
             time.sleep(0.3)
         self.assertGreater(beg[tp1], 150, "old segments deleted by time")
