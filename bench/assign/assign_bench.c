@@ -15,6 +15,9 @@
  *             topics
  *   server    5,000 members x 250,000 partitions (500 topics x 500), equal
  *             subscriptions (the KIP-848 uniform assignor's benchmark shape)
+ *   cg1k      1,000 members x 10,000 partitions (100 topics x 100), equal
+ *   cg5k      5,000 members x 100,000 partitions (200 topics x 500), equal
+ *             (the sizes that set the coordinator's off-loop threshold)
  * Steps, each timed: fresh (no owned partitions), steady (the same group with
  * the previous assignment as owned partitions), join (one member more),
  * leave (one member fewer). In the server scenario members with equal
@@ -129,9 +132,10 @@ main(int argc, char **argv)
 		return 0;
 	}
 	if (argc != 3 || kind_by_arg(argv[2]) < 0) {
-		fprintf(stderr, "usage: assign_bench equal|unequal|server ASSIGNOR | --header\n"
-				"  ASSIGNOR: range roundrobin sticky cooperative-sticky uniform "
-				"server-range\n");
+		fprintf(stderr,
+			"usage: assign_bench equal|unequal|server|cg1k|cg5k ASSIGNOR | --header\n"
+			"  ASSIGNOR: range roundrobin sticky cooperative-sticky uniform "
+			"server-range\n");
 		return 2;
 	}
 	const char *sc = argv[1];
@@ -144,6 +148,10 @@ main(int argc, char **argv)
 		nm = 2000, nt = 500, np = 2000, half = true;
 	} else if (strcmp(sc, "server") == 0) {
 		nm = 5000, nt = 500, np = 500;
+	} else if (strcmp(sc, "cg1k") == 0) {
+		nm = 1000, nt = 100, np = 100;
+	} else if (strcmp(sc, "cg5k") == 0) {
+		nm = 5000, nt = 200, np = 500;
 	} else {
 		fprintf(stderr, "unknown scenario %s\n", sc);
 		return 2;
@@ -153,7 +161,7 @@ main(int argc, char **argv)
 	ac_init(&g);
 	/* The coordinator interns subscriptions; a client leader decodes one
 	 * array per member. */
-	g.share = strcmp(sc, "server") == 0;
+	g.share = strcmp(sc, "server") == 0 || strncmp(sc, "cg", 2) == 0;
 	int64_t *base = calloc((size_t)nt + 1, sizeof(int64_t));
 	for (int32_t t = 0; t < nt; t++) {
 		char name[32];

@@ -18,6 +18,7 @@
 #include "common/ch_log.h"
 #include "group/ch_coord.h"
 #include "auth/ch_authz.h"
+#include "common/ch_workers.h"
 #include "group/ch_coord_cg.h"
 #include "log/ch_batch.h"
 #include "meta/ch_topics.h"
@@ -50,6 +51,11 @@ struct coord_shell {
 	load_failure *failures; /* [n_partitions] */
 	ch_timer retry_timer;   /* next attempt at the LOAD_FAILED partitions */
 	int64_t retry_delay_ms; /* the wait before the next attempt after that */
+	/* Large consumer groups' target assignments (ch_coord_cg_ops.assign_offload):
+	 * their own thread, so an assignment never waits behind fsyncs nor
+	 * fsyncs behind it; stopping: results are dropped, not applied. */
+	ch_workers *assign_workers;
+	bool stopping;
 };
 
 typedef struct append_ctx {
@@ -145,6 +151,58 @@ op_log_enabled(void *ud, ch_log_level level)
 {
 	(void)ud;
 	return ch_log_enabled(level);
+}
+
+/* The assignment worker's thread: hands the finished job to the loop. */
+static void
+assign_post_cb(ch_loop *loop, void *ud)
+{
+	(void)loop;
+	ch_workers_complete(ud);
+}
+
+static void
+assign_post(void *ctx, ch_work *w)
+{
+	coord_shell *s = ctx;
+	ch_loop_post(s->loop, assign_post_cb, w);
+}
+
+/* One offloaded assignment: the pool's item (first), its shell and job. */
+typedef struct assign_work {
+	ch_work w;
+	coord_shell *s;
+	ch_coord_cg_assign_job *job;
+} assign_work;
+
+static void
+assign_run(ch_work *w)
+{
+	ch_coord_cg_assign_job_run(((assign_work *)w)->job);
+}
+
+/* On the loop: the result to the core (or dropped while stopping). */
+static void
+assign_done(ch_work *w)
+{
+	assign_work *a = (assign_work *)w;
+	if (a->s->stopping)
+		ch_coord_cg_assign_job_free(a->job);
+	else
+		ch_coord_cg_assign_job_done(a->s->cgroups, ch_now_wall_ms(), a->job);
+	free(a);
+}
+
+/* ch_coord_cg_ops.assign_offload: the job to the assignment thread. */
+static void
+op_assign_offload(void *ud, ch_coord_cg_assign_job *job)
+{
+	assign_work *a = ch_xcalloc(1, sizeof(*a));
+	a->s = ud;
+	a->job = job;
+	a->w.run = assign_run;
+	a->w.done = assign_done;
+	ch_workers_queue(a->s->assign_workers, &a->w);
 }
 
 /* ch_coord_cg_ops.topic: a topic of the registry. */
@@ -254,6 +312,9 @@ coord_shell_consumer_config(const ch_config *cfg, ch_coord_cg_config *out, char 
 	out->max_heartbeat_interval_ms = cfg->group_consumer_max_heartbeat_interval_ms;
 	out->max_size = cfg->group_consumer_max_size;
 	out->regex_refresh_interval_ms = cfg->group_consumer_regex_refresh_interval_ms;
+	out->assignment_interval_ms = cfg->group_consumer_assignment_interval_ms;
+	out->assignor_offload = cfg->group_consumer_assignor_offload_enable;
+	out->assignor_offload_min_partitions = cfg->group_consumer_assignor_offload_min_partitions;
 	out->migration_policy = (ch_coord_cg_migration)cfg->group_consumer_migration_policy;
 	out->classic_min_session_timeout_ms = cfg->group_min_session_timeout_ms;
 	out->classic_max_session_timeout_ms = cfg->group_max_session_timeout_ms;
@@ -495,7 +556,9 @@ coord_shell_start(ch_loop *loop, ch_broker *bk, ch_log_manager *logs)
 		.append = op_cg_append,
 		.log = op_log,
 		.log_enabled = op_log_enabled,
+		.assign_offload = op_assign_offload,
 	};
+	s->assign_workers = ch_workers_new(1, assign_post, s);
 	cgc.offsets_partitions = cc.offsets_partitions;
 	s->cgroups = ch_coord_cg_new(&cgc, &cgo);
 	bk->cgroups = s->cgroups;
@@ -556,6 +619,11 @@ coord_shell_stop(coord_shell *s)
 	if (!s)
 		return;
 	coord_shell_quiesce(s);
+	/* Assignments in flight end (their results dropped) before the core goes. */
+	s->stopping = true;
+	while (ch_workers_inflight(s->assign_workers) > 0)
+		ch_loop_run_once(s->loop, 100);
+	ch_workers_free(s->assign_workers);
 	ch_coord_free(s->coord);
 	ch_coord_cg_free(s->cgroups);
 	free(s->failures);

@@ -477,6 +477,19 @@ static const cdef cdefs[] = {
 	 OFF(group_consumer_regex_refresh_interval_ms),
 	 "The interval at which the group coordinator will refresh the topics matching the "
 	 "group subscribed regexes."},
+	{"group.consumer.assignment.interval.ms", V_INT(0, INT32_MAX), 0, "0",
+	 OFF(group_consumer_assignment_interval_ms),
+	 "The minimum time between two target assignments of a consumer group: changes "
+	 "within it get one assignment (KIP-1263; Kafka 4.3+ defaults to 1000, cohortd to 0, "
+	 "an assignment at every change)."},
+	{"group.consumer.assignor.offload.enable", V_BOOL, 0, "true",
+	 OFF(group_consumer_assignor_offload_enable),
+	 "Whether the target assignments of large consumer groups are computed on a "
+	 "background thread (KIP-1263)."},
+	{"group.consumer.assignor.offload.min.partitions", V_INT(0, INT32_MAX), 0, "10000",
+	 OFF(group_consumer_assignor_offload_min_partitions),
+	 "cohortd's own: a consumer group subscribed to at least this many partitions is "
+	 "large (its assignment is offloaded when group.consumer.assignor.offload.enable)."},
 	{"group.consumer.assignors", V_STR, 0,
 	 "org.apache.kafka.coordinator.group.assignor.UniformAssignor,"
 	 "org.apache.kafka.coordinator.group.assignor.RangeAssignor",

@@ -267,6 +267,9 @@ struct ch_config {
 	int32_t group_consumer_max_heartbeat_interval_ms;
 	int32_t group_consumer_max_size;
 	int32_t group_consumer_regex_refresh_interval_ms;
+	int32_t group_consumer_assignment_interval_ms;
+	bool group_consumer_assignor_offload_enable;
+	int32_t group_consumer_assignor_offload_min_partitions;
 	char *group_consumer_assignors;      /* group.consumer.assignors, comma-separated */
 	int group_consumer_migration_policy; /* ch_coord_cg_migration */
 

@@ -38,6 +38,9 @@ ch_coord_cg_config_defaults(ch_coord_cg_config *c)
 	c->classic_max_size = INT32_MAX;
 	c->regex_refresh_interval_ms = 600000;
 	c->regex_min_refresh_ms = 10000;
+	c->assignment_interval_ms = 0;
+	c->assignor_offload = true;
+	c->assignor_offload_min_partitions = 10000;
 }
 
 const char *
@@ -69,6 +72,10 @@ ch_coord_cg_config_check(const ch_coord_cg_config *c)
 		return "group.consumer.max.size must be at least 1";
 	if (c->nassignors < 1 || c->nassignors > CH_COORD_CG_MAX_ASSIGNORS)
 		return "group.consumer.assignors must name at least one assignor";
+	if (c->assignment_interval_ms < 0)
+		return "group.consumer.assignment.interval.ms must be at least 0";
+	if (c->assignor_offload_min_partitions < 0)
+		return "group.consumer.assignor.offload.min.partitions must be at least 0";
 	return NULL;
 }
 
@@ -290,6 +297,7 @@ ch_coord_cg_group_create(ch_coord_cg *cg, ch_str id)
 	ch_map_init(&g->owners);
 	ch_map_init(&g->regexes);
 	g->regex_never = true;
+	g->assign_timer = (cg_timer){.kind = CG_TIMER_ASSIGN, .g = g};
 	ch_map_entry *e = ch_map_put(&cg->groups, id.p, (size_t)id.len, g);
 	g->id = e->key;
 	return g;
@@ -340,6 +348,7 @@ ch_coord_cg_group_free(ch_coord_cg *cg, cg_group *g)
 	ch_map_free(&g->statics);
 	ch_map_free(&g->owners);
 	ch_coord_cg_regex_free_all(g);
+	ch_coord_cg_timer_cancel(cg, &g->assign_timer);
 	meta_free(g);
 	free(g);
 }
@@ -577,25 +586,88 @@ meta_index_by_id(const cg_group *g, const ch_uuid *id)
 	return -1;
 }
 
-/* A new target assignment for every member at the group epoch, from the
- * previous target (sticky). Returns false (the reason logged and in err)
- * when the assignor refuses its input. */
-bool
-ch_coord_cg_update_target(cg_group *g, char *err, size_t errcap)
+/* The assignor's input for g's target at its epoch, copied (a worker
+ * thread reads it while the group goes on changing) and its result. */
+struct ch_coord_cg_assign_job {
+	uint64_t seq; /* g->assign_job while it is the group's latest (0: within the call) */
+	char *group_id;
+	int32_t epoch;
+	ch_assign_kind kind;
+	cg_topic_meta *meta; /* the group's topics as read: result indexes are into it */
+	int32_t nmeta;
+	ch_assign_topic *topics;
+	ch_assign_member *in;
+	char **ids, **instances, **racks; /* of in[i] (instances[i], racks[i] may be NULL) */
+	int32_t **parts;                  /* in[i].owned's partitions */
+	int32_t nm;
+	bool ran, ok;
+	ch_assign_result res;
+	char err[256];
+};
+
+void
+ch_coord_cg_assign_job_free(ch_coord_cg_assign_job *job)
 {
-	ch_coord_cg *cg = g->cg;
+	if (!job)
+		return;
+	for (int32_t i = 0; i < job->nm; i++) {
+		free((void *)job->in[i].topics);
+		free((void *)job->in[i].owned);
+		free(job->parts[i]);
+		free(job->ids[i]);
+		free(job->instances[i]);
+		free(job->racks[i]);
+	}
+	for (int32_t i = 0; i < job->nmeta; i++)
+		free(job->meta[i].name);
+	if (job->ran && job->ok)
+		ch_assign_result_free(&job->res);
+	free(job->meta);
+	free(job->topics);
+	free(job->in);
+	free(job->ids);
+	free(job->instances);
+	free(job->racks);
+	free(job->parts);
+	free(job->group_id);
+	free(job);
+}
+
+static char *
+dup_or_null(const char *s)
+{
+	return s ? ch_xstrdup(s) : NULL;
+}
+
+/* g's assignor input (Kafka's TargetAssignmentBuilder): every member with
+ * its subscribed names and what its regex resolved to, the current target
+ * as owned partitions (sticky), the preferred assignor. */
+static ch_coord_cg_assign_job *
+job_snapshot(cg_group *g)
+{
 	int32_t nm = (int32_t)g->members.n;
-	ch_assign_topic *topics = ch_xcalloc((size_t)(g->nmeta ? g->nmeta : 1), sizeof *topics);
-	for (int32_t i = 0; i < g->nmeta; i++)
-		topics[i] =
-			(ch_assign_topic){ch_str_c(g->meta[i].name), g->meta[i].partitions, NULL};
-	ch_assign_member *in = ch_xcalloc((size_t)(nm ? nm : 1), sizeof *in);
-	cg_member **ms = ch_xcalloc((size_t)(nm ? nm : 1), sizeof *ms);
-	int32_t **partsv = ch_xcalloc((size_t)(nm ? nm : 1), sizeof *partsv);
+	size_t nm1 = (size_t)(nm ? nm : 1);
+	ch_coord_cg_assign_job *job = ch_xcalloc(1, sizeof *job);
+	job->group_id = ch_xstrdup(g->id);
+	job->epoch = g->epoch;
+	job->kind = preferred_assignor(g);
+	job->nmeta = g->nmeta;
+	job->meta = ch_xcalloc((size_t)(g->nmeta ? g->nmeta : 1), sizeof *job->meta);
+	job->topics = ch_xcalloc((size_t)(g->nmeta ? g->nmeta : 1), sizeof *job->topics);
+	for (int32_t i = 0; i < g->nmeta; i++) {
+		job->meta[i] = g->meta[i];
+		job->meta[i].name = ch_xstrdup(g->meta[i].name);
+		job->topics[i] =
+			(ch_assign_topic){ch_str_c(job->meta[i].name), g->meta[i].partitions, NULL};
+	}
+	job->in = ch_xcalloc(nm1, sizeof *job->in);
+	job->ids = ch_xcalloc(nm1, sizeof *job->ids);
+	job->instances = ch_xcalloc(nm1, sizeof *job->instances);
+	job->racks = ch_xcalloc(nm1, sizeof *job->racks);
+	job->parts = ch_xcalloc(nm1, sizeof *job->parts);
 	int32_t i = 0;
 	ch_map_foreach (&g->members, e) {
 		cg_member *m = e->value;
-		ms[i] = m;
 		/* its names and what its regex resolved to, both sorted: merged */
 		int32_t nrx;
 		const char *const *rx = ch_coord_cg_regex_topics(g, m, &nrx);
@@ -617,7 +689,7 @@ ch_coord_cg_update_target(cg_group *g, char *err, size_t errcap)
 			ch_xcalloc((size_t)(m->target.n ? m->target.n : 1), sizeof *own);
 		int32_t *parts =
 			ch_xmalloc((size_t)(m->target.n ? m->target.n : 1) * sizeof *parts);
-		partsv[i] = parts;
+		job->parts[i] = parts;
 		int32_t no = 0;
 		for (int32_t k = 0; k < m->target.n;) {
 			int32_t ix = meta_index_by_id(g, &m->target.v[k].topic);
@@ -630,10 +702,13 @@ ch_coord_cg_update_target(cg_group *g, char *err, size_t errcap)
 			if (ix >= 0)
 				own[no++] = (ch_assign_owned){ix, parts + start, k - start};
 		}
-		in[i] = (ch_assign_member){
-			.member_id = ch_str_c(m->id),
-			.instance_id = ch_str_c(m->instance_id),
-			.rack = ch_str_c(m->rack),
+		job->ids[i] = ch_xstrdup(m->id);
+		job->instances[i] = dup_or_null(m->instance_id);
+		job->racks[i] = dup_or_null(m->rack);
+		job->in[i] = (ch_assign_member){
+			.member_id = ch_str_c(job->ids[i]),
+			.instance_id = ch_str_c(job->instances[i]),
+			.rack = ch_str_c(job->racks[i]),
 			.topics = tix,
 			.ntopics = nt,
 			.owned = own,
@@ -642,45 +717,151 @@ ch_coord_cg_update_target(cg_group *g, char *err, size_t errcap)
 		};
 		i++;
 	}
-	ch_assign_kind kind = preferred_assignor(g);
-	ch_assign_input input = {topics, g->nmeta, in, nm};
-	ch_assign_result res;
-	bool ok = ch_assign(kind, &input, &res) == CH_OK;
-	if (ok) {
-		for (i = 0; i < nm; i++) {
-			cg_member *m = ms[i];
-			ch_coord_cg_set_free(&m->target);
-			for (int32_t k = res.off[i]; k < res.off[i + 1]; k++) {
-				ch_coord_cg_tp tp = {g->meta[res.tps[k].topic].id,
-						     res.tps[k].partition};
-				ch_coord_cg_set_push(&m->target, &tp);
-			}
-			ch_coord_cg_set_normalize(&m->target);
+	job->nm = nm;
+	return job;
+}
+
+void
+ch_coord_cg_assign_job_run(ch_coord_cg_assign_job *job)
+{
+	ch_assign_input input = {job->topics, job->nmeta, job->in, job->nm};
+	job->ok = ch_assign(job->kind, &input, &job->res) == CH_OK;
+	job->ran = true;
+	if (!job->ok)
+		snprintf(job->err, sizeof job->err,
+			 "Failed to compute a new target assignment for epoch %d: %s", job->epoch,
+			 job->res.errstr);
+}
+
+/* The job's result becomes g's target. false (nothing changed) when g's
+ * members are no longer those of the snapshot: a static member replaced
+ * (same epoch) is found by its instance id. */
+static bool
+job_apply(cg_group *g, const ch_coord_cg_assign_job *job)
+{
+	ch_coord_cg *cg = g->cg;
+	if ((int32_t)g->members.n != job->nm)
+		return false;
+	cg_member **ms = ch_xcalloc((size_t)(job->nm ? job->nm : 1), sizeof *ms);
+	for (int32_t i = 0; i < job->nm; i++) {
+		ms[i] = ch_coord_cg_member_find(g, ch_str_c(job->ids[i]));
+		if (!ms[i] && job->instances[i])
+			ms[i] = ch_map_get(&g->statics, job->instances[i],
+					   strlen(job->instances[i]));
+		if (!ms[i]) {
+			free(ms);
+			return false;
 		}
-		g->assignment_epoch = g->epoch;
-		g->assignment_ts = cg->now;
-		g->store_all = true;
-		ch_coord_cg_log(
-			cg, CH_LOG_INFO,
+	}
+	for (int32_t i = 0; i < job->nm; i++) {
+		cg_member *m = ms[i];
+		ch_coord_cg_set_free(&m->target);
+		for (int32_t k = job->res.off[i]; k < job->res.off[i + 1]; k++) {
+			ch_coord_cg_tp tp = {job->meta[job->res.tps[k].topic].id,
+					     job->res.tps[k].partition};
+			ch_coord_cg_set_push(&m->target, &tp);
+		}
+		ch_coord_cg_set_normalize(&m->target);
+	}
+	free(ms);
+	g->assignment_epoch = job->epoch;
+	g->assignment_ts = cg->now;
+	g->store_all = true;
+	ch_coord_cg_log(cg, CH_LOG_INFO,
 			"[GroupId %s] Computed a new target assignment for epoch %d with '%s' "
 			"assignor.",
-			g->id, g->epoch, ch_assign_name(kind));
-		ch_assign_result_free(&res);
+			g->id, job->epoch, ch_assign_name(job->kind));
+	return true;
+}
+
+/* A new target assignment for every member at the group epoch, from the
+ * previous target (sticky), within the call. Returns false (the reason
+ * logged and in err) when the assignor refuses its input. */
+bool
+ch_coord_cg_update_target(cg_group *g, char *err, size_t errcap)
+{
+	ch_coord_cg_assign_job *job = job_snapshot(g);
+	ch_coord_cg_assign_job_run(job);
+	bool ok = job->ok;
+	if (ok) {
+		job_apply(g, job); /* the same members: nothing ran in between */
 	} else {
-		snprintf(err, errcap, "Failed to compute a new target assignment for epoch %d: %s",
-			 g->epoch, res.errstr);
-		ch_coord_cg_log(cg, CH_LOG_ERROR, "[GroupId %s] %s.", g->id, err);
+		snprintf(err, errcap, "%s", job->err);
+		ch_coord_cg_log(g->cg, CH_LOG_ERROR, "[GroupId %s] %s.", g->id, err);
 	}
-	for (i = 0; i < nm; i++) {
-		free((void *)in[i].topics);
-		free(partsv[i]);
-		free((void *)in[i].owned);
-	}
-	free(partsv);
-	free(in);
-	free(ms);
-	free(topics);
+	ch_coord_cg_assign_job_free(job);
 	return ok;
+}
+
+/* The partitions of g's subscribed topics (what an assignment's cost
+ * follows: bench/assign, group_cg_assign_bench). */
+static int64_t
+group_partitions(const cg_group *g)
+{
+	int64_t n = 0;
+	for (int32_t i = 0; i < g->nmeta; i++)
+		n += g->meta[i].partitions;
+	return n;
+}
+
+bool
+ch_coord_cg_target_follow(cg_group *g, char *err, size_t errcap)
+{
+	ch_coord_cg *cg = g->cg;
+	if (g->epoch <= g->assignment_epoch || g->assign_job)
+		return true; /* current, or a job in flight (its end looks again) */
+	/* The first target at once: a member's epoch must not stay 0. */
+	if (g->assignment_epoch > 0 && g->assign_failed_epoch != g->epoch) {
+		int64_t due = g->assignment_ts + cg->cfg.assignment_interval_ms;
+		if (cg->cfg.assignment_interval_ms > 0 && cg->now < due) {
+			if (!ch_heap_armed(&g->assign_timer.node))
+				ch_coord_cg_timer_set(cg, &g->assign_timer, due);
+			return true;
+		}
+		if (cg->ops.assign_offload && cg->cfg.assignor_offload &&
+		    group_partitions(g) >= cg->cfg.assignor_offload_min_partitions) {
+			ch_coord_cg_assign_job *job = job_snapshot(g);
+			job->seq = g->assign_job = ++cg->assign_jobs;
+			ch_coord_cg_log(cg, CH_LOG_DEBUG,
+					"[GroupId %s] Computing the target assignment for epoch %d "
+					"off the coordinator's thread.",
+					g->id, g->epoch);
+			cg->ops.assign_offload(cg->ops.ud, job);
+			return true;
+		}
+	}
+	ch_coord_cg_timer_cancel(cg, &g->assign_timer);
+	return ch_coord_cg_update_target(g, err, errcap);
+}
+
+void
+ch_coord_cg_assign_job_done(ch_coord_cg *cg, int64_t now, ch_coord_cg_assign_job *job)
+{
+	cg->now = now;
+	cg_group *g = ch_coord_cg_group_find(cg, ch_str_c(job->group_id));
+	if (!g || g->assign_job != job->seq) {
+		ch_coord_cg_assign_job_free(job); /* the group went (and came again) */
+		return;
+	}
+	g->assign_job = 0;
+	bool applied = false;
+	if (g->epoch == job->epoch) {
+		if (!job->ok) {
+			/* The next heartbeat computes it within the call and
+			 * answers the assignor's error. */
+			g->assign_failed_epoch = job->epoch;
+			ch_coord_cg_log(cg, CH_LOG_ERROR, "[GroupId %s] %s.", g->id, job->err);
+		} else {
+			applied = job_apply(g, job);
+		}
+	}
+	ch_coord_cg_assign_job_free(job);
+	int32_t before = g->assignment_epoch;
+	char err[256];
+	if (!applied && g->assign_failed_epoch != g->epoch)
+		ch_coord_cg_target_follow(g, err, sizeof err); /* stale: again */
+	if (applied || g->assignment_epoch != before)
+		ch_coord_cg_store_flush(cg, g->id, NULL, NULL);
 }
 
 /* ---- reconciliation (CurrentAssignmentBuilder) ---------------------------- */
@@ -1349,7 +1530,7 @@ heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 	}
 
 	/* 2. The target assignment follows the group epoch. */
-	if (g->epoch > g->assignment_epoch && !ch_coord_cg_update_target(g, buf, sizeof buf)) {
+	if (!ch_coord_cg_target_follow(g, buf, sizeof buf)) {
 		respond_error(cg, req->token, CH_KERR_UNKNOWN_SERVER_ERROR, "%s", buf);
 		goto drop_owned;
 	}
@@ -1433,6 +1614,13 @@ ch_coord_cg_tick(ch_coord_cg *cg, int64_t now)
 	while ((n = ch_heap_top(&cg->timers)) && n->deadline <= now) {
 		cg_timer *t = (cg_timer *)n;
 		ch_heap_remove(&cg->timers, n);
+		if (t->kind == CG_TIMER_ASSIGN) {
+			/* The interval ended: the changes within it get one target. */
+			char err[256];
+			if (ch_coord_cg_target_follow(t->g, err, sizeof err))
+				ch_coord_cg_store_flush(cg, t->g->id, NULL, NULL);
+			continue;
+		}
 		cg_member *m = t->m;
 		cg_group *g = m->g;
 		if (t->kind == CG_TIMER_SESSION) {

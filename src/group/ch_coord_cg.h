@@ -58,7 +58,23 @@
  * off its event loop and answers the heartbeat before the result; cohortd
  * resolves within the heartbeat (same rules, the answer already has it).
  *
- * Not yet: off-loop assignment.
+ * Target assignments of large groups off the caller's thread (issue 13,
+ * Kafka's KIP-1263): when ops->assign_offload is set, assignor_offload is on
+ * and the group's subscribed topics have at least
+ * assignor_offload_min_partitions partitions, the heartbeat that moved the
+ * group epoch snapshots the assignor's input into a job and hands it to
+ * the shell, which runs ch_coord_cg_assign_job_run on any thread and
+ * ch_coord_cg_assign_job_done on this core's thread. Meanwhile the group is
+ * Assigning and heartbeats answer with the current target (as Kafka's do
+ * while its assignment is pending); the result is applied only if the group
+ * is still at the epoch it was computed for (else computed again). The
+ * first assignment of a group is always computed at once (its members need
+ * a non-zero epoch to reconcile to). Without assign_offload (the simulator,
+ * the unit tests) everything runs within the call, deterministically.
+ *
+ * Batching (group.consumer.assignment.interval.ms): a target is computed at
+ * most once per interval; changes within it wait for a timer at the
+ * interval's end and get one assignment between them.
  */
 #ifndef CH_COORD_CG_H
 #define CH_COORD_CG_H
@@ -104,7 +120,21 @@ typedef struct ch_coord_cg_config {
 	/* Kafka's REGEX_BATCH_REFRESH_MIN_INTERVAL_MS (10000, a constant there,
 	 * not a config; cohortd keeps it): never resolved again sooner */
 	int32_t regex_min_refresh_ms;
+	/* group.consumer.assignment.interval.ms: a group's target is computed
+	 * at most once per interval (KIP-1263; Kafka 4.3+ defaults to 1000,
+	 * cohortd to 0: at every change, as before; README) */
+	int32_t assignment_interval_ms;
+	/* group.consumer.assignor.offload.enable (true): large groups' targets
+	 * are computed through ops->assign_offload */
+	bool assignor_offload;
+	/* group.consumer.assignor.offload.min.partitions (cohortd's own,
+	 * 10000): "large" is at least this many partitions subscribed (below,
+	 * an assignment costs the loop under ~1 ms; docs/NOTES.md) */
+	int32_t assignor_offload_min_partitions;
 } ch_coord_cg_config;
+
+/* A target assignment computed away from the core's thread (above). */
+typedef struct ch_coord_cg_assign_job ch_coord_cg_assign_job;
 
 void ch_coord_cg_config_defaults(ch_coord_cg_config *c);
 /* Checks the bounds Kafka's GroupCoordinatorConfig requires (min <= value
@@ -165,10 +195,28 @@ typedef struct ch_coord_cg_ops {
 		       uint64_t id);
 	void (*log)(void *ud, ch_log_level level, const char *line); /* NULL: silent */
 	bool (*log_enabled)(void *ud, ch_log_level level);           /* NULL: all */
+	/* Run ch_coord_cg_assign_job_run(job) on any thread, then
+	 * ch_coord_cg_assign_job_done(job) on the core's thread (or, shutting
+	 * down, ch_coord_cg_assign_job_free). NULL: targets are computed within
+	 * the call that needs them. */
+	void (*assign_offload)(void *ud, ch_coord_cg_assign_job *job);
 } ch_coord_cg_ops;
 
 ch_coord_cg *ch_coord_cg_new(const ch_coord_cg_config *cfg, const ch_coord_cg_ops *ops);
+/* Jobs handed to ops->assign_offload are not the core's: the shell
+ * delivers or frees them (before or after this). */
 void ch_coord_cg_free(ch_coord_cg *cg);
+
+/* The assignor over the job's snapshot: touches nothing but the job, so
+ * any thread may run it (once). */
+void ch_coord_cg_assign_job_run(ch_coord_cg_assign_job *job);
+/* On the core's thread, after _run: the result becomes the group's target
+ * if the group is still at the epoch it was taken for (and the job is its
+ * latest), else it is dropped and, if the group still needs one, a new
+ * target computed; the group's records follow. Frees the job. */
+void ch_coord_cg_assign_job_done(ch_coord_cg *cg, int64_t now, ch_coord_cg_assign_job *job);
+/* Drops a job without applying it (shutdown). */
+void ch_coord_cg_assign_job_free(ch_coord_cg_assign_job *job);
 
 /* ConsumerGroupHeartbeat v0-v1 (req->body: ch_ConsumerGroupHeartbeatRequest),
  * answered through ops->respond before it returns. Errors where Kafka

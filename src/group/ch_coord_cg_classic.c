@@ -489,7 +489,7 @@ ch_coord_cg_classic_join(ch_coord_cg *cg, const ch_coord_req *req)
 			ch_coord_cg_bump_epoch(g, "subscription changed");
 	}
 	char buf[512];
-	if (g->epoch > g->assignment_epoch && !ch_coord_cg_update_target(g, buf, sizeof buf)) {
+	if (!ch_coord_cg_target_follow(g, buf, sizeof buf)) {
 		ch_arena_reset(&arena);
 		answer_error(cg, req->token, a, CH_KERR_UNKNOWN_SERVER_ERROR);
 		return;

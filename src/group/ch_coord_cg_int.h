@@ -19,14 +19,16 @@ typedef struct cg_set {
 typedef enum cg_timer_kind {
 	CG_TIMER_SESSION = 0,
 	CG_TIMER_REBALANCE,
-	CG_TIMER_JOIN, /* classic member: rejoin within its rebalance timeout */
-	CG_TIMER_SYNC, /* classic member: SyncGroup within its rebalance timeout */
+	CG_TIMER_JOIN,   /* classic member: rejoin within its rebalance timeout */
+	CG_TIMER_SYNC,   /* classic member: SyncGroup within its rebalance timeout */
+	CG_TIMER_ASSIGN, /* the group's assignment interval ended (g set, m NULL) */
 } cg_timer_kind;
 
 typedef struct cg_timer {
 	ch_heap_node node; /* must be first */
 	cg_timer_kind kind;
 	struct cg_member *m;
+	struct cg_group *g; /* CG_TIMER_ASSIGN only */
 } cg_timer;
 
 /* What a classic-protocol member inside a consumer group sent in its
@@ -81,10 +83,10 @@ typedef struct cg_topic_meta {
  * ResolvedRegularExpression, plus who uses it): resolved once for the
  * group, not per member (ch_coord_cg_regex.c). */
 typedef struct cg_regex {
-	char *pattern;    /* the map's key copy */
-	int32_t members;  /* members subscribed to it (0 while replaying) */
-	bool resolved;    /* topics is a resolution (else none yet) */
-	char **topics;    /* the topics it matched that the member may describe, sorted */
+	char *pattern;   /* the map's key copy */
+	int32_t members; /* members subscribed to it (0 while replaying) */
+	bool resolved;   /* topics is a resolution (else none yet) */
+	char **topics;   /* the topics it matched that the member may describe, sorted */
 	int32_t ntopics;
 	int64_t version;  /* the topic change count it was resolved at */
 	int64_t ts;       /* when it was resolved */
@@ -119,6 +121,13 @@ typedef struct cg_group {
 	 * lastResolvedRegularExpressionRefreshTimeMs); regex_never: not yet. */
 	int64_t regex_ts;
 	bool regex_never;
+	/* Off-loop targets (ch_coord_cg_assign_job): the sequence number of the
+	 * job in flight (0: none); the group epoch whose offloaded computation
+	 * the assignor refused (computed within the next heartbeat, which
+	 * answers the error); the end of the assignment interval. */
+	uint64_t assign_job;
+	int32_t assign_failed_epoch;
+	cg_timer assign_timer;
 } cg_group;
 
 /* One record of a group as last written (or replayed): its value bytes;
@@ -184,6 +193,7 @@ struct ch_coord_cg {
 	uint32_t flushes;
 	size_t load_skipped;
 	int64_t topics_version; /* ch_coord_cg_metadata_changed calls: topics came or went */
+	uint64_t assign_jobs;   /* offloaded jobs so far: the next one's sequence number */
 };
 
 #define CG_TP_KEY_LEN 20
@@ -279,9 +289,13 @@ bool ch_coord_cg_fence_member(cg_group *g, cg_member *m);
  * they are durable). */
 void ch_coord_cg_fence_and_flush(cg_group *g, cg_member *m, void *token,
 				 const ch_ConsumerGroupHeartbeatResponse *answer);
-/* A new target assignment at the group epoch; false (err filled) if the
- * assignor refused. */
+/* A new target assignment at the group epoch, within the call; false (err
+ * filled) if the assignor refused. */
 bool ch_coord_cg_update_target(cg_group *g, char *err, size_t errcap);
+/* The target follows the group epoch as configured (ch_coord_cg.h): at
+ * once, at the end of the assignment interval, or offloaded. false (err
+ * filled) only when computed at once and the assignor refused. */
+bool ch_coord_cg_target_follow(cg_group *g, char *err, size_t errcap);
 /* Moves m towards the target (owned: what it reports holding; NULL:
  * unknown). */
 void ch_coord_cg_maybe_reconcile(cg_group *g, cg_member *m, const cg_set *owned, int64_t now);
