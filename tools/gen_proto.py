@@ -31,6 +31,9 @@ written only when they differ from their default, as Kafka does. A field that
 a version does not have keeps its default when decoding and is ignored when
 encoding.
 
+Versions newer than the shared definitions come from tools/proto-overlay/
+(apply_overlay: our own description of the fields a version adds).
+
 The output is committed ("generated, do not edit") so the build needs only a
 C compiler; `make gen` runs this again.
 """
@@ -85,12 +88,55 @@ WRITE = {
 }
 
 
-def load(path):
+def load_json(path):
     with open(path) as f:
         text = f.read()
     # The definitions are JSON with // comments.
     text = re.sub(r"^\s*//.*$", "", text, flags=re.M)
     return json.loads(text)
+
+
+# Versions newer than ../shared/kafka-protocol's definitions, described by us
+# (tools/proto-overlay/<Message>.json, docs/NOTES.md "Protocol").
+OVERLAY_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "proto-overlay")
+
+
+def apply_overlay(d, ov, path):
+    """Raise d (a message definition) to the overlay's validVersions and add
+    its fields. The overlay names the validVersions it extends ("base"): when
+    the shared definition is not that one (it was updated and may already
+    have the fields) generation stops, so that the overlay is removed rather
+    than applied twice."""
+    where = f"{path}: overlay {ov['name']}.json"
+    if d["validVersions"] != ov["base"]:
+        raise SystemExit(f"{where} extends validVersions {ov['base']}, the definition has "
+                         f"{d['validVersions']}: remove the overlay if the definition now "
+                         "has its versions, else update its base")
+    d["validVersions"] = ov["validVersions"]
+    for add in ov.get("addFields", []):
+        fields = d["fields"]
+        for step in add["in"].split(".") if add.get("in") else []:
+            parent = next((f for f in fields if f["name"] == step), None)
+            if parent is None or "fields" not in parent:
+                raise SystemExit(f"{where}: no struct field {add['in']}")
+            fields = parent["fields"]
+        f = add["field"]
+        if any(x["name"] == f["name"] for x in fields):
+            raise SystemExit(f"{where}: {add.get('in', '')}.{f['name']} already exists")
+        names = [x["name"] for x in fields]
+        if add["after"] not in names:
+            raise SystemExit(f"{where}: no field {add['after']} to add {f['name']} after")
+        fields.insert(names.index(add["after"]) + 1, f)
+    return d
+
+
+def load(path):
+    """A message definition, with its overlay (if any) applied."""
+    d = load_json(path)
+    ov_path = os.path.join(OVERLAY_DIR, d.get("name", "") + ".json")
+    if os.path.exists(ov_path):
+        d = apply_overlay(d, load_json(ov_path), path)
+    return d
 
 
 def vrange(spec):

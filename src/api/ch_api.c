@@ -37,7 +37,7 @@ static const ch_api_handler handlers[] = {
 	{CH_APIKEY_HEARTBEAT, 0, 4, ch_api_group},
 	{CH_APIKEY_LEAVE_GROUP, 0, 5, ch_api_group},
 	{CH_APIKEY_SYNC_GROUP, 0, 5, ch_api_group},
-	{CH_APIKEY_DESCRIBE_GROUPS, 0, 5, ch_api_group},
+	{CH_APIKEY_DESCRIBE_GROUPS, 0, 6, ch_api_group},
 	{CH_APIKEY_LIST_GROUPS, 0, 5, ch_api_group},
 	{CH_APIKEY_SASL_HANDSHAKE, 0, 1, ch_api_SaslHandshake},
 	{CH_APIKEY_API_VERSIONS, 0, 4, ch_api_ApiVersions},
@@ -62,7 +62,7 @@ static const ch_api_handler handlers[] = {
 	{CH_APIKEY_DESCRIBE_CLUSTER, 0, 1, ch_api_DescribeCluster},
 	{CH_APIKEY_CONSUMER_GROUP_HEARTBEAT, 0, 1,
 	 ch_api_ConsumerGroupHeartbeat},
-	{CH_APIKEY_CONSUMER_GROUP_DESCRIBE, 0, 0, ch_api_ConsumerGroupDescribe},
+	{CH_APIKEY_CONSUMER_GROUP_DESCRIBE, 0, 1, ch_api_ConsumerGroupDescribe},
 };
 
 const ch_api_handler *

@@ -26,7 +26,8 @@
  *   ListGroups     consumer groups listed with type and protocol type
  *                  "consumer", their state Empty/Assigning/Reconciling/Stable.
  *   DescribeGroups Dead, no members (Kafka's describeGroups finds no classic
- *                  group; v6's GROUP_ID_NOT_FOUND is not served yet).
+ *                  group); from v6 also GROUP_ID_NOT_FOUND, "Group <id> is
+ *                  not a classic group." (KIP-1043).
  *   DeleteGroups   a consumer group with members: NON_EMPTY_GROUP (its
  *                  offsets stay; ConsumerGroup.validateDeleteGroup); an
  *                  empty one is deleted (its records' tombstones) with its
@@ -147,6 +148,8 @@ describe_member(void *ud, const ch_coord_cg_member_view *m)
 		m->regex ? ch_str_c(ch_req_strdup(req, ch_str_c(m->regex))) : CH_STR_NULL;
 	assignment_out(req, m->assigned, m->nassigned, &o->Assignment);
 	assignment_out(req, m->target, m->ntarget, &o->TargetAssignment);
+	/* v1 (KIP-1099): ConsumerGroupMember.useClassicProtocol -> 0, else 1 */
+	o->MemberType = m->classic ? 0 : 1;
 }
 
 static void
@@ -190,7 +193,7 @@ ch_api_ConsumerGroupDescribe(ch_req *req)
 			size_t cap = (size_t)(id.len > 0 ? id.len : 0) + 64;
 			char *msg = ch_req_alloc(req, cap);
 			if (ci.exists && (ci.members > 0 || ci.protocol))
-				snprintf(msg, cap, "Group %s is not a consumer group", cid);
+				snprintf(msg, cap, "Group %s is not a consumer group.", cid);
 			else
 				snprintf(msg, cap, "Group %s not found.", cid);
 			g->ErrorCode = CH_KERR_GROUP_ID_NOT_FOUND;
@@ -465,21 +468,34 @@ merge_list(ch_req *req, ch_ListGroupsResponse *resp)
 }
 
 /* DescribeGroups of a consumer group: Kafka's describeGroups finds no
- * classic group of that id and describes it as Dead (v0-v5), not the
- * offsets holder the classic core has. */
+ * classic group of that id (classicGroup throws GroupIdNotFoundException)
+ * and describes it as Dead, not as the offsets holder the classic core may
+ * have, nor (v6) as the unknown group the core sees when there is none. */
 static void
 patch_describe(ch_req *req, ch_DescribeGroupsResponse *resp)
 {
 	ch_DescribeGroupsResponse_DescribedGroup *groups = ch_req_alloc(
 		req, sizeof(*groups) * (size_t)(resp->Groups_n > 0 ? resp->Groups_n : 1));
 	for (int32_t i = 0; i < resp->Groups_n; i++) {
-		groups[i] = resp->Groups[i];
-		if (groups[i].ErrorCode || !is_consumer_group(req, groups[i].GroupId, NULL))
+		ch_DescribeGroupsResponse_DescribedGroup *g = &groups[i];
+		*g = resp->Groups[i];
+		if ((g->ErrorCode && g->ErrorCode != CH_KERR_GROUP_ID_NOT_FOUND) ||
+		    !is_consumer_group(req, g->GroupId, NULL))
 			continue;
-		groups[i].GroupState = CH_STR_LIT("Dead");
-		groups[i].ProtocolType = CH_STR_LIT("");
-		groups[i].ProtocolData = CH_STR_LIT("");
-		groups[i].Members_n = 0;
+		g->GroupState = CH_STR_LIT("Dead");
+		g->ProtocolType = CH_STR_LIT("");
+		g->ProtocolData = CH_STR_LIT("");
+		g->Members_n = 0;
+		g->ErrorCode = CH_KERR_NONE;
+		g->ErrorMessage = CH_STR_NULL;
+		if (req->version >= 6) {
+			size_t cap = (size_t)g->GroupId.len + 40;
+			char *msg = ch_req_alloc(req, cap);
+			snprintf(msg, cap, "Group %.*s is not a classic group.",
+				 (int)g->GroupId.len, g->GroupId.p);
+			g->ErrorCode = CH_KERR_GROUP_ID_NOT_FOUND;
+			g->ErrorMessage = ch_str_c(msg);
+		}
 	}
 	resp->Groups = groups;
 }

@@ -422,6 +422,7 @@ describe_finish(ch_req *req, const void *resp)
 			continue;
 		ch_DescribeGroupsResponse_DescribedGroup *d = &g[m++];
 		d->ErrorCode = GROUP_DENIED;
+		d->ErrorMessage = CH_STR_NULL;
 		d->GroupId = orig->Groups[k];
 		d->GroupState = CH_STR_LIT("");
 		d->ProtocolType = CH_STR_LIT("");

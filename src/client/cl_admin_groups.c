@@ -559,10 +559,13 @@ done_describe(ad_call *k, int16_t version, void *resp, ad_item **items, size_t n
 	}
 }
 
+/* At most v5: from v6 (KIP-1043) a group that does not exist, or is a
+ * consumer group, is GROUP_ID_NOT_FOUND where cohort.h promises a Dead
+ * description (and the CLI says "does not exist" from it). */
 static const ad_ops describe_ops = {
 	.api = CH_APIKEY_DESCRIBE_GROUPS,
 	.route = R_COORD,
-	.max_version = -1,
+	.max_version = 5,
 	.build = build_describe,
 	.done = done_describe,
 };

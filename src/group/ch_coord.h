@@ -152,7 +152,8 @@
  *             (describeGroups)
  * summary     state and members with their assignment, no protocol or metadata
  *             (describeGroups: describeNoMetadata)
- * Dead        described as Dead, no error (describeGroups)
+ * Dead        described as Dead: no error up to v5, GROUP_ID_NOT_FOUND with
+ *             "Group <id> not found." from v6 (describeGroups, KIP-1043)
  * delete      tombstones for the offsets and the group, answered once durable
  *             (ClassicGroup.validateDeleteGroup passed)
  * UNKNOWN     UNKNOWN_MEMBER_ID

@@ -2,6 +2,7 @@
  * ch_coord_admin.c: ListGroups, DescribeGroups, DeleteGroups: the
  * operator's view of groups.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -79,11 +80,14 @@ ch_coord_describe(ch_coord *c, const ch_coord_req *req)
 	}
 	ch_DescribeGroupsResponse_DescribedGroupMember *pool =
 		ch_xcalloc(nmembers ? nmembers : 1, sizeof(*pool));
+	/* v6's error messages, freed once answered */
+	char **msgs = ch_xcalloc((size_t)(n ? n : 1), sizeof(*msgs));
 	size_t used = 0;
 	for (int32_t i = 0; i < n; i++) {
 		ch_DescribeGroupsResponse_DescribedGroup *o = &r.Groups[i];
 		const ch_coord_group *g = ch_coord_group_find(c, rq->Groups[i]);
 		o->GroupId = rq->Groups[i];
+		o->ErrorMessage = CH_STR_NULL;
 		o->AuthorizedOperations =
 			rq->IncludeAuthorizedOperations ? CH_GROUP_AUTHORIZED_OPS : INT32_MIN;
 		int16_t load_err =
@@ -99,12 +103,22 @@ ch_coord_describe(ch_coord *c, const ch_coord_req *req)
 		}
 		const coord_rule *rule = ch_coord_rule_for(REQ_DESCRIBE, g);
 		if (rule->act == ACT_DESCRIBE_DEAD) {
-			/* Kafka (v0-v5) describes an unknown group as Dead, no error. */
+			/* Kafka describes an unknown group as Dead, no error up to
+			 * v5; v6 (KIP-1043) adds GROUP_ID_NOT_FOUND and the
+			 * GroupIdNotFoundException's message, still Dead. */
 			o->ErrorCode = CH_KERR_NONE;
 			o->GroupState = ch_str_c("Dead");
 			o->ProtocolType = ch_str_c("");
 			o->ProtocolData = ch_str_c("");
 			o->Members_n = 0;
+			if (req->version >= 6) {
+				size_t cap = (size_t)rq->Groups[i].len + 32;
+				msgs[i] = ch_xmalloc(cap);
+				snprintf(msgs[i], cap, "Group %.*s not found.",
+					 (int)rq->Groups[i].len, rq->Groups[i].p);
+				o->ErrorCode = CH_KERR_GROUP_ID_NOT_FOUND;
+				o->ErrorMessage = ch_str_c(msgs[i]);
+			}
 			continue;
 		}
 		bool stable = rule->act == ACT_DESCRIBE_FULL;
@@ -140,6 +154,9 @@ ch_coord_describe(ch_coord *c, const ch_coord_req *req)
 		}
 	}
 	c->ops.respond(c->ops.ud, token, &r);
+	for (int32_t i = 0; i < n; i++)
+		free(msgs[i]);
+	free(msgs);
 	free(pool);
 	free(r.Groups);
 }

@@ -168,7 +168,9 @@ static const struct {
 	[ACT_DESCRIBE_SUMMARY] = {"summary",
 				  "state and members with their assignment, no protocol or "
 				  "metadata (describeGroups: describeNoMetadata)"},
-	[ACT_DESCRIBE_DEAD] = {"Dead", "described as Dead, no error (describeGroups)"},
+	[ACT_DESCRIBE_DEAD] = {"Dead",
+			       "described as Dead: no error up to v5, GROUP_ID_NOT_FOUND with "
+			       "\"Group <id> not found.\" from v6 (describeGroups, KIP-1043)"},
 	[ACT_DELETE] = {"delete", "tombstones for the offsets and the group, answered once durable "
 				  "(ClassicGroup.validateDeleteGroup passed)"},
 };

@@ -37,4 +37,40 @@
 		CH_CHECK(eq_);                                                                     \
 	} while (0)
 
+/* A JoinGroup of protocol type "consumer" with the one protocol "range"
+ * (metadata as given), 30 s session and rebalance timeouts. */
+static inline void
+flow_join_request(ch_JoinGroupRequest *q, ch_JoinGroupRequest_JoinGroupRequestProtocol *proto,
+		  const char *group, const char *member_id, ch_bytes metadata)
+{
+	*proto = (ch_JoinGroupRequest_JoinGroupRequestProtocol){ch_str_c("range"), metadata};
+	ch_JoinGroupRequest_init(q);
+	q->GroupId = ch_str_c(group);
+	q->SessionTimeoutMs = 30000;
+	q->RebalanceTimeoutMs = 30000;
+	q->MemberId = ch_str_c(member_id);
+	q->ProtocolType = ch_str_c("consumer");
+	q->Protocols = proto;
+	q->Protocols_n = 1;
+}
+
+/* DescribeGroups of one group at v (authorized operations asked); NULL,
+ * after a failed check, unless the answer is that one group. */
+static inline const ch_DescribeGroupsResponse_DescribedGroup *
+flow_describe_group(tb *b, ch_arena *a, int16_t v, const char *group)
+{
+	ch_str groups[1] = {ch_str_c(group)};
+	ch_DescribeGroupsRequest q;
+	ch_DescribeGroupsRequest_init(&q);
+	q.Groups = groups;
+	q.Groups_n = 1;
+	q.IncludeAuthorizedOperations = true;
+	ch_DescribeGroupsResponse *r = tb_call(b, CH_APIKEY_DESCRIBE_GROUPS, v, &q, a);
+	CH_CHECK(r && r->Groups_n == 1);
+	if (!r || r->Groups_n != 1)
+		return NULL;
+	CH_CHECK_STR(r->Groups[0].GroupId, group);
+	return &r->Groups[0];
+}
+
 #endif

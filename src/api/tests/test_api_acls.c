@@ -271,17 +271,9 @@ join(tb *b, const char *group)
 {
 	ch_arena a;
 	ch_arena_init(&a);
-	ch_JoinGroupRequest_JoinGroupRequestProtocol proto = {ch_str_c("range"),
-							      {(const uint8_t *)"", 0}};
+	ch_JoinGroupRequest_JoinGroupRequestProtocol proto;
 	ch_JoinGroupRequest q;
-	ch_JoinGroupRequest_init(&q);
-	q.GroupId = ch_str_c(group);
-	q.SessionTimeoutMs = 30000;
-	q.RebalanceTimeoutMs = 30000;
-	q.MemberId = ch_str_c("");
-	q.ProtocolType = ch_str_c("consumer");
-	q.Protocols = &proto;
-	q.Protocols_n = 1;
+	flow_join_request(&q, &proto, group, "", (ch_bytes){(const uint8_t *)"", 0});
 	ch_JoinGroupResponse *r = tb_call(b, CH_APIKEY_JOIN_GROUP, 9, &q, &a);
 	int16_t err = r ? r->ErrorCode : -2;
 	if (r && err == CH_KERR_GROUP_AUTHORIZATION_FAILED)

@@ -138,16 +138,8 @@ static void
 join_request(ch_JoinGroupRequest *q, ch_JoinGroupRequest_JoinGroupRequestProtocol *proto,
 	     const member *m, const char *group, const char *member_id)
 {
-	*proto = (ch_JoinGroupRequest_JoinGroupRequestProtocol){
-		ch_str_c("range"), {m->subscription.data, (int32_t)m->subscription.len}};
-	ch_JoinGroupRequest_init(q);
-	q->GroupId = ch_str_c(group);
-	q->SessionTimeoutMs = 30000;
-	q->RebalanceTimeoutMs = 30000;
-	q->MemberId = ch_str_c(member_id);
-	q->ProtocolType = ch_str_c("consumer");
-	q->Protocols = proto;
-	q->Protocols_n = 1;
+	flow_join_request(q, proto, group, member_id,
+			  (ch_bytes){m->subscription.data, (int32_t)m->subscription.len});
 	q->Reason = ch_str_c("api test");
 }
 
@@ -438,27 +430,10 @@ offset_fetch_step(tb *b, ch_arena *a, int16_t v, int16_t commit_v, member *m)
 	check_committed(&c[0], -1, -1, "");
 }
 
-static const ch_DescribeGroupsResponse_DescribedGroup *
-describe(tb *b, ch_arena *a, int16_t v, const char *group)
-{
-	ch_str groups[1] = {ch_str_c(group)};
-	ch_DescribeGroupsRequest q;
-	ch_DescribeGroupsRequest_init(&q);
-	q.Groups = groups;
-	q.Groups_n = 1;
-	q.IncludeAuthorizedOperations = true;
-	ch_DescribeGroupsResponse *r = tb_call(b, CH_APIKEY_DESCRIBE_GROUPS, v, &q, a);
-	CH_CHECK(r && r->Groups_n == 1);
-	if (!r || r->Groups_n != 1)
-		return NULL;
-	CH_CHECK_STR(r->Groups[0].GroupId, group);
-	return &r->Groups[0];
-}
-
 static void
 describe_step(tb *b, ch_arena *a, int16_t v, member *m)
 {
-	const ch_DescribeGroupsResponse_DescribedGroup *g = describe(b, a, v, m->group);
+	const ch_DescribeGroupsResponse_DescribedGroup *g = flow_describe_group(b, a, v, m->group);
 	if (g) {
 		CH_CHECK_EQ_INT(g->ErrorCode, 0);
 		CH_CHECK_STR(g->GroupState, "Stable");
@@ -479,12 +454,17 @@ describe_step(tb *b, ch_arena *a, int16_t v, member *m)
 			CH_CHECK(g->AuthorizedOperations != INT32_MIN &&
 				 g->AuthorizedOperations != 0);
 	}
-	/* Kafka (v0-v5) describes an unknown group as Dead, without error. */
-	g = describe(b, a, v, "no-such-group");
+	if (g && v >= 6)
+		CH_CHECK(ch_str_is_null(g->ErrorMessage));
+	/* Kafka describes an unknown group as Dead, without error up to v5;
+	 * v6 (KIP-1043) answers GROUP_ID_NOT_FOUND with a message, still Dead. */
+	g = flow_describe_group(b, a, v, "no-such-group");
 	if (g) {
-		CH_CHECK_EQ_INT(g->ErrorCode, 0);
+		CH_CHECK_EQ_INT(g->ErrorCode, v >= 6 ? CH_KERR_GROUP_ID_NOT_FOUND : 0);
 		CH_CHECK_STR(g->GroupState, "Dead");
 		CH_CHECK_EQ_INT(g->Members_n, 0);
+		if (v >= 6)
+			CH_CHECK_STR(g->ErrorMessage, "Group no-such-group not found.");
 	}
 }
 
@@ -618,7 +598,7 @@ leave_step(tb *b, ch_arena *a, int16_t v, int16_t dv, int16_t fv, int16_t cv, me
 		}
 	}
 	const ch_DescribeGroupsResponse_DescribedGroup *g =
-		describe(b, a, tb_version(CH_APIKEY_DESCRIBE_GROUPS, v), m->group);
+		flow_describe_group(b, a, tb_version(CH_APIKEY_DESCRIBE_GROUPS, v), m->group);
 	if (g) {
 		CH_CHECK_STR(g->GroupState, "Empty");
 		CH_CHECK_EQ_INT(g->Members_n, 0);

@@ -20,7 +20,7 @@ init_ch_ConsumerGroupDescribeRequest(ch_ConsumerGroupDescribeRequest *m)
 static size_t
 minsz_ch_ConsumerGroupDescribeRequest(int16_t v)
 {
-	static const uint8_t sz[] = {3};
+	static const uint8_t sz[] = {3, 3};
 	int i = v - 0;
 	return i >= 0 && i < (int)sizeof(sz) ? sz[i] : 1;
 }
@@ -106,7 +106,7 @@ ch_ConsumerGroupDescribeRequest_init(ch_ConsumerGroupDescribeRequest *m)
 int
 ch_ConsumerGroupDescribeRequest_decode(ch_rd *r, ch_arena *a, int16_t v, ch_ConsumerGroupDescribeRequest *m)
 {
-	if (v < 0 || v > 0) {
+	if (v < 0 || v > 1) {
 		ch_rd_fail(r, CH_RD_EINVAL);
 		return -1;
 	}

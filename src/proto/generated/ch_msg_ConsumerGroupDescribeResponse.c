@@ -41,7 +41,7 @@ init_ch_ConsumerGroupDescribeResponse_TopicPartitions(ch_ConsumerGroupDescribeRe
 static size_t
 minsz_ch_ConsumerGroupDescribeResponse_TopicPartitions(int16_t v)
 {
-	static const uint8_t sz[] = {19};
+	static const uint8_t sz[] = {19, 19};
 	int i = v - 0;
 	return i >= 0 && i < (int)sizeof(sz) ? sz[i] : 1;
 }
@@ -137,7 +137,7 @@ init_ch_ConsumerGroupDescribeResponse_Assignment(ch_ConsumerGroupDescribeRespons
 static size_t
 minsz_ch_ConsumerGroupDescribeResponse_Assignment(int16_t v)
 {
-	static const uint8_t sz[] = {2};
+	static const uint8_t sz[] = {2, 2};
 	int i = v - 0;
 	return i >= 0 && i < (int)sizeof(sz) ? sz[i] : 1;
 }
@@ -223,12 +223,13 @@ init_ch_ConsumerGroupDescribeResponse_Member(ch_ConsumerGroupDescribeResponse_Me
 	m->SubscribedTopicRegex = CH_STR_NULL;
 	init_ch_ConsumerGroupDescribeResponse_Assignment(&m->Assignment);
 	init_ch_ConsumerGroupDescribeResponse_Assignment(&m->TargetAssignment);
+	m->MemberType = -1;
 }
 
 static size_t
 minsz_ch_ConsumerGroupDescribeResponse_Member(int16_t v)
 {
-	static const uint8_t sz[] = {12};
+	static const uint8_t sz[] = {12, 13};
 	int i = v - 0;
 	return i >= 0 && i < (int)sizeof(sz) ? sz[i] : 1;
 }
@@ -237,7 +238,7 @@ static bool
 isdef_ch_ConsumerGroupDescribeResponse_Member(const ch_ConsumerGroupDescribeResponse_Member *m)
 {
 	(void)m;
-	return !(!ch_str_eq(m->MemberId, (ch_str){"", 0}) || !ch_str_is_null(m->InstanceId) || !ch_str_is_null(m->RackId) || (m->MemberEpoch != 0) || !ch_str_eq(m->ClientId, (ch_str){"", 0}) || !ch_str_eq(m->ClientHost, (ch_str){"", 0}) || (m->SubscribedTopicNames_n != 0) || !ch_str_is_null(m->SubscribedTopicRegex) || !isdef_ch_ConsumerGroupDescribeResponse_Assignment(&m->Assignment) || !isdef_ch_ConsumerGroupDescribeResponse_Assignment(&m->TargetAssignment));
+	return !(!ch_str_eq(m->MemberId, (ch_str){"", 0}) || !ch_str_is_null(m->InstanceId) || !ch_str_is_null(m->RackId) || (m->MemberEpoch != 0) || !ch_str_eq(m->ClientId, (ch_str){"", 0}) || !ch_str_eq(m->ClientHost, (ch_str){"", 0}) || (m->SubscribedTopicNames_n != 0) || !ch_str_is_null(m->SubscribedTopicRegex) || !isdef_ch_ConsumerGroupDescribeResponse_Assignment(&m->Assignment) || !isdef_ch_ConsumerGroupDescribeResponse_Assignment(&m->TargetAssignment) || (m->MemberType != -1));
 }
 
 static void
@@ -297,6 +298,9 @@ dec_ch_ConsumerGroupDescribeResponse_Member(ch_rd *r, ch_arena *a, int16_t v, ch
 	if (1) {
 		dec_ch_ConsumerGroupDescribeResponse_Assignment(r, a, v, &m->TargetAssignment);
 	}
+	if (v >= 1) {
+		m->MemberType = ch_rd_i8(r);
+	}
 	if (1) {
 		uint32_t ntags_ = ch_rd_tag_count(r);
 		for (uint32_t t_ = 0; t_ < ntags_ && ch_rd_ok(r); t_++) {
@@ -354,6 +358,9 @@ enc_ch_ConsumerGroupDescribeResponse_Member(ch_buf *b, int16_t v, const ch_Consu
 	if (1) {
 		enc_ch_ConsumerGroupDescribeResponse_Assignment(b, v, &m->TargetAssignment);
 	}
+	if (v >= 1) {
+		ch_wr_i8(b, m->MemberType);
+	}
 	if (1) {
 		ch_wr_uvarint(b, 0);
 	}
@@ -378,7 +385,7 @@ init_ch_ConsumerGroupDescribeResponse_DescribedGroup(ch_ConsumerGroupDescribeRes
 static size_t
 minsz_ch_ConsumerGroupDescribeResponse_DescribedGroup(int16_t v)
 {
-	static const uint8_t sz[] = {20};
+	static const uint8_t sz[] = {20, 20};
 	int i = v - 0;
 	return i >= 0 && i < (int)sizeof(sz) ? sz[i] : 1;
 }
@@ -515,7 +522,7 @@ init_ch_ConsumerGroupDescribeResponse(ch_ConsumerGroupDescribeResponse *m)
 static size_t
 minsz_ch_ConsumerGroupDescribeResponse(int16_t v)
 {
-	static const uint8_t sz[] = {6};
+	static const uint8_t sz[] = {6, 6};
 	int i = v - 0;
 	return i >= 0 && i < (int)sizeof(sz) ? sz[i] : 1;
 }
@@ -626,7 +633,7 @@ ch_ConsumerGroupDescribeResponse_init(ch_ConsumerGroupDescribeResponse *m)
 int
 ch_ConsumerGroupDescribeResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_ConsumerGroupDescribeResponse *m)
 {
-	if (v < 0 || v > 0) {
+	if (v < 0 || v > 1) {
 		ch_rd_fail(r, CH_RD_EINVAL);
 		return -1;
 	}

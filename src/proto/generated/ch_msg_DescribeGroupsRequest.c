@@ -20,7 +20,7 @@ init_ch_DescribeGroupsRequest(ch_DescribeGroupsRequest *m)
 static size_t
 minsz_ch_DescribeGroupsRequest(int16_t v)
 {
-	static const uint8_t sz[] = {4, 4, 4, 5, 5, 3};
+	static const uint8_t sz[] = {4, 4, 4, 5, 5, 3, 3};
 	int i = v - 0;
 	return i >= 0 && i < (int)sizeof(sz) ? sz[i] : 1;
 }
@@ -106,7 +106,7 @@ ch_DescribeGroupsRequest_init(ch_DescribeGroupsRequest *m)
 int
 ch_DescribeGroupsRequest_decode(ch_rd *r, ch_arena *a, int16_t v, ch_DescribeGroupsRequest *m)
 {
-	if (v < 0 || v > 5) {
+	if (v < 0 || v > 6) {
 		ch_rd_fail(r, CH_RD_EINVAL);
 		return -1;
 	}

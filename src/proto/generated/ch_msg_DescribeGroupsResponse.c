@@ -33,7 +33,7 @@ init_ch_DescribeGroupsResponse_DescribedGroupMember(ch_DescribeGroupsResponse_De
 static size_t
 minsz_ch_DescribeGroupsResponse_DescribedGroupMember(int16_t v)
 {
-	static const uint8_t sz[] = {14, 14, 14, 14, 16, 7};
+	static const uint8_t sz[] = {14, 14, 14, 14, 16, 7, 7};
 	int i = v - 0;
 	return i >= 0 && i < (int)sizeof(sz) ? sz[i] : 1;
 }
@@ -132,6 +132,7 @@ init_ch_DescribeGroupsResponse_DescribedGroup(ch_DescribeGroupsResponse_Describe
 {
 	memset(m, 0, sizeof(*m));
 	m->ErrorCode = 0;
+	m->ErrorMessage = CH_STR_NULL;
 	m->GroupId = (ch_str){"", 0};
 	m->GroupState = (ch_str){"", 0};
 	m->ProtocolType = (ch_str){"", 0};
@@ -144,7 +145,7 @@ init_ch_DescribeGroupsResponse_DescribedGroup(ch_DescribeGroupsResponse_Describe
 static size_t
 minsz_ch_DescribeGroupsResponse_DescribedGroup(int16_t v)
 {
-	static const uint8_t sz[] = {14, 14, 14, 18, 18, 12};
+	static const uint8_t sz[] = {14, 14, 14, 18, 18, 12, 13};
 	int i = v - 0;
 	return i >= 0 && i < (int)sizeof(sz) ? sz[i] : 1;
 }
@@ -153,7 +154,7 @@ static bool
 isdef_ch_DescribeGroupsResponse_DescribedGroup(const ch_DescribeGroupsResponse_DescribedGroup *m)
 {
 	(void)m;
-	return !((m->ErrorCode != 0) || !ch_str_eq(m->GroupId, (ch_str){"", 0}) || !ch_str_eq(m->GroupState, (ch_str){"", 0}) || !ch_str_eq(m->ProtocolType, (ch_str){"", 0}) || !ch_str_eq(m->ProtocolData, (ch_str){"", 0}) || (m->Members_n != 0) || (m->AuthorizedOperations != INT32_MIN));
+	return !((m->ErrorCode != 0) || !ch_str_is_null(m->ErrorMessage) || !ch_str_eq(m->GroupId, (ch_str){"", 0}) || !ch_str_eq(m->GroupState, (ch_str){"", 0}) || !ch_str_eq(m->ProtocolType, (ch_str){"", 0}) || !ch_str_eq(m->ProtocolData, (ch_str){"", 0}) || (m->Members_n != 0) || (m->AuthorizedOperations != INT32_MIN));
 }
 
 static void
@@ -164,6 +165,9 @@ dec_ch_DescribeGroupsResponse_DescribedGroup(ch_rd *r, ch_arena *a, int16_t v, c
 	init_ch_DescribeGroupsResponse_DescribedGroup(m);
 	if (1) {
 		m->ErrorCode = ch_rd_i16(r);
+	}
+	if (v >= 6) {
+		m->ErrorMessage = ch_rd_str(r, (v >= 5));
 	}
 	if (1) {
 		m->GroupId = ch_rd_str(r, (v >= 5));
@@ -234,6 +238,9 @@ enc_ch_DescribeGroupsResponse_DescribedGroup(ch_buf *b, int16_t v, const ch_Desc
 	if (1) {
 		ch_wr_i16(b, m->ErrorCode);
 	}
+	if (v >= 6) {
+		ch_wr_str(b, m->ErrorMessage, (v >= 5));
+	}
 	if (1) {
 		ch_wr_str(b, (1 && m->GroupId.len < 0 ? (ch_str){"", 0} : m->GroupId), (v >= 5));
 	}
@@ -271,7 +278,7 @@ init_ch_DescribeGroupsResponse(ch_DescribeGroupsResponse *m)
 static size_t
 minsz_ch_DescribeGroupsResponse(int16_t v)
 {
-	static const uint8_t sz[] = {4, 8, 8, 8, 8, 6};
+	static const uint8_t sz[] = {4, 8, 8, 8, 8, 6, 6};
 	int i = v - 0;
 	return i >= 0 && i < (int)sizeof(sz) ? sz[i] : 1;
 }
@@ -382,7 +389,7 @@ ch_DescribeGroupsResponse_init(ch_DescribeGroupsResponse *m)
 int
 ch_DescribeGroupsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_DescribeGroupsResponse *m)
 {
-	if (v < 0 || v > 5) {
+	if (v < 0 || v > 6) {
 		ch_rd_fail(r, CH_RD_EINVAL);
 		return -1;
 	}

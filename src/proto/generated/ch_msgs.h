@@ -640,7 +640,7 @@ void ch_SyncGroupResponse_errors(const ch_SyncGroupResponse *m, int16_t v, ch_er
 #define CH_SYNCGROUPRESPONSE_MAX_VERSION 5
 #define CH_SYNCGROUPRESPONSE_FLEX_VERSION 4
 
-/* ---- DescribeGroupsRequest (versions 0-5, flexible 5+) ---- */
+/* ---- DescribeGroupsRequest (versions 0-6, flexible 5+) ---- */
 typedef struct ch_DescribeGroupsRequest {
 	ch_str *Groups; /* v0+ */
 	int32_t Groups_n; /* count, -1 = null */
@@ -650,10 +650,10 @@ void ch_DescribeGroupsRequest_init(ch_DescribeGroupsRequest *m);
 int ch_DescribeGroupsRequest_decode(ch_rd *r, ch_arena *a, int16_t v, ch_DescribeGroupsRequest *m);
 void ch_DescribeGroupsRequest_encode(ch_buf *b, int16_t v, const ch_DescribeGroupsRequest *m);
 #define CH_DESCRIBEGROUPSREQUEST_MIN_VERSION 0
-#define CH_DESCRIBEGROUPSREQUEST_MAX_VERSION 5
+#define CH_DESCRIBEGROUPSREQUEST_MAX_VERSION 6
 #define CH_DESCRIBEGROUPSREQUEST_FLEX_VERSION 5
 
-/* ---- DescribeGroupsResponse (versions 0-5, flexible 5+) ---- */
+/* ---- DescribeGroupsResponse (versions 0-6, flexible 5+) ---- */
 typedef struct ch_DescribeGroupsResponse_DescribedGroupMember {
 	ch_str MemberId; /* v0+ */
 	ch_str GroupInstanceId; /* v4+, nullable */
@@ -664,6 +664,7 @@ typedef struct ch_DescribeGroupsResponse_DescribedGroupMember {
 } ch_DescribeGroupsResponse_DescribedGroupMember;
 typedef struct ch_DescribeGroupsResponse_DescribedGroup {
 	int16_t ErrorCode; /* v0+ */
+	ch_str ErrorMessage; /* v6+, nullable */
 	ch_str GroupId; /* v0+ */
 	ch_str GroupState; /* v0+ */
 	ch_str ProtocolType; /* v0+ */
@@ -682,7 +683,7 @@ int ch_DescribeGroupsResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch_Descri
 void ch_DescribeGroupsResponse_encode(ch_buf *b, int16_t v, const ch_DescribeGroupsResponse *m);
 void ch_DescribeGroupsResponse_errors(const ch_DescribeGroupsResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_DESCRIBEGROUPSRESPONSE_MIN_VERSION 0
-#define CH_DESCRIBEGROUPSRESPONSE_MAX_VERSION 5
+#define CH_DESCRIBEGROUPSRESPONSE_MAX_VERSION 6
 #define CH_DESCRIBEGROUPSRESPONSE_FLEX_VERSION 5
 
 /* ---- ListGroupsRequest (versions 0-5, flexible 3+) ---- */
@@ -1220,7 +1221,7 @@ void ch_ConsumerGroupHeartbeatResponse_errors(const ch_ConsumerGroupHeartbeatRes
 #define CH_CONSUMERGROUPHEARTBEATRESPONSE_MAX_VERSION 1
 #define CH_CONSUMERGROUPHEARTBEATRESPONSE_FLEX_VERSION 0
 
-/* ---- ConsumerGroupDescribeRequest (versions 0-0, flexible 0+) ---- */
+/* ---- ConsumerGroupDescribeRequest (versions 0-1, flexible 0+) ---- */
 typedef struct ch_ConsumerGroupDescribeRequest {
 	ch_str *GroupIds; /* v0+ */
 	int32_t GroupIds_n; /* count, -1 = null */
@@ -1230,10 +1231,10 @@ void ch_ConsumerGroupDescribeRequest_init(ch_ConsumerGroupDescribeRequest *m);
 int ch_ConsumerGroupDescribeRequest_decode(ch_rd *r, ch_arena *a, int16_t v, ch_ConsumerGroupDescribeRequest *m);
 void ch_ConsumerGroupDescribeRequest_encode(ch_buf *b, int16_t v, const ch_ConsumerGroupDescribeRequest *m);
 #define CH_CONSUMERGROUPDESCRIBEREQUEST_MIN_VERSION 0
-#define CH_CONSUMERGROUPDESCRIBEREQUEST_MAX_VERSION 0
+#define CH_CONSUMERGROUPDESCRIBEREQUEST_MAX_VERSION 1
 #define CH_CONSUMERGROUPDESCRIBEREQUEST_FLEX_VERSION 0
 
-/* ---- ConsumerGroupDescribeResponse (versions 0-0, flexible 0+) ---- */
+/* ---- ConsumerGroupDescribeResponse (versions 0-1, flexible 0+) ---- */
 typedef struct ch_ConsumerGroupDescribeResponse_TopicPartitions {
 	ch_uuid TopicId; /* v0+ */
 	ch_str TopicName; /* v0+ */
@@ -1256,6 +1257,7 @@ typedef struct ch_ConsumerGroupDescribeResponse_Member {
 	ch_str SubscribedTopicRegex; /* v0+, nullable */
 	ch_ConsumerGroupDescribeResponse_Assignment Assignment; /* v0+ */
 	ch_ConsumerGroupDescribeResponse_Assignment TargetAssignment; /* v0+ */
+	int8_t MemberType; /* v1+ */
 } ch_ConsumerGroupDescribeResponse_Member;
 typedef struct ch_ConsumerGroupDescribeResponse_DescribedGroup {
 	int16_t ErrorCode; /* v0+ */
@@ -1279,7 +1281,7 @@ int ch_ConsumerGroupDescribeResponse_decode(ch_rd *r, ch_arena *a, int16_t v, ch
 void ch_ConsumerGroupDescribeResponse_encode(ch_buf *b, int16_t v, const ch_ConsumerGroupDescribeResponse *m);
 void ch_ConsumerGroupDescribeResponse_errors(const ch_ConsumerGroupDescribeResponse *m, int16_t v, ch_error_fn fn, void *ud);
 #define CH_CONSUMERGROUPDESCRIBERESPONSE_MIN_VERSION 0
-#define CH_CONSUMERGROUPDESCRIBERESPONSE_MAX_VERSION 0
+#define CH_CONSUMERGROUPDESCRIBERESPONSE_MAX_VERSION 1
 #define CH_CONSUMERGROUPDESCRIBERESPONSE_FLEX_VERSION 0
 
 /* ---- DeleteRecordsRequest (versions 0-2, flexible 2+) ---- */

@@ -1946,6 +1946,9 @@ fill_ch_DescribeGroupsResponse_DescribedGroup(ch_arena *a, int16_t v, uint64_t *
 	if (1) {
 		m->ErrorCode = (int16_t)fill_next(rng);
 	}
+	if (v >= 6) {
+		m->ErrorMessage = fill_str(a, rng, (v >= 6));
+	}
 	if (1) {
 		m->GroupId = fill_str(a, rng, 0);
 	}
@@ -3527,6 +3530,9 @@ fill_ch_ConsumerGroupDescribeResponse_Member(ch_arena *a, int16_t v, uint64_t *r
 	}
 	if (1) {
 		fill_ch_ConsumerGroupDescribeResponse_Assignment(a, v, rng, &m->TargetAssignment, depth + 1);
+	}
+	if (v >= 1) {
+		m->MemberType = (int8_t)fill_next(rng);
 	}
 }
 
@@ -5204,8 +5210,8 @@ const ch_msg_filler ch_msg_fillers[] = {
 	{"LeaveGroupResponse", 0, 5, sizeof(ch_LeaveGroupResponse), (ch_init_fn)ch_LeaveGroupResponse_init, fill_root_ch_LeaveGroupResponse, (ch_decode_fn)ch_LeaveGroupResponse_decode, (ch_encode_fn)ch_LeaveGroupResponse_encode},
 	{"SyncGroupRequest", 0, 5, sizeof(ch_SyncGroupRequest), (ch_init_fn)ch_SyncGroupRequest_init, fill_root_ch_SyncGroupRequest, (ch_decode_fn)ch_SyncGroupRequest_decode, (ch_encode_fn)ch_SyncGroupRequest_encode},
 	{"SyncGroupResponse", 0, 5, sizeof(ch_SyncGroupResponse), (ch_init_fn)ch_SyncGroupResponse_init, fill_root_ch_SyncGroupResponse, (ch_decode_fn)ch_SyncGroupResponse_decode, (ch_encode_fn)ch_SyncGroupResponse_encode},
-	{"DescribeGroupsRequest", 0, 5, sizeof(ch_DescribeGroupsRequest), (ch_init_fn)ch_DescribeGroupsRequest_init, fill_root_ch_DescribeGroupsRequest, (ch_decode_fn)ch_DescribeGroupsRequest_decode, (ch_encode_fn)ch_DescribeGroupsRequest_encode},
-	{"DescribeGroupsResponse", 0, 5, sizeof(ch_DescribeGroupsResponse), (ch_init_fn)ch_DescribeGroupsResponse_init, fill_root_ch_DescribeGroupsResponse, (ch_decode_fn)ch_DescribeGroupsResponse_decode, (ch_encode_fn)ch_DescribeGroupsResponse_encode},
+	{"DescribeGroupsRequest", 0, 6, sizeof(ch_DescribeGroupsRequest), (ch_init_fn)ch_DescribeGroupsRequest_init, fill_root_ch_DescribeGroupsRequest, (ch_decode_fn)ch_DescribeGroupsRequest_decode, (ch_encode_fn)ch_DescribeGroupsRequest_encode},
+	{"DescribeGroupsResponse", 0, 6, sizeof(ch_DescribeGroupsResponse), (ch_init_fn)ch_DescribeGroupsResponse_init, fill_root_ch_DescribeGroupsResponse, (ch_decode_fn)ch_DescribeGroupsResponse_decode, (ch_encode_fn)ch_DescribeGroupsResponse_encode},
 	{"ListGroupsRequest", 0, 5, sizeof(ch_ListGroupsRequest), (ch_init_fn)ch_ListGroupsRequest_init, fill_root_ch_ListGroupsRequest, (ch_decode_fn)ch_ListGroupsRequest_decode, (ch_encode_fn)ch_ListGroupsRequest_encode},
 	{"ListGroupsResponse", 0, 5, sizeof(ch_ListGroupsResponse), (ch_init_fn)ch_ListGroupsResponse_init, fill_root_ch_ListGroupsResponse, (ch_decode_fn)ch_ListGroupsResponse_decode, (ch_encode_fn)ch_ListGroupsResponse_encode},
 	{"SaslHandshakeRequest", 0, 1, sizeof(ch_SaslHandshakeRequest), (ch_init_fn)ch_SaslHandshakeRequest_init, fill_root_ch_SaslHandshakeRequest, (ch_decode_fn)ch_SaslHandshakeRequest_decode, (ch_encode_fn)ch_SaslHandshakeRequest_encode},
@@ -5232,8 +5238,8 @@ const ch_msg_filler ch_msg_fillers[] = {
 	{"DescribeClusterResponse", 0, 1, sizeof(ch_DescribeClusterResponse), (ch_init_fn)ch_DescribeClusterResponse_init, fill_root_ch_DescribeClusterResponse, (ch_decode_fn)ch_DescribeClusterResponse_decode, (ch_encode_fn)ch_DescribeClusterResponse_encode},
 	{"ConsumerGroupHeartbeatRequest", 0, 1, sizeof(ch_ConsumerGroupHeartbeatRequest), (ch_init_fn)ch_ConsumerGroupHeartbeatRequest_init, fill_root_ch_ConsumerGroupHeartbeatRequest, (ch_decode_fn)ch_ConsumerGroupHeartbeatRequest_decode, (ch_encode_fn)ch_ConsumerGroupHeartbeatRequest_encode},
 	{"ConsumerGroupHeartbeatResponse", 0, 1, sizeof(ch_ConsumerGroupHeartbeatResponse), (ch_init_fn)ch_ConsumerGroupHeartbeatResponse_init, fill_root_ch_ConsumerGroupHeartbeatResponse, (ch_decode_fn)ch_ConsumerGroupHeartbeatResponse_decode, (ch_encode_fn)ch_ConsumerGroupHeartbeatResponse_encode},
-	{"ConsumerGroupDescribeRequest", 0, 0, sizeof(ch_ConsumerGroupDescribeRequest), (ch_init_fn)ch_ConsumerGroupDescribeRequest_init, fill_root_ch_ConsumerGroupDescribeRequest, (ch_decode_fn)ch_ConsumerGroupDescribeRequest_decode, (ch_encode_fn)ch_ConsumerGroupDescribeRequest_encode},
-	{"ConsumerGroupDescribeResponse", 0, 0, sizeof(ch_ConsumerGroupDescribeResponse), (ch_init_fn)ch_ConsumerGroupDescribeResponse_init, fill_root_ch_ConsumerGroupDescribeResponse, (ch_decode_fn)ch_ConsumerGroupDescribeResponse_decode, (ch_encode_fn)ch_ConsumerGroupDescribeResponse_encode},
+	{"ConsumerGroupDescribeRequest", 0, 1, sizeof(ch_ConsumerGroupDescribeRequest), (ch_init_fn)ch_ConsumerGroupDescribeRequest_init, fill_root_ch_ConsumerGroupDescribeRequest, (ch_decode_fn)ch_ConsumerGroupDescribeRequest_decode, (ch_encode_fn)ch_ConsumerGroupDescribeRequest_encode},
+	{"ConsumerGroupDescribeResponse", 0, 1, sizeof(ch_ConsumerGroupDescribeResponse), (ch_init_fn)ch_ConsumerGroupDescribeResponse_init, fill_root_ch_ConsumerGroupDescribeResponse, (ch_decode_fn)ch_ConsumerGroupDescribeResponse_decode, (ch_encode_fn)ch_ConsumerGroupDescribeResponse_encode},
 	{"DeleteRecordsRequest", 0, 2, sizeof(ch_DeleteRecordsRequest), (ch_init_fn)ch_DeleteRecordsRequest_init, fill_root_ch_DeleteRecordsRequest, (ch_decode_fn)ch_DeleteRecordsRequest_decode, (ch_encode_fn)ch_DeleteRecordsRequest_encode},
 	{"DeleteRecordsResponse", 0, 2, sizeof(ch_DeleteRecordsResponse), (ch_init_fn)ch_DeleteRecordsResponse_init, fill_root_ch_DeleteRecordsResponse, (ch_decode_fn)ch_DeleteRecordsResponse_decode, (ch_encode_fn)ch_DeleteRecordsResponse_encode},
 	{"AlterConfigsRequest", 0, 2, sizeof(ch_AlterConfigsRequest), (ch_init_fn)ch_AlterConfigsRequest_init, fill_root_ch_AlterConfigsRequest, (ch_decode_fn)ch_AlterConfigsRequest_decode, (ch_encode_fn)ch_AlterConfigsRequest_encode},
