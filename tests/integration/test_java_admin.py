@@ -25,12 +25,7 @@ SETTINGS = dict(GROUP_SETTINGS)
 
 
 # Where cohortd answers differently and why (not fixed here; see README/report).
-KNOWN_DIFFERENCES = {
-    "describe missing": "cohortd serves DescribeGroups v0-v5 only (../shared/kafka-protocol has no v6): "
-                        "a group that does not exist is described as Dead, as Kafka does up to v5; "
-                        "Kafka 4.x's v6 (KIP-1043) answers GROUP_ID_NOT_FOUND",
-    "describeClassic missing": "the same (DescribeGroups v6)",
-}
+KNOWN_DIFFERENCES = {}
 
 
 def normalise(v):
@@ -177,6 +172,12 @@ class JavaAdminDifferential(VersusKafka):
         d = self.answer("describe")["ok"]
         self.assertEqual((d["ga-stable"]["state"], d["ga-empty"]["state"], d["ga-simple"]["simple"]),
                          ("Stable", "Empty", True))
+        # DescribeGroups v6 (KIP-1043): GROUP_ID_NOT_FOUND, no longer a Dead group
+        # (describeClassicGroups keeps only the code: Errors' own message)
+        self.assertEqual(self.answer("describe missing")["ok"]["ga-missing"],
+                         {"error": "GroupIdNotFoundException", "message": "Group ga-missing not found."})
+        self.assertEqual(self.answer("describeClassic missing")["ok"]["ga-missing"],
+                         {"error": "GroupIdNotFoundException", "message": "The group id does not exist."})
         self.assertEqual(self.answer("deleteGroups")["ok"]["ga-empty"], None)
         self.assertEqual(self.answer("deleteGroups")["ok"]["ga-stable"]["error"], "GroupNotEmptyException")
 

@@ -10,7 +10,9 @@ partition owned by two members at one time as the listeners report it,
 incremental callbacks (revoked: only what moves), no onPartitionsLost
 without a failure, the committed offsets read back with the AdminClient, and
 the AdminClient describing the group as a `consumer` group with its
-members and their assignments."""
+members and their assignments (each a consumer-protocol member: MemberType,
+ConsumerGroupDescribe v1) and describeClassicGroups refusing it
+(GROUP_ID_NOT_FOUND, DescribeGroups v6)."""
 
 from harness import main, start_clean, stop_clean
 from java_clients import (JavaAdmin, JavaClientsTestCase, JavaConsumer, check_installed,
@@ -124,6 +126,12 @@ class JavaConsumerProtocol(JavaClientsTestCase):
         desc = wait_until(described, 30, "the group described as Stable")
         self.assertEqual(desc["type"], "Consumer", desc)
         self.assertEqual({m["client"]: set(m["assignment"]) for m in desc["members"]}, owned)
+        # ConsumerGroupDescribe v1 (KIP-1099): MemberType 1, consumer-protocol members
+        self.assertEqual([m["upgraded"] for m in desc["members"]], [True] * 3, desc)
+        # DescribeGroups v6 (KIP-1043): not a classic group, GROUP_ID_NOT_FOUND
+        # (describeClassicGroups keeps the code only: Errors' own message)
+        self.assertEqual(admin.ok("describeClassicGroups", group)[group],
+                         {"error": "GroupIdNotFoundException", "message": "The group id does not exist."})
 
         self.assertEqual(c1.close(), 0)
         self.wait_cover([c2, c3], parts)

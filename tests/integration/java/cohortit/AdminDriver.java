@@ -153,7 +153,9 @@ public final class AdminDriver {
         List<Object> out = new ArrayList<>();
         for (MemberDescription m : ms)
             out.add(Json.obj("member", m.consumerId(), "instance", m.groupInstanceId(), "client", m.clientId(),
-                    "host", m.host(), "assignment", Json.tps(m.assignment().topicPartitions())));
+                    "host", m.host(), "assignment", Json.tps(m.assignment().topicPartitions()),
+                    // ConsumerGroupDescribe v1's MemberType (KIP-1099): empty for a classic group
+                    "upgraded", m.upgraded()));
         return out;
     }
 
