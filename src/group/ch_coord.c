@@ -1062,7 +1062,7 @@ join_add(join_ctx *j, char *member_id)
 				   ? ch_coord_reason_make(CH_COORD_CAUSE_MEMBER_JOINED,
 							  "static member %s (instance %s) joined",
 							  m->member_id, m->instance_id)
-				   : ch_coord_reason_make(CH_COORD_CAUSE_STATIC_REPLACED,
+				   : ch_coord_reason_make(CH_COORD_CAUSE_MEMBER_JOINED,
 							  "member %s joined", m->member_id);
 	if (!join_defer(g, m, &why))
 		maybe_prepare_rebalance(g, j->now, &why);
