@@ -5,12 +5,42 @@ free_port() {
 	/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+# port_open PORT: whether something accepts on 127.0.0.1:PORT.
+port_open() {
+	/usr/bin/python3 -c "import socket; socket.create_connection(('127.0.0.1',$1),0.2)" 2>/dev/null
+}
+
 # wait_port PORT [TRIES]: until something accepts on 127.0.0.1:PORT, every
 # 50 ms, TRIES times (default 200: 10 s); then exits the script.
 wait_port() {
 	i=0
-	until /usr/bin/python3 -c "import socket; socket.create_connection(('127.0.0.1',$1),0.2)" 2>/dev/null; do
+	until port_open "$1"; do
 		i=$((i + 1)); [ $i -lt "${2:-200}" ] || { echo "nothing listens on port $1" >&2; exit 1; }
+		sleep 0.05
+	done
+}
+
+# start_cohortd BIN DATA LOG [ARG ...]: BIN (a cohortd) in the background on a
+# free 127.0.0.1 port, its data in DATA, stdout and stderr into LOG, no admin
+# listener, ARGs after (--set k=v ...). Sets PID and BOOT (host:port) once it
+# accepts connections; if it exits or does not listen within 10 s, prints LOG
+# and exits the script (the caller's trap stops what it started).
+start_cohortd() {
+	_bin=$1 _data=$2 _log=$3
+	shift 3
+	_port=$(free_port)
+	"$_bin" --set "listeners=PLAINTEXT://127.0.0.1:$_port" --set "log.dirs=$_data" \
+		--set admin.listeners= "$@" >"$_log" 2>&1 &
+	PID=$!
+	BOOT=127.0.0.1:$_port
+	_i=0
+	until port_open "$_port"; do
+		if ! kill -0 "$PID" 2>/dev/null || [ $_i -ge 200 ]; then
+			cat "$_log" >&2
+			echo "cohortd ($_bin) did not start on port $_port" >&2
+			exit 1
+		fi
+		_i=$((_i + 1))
 		sleep 0.05
 	done
 }

@@ -14,6 +14,7 @@
 #   topics, partitions per topic; LEADER=none skips it)
 set -e
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/bench/lib.sh"
 BUILD=${BUILD:-$ROOT/build-client-rel}
 N100=${1:-1000000} N1K=${2:-200000} ROUNDS=${3:-3} NPARTS=${4:-2000}
 LEADER=${LEADER:-2000 500 2000}
@@ -37,13 +38,7 @@ cleanup() {
 trap cleanup EXIT
 for broker in ${BROKERS:-cohortd kafka}; do
 	if [ "$broker" = cohortd ]; then
-		PORT=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
-		"$COHORTD" --set listeners=PLAINTEXT://127.0.0.1:$PORT --set log.dirs="$DATA" \
-			--set log.level=warn --set admin.listeners= >"$DATA.log" 2>&1 &
-		PID=$!
-		BOOT=127.0.0.1:$PORT
-		sleep 0.5
-		kill -0 $PID 2>/dev/null || { cat "$DATA.log"; exit 1; }
+		start_cohortd "$COHORTD" "$DATA" "$DATA.log" --set log.level=warn
 		echo "== cohortd ($BOOT)"
 	else
 		KAFKA=1

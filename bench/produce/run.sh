@@ -11,6 +11,7 @@
 #   BROKERS="cohortd kafka" (default both), IDEM="false true" (default both)
 set -e
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/bench/lib.sh"
 BUILD=${BUILD:-$ROOT/build-prod-rel}
 N100=${1:-1000000} N1K=${2:-200000} ROUNDS=${3:-3}
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" >/dev/null
@@ -33,13 +34,7 @@ cleanup() {
 trap cleanup EXIT
 for broker in ${BROKERS:-cohortd kafka}; do
 	if [ "$broker" = cohortd ]; then
-		PORT=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
-		"$COHORTD" --set listeners=PLAINTEXT://127.0.0.1:$PORT --set log.dirs="$DATA" \
-			--set num.partitions=4 --set log.level=warn --set admin.listeners= >"$DATA.log" 2>&1 &
-		PID=$!
-		BOOT=127.0.0.1:$PORT
-		sleep 0.5
-		kill -0 $PID 2>/dev/null || { cat "$DATA.log"; exit 1; }
+		start_cohortd "$COHORTD" "$DATA" "$DATA.log" --set num.partitions=4 --set log.level=warn
 		echo "== cohortd ($BOOT)"
 	else
 		KAFKA=1
