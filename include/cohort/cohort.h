@@ -528,6 +528,13 @@ typedef struct cohort_member_description {
 	size_t target_assignment_n;
 	const char *rack;
 	const char *subscribed_topic_regex; /* NULL: a list subscription */
+	/* which protocol a consumer group's member speaks (ConsumerGroupDescribe
+	 * v1's MemberType, KIP-1099): "consumer" (ConsumerGroupHeartbeat) or
+	 * "classic" (JoinGroup/SyncGroup inside a consumer group, KIP-848's
+	 * migration); NULL when the broker does not say (v0) and for a classic
+	 * group's member. Kafka's admin client calls it upgraded (true for
+	 * "consumer"). */
+	const char *member_type;
 } cohort_member_description;
 
 typedef struct cohort_group_description {

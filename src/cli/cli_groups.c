@@ -185,11 +185,19 @@ print_members(const cli_args *a, const cohort_group_description *g)
 	/* Kafka 4.4's columns: GROUP-INSTANCE-ID only when a member has one;
 	 * --verbose adds the epochs and assignments (KIP-1099's: the member's
 	 * epoch, the group's target assignment epoch; a classic group has no
-	 * epochs and no target: "-") */
-	bool verbose = cli_opt_has(a, "verbose"), statics = false;
-	for (size_t i = 0; i < g->members_n; i++)
+	 * epochs and no target: "-"), and UPGRADED when a consumer group has
+	 * members of both protocols (KIP-848's migration): true for a
+	 * consumer-protocol member, false for a classic one, "-" unknown */
+	bool verbose = cli_opt_has(a, "verbose"), statics = false, classic = false,
+	     consumer = false;
+	for (size_t i = 0; i < g->members_n; i++) {
+		const char *mt = g->members[i].member_type;
 		statics |= g->members[i].group_instance_id != NULL;
-	const char *hdr[10];
+		classic |= mt && strcmp(mt, "classic") == 0;
+		consumer |= mt && strcmp(mt, "consumer") == 0;
+	}
+	bool upgraded_col = verbose && classic && consumer;
+	const char *hdr[11];
 	int nc = 0;
 	hdr[nc++] = "GROUP";
 	hdr[nc++] = "CONSUMER-ID";
@@ -204,6 +212,8 @@ print_members(const cli_args *a, const cohort_group_description *g)
 		hdr[nc++] = "TARGET-EPOCH";
 		hdr[nc++] = "TARGET-ASSIGNMENT";
 	}
+	if (upgraded_col)
+		hdr[nc++] = "UPGRADED";
 	cli_table *t = a->json ? NULL : cli_table_new(hdr, nc);
 	json_t *arr = a->json ? json_array() : NULL;
 	for (size_t i = 0; i < g->members_n; i++) {
@@ -226,10 +236,14 @@ print_members(const cli_args *a, const cohort_group_description *g)
 					    json_epoch(cg ? g->assignment_epoch : -1));
 			json_object_set_new(o, "target_assignment",
 					    cg ? json_string(tasg) : json_null());
+			json_object_set_new(o, "upgraded",
+					    m->member_type ? json_boolean(strcmp(m->member_type,
+										 "consumer") == 0)
+							   : json_null());
 			json_array_append_new(arr, o);
 			continue;
 		}
-		const char *row[10];
+		const char *row[11];
 		int k = 0;
 		row[k++] = g->group_id;
 		row[k++] = m->member_id;
@@ -244,6 +258,10 @@ print_members(const cli_args *a, const cohort_group_description *g)
 			row[k++] = cg ? tgt_epoch : NULL;
 			row[k++] = cg ? tasg : NULL;
 		}
+		if (upgraded_col) /* Java's Optional<Boolean>.toString, "-" if absent */
+			row[k++] = !m->member_type                           ? NULL
+				   : strcmp(m->member_type, "consumer") == 0 ? "true"
+									     : "false";
 		cli_table_add(t, row);
 	}
 	if (arr) {

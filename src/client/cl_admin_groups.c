@@ -688,6 +688,9 @@ take_cgroup(ad_call *k, ad_item *it, const ch_ConsumerGroupDescribeResponse_Desc
 		md->host = ad_strdup(ra, m->ClientHost, &oom);
 		md->member_epoch = m->MemberEpoch;
 		md->subscribed_topic_regex = ad_strdup(ra, m->SubscribedTopicRegex, &oom);
+		md->member_type = m->MemberType == 1   ? "consumer"
+				  : m->MemberType == 0 ? "classic"
+						       : NULL; /* -1: v0, unknown */
 		int32_t ns = m->SubscribedTopicNames_n > 0 ? m->SubscribedTopicNames_n : 0;
 		md->subscription = ch_arena_alloc(ra, sizeof(char *) * ((size_t)ns + 1));
 		if (!md->subscription)

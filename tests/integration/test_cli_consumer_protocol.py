@@ -110,14 +110,14 @@ class CliConsumerProtocol(unittest.TestCase):
             self.assertLess(time.monotonic(), deadline, (st, ms))
             time.sleep(0.2)
 
-    def same_as_tool(self, broker, view):
+    def same_as_tool(self, broker, view, group=GROUP):
         """One view printed by cohort and by Kafka's tool: the same header
         and rows (sorted: both print members in the broker's order)."""
-        ours = self.cli(broker, "groups", "describe", GROUP, *view).stdout
-        theirs = self.tool(broker, "--describe", "--group", GROUP, *view).stdout
+        ours = self.cli(broker, "groups", "describe", group, *view).stdout
+        theirs = self.tool(broker, "--describe", "--group", group, *view).stdout
         self.assertTrue(table(theirs, "GROUP"), theirs)
-        self.assertEqual(table(ours, "GROUP") + sorted(table(ours, GROUP)),
-                         table(theirs, "GROUP") + sorted(table(theirs, GROUP)),
+        self.assertEqual(table(ours, "GROUP") + sorted(table(ours, group)),
+                         table(theirs, "GROUP") + sorted(table(theirs, group)),
                          (view, ours, theirs))
         return ours
 
@@ -178,6 +178,56 @@ class CliConsumerProtocol(unittest.TestCase):
 
             out[view] = sorted(rows)
         return out
+
+    def mixed_group(self, name):
+        """A consumer group with a consumer-protocol member and a classic
+        one (KIP-848's migration) on one broker: --members --verbose has
+        Kafka 4.4's UPGRADED column (true / false), as Kafka's tool prints it;
+        without --verbose, and in a group of one kind, it has none. Returns
+        the members view's header and its UPGRADED cells, sorted."""
+        broker, group, topic = self.brokers[name], "cli-mixed", "cpmix"
+        create_topics(broker.port, {topic: 4})
+        parts = all_parts({topic: 4})
+        ms = []
+        for mname, protocol, assignor in (("mix-c", "consumer", "range"),
+                                          ("mix-k", "classic", "cooperative-sticky")):
+            argv = [VENV_PYTHON, MEMBER, "--client", "confluent", "--protocol", protocol] + \
+                member_flags(broker.bootstrap, group, [topic], mname, assignor, None, 3000,
+                             True, 1, 0)
+            m = MemberProcess(argv, mname)
+            self.addCleanup(m.cleanup)
+            ms.append(m)
+            wait_cover(ms, parts, each_owns=True)
+            if len(ms) == 1:  # one kind: no UPGRADED
+                one = self.same_as_tool(broker, ("--members", "--verbose"), group)
+                self.assertNotIn("UPGRADED", one)
+        # the classic member's share moves in a rebalance of its own: wait
+        # until the coordinator's view is settled (each owns its target)
+        deadline = time.monotonic() + 60
+        while True:
+            jm = json.loads(self.cli(broker, "groups", "describe", group, "--members",
+                                     "--json").stdout)
+            if len(jm) == 2 and all(m["assignment"] == m["target_assignment"] != "-"
+                                    for m in jm):
+                break
+            self.assertLess(time.monotonic(), deadline, jm)
+            time.sleep(0.2)
+        self.assertEqual(sorted((m["client_id"], m["upgraded"]) for m in jm),
+                         [("mix-c", True), ("mix-k", False)], jm)
+        ours = self.same_as_tool(broker, ("--members", "--verbose"), group)
+        plain = self.same_as_tool(broker, ("--members",), group)
+        self.assertNotIn("UPGRADED", plain)
+        for m in ms:
+            self.assertEqual(m.close(), 0)
+        rows = table(ours, "GROUP") + table(ours, group)
+        col = rows[0].index("UPGRADED")
+        self.assertEqual(col, len(rows[0]) - 1, rows[0])
+        return rows[0], sorted(r[-1] for r in rows[1:])
+
+    def test_mixed_group_upgraded_column_on_both_brokers(self):
+        ours = self.mixed_group("cohortd")
+        self.assertEqual(ours[1], ["false", "true"])
+        self.assertEqual(ours, self.mixed_group("kafka"))
 
     def test_describe_matches_kafkas_tool_on_both_brokers(self):
         ours = self.describe_both_ways("cohortd")
