@@ -45,6 +45,35 @@ start_cohortd() {
 	done
 }
 
+# loadgen_topic PORT: the topic bench/groups/loadgen.c's members subscribe
+# to and commit on ("loadgen", 100 partitions), created on 127.0.0.1:PORT
+# (ROOT: the tree).
+loadgen_topic() {
+	ROOT=$ROOT /usr/bin/python3 - "$1" <<'EOF'
+import os, sys
+sys.path.insert(0, os.environ["ROOT"] + "/tests/integration")
+import kwire
+with kwire.Conn(int(sys.argv[1])) as c:
+    kwire.create_topics(c, [("loadgen", 100, 1)])
+EOF
+}
+
+# kafka_heap_kb PID: a JVM's live heap in KB after a full GC (jcmd GC.run,
+# GC.heap_info; JAVA_HOME's jcmd).
+kafka_heap_kb() {
+	"$JAVA_HOME/bin/jcmd" "$1" GC.run >/dev/null 2>&1 || true
+	"$JAVA_HOME/bin/jcmd" "$1" GC.heap_info 2>/dev/null |
+		sed -n 's/.*total [0-9]*K, used \([0-9]*\)K.*/\1/p' | head -1
+}
+
+# stop_started: the benches' exit trap: kills the pids in PIDS and waits
+# for them, and stops the Kafka 4 in KDIR, if set (KREF: tools/kafka-ref.sh).
+stop_started() {
+	for p in $PIDS; do kill "$p" 2>/dev/null || true; done
+	for p in $PIDS; do wait "$p" 2>/dev/null || true; done
+	[ -n "$KDIR" ] && [ -d "$KDIR" ] && KAFKA_REF_DIR=$KDIR "$KREF" stop 4 >/dev/null 2>&1 || true
+}
+
 # make_certs DIR: a CA (DIR/ca.pem) and a server certificate for localhost
 # and 127.0.0.1 signed by it, key and certificate in DIR/keystore.pem
 # (cohortd's ssl.keystore.type=PEM); EC P-256, the openssl CLI.

@@ -6,6 +6,7 @@
  *
  *   loadgen -b HOST:PORT -m MEMBERS -g GROUPS -t TOPIC -P PARTITIONS
  *           [-d SECONDS per phase] [-p BROKER_PID] [-x NAME] [-E]
+ *           [-c CONNECTIONS] [-S SOURCES] [-i INTERVAL_MS] [-M]
  *
  * Phases: join (every member joins one of GROUPS groups, MEMBER_ID_REQUIRED
  * round included, the leader syncs with an empty assignment for everyone,
@@ -18,6 +19,26 @@
  * (latency: request written to response read, one in flight per member).
  * -T CAFILE: every connection over TLS (OpenSSL; the broker's certificate
  * checked against CAFILE), for the TLS-vs-plaintext rows.
+ * -c CONNECTIONS: the members share that many connections (member i on
+ * connection i / (MEMBERS / CONNECTIONS), so consecutive members, which are
+ * in different groups, share one), each with as many requests in flight as
+ * it has members; the responses come in order, as the protocol says. For
+ * more members than a process may hold sockets (cohortd pipelines a
+ * connection's requests; Kafka reads a connection's next request only once
+ * the last is answered, so a parked JoinGroup holds the rest up there).
+ * Default: one connection per member.
+ * -S SOURCES: connection j binds 127.0.0.(1 + j % SOURCES) first (one
+ * source address has ~28,000 ephemeral ports per destination).
+ * -i INTERVAL_MS: each member heartbeats (and, in the commit phase,
+ * commits) once every INTERVAL_MS, spread evenly, instead of back to back:
+ * latency at a given load (Kafka's heartbeat.interval.ms is 3000).
+ * -M: memory: every connection first asks ApiVersions (so the broker holds
+ * all it keeps per connection), then BROKER_PID's RSS is read (and
+ * LOADGEN_PHASE_HOOK runs `CMD conns`) before any member joins; prints
+ *   MEMORY name members connections rss_before_kb rss_connected_kb rss_joined_kb
+ * and the join time no longer includes connecting.
+ * The soft fd limit is raised to the hard one; more connections than that
+ * allows is an error, said before connecting.
  * -E: against bench/groups/hb_echo.c, the least a server can do per
  * heartbeat: no join, no commits, heartbeats only (the loopback peer).
  * LOADGEN_PHASE_HOOK=CMD: `CMD hb`, `CMD commit`, `CMD done` run (and waited
@@ -36,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,24 +93,34 @@ enum {
 	PH_DONE
 };
 
+typedef struct member member;
+/* A connection and the members whose requests are in flight on it, oldest
+ * first (the broker answers in that order). */
 typedef struct {
-	int fd, group, idx, state, inflight, is_leader;
-	SSL *ssl; /* -T: the connection's TLS; NULL: plaintext */
+	int fd;
+	SSL *ssl;            /* -T: the connection's TLS; NULL: plaintext */
+	unsigned char *part; /* a response not yet whole */
+	size_t plen;
+	member **q; /* ring of qcap: each member at most once */
+	int qhead, qlen, qcap;
+} conn;
+
+struct member {
+	conn *c;
+	int group, idx, state, inflight, is_leader;
 	int32_t gen, corr;
 	int64_t sent_us;
 	char member_id[128];
 	int64_t next_hb_ms, offset;
-	unsigned char *rbuf;
-	size_t rlen, rcap;
 	unsigned char wbuf[512];
-	size_t wlen, woff;
 	/* leader: members to name in the sync (empty assignments) */
 	char (*peers)[128];
 	int npeers;
-} member;
+};
 
 static member *M;
-static int nmembers, ngroups, nparts, phase;
+static conn *C;
+static int nmembers, ngroups, nparts, phase, nconns, interval_ms;
 static const char *topic;
 static long n_ok, n_err, n_rebal;
 /* Latencies of the heartbeat and commit phases, in µs. */
@@ -97,6 +129,9 @@ typedef struct {
 	size_t n, cap;
 } lat;
 static lat lat_hb, lat_commit;
+/* When the timed phase began: a request sent before (a join-phase
+ * heartbeat, one held up by the phase hook) is not in its latencies. */
+static int64_t phase_t0_us;
 
 static void
 lat_add(lat *l, int64_t us)
@@ -271,9 +306,10 @@ static size_t bigcap;
 static void
 send_buf(member *m, unsigned char *p, size_t n)
 {
+	conn *c = m->c;
 	size_t off = 0;
 	while (off < n) { /* local socket: a short blocking loop is fine */
-		ssize_t k = io_write(m->fd, m->ssl, p + off, n - off);
+		ssize_t k = io_write(c->fd, c->ssl, p + off, n - off);
 		if (k < 0) {
 			if (errno == EAGAIN || errno == EINTR) {
 				struct timespec d = {0, 100000};
@@ -285,6 +321,11 @@ send_buf(member *m, unsigned char *p, size_t n)
 		}
 		off += (size_t)k;
 	}
+	if (c->qlen == c->qcap) {
+		fprintf(stderr, "loadgen: member %d: a second request in flight\n", m->idx);
+		exit(1);
+	}
+	c->q[(c->qhead + c->qlen++) % c->qcap] = m;
 	m->inflight = 1;
 	m->sent_us = now_us();
 }
@@ -446,9 +487,53 @@ rbytes_skip(rd *r)
 	}
 }
 
+/* -i: members waiting for their next request, soonest first (each pushed
+ * with a due time of now + the interval, or spread over one interval as a
+ * phase starts, so the ring stays in order). */
+static member **due;
+static int due_head, due_len;
+
+static void
+due_push(member *m, int64_t at_us)
+{
+	m->state = ST_STABLE;
+	m->next_hb_ms = at_us; /* µs here */
+	due[(due_head + due_len++) % nmembers] = m;
+}
+
+/* Every idle member, spread over one interval from now (a phase starts). */
+static void
+due_spread(void)
+{
+	int64_t t = now_us();
+	due_head = due_len = 0;
+	for (int i = 0; i < nmembers; i++)
+		if (!M[i].inflight && M[i].state == ST_STABLE)
+			due_push(&M[i], t + (int64_t)i * interval_ms * 1000 / nmembers);
+}
+
+/* After a heartbeat or commit answered in its phase: the next one, now or
+ * (-i) an interval later. */
+static void
+next_request(member *m)
+{
+	if (interval_ms)
+		due_push(m, now_us() + (int64_t)interval_ms * 1000);
+	else if (phase == PH_HB)
+		send_hb(m);
+	else
+		send_commit(m);
+}
+
+/* A member is (again) in a stable generation: in the join phase it
+ * heartbeats once a second; in a timed phase it takes part. */
 static void
 schedule_hb(member *m)
 {
+	if (phase == PH_HB || phase == PH_COMMIT) {
+		next_request(m);
+		return;
+	}
 	m->state = ST_STABLE;
 	m->next_hb_ms = now_ms() + 1000;
 }
@@ -539,7 +624,9 @@ on_response(member *m, const unsigned char *p, size_t n)
 			err = r16(&r);
 		}
 		if (err == E_NONE) {
-			if (phase == PH_HB && m->state == ST_HB)
+			if (m->sent_us < phase_t0_us)
+				; /* sent before the phase */
+			else if (phase == PH_HB && m->state == ST_HB)
 				lat_add(&lat_hb, now_us() - m->sent_us);
 			else if (phase == PH_COMMIT && m->state == ST_COMMIT)
 				lat_add(&lat_commit, now_us() - m->sent_us);
@@ -559,10 +646,8 @@ on_response(member *m, const unsigned char *p, size_t n)
 					m->state == ST_HB ? "Heartbeat" : "OffsetCommit", err);
 			n_err++;
 		}
-		if (phase == PH_HB)
-			send_hb(m);
-		else if (phase == PH_COMMIT)
-			send_commit(m);
+		if (phase == PH_HB || phase == PH_COMMIT)
+			next_request(m);
 		else
 			schedule_hb(m);
 		return;
@@ -573,18 +658,30 @@ on_response(member *m, const unsigned char *p, size_t n)
 	}
 }
 
+/* One read buffer for every connection: what is left of a response that is
+ * not yet whole goes back to its connection (c->part). */
+static unsigned char *rbuf;
+static size_t rcap;
+
 static void
-on_readable(member *m)
+on_readable(conn *c)
 {
+	size_t rlen = c->plen;
+	if (rcap < rlen + 65536) {
+		rcap = rlen + (1 << 20);
+		rbuf = realloc(rbuf, rcap);
+	}
+	if (c->plen)
+		memcpy(rbuf, c->part, c->plen);
 	for (;;) {
-		if (m->rcap - m->rlen < 65536) {
-			m->rcap = m->rcap * 2 + 65536;
-			m->rbuf = realloc(m->rbuf, m->rcap);
+		if (rcap - rlen < 65536) {
+			rcap *= 2;
+			rbuf = realloc(rbuf, rcap);
 		}
-		ssize_t k = io_read(m->fd, m->ssl, m->rbuf + m->rlen, m->rcap - m->rlen);
+		ssize_t k = io_read(c->fd, c->ssl, rbuf + rlen, rcap - rlen);
 		if (k == 0) {
-			fprintf(stderr, "loadgen: member %d: connection closed by the broker\n",
-				m->idx);
+			fprintf(stderr, "loadgen: connection %d closed by the broker\n",
+				(int)(c - C));
 			exit(1);
 		}
 		if (k < 0) {
@@ -595,19 +692,30 @@ on_readable(member *m)
 			perror("loadgen: read");
 			exit(1);
 		}
-		m->rlen += (size_t)k;
+		rlen += (size_t)k;
 	}
 	size_t off = 0;
-	while (m->rlen - off >= 4) {
-		uint32_t len = ((uint32_t)m->rbuf[off] << 24) | ((uint32_t)m->rbuf[off + 1] << 16) |
-			       ((uint32_t)m->rbuf[off + 2] << 8) | m->rbuf[off + 3];
-		if (m->rlen - off - 4 < len)
+	while (rlen - off >= 4) {
+		uint32_t len = ((uint32_t)rbuf[off] << 24) | ((uint32_t)rbuf[off + 1] << 16) |
+			       ((uint32_t)rbuf[off + 2] << 8) | rbuf[off + 3];
+		if (rlen - off - 4 < len)
 			break;
-		on_response(m, m->rbuf + off + 4, len);
+		if (!c->qlen) {
+			fprintf(stderr, "loadgen: connection %d: a response nobody asked for\n",
+				(int)(c - C));
+			exit(1);
+		}
+		member *m = c->q[c->qhead];
+		c->qhead = (c->qhead + 1) % c->qcap;
+		c->qlen--;
+		on_response(m, rbuf + off + 4, len); /* may send: c->q grows, rbuf stays */
 		off += 4 + len;
 	}
-	memmove(m->rbuf, m->rbuf + off, m->rlen - off);
-	m->rlen -= off;
+	c->plen = rlen - off;
+	if (c->plen) {
+		c->part = realloc(c->part, c->plen);
+		memcpy(c->part, rbuf + off, c->plen);
+	}
 }
 
 /* LOADGEN_PHASE_HOOK's command for phase name (see the top). */
@@ -716,14 +824,26 @@ int
 main(int argc, char **argv)
 {
 	const char *bootstrap = NULL, *name = "cohortd";
-	int secs = 3, pid = 0, c, echo = 0;
+	int secs = 3, pid = 0, c, echo = 0, nsrc = 1, memory = 0;
 	nmembers = 1000;
 	ngroups = 10;
 	nparts = 10;
 	topic = "loadgen";
 	const char *cafile = NULL;
-	while ((c = getopt(argc, argv, "b:m:g:t:P:d:p:x:ET:")) != -1) {
+	while ((c = getopt(argc, argv, "b:m:g:t:P:d:p:x:ET:c:S:i:M")) != -1) {
 		switch (c) {
+		case 'c':
+			nconns = atoi(optarg);
+			break;
+		case 'S':
+			nsrc = atoi(optarg);
+			break;
+		case 'i':
+			interval_ms = atoi(optarg);
+			break;
+		case 'M':
+			memory = 1;
+			break;
 		case 'T':
 			cafile = optarg;
 			break;
@@ -758,9 +878,26 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!bootstrap || ngroups < 1 || ngroups > 100000 || nmembers < 1 || nparts < 1) {
+	if (!bootstrap || ngroups < 1 || ngroups > 100000 || nmembers < 1 || nparts < 1 ||
+	    nconns < 0 || nsrc < 1 || nsrc > 254 || interval_ms < 0) {
 		fprintf(stderr, "usage: loadgen -b HOST:PORT -m MEMBERS -g GROUPS [-t TOPIC -P "
-				"PARTS -d SECS -p PID]\n");
+				"PARTS -d SECS -p PID -c CONNS -S SOURCES -i MS -M]\n");
+		return 2;
+	}
+	if (!nconns || nconns > nmembers)
+		nconns = nmembers;
+	int per = (nmembers + nconns - 1) / nconns; /* members per connection */
+	nconns = (nmembers + per - 1) / per;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if ((rlim_t)nconns + 64 > rl.rlim_cur) {
+		fprintf(stderr,
+			"loadgen: %d connections need as many fds, the limit is %llu "
+			"(ulimit -Hn): fewer with -c\n",
+			nconns, (unsigned long long)rl.rlim_cur);
 		return 2;
 	}
 	if (cafile) {
@@ -781,55 +918,114 @@ main(int argc, char **argv)
 	for (int g = 0; g < ngroups; g++)
 		snprintf(group_names[g], sizeof(group_names[g]), "lg-%d-%d", nmembers, g);
 
-	long rss0 = pid ? rss_kb(pid) : -1;
+	long rss0 = pid ? rss_kb(pid) : -1, rss_conn = -1;
 	int ep = epoll_create1(0);
 	M = calloc((size_t)nmembers, sizeof(*M));
+	C = calloc((size_t)nconns, sizeof(*C));
+	due = calloc((size_t)nmembers, sizeof(*due));
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	inet_pton(AF_INET, host, &sa.sin_addr);
 	if (!getenv("LOADGEN_NO_FIND") && !echo)
 		find_coordinators(&sa);
-	int64_t t0 = now_ms();
 	for (int i = 0; i < nmembers; i++) {
 		member *m = &M[i];
 		m->idx = i;
 		m->group = i % ngroups;
-		m->fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (m->fd < 0 || connect(m->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-			perror("loadgen: connect");
-			return 1;
-		}
-		int one = 1;
-		setsockopt(m->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		if (tls_ctx)
-			m->ssl = tls_open(m->fd);
-		fcntl(m->fd, F_SETFL, O_NONBLOCK);
-		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = m};
-		epoll_ctl(ep, EPOLL_CTL_ADD, m->fd, &ev);
+		m->c = &C[i / per];
 		if (echo) { /* nothing to join: stable at once */
 			snprintf(m->member_id, sizeof(m->member_id), "echo-%d", i);
 			m->gen = 1;
 			m->state = ST_STABLE;
-		} else {
-			send_join(m);
 		}
+	}
+	int64_t t0 = now_ms();
+	for (int j = 0; j < nconns; j++) {
+		conn *cn = &C[j];
+		cn->qcap = per;
+		cn->q = calloc((size_t)per, sizeof(*cn->q));
+		cn->fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (cn->fd < 0) {
+			perror("loadgen: socket");
+			return 1;
+		}
+		if (nsrc > 1) { /* 127.0.0.(1 + j % nsrc), the port chosen at connect */
+			int one = 1;
+			setsockopt(cn->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+			struct sockaddr_in src = {
+				.sin_family = AF_INET,
+				.sin_addr.s_addr = htonl(0x7f000001u + (uint32_t)(j % nsrc))};
+			if (bind(cn->fd, (struct sockaddr *)&src, sizeof(src)) < 0) {
+				perror("loadgen: bind");
+				return 1;
+			}
+		}
+		if (connect(cn->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+			fprintf(stderr, "loadgen: connection %d: ", j);
+			perror("connect");
+			return 1;
+		}
+		int one = 1;
+		setsockopt(cn->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (tls_ctx)
+			cn->ssl = tls_open(cn->fd);
+		if (memory) { /* ApiVersions v0: the error code first */
+			member tmp = {0};
+			unsigned char buf[64];
+			wb w = {buf, 0, sizeof(buf)};
+			begin(&w, &tmp, 18, 0);
+			finish(&w);
+			if (call_err(cn->fd, cn->ssl, buf, w.n, 0)) {
+				fprintf(stderr, "loadgen: ApiVersions failed\n");
+				return 1;
+			}
+		}
+		fcntl(cn->fd, F_SETFL, O_NONBLOCK);
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = cn};
+		epoll_ctl(ep, EPOLL_CTL_ADD, cn->fd, &ev);
+		if (!memory && !echo) /* as before -M: members join as they connect */
+			for (int i = j * per; i < nmembers && i < (j + 1) * per; i++)
+				send_join(&M[i]);
+	}
+	if (memory) {
+		rss_conn = pid ? rss_kb(pid) : -1;
+		phase_hook("conns");
+		t0 = now_ms();
+		if (!echo)
+			for (int i = 0; i < nmembers; i++)
+				send_join(&M[i]);
 	}
 
 	struct epoll_event evs[256];
 	int64_t phase_start = 0, join_ms = 0;
 	long long hb_rate = 0, commit_rate = 0;
 	long rss1 = -1;
-	int64_t deadline = t0 + 300000;
+	int64_t deadline = t0 + 300000, next_scan = 0;
 	phase = PH_JOIN;
 	while (phase != PH_DONE) {
-		int n = epoll_wait(ep, evs, 256, 5);
+		int n = epoll_wait(ep, evs, 256, interval_ms ? 1 : 5);
 		for (int i = 0; i < n; i++)
 			on_readable(evs[i].data.ptr);
+		if (interval_ms && (phase == PH_HB || phase == PH_COMMIT)) {
+			int64_t t = now_us();
+			while (due_len && due[due_head]->next_hb_ms <= t) {
+				member *m = due[due_head];
+				due_head = (due_head + 1) % nmembers;
+				due_len--;
+				if (phase == PH_HB)
+					send_hb(m);
+				else
+					send_commit(m);
+			}
+		}
 		int64_t now = now_ms();
 		if (now > deadline) {
 			fprintf(stderr, "loadgen: no stable groups within 300 s\n");
 			return 1;
 		}
 		if (phase == PH_JOIN) {
+			if (now < next_scan) /* the scans are O(members): every 10 ms */
+				continue;
+			next_scan = now + 10;
 			for (int i = 0; i < nmembers; i++)
 				if (M[i].state == ST_STABLE && !M[i].inflight &&
 				    now >= M[i].next_hb_ms)
@@ -841,9 +1037,13 @@ main(int argc, char **argv)
 				phase_hook("hb");
 				n_ok = n_rebal = 0;
 				phase_start = now_ms();
-				for (int i = 0; i < nmembers; i++)
-					if (!M[i].inflight)
-						send_hb(&M[i]);
+				phase_t0_us = now_us();
+				if (interval_ms)
+					due_spread();
+				else
+					for (int i = 0; i < nmembers; i++)
+						if (!M[i].inflight)
+							send_hb(&M[i]);
 			}
 		} else if (now - phase_start >= secs * 1000) {
 			long long rate = n_ok * 1000LL / (now - phase_start);
@@ -862,9 +1062,13 @@ main(int argc, char **argv)
 				/* let in-flight heartbeats drain into commits */
 				n_ok = n_rebal = 0;
 				phase_start = now;
-				for (int i = 0; i < nmembers; i++)
-					if (!M[i].inflight && M[i].state == ST_STABLE)
-						send_commit(&M[i]);
+				phase_t0_us = now_us();
+				if (interval_ms)
+					due_spread();
+				else
+					for (int i = 0; i < nmembers; i++)
+						if (!M[i].inflight && M[i].state == ST_STABLE)
+							send_commit(&M[i]);
 			} else {
 				commit_rate = rate;
 				fprintf(stderr, "loadgen: commits: %lld/s (%ld rebalance errors)\n",
@@ -879,5 +1083,8 @@ main(int argc, char **argv)
 	printf(" %u %u %u", lat_q(&lat_hb, 0.5), lat_q(&lat_hb, 0.99), lat_q(&lat_hb, 1));
 	printf(" %u %u %u\n", lat_q(&lat_commit, 0.5), lat_q(&lat_commit, 0.99),
 	       lat_q(&lat_commit, 1));
+	if (memory)
+		printf("MEMORY %s %d %d %ld %ld %ld\n", name, nmembers, nconns, rss0, rss_conn,
+		       rss1);
 	return 0;
 }

@@ -41,29 +41,12 @@ ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 PIDS=""
 KDIR=""
 cleanup() {
-	for p in $PIDS; do kill "$p" 2>/dev/null || true; done
-	for p in $PIDS; do wait "$p" 2>/dev/null || true; done
-	[ -n "$KDIR" ] && [ -d "$KDIR" ] && KAFKA_REF_DIR=$KDIR "$KREF" stop 4 >/dev/null 2>&1 || true
+	stop_started
 	rm -rf "$OUT/data-"*
 }
 trap cleanup EXIT INT TERM
 
 . "$ROOT/bench/lib.sh"
-create_topic() { # PORT
-	ROOT=$ROOT /usr/bin/python3 - "$1" <<'EOF'
-import os, sys
-sys.path.insert(0, os.environ["ROOT"] + "/tests/integration")
-import kwire
-with kwire.Conn(int(sys.argv[1])) as c:
-    kwire.create_topics(c, [("loadgen", 100, 1)])
-EOF
-}
-# the JVM's live heap in KB after a full GC
-kafka_heap_kb() {
-	"$JAVA_HOME/bin/jcmd" "$1" GC.run >/dev/null 2>&1 || true
-	"$JAVA_HOME/bin/jcmd" "$1" GC.heap_info 2>/dev/null |
-		sed -n 's/.*total [0-9]*K, used \([0-9]*\)K.*/\1/p' | head -1
-}
 
 echo "== machine and versions"
 echo "$(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -92,7 +75,7 @@ for n in $SIZES; do
 	cpid=$!
 	PIDS="$PIDS $cpid"
 	wait_port "$port"
-	create_topic "$port"
+	loadgen_topic "$port"
 	"$OUT/loadgen" -b "127.0.0.1:$port" -m "$n" -g "$g" -P 100 -d "$SECS" -p "$cpid" \
 		-x cohortd 2>"$OUT/cohortd-$n.err" | grep '^RESULT' >>"$R" ||
 		{ echo "cohortd $n failed:"; tail -3 "$OUT/cohortd-$n.err"; }
@@ -103,7 +86,7 @@ for n in $SIZES; do
 		group.initial.rebalance.delay.ms=3000 offsets.topic.num.partitions=50)
 	kport=${kafka##*:}
 	kpid=$(cat "$KDIR/pid")
-	create_topic "$kport"
+	loadgen_topic "$kport"
 	h0=$(kafka_heap_kb "$kpid")
 	"$OUT/loadgen" -b "127.0.0.1:$kport" -m "$n" -g "$g" -P 100 -d "$SECS" -p "$kpid" \
 		-x kafka 2>"$OUT/kafka-$n.err" >"$OUT/kafka-$n.out" || true
@@ -177,7 +160,7 @@ p2=$(free_port)
 tpid=$!
 PIDS="$PIDS $tpid"
 wait_port "$p1"
-create_topic "$p1"
+loadgen_topic "$p1"
 : >"$OUT/tls-results"
 for round in 1 2; do
 	for mode in plaintext tls; do
@@ -223,7 +206,7 @@ valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.out" "$ROOT/build
 cgpid=$!
 PIDS="$PIDS $cgpid"
 wait_port "$port" 1200 # a minute: valgrind starts slowly
-create_topic "$port"
+loadgen_topic "$port"
 printf '#!/bin/sh\ncallgrind_control -d %s >/dev/null 2>&1\n' "$cgpid" >"$OUT/cg-hook"
 chmod +x "$OUT/cg-hook"
 LOADGEN_PHASE_HOOK="$OUT/cg-hook" "$OUT/loadgen" -b "127.0.0.1:$port" -m 100 -g 1 -P 100 \
