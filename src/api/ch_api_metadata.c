@@ -81,13 +81,24 @@ creatable(const ch_req *req, ch_str name, bool allow_create)
 	       ch_topic_name_validate(name.p, (size_t)name.len, NULL, 0) == 0;
 }
 
+/* Whether a topic of the request is named by its id (v10+): a null name, or
+ * a non-zero id whatever the name (Java sends the schema's default name ""
+ * beside the id; Kafka's handleTopicMetadataRequest looks the ids up and
+ * ignores the names when any id is set). */
+static bool
+by_id(const ch_MetadataRequest_MetadataRequestTopic *q)
+{
+	return ch_str_is_null(q->Name) || !ch_uuid_is_zero(&q->TopicId);
+}
+
 /* A named topic's DENY_*: no DESCRIBE on it; or it does not exist, would be
  * auto-created, and neither the cluster nor the topic allows CREATE. */
 static int8_t
-topic_denied(ch_req *req, ch_str name, bool allow_create)
+topic_denied(ch_req *req, const ch_MetadataRequest_MetadataRequestTopic *q, bool allow_create)
 {
-	if (ch_str_is_null(name))
-		return DENY_NONE; /* by id: md_send decides */
+	ch_str name = q->Name;
+	if (by_id(q))
+		return DENY_NONE; /* md_send decides */
 	if (!ch_api_allowed_str(req, CH_ACL_DESCRIBE, CH_RES_TOPIC, name))
 		return DENY_DESCRIBE;
 	if (allow_create && req->bk->cfg->auto_create_topics_enable &&
@@ -147,8 +158,7 @@ md_send(ch_req *req, const md_ctx *ctx)
 	for (int32_t i = 0; i < rq->Topics_n; i++) {
 		const ch_MetadataRequest_MetadataRequestTopic *q = &rq->Topics[i];
 		resp_topic *t = &resp.Topics[i];
-		if (ch_str_is_null(q->Name)) {
-			/* v10+: by topic id. */
+		if (by_id(q)) {
 			const ch_topic *tp = ch_uuid_is_zero(&q->TopicId)
 						     ? NULL
 						     : ch_topics_find_id(bk->topics, &q->TopicId);
@@ -233,12 +243,12 @@ ch_api_Metadata(ch_req *req)
 	if (ch_api_authz_on(req) && n > 0) {
 		ctx->denied = CH_REQ_NEW_ARRAY(req, int8_t, n);
 		for (int32_t i = 0; i < n; i++)
-			ctx->denied[i] = topic_denied(req, rq->Topics[i].Name, allow_create);
+			ctx->denied[i] = topic_denied(req, &rq->Topics[i], allow_create);
 	}
 	bool any = false;
 	for (int32_t i = 0; i < n && !any; i++) {
 		ch_str name = rq->Topics[i].Name;
-		any = !ch_str_is_null(name) && creatable(req, name, allow_create) &&
+		any = !by_id(&rq->Topics[i]) && creatable(req, name, allow_create) &&
 		      !(ctx->denied && ctx->denied[i]) &&
 		      !ch_topics_find(bk->topics, name.p, (size_t)name.len);
 	}
@@ -254,7 +264,7 @@ ch_api_Metadata(ch_req *req)
 	for (int32_t i = 0; i < n; i++) {
 		ch_str name = rq->Topics[i].Name;
 		ctx->err[i] = -1;
-		if (ch_str_is_null(name) || !creatable(req, name, allow_create) ||
+		if (by_id(&rq->Topics[i]) || !creatable(req, name, allow_create) ||
 		    (ctx->denied && ctx->denied[i]) ||
 		    ch_topics_find(bk->topics, name.p, (size_t)name.len))
 			continue; /* (named twice: the first one created it) */

@@ -218,6 +218,22 @@ metadata_step(tb *b, ch_arena *a, int16_t v, const char *name, ch_uuid id, int32
 			CH_CHECK_STR(ri->Topics[0].Name, name);
 			CH_CHECK_EQ_INT(ri->Topics[1].ErrorCode, CH_KERR_UNKNOWN_TOPIC_ID);
 		}
+		/* Java's request by id (its consumer's for an assignment's topic
+		 * ids): the schema's default name "" beside each id, which is
+		 * looked up by the id, never as the name "" (INVALID_TOPIC_EXCEPTION,
+		 * or an auto-creation) */
+		byid[0].Name = byid[1].Name = CH_STR_LIT("");
+		q.AllowAutoTopicCreation = true;
+		CALL(rj, ch_MetadataResponse, b, a, CH_APIKEY_METADATA, v, &q);
+		CH_CHECK_EQ_INT(rj->Topics_n, 2);
+		if (rj->Topics_n == 2) {
+			CH_CHECK_EQ_INT(rj->Topics[0].ErrorCode, CH_KERR_NONE);
+			CH_CHECK_STR(rj->Topics[0].Name, name);
+			CH_CHECK(memcmp(rj->Topics[0].TopicId.b, id.b, 16) == 0);
+			check_partitions(&rj->Topics[0], partitions, bk->node_id);
+			CH_CHECK_EQ_INT(rj->Topics[1].ErrorCode, CH_KERR_UNKNOWN_TOPIC_ID);
+			CH_CHECK(memcmp(rj->Topics[1].TopicId.b, unknown.b, 16) == 0);
+		}
 	}
 
 	/* Auto-creation: before v4 always, from v4 when asked for. */
