@@ -116,6 +116,8 @@ typedef int cohort_err;
 #define COHORT_ERR_MEMBER_ID_REQUIRED 79
 #define COHORT_ERR_GROUP_MAX_SIZE_REACHED 81
 #define COHORT_ERR_FENCED_INSTANCE_ID 82
+/* group.protocol=consumer: a pattern the broker cannot compile (fatal) */
+#define COHORT_ERR_INVALID_REGULAR_EXPRESSION 128
 #define COHORT_ERR_MESSAGE_TOO_LARGE 10
 #define COHORT_ERR_INVALID_TOPIC_EXCEPTION 17
 #define COHORT_ERR_NOT_LEADER_OR_FOLLOWER 6
@@ -1014,15 +1016,26 @@ COHORT_API cohort_err cohort_producer_close(cohort_producer *p, int timeout_ms);
 COHORT_API void cohort_producer_free(cohort_producer *p);
 
 /*
- * Subscribe to every topic whose whole name matches pattern, a POSIX
- * extended regular expression (<regex.h>; Java takes a java.util.regex
- * Pattern: README.md says where the two differ), replacing any earlier
- * subscription. The metadata (every topic, refreshed each
- * metadata.max.age.ms) is matched again on each answer: a topic created or
- * deleted that changes the matching set rejoins the group. Internal topics
- * match only with exclude.internal.topics=false. COHORT_ERR__INVALID_ARG
- * with errstr set for a pattern that does not compile; otherwise as
- * cohort_subscribe. Polling thread.
+ * Subscribe to every topic whose whole name matches pattern, replacing any
+ * earlier subscription. Its syntax depends on group.protocol:
+ *
+ * - classic: a POSIX extended regular expression (<regex.h>; Java takes a
+ *   java.util.regex Pattern: README.md says where the two differ), matched
+ *   here. The metadata (every topic, refreshed each metadata.max.age.ms)
+ *   is matched again on each answer: a topic created or deleted that
+ *   changes the matching set rejoins the group. Internal topics match only
+ *   with exclude.internal.topics=false. COHORT_ERR__INVALID_ARG with errstr
+ *   set for a pattern that does not compile.
+ * - consumer (KIP-848): RE2 syntax, sent as it is to the broker
+ *   (ConsumerGroupHeartbeat v1 SubscribedTopicRegex, as Java's
+ *   subscribe(SubscriptionPattern)), which matches it and re-evaluates it
+ *   as topics come and go; the member joins even while nothing matches
+ *   (an empty assignment). A pattern the broker cannot compile makes
+ *   cohort_poll return the fatal COHORT_ERR_INVALID_REGULAR_EXPRESSION; a
+ *   broker without ConsumerGroupHeartbeat v1 the fatal
+ *   COHORT_ERR_UNSUPPORTED_VERSION (never a client-side match in its place).
+ *
+ * Otherwise as cohort_subscribe. Polling thread.
  */
 COHORT_API cohort_err cohort_subscribe_pattern(cohort_consumer *c, const char *pattern,
 					       char *errstr, size_t errstr_size);

@@ -388,6 +388,7 @@ send_now(cl_broker *b, cl_req *r)
 	int16_t bmax = r->api < CL_API_KEYS ? b->vmax[r->api] : -1;
 	if (r->max_version >= 0)
 		max = CH_MIN(max, r->max_version);
+	min = CH_MAX(min, r->min_version);
 	int16_t v = CH_MIN(max, bmax);
 	if (bmax < 0 || v < CH_MAX(min, bmin)) {
 		CH_LOGW(CL_LOG, "broker %d serves api %d at v%d-v%d, libcohort needs v%d-v%d",
@@ -842,8 +843,8 @@ cl_request_timeout(cl_broker *b, int16_t api, int64_t timeout_ms, cl_build_fn bu
 
 /* cl_request_ex's body; noreply: the broker sends no answer. */
 static void
-request(cl_broker *b, int16_t api, int16_t max_version, int64_t timeout_ms, bool noreply,
-	cl_build_fn build, cl_resp_fn done, void *ud)
+request(cl_broker *b, int16_t api, int16_t min_version, int16_t max_version, int64_t timeout_ms,
+	bool noreply, cl_build_fn build, cl_resp_fn done, void *ud)
 {
 	cl_client *c = b->c;
 	cl_req *r = calloc(1, sizeof(*r));
@@ -856,6 +857,7 @@ request(cl_broker *b, int16_t api, int16_t max_version, int64_t timeout_ms, bool
 	r->api = api;
 	r->timeout_ms = CH_MAX(timeout_ms, (int64_t)c->conf.request_timeout_ms);
 	r->max_version = max_version;
+	r->min_version = min_version;
 	r->build = build;
 	r->done = done;
 	r->ud = ud;
@@ -877,13 +879,20 @@ void
 cl_request_ex(cl_broker *b, int16_t api, int16_t max_version, int64_t timeout_ms, cl_build_fn build,
 	      cl_resp_fn done, void *ud)
 {
-	request(b, api, max_version, timeout_ms, false, build, done, ud);
+	request(b, api, 0, max_version, timeout_ms, false, build, done, ud);
+}
+
+void
+cl_request_min(cl_broker *b, int16_t api, int16_t min_version, cl_build_fn build, cl_resp_fn done,
+	       void *ud)
+{
+	request(b, api, min_version, -1, b->c->conf.request_timeout_ms, false, build, done, ud);
 }
 
 void
 cl_request_noreply(cl_broker *b, int16_t api, cl_build_fn build, cl_resp_fn done, void *ud)
 {
-	request(b, api, -1, b->c->conf.request_timeout_ms, true, build, done, ud);
+	request(b, api, 0, -1, b->c->conf.request_timeout_ms, true, build, done, ud);
 }
 
 void

@@ -202,7 +202,8 @@ typedef struct subscribe_msg {
 	cl_client *c;
 	char **topics;
 	int n;
-	regex_t *pattern; /* cohort_subscribe_pattern (topics NULL) */
+	char *pattern_text; /* cohort_subscribe_pattern (topics NULL) */
+	regex_t *pattern;   /* and its compiled form, classic protocol only */
 } subscribe_msg;
 
 /* Frees a pattern subscription's compiled expression (NULL is fine). */
@@ -213,6 +214,16 @@ pattern_free(regex_t *re)
 		regfree(re);
 		free(re);
 	}
+}
+
+/* I/O thread: c's pattern subscription becomes text and re (NULL, NULL: none). */
+static void
+pattern_set(cl_client *c, char *text, regex_t *re)
+{
+	pattern_free(c->pattern);
+	free(c->pattern_text);
+	c->pattern = re;
+	c->pattern_text = text;
 }
 
 /* I/O thread: the topics metadata asks for become a copy of topics[0..n) (distinct). */
@@ -241,10 +252,11 @@ io_subscribe(ch_loop *loop, void *ud)
 	(void)loop;
 	subscribe_msg *s = ud;
 	cl_client *c = s->c;
-	pattern_free(c->pattern);
-	c->pattern = s->pattern; /* the matching topics come with the metadata */
+	pattern_set(c, s->pattern_text, s->pattern);
 	set_md_topics(c, s->topics, s->n);
 	cl_metadata_refresh(c);
+	/* classic: the topics matching the pattern come with the metadata;
+	 * the consumer protocol subscribes to the pattern itself */
 	if (!s->pattern)
 		cl_member_subscribe(c, s->topics, s->n); /* takes the topics */
 	free(s);
@@ -298,14 +310,29 @@ cohort_subscribe_pattern(cohort_consumer *cc, const char *pattern, char *errstr,
 	}
 	if (c->manual_api)
 		return COHORT_ERR__STATE;
+	subscribe_msg *s = calloc(1, sizeof(*s));
+	char *text = strdup(pattern);
+	if (!s || !text) {
+		free(s);
+		free(text);
+		return COHORT_ERR__NOMEM;
+	}
+	*s = (subscribe_msg){c, NULL, 0, text, NULL};
+	if (c->conf.group_protocol_consumer) {
+		/* the broker compiles and matches it (RE2; an invalid one fails the
+		 * member with INVALID_REGULAR_EXPRESSION), as Java's SubscriptionPattern */
+		c->subscribed = true;
+		ch_loop_post(c->loop, io_subscribe, s);
+		return COHORT_OK;
+	}
 	/* the whole topic name must match, as Java's Pattern.matcher().matches() */
 	size_t len = strlen(pattern);
 	char *anchored = malloc(len + 5);
 	regex_t *re = calloc(1, sizeof(*re));
-	subscribe_msg *s = calloc(1, sizeof(*s));
-	if (!anchored || !re || !s) {
+	if (!anchored || !re) {
 		free(anchored);
 		free(re);
+		free(text);
 		free(s);
 		return COHORT_ERR__NOMEM;
 	}
@@ -317,10 +344,11 @@ cohort_subscribe_pattern(cohort_consumer *cc, const char *pattern, char *errstr,
 		regerror(rc, re, why, sizeof(why));
 		cl_errstr(errstr, errstr_size, "pattern %s: %s", pattern, why);
 		free(re);
+		free(text);
 		free(s);
 		return COHORT_ERR__INVALID_ARG;
 	}
-	*s = (subscribe_msg){c, NULL, 0, re};
+	s->pattern = re;
 	c->subscribed = true;
 	ch_loop_post(c->loop, io_subscribe, s);
 	return COHORT_OK;
@@ -390,7 +418,7 @@ cohort_assign(cohort_consumer *cc, const cohort_tp *tps, size_t n)
 	c->manual = n > 0;
 	cl_unlock(c);
 	c->manual_api = n > 0;
-	*s = (subscribe_msg){c, topics, (int)n, NULL};
+	*s = (subscribe_msg){c, topics, (int)n, NULL, NULL};
 	ch_loop_post(c->loop, io_assign, s);
 	return COHORT_OK;
 }
@@ -1106,8 +1134,7 @@ member_call(cohort_consumer *cc, cl_wait_start_fn start)
 static void
 io_unsubscribe(cl_client *c, cl_wait *w)
 {
-	pattern_free(c->pattern);
-	c->pattern = NULL;
+	pattern_set(c, NULL, NULL);
 	set_md_topics(c, NULL, 0);
 	if (c->member)
 		cl_member_unsubscribe(c, w);
@@ -1187,7 +1214,7 @@ cohort_consumer_free(cohort_consumer *cc)
 	free(c->tps);
 	free(c->poll_recs);
 	free(c->member_id);
-	pattern_free(c->pattern);
+	pattern_set(c, NULL, NULL);
 	cl_fetcher_free(c);
 	cl_client_release(c);
 	free(cc);

@@ -67,6 +67,7 @@ struct cl_req {
 	int32_t corr;
 	int64_t timeout_ms;  /* request.timeout.ms unless longer */
 	int16_t max_version; /* the caller's cap, or -1 */
+	int16_t min_version; /* the caller's floor (0: libcohort's own) */
 	int64_t deadline;    /* monotonic ms; set when sent */
 	bool noreply;        /* no answer comes (Produce acks=0) */
 	cl_build_fn build;
@@ -136,6 +137,11 @@ void cl_request_noreply(cl_broker *b, int16_t api, cl_build_fn build, cl_resp_fn
 /* Same, sent at no more than max_version (the fetcher without topic ids). */
 void cl_request_ex(cl_broker *b, int16_t api, int16_t max_version, int64_t timeout_ms,
 		   cl_build_fn build, cl_resp_fn done, void *ud);
+/* Same at no less than min_version (a field older versions lack, such as
+ * ConsumerGroupHeartbeat v1's SubscribedTopicRegex): a broker without it
+ * fails the request with COHORT_ERR__NO_COMMON_VERSION, as without the API. */
+void cl_request_min(cl_broker *b, int16_t api, int16_t min_version, cl_build_fn build,
+		    cl_resp_fn done, void *ud);
 /* The broker with this node id, NULL if unknown. */
 cl_broker *cl_broker_find(cl_client *c, int32_t node_id);
 /* Add or update node_id's address. NULL only when out of memory. */
@@ -352,7 +358,9 @@ void cl_deadline_ts(struct timespec *ts, int64_t ms);
 typedef struct cl_member cl_member;
 cl_member *cl_member_new(cl_client *c);
 void cl_member_free(cl_member *m);
-/* The subscription changed (I/O thread): join or rejoin. */
+/* The subscription changed (I/O thread): join or rejoin. topics NULL (n
+ * 0) with c->pattern_text set: the consumer protocol's pattern
+ * subscription, the broker matches. */
 void cl_member_subscribe(cl_client *c, char **topics, int n);
 /* The polling thread ran a revoke the member asked for. */
 void cl_member_revoke_done(cl_client *c);
@@ -455,8 +463,14 @@ struct cl_client {
 	void (*on_metadata)(cl_client *c); /* after each Metadata answer (producer), or NULL */
 	char **md_topics;                  /* topics the metadata asks for (subscription) */
 	int nmd_topics;
-	regex_t *pattern; /* cohort_subscribe_pattern: metadata asks for every
-			     topic, the member subscribes to those matching */
+	char *pattern_text; /* cohort_subscribe_pattern's pattern as given, NULL
+			       without one: metadata asks for every topic; the
+			       consumer protocol sends it (SubscribedTopicRegex,
+			       RE2 on the broker) */
+	regex_t *pattern;   /* the classic protocol's: pattern_text compiled
+			       (POSIX ERE, anchored), the member subscribes to
+			       the topics matching it; NULL with the consumer
+			       protocol, whose broker matches */
 	cl_member *member;
 	struct o_call *calls;        /* cl_offsets.c: calls in progress */
 	struct f_session *fsessions; /* cl_fetcher.c: fetch sessions, per broker */

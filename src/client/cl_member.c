@@ -1448,6 +1448,16 @@ send_leave(cl_member *m, const char *reason)
 
 #define CG_LEAVE_EPOCH (-1)
 #define CG_LEAVE_STATIC_EPOCH (-2)
+/* The version that carries SubscribedTopicRegex (and client-generated member ids). */
+#define CG_REGEX_VERSION 1
+
+/* The pattern the broker matches for m (cohort_subscribe_pattern with the
+ * consumer protocol), NULL for a names subscription. */
+static const char *
+cg_pattern(const cl_member *m)
+{
+	return m->cg ? m->c->pattern_text : NULL;
+}
 
 /* Whether a heartbeat of m's epoch goes out on the timer now. */
 static bool
@@ -1509,7 +1519,13 @@ build_cg_heartbeat(cl_client *c, int16_t version, ch_buf *b, void *ud)
 	for (int i = 0; i < m->ntopics; i++)
 		names[i] = ch_str_c(m->topics[i]);
 	r.SubscribedTopicNames = names;
-	r.SubscribedTopicNames_n = m->ntopics;
+	r.SubscribedTopicNames_n = m->ntopics; /* none with a pattern */
+	/* a pattern goes at v1+ only (cg_send); a names subscription sends ""
+	 * from v1, not null: null is "unchanged", and a member that moved from
+	 * a pattern to names would keep matching the pattern */
+	const char *pattern = cg_pattern(m);
+	if (version >= CG_REGEX_VERSION)
+		r.SubscribedTopicRegex = ch_str_c(pattern ? pattern : "");
 	/* owned partitions by topic (owned is kept sorted by cg_reconcile) */
 	int32_t nt = 0;
 	for (int i = 0; i < m->nowned; i++) {
@@ -1528,6 +1544,17 @@ out:
 	free(names);
 	free(tps);
 	free(parts);
+}
+
+/* Sends a heartbeat of h's epoch to m's coordinator: at v1 or later with a
+ * pattern (a broker without v1 fails it with NO_COMMON_VERSION; Java's
+ * builder throws UnsupportedVersionException there); a pattern that comes
+ * while it waits for the connection goes with the next one. */
+static void
+cg_send(cl_member *m, cl_resp_fn done, cg_hb *h)
+{
+	cl_request_min(m->coord, CH_APIKEY_CONSUMER_GROUP_HEARTBEAT,
+		       cg_pattern(m) ? CG_REGEX_VERSION : 0, build_cg_heartbeat, done, h);
 }
 
 /* qsort order of owned partitions: topic, then partition (one entry per
@@ -1620,6 +1647,20 @@ done_cg_heartbeat(cl_client *c, cohort_err err, int16_t version, void *resp, voi
 		return;
 	case COHORT_ERR__NO_COMMON_VERSION:
 	case CH_KERR_UNSUPPORTED_VERSION:
+		if (cg_pattern(m) && m->coord &&
+		    m->coord->vmax[CH_APIKEY_CONSUMER_GROUP_HEARTBEAT] >= 0) {
+			/* the API without v1: never the pattern's topics as names
+			 * (a meaning the application did not ask for); Java's words */
+			CH_LOGE(CL_LOG,
+				"group %s: the cluster does not support regular expressions "
+				"resolution on ConsumerGroupHeartbeat API version 0. It must be "
+				"upgraded to use ConsumerGroupHeartbeat API version >= 1 to allow "
+				"to subscribe to a pattern (or use group.protocol=classic, where "
+				"libcohort matches it).",
+				c->conf.group_id);
+			cg_fatal(m, COHORT_ERR_UNSUPPORTED_VERSION, "SubscribedTopicRegex");
+			return;
+		}
 		/* Java's words (and librdkafka's fatal error) */
 		CH_LOGE(CL_LOG,
 			"group %s: the cluster does not support the new CONSUMER group protocol. "
@@ -1697,8 +1738,7 @@ cg_heartbeat(cl_member *m)
 	*h = (cg_hb){m, m->generation};
 	m->hb_inflight = true;
 	m->cg_again = false;
-	cl_request(m->coord, CH_APIKEY_CONSUMER_GROUP_HEARTBEAT, build_cg_heartbeat,
-		   done_cg_heartbeat, h);
+	cg_send(m, done_cg_heartbeat, h);
 }
 
 /*
@@ -1820,8 +1860,7 @@ cg_leave(cl_member *m, const char *why)
 		return false;
 	*h = (cg_hb){m, cg_leave_epoch(m)};
 	CH_LOGI(CL_LOG, "group %s: leaving with epoch %d (%s)", m->c->conf.group_id, h->epoch, why);
-	cl_request(m->coord, CH_APIKEY_CONSUMER_GROUP_HEARTBEAT, build_cg_heartbeat, done_cg_leave,
-		   h);
+	cg_send(m, done_cg_leave, h);
 	return true;
 }
 
@@ -1854,8 +1893,8 @@ static void
 ensure_active(cl_member *m)
 {
 	cl_client *c = m->c;
-	if (c->closing || m->ntopics == 0)
-		return;
+	if (c->closing || (m->ntopics == 0 && !cg_pattern(m)))
+		return; /* unsubscribed (a consumer-protocol pattern subscribes to no names) */
 	if (m->cg) {
 		cg_ensure_active(m);
 		return;

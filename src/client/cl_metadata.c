@@ -137,7 +137,8 @@ build_metadata(cl_client *c, int16_t version, ch_buf *b, void *ud)
 	m.Topics = t;
 	m.Topics_n = c->nmd_topics;
 	m.AllowAutoTopicCreation = c->conf.allow_auto_create_topics;
-	if (c->pattern) { /* every topic, to match the pattern against (Java's) */
+	if (c->pattern_text) { /* every topic: to match the pattern against (Java's), or
+				  to name the topic ids the broker's matches assign */
 		m.Topics_n = -1;
 		m.AllowAutoTopicCreation = false;
 	}

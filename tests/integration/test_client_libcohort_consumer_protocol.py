@@ -16,13 +16,22 @@ consumer-protocol client runs here:
   partitions are lost (the lost callback) and it joins again;
 - a static member that closes (epoch -2) and comes back under its instance
   id gets its partitions back, and the other member sees no rebalance;
+- a pattern subscription (cohort_subscribe_pattern) goes to the broker as
+  SubscribedTopicRegex, RE2 syntax (`\\d`, which POSIX regex.h does not
+  know): the member joins while nothing matches, takes a matching topic
+  created after it joined, drops one that is deleted, and resubscribed to
+  names owns only those (the regex cleared with ""); a pattern the broker
+  cannot compile fails the member with INVALID_REGULAR_EXPRESSION;
 - against a broker without ConsumerGroupHeartbeat (cohortd behind
   version_proxy.py without API 68) the consumer fails with
-  UNSUPPORTED_VERSION at once, as librdkafka and Java do.
+  UNSUPPORTED_VERSION at once, as librdkafka and Java do; with v0 only, a
+  pattern member fails the same way without a heartbeat sent (Java's
+  UnsupportedVersionException) rather than falling back to names.
 """
 import os
 import time
 
+import kwire
 from client_scenarios import HERE, VENV_PYTHON, ClientGroupTest, describe_cover, member_flags, \
     wait_cover
 from harness import Broker, free_port, main, start_clean, stop_clean
@@ -83,6 +92,45 @@ class LibcohortConsumerProtocol(ClientGroupTest):
         for m in (b, c):
             self.assertIsNone(m.fatal, m.name)
             self.assertEqual(m.close(), 0)
+
+    def pattern_member(self, group, pattern, name):
+        m = MemberProcess(self.member_argv(group, ["-"], name, "uniform", None, 3000, True, 0, 0)
+                          + ["-T", pattern], name)
+        self.addCleanup(m.cleanup)
+        self.addCleanup(self._dump, m)
+        return m
+
+    def test_pattern_subscription(self):
+        """The broker matches the pattern (RE2: `\\d`): joined with nothing
+        matching, a topic created later joins the assignment, a deleted one
+        leaves it; resubscribed to names, only the names."""
+        group, other = "g-rx-lcp", "rxno-lcp"
+        create_topics(self.broker.port, {other: 2, "rx-lcp-x": 1})
+        m = self.pattern_member(group, r"rx-lcp-\d+", "lcp-rx")
+        m.wait(lambda s: ("ASSIGNED", frozenset()) in s.events, 60, "an empty assignment")
+        create_topics(self.broker.port, {"rx-lcp-1": 2})
+        wait_cover([m], all_parts({"rx-lcp-1": 2}))
+        create_topics(self.broker.port, {"rx-lcp-22": 1})
+        wait_cover([m], all_parts({"rx-lcp-1": 2, "rx-lcp-22": 1}))
+        with kwire.Conn(self.broker.port) as c:
+            res = kwire.delete_topics(c, ["rx-lcp-1"])["results"]
+        self.assertEqual([(t["name"], t["error_code"]) for t in res], [("rx-lcp-1", 0)])
+        wait_cover([m], all_parts({"rx-lcp-22": 1}))
+        k = len(m.lines)
+        m.send("subscribe " + other)
+        m.wait(lambda s: "SUBSCRIBED NO_ERROR" in s.lines[k:], 30, "SUBSCRIBED NO_ERROR")
+        # a regex kept by the broker would add rx-lcp-22 to the names
+        wait_cover([m], all_parts({other: 2}))
+        time.sleep(1)
+        self.assertEqual(m.assignment, all_parts({other: 2}), describe_cover([m]))
+        self.assertIsNone(m.fatal)
+        self.assertEqual(m.close(), 0)
+
+    def test_invalid_pattern(self):
+        """A pattern RE2 refuses: the broker's INVALID_REGULAR_EXPRESSION, fatal."""
+        m = self.pattern_member("g-rxbad-lcp", "rx-bad-(", "lcp-rxbad")
+        wait_until(lambda: m.fatal, 60, "the member's fatal error")
+        self.assertTrue(m.fatal.startswith("INVALID_REGULAR_EXPRESSION"), m.fatal)
 
     def test_static_member_returns(self):
         """A static member that closes (epoch -2) and comes back under its
@@ -154,6 +202,25 @@ class LibcohortConsumerProtocolOldBroker(ClientGroupTest):
         m = self.member("g-old-lcp", ["old-lcp"], "lcp-old", assignor="uniform")
         wait_until(lambda: m.fatal, 60, "the member's fatal error")
         self.assertTrue(m.fatal.startswith("UNSUPPORTED_VERSION"), m.fatal)
+        self.assertEqual(m.assignment, set())
+        with self.proxy.lock:
+            self.assertEqual([k for cid, k, v in self.proxy.seen if k == 68], [])
+
+    def test_pattern_needs_v1(self):
+        """ConsumerGroupHeartbeat v0 only: no SubscribedTopicRegex there, so a
+        pattern member fails with UNSUPPORTED_VERSION before any heartbeat,
+        rather than match client-side and send names (Java's builder throws
+        UnsupportedVersionException)."""
+        with self.proxy.lock:
+            self.proxy.caps[68] = 0
+        self.addCleanup(self.proxy.caps.__setitem__, 68, -1)
+        create_topics(self.broker.port, {"old-rx-lcp": 2})
+        m = MemberProcess(self.member_argv("g-old-rx-lcp", ["-"], "lcp-old-rx", "uniform", None,
+                                           3000, True, 0, 0) + ["-T", "old-rx-.*"], "lcp-old-rx")
+        self.addCleanup(m.cleanup)
+        wait_until(lambda: m.fatal, 60, "the member's fatal error")
+        self.assertTrue(m.fatal.startswith("UNSUPPORTED_VERSION"), m.fatal)
+        self.assertIn("regular expressions resolution", m.stderr())
         self.assertEqual(m.assignment, set())
         with self.proxy.lock:
             self.assertEqual([k for cid, k, v in self.proxy.seen if k == 68], [])

@@ -12,7 +12,12 @@ without a failure, the committed offsets read back with the AdminClient, and
 the AdminClient describing the group as a `consumer` group with its
 members and their assignments (each a consumer-protocol member: MemberType,
 ConsumerGroupDescribe v1) and describeClassicGroups refusing it
-(GROUP_ID_NOT_FOUND, DescribeGroups v6)."""
+(GROUP_ID_NOT_FOUND, DescribeGroups v6).
+
+subscribe(SubscriptionPattern) (the broker matches the pattern, RE2): a
+group of a pattern member and a names member is balanced, a matching topic
+created later goes to the pattern member only, and a pattern RE2 refuses
+fails poll() with the same InvalidRegularExpression on both brokers."""
 
 from harness import main, start_clean, stop_clean
 from java_clients import (JavaAdmin, JavaClientsTestCase, JavaConsumer, check_installed,
@@ -37,6 +42,7 @@ class JavaConsumerProtocol(JavaClientsTestCase):
     broker_settings = CONSUMER_SETTINGS
 
     def consumer(self, group, topic, name, instance=None):
+        """topic: a name, or "re2:PATTERN" (subscribe(SubscriptionPattern))."""
         c = JavaConsumer(self.broker.bootstrap, group, [topic], name=name, protocol="consumer",
                          assignor="uniform", instance=instance)
         self.procs.append(c)
@@ -51,8 +57,12 @@ class JavaConsumerProtocol(JavaClientsTestCase):
             sizes = [len(x) for x in sets]
             return (sum(sizes) == len(parts) and set().union(*sets) == parts
                     and max(sizes) - min(sizes) <= 1) and sets
-        return wait_until(covered, timeout, "%d members owning %d partitions"
-                          % (len(consumers), len(parts)))
+        try:
+            return wait_until(covered, timeout, "%d members owning %d partitions"
+                              % (len(consumers), len(parts)))
+        except AssertionError as e:
+            raise AssertionError("%s: %s" % (e, "; ".join(
+                "%s=%s (%s)" % (c.name, sorted(c.assignment()), c.of("error")) for c in consumers)))
 
     def wait_consumed(self, consumers, count, timeout=60):
         wait_until(lambda: len({m for c in consumers for m in c.consumed()}) >= count,
@@ -176,6 +186,37 @@ class JavaConsumerProtocol(JavaClientsTestCase):
         self.wait_cover([a2], parts, timeout=30)
         self.assertEqual(a2.close(), 0)
         self.check_listener_order(a2)
+
+    def test_subscription_pattern(self):
+        """A pattern member (`\\d`: RE2, not java.util.regex's client-side
+        matching) and a names member share jrx-1 evenly; jrx-22, created
+        later, matches the pattern only: the pattern member takes it and the
+        group stays balanced; the names member never owns it."""
+        group = "g-jrx"
+        create_topics(self.broker.port, {"jrx-1": 4, "jrx-x": 1})
+        p = self.consumer(group, r"re2:jrx-\d+", "jrx-pattern")
+        n = self.consumer(group, "jrx-1", "jrx-names")
+        one = {"jrx-1:%d" % i for i in range(4)}
+        self.wait_cover([p, n], one)
+        create_topics(self.broker.port, {"jrx-22": 2})
+        both = one | {"jrx-22:0", "jrx-22:1"}
+        self.wait_cover([p, n], both)
+        self.assertTrue(n.assignment() <= one, n.assignment())
+        for c in (p, n):
+            self.assertEqual(c.close(), 0)
+            self.check_listener_order(c)
+        self.check_timeline([p, n])
+
+    def test_invalid_pattern(self):
+        """A pattern RE2 cannot compile: the broker answers
+        INVALID_REGULAR_EXPRESSION and poll() throws it (fatal)."""
+        c = self.consumer("g-jrx-bad", "re2:jrx-(", "jrx-bad")
+        ev = c.wait(lambda e: e["ev"] == "error", 60, "poll's error")
+        self.assertEqual((ev["error"], ev["message"]), (
+            "InvalidRegularExpression",
+            "Invalid RE2J SubscriptionPattern provided in the call to subscribe. "
+            "SubscribedTopicRegex `jrx-(` is not a valid regular expression: missing closing )."))
+        self.assertEqual(c.proc.wait(30), 4)
 
 
 class JavaConsumerProtocolKafka(JavaConsumerProtocol):

@@ -21,6 +21,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
@@ -29,8 +30,10 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * the consumer protocol of KIP-848) driven over stdin/stdout by the
  * Python tests (test_java_*.py).
  *
- *   ConsumerDriver BOOTSTRAP GROUP TOPIC[,TOPIC...] [--commit-on-revoke] [--quiet] [key=value ...]
+ *   ConsumerDriver BOOTSTRAP GROUP TOPIC[,TOPIC...]|re2:PATTERN [--commit-on-revoke] [--quiet] [key=value ...]
  *
+ * re2:PATTERN subscribes to a SubscriptionPattern (KIP-848: the broker matches
+ * it, RE2 syntax; group.protocol=consumer only) instead of a topic list.
  * key=value are consumer properties (partition.assignment.strategy,
  * group.instance.id, session.timeout.ms, ...). With --commit-on-revoke the
  * rebalance listener commits the positions of the revoked partitions
@@ -89,7 +92,7 @@ public final class ConsumerDriver {
             }
         }
         ConsumerDriver d = new ConsumerDriver(props, commitOnRevoke, quiet);
-        d.run(Arrays.asList(args[2].split(",")));
+        d.run(args[2]);
         System.exit(0);
     }
 
@@ -154,7 +157,7 @@ public final class ConsumerDriver {
         }
     };
 
-    private void run(List<String> topics) throws Exception {
+    private void run(String topics) throws Exception {
         Thread reader = new Thread(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
                 String line;
@@ -168,7 +171,10 @@ public final class ConsumerDriver {
         reader.setDaemon(true);
         reader.start();
 
-        consumer.subscribe(topics, listener);
+        if (topics.startsWith("re2:"))
+            consumer.subscribe(new SubscriptionPattern(topics.substring(4)), listener);
+        else
+            consumer.subscribe(Arrays.asList(topics.split(",")), listener);
         Json.emit(Json.obj("ev", "ready"));
         while (true) {
             ConsumerRecords<String, String> records;
