@@ -17,4 +17,4 @@ PORT=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print
 PID=$!
 trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$DATA" "$DATA.log"' EXIT
 sleep 0.5
-"$BUILD/pf_bench" 127.0.0.1:$PORT "$@"
+PF_BROKER_PID=$PID "$BUILD/pf_bench" 127.0.0.1:$PORT "$@"
