@@ -11,6 +11,7 @@
  * where the test can see them.
  */
 #include "client/cl_int.h"
+#include "client_shell.h"
 #include "common/ch_test.h"
 
 void *__real_malloc(size_t n);
@@ -42,18 +43,10 @@ __wrap_calloc(size_t n, size_t size)
 static cl_client *
 client_new(bool reset)
 {
-	cl_client *c = calloc(1, sizeof(*c));
-	cohort_conf *conf = cohort_conf_new();
-	CH_CHECK(cohort_conf_set(conf, "bootstrap.servers", "127.0.0.1:1", NULL, 0) == COHORT_OK);
-	CH_CHECK(cohort_conf_set(conf, "group.id", "g", NULL, 0) == COHORT_OK);
-	CH_CHECK(cohort_conf_set(conf, "auto.offset.reset", "earliest", NULL, 0) == COHORT_OK);
-	CH_CHECK(cl_client_init(c, conf, CL_CONSUMER, NULL, 0));
-	cohort_conf_free(conf);
-	c->member = cl_member_new(c);
+	cl_client *c = client_shell_new("auto.offset.reset", "earliest");
 	for (int32_t id = 1; id <= 2; id++)
 		cl_broker_upsert(c, id, "127.0.0.1", 9, 1);
-	for (cl_broker *b = c->brokers; b; b = b->next)
-		b->retry_at = INT64_MAX / 2; /* requests wait in b->waiting */
+	client_shell_hold_brokers(c);
 	cl_md_topic *t = calloc(1, sizeof(*t));
 	t->name = strdup("t");
 	t->parts = calloc(NPARTS, sizeof(*t->parts));
@@ -68,22 +61,6 @@ client_new(bool reset)
 		tp->reset = reset;
 	}
 	return c;
-}
-
-static void
-client_free(cl_client *c)
-{
-	c->closing = true;
-	cl_brokers_close(c, COHORT_ERR__CLOSED); /* queued requests end */
-	cl_offsets_shutdown(c);
-	cl_member_free(c->member);
-	for (int i = 0; i < c->ntps; i++) {
-		free(c->tps[i]->topic);
-		free(c->tps[i]);
-	}
-	free(c->tps);
-	cl_client_release(c);
-	free(c);
 }
 
 /* Whether broker id's queue holds a ListOffsets. */
@@ -121,7 +98,7 @@ t_committed_lookup(void)
 		}
 		if (!failed)
 			CH_CHECK(c->calls != NULL); /* nothing failed: the lookup is on */
-		client_free(c);
+		client_shell_free(c);
 		if (!failed)
 			break;
 	}
@@ -151,7 +128,7 @@ t_reset_lookup(void)
 			if (!failed)
 				CH_CHECK(tp->offset_lookup);
 		}
-		client_free(c);
+		client_shell_free(c);
 		if (!failed)
 			break;
 	}
