@@ -64,7 +64,8 @@ struct ch_coord_member {
 	bool pending_sync;            /* must send SyncGroup for the current generation */
 	int64_t joined_at;            /* when is_new was set (new-member join timeout) */
 	int64_t join_parked_at;       /* when join_token was parked (rebalance history) */
-	coord_timer session;          /* session (or new-member) expiry */
+	coord_timer session;          /* session (or new-member) expiry; may fire early */
+	int64_t session_due;          /* the expiry itself (session_arm) */
 	ch_coord_member *prev, *next; /* group order: first joined first (leader choice) */
 };
 
