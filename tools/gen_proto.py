@@ -883,11 +883,19 @@ fill_count(uint64_t *rng, int nullable)
                      f"(ch_errors_fn){rs}_errors, {throttle}}},")
         o.append("};")
         o.append("const size_t ch_api_codecs_n = sizeof(ch_api_codecs) / sizeof(ch_api_codecs[0]);\n")
+        # by key: row + 1 (0: no such API), so that a lookup (one a request)
+        # is an index and not a scan of the rows
+        keys = [req.api_key for _, req, _ in sorted(pairs, key=lambda p: p[1].api_key)]
+        at = [0] * (max(keys) + 1)
+        for i, k in enumerate(keys):
+            at[k] = i + 1
+        assert len(keys) < 256
+        o.append("/* Each key's row + 1 in ch_api_codecs (0: none). */")
+        o.append(f"static const uint8_t codec_at[{len(at)}] = {{{', '.join(map(str, at))}}};\n")
         o.append("const ch_api_codec *\nch_api_codec_find(int16_t key)\n{")
-        o.append("\tfor (size_t i = 0; i < ch_api_codecs_n; i++)")
-        o.append("\t\tif (ch_api_codecs[i].key == key)")
-        o.append("\t\t\treturn &ch_api_codecs[i];")
-        o.append("\treturn NULL;\n}")
+        o.append("\tif (key < 0 || (size_t)key >= sizeof(codec_at) || !codec_at[key])")
+        o.append("\t\treturn NULL;")
+        o.append("\treturn &ch_api_codecs[codec_at[key] - 1];\n}")
         return "\n".join(o) + "\n"
 
 

@@ -307,8 +307,11 @@ ch_api_on_frame(ch_broker *bk, void *conn, uint64_t seq, const char *peer, const
 	req->received_us = ch_now_mono_us();
 	req->sess = sess;
 	req->listener = sess ? sess->listener : 0;
-	/* A copy: a parked request outlives its connection's session. */
-	req->principal = sess ? ch_req_strdup(req, ch_str_c(sess->principal)) : "User:ANONYMOUS";
+	/* A copy: a parked request outlives its connection's session (but the
+	 * usual principal needs none). */
+	req->principal = sess && strcmp(sess->principal, "User:ANONYMOUS") != 0
+				 ? ch_req_strdup(req, ch_str_c(sess->principal))
+				 : "User:ANONYMOUS";
 	/* the request's own bytes are the broker's, not the client's to bound */
 	req->arena.limit = len * ARENA_FACTOR + ARENA_FLOOR + req->arena.total;
 	req->body = ch_arena_alloc(&req->arena, codec->req_size);

@@ -19,17 +19,30 @@ struct ch_arena_chunk {
 /* One CHUNK_MIN chunk kept per thread between arenas: the broker makes and
  * frees an arena per request (the request itself lives in it, ch_api.c),
  * and the malloc/free of its first chunk was a sixth of a heartbeat's
- * instructions (callgrind, bench/groups/run-coord.sh). A thread key, so that
- * a thread's spare is freed when the thread ends (the client library's I/O
- * thread comes and goes). Not under ASan (CH_ASAN): there every chunk is
- * malloc'd and freed, so a request used after it ended is still caught. */
+ * instructions (callgrind, bench/groups/run-coord.sh). A thread-local
+ * variable (pthread_getspecific/setspecific were ~100 instructions a
+ * request); the thread key only frees a thread's spare when the thread ends
+ * (the client library's I/O thread comes and goes): its value is the
+ * variable's address, set once per thread. Not under ASan (CH_ASAN): there
+ * every chunk is malloc'd and freed, so a request used after it ended is
+ * still caught. */
+static _Thread_local ch_arena_chunk *spare;
+static _Thread_local bool spare_keyed; /* spare_key holds &spare for this thread */
 static pthread_key_t spare_key;
 static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
 
 static void
+spare_free(void *p)
+{
+	ch_arena_chunk **slot = p;
+	free(*slot);
+	*slot = NULL;
+}
+
+static void
 spare_key_make(void)
 {
-	(void)pthread_key_create(&spare_key, free);
+	(void)pthread_key_create(&spare_key, spare_free);
 }
 
 static ch_arena_chunk *
@@ -37,10 +50,8 @@ spare_take(void)
 {
 	if (CH_ASAN)
 		return NULL;
-	pthread_once(&spare_once, spare_key_make);
-	ch_arena_chunk *c = pthread_getspecific(spare_key);
-	if (c)
-		(void)pthread_setspecific(spare_key, NULL);
+	ch_arena_chunk *c = spare;
+	spare = NULL;
 	return c;
 }
 
@@ -48,10 +59,16 @@ spare_take(void)
 static bool
 spare_keep(ch_arena_chunk *c)
 {
-	if (CH_ASAN)
+	if (CH_ASAN || spare)
 		return false;
-	pthread_once(&spare_once, spare_key_make);
-	return !pthread_getspecific(spare_key) && pthread_setspecific(spare_key, c) == 0;
+	if (!spare_keyed) {
+		pthread_once(&spare_once, spare_key_make);
+		if (pthread_setspecific(spare_key, &spare) != 0)
+			return false;
+		spare_keyed = true;
+	}
+	spare = c;
+	return true;
 }
 
 void

@@ -41,11 +41,13 @@ const ch_api_codec ch_api_codecs[] = {
 };
 const size_t ch_api_codecs_n = sizeof(ch_api_codecs) / sizeof(ch_api_codecs[0]);
 
+/* Each key's row + 1 in ch_api_codecs (0: none). */
+static const uint8_t codec_at[70] = {1, 2, 3, 4, 0, 0, 0, 0, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 0, 0, 0, 0, 0, 0, 20, 21, 22, 23, 24, 0, 0, 25, 26, 0, 0, 0, 0, 27, 0, 28, 0, 0, 29, 30, 31, 32, 33, 0, 0, 0, 0, 0, 0, 0, 0, 34, 0, 0, 0, 0, 0, 0, 0, 35, 36};
+
 const ch_api_codec *
 ch_api_codec_find(int16_t key)
 {
-	for (size_t i = 0; i < ch_api_codecs_n; i++)
-		if (ch_api_codecs[i].key == key)
-			return &ch_api_codecs[i];
-	return NULL;
+	if (key < 0 || (size_t)key >= sizeof(codec_at) || !codec_at[key])
+		return NULL;
+	return &ch_api_codecs[codec_at[key] - 1];
 }
