@@ -110,6 +110,21 @@ ch_framer_take(ch_framer *f, size_t *len)
 }
 
 uint8_t *
+ch_framer_whole(ch_framer *f, const uint8_t *p, size_t n, size_t *len)
+{
+	if (f->hdr_got != 0 || n < 4)
+		return NULL;
+	uint32_t size = ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) |
+			(uint32_t)p[3];
+	if (f->max <= 0 || size == 0 || size > (uint32_t)f->max || size > n - 4)
+		return NULL; /* (a negative size is above any max too) */
+	uint8_t *b = ch_xmalloc(size);
+	memcpy(b, p + 4, size);
+	*len = size;
+	return b;
+}
+
+uint8_t *
 ch_framer_direct(ch_framer *f, size_t min_remaining, size_t *room)
 {
 	if (f->hdr_got < 4 || f->size == f->got || f->size - f->got < min_remaining)

@@ -65,6 +65,15 @@ int ch_framer_feed(ch_framer *f, const uint8_t *p, size_t n, size_t *used);
 uint8_t *ch_framer_take(ch_framer *f, size_t *len);
 
 /*
+ * The short cut for a whole frame at p: when the framer holds nothing of a
+ * frame and p[0..n) starts with a valid size prefix and all of its message,
+ * returns the message in a buffer of its own (caller frees; *len its size,
+ * 4 + *len bytes of p consumed), as feed + take would, in one copy. Else
+ * NULL, nothing consumed: feed as usual (which also reports a bad prefix).
+ */
+uint8_t *ch_framer_whole(ch_framer *f, const uint8_t *p, size_t n, size_t *len);
+
+/*
  * Zero-copy receive of large messages. When the size prefix is complete and
  * at least `min_remaining` message bytes are still missing, returns where
  * the next bytes go and sets *room (grown by doubling, never past the

@@ -551,6 +551,22 @@ flush(ch_conn *c)
 
 static void pool_wake(ch_server *s);
 
+/* Whether the pool has memory left (or is unbounded). */
+static bool
+pool_room(const ch_server *s)
+{
+	return s->opts.max_request_memory <= 0 ||
+	       s->stats.request_memory < s->opts.max_request_memory;
+}
+
+/* The frame being read holds n bytes of the pool. */
+static void
+pool_hold(ch_conn *c, size_t n)
+{
+	c->fr_held = n;
+	c->srv->stats.request_memory += (int64_t)n;
+}
+
 /* Reserves pool bytes for the frame whose size prefix just arrived; false
  * (nothing reserved) when the pool is spent. Non-strict, as Kafka's
  * SimpleMemoryPool for requests: a frame is admitted while any memory is
@@ -559,11 +575,9 @@ static void pool_wake(ch_server *s);
 static bool
 pool_reserve(ch_conn *c)
 {
-	ch_server *s = c->srv;
-	if (s->opts.max_request_memory > 0 && s->stats.request_memory >= s->opts.max_request_memory)
+	if (!pool_room(c->srv))
 		return false;
-	c->fr_held = c->fr.size;
-	s->stats.request_memory += (int64_t)c->fr_held;
+	pool_hold(c, c->fr.size);
 	return true;
 }
 
@@ -624,8 +638,7 @@ static void
 pool_wake(ch_server *s)
 {
 	while (s->mem_wait_head) {
-		if (s->opts.max_request_memory > 0 &&
-		    s->stats.request_memory >= s->opts.max_request_memory)
+		if (!pool_room(s))
 			return;
 		ch_conn *c = s->mem_wait_head;
 		s->mem_wait_head = c->mnext;
@@ -673,6 +686,17 @@ feed(ch_conn *c, const uint8_t *p, size_t n)
 {
 	size_t off = 0;
 	while (off < n && can_dispatch(c)) {
+		/* A whole frame in the buffer (most requests): one copy, when the
+		 * pool has memory (as pool_reserve after a prefix). */
+		size_t len;
+		uint8_t *frame;
+		if (pool_room(c->srv) &&
+		    (frame = ch_framer_whole(&c->fr, p + off, n - off, &len))) {
+			off += 4 + len;
+			pool_hold(c, len);
+			dispatch(c, frame, len);
+			continue;
+		}
 		size_t used;
 		int rc = ch_framer_feed(&c->fr, p + off, n - off, &used);
 		off += used;
@@ -687,8 +711,7 @@ feed(ch_conn *c, const uint8_t *p, size_t n)
 			continue;
 		}
 		if (rc == CH_OK) {
-			size_t len;
-			uint8_t *frame = ch_framer_take(&c->fr, &len);
+			frame = ch_framer_take(&c->fr, &len);
 			dispatch(c, frame, len);
 		}
 	}

@@ -185,5 +185,49 @@ t_direct(void)
 	ch_framer_free(&f);
 }
 
+/* ch_framer_whole: a whole frame at once, else nothing consumed (a partial
+ * frame, a bad prefix, a frame already begun) and feed takes over. */
+static void
+t_whole(void)
+{
+	ch_buf s;
+	ch_buf_init(&s);
+	size_t sizes[3];
+	make_stream(&s, sizes); /* 1, 300, 5000 bytes */
+	ch_framer f;
+	ch_framer_init(&f, 1 << 20);
+	size_t len = 0, off = 0;
+	for (int i = 0; i < 3; i++) {
+		uint8_t *fr = ch_framer_whole(&f, s.data + off, s.len - off, &len);
+		CH_CHECK(fr != NULL);
+		if (!fr)
+			goto out;
+		CH_CHECK_EQ_INT(len, sizes[i]);
+		CH_CHECK(fr[len - 1] == (uint8_t)(i * 31 + len - 1));
+		free(fr);
+		off += 4 + len;
+	}
+	CH_CHECK_EQ_INT(off, s.len);
+	/* not all of it: 5000 bytes claimed, 4999 there */
+	size_t last = s.len - 5004;
+	CH_CHECK(ch_framer_whole(&f, s.data + last, 5003, &len) == NULL);
+	CH_CHECK(ch_framer_whole(&f, s.data, 3, &len) == NULL); /* prefix split */
+	/* a bad prefix is feed's to report */
+	static const uint8_t zero[5] = {0, 0, 0, 0, 7}, neg[5] = {0xff, 0xff, 0xff, 0xff, 7};
+	CH_CHECK(ch_framer_whole(&f, zero, 5, &len) == NULL);
+	CH_CHECK(ch_framer_whole(&f, neg, 5, &len) == NULL);
+	ch_framer small;
+	ch_framer_init(&small, 100);
+	CH_CHECK(ch_framer_whole(&small, s.data + 5, 304, &len) == NULL); /* 300 > 100 */
+	ch_framer_free(&small);
+	/* a frame under way: the next bytes are its, not a prefix */
+	size_t used;
+	CH_CHECK_EQ_INT(ch_framer_feed(&f, s.data + 5, 10, &used), CH_AGAIN);
+	CH_CHECK(ch_framer_whole(&f, s.data, s.len, &len) == NULL);
+out:
+	ch_framer_free(&f);
+	ch_buf_free(&s);
+}
+
 CH_TEST_MAIN(CH_TEST(t_byte_by_byte), CH_TEST(t_all_split_points), CH_TEST(t_bad_sizes),
-	     CH_TEST(t_lying_prefix), CH_TEST(t_direct))
+	     CH_TEST(t_lying_prefix), CH_TEST(t_direct), CH_TEST(t_whole))
