@@ -144,9 +144,19 @@ describe_member(void *ud, const ch_coord_cg_member_view *m)
 	for (int32_t i = 0; i < m->ntopics; i++)
 		o->SubscribedTopicNames[i] = ch_str_c(ch_req_strdup(req, ch_str_c(m->topics[i])));
 	o->SubscribedTopicNames_n = m->ntopics;
-	o->SubscribedTopicRegex =
-		m->regex ? ch_str_c(ch_req_strdup(req, ch_str_c(m->regex))) : CH_STR_NULL;
-	assignment_out(req, m->assigned, m->nassigned, &o->Assignment);
+	/* Kafka's member has "" until a regex is sent (ConsumerGroupMember.Builder) */
+	o->SubscribedTopicRegex = ch_str_c(ch_req_strdup(req, ch_str_c(m->regex ? m->regex : "")));
+	/* asConsumerGroupDescribeMember: what it holds, assigned and pending
+	 * revocation alike (both sorted, disjoint: merged) */
+	int32_t nheld = m->nassigned + m->nrevoking;
+	ch_coord_cg_tp *held = ch_req_alloc(req, sizeof(*held) * (size_t)(nheld ? nheld : 1));
+	for (int32_t a = 0, r = 0, k = 0; k < nheld; k++)
+		held[k] = r == m->nrevoking ||
+					  (a < m->nassigned &&
+					   ch_coord_cg_tp_cmp(&m->assigned[a], &m->revoking[r]) < 0)
+				  ? m->assigned[a++]
+				  : m->revoking[r++];
+	assignment_out(req, held, nheld, &o->Assignment);
 	assignment_out(req, m->target, m->ntarget, &o->TargetAssignment);
 	/* v1 (KIP-1099): ConsumerGroupMember.useClassicProtocol -> 0, else 1 */
 	o->MemberType = m->classic ? 0 : 1;
@@ -182,6 +192,10 @@ ch_api_ConsumerGroupDescribe(ch_req *req)
 		g->AssignorName = CH_STR_LIT("");
 		g->Members_n = 0;
 		ch_coord_cg_group_view gv;
+		if (id.len <= 0) { /* GroupCoordinatorService: isGroupIdNotEmpty */
+			g->ErrorCode = CH_KERR_INVALID_GROUP_ID;
+			continue;
+		}
 		int16_t err = load_error(req, id);
 		if (err) {
 			g->ErrorCode = err;
@@ -192,7 +206,9 @@ ch_api_ConsumerGroupDescribe(ch_req *req)
 			ch_coord_group_info ci = ch_coord_group_get_info(req->bk->coord, cid);
 			size_t cap = (size_t)(id.len > 0 ? id.len : 0) + 64;
 			char *msg = ch_req_alloc(req, cap);
-			if (ci.exists && (ci.members > 0 || ci.protocol))
+			/* any classic group, an empty one of a simple consumer's
+			 * commits too (Kafka 4.4, conformance_kafka) */
+			if (ci.exists)
 				snprintf(msg, cap, "Group %s is not a consumer group.", cid);
 			else
 				snprintf(msg, cap, "Group %s not found.", cid);

@@ -255,18 +255,33 @@ group_cstr(ch_str group_id, char *out, size_t cap)
 	return true;
 }
 
+/* The classic core's group of that id (exists false for an id too long to
+ * be one). */
+static ch_coord_group_info
+classic_info(void *ud, ch_str group_id)
+{
+	coord_shell *s = ud;
+	char id[256];
+	if (!group_cstr(group_id, id, sizeof(id)))
+		return (ch_coord_group_info){0};
+	return ch_coord_group_get_info(s->coord, id);
+}
+
 /* ch_coord_cg_ops.classic_group_exists: a classic group with members
  * holds the id (Kafka deletes an empty one when a consumer-protocol
  * member joins; its offsets stay). */
 static bool
 op_classic_group(void *ud, ch_str group_id)
 {
-	coord_shell *s = ud;
-	char id[256];
-	if (!group_cstr(group_id, id, sizeof(id)))
-		return false;
-	ch_coord_group_info gi = ch_coord_group_get_info(s->coord, id);
+	ch_coord_group_info gi = classic_info(ud, group_id);
 	return gi.exists && (gi.members > 0 || gi.pending_members > 0);
+}
+
+/* ch_coord_cg_ops.classic_group_known: any classic group of that id. */
+static bool
+op_classic_group_known(void *ud, ch_str group_id)
+{
+	return classic_info(ud, group_id).exists;
 }
 
 /* ch_coord_cg_ops' online upgrade: the classic core's side. */
@@ -547,6 +562,7 @@ coord_shell_start(ch_loop *loop, ch_broker *bk, ch_log_manager *logs)
 		.respond = ch_api_group_respond,
 		.topic = op_topic,
 		.classic_group_exists = op_classic_group,
+		.classic_group_known = op_classic_group_known,
 		.classic_group_export = op_classic_export,
 		.classic_group_hand_over = op_classic_hand_over,
 		.classic_group_import = op_classic_import,

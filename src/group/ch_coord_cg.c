@@ -297,6 +297,12 @@ ch_coord_cg_group_create(ch_coord_cg *cg, ch_str id)
 	ch_map_init(&g->owners);
 	ch_map_init(&g->regexes);
 	g->regex_never = true;
+	/* Kafka 4.3+ (KAFKA-20268, ModernGroup's constructor): a group starts
+	 * at epoch 1 with an empty target at epoch 1, so its first computed
+	 * target is epoch 2 and a member that joins before it exists
+	 * reconciles to 1, never to 0 ("joining"). Replay and the upgrade set
+	 * both from what they read. */
+	g->epoch = g->assignment_epoch = 1;
 	g->assign_timer = (cg_timer){.kind = CG_TIMER_ASSIGN, .g = g};
 	ch_map_entry *e = ch_map_put(&cg->groups, id.p, (size_t)id.len, g);
 	g->id = e->key;
@@ -384,6 +390,7 @@ ch_coord_cg_member_add(cg_group *g, ch_str id)
 	m->join = (cg_timer){.kind = CG_TIMER_JOIN, .m = m};
 	m->sync = (cg_timer){.kind = CG_TIMER_SYNC, .m = m};
 	m->rebalance_timeout_ms = -1;
+	m->regex = ch_xstrdup(""); /* none yet: Kafka's ConsumerGroupMember.Builder has "" */
 	ch_map_init(&m->aepochs);
 	ch_map_entry *e = ch_map_put(&g->members, id.p ? id.p : "", (size_t)id.len, m);
 	m->id = e->key;
@@ -521,16 +528,29 @@ ch_coord_cg_bump_epoch(cg_group *g, const char *why)
 			g->epoch, why);
 }
 
-/* Kafka's consumerGroupFenceMember: the member leaves, the subscribed
- * topics are read again without it, the group epoch is bumped. */
+/* Kafka's consumerGroupFenceMembers: the members leave, the subscribed
+ * topics are read again without them, the group epoch is bumped; a group
+ * left empty has its target assignment epoch brought to the group epoch
+ * (KAFKA-20442: an empty group's epochs match), with timestamp 0. */
+void
+ch_coord_cg_members_fenced(cg_group *g, const char *why)
+{
+	ch_coord_cg_meta_refresh(g);
+	ch_coord_cg_bump_epoch(g, why);
+	if (g->members.n == 0) {
+		g->assignment_epoch = g->epoch;
+		g->assignment_ts = 0;
+	}
+}
+
+/* Kafka's consumerGroupFenceMember. */
 bool
 ch_coord_cg_fence_member(cg_group *g, cg_member *m)
 {
 	if (ch_coord_cg_downgrade(g, m))
 		return false;
 	ch_coord_cg_member_remove(g, m);
-	ch_coord_cg_meta_refresh(g);
-	ch_coord_cg_bump_epoch(g, "member removed");
+	ch_coord_cg_members_fenced(g, "member removed");
 	return true;
 }
 
@@ -810,8 +830,10 @@ ch_coord_cg_target_follow(cg_group *g, char *err, size_t errcap)
 	ch_coord_cg *cg = g->cg;
 	if (g->epoch <= g->assignment_epoch || g->assign_job)
 		return true; /* current, or a job in flight (its end looks again) */
-	/* The first target at once: a member's epoch must not stay 0. */
-	if (g->assignment_epoch > 0 && g->assign_failed_epoch != g->epoch) {
+	/* The first target (a new group's epoch 2) at once, as before Kafka
+	 * 4.3 made groups start at 1 so that it could wait: cohortd's groups
+	 * start at 1 too (ch_coord_cg_group_create), which would allow it. */
+	if (g->assignment_epoch > 1 && g->assign_failed_epoch != g->epoch) {
 		int64_t due = g->assignment_ts + cg->cfg.assignment_interval_ms;
 		if (cg->cfg.assignment_interval_ms > 0 && cg->now < due) {
 			if (!ch_heap_armed(&g->assign_timer.node))
@@ -1224,6 +1246,7 @@ ch_coord_cg_member_replace(cg_group *g, cg_member *old, ch_str new_id)
 	cg_member *m = ch_coord_cg_member_add(g, new_id);
 	char *id = m->id;
 	cg_timer s = m->session, rb = m->rebalance, jn = m->join, sy = m->sync;
+	free(m->regex); /* the old one's is taken over */
 	*m = tmp;
 	m->id = id;
 	m->session = s;
@@ -1240,6 +1263,16 @@ ch_coord_cg_member_replace(cg_group *g, cg_member *old, ch_str new_id)
 	return m;
 }
 
+/* Whether any classic group (with members or not: Kafka keeps an empty one,
+ * e.g. of a simple consumer's commits, in its group map) holds the id. */
+static bool
+classic_group_known(const ch_coord_cg *cg, ch_str group_id)
+{
+	if (cg->ops.classic_group_known)
+		return cg->ops.classic_group_known(cg->ops.ud, group_id);
+	return cg->ops.classic_group_exists && cg->ops.classic_group_exists(cg->ops.ud, group_id);
+}
+
 /* Kafka's consumerGroupLeave and consumerGroupStaticMemberGroupLeave. */
 static void
 heartbeat_leave(ch_coord_cg *cg, const ch_coord_req *req,
@@ -1247,15 +1280,14 @@ heartbeat_leave(ch_coord_cg *cg, const ch_coord_req *req,
 {
 	cg_group *g = ch_coord_cg_group_find(cg, rq->GroupId);
 	if (!g) {
-		if (cg->ops.classic_group_exists &&
-		    cg->ops.classic_group_exists(cg->ops.ud, rq->GroupId))
-			respond_error(cg, req->token, CH_KERR_GROUP_ID_NOT_FOUND,
-				      "Group %.*s is not a consumer group.", (int)rq->GroupId.len,
-				      rq->GroupId.p);
-		else
-			respond_error(cg, req->token, CH_KERR_GROUP_ID_NOT_FOUND,
-				      "Consumer group %.*s not found.", (int)rq->GroupId.len,
-				      rq->GroupId.p);
+		/* Kafka 4.4's words (conformance_kafka): "Group", not
+		 * "Consumer group", for a leave; any classic group, even one
+		 * without members, is not a consumer group. */
+		respond_error(cg, req->token, CH_KERR_GROUP_ID_NOT_FOUND,
+			      classic_group_known(cg, rq->GroupId)
+				      ? "Group %.*s is not a consumer group."
+				      : "Group %.*s not found.",
+			      (int)rq->GroupId.len, rq->GroupId.p);
 		return;
 	}
 	cg_member *m;
@@ -1353,8 +1385,10 @@ heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 	}
 	if (!g && !join) {
 		respond_error(cg, req->token, CH_KERR_GROUP_ID_NOT_FOUND,
-			      "Consumer group %.*s not found.", (int)rq->GroupId.len,
-			      rq->GroupId.p);
+			      classic_group_known(cg, rq->GroupId)
+				      ? "Group %.*s is not a consumer group."
+				      : "Consumer group %.*s not found.",
+			      (int)rq->GroupId.len, rq->GroupId.p);
 		return;
 	}
 	bool created = !g;
@@ -1542,9 +1576,12 @@ heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 	ch_coord_cg_timer_set(cg, &m->session, now + cg->cfg.session_timeout_ms);
 
 	/* The assignment goes out on a full request (a join, or every
-	 * non-optional field set) or when it changed. */
-	bool full = rq->MemberEpoch == 0 ||
-		    (rq->RebalanceTimeoutMs != -1 && rq->SubscribedTopicNames_n >= 0 && owned);
+	 * non-optional field set: the subscription by names or by regex) or
+	 * when it changed. */
+	bool full =
+		rq->MemberEpoch == 0 ||
+		(rq->RebalanceTimeoutMs != -1 &&
+		 (rq->SubscribedTopicNames_n >= 0 || rq->SubscribedTopicRegex.len >= 0) && owned);
 	respond_ok(cg, req->token, m, full || !ch_coord_cg_set_eq(&before, &m->assigned));
 	ch_coord_cg_set_free(&before);
 	ch_coord_cg_set_free(&owned_buf);

@@ -165,6 +165,10 @@ typedef struct ch_coord_cg_ops {
 	 * (ch_coord's): a heartbeat other than a join to it is GROUP_ID_NOT_FOUND,
 	 * a join upgrades it if it may (below). NULL: no classic groups. */
 	bool (*classic_group_exists)(void *ud, ch_str group_id);
+	/* Whether any classic group of that id exists, with members or not (an
+	 * empty one holds a simple consumer's offsets): only the words of a
+	 * refused heartbeat's error follow it. NULL: classic_group_exists. */
+	bool (*classic_group_known)(void *ud, ch_str group_id);
 	/* KIP-848's online upgrade: fn sees classic group group_id
 	 * (ch_coord_group_export; false if it has no members), and once this
 	 * core took it over its membership ends there

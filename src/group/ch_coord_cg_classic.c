@@ -679,10 +679,8 @@ ch_coord_cg_classic_leave(ch_coord_cg *cg, const ch_coord_req *req)
 		ch_coord_cg_member_remove(g, m);
 		removed = true;
 	}
-	if (removed) { /* consumerGroupFenceMembers: one epoch bump for all */
-		ch_coord_cg_meta_refresh(g);
-		ch_coord_cg_bump_epoch(g, "members left");
-	}
+	if (removed) /* consumerGroupFenceMembers: one epoch bump for all */
+		ch_coord_cg_members_fenced(g, "members left");
 	if (!g) {
 		answer_send(cg, req->token, a, 0);
 		answer_free(a);
@@ -1022,8 +1020,8 @@ downgrade(cg_group *g, cg_member *leaving, void *token, const cg_answer_ops *ops
 		xm[i].assignment_len = (int32_t)asg[i].len;
 		i++;
 	}
-	ch_coord_export_group x = {CH_COORD_GROUP_STABLE, g->epoch, PROTOCOL_TYPE, protocol,
-				   xm,		       n,	 leaving != NULL};
+	ch_coord_export_group x = {CH_COORD_GROUP_STABLE, g->epoch, PROTOCOL_TYPE, protocol, xm, n,
+				   leaving != NULL};
 	if (leaving)
 		ch_coord_cg_log(cg, CH_LOG_INFO,
 				"[GroupId %s] Downgrading the consumer group to a classic group at "

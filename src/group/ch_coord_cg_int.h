@@ -285,6 +285,9 @@ void ch_coord_cg_bump_epoch(cg_group *g, const char *why);
  * the group becomes a classic one and is freed here: false then (g is
  * gone; the caller flushes by a copy of its id). */
 bool ch_coord_cg_fence_member(cg_group *g, cg_member *m);
+/* After members were removed: topics read again, the epoch bumped, an
+ * emptied group's target epoch brought level (consumerGroupFenceMembers). */
+void ch_coord_cg_members_fenced(cg_group *g, const char *why);
 /* The same, then the group's records written (answer, may be NULL, once
  * they are durable). */
 void ch_coord_cg_fence_and_flush(cg_group *g, cg_member *m, void *token,

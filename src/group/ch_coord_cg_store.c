@@ -139,7 +139,8 @@ member_records(const cg_member *m, ch_coord_cgrec_member *out, ch_coord_cgrec_pr
 		.client_host = ch_str_c(m->client_host ? m->client_host : ""),
 		.topics = (const char *const *)m->topics,
 		.ntopics = m->ntopics,
-		.regex = m->regex ? ch_str_c(m->regex) : CH_STR_NULL,
+		/* "" until one is sent: Kafka's ConsumerGroupMember.Builder */
+		.regex = ch_str_c(m->regex ? m->regex : ""),
 		.rebalance_timeout_ms = m->rebalance_timeout_ms,
 		.server_assignor = m->server_assignor ? ch_str_c(m->server_assignor) : CH_STR_NULL,
 		.classic = m->classic != NULL,

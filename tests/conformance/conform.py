@@ -233,6 +233,10 @@ class Side:
 # ------------------------------------------------------ normalisation
 
 UUID_TAIL = re.compile(r"-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+# A consumer-protocol member id the coordinator made (KIP-848): a random
+# Uuid in Kafka's base64 (22 characters, URL alphabet, no padding).
+BASE64_UUID = re.compile(r"^[A-Za-z0-9_-]{22}$")
+ID_IN_TEXT = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{22}(?![A-Za-z0-9_-])")
 
 
 class Normaliser:
@@ -241,11 +245,15 @@ class Normaliser:
     member ids' random part (PREFIX-UUID -> PREFIX-<1>, numbered per prefix in
     order of first appearance; the prefix is the client id, or the instance
     id of a static member, and each script connection has its own client id),
-    topic ids (<t1>), the cluster id, the broker's own port, throttle times."""
+    consumer-protocol member ids (<member-1>, also inside error messages),
+    topic ids (<t1>), the cluster id, the broker's own port, throttle times.
+    A list of partition numbers named Partitions (an assignment: a set) is
+    sorted."""
 
     def __init__(self, side):
         self.side = side
         self.members = {}     # prefix -> {uuid tail: n}
+        self.cg_members = {}  # consumer-protocol member id -> <member-n>
         self.topic_ids = {}
 
     def value(self, name, v):
@@ -261,6 +269,12 @@ class Normaliser:
             if v.int == 0:
                 return "<zero-uuid>"
             return "<t%d>" % self.topic_ids.setdefault(v, len(self.topic_ids) + 1)
+        if name == "MemberId" and isinstance(v, str) and BASE64_UUID.match(v):
+            return self.cg_members.setdefault(v, "<member-%d>" % (len(self.cg_members) + 1))
+        if name == "ErrorMessage" and isinstance(v, str):
+            # ids a refused member never saw (its join was refused) too
+            return ID_IN_TEXT.sub(lambda m: self.cg_members.setdefault(
+                m.group(0), "<member-%d>" % (len(self.cg_members) + 1)), v)
         if isinstance(v, str):
             m = UUID_TAIL.search(v)
             if m:
@@ -273,7 +287,10 @@ class Normaliser:
         if isinstance(obj, dict):
             return {k: self.walk(v, k) for k, v in obj.items()}
         if isinstance(obj, list):
-            return [self.walk(v, name) for v in obj]
+            out = [self.walk(v, name) for v in obj]
+            if name == "Partitions" and all(isinstance(v, int) for v in out):
+                out.sort()
+            return out
         return self.value(name, obj)
 
 

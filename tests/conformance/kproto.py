@@ -373,6 +373,26 @@ def decode_struct(fields, r, v, flex):
     return out
 
 
+# Versions newer than the shared definitions (ConsumerGroupDescribe v1,
+# DescribeGroups v6): our own description of what they add, the file the C
+# codec's generator applies too (tools/proto-overlay, tools/gen_proto.py).
+OVERLAY_DIR = os.path.join(ROOT, "tools", "proto-overlay")
+
+
+def with_overlay(spec, path):
+    ov_path = os.path.join(OVERLAY_DIR, spec.get("name", "") + ".json")
+    if not os.path.exists(ov_path):
+        return spec
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    try:
+        import gen_proto
+    finally:
+        sys.path.pop(0)
+    with open(ov_path) as fh:
+        ov = json.loads(strip_comments(fh.read()))
+    return gen_proto.apply_overlay(spec, ov, path)
+
+
 class Protocol:
     """All message specs of one directory, by API name ("JoinGroup") and kind."""
 
@@ -388,7 +408,7 @@ class Protocol:
                 continue
             with open(os.path.join(directory, fn)) as fh:
                 spec = json.loads(strip_comments(fh.read()))
-            m = Message(spec)
+            m = Message(with_overlay(spec, os.path.join(directory, fn)))
             if m.kind == "request" and m.api_key is not None:
                 api = m.name[:-len("Request")]
                 self.requests[api] = m

@@ -73,4 +73,37 @@ flow_describe_group(tb *b, ch_arena *a, int16_t v, const char *group)
 	return &r->Groups[0];
 }
 
+/* OffsetCommit v9: offset 1 of partition 0 of each topic (at most 4) for a
+ * group without members (generation -1, member ""); each topic's error in
+ * errs (-2: not in the answer). */
+static inline void
+flow_commit_simple(tb *b, const char *group, const char *const *topics, int n, int16_t *errs)
+{
+	ch_arena a;
+	ch_arena_init(&a);
+	ch_OffsetCommitRequest_OffsetCommitRequestPartition p = {0, 1, -1, -1, CH_STR_LIT("")};
+	ch_OffsetCommitRequest_OffsetCommitRequestTopic t[4];
+	for (int k = 0; k < n; k++)
+		t[k] = (ch_OffsetCommitRequest_OffsetCommitRequestTopic){ch_str_c(topics[k]), &p,
+									 1};
+	ch_OffsetCommitRequest q;
+	ch_OffsetCommitRequest_init(&q);
+	q.GroupId = ch_str_c(group);
+	q.GenerationIdOrMemberEpoch = -1;
+	q.MemberId = ch_str_c("");
+	q.GroupInstanceId = CH_STR_NULL;
+	q.Topics = t;
+	q.Topics_n = n;
+	ch_OffsetCommitResponse *r = tb_call(b, CH_APIKEY_OFFSET_COMMIT, 9, &q, &a);
+	CH_CHECK(r && r->Topics_n == n);
+	for (int k = 0; k < n; k++) {
+		errs[k] = -2;
+		for (int32_t j = 0; r && j < r->Topics_n; j++)
+			if (ch_str_eq_c(r->Topics[j].Name, topics[k]) &&
+			    r->Topics[j].Partitions_n == 1)
+				errs[k] = r->Topics[j].Partitions[0].ErrorCode;
+	}
+	ch_arena_reset(&a);
+}
+
 #endif

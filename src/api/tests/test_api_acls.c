@@ -282,38 +282,6 @@ join(tb *b, const char *group)
 	return err;
 }
 
-/* Commits offset 1 of partition 0 of each topic for a group without
- * members; each topic's error in errs. */
-static void
-commit_topics(tb *b, const char *group, const char *const *topics, int n, int16_t *errs)
-{
-	ch_arena a;
-	ch_arena_init(&a);
-	ch_OffsetCommitRequest_OffsetCommitRequestPartition p = {0, 1, -1, -1, CH_STR_LIT("")};
-	ch_OffsetCommitRequest_OffsetCommitRequestTopic t[4];
-	for (int k = 0; k < n; k++)
-		t[k] = (ch_OffsetCommitRequest_OffsetCommitRequestTopic){ch_str_c(topics[k]), &p,
-									 1};
-	ch_OffsetCommitRequest q;
-	ch_OffsetCommitRequest_init(&q);
-	q.GroupId = ch_str_c(group);
-	q.GenerationIdOrMemberEpoch = -1;
-	q.MemberId = ch_str_c("");
-	q.GroupInstanceId = CH_STR_NULL;
-	q.Topics = t;
-	q.Topics_n = n;
-	ch_OffsetCommitResponse *r = tb_call(b, CH_APIKEY_OFFSET_COMMIT, 9, &q, &a);
-	CH_CHECK(r && r->Topics_n == n);
-	for (int k = 0; k < n; k++) {
-		errs[k] = -2;
-		for (int32_t j = 0; r && j < r->Topics_n; j++)
-			if (ch_str_eq_c(r->Topics[j].Name, topics[k]) &&
-			    r->Topics[j].Partitions_n == 1)
-				errs[k] = r->Topics[j].Partitions[0].ErrorCode;
-	}
-	ch_arena_reset(&a);
-}
-
 /* Groups ListGroups v5 shows, as a count; *has set when group is among them. */
 static int
 list_groups(tb *b, const char *group, bool *has)
@@ -366,14 +334,14 @@ t_group_checks(void)
 	tb_set_principal(&b, "User:alice");
 	const char *topics[] = {"u", "t"};
 	int16_t errs[2];
-	commit_topics(&b, "g", topics, 2, errs);
+	flow_commit_simple(&b, "g", topics, 2, errs);
 	CH_CHECK_EQ_INT(errs[0], CH_KERR_TOPIC_AUTHORIZATION_FAILED);
 	CH_CHECK_EQ_INT(errs[1], 0);
-	commit_topics(&b, "h", topics, 2, errs); /* no READ on group h */
+	flow_commit_simple(&b, "h", topics, 2, errs); /* no READ on group h */
 	CH_CHECK(errs[0] == CH_KERR_GROUP_AUTHORIZATION_FAILED &&
 		 errs[1] == CH_KERR_GROUP_AUTHORIZATION_FAILED);
 	tb_set_principal(&b, "User:admin");
-	commit_topics(&b, "h", topics, 2, errs); /* h exists now, committed by admin */
+	flow_commit_simple(&b, "h", topics, 2, errs); /* h exists now, committed by admin */
 	CH_CHECK(errs[0] == 0 && errs[1] == 0);
 
 	/* ListGroups: g (READ implies DESCRIBE), not h; everything with

@@ -220,4 +220,129 @@ t_consumer_groups_every_version(void)
 	CH_CHECK_EQ_INT(tb_close(&b), 0);
 }
 
-CH_TEST_MAIN(CH_TEST(t_consumer_groups_every_version))
+/* A heartbeat of member at epoch, subscribed to TOPIC, owning n partitions
+ * of topic id (n < 0: owned null); the answer, NULL after a failed check. */
+static const ch_ConsumerGroupHeartbeatResponse *
+cg_beat(tb *b, ch_arena *a, const char *group, const char *member, int32_t epoch, const ch_uuid *id,
+	const int32_t *parts, int32_t n)
+{
+	ch_str topics[1] = {ch_str_c(TOPIC)};
+	ch_ConsumerGroupHeartbeatRequest_TopicPartitions tp = {*id, (int32_t *)parts, n};
+	ch_ConsumerGroupHeartbeatRequest q;
+	ch_ConsumerGroupHeartbeatRequest_init(&q);
+	q.GroupId = ch_str_c(group);
+	q.MemberId = ch_str_c(member);
+	q.MemberEpoch = epoch;
+	q.RebalanceTimeoutMs = 30000;
+	q.SubscribedTopicNames = topics;
+	q.SubscribedTopicNames_n = 1;
+	q.TopicPartitions = &tp;
+	q.TopicPartitions_n = n < 0 ? -1 : n > 0;
+	ch_ConsumerGroupHeartbeatResponse *r =
+		tb_call(b, CH_APIKEY_CONSUMER_GROUP_HEARTBEAT, 1, &q, a);
+	CH_CHECK(r && r->ErrorCode == CH_KERR_NONE);
+	return r && r->ErrorCode == CH_KERR_NONE ? r : NULL;
+}
+
+/* What conformance_kafka found Kafka 4.4 to answer: a new group's first
+ * target is epoch 2 (groups start at 1, KAFKA-20268); a member that must
+ * give a partition up is described holding it until it has (assigned and
+ * pending revocation); a member without a regex has ""; the last member's
+ * leave brings the assignment epoch to the group epoch (KAFKA-20442); an
+ * empty classic group (a simple consumer's commits) is "not a consumer
+ * group"; an empty id is INVALID_GROUP_ID without a message. */
+static void
+t_describe_as_kafka44(void)
+{
+	tb b;
+	tb_open(&b, NULL, 0);
+	const ch_topic *t = tb_create_topic(&b, TOPIC, 2);
+	ch_arena a;
+	ch_arena_init(&a);
+	/* a client's first request: the lookup creates __consumer_offsets */
+	ch_str key = CH_STR_LIT("g44");
+	ch_FindCoordinatorRequest fq;
+	ch_FindCoordinatorRequest_init(&fq);
+	fq.KeyType = 0;
+	fq.CoordinatorKeys = &key;
+	fq.CoordinatorKeys_n = 1;
+	ch_FindCoordinatorResponse *fr = tb_call(&b, CH_APIKEY_FIND_COORDINATOR, 4, &fq, &a);
+	CH_CHECK(fr && fr->Coordinators_n == 1 && fr->Coordinators[0].ErrorCode == 0);
+	int32_t both[2] = {0, 1};
+	const ch_ConsumerGroupHeartbeatResponse *r =
+		cg_beat(&b, &a, "g44", "m1", 0, &t->id, both, 0);
+	CH_CHECK(r && r->MemberEpoch == 2 && r->Assignment);
+	r = cg_beat(&b, &a, "g44", "m1", 2, &t->id, both, 2);
+	r = cg_beat(&b, &a, "g44", "m2", 0, &t->id, both, 0);
+	CH_CHECK(r && r->MemberEpoch == 3);
+	r = cg_beat(&b, &a, "g44", "m1", 2, &t->id, both, 2); /* told to give one up */
+	CH_CHECK(r && r->MemberEpoch == 2 && r->Assignment &&
+		 r->Assignment->TopicPartitions_n == 1 &&
+		 r->Assignment->TopicPartitions[0].Partitions_n == 1);
+	const ch_ConsumerGroupDescribeResponse_DescribedGroup *g = cg_describe(&b, &a, 1, "g44");
+	if (g) {
+		CH_CHECK_EQ_INT(g->GroupEpoch, 3);
+		CH_CHECK_EQ_INT(g->AssignmentEpoch, 3);
+		const ch_ConsumerGroupDescribeResponse_Member *m = member_of(g, "m1");
+		CH_CHECK(m != NULL);
+		if (m) {
+			CH_CHECK_STR(m->SubscribedTopicRegex, "");
+			CH_CHECK_EQ_INT(m->MemberEpoch, 2);
+			CH_CHECK(m->Assignment.TopicPartitions_n == 1 &&
+				 m->Assignment.TopicPartitions[0].Partitions_n == 2);
+			CH_CHECK(m->TargetAssignment.TopicPartitions_n == 1 &&
+				 m->TargetAssignment.TopicPartitions[0].Partitions_n == 1);
+		}
+	}
+	/* both leave: an empty group's epochs match */
+	ch_ConsumerGroupHeartbeatRequest q;
+	ch_ConsumerGroupHeartbeatRequest_init(&q);
+	q.GroupId = ch_str_c("g44");
+	q.MemberEpoch = -1;
+	const char *const members[] = {"m1", "m2"};
+	for (int k = 0; k < 2; k++) {
+		q.MemberId = ch_str_c(members[k]);
+		ch_ConsumerGroupHeartbeatResponse *lr =
+			tb_call(&b, CH_APIKEY_CONSUMER_GROUP_HEARTBEAT, 1, &q, &a);
+		CH_CHECK(lr && lr->ErrorCode == CH_KERR_NONE && lr->MemberEpoch == -1);
+	}
+	g = cg_describe(&b, &a, 1, "g44");
+	if (g) {
+		CH_CHECK_STR(g->GroupState, "Empty");
+		CH_CHECK_EQ_INT(g->GroupEpoch, 5);
+		CH_CHECK_EQ_INT(g->AssignmentEpoch, 5);
+	}
+	q.GroupId = ch_str_c("nope");
+	ch_ConsumerGroupHeartbeatResponse *lr =
+		tb_call(&b, CH_APIKEY_CONSUMER_GROUP_HEARTBEAT, 1, &q, &a);
+	CH_CHECK(lr && lr->ErrorCode == CH_KERR_GROUP_ID_NOT_FOUND);
+	if (lr)
+		CH_CHECK_STR(lr->ErrorMessage, "Group nope not found.");
+
+	/* a simple consumer's group, and an empty id */
+	const char *const topics[] = {TOPIC};
+	int16_t err = 0;
+	flow_commit_simple(&b, "simple", topics, 1, &err);
+	CH_CHECK_EQ_INT(err, CH_KERR_NONE);
+	g = cg_describe(&b, &a, 1, "simple");
+	if (g) {
+		CH_CHECK_EQ_INT(g->ErrorCode, CH_KERR_GROUP_ID_NOT_FOUND);
+		CH_CHECK_STR(g->ErrorMessage, "Group simple is not a consumer group.");
+	}
+	q.GroupId = ch_str_c("simple");
+	q.MemberId = ch_str_c("m1");
+	q.MemberEpoch = 3;
+	lr = tb_call(&b, CH_APIKEY_CONSUMER_GROUP_HEARTBEAT, 1, &q, &a);
+	CH_CHECK(lr && lr->ErrorCode == CH_KERR_GROUP_ID_NOT_FOUND);
+	if (lr)
+		CH_CHECK_STR(lr->ErrorMessage, "Group simple is not a consumer group.");
+	g = cg_describe(&b, &a, 0, "");
+	if (g) {
+		CH_CHECK_EQ_INT(g->ErrorCode, CH_KERR_INVALID_GROUP_ID);
+		CH_CHECK(ch_str_is_null(g->ErrorMessage));
+	}
+	ch_arena_reset(&a);
+	CH_CHECK_EQ_INT(tb_close(&b), 0);
+}
+
+CH_TEST_MAIN(CH_TEST(t_consumer_groups_every_version), CH_TEST(t_describe_as_kafka44))

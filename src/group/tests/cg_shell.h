@@ -56,12 +56,14 @@ typedef struct cg_answer {
 typedef struct cg_shell {
 	cg_shell_topic topics[CG_SHELL_TOPICS];
 	int ntopics;
-	int topic_serial; /* topics ever added: the next one's id */
-	int scans;        /* foreach_topic calls: regex resolutions */
+	int topic_serial;   /* topics ever added: the next one's id */
+	int scans;          /* foreach_topic calls: regex resolutions */
 	char denied[4][16]; /* topics the members may not DESCRIBE */
 	int ndenied;
 	char classic[8][32]; /* names of classic groups */
 	int nclassic;
+	char classic_known[8][32]; /* classic groups without members (and classic[]) */
+	int nclassic_known;
 	uint64_t rng;
 	cg_answer a;
 	int answers;
@@ -177,6 +179,16 @@ cg_shell_classic(void *ud, ch_str id)
 		if (ch_str_eq_c(id, sh->classic[i]))
 			return true;
 	return false;
+}
+
+static bool
+cg_shell_classic_known(void *ud, ch_str id)
+{
+	cg_shell *sh = ud;
+	for (int i = 0; i < sh->nclassic_known; i++)
+		if (ch_str_eq_c(id, sh->classic_known[i]))
+			return true;
+	return cg_shell_classic(ud, id);
 }
 
 static void
@@ -312,6 +324,7 @@ cg_shell_init(cg_shell *sh, const ch_coord_cg_config *cfg, uint64_t seed)
 		.respond = cg_shell_respond,
 		.topic = cg_shell_topic_cb,
 		.classic_group_exists = cg_shell_classic,
+		.classic_group_known = cg_shell_classic_known,
 		.random_uuid = cg_shell_uuid,
 		.foreach_topic = cg_shell_foreach_topic,
 		.may_describe = cg_shell_may_describe,

@@ -95,7 +95,7 @@ t_validation(void)
 	cg_shell_heartbeat(&sh, 0, 0, &h.r);
 	CH_CHECK_EQ_INT(sh.a.err, 0);
 	CH_CHECK_EQ_INT(strlen(sh.a.member_id), CH_UUID_STR_LEN);
-	CH_CHECK_EQ_INT(sh.a.epoch, 1);
+	CH_CHECK_EQ_INT(sh.a.epoch, 2);
 	CH_CHECK_EQ_INT(sh.a.interval, 5000);
 	check(&sh);
 	cg_shell_free(&sh);
@@ -112,7 +112,7 @@ t_not_found_unknown_full(void)
 	cg_shell_add_topic(&sh, "t", 4);
 	snprintf(sh.classic[sh.nclassic++], 32, "old");
 	hb h;
-	hb_beat(&h, "g", "m", 3, &sh, NULL);
+	hb_beat(&h, "g", "m", 4, &sh, NULL);
 	cg_shell_heartbeat(&sh, 0, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_GROUP_ID_NOT_FOUND);
 	CH_CHECK_EQ_STR(sh.a.msg, "Consumer group g not found.");
@@ -129,7 +129,7 @@ t_not_found_unknown_full(void)
 	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_GROUP_MAX_SIZE_REACHED);
 	CH_CHECK_EQ_STR(sh.a.msg,
 			"The consumer group has reached its maximum capacity of 1 members.");
-	hb_beat(&h, "g", "zz", 1, &sh, NULL);
+	hb_beat(&h, "g", "zz", 2, &sh, NULL);
 	cg_shell_heartbeat(&sh, 0, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_GROUP_MAX_SIZE_REACHED);
 
@@ -139,7 +139,7 @@ t_not_found_unknown_full(void)
 	cg_shell_add_topic(&sh, "t", 4);
 	hb_join(&h, "g", "a", "t");
 	cg_shell_heartbeat(&sh, 0, 1, &h.r);
-	hb_beat(&h, "g", "zz", 1, &sh, NULL);
+	hb_beat(&h, "g", "zz", 2, &sh, NULL);
 	cg_shell_heartbeat(&sh, 0, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_UNKNOWN_MEMBER_ID);
 	CH_CHECK_EQ_STR(sh.a.msg, "Member zz is not a member of group g.");
@@ -163,10 +163,10 @@ t_revocation_before_assignment(void)
 	hb h;
 	hb_join(&h, "g", "a", "t");
 	cg_shell_heartbeat(&sh, 0, 1, &h.r);
-	CH_CHECK_EQ_INT(sh.a.epoch, 1);
+	CH_CHECK_EQ_INT(sh.a.epoch, 2);
 	CH_CHECK_EQ_INT(count_answer(&sh), 4);
 	int32_t all[] = {0, 1, 2, 3, -1};
-	hb_beat(&h, "g", "a", 1, &sh, all);
+	hb_beat(&h, "g", "a", 2, &sh, all);
 	cg_shell_heartbeat(&sh, 1000, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.a.err, 0);
 	CH_CHECK(!sh.a.has_assignment); /* not a full request, nothing changed */
@@ -177,40 +177,40 @@ t_revocation_before_assignment(void)
 	hb_join(&h, "g", "b", "t");
 	cg_shell_heartbeat(&sh, 2000, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.a.err, 0);
-	CH_CHECK_EQ_INT(sh.a.epoch, 2);
+	CH_CHECK_EQ_INT(sh.a.epoch, 3);
 	CH_CHECK_EQ_INT(count_answer(&sh), 0); /* its partitions are still a's */
 	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
-	CH_CHECK_EQ_INT(gv.epoch, 2);
+	CH_CHECK_EQ_INT(gv.epoch, 3);
 	CH_CHECK_EQ_INT(gv.state, CH_COORD_CG_RECONCILING);
 	check(&sh);
 
 	/* a learns what to keep, at its old epoch. */
-	hb_beat(&h, "g", "a", 1, &sh, all);
+	hb_beat(&h, "g", "a", 2, &sh, all);
 	h.r.TopicPartitions_n = -1; /* an ordinary heartbeat: owned unchanged */
 	cg_shell_heartbeat(&sh, 3000, 1, &h.r);
-	CH_CHECK_EQ_INT(sh.a.epoch, 1);
+	CH_CHECK_EQ_INT(sh.a.epoch, 2);
 	CH_CHECK_EQ_INT(count_answer(&sh), 2);
 	int32_t keep[2] = {sh.a.tps[0].partition, sh.a.tps[1].partition};
 
 	/* b asks again: nothing yet. */
 	int32_t none[] = {-1};
-	hb_beat(&h, "g", "b", 2, &sh, none);
+	hb_beat(&h, "g", "b", 3, &sh, none);
 	h.r.RebalanceTimeoutMs = 10000; /* names stay null: not a full request */
 	cg_shell_heartbeat(&sh, 3500, 1, &h.r);
-	CH_CHECK_EQ_INT(sh.a.epoch, 2);
+	CH_CHECK_EQ_INT(sh.a.epoch, 3);
 	CH_CHECK(!sh.a.has_assignment);
 
-	/* a acknowledges: reports only what it keeps; it moves to epoch 2. */
+	/* a acknowledges: reports only what it keeps; it moves to epoch 3. */
 	int32_t kept[] = {keep[0], keep[1], -1};
-	hb_beat(&h, "g", "a", 1, &sh, kept);
+	hb_beat(&h, "g", "a", 2, &sh, kept);
 	cg_shell_heartbeat(&sh, 4000, 1, &h.r);
-	CH_CHECK_EQ_INT(sh.a.epoch, 2);
+	CH_CHECK_EQ_INT(sh.a.epoch, 3);
 	check(&sh);
 
 	/* Now b gets the two others. */
-	hb_beat(&h, "g", "b", 2, &sh, none);
+	hb_beat(&h, "g", "b", 3, &sh, none);
 	cg_shell_heartbeat(&sh, 4500, 1, &h.r);
-	CH_CHECK_EQ_INT(sh.a.epoch, 2);
+	CH_CHECK_EQ_INT(sh.a.epoch, 3);
 	CH_CHECK_EQ_INT(count_answer(&sh), 2);
 	CH_CHECK(sh.a.tps[0].partition != keep[0] && sh.a.tps[0].partition != keep[1]);
 	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
@@ -219,16 +219,16 @@ t_revocation_before_assignment(void)
 
 	/* The lost-response rule: a one epoch behind, owning a subset of its
 	 * assignment, is accepted; two behind or owning more is fenced. */
-	hb_beat(&h, "g", "a", 1, &sh, kept);
+	hb_beat(&h, "g", "a", 2, &sh, kept);
 	cg_shell_heartbeat(&sh, 5000, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.a.err, 0);
-	hb_beat(&h, "g", "a", 1, &sh, all);
+	hb_beat(&h, "g", "a", 2, &sh, all);
 	cg_shell_heartbeat(&sh, 5000, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_FENCED_MEMBER_EPOCH);
-	CH_CHECK_EQ_STR(sh.a.msg, "The consumer group member has a smaller member epoch (1) than "
-				  "the one known by the group coordinator (2). The member must "
+	CH_CHECK_EQ_STR(sh.a.msg, "The consumer group member has a smaller member epoch (2) than "
+				  "the one known by the group coordinator (3). The member must "
 				  "abandon all its partitions and rejoin.");
-	hb_beat(&h, "g", "a", 7, &sh, kept);
+	hb_beat(&h, "g", "a", 8, &sh, kept);
 	cg_shell_heartbeat(&sh, 5000, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_FENCED_MEMBER_EPOCH);
 	check(&sh);
@@ -248,13 +248,13 @@ t_timeouts(void)
 	hb_join(&h, "g", "b", "t");
 	cg_shell_heartbeat(&sh, 100, 1, &h.r);
 	int32_t all[] = {0, 1, 2, 3, -1};
-	hb_beat(&h, "g", "a", 1, &sh, all);
+	hb_beat(&h, "g", "a", 2, &sh, all);
 	cg_shell_heartbeat(&sh, 200, 1, &h.r); /* UNREVOKED from now, timeout 10 s */
 	CH_CHECK_EQ_INT(count_answer(&sh), 2);
 	/* b keeps heartbeating; a keeps reporting everything. */
 	int32_t none[] = {-1};
 	for (int64_t t = 1000; t < 10200; t += 1000) {
-		hb_beat(&h, "g", "b", 2, &sh, none);
+		hb_beat(&h, "g", "b", 3, &sh, none);
 		cg_shell_heartbeat(&sh, t, 1, &h.r);
 		CH_CHECK(!sh.a.has_assignment || sh.a.ntps == 0);
 		ch_coord_cg_tick(sh.cg, t);
@@ -264,12 +264,12 @@ t_timeouts(void)
 	ch_coord_cg_group_view gv;
 	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
 	CH_CHECK_EQ_INT(gv.members, 1);
-	CH_CHECK_EQ_INT(gv.epoch, 3);
-	hb_beat(&h, "g", "b", 2, &sh, none);
+	CH_CHECK_EQ_INT(gv.epoch, 4);
+	hb_beat(&h, "g", "b", 3, &sh, none);
 	cg_shell_heartbeat(&sh, 11000, 1, &h.r);
-	CH_CHECK_EQ_INT(sh.a.epoch, 3);
+	CH_CHECK_EQ_INT(sh.a.epoch, 4);
 	CH_CHECK_EQ_INT(count_answer(&sh), 4);
-	hb_beat(&h, "g", "a", 1, &sh, all);
+	hb_beat(&h, "g", "a", 2, &sh, all);
 	cg_shell_heartbeat(&sh, 11000, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_UNKNOWN_MEMBER_ID);
 	/* b's session: 45 s after its last heartbeat. */
@@ -296,20 +296,20 @@ t_leave_and_static(void)
 	h.r.InstanceId = CH_STR_LIT("inst");
 	cg_shell_heartbeat(&sh, 0, 1, &h.r);
 	int32_t all[] = {0, 1, 2, 3, -1};
-	hb_beat(&h, "g", "a", 1, &sh, all);
+	hb_beat(&h, "g", "a", 2, &sh, all);
 	cg_shell_heartbeat(&sh, 10, 1, &h.r);
 	int32_t kept[] = {sh.a.tps[0].partition, sh.a.tps[1].partition, -1};
-	hb_beat(&h, "g", "a", 1, &sh, kept);
+	hb_beat(&h, "g", "a", 2, &sh, kept);
 	cg_shell_heartbeat(&sh, 20, 1, &h.r);
 	int32_t none[] = {-1};
-	hb_beat(&h, "g", "s1", 2, &sh, none);
+	hb_beat(&h, "g", "s1", 3, &sh, none);
 	h.r.InstanceId = CH_STR_LIT("inst");
 	cg_shell_heartbeat(&sh, 30, 1, &h.r);
 	CH_CHECK_EQ_INT(count_answer(&sh), 2);
 	int32_t s_parts[] = {sh.a.tps[0].partition, sh.a.tps[1].partition, -1};
 	ch_coord_cg_group_view gv;
 	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
-	CH_CHECK_EQ_INT(gv.epoch, 2);
+	CH_CHECK_EQ_INT(gv.epoch, 3);
 	CH_CHECK_EQ_INT(gv.state, CH_COORD_CG_STABLE);
 
 	/* The instance id is taken while s1 is there. */
@@ -319,7 +319,7 @@ t_leave_and_static(void)
 	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_UNRELEASED_INSTANCE_ID);
 	CH_CHECK_EQ_STR(sh.a.msg, "Static member s2 with instance id inst cannot join the group "
 				  "because the instance id is owned by s1 member.");
-	hb_beat(&h, "g", "s2", 2, &sh, none);
+	hb_beat(&h, "g", "s2", 3, &sh, none);
 	h.r.InstanceId = CH_STR_LIT("inst");
 	cg_shell_heartbeat(&sh, 40, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_FENCED_INSTANCE_ID);
@@ -331,7 +331,7 @@ t_leave_and_static(void)
 	CH_CHECK_EQ_INT(sh.a.err, 0);
 	CH_CHECK_EQ_INT(sh.a.epoch, -2);
 	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
-	CH_CHECK_EQ_INT(gv.epoch, 2);
+	CH_CHECK_EQ_INT(gv.epoch, 3);
 	check(&sh);
 
 	/* It comes back under a new member id: same partitions, same epoch. */
@@ -339,14 +339,14 @@ t_leave_and_static(void)
 	h.r.InstanceId = CH_STR_LIT("inst");
 	cg_shell_heartbeat(&sh, 60, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.a.err, 0);
-	CH_CHECK_EQ_INT(sh.a.epoch, 2);
+	CH_CHECK_EQ_INT(sh.a.epoch, 3);
 	CH_CHECK_EQ_INT(count_answer(&sh), 2);
 	CH_CHECK_EQ_INT(sh.a.tps[0].partition, s_parts[0]);
 	CH_CHECK_EQ_INT(sh.a.tps[1].partition, s_parts[1]);
 	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
-	CH_CHECK_EQ_INT(gv.epoch, 2);
+	CH_CHECK_EQ_INT(gv.epoch, 3);
 	CH_CHECK_EQ_INT(gv.members, 2);
-	hb_beat(&h, "g", "s1", 2, &sh, s_parts);
+	hb_beat(&h, "g", "s1", 3, &sh, s_parts);
 	h.r.InstanceId = CH_STR_LIT("inst");
 	cg_shell_heartbeat(&sh, 70, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_FENCED_INSTANCE_ID);
@@ -358,10 +358,10 @@ t_leave_and_static(void)
 	CH_CHECK_EQ_INT(sh.a.err, 0);
 	CH_CHECK_EQ_INT(sh.a.epoch, -1);
 	CH_CHECK_EQ_STR(sh.a.member_id, "a");
-	hb_beat(&h, "g", "s2", 2, &sh, s_parts);
+	hb_beat(&h, "g", "s2", 3, &sh, s_parts);
 	h.r.InstanceId = CH_STR_LIT("inst");
 	cg_shell_heartbeat(&sh, 90, 1, &h.r);
-	CH_CHECK_EQ_INT(sh.a.epoch, 3);
+	CH_CHECK_EQ_INT(sh.a.epoch, 4);
 	CH_CHECK_EQ_INT(count_answer(&sh), 4);
 	hb_beat(&h, "g", "a", -1, &sh, NULL);
 	cg_shell_heartbeat(&sh, 100, 1, &h.r);
@@ -391,10 +391,10 @@ t_server_assignor(void)
 	cg_shell_heartbeat(&sh, 0, 1, &h.r);
 	ch_coord_cg_group_view gv;
 	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
-	CH_CHECK_EQ_INT(gv.assignment_epoch, 2);
+	CH_CHECK_EQ_INT(gv.assignment_epoch, 3);
 	/* Range over one topic of 4 partitions, members a < b: a 0-1, b 2-3. */
 	int32_t all[] = {0, 1, 2, 3, -1};
-	hb_beat(&h, "g", "a", 1, &sh, all);
+	hb_beat(&h, "g", "a", 2, &sh, all);
 	cg_shell_heartbeat(&sh, 10, 1, &h.r);
 	CH_CHECK_EQ_INT(count_answer(&sh), 2);
 	CH_CHECK_EQ_INT(sh.a.tps[0].partition, 0);
@@ -418,13 +418,13 @@ t_metadata_change(void)
 	CH_CHECK_EQ_INT(count_answer(&sh), 2);
 	cg_shell_add_topic(&sh, "later", 3);
 	int32_t all[] = {0, 1, -1};
-	hb_beat(&h, "g", "a", 1, &sh, all);
+	hb_beat(&h, "g", "a", 2, &sh, all);
 	cg_shell_heartbeat(&sh, 10, 1, &h.r);
-	CH_CHECK_EQ_INT(sh.a.epoch, 1); /* not told yet */
+	CH_CHECK_EQ_INT(sh.a.epoch, 2); /* not told yet */
 	ch_coord_cg_metadata_changed(sh.cg);
-	hb_beat(&h, "g", "a", 1, &sh, all);
+	hb_beat(&h, "g", "a", 2, &sh, all);
 	cg_shell_heartbeat(&sh, 20, 1, &h.r);
-	CH_CHECK_EQ_INT(sh.a.epoch, 2);
+	CH_CHECK_EQ_INT(sh.a.epoch, 3);
 	CH_CHECK_EQ_INT(count_answer(&sh), 5);
 	check(&sh);
 	cg_shell_free(&sh);
@@ -545,7 +545,7 @@ t_regex_subscription(void)
 	cg_shell_heartbeat(&sh, 0, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.a.err, 0);
 	CH_CHECK_EQ_INT(count_answer(&sh), 2); /* t-0, t-1; not xt */
-	CH_CHECK_EQ_INT(sh.a.epoch, 1);
+	CH_CHECK_EQ_INT(sh.a.epoch, 2);
 	CH_CHECK_EQ_INT(sh.scans, 1);
 	check(&sh);
 
@@ -554,7 +554,7 @@ t_regex_subscription(void)
 	h.r.SubscribedTopicRegex = CH_STR_LIT("t.*");
 	cg_shell_heartbeat(&sh, 100, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.a.err, 0);
-	CH_CHECK_EQ_INT(sh.a.epoch, 2);
+	CH_CHECK_EQ_INT(sh.a.epoch, 3);
 	CH_CHECK_EQ_INT(sh.scans, 1); /* the same regex: not resolved again */
 	CH_CHECK_EQ_INT(target_size(&sh, "a") + target_size(&sh, "b"), 3);
 	CH_CHECK(target_size(&sh, "b") >= 1);
@@ -565,7 +565,7 @@ t_regex_subscription(void)
 	cg_shell_add_topic(&sh, "t3", 4);
 	snprintf(sh.denied[sh.ndenied++], 16, "t3");
 	ch_coord_cg_metadata_changed(sh.cg);
-	hb_beat(&h, "g", "a", 1, &sh, NULL);
+	hb_beat(&h, "g", "a", 2, &sh, NULL);
 	h.r.TopicPartitions_n = -1;
 	cg_shell_heartbeat(&sh, 9000, 1, &h.r); /* within 10 s of the resolution */
 	CH_CHECK_EQ_INT(sh.scans, 1);
@@ -576,7 +576,7 @@ t_regex_subscription(void)
 	CH_CHECK_EQ_INT(sh.scans, 2); /* one resolution for both members */
 	ch_coord_cg_group_view gv;
 	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
-	CH_CHECK_EQ_INT(gv.epoch, 3);
+	CH_CHECK_EQ_INT(gv.epoch, 4);
 	CH_CHECK_EQ_INT(target_size(&sh, "a") + target_size(&sh, "b"), 6); /* t, t2, other */
 	check(&sh);
 
@@ -587,7 +587,7 @@ t_regex_subscription(void)
 	cg_shell_heartbeat(&sh, 10002, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.scans, 2);
 	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
-	CH_CHECK_EQ_INT(gv.epoch, 4);
+	CH_CHECK_EQ_INT(gv.epoch, 5);
 	CH_CHECK_EQ_INT(target_size(&sh, "a") + target_size(&sh, "b"), 3);
 	check(&sh);
 
@@ -597,16 +597,16 @@ t_regex_subscription(void)
 	h.r.MemberEpoch = sh.a.epoch;
 	cg_shell_heartbeat(&sh, 20002, 1, &h.r);
 	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
-	CH_CHECK_EQ_INT(gv.epoch, 5);
+	CH_CHECK_EQ_INT(gv.epoch, 6);
 	CH_CHECK_EQ_INT(target_size(&sh, "a") + target_size(&sh, "b"), 5);
 	check(&sh);
 
 	/* the last member of a regex leaving takes its topics out */
-	hb_beat(&h, "g", "b", 2, &sh, NULL);
+	hb_beat(&h, "g", "b", 3, &sh, NULL);
 	h.r.MemberEpoch = -1;
 	cg_shell_heartbeat(&sh, 20003, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.a.err, 0);
-	hb_beat(&h, "g", "a", 1, &sh, NULL);
+	hb_beat(&h, "g", "a", 2, &sh, NULL);
 	h.r.MemberEpoch = -1;
 	cg_shell_heartbeat(&sh, 20004, 1, &h.r);
 	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
@@ -633,30 +633,30 @@ t_regex_change(void)
 	CH_CHECK_EQ_INT(sh.scans, 2);
 	CH_CHECK_EQ_INT(target_size(&sh, "b"), 3);
 	/* a takes b's regex, already resolved: a rebalance at once */
-	hb_beat(&h, "g", "a", 1, &sh, NULL);
+	hb_beat(&h, "g", "a", 2, &sh, NULL);
 	h.r.TopicPartitions_n = -1;
 	h.r.SubscribedTopicRegex = CH_STR_LIT("o.*");
 	cg_shell_heartbeat(&sh, 20001, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.scans, 2);
 	ch_coord_cg_group_view gv;
 	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
-	CH_CHECK_EQ_INT(gv.epoch, 3);
+	CH_CHECK_EQ_INT(gv.epoch, 4);
 	CH_CHECK_EQ_INT(target_size(&sh, "a") + target_size(&sh, "b"), 3); /* t left */
 	check(&sh);
 	/* b moves to a new one within 10 s: resolved only later */
-	hb_beat(&h, "g", "b", 2, &sh, NULL);
+	hb_beat(&h, "g", "b", 3, &sh, NULL);
 	h.r.TopicPartitions_n = -1;
 	h.r.SubscribedTopicRegex = CH_STR_LIT("(t|other)");
 	cg_shell_heartbeat(&sh, 25000, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.scans, 2);
 	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
-	CH_CHECK_EQ_INT(gv.epoch, 3); /* Kafka waits for the resolution to rebalance */
+	CH_CHECK_EQ_INT(gv.epoch, 4); /* Kafka waits for the resolution to rebalance */
 	hb_beat(&h, "g", "b", sh.a.epoch, &sh, NULL);
 	h.r.TopicPartitions_n = -1;
 	cg_shell_heartbeat(&sh, 30001, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.scans, 3);
 	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
-	CH_CHECK_EQ_INT(gv.epoch, 4);
+	CH_CHECK_EQ_INT(gv.epoch, 5);
 	CH_CHECK_EQ_INT(target_size(&sh, "a") + target_size(&sh, "b"), 5); /* t and other */
 	check(&sh);
 	cg_shell_free(&sh);
@@ -686,59 +686,122 @@ t_commit_fencing(void)
 	char msg[256];
 	hb_join(&h, "g", "a", "t");
 	cg_shell_heartbeat(&sh, 0, 1, &h.r);
-	CH_CHECK_EQ_INT(sh.a.epoch, 1);
+	CH_CHECK_EQ_INT(sh.a.epoch, 2);
 	int32_t all[] = {0, 1, 2, 3, -1};
 	hb_join(&h, "g", "b", "t");
 	cg_shell_heartbeat(&sh, 10, 1, &h.r);
-	CH_CHECK_EQ_INT(sh.a.epoch, 2);
-	/* a learns what to keep (its answer at epoch 1 arrives), then
-	 * acknowledges; the answer that says epoch 2 is lost. */
-	hb_beat(&h, "g", "a", 1, &sh, all);
+	CH_CHECK_EQ_INT(sh.a.epoch, 3);
+	/* a learns what to keep (its answer at epoch 2 arrives), then
+	 * acknowledges; the answer that says epoch 3 is lost. */
+	hb_beat(&h, "g", "a", 2, &sh, all);
 	cg_shell_heartbeat(&sh, 20, 1, &h.r);
 	int32_t keep[] = {sh.a.tps[0].partition, sh.a.tps[1].partition, -1};
 	int32_t gone[4], ngone = 0;
 	for (int32_t p = 0; p < 4; p++)
 		if (p != keep[0] && p != keep[1])
 			gone[ngone++] = p;
-	hb_beat(&h, "g", "a", 1, &sh, keep);
+	hb_beat(&h, "g", "a", 2, &sh, keep);
 	cg_shell_heartbeat(&sh, 30, 1, &h.r);
-	CH_CHECK_EQ_INT(sh.a.epoch, 2); /* lost on the way */
-	/* Its commit at epoch 1 of what it kept: assigned at 1 <= 1 <= 2. */
-	CH_CHECK_EQ_INT(commit(&sh, "a", 1, keep, 2, msg), 0);
+	CH_CHECK_EQ_INT(sh.a.epoch, 3); /* lost on the way */
+	/* Its commit at epoch 2 of what it kept: assigned at 2 <= 2 <= 3. */
 	CH_CHECK_EQ_INT(commit(&sh, "a", 2, keep, 2, msg), 0);
+	CH_CHECK_EQ_INT(commit(&sh, "a", 3, keep, 2, msg), 0);
 	/* What it gave up is no longer its own. */
-	CH_CHECK_EQ_INT(commit(&sh, "a", 1, gone, 1, msg), CH_KERR_STALE_MEMBER_EPOCH);
+	CH_CHECK_EQ_INT(commit(&sh, "a", 2, gone, 1, msg), CH_KERR_STALE_MEMBER_EPOCH);
 	char want[160];
 	snprintf(want, sizeof want,
 		 "Partition t-%d is not assigned or pending revocation for member.", gone[0]);
 	CH_CHECK_EQ_STR(msg, want);
-	CH_CHECK_EQ_INT(commit(&sh, "a", 3, keep, 2, msg), CH_KERR_STALE_MEMBER_EPOCH);
-	CH_CHECK_EQ_STR(msg, "Received member epoch 3 is newer than current member epoch 2.");
-	/* b gets the other two at epoch 2: epoch 1 is older than that. */
+	CH_CHECK_EQ_INT(commit(&sh, "a", 4, keep, 2, msg), CH_KERR_STALE_MEMBER_EPOCH);
+	CH_CHECK_EQ_STR(msg, "Received member epoch 4 is newer than current member epoch 3.");
+	/* b gets the other two at epoch 3: epoch 2 is older than that. */
 	int32_t none[] = {-1};
-	hb_beat(&h, "g", "b", 2, &sh, none);
+	hb_beat(&h, "g", "b", 3, &sh, none);
 	cg_shell_heartbeat(&sh, 40, 1, &h.r);
 	CH_CHECK_EQ_INT(count_answer(&sh), 2);
-	CH_CHECK_EQ_INT(commit(&sh, "b", 2, gone, 2, msg), 0);
-	CH_CHECK_EQ_INT(commit(&sh, "b", 1, gone, 1, msg), CH_KERR_STALE_MEMBER_EPOCH);
+	CH_CHECK_EQ_INT(commit(&sh, "b", 3, gone, 2, msg), 0);
+	CH_CHECK_EQ_INT(commit(&sh, "b", 2, gone, 1, msg), CH_KERR_STALE_MEMBER_EPOCH);
 	snprintf(want, sizeof want,
-		 "Received member epoch 1 is older than assignment epoch 2 for partition t-%d.",
+		 "Received member epoch 2 is older than assignment epoch 3 for partition t-%d.",
 		 gone[0]);
 	CH_CHECK_EQ_STR(msg, want);
 	/* A partition a still revokes counts as its own until it lets go. */
 	hb_join(&h, "g", "c", "t");
 	cg_shell_heartbeat(&sh, 50, 1, &h.r);
-	hb_beat(&h, "g", "a", 2, &sh, keep);
+	hb_beat(&h, "g", "a", 3, &sh, keep);
 	cg_shell_heartbeat(&sh, 60, 1, &h.r);
 	ch_coord_cg_group_view gv;
 	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
-	CH_CHECK_EQ_INT(gv.epoch, 3);
-	CH_CHECK_EQ_INT(commit(&sh, "a", 1, keep, 2, msg), 0);
+	CH_CHECK_EQ_INT(gv.epoch, 4);
+	CH_CHECK_EQ_INT(commit(&sh, "a", 2, keep, 2, msg), 0);
 	check(&sh);
 	cg_shell_free(&sh);
 }
 
-CH_TEST_MAIN(CH_TEST(t_validation), CH_TEST(t_not_found_unknown_full),
+/* Epochs and answers as Kafka 4.4 gives them (conformance_kafka): a new
+ * group is at epoch 1 (KAFKA-20268), so a member subscribed to nothing stays
+ * there and the first target is epoch 2; a full heartbeat of a regex member
+ * (names null) carries the assignment; the last member's leave brings the
+ * target epoch to the group's (KAFKA-20442); a leave names a missing group
+ * "Group", an empty classic group is "not a consumer group". */
+static void
+t_kafka44_epochs(void)
+{
+	cg_shell sh;
+	setup(&sh, 2);
+	snprintf(sh.classic_known[sh.nclassic_known++], 32, "simple");
+	hb h;
+	hb_join(&h, "e", "a", NULL);
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	CH_CHECK_EQ_INT(sh.a.epoch, 1);
+	ch_coord_cg_group_view gv;
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("e"), &gv));
+	CH_CHECK_EQ_INT(gv.epoch, 1);
+	CH_CHECK_EQ_INT(gv.assignment_epoch, 1);
+
+	hb_join_regex(&h, "g", "r", "t");
+	cg_shell_heartbeat(&sh, 0, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.epoch, 2);
+	CH_CHECK_EQ_INT(count_answer(&sh), 2);
+	hb_ack(&h, "g", "r", &sh);
+	h.r.SubscribedTopicRegex = CH_STR_LIT("t");
+	h.r.SubscribedTopicNames_n = -1;
+	h.r.RebalanceTimeoutMs = 10000;
+	cg_shell_heartbeat(&sh, 10, 1, &h.r);
+	CH_CHECK(sh.a.has_assignment); /* a full request, unchanged */
+	CH_CHECK_EQ_INT(count_answer(&sh), 2);
+	h.r.RebalanceTimeoutMs = -1;
+	cg_shell_heartbeat(&sh, 20, 1, &h.r);
+	CH_CHECK(!sh.a.has_assignment);
+
+	hb_beat(&h, "g", "r", -1, &sh, NULL);
+	cg_shell_heartbeat(&sh, 30, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.epoch, -1);
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.state, CH_COORD_CG_EMPTY);
+	CH_CHECK_EQ_INT(gv.epoch, 3);
+	CH_CHECK_EQ_INT(gv.assignment_epoch, 3);
+
+	hb_beat(&h, "nope", "r", -1, &sh, NULL);
+	cg_shell_heartbeat(&sh, 40, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_GROUP_ID_NOT_FOUND);
+	CH_CHECK_EQ_STR(sh.a.msg, "Group nope not found.");
+	hb_beat(&h, "simple", "r", 4, &sh, NULL);
+	cg_shell_heartbeat(&sh, 50, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_GROUP_ID_NOT_FOUND);
+	CH_CHECK_EQ_STR(sh.a.msg, "Group simple is not a consumer group.");
+	hb_beat(&h, "simple", "r", -1, &sh, NULL);
+	cg_shell_heartbeat(&sh, 60, 1, &h.r);
+	CH_CHECK_EQ_STR(sh.a.msg, "Group simple is not a consumer group.");
+	hb_join(&h, "simple", "r", "t"); /* a join takes an empty classic group's id */
+	cg_shell_heartbeat(&sh, 70, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	check(&sh);
+	cg_shell_free(&sh);
+}
+
+CH_TEST_MAIN(CH_TEST(t_validation), CH_TEST(t_kafka44_epochs), CH_TEST(t_not_found_unknown_full),
 	     CH_TEST(t_revocation_before_assignment), CH_TEST(t_timeouts),
 	     CH_TEST(t_leave_and_static), CH_TEST(t_server_assignor), CH_TEST(t_metadata_change),
 	     CH_TEST(t_commit_fencing), CH_TEST(t_regex_invalid), CH_TEST(t_regex_subscription),

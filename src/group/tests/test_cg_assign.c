@@ -113,12 +113,12 @@ t_offloaded_equals_sync(void)
 	/* Pending: the group is Assigning, the joiner has the current (empty)
 	 * target at the current assignment epoch. */
 	cg_group *g = group(&b, "g");
-	CH_CHECK_EQ_INT(g->epoch, 2);
-	CH_CHECK_EQ_INT(g->assignment_epoch, 1);
-	CH_CHECK_EQ_INT(b.a.epoch, 1);
+	CH_CHECK_EQ_INT(g->epoch, 3);
+	CH_CHECK_EQ_INT(g->assignment_epoch, 2);
+	CH_CHECK_EQ_INT(b.a.epoch, 2);
 	CH_CHECK_EQ_INT(b.a.ntps, 0);
 	run_done(&b, 1);
-	CH_CHECK_EQ_INT(g->assignment_epoch, 2);
+	CH_CHECK_EQ_INT(g->assignment_epoch, 3);
 	join(&b, 2, "g", "m3", "t");
 	run_done(&b, 2);
 	CH_CHECK_EQ_INT(computed, sync_computed);
@@ -131,7 +131,7 @@ t_offloaded_equals_sync(void)
 static void
 t_stale_result_dropped(void)
 {
-	/* a: epoch 3's target from epoch 1's within the call (the two joins
+	/* a: epoch 4's target from epoch 2's within the call (the two joins
 	 * batched), what b's second job computes */
 	cg_shell a, b;
 	setup(&a, false, BIG, 1000);
@@ -150,14 +150,14 @@ t_stale_result_dropped(void)
 	ch_coord_cg_assign_job_run(job);
 	int before = computed;
 	ch_coord_cg_assign_job_done(b.cg, 3, job);
-	/* Computed for epoch 2, the group is at 3: dropped, a new job queued. */
+	/* Computed for epoch 3, the group is at 4: dropped, a new job queued. */
 	CH_CHECK_EQ_INT(computed, before);
-	CH_CHECK_EQ_INT(g->assignment_epoch, 1);
+	CH_CHECK_EQ_INT(g->assignment_epoch, 2);
 	CH_CHECK_EQ_INT(nqueued, 1);
 	const cg_member *m2 = ch_coord_cg_member_find(g, ch_str_c("m2"));
 	CH_CHECK_EQ_INT(m2->target.n, 0);
 	run_done(&b, 3);
-	CH_CHECK_EQ_INT(g->assignment_epoch, 3);
+	CH_CHECK_EQ_INT(g->assignment_epoch, 4);
 	check_same_targets(&a, &b, "g");
 
 	CH_CHECK(cg_shell_ok(&b));
@@ -188,20 +188,20 @@ t_other_group_served(void)
 	 * group (under the threshold: within the call) gets its assignment,
 	 * and the big group's members get answers at the current target. */
 	join(&b, 2, "small", "s1", "small");
-	CH_CHECK_EQ_INT(b.a.epoch, 1);
+	CH_CHECK_EQ_INT(b.a.epoch, 2);
 	CH_CHECK_EQ_INT(b.a.ntps, 6);
 	join(&b, 2, "small", "s2", "small");
-	CH_CHECK_EQ_INT(b.a.epoch, 2);
+	CH_CHECK_EQ_INT(b.a.epoch, 3);
 	hb h;
-	cg_shell_heartbeat(&b, 3, 1, &hb_beat(&h, "big", "m1", 1, &b, NULL)->r);
+	cg_shell_heartbeat(&b, 3, 1, &hb_beat(&h, "big", "m1", 2, &b, NULL)->r);
 	CH_CHECK_EQ_INT(b.a.err, 0);
-	CH_CHECK_EQ_INT(b.a.epoch, 1);
-	CH_CHECK_EQ_INT(group(&b, "big")->assignment_epoch, 1);
+	CH_CHECK_EQ_INT(b.a.epoch, 2);
+	CH_CHECK_EQ_INT(group(&b, "big")->assignment_epoch, 2);
 	CH_CHECK(pthread_join(th, NULL) == 0);
 	ch_coord_cg_assign_job_done(b.cg, 4, job);
-	CH_CHECK_EQ_INT(group(&b, "big")->assignment_epoch, 2);
+	CH_CHECK_EQ_INT(group(&b, "big")->assignment_epoch, 3);
 	/* m1 now gives up half of its partitions to m2. */
-	cg_shell_heartbeat(&b, 5, 1, &hb_beat(&h, "big", "m1", 1, &b, NULL)->r);
+	cg_shell_heartbeat(&b, 5, 1, &hb_beat(&h, "big", "m1", 2, &b, NULL)->r);
 	CH_CHECK_EQ_INT(b.a.err, 0);
 	CH_CHECK_EQ_INT(b.a.ntps, BIG / 2);
 	CH_CHECK(cg_shell_ok(&b));
@@ -220,19 +220,19 @@ t_batched(void)
 	join(&b, 30, "g", "m4", "t");
 	cg_group *g = group(&b, "g");
 	CH_CHECK_EQ_INT(computed, 1);
-	CH_CHECK_EQ_INT(g->epoch, 4);
-	CH_CHECK_EQ_INT(g->assignment_epoch, 1);
+	CH_CHECK_EQ_INT(g->epoch, 5);
+	CH_CHECK_EQ_INT(g->assignment_epoch, 2);
 	CH_CHECK_EQ_INT(ch_coord_cg_next_deadline(b.cg), 1000);
 	ch_coord_cg_tick(b.cg, 999);
 	CH_CHECK_EQ_INT(computed, 1);
 	ch_coord_cg_tick(b.cg, 1000); /* the interval ended: one for the three joins */
 	CH_CHECK_EQ_INT(computed, 2);
-	CH_CHECK_EQ_INT(g->assignment_epoch, 4);
+	CH_CHECK_EQ_INT(g->assignment_epoch, 5);
 	CH_CHECK_EQ_INT((int)g->assignment_ts, 1000);
 	/* A change after the interval: at once again. */
 	join(&b, 2500, "g", "m5", "t");
 	CH_CHECK_EQ_INT(computed, 3);
-	CH_CHECK_EQ_INT(g->assignment_epoch, 5);
+	CH_CHECK_EQ_INT(g->assignment_epoch, 6);
 	CH_CHECK(cg_shell_ok(&b));
 	cg_shell_free(&b);
 }

@@ -267,40 +267,40 @@ t_join_sync_heartbeat(void)
 	CH_CHECK_EQ_INT(c.err, 0);
 	CH_CHECK_EQ_STR(c.member_id, b);
 	CH_CHECK_EQ_STR(c.protocol, "cooperative-sticky");
-	CH_CHECK_EQ_INT(c.generation, 2);
-	CH_CHECK_EQ_INT(group_epoch(&sh), 2);
+	CH_CHECK_EQ_INT(c.generation, 3);
+	CH_CHECK_EQ_INT(group_epoch(&sh), 3);
 	find_ctx f = member(&sh, b);
 	CH_CHECK(f.found && f.v.classic);
 	CH_CHECK_EQ_INT(f.v.state, CH_COORD_CG_MEMBER_UNRELEASED_PARTITIONS);
 	CH_CHECK_EQ_INT(f.v.ntarget, 2);
 	CH_CHECK_EQ_STR(f.v.client_id, "classic");
 	/* nothing yet: "a" has not revoked */
-	syncg(&sh, 30, b, 2, "cooperative-sticky", &c);
+	syncg(&sh, 30, b, 3, "cooperative-sticky", &c);
 	CH_CHECK_EQ_INT(c.err, 0);
 	CH_CHECK_EQ_INT(c.nparts, 0);
 	CH_CHECK_EQ_INT(c.asg_version, 3);
-	beat(&sh, 40, b, 2, &c);
+	beat(&sh, 40, b, 3, &c);
 	CH_CHECK_EQ_INT(c.err, 0); /* still waiting on "a" */
 	/* "a" revokes two */
 	hb h;
 	int32_t all[] = {0, 1, 2, 3, -1};
-	hb_beat(&h, "g", "a", 1, &sh, all);
+	hb_beat(&h, "g", "a", 2, &sh, all);
 	cg_shell_heartbeat(&sh, 50, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.a.ntps, 2);
 	int32_t kept[3] = {sh.a.tps[0].partition, sh.a.tps[1].partition, -1};
-	hb_beat(&h, "g", "a", 1, &sh, kept);
+	hb_beat(&h, "g", "a", 2, &sh, kept);
 	cg_shell_heartbeat(&sh, 60, 1, &h.r);
-	CH_CHECK_EQ_INT(sh.a.epoch, 2);
+	CH_CHECK_EQ_INT(sh.a.epoch, 3);
 	/* now free: the classic member is told to rejoin, and gets them */
-	beat(&sh, 70, b, 2, &c);
+	beat(&sh, 70, b, 3, &c);
 	CH_CHECK_EQ_INT(c.err, CH_KERR_REBALANCE_IN_PROGRESS);
-	joing(&sh, 80, b, NULL, CH_ASSIGN_COOPERATIVE_STICKY, NULL, 2, &c);
-	CH_CHECK_EQ_INT(c.generation, 2);
-	syncg(&sh, 90, b, 2, "cooperative-sticky", &c);
+	joing(&sh, 80, b, NULL, CH_ASSIGN_COOPERATIVE_STICKY, NULL, 3, &c);
+	CH_CHECK_EQ_INT(c.generation, 3);
+	syncg(&sh, 90, b, 3, "cooperative-sticky", &c);
 	CH_CHECK_EQ_INT(c.nparts, 2);
 	CH_CHECK(c.parts[0] != kept[0] && c.parts[0] != kept[1]);
 	CH_CHECK(c.parts[1] != kept[0] && c.parts[1] != kept[1]);
-	beat(&sh, 100, b, 2, &c);
+	beat(&sh, 100, b, 3, &c);
 	CH_CHECK_EQ_INT(c.err, 0);
 	CH_CHECK_EQ_INT(member(&sh, b).v.state, CH_COORD_CG_MEMBER_STABLE);
 	cg_shell_free(&sh);
@@ -312,27 +312,27 @@ static void
 revoke_by_rejoin(cg_shell *sh, cap *c, find_ctx f, ch_assign_kind kind, const char *proto)
 {
 	hb h;
-	CH_CHECK_EQ_INT(c->generation, 2);
+	CH_CHECK_EQ_INT(c->generation, 3);
 	CH_CHECK_EQ_INT(f.v.state, CH_COORD_CG_MEMBER_UNREVOKED_PARTITIONS);
 	CH_CHECK_EQ_INT(f.v.nrevoking, 1);
 	int32_t revoked = f.v.revoking[0].partition;
-	syncg(sh, 90, "b", 2, proto, c);
+	syncg(sh, 90, "b", 3, proto, c);
 	CH_CHECK_EQ_INT(c->err, 0);
 	CH_CHECK_EQ_INT(c->nparts, 1); /* not the one it must revoke */
 	CH_CHECK(c->parts[0] != revoked);
-	beat(sh, 100, "b", 2, c);
+	beat(sh, 100, "b", 3, c);
 	CH_CHECK_EQ_INT(c->err, CH_KERR_REBALANCE_IN_PROGRESS);
 	/* "c" cannot have it while "b" holds it */
-	hb_beat(&h, "g", "c", 3, sh, NULL);
+	hb_beat(&h, "g", "c", 4, sh, NULL);
 	h.r.TopicPartitions_n = 0;
 	cg_shell_heartbeat(sh, 105, 1, &h.r);
 	for (int32_t i = 0; i < sh->a.ntps; i++)
 		CH_CHECK(sh->a.tps[i].partition != revoked);
 	int32_t after[2] = {c->parts[0], -1};
-	joing(sh, 110, "b", NULL, kind, after, 2, c);
-	CH_CHECK_EQ_INT(c->generation, 3);
+	joing(sh, 110, "b", NULL, kind, after, 3, c);
+	CH_CHECK_EQ_INT(c->generation, 4);
 	CH_CHECK_EQ_INT(member(sh, "b").v.nrevoking, 0);
-	hb_beat(&h, "g", "c", 3, sh, NULL);
+	hb_beat(&h, "g", "c", 4, sh, NULL);
 	h.r.TopicPartitions_n = 0;
 	cg_shell_heartbeat(sh, 120, 1, &h.r);
 	bool got = false;
@@ -359,33 +359,33 @@ t_revocation_by_rejoin(void)
 		/* "a" lets go of two, "b" takes them */
 		hb h;
 		int32_t all[] = {0, 1, 2, 3, -1};
-		hb_beat(&h, "g", "a", 1, &sh, all);
+		hb_beat(&h, "g", "a", 2, &sh, all);
 		cg_shell_heartbeat(&sh, 20, 1, &h.r);
 		int32_t kept[3] = {sh.a.tps[0].partition, sh.a.tps[1].partition, -1};
-		hb_beat(&h, "g", "a", 1, &sh, kept);
+		hb_beat(&h, "g", "a", 2, &sh, kept);
 		cg_shell_heartbeat(&sh, 30, 1, &h.r);
-		joing(&sh, 40, "b", NULL, kind, NULL, 2, &c);
-		syncg(&sh, 50, "b", 2, proto, &c);
+		joing(&sh, 40, "b", NULL, kind, NULL, 3, &c);
+		syncg(&sh, 50, "b", 3, proto, &c);
 		CH_CHECK_EQ_INT(c.nparts, 2);
 		int32_t mine[3] = {c.parts[0], c.parts[1], -1};
 		/* a third member: "b" must give one up */
 		hb_join(&h, "g", "c", "t");
 		cg_shell_heartbeat(&sh, 60, 1, &h.r);
-		CH_CHECK_EQ_INT(group_epoch(&sh), 3);
-		beat(&sh, 70, "b", 2, &c);
+		CH_CHECK_EQ_INT(group_epoch(&sh), 4);
+		beat(&sh, 70, "b", 3, &c);
 		CH_CHECK_EQ_INT(c.err, CH_KERR_REBALANCE_IN_PROGRESS);
-		syncg(&sh, 75, "b", 2, proto, &c); /* a stale sync: rejoin first */
+		syncg(&sh, 75, "b", 3, proto, &c); /* a stale sync: rejoin first */
 		CH_CHECK_EQ_INT(c.err, CH_KERR_REBALANCE_IN_PROGRESS);
-		joing(&sh, 80, "b", NULL, kind, eager ? NULL : mine, 2, &c);
+		joing(&sh, 80, "b", NULL, kind, eager ? NULL : mine, 3, &c);
 		find_ctx f = member(&sh, "b");
 		if (eager) {
 			/* nothing owned: the revocation is done, the new epoch at once */
-			CH_CHECK_EQ_INT(c.generation, 3);
+			CH_CHECK_EQ_INT(c.generation, 4);
 			CH_CHECK_EQ_INT(f.v.nrevoking, 0);
 		} else {
 			revoke_by_rejoin(&sh, &c, f, kind, proto);
 		}
-		syncg(&sh, 130, "b", 3, proto, &c);
+		syncg(&sh, 130, "b", 4, proto, &c);
 		CH_CHECK_EQ_INT(c.nparts, 1);
 		cg_shell_free(&sh);
 	}
@@ -409,11 +409,11 @@ t_errors(void)
 	beat(&sh, 30, "b", gen - 1, &c);
 	CH_CHECK_EQ_INT(c.err, CH_KERR_ILLEGAL_GENERATION);
 	/* the consumer-protocol member is not a classic one */
-	beat(&sh, 30, "a", 1, &c);
+	beat(&sh, 30, "a", 2, &c);
 	CH_CHECK_EQ_INT(c.err, CH_KERR_UNKNOWN_MEMBER_ID);
-	syncg(&sh, 30, "a", 1, "cooperative-sticky", &c);
+	syncg(&sh, 30, "a", 2, "cooperative-sticky", &c);
 	CH_CHECK_EQ_INT(c.err, CH_KERR_UNKNOWN_MEMBER_ID);
-	beat(&sh, 30, "nobody", 1, &c);
+	beat(&sh, 30, "nobody", 2, &c);
 	CH_CHECK_EQ_INT(c.err, CH_KERR_UNKNOWN_MEMBER_ID);
 	/* protocols the classic members do not all support */
 	joing(&sh, 40, "d", NULL, CH_ASSIGN_RANGE, NULL, -1, &c);
@@ -428,8 +428,8 @@ t_errors(void)
 	CH_CHECK_EQ_INT(ch_coord_cg_validate_commit(sh.cg, CH_STR_LIT("g"), CH_STR_LIT("b"),
 						    gen - 1, 2, &tp, 1, msg, sizeof msg),
 			CH_KERR_ILLEGAL_GENERATION);
-	CH_CHECK_EQ_STR(msg, "The received generation id 1 does not match the expected member "
-			     "epoch 2.");
+	CH_CHECK_EQ_STR(msg, "The received generation id 2 does not match the expected member "
+			     "epoch 3.");
 	CH_CHECK_EQ_INT(ch_coord_cg_validate_fetch(sh.cg, CH_STR_LIT("g"), CH_STR_LIT("b"), 7, msg,
 						   sizeof msg),
 			CH_KERR_ILLEGAL_GENERATION);
@@ -467,7 +467,7 @@ t_errors(void)
 	rq.ProtocolType = CH_STR_LIT("connect");
 	call(&sh, ch_coord_cg_classic_join, 10, CH_APIKEY_JOIN_GROUP, 9, &rq, &c);
 	CH_CHECK_EQ_INT(c.err, CH_KERR_INCONSISTENT_GROUP_PROTOCOL);
-	CH_CHECK_EQ_INT(group_epoch(&sh), 1);
+	CH_CHECK_EQ_INT(group_epoch(&sh), 2);
 	cg_shell_free(&sh);
 }
 
@@ -487,36 +487,36 @@ t_timers(void)
 		int32_t none[] = {-1};
 		if (which == 0) { /* sync timeout: 30 s, though it heartbeats */
 			for (int64_t t = 3000; t < 30000; t += 3000) {
-				beat(&sh, t, "b", 2, &c);
+				beat(&sh, t, "b", 3, &c);
 				hb_beat(&h, "g", "a", sh.a.epoch, &sh, none);
 				cg_shell_heartbeat(&sh, t, 1, &h.r);
 			}
 			dead = 30010;
 		} else if (which == 1) { /* session timeout: its own 10 s, not 45 s */
-			syncg(&sh, 20, "b", 2, "cooperative-sticky", &c);
+			syncg(&sh, 20, "b", 3, "cooperative-sticky", &c);
 			dead = 10020;
 		} else if (which == 3) {
 			/* Revoking is no deadline of its own for a classic member (no
 			 * rebalance timer): only the join timeout, armed by the first
 			 * REBALANCE_IN_PROGRESS after its rejoin. */
-			syncg(&sh, 20, "b", 2, "cooperative-sticky", &c);
+			syncg(&sh, 20, "b", 3, "cooperative-sticky", &c);
 			int32_t all[] = {0, 1, 2, 3, -1};
-			hb_beat(&h, "g", "a", 1, &sh, all);
+			hb_beat(&h, "g", "a", 2, &sh, all);
 			cg_shell_heartbeat(&sh, 30, 1, &h.r);
 			int32_t kept[3] = {sh.a.tps[0].partition, sh.a.tps[1].partition, -1};
-			hb_beat(&h, "g", "a", 1, &sh, kept);
+			hb_beat(&h, "g", "a", 2, &sh, kept);
 			cg_shell_heartbeat(&sh, 40, 1, &h.r);
-			joing(&sh, 50, "b", NULL, CH_ASSIGN_COOPERATIVE_STICKY, NULL, 2, &c);
-			syncg(&sh, 60, "b", 2, "cooperative-sticky", &c);
+			joing(&sh, 50, "b", NULL, CH_ASSIGN_COOPERATIVE_STICKY, NULL, 3, &c);
+			syncg(&sh, 60, "b", 3, "cooperative-sticky", &c);
 			int32_t mine[3] = {c.parts[0], c.parts[1], -1};
 			hb_join(&h, "g", "c", "t");
 			cg_shell_heartbeat(&sh, 100, 1, &h.r);
-			joing(&sh, 200, "b", NULL, CH_ASSIGN_COOPERATIVE_STICKY, mine, 2, &c);
+			joing(&sh, 200, "b", NULL, CH_ASSIGN_COOPERATIVE_STICKY, mine, 3, &c);
 			CH_CHECK_EQ_INT(member(&sh, "b").v.state,
 					CH_COORD_CG_MEMBER_UNREVOKED_PARTITIONS);
-			syncg(&sh, 210, "b", 2, "cooperative-sticky", &c);
+			syncg(&sh, 210, "b", 3, "cooperative-sticky", &c);
 			for (int64_t t = 3000; t < 33000; t += 3000) {
-				beat(&sh, t, "b", 2, &c);
+				beat(&sh, t, "b", 3, &c);
 				CH_CHECK_EQ_INT(c.err, CH_KERR_REBALANCE_IN_PROGRESS);
 				hb_beat(&h, "g", "a", sh.a.epoch, &sh, NULL);
 				h.r.TopicPartitions_n = -1;
@@ -524,13 +524,13 @@ t_timers(void)
 			}
 			dead = 33000;
 		} else { /* join timeout: told to rejoin at 1000, never does */
-			syncg(&sh, 20, "b", 2, "cooperative-sticky", &c);
+			syncg(&sh, 20, "b", 3, "cooperative-sticky", &c);
 			hb_join(&h, "g", "c", "t");
 			cg_shell_heartbeat(&sh, 500, 1, &h.r);
-			beat(&sh, 1000, "b", 2, &c);
+			beat(&sh, 1000, "b", 3, &c);
 			CH_CHECK_EQ_INT(c.err, CH_KERR_REBALANCE_IN_PROGRESS);
 			for (int64_t t = 4000; t < 31000; t += 3000) {
-				beat(&sh, t, "b", 2, &c);
+				beat(&sh, t, "b", 3, &c);
 				CH_CHECK_EQ_INT(c.err, CH_KERR_REBALANCE_IN_PROGRESS);
 			}
 			dead = 31000;
@@ -602,7 +602,7 @@ t_restart(void)
 	/* its session is its own 10 s from the load, renewed by its requests */
 	cg_shell_tick(&sh, 10999);
 	CH_CHECK(member(&sh, "b").found);
-	syncg(&sh, 10999, "b", 2, "cooperative-sticky", &c);
+	syncg(&sh, 10999, "b", 3, "cooperative-sticky", &c);
 	CH_CHECK_EQ_INT(c.err, 0);
 	cg_shell_tick(&sh, 20998);
 	CH_CHECK(member(&sh, "b").found);
@@ -631,8 +631,9 @@ fake_export(void *ud, ch_str group_id, void (*fn)(void *fnud, const ch_coord_exp
 	(void)ud;
 	if (!ch_str_eq_c(group_id, "g") || fake.handed_over)
 		return false;
-	ch_coord_export_group x = {CH_COORD_GROUP_STABLE, fake.generation, fake.type,
-				   "cooperative-sticky",  fake.members,    fake.nmembers, false};
+	ch_coord_export_group x = {
+		CH_COORD_GROUP_STABLE, fake.generation, fake.type, "cooperative-sticky",
+		fake.members,          fake.nmembers,   false};
 	fn(fnud, &x);
 	return true;
 }
@@ -1053,5 +1054,4 @@ t_downgrade_replaced_static(void)
 
 CH_TEST_MAIN(CH_TEST(t_join_sync_heartbeat), CH_TEST(t_revocation_by_rejoin), CH_TEST(t_errors),
 	     CH_TEST(t_timers), CH_TEST(t_leave), CH_TEST(t_restart), CH_TEST(t_upgrade),
-	     CH_TEST(t_upgrade_refused), CH_TEST(t_downgrade),
-	     CH_TEST(t_downgrade_replaced_static))
+	     CH_TEST(t_upgrade_refused), CH_TEST(t_downgrade), CH_TEST(t_downgrade_replaced_static))

@@ -163,13 +163,14 @@ t_regex_record_kafka44(void)
 {
 	static const uint8_t key[] = {0x00, 0x10, 0x00, 0x06, 0x67, 0x6f, 0x6c, 0x64, 0x65,
 				      0x6e, 0x00, 0x06, 0x67, 0x6f, 0x6c, 0x64, 0x2e, 0x2a};
-	static const uint8_t val[] = {0x00, 0x00, 0x03, 0x05, 0x67, 0x6f, 0x6c, 0x64, 0x07, 0x67, 0x6f,
-				      0x6c, 0x64, 0x2d, 0x62, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-				      0x2a, 0x00, 0x00, 0x01, 0x9a, 0xdd, 0x56, 0x1e, 0x80, 0x00};
+	static const uint8_t val[] = {0x00, 0x00, 0x03, 0x05, 0x67, 0x6f, 0x6c, 0x64,
+				      0x07, 0x67, 0x6f, 0x6c, 0x64, 0x2d, 0x62, 0x00,
+				      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2a, 0x00,
+				      0x00, 0x01, 0x9a, 0xdd, 0x56, 0x1e, 0x80, 0x00};
 	/* resolved to nothing ("none", version 7, timestamp 5) */
-	static const uint8_t val_empty[] = {0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00,
-					    0x00, 0x00, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00,
-					    0x00, 0x00, 0x05, 0x00};
+	static const uint8_t val_empty[] = {0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,
+					    0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,
+					    0x00, 0x00, 0x00, 0x00, 0x05, 0x00};
 	const char *topics[] = {"gold", "gold-b"};
 	ch_coord_record r;
 	ch_coord_cgrec_regex(&r, "golden", "gold.*", topics, 2, 42, 1764650000000);
@@ -187,7 +188,8 @@ t_regex_record_kafka44(void)
 	ch_arena a;
 	ch_arena_init(&a);
 	ch_coord_cgrec rec;
-	CH_CHECK_EQ_INT(ch_coord_cgrec_decode(key, sizeof key, val, sizeof val, false, &a, &rec), 0);
+	CH_CHECK_EQ_INT(ch_coord_cgrec_decode(key, sizeof key, val, sizeof val, false, &a, &rec),
+			0);
 	CH_CHECK_EQ_INT(rec.type, CGREC_REGEX);
 	CH_CHECK(ch_str_eq_c(rec.group, "golden"));
 	CH_CHECK(ch_str_eq_c(rec.member, "gold.*"));
@@ -196,8 +198,8 @@ t_regex_record_kafka44(void)
 		 ch_str_eq_c(rec.topic_names[1], "gold-b"));
 	CH_CHECK_EQ_INT(rec.version, 42);
 	CH_CHECK_EQ_INT(rec.hash_or_ts, 1764650000000);
-	CH_CHECK_EQ_INT(ch_coord_cgrec_decode(key, sizeof key, val, sizeof val - 3, false, &a, &rec),
-			-1);
+	CH_CHECK_EQ_INT(
+		ch_coord_cgrec_decode(key, sizeof key, val, sizeof val - 3, false, &a, &rec), -1);
 	CH_CHECK_EQ_INT(ch_coord_cgrec_decode(key, sizeof key, NULL, 0, true, &a, &rec), 0);
 	CH_CHECK(rec.tombstone && ch_str_eq_c(rec.member, "gold.*"));
 	ch_arena_reset(&a);
@@ -290,7 +292,7 @@ t_restart_same_state(void)
 	CH_CHECK_EQ_INT(a.n, 6);
 	beat_apply(&sh, &a, NULL, 100);
 	beat_apply(&sh, &b, "ib", 200); /* static; a must give up three */
-	CH_CHECK_EQ_INT(b.epoch, 2);
+	CH_CHECK_EQ_INT(b.epoch, 3);
 	CH_CHECK_EQ_INT(b.n, 0);
 	beat_apply(&sh, &a, NULL, 300); /* told to revoke: UNREVOKED_PARTITIONS */
 	CH_CHECK_EQ_INT(a.n, 3);
@@ -309,13 +311,13 @@ t_restart_same_state(void)
 	/* They continue: a acknowledges, b gets the rest; same epochs as
 	 * without the restart. */
 	beat_apply(&sh, &a, NULL, 500);
-	CH_CHECK_EQ_INT(a.epoch, 2);
+	CH_CHECK_EQ_INT(a.epoch, 3);
 	beat_apply(&sh, &b, "ib", 600);
 	CH_CHECK_EQ_INT(b.n, 3);
 	ch_coord_cg_group_view gv;
 	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
 	CH_CHECK_EQ_INT(gv.state, CH_COORD_CG_STABLE);
-	CH_CHECK_EQ_INT(gv.epoch, 2);
+	CH_CHECK_EQ_INT(gv.epoch, 3);
 	size_t written = sh.written;
 	beat_apply(&sh, &a, NULL, 700);
 	CH_CHECK_EQ_INT((int)sh.written, (int)written);
@@ -324,12 +326,12 @@ t_restart_same_state(void)
 	cg_shell_restart(&sh, 1000);
 	CH_CHECK_EQ_INT((int)ch_coord_cg_next_deadline(sh.cg), 1000 + 45000);
 	beat_apply(&sh, &b, "ib", 2000);
-	CH_CHECK_EQ_INT(b.epoch, 2);
+	CH_CHECK_EQ_INT(b.epoch, 3);
 	free(before.p);
 	cg_shell_tick(&sh, 1000 + 45000); /* a never came back */
 	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
 	CH_CHECK_EQ_INT(gv.members, 1);
-	CH_CHECK_EQ_INT(gv.epoch, 3);
+	CH_CHECK_EQ_INT(gv.epoch, 4);
 	cg_shell_digest_group(&sh, "g", &before);
 	cg_shell_restart(&sh, 50000);
 	cg_shell_digest_group(&sh, "g", &after);
@@ -392,12 +394,12 @@ t_restart_regex(void)
 	size_t written = sh.written;
 	beat_apply(&sh, &m, NULL, 2000);
 	CH_CHECK_EQ_INT(sh.scans, 1);
-	CH_CHECK_EQ_INT(m.epoch, 1);
+	CH_CHECK_EQ_INT(m.epoch, 2);
 	CH_CHECK_EQ_INT(m.n, 6);
 	CH_CHECK_EQ_INT((int)sh.written, (int)written);
 	beat_apply(&sh, &m, NULL, 20000); /* due: resolved again, same topics */
 	CH_CHECK_EQ_INT(sh.scans, 2);
-	CH_CHECK_EQ_INT(m.epoch, 1);
+	CH_CHECK_EQ_INT(m.epoch, 2);
 	check(&sh);
 
 	/* the last subscriber leaves: the regex's record goes */
@@ -434,7 +436,7 @@ t_answer_after_append(void)
 	cg_shell_complete(&sh, 0);
 	CH_CHECK_EQ_INT(sh.answers, before + 1);
 	CH_CHECK_EQ_INT(sh.a.err, 0);
-	CH_CHECK_EQ_INT(sh.a.epoch, 1);
+	CH_CHECK_EQ_INT(sh.a.epoch, 2);
 
 	/* A second member joins; the disk fails. */
 	beat(&h, &sh, "b", NULL, 0, NULL, 0);
@@ -447,7 +449,7 @@ t_answer_after_append(void)
 	ch_coord_cg_tp six[6];
 	for (int i = 0; i < 6; i++)
 		six[i] = (ch_coord_cg_tp){sh.topics[0].id, i};
-	beat(&h, &sh, "a", NULL, 1, six, 6);
+	beat(&h, &sh, "a", NULL, 2, six, 6);
 	before = sh.answers;
 	cg_shell_heartbeat(&sh, 20, 1, &h.r);
 	/* It rewrote what the failed append had (b's records, the epoch). */
@@ -553,7 +555,7 @@ t_tombstones(void)
 	CH_CHECK_EQ_INT(gv.state, CH_COORD_CG_EMPTY);
 	cg_shell_restart(&sh, 50);
 	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
-	CH_CHECK_EQ_INT(gv.epoch, 4);
+	CH_CHECK_EQ_INT(gv.epoch, 5);
 	CH_CHECK(ch_coord_cg_delete_if_empty(sh.cg, CH_STR_LIT("g")));
 	cg_shell_complete(&sh, 0);
 	CH_CHECK_EQ_INT(log_has(&sh, CGREC_GROUP, NULL), 1);
