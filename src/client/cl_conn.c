@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "common/ch_endian.h"
@@ -86,6 +87,7 @@ cl_backoff(int64_t base, int64_t max, int n)
 }
 
 static void broker_close(cl_broker *b, cohort_err err, const char *why);
+static void out_reset(cl_broker *b);
 static void broker_connect(cl_broker *b);
 static void start_reauth(cl_broker *b);
 static void broker_up(cl_broker *b);
@@ -293,13 +295,74 @@ broker_close(cl_broker *b, cohort_err err, const char *why)
 	b->retry_at = ch_loop_now(c->loop) + cl_backoff(c->conf.reconnect_backoff_ms,
 							c->conf.reconnect_backoff_max_ms,
 							b->failures ? b->failures : 1);
-	ch_buf_reset(&b->out);
-	b->out_off = 0;
+	out_reset(b);
 	ch_timer_cancel(c->loop, &b->timer);
 	q_fail(c, &b->inflight, err);
 	q_fail(c, &b->waiting, err);
 	cl_sasl_free(b); /* after the failed requests' callbacks, which reach it */
 	broker_arm(b);
+}
+
+/* ---- the output: out's bytes with the refs between them ------------------- */
+
+#define OUT_IOV_MAX 64
+
+/* Empties the output (everything written, or the connection closed). */
+static void
+out_reset(cl_broker *b)
+{
+	ch_buf_reset(&b->out);
+	b->out_off = 0;
+	b->n_refs = b->ref_i = 0;
+	b->ref_off = 0;
+	b->out_sent = b->out_total;
+}
+
+/* The pieces not written yet, in order, into iov (at least one while
+ * anything is left); returns how many. */
+static int
+out_iov(const cl_broker *b, struct iovec *iov)
+{
+	int n = 0;
+	size_t off = b->out_off, roff = b->ref_off;
+	for (int32_t i = b->ref_i; n < OUT_IOV_MAX;) {
+		size_t stop = i < b->n_refs ? b->refs[i].at : b->out.len;
+		if (off < stop) {
+			iov[n++] = (struct iovec){b->out.data + off, stop - off};
+			off = stop;
+		} else if (i < b->n_refs) {
+			const struct cl_ref *r = &b->refs[i++];
+			iov[n++] = (struct iovec){(void *)(uintptr_t)(r->p + roff), r->len - roff};
+			roff = 0;
+		} else {
+			break;
+		}
+	}
+	return n;
+}
+
+/* n more bytes were written. */
+static void
+out_advance(cl_broker *b, size_t n)
+{
+	b->out_sent += n;
+	while (n > 0) {
+		size_t stop = b->ref_i < b->n_refs ? b->refs[b->ref_i].at : b->out.len;
+		if (b->out_off < stop) {
+			size_t k = CH_MIN(n, stop - b->out_off);
+			b->out_off += k;
+			n -= k;
+			continue;
+		}
+		const struct cl_ref *r = &b->refs[b->ref_i];
+		size_t k = CH_MIN(n, r->len - b->ref_off);
+		b->ref_off += k;
+		n -= k;
+		if (b->ref_off == r->len) {
+			b->ref_i++;
+			b->ref_off = 0;
+		}
+	}
 }
 
 /* Append the frame of request r (at r->version) to the output buffer. */
@@ -318,10 +381,41 @@ frame_request(cl_broker *b, cl_req *r)
 	h.CorrelationId = r->corr = b->next_corr++;
 	h.ClientId = ch_str_c(c->client_id);
 	ch_RequestHeader_encode(&b->out, flex ? 2 : 1, &h);
+	size_t len0 = b->out.len;
+	b->framing_refs = 0;
+	c->framing = r->noreply ? NULL : b;
 	r->build(c, r->version, &b->out, r->ud);
+	c->framing = NULL;
 	if (ch_buf_ok(&b->out))
-		ch_be_put32(b->out.data + start, (uint32_t)(b->out.len - start - 4));
+		ch_be_put32(b->out.data + start,
+			    (uint32_t)(b->out.len - start - 4 + b->framing_refs));
+	b->out_total += b->out.len - len0 + b->framing_refs + (len0 - start);
+	r->end = b->out_total;
 	r->deadline = ch_loop_now(c->loop) + r->timeout_ms;
+}
+
+void
+cl_request_ref(cl_client *c, ch_buf *out, const void *p, size_t n)
+{
+	cl_broker *b = c->framing;
+	if (n == 0)
+		return;
+	if (!b || out != &b->out) {
+		ch_buf_append(out, p, n);
+		return;
+	}
+	if (b->n_refs == b->cap_refs) {
+		int32_t cap = b->cap_refs ? b->cap_refs * 2 : 8;
+		struct cl_ref *nr = realloc(b->refs, sizeof(*nr) * (size_t)cap);
+		if (!nr) {
+			ch_buf_append(out, p, n); /* a copy still works */
+			return;
+		}
+		b->refs = nr;
+		b->cap_refs = cap;
+	}
+	b->refs[b->n_refs++] = (struct cl_ref){out->len, p, n};
+	b->framing_refs += n;
 }
 
 /* A TLS error on an established session: before UP it is the peer refusing us (TLS 1.3
@@ -349,12 +443,18 @@ flush_out(cl_broker *b)
 		broker_close(b, COHORT_ERR__NOMEM, "out of memory");
 		return;
 	}
-	while (b->out_off < b->out.len) {
+	while (b->out_off < b->out.len || b->ref_i < b->n_refs) {
 		char tls_why[300];
-		ssize_t n = b->ssl ? cl_tls_send(b, b->out.data + b->out_off,
-						 b->out.len - b->out_off, tls_why, sizeof(tls_why))
-				   : send(b->fd, b->out.data + b->out_off, b->out.len - b->out_off,
-					  MSG_NOSIGNAL);
+		struct iovec iov[OUT_IOV_MAX];
+		int niov = out_iov(b, iov);
+		ssize_t n;
+		if (b->ssl) { /* one piece at a time: SSL_write takes one buffer */
+			n = cl_tls_send(b, iov[0].iov_base, iov[0].iov_len, tls_why,
+					sizeof(tls_why));
+		} else {
+			struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)niov};
+			n = sendmsg(b->fd, &mh, MSG_NOSIGNAL);
+		}
 		if (n == -2) {
 			tls_failed(b, tls_why);
 			return;
@@ -371,10 +471,9 @@ flush_out(cl_broker *b)
 			broker_close(b, COHORT_ERR__TRANSPORT, why);
 			return;
 		}
-		b->out_off += (size_t)n;
+		out_advance(b, (size_t)n);
 	}
-	ch_buf_reset(&b->out);
-	b->out_off = 0;
+	out_reset(b);
 	ch_io_modify(c->loop, &b->io, CH_IO_READ);
 }
 
@@ -735,6 +834,12 @@ handle_frame(cl_broker *b, uint8_t *frame, size_t len)
 		broker_close(b, COHORT_ERR__TRANSPORT, why);
 		return;
 	}
+	if (b->out_sent < r->end) {
+		/* its bytes (maybe a caller's, cl_request_ref) are still queued:
+		 * the callback must not run before they are written */
+		broker_close(b, COHORT_ERR__TRANSPORT, "response before its request was sent");
+		return;
+	}
 	q_pop(&b->inflight);
 	const ch_api_codec *codec = ch_api_codec_find(r->api);
 	bool flex = codec->flex_version >= 0 && r->version >= codec->flex_version;
@@ -911,6 +1016,7 @@ cl_brokers_free(cl_client *c)
 		cl_broker *next = b->next;
 		ch_timer_cancel(c->loop, &b->timer);
 		ch_buf_free(&b->out);
+		free(b->refs);
 		free(b->host);
 		free(b);
 		b = next;

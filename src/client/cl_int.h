@@ -70,6 +70,7 @@ struct cl_req {
 	int16_t min_version; /* the caller's floor (0: libcohort's own) */
 	int64_t deadline;    /* monotonic ms; set when sent */
 	bool noreply;        /* no answer comes (Produce acks=0) */
+	uint64_t end;        /* the broker's out_total at the end of its frame */
 	cl_build_fn build;
 	cl_resp_fn done;
 	void *ud;
@@ -104,8 +105,21 @@ struct cl_broker {
 	int fd;
 	ch_io io;
 	ch_framer fr;
-	ch_buf out;            /* encoded frames not yet written */
-	size_t out_off;        /* bytes of out already written */
+	ch_buf out;     /* encoded frames not yet written */
+	size_t out_off; /* bytes of out already written */
+	/* Bytes sent from where they are (cl_request_ref): refs[i] goes out
+	 * after the first refs[i].at bytes of out, in order. */
+	struct cl_ref {
+		size_t at;
+		const uint8_t *p;
+		size_t len;
+	} * refs;
+	int32_t n_refs, cap_refs;
+	int32_t ref_i;         /* the first ref not fully written */
+	size_t ref_off;        /* bytes of refs[ref_i] written */
+	uint64_t out_total;    /* bytes ever queued (out and refs) */
+	uint64_t out_sent;     /* bytes ever written */
+	size_t framing_refs;   /* ref bytes of the frame being built */
 	cl_req_queue waiting;  /* not sent yet (connection not UP) */
 	cl_req_queue inflight; /* sent, in correlation order */
 	int32_t next_corr;
@@ -121,6 +135,13 @@ struct cl_broker {
 	bool fetching;     /* a Fetch is in flight to this broker */
 	int32_t producing; /* the producer's Produce requests in flight */
 };
+
+/* For a request's build function: the n bytes at p go into the frame
+ * without being copied (the socket reads them where they are), which the
+ * caller keeps unchanged until the request's callback has run. Copies
+ * when the request has no answer (acks=0), whose callback runs as soon as
+ * the frame is built. */
+void cl_request_ref(cl_client *c, ch_buf *out, const void *p, size_t n);
 
 /* Queue a request to broker b; connects if needed. The callback runs
  * exactly once: later, or from inside this call when the request cannot
@@ -458,6 +479,7 @@ struct cl_client {
 	bool closing; /* I/O side: no new work */
 
 	cl_broker *brokers;
+	cl_broker *framing; /* whose frame a request with an answer is building (cl_request_ref) */
 	int32_t next_bootstrap; /* next negative id for bootstrap entries */
 	cl_metadata md;
 	void (*on_metadata)(cl_client *c); /* after each Metadata answer (producer), or NULL */

@@ -47,6 +47,9 @@
 #include "log/ch_batch.h"
 #include "proto/ch_wr.h"
 
+/* batch.size from which records are checksummed as they are appended. */
+#define CRC_AT_APPEND (256 * 1024)
+
 /* Batch buffers a producer keeps for reuse (see cohort_producer.spare). */
 #define BUF_SPARES 4
 
@@ -200,6 +203,13 @@ batch_new(cohort_producer *p, ppart *pp, int64_t ts, int64_t now)
 		ch_buf_init(&b->buf);
 	ch_buf_reserve(&b->buf, CH_BATCH_HDR_SIZE + 256);
 	ch_batch_builder_begin(&b->bb, &b->buf, 0, 0, ts, -1, -1, -1);
+	/* Uncompressed batches larger than a core's cache: each record's CRC
+	 * while cohort_produce has it in the cache, not a cold read of the
+	 * whole batch on the I/O thread at seal (1 KB records in 1 MB batches:
+	 * 14 % less CPU). A 16 KB batch is still warm at seal, and there the
+	 * call per record cost more than it saved (100 B records). */
+	if (p->c.conf.compression == CH_COMPRESSION_NONE && p->c.conf.batch_size >= CRC_AT_APPEND)
+		ch_batch_builder_track_crc(&b->bb);
 	b->created = now;
 	b->deadline = now + p->c.conf.delivery_timeout_ms;
 	b->pid = -1;
@@ -763,57 +773,71 @@ typedef struct preq {
 	size_t bytes;
 } preq;
 
-/* Encodes the Produce request of r: its batches grouped by topic. */
+void
+cl_produce_encode(cl_client *c, ch_buf *out, int16_t version, int16_t acks, int32_t timeout_ms,
+		  const cl_produce_part *parts, int32_t n)
+{
+	/* ch_msg_ProduceRequest.c's layout: v9+ flexible (compact lengths,
+	 * tagged fields) */
+	bool flex = version >= 9;
+	ch_wr_str(out, CH_STR_NULL, flex); /* TransactionalId */
+	ch_wr_i16(out, acks);
+	ch_wr_i32(out, timeout_ms);
+	int32_t nt = 0;
+	for (int32_t i = 0; i < n; i++) {
+		int32_t j = 0;
+		while (j < i && parts[j].topic != parts[i].topic)
+			j++;
+		nt += j == i;
+	}
+	ch_wr_array_len(out, nt, flex);
+	for (int32_t i = 0; i < n; i++) {
+		int32_t j = 0, np = 0;
+		while (j < i && parts[j].topic != parts[i].topic)
+			j++;
+		if (j < i)
+			continue; /* written with the topic's first partition */
+		for (j = i; j < n; j++)
+			np += parts[j].topic == parts[i].topic;
+		ch_wr_str(out, ch_str_c(parts[i].topic), flex);
+		ch_wr_array_len(out, np, flex);
+		for (j = i; j < n; j++) {
+			if (parts[j].topic != parts[i].topic)
+				continue;
+			ch_wr_i32(out, parts[j].partition);
+			if (flex)
+				ch_wr_uvarint(out, (uint32_t)parts[j].len + 1);
+			else
+				ch_wr_i32(out, (int32_t)parts[j].len);
+			cl_request_ref(c, out, parts[j].records, parts[j].len);
+			if (flex)
+				ch_wr_uvarint(out, 0); /* partition tagged fields */
+		}
+		if (flex)
+			ch_wr_uvarint(out, 0); /* topic tagged fields */
+	}
+	if (flex)
+		ch_wr_uvarint(out, 0);
+}
+
+/* Encodes the Produce request of r: its batches, sent from their buffers (they stay put until
+ * done_produce). */
 static void
 build_produce(cl_client *c, int16_t version, ch_buf *out, void *ud)
 {
 	preq *r = ud;
-	ch_ProduceRequest m;
-	ch_ProduceRequest_init(&m);
-	m.TransactionalId = CH_STR_NULL;
-	m.Acks = c->conf.acks;
-	m.TimeoutMs = c->conf.request_timeout_ms;
-	ch_ProduceRequest_TopicProduceData *td = calloc((size_t)r->n, sizeof(*td));
-	ch_ProduceRequest_PartitionProduceData *pd = calloc((size_t)r->n, sizeof(*pd));
-	if (!td || !pd) {
-		free(td);
-		free(pd);
-		out->oom = true;
-		return;
-	}
-	/* topics in first-seen order, each one's partitions together */
-	int32_t nt = 0, np = 0;
-	bool *used = calloc((size_t)r->n, sizeof(bool));
-	if (!used) {
-		free(td);
-		free(pd);
+	cl_produce_part *parts = calloc((size_t)r->n, sizeof(*parts));
+	if (!parts) {
 		out->oom = true;
 		return;
 	}
 	for (int32_t i = 0; i < r->n; i++) {
-		if (used[i])
-			continue;
-		ptopic *t = r->batches[i]->pp->t;
-		td[nt].Name = ch_str_c(t->name);
-		td[nt].PartitionData = &pd[np];
-		for (int32_t j = i; j < r->n; j++) {
-			pbatch *b = r->batches[j];
-			if (used[j] || b->pp->t != t)
-				continue;
-			used[j] = true;
-			pd[np].Index = b->pp->partition;
-			pd[np].Records = (ch_bytes){b->buf.data, (int32_t)b->buf.len};
-			np++;
-			td[nt].PartitionData_n++;
-		}
-		nt++;
+		const pbatch *b = r->batches[i];
+		parts[i] = (cl_produce_part){b->pp->t->name, b->pp->partition, b->buf.data,
+					     b->buf.len};
 	}
-	m.TopicData = td;
-	m.TopicData_n = nt;
-	ch_ProduceRequest_encode(out, version, &m);
-	free(used);
-	free(td);
-	free(pd);
+	cl_produce_encode(c, out, version, c->conf.acks, c->conf.request_timeout_ms, parts, r->n);
+	free(parts);
 }
 
 /* Whether err says the metadata is stale (leader moved, topic changed, or a lost connection). */

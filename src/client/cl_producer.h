@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/ch_buf.h"
+
 /* The `partitioner` setting: librdkafka's names; murmur2_random is Java's
  * default partitioner for keyed records. */
 typedef enum cl_partitioner {
@@ -49,5 +51,25 @@ int32_t cl_part_for_key(cl_partitioner p, const void *key, size_t len, int32_t n
  */
 int32_t cl_part_sticky_next(const int32_t *avail, int32_t navail, int32_t nparts, int32_t prev,
 			    uint64_t *rng);
+
+/* One partition's record batch in a Produce request. */
+typedef struct cl_produce_part {
+	const char *topic; /* parts of one topic share this pointer */
+	int32_t partition;
+	const uint8_t *records;
+	size_t len;
+} cl_produce_part;
+
+struct cl_client;
+/*
+ * The body of a ProduceRequest (version 3+, no transactional id) of
+ * parts[0..n), grouped by topic in first-seen order: the generated
+ * encoder's bytes, but each batch goes in through cl_request_ref (sent
+ * from where it is while c frames a request that has an answer, else
+ * copied), so the batches must stay unchanged until the request's
+ * callback has run.
+ */
+void cl_produce_encode(struct cl_client *c, ch_buf *out, int16_t version, int16_t acks,
+		       int32_t timeout_ms, const cl_produce_part *parts, int32_t n);
 
 #endif

@@ -253,6 +253,52 @@ ch_crc32c(uint32_t crc, const void *data, size_t len)
 	return crc32c_sw(crc, data, len);
 }
 
+/* ---- joining two CRCs ------------------------------------------------------
+ * A CRC register is a polynomial over GF(2) (reflected: bit 31 is x^0).
+ * Running it over n zero bytes multiplies it by x^(8n) modulo the CRC's
+ * polynomial, and CRC(A B) = CRC(A) * x^(8 len(B)) + CRC(B): the
+ * pre- and post-inversion of both cancel. x^(8n) is a product of the powers
+ * x^(2^k) for the bits of 8n, kept in a table of 32 (the powers repeat
+ * with a period that divides 2^32 - 1, so the table wraps). */
+#define CRC32C_POLY 0x82f63b78u
+static uint32_t crc_x2k[32]; /* x^(2^k) mod P */
+static pthread_once_t crc_x2k_once = PTHREAD_ONCE_INIT;
+
+/* a * b mod P (reflected polynomials). */
+static uint32_t
+crc_mul(uint32_t a, uint32_t b)
+{
+	uint32_t prod = 0;
+	for (uint32_t m = 1u << 31; m && a; m >>= 1) {
+		if (a & m) {
+			prod ^= b;
+			a ^= m;
+		}
+		b = b & 1 ? (b >> 1) ^ CRC32C_POLY : b >> 1; /* b * x */
+	}
+	return prod;
+}
+
+static void
+crc_x2k_init(void)
+{
+	crc_x2k[0] = 1u << 30; /* x^1 */
+	for (int k = 1; k < 32; k++)
+		crc_x2k[k] = crc_mul(crc_x2k[k - 1], crc_x2k[k - 1]);
+}
+
+uint32_t
+ch_crc32c_combine(uint32_t crc_a, uint32_t crc_b, size_t len_b)
+{
+	pthread_once(&crc_x2k_once, crc_x2k_init);
+	uint32_t shift = 1u << 31; /* x^0 */
+	/* x^(8 len_b): bit j of len_b stands for x^(2^(j+3)) */
+	for (unsigned k = 3; len_b; len_b >>= 1, k++)
+		if (len_b & 1)
+			shift = crc_mul(crc_x2k[k & 31], shift);
+	return crc_mul(shift, crc_a) ^ crc_b;
+}
+
 uint64_t
 ch_hash_bytes(const void *data, size_t len)
 {

@@ -237,6 +237,8 @@ ch_batch_builder_begin(ch_batch_builder *bb, ch_buf *out, int64_t base_offset, i
 	bb->max_timestamp = -1;
 	bb->count = 0;
 	bb->last_offset_delta = -1;
+	bb->track_crc = false;
+	bb->records_crc = 0;
 	ch_wr_i64(out, base_offset);
 	ch_wr_i32(out, 0); /* batchLength, filled by end */
 	ch_wr_i32(out, 0); /* partitionLeaderEpoch */
@@ -263,6 +265,7 @@ ch_batch_builder_add(ch_batch_builder *bb, int32_t offset_delta, int64_t timesta
 		     ch_bytes value, int32_t headers_count, const uint8_t *headers,
 		     size_t headers_len)
 {
+	size_t before = bb->b->len;
 	int64_t ts_delta = timestamp - bb->base_timestamp;
 	size_t k = key.len > 0 ? (size_t)key.len : 0, v = value.len > 0 ? (size_t)value.len : 0;
 	size_t body = 1 + varint_size(ts_delta) + varint_size(offset_delta) +
@@ -286,6 +289,17 @@ ch_batch_builder_add(ch_batch_builder *bb, int32_t offset_delta, int64_t timesta
 		bb->max_timestamp = timestamp;
 	bb->count++;
 	bb->last_offset_delta = offset_delta;
+	if (bb->track_crc && ch_buf_ok(bb->b))
+		bb->records_crc =
+			ch_crc32c(bb->records_crc, bb->b->data + before, bb->b->len - before);
+}
+
+void
+ch_batch_builder_track_crc(ch_batch_builder *bb)
+{
+	/* from the first record on: the running CRC covers all of them */
+	if (bb->count == 0)
+		bb->track_crc = true;
 }
 
 int
@@ -318,7 +332,14 @@ ch_batch_builder_end_codec(ch_batch_builder *bb, int32_t last_offset_delta, int 
 	ch_be_put32(p + 23, (uint32_t)last_offset_delta);
 	ch_be_put64(p + 35, (uint64_t)bb->max_timestamp);
 	ch_be_put32(p + 57, (uint32_t)bb->count);
-	ch_be_put32(p + 17, ch_batch_compute_crc(p, size));
+	uint32_t crc;
+	if (codec == CH_COMPRESSION_NONE && bb->track_crc)
+		crc = ch_crc32c_combine(ch_crc32c(0, p + CH_BATCH_CRC_START,
+						  CH_BATCH_HDR_SIZE - CH_BATCH_CRC_START),
+					bb->records_crc, size - CH_BATCH_HDR_SIZE);
+	else
+		crc = ch_batch_compute_crc(p, size);
+	ch_be_put32(p + 17, crc);
 	return CH_OK;
 }
 

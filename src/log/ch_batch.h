@@ -195,6 +195,8 @@ typedef struct ch_batch_builder {
 	int64_t max_timestamp;
 	int32_t count;
 	int32_t last_offset_delta;
+	bool track_crc;       /* ch_batch_builder_track_crc */
+	uint32_t records_crc; /* CRC-32C of the records so far */
 } ch_batch_builder;
 
 void ch_batch_builder_begin(ch_batch_builder *bb, ch_buf *out, int64_t base_offset,
@@ -204,6 +206,11 @@ void ch_batch_builder_begin(ch_batch_builder *bb, ch_buf *out, int64_t base_offs
 void ch_batch_builder_add(ch_batch_builder *bb, int32_t offset_delta, int64_t timestamp,
 			  ch_bytes key, ch_bytes value, int32_t headers_count,
 			  const uint8_t *headers, size_t headers_len);
+/* Checksums each record as it is added, while its bytes are in the cache:
+ * an uncompressed end then joins that CRC with the header's
+ * (ch_crc32c_combine) instead of reading the whole batch again. For
+ * builders whose batch is filled over time (libcohort's producer). */
+void ch_batch_builder_track_crc(ch_batch_builder *bb);
 /* last_offset_delta < 0: the last added record's delta. Fills lengths and
  * CRC. @returns CH_ERR if the buffer ran out of memory or no record. */
 int ch_batch_builder_end(ch_batch_builder *bb, int32_t last_offset_delta);
