@@ -20,6 +20,8 @@
  * (plus a floor): bounds what a hostile frame can make us allocate. */
 #define ARENA_FACTOR 16
 #define ARENA_FLOOR (1u << 20)
+/* ch_api_send keeps its encoding buffer when it holds at most this much. */
+#define CH_API_REUSE_MAX (64u * 1024)
 
 /* { key, MinVersion, MaxVersion, handler }: what this build serves, one row
  * per API in key order (ch_api_handler_find searches it; two dozen rows).
@@ -362,8 +364,14 @@ ch_api_send(ch_req *req, const void *resp)
 		resp = copy;
 	}
 	ch_api_quota_throttle(req, throttle);
-	ch_buf buf, *b = &buf;
-	ch_buf_init(b);
+	/* The thread's encoding buffer, kept between answers: the shell copies
+	 * a small answer out of it (ch_resp_from_small_buf), so most requests
+	 * reuse its memory. Not under ASan, which is to see every buffer. */
+	static _Thread_local ch_buf reuse;
+	ch_buf buf, *b = CH_ASAN ? &buf : &reuse;
+	if (CH_ASAN)
+		ch_buf_init(b);
+	ch_buf_reset(b);
 	ch_wr_i32(b, req->corr);
 	/* Response header v1 (tagged fields) for flexible versions, except
 	 * ApiVersions, whose response header is always v0 so that a client can
@@ -375,7 +383,8 @@ ch_api_send(ch_req *req, const void *resp)
 		abort();
 	req->codec->resp_errors(resp, req->version, note_error_cb, req);
 	bk->reply(bk->shell, req->conn, req->seq, b);
-	ch_buf_free(b); /* empty: the bytes went with the reply */
+	if (CH_ASAN || b->cap > CH_API_REUSE_MAX)
+		ch_buf_free(b); /* empty: the bytes went with the reply */
 	req_free(req);
 }
 

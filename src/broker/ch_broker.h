@@ -34,8 +34,9 @@ struct ch_loop;
 struct ch_resp;
 
 /* The shell's side: hand a finished response frame body (header + body,
- * without the size prefix; its bytes pass to the shell, which leaves the
- * ch_buf itself empty and the caller's) or NULL for "no response";
+ * without the size prefix; the shell takes or copies its bytes and leaves
+ * the ch_buf empty, perhaps with memory, for the caller to free or reuse)
+ * or NULL for "no response";
  * close a connection; the clocks. */
 typedef struct ch_broker_shell {
 	void *shell;

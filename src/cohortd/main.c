@@ -57,12 +57,13 @@ usage(FILE *f)
 /* ---- the shell's side of the api layer ------------------------------------ */
 
 /* ch_broker.reply: a finished response buffer's bytes (or NULL, no
- * response) go to the connection's order queue. */
+ * response) go to the connection's order queue; a small one is copied
+ * (resp keeps its memory for the next answer). */
 static void
 shell_reply(void *shell, void *conn, uint64_t seq, ch_buf *resp)
 {
 	(void)shell;
-	ch_conn_respond(conn, seq, resp ? ch_resp_from_buf(resp) : NULL);
+	ch_conn_respond(conn, seq, resp ? ch_resp_from_small_buf(resp) : NULL);
 }
 
 static void

@@ -35,7 +35,8 @@ chunk_release(ch_chunk *ck)
 {
 	if ((ck->is_file || ck->fill) && ck->release)
 		ck->release(ck->ud);
-	ch_buf_free(&ck->mem);
+	if (!ck->inline_mem)
+		ch_buf_free(&ck->mem);
 }
 
 void
@@ -110,13 +111,30 @@ ch_resp_add_buf(ch_resp *r, ch_buf *b)
 	link_chunk(r, ck);
 }
 
+ch_resp *
+ch_resp_from_small_buf(ch_buf *b)
+{
+	if (!ch_buf_ok(b) || b->len == 0 || b->len > CH_RESP_INLINE)
+		return ch_resp_from_buf(b);
+	ch_resp *r = ch_xmalloc(sizeof(*r) + b->len);
+	memset(r, 0, sizeof(*r));
+	ch_chunk *ck = &r->first;
+	ck->inline_mem = true;
+	ck->mem.data = (uint8_t *)(r + 1);
+	ck->mem.len = ck->mem.cap = ck->len = b->len;
+	memcpy(ck->mem.data, b->data, b->len);
+	link_chunk(r, ck);
+	ch_buf_reset(b);
+	return r;
+}
+
 void
 ch_resp_append(ch_resp *r, const void *p, size_t n)
 {
 	if (n == 0)
 		return;
 	ch_chunk *ck = r->tail;
-	if (!ck || ck->is_file || ck->fill) {
+	if (!ck || ck->is_file || ck->fill || ck->inline_mem) {
 		ck = chunk_new(r);
 		ch_buf_init(&ck->mem);
 		link_chunk(r, ck);

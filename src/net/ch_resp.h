@@ -48,6 +48,12 @@ typedef int (*ch_make_fn)(void *ud, ch_buf *out, size_t max);
 ch_resp *ch_resp_new(void);
 /* Convenience: a response made of one memory chunk taken from b. */
 ch_resp *ch_resp_from_buf(ch_buf *b);
+/* The same, but at most CH_RESP_INLINE bytes are copied into the response's
+ * own allocation (one malloc and one free a response, and b keeps its memory
+ * to be reused: it is left empty, not freed); more are taken as by
+ * ch_resp_from_buf. Either way the caller frees b. */
+#define CH_RESP_INLINE 256
+ch_resp *ch_resp_from_small_buf(ch_buf *b);
 /* Free the response and all its chunks (file chunks are released). */
 void ch_resp_free(ch_resp *r);
 

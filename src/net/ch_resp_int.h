@@ -13,9 +13,10 @@
 typedef struct ch_chunk {
 	struct ch_chunk *next;
 	bool is_file;
-	ch_buf mem; /* memory chunk: owned bytes (mem.len of them);
+	bool inline_mem; /* memory chunk whose bytes follow the ch_resp (not freed) */
+	ch_buf mem;      /* memory chunk: owned bytes (mem.len of them);
 				  made chunk: the bytes [win_off, win_off + mem.len) */
-	int fd;     /* file chunk: not owned */
+	int fd;          /* file chunk: not owned */
 	off_t off;
 	size_t len;            /* bytes in this chunk (every kind) */
 	ch_make_fn fill;       /* made chunk: makes the next bytes (NULL otherwise) */

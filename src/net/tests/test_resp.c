@@ -193,5 +193,36 @@ t_flatten_empty(void)
 	ch_buf_free(&out);
 }
 
+/* ch_resp_from_small_buf: a small answer is copied (the buffer keeps its
+ * memory, emptied), appending after it starts a chunk of its own; a large
+ * one is taken, as ch_resp_from_buf does. */
+static void
+t_from_small_buf(void)
+{
+	ch_buf b, out;
+	ch_buf_init(&b);
+	ch_buf_init(&out);
+	ch_buf_append(&b, "hello", 5);
+	ch_resp *r = ch_resp_from_small_buf(&b);
+	CH_CHECK_EQ_INT(b.len, 0);
+	CH_CHECK(b.data != NULL && b.cap >= 5);
+	ch_resp_append(r, ", world", 7);
+	CH_CHECK_EQ_INT(ch_resp_len(r), 12);
+	CH_CHECK_EQ_INT(ch_resp_flatten(r, &out), CH_OK);
+	CH_CHECK(out.len == 12 && memcmp(out.data, "hello, world", 12) == 0);
+	ch_resp_free(r);
+	/* the same buffer again, now past the inline size: taken */
+	ch_buf_reset(&out);
+	for (int i = 0; i < CH_RESP_INLINE + 1; i++)
+		ch_buf_append(&b, "x", 1);
+	r = ch_resp_from_small_buf(&b);
+	CH_CHECK(b.data == NULL && b.len == 0);
+	CH_CHECK_EQ_INT(ch_resp_flatten(r, &out), CH_OK);
+	CH_CHECK_EQ_INT(out.len, CH_RESP_INLINE + 1);
+	ch_resp_free(r);
+	ch_buf_free(&b);
+	ch_buf_free(&out);
+}
+
 CH_TEST_MAIN(CH_TEST(t_flatten_mixed), CH_TEST(t_flatten_short_file), CH_TEST(t_flatten_poisoned),
-	     CH_TEST(t_flatten_empty), CH_TEST(t_flatten_made))
+	     CH_TEST(t_flatten_empty), CH_TEST(t_flatten_made), CH_TEST(t_from_small_buf))
