@@ -356,7 +356,18 @@ ch_coord_cg_group_free(ch_coord_cg *cg, cg_group *g)
 	ch_coord_cg_regex_free_all(g);
 	ch_coord_cg_timer_cancel(cg, &g->assign_timer);
 	meta_free(g);
+	free(g->store_touched_id);
 	free(g);
+}
+
+void
+ch_coord_cg_member_touch(cg_group *g, cg_member *m)
+{
+	if (m->store_dirty)
+		return;
+	m->store_dirty = true;
+	if (g->store_touched++ == 0)
+		g->store_touched_id = ch_xstrdup(m->id);
 }
 
 void
@@ -1336,7 +1347,7 @@ heartbeat_leave(ch_coord_cg *cg, const ch_coord_req *req,
 		ch_map_free(&m->aepochs);
 		ch_map_init(&m->aepochs);
 		ch_coord_cg_epochs_sync(m, 0);
-		m->store_dirty = true; /* its current assignment record says -2 */
+		ch_coord_cg_member_touch(g, m); /* its current assignment record says -2 */
 		m->state = CH_COORD_CG_MEMBER_STABLE;
 		ch_coord_cg_timer_cancel(cg, &m->rebalance);
 	} else {
@@ -1526,7 +1537,7 @@ heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 
 	/* 1. The member's fields; the group epoch moves when the group is new
 	 * or a subscription changed, or the subscribed topics changed. */
-	m->store_dirty = true;
+	ch_coord_cg_member_touch(g, m);
 	if (m->classic) { /* setClassicMemberMetadata(null): it speaks the consumer protocol now */
 		ch_coord_cg_classic_free(m->classic);
 		m->classic = NULL;

@@ -463,7 +463,7 @@ ch_coord_cg_classic_join(ch_coord_cg *cg, const ch_coord_req *req)
 
 	bool held;
 	cg_member *m = join_member(cg, g, member_id, rq->GroupInstanceId, &held);
-	m->store_dirty = true;
+	ch_coord_cg_member_touch(g, m);
 	if (sub.m.RackId.len >= 0) {
 		free(m->rack);
 		m->rack = ch_coord_cg_dup_str(sub.m.RackId);
@@ -810,7 +810,7 @@ upgrade_member(upgrade_ctx *u, const ch_coord_export_group *x, const ch_coord_ex
 	m->epoch = m->previous_epoch = x->generation;
 	m->state = CH_COORD_CG_MEMBER_STABLE;
 	ch_coord_cg_epochs_sync(m, x->generation);
-	m->store_dirty = true;
+	ch_coord_cg_member_touch(g, m);
 	ch_coord_cg_timer_set(cg, &m->session, cg->now + c->session_timeout_ms);
 }
 

@@ -242,23 +242,69 @@ collect_tombstones(cg_store *st, cg_group *g, out_recs *o)
 	}
 }
 
-/* Every record of g that changed, in Kafka's order (see the top). */
+static void
+member_meta_record(cg_store *st, cg_group *g, cg_member *m, out_recs *o)
+{
+	ch_coord_record r;
+	ch_coord_cgrec_member mm;
+	int32_t np = m->classic ? m->classic->nprotocols : 0;
+	ch_coord_cgrec_protocol *protos = ch_xcalloc((size_t)(np ? np : 1), sizeof *protos);
+	member_records(m, &mm, protos);
+	ch_coord_cgrec_member_meta(&r, g->id, m->id, &mm);
+	free(protos);
+	want(st, o, &r, CGREC_MEMBER, m->id);
+}
+
+static void
+target_member_record(cg_store *st, cg_group *g, cg_member *m, out_recs *o)
+{
+	ch_coord_record r;
+	ch_coord_cgrec_target_member(&r, g->id, m->id, m->target.v, m->target.n);
+	want(st, o, &r, CGREC_TARGET_MEMBER, m->id);
+}
+
+static void
+current_record(cg_store *st, cg_group *g, cg_member *m, out_recs *o)
+{
+	ch_coord_record r;
+	ch_coord_cgrec_current(&r, g->id, m->id, m->epoch, m->previous_epoch, (int8_t)m->state,
+			       m->assigned.v, m->assigned_ep, m->assigned.n, m->revoking.v,
+			       m->revoking_ep, m->revoking.n);
+	want(st, o, &r, CGREC_CURRENT, m->id);
+	m->store_dirty = false;
+}
+
+/* fn for each member whose records may have changed, in the members' order:
+ * all of them when only is NULL and scan, else only (NULL: none). */
+static void
+each_touched(cg_store *st, cg_group *g, bool scan, cg_member *only, out_recs *o,
+	     void (*fn)(cg_store *, cg_group *, cg_member *, out_recs *))
+{
+	if (!scan) {
+		if (only && only->store_dirty)
+			fn(st, g, only, o);
+		return;
+	}
+	ch_map_foreach (&g->members, e) {
+		cg_member *m = e->value;
+		if (member_touched(st, g, m))
+			fn(st, g, m, o);
+	}
+}
+
+/* Every record of g that changed, in Kafka's order (see the top). Every
+ * member is looked at only when all may have changed or more than one was
+ * touched (ch_coord_cg_member_touch); one touched member is found by id (it
+ * may be gone: its tombstones are collect_tombstones'). */
 static void
 collect_values(cg_store *st, cg_group *g, out_recs *o)
 {
 	ch_coord_record r;
-	ch_map_foreach (&g->members, e) {
-		cg_member *m = e->value;
-		if (!member_touched(st, g, m))
-			continue;
-		ch_coord_cgrec_member mm;
-		int32_t np = m->classic ? m->classic->nprotocols : 0;
-		ch_coord_cgrec_protocol *protos = ch_xcalloc((size_t)(np ? np : 1), sizeof *protos);
-		member_records(m, &mm, protos);
-		ch_coord_cgrec_member_meta(&r, g->id, m->id, &mm);
-		free(protos);
-		want(st, o, &r, CGREC_MEMBER, m->id);
-	}
+	bool scan = st->dirty || g->store_all || g->store_touched > 1;
+	cg_member *only = !scan && g->store_touched == 1
+				  ? ch_coord_cg_member_find(g, ch_str_c(g->store_touched_id))
+				  : NULL;
+	each_touched(st, g, scan, only, o, member_meta_record);
 	/* Kafka writes a resolution before the epoch it bumps. */
 	ch_map_foreach (&g->regexes, e) {
 		cg_regex *x = e->value;
@@ -271,26 +317,14 @@ collect_values(cg_store *st, cg_group *g, out_recs *o)
 	}
 	ch_coord_cgrec_group(&r, g->id, g->epoch, g->meta_hash);
 	want(st, o, &r, CGREC_GROUP, NULL);
-	ch_map_foreach (&g->members, e) {
-		cg_member *m = e->value;
-		if (!member_touched(st, g, m))
-			continue;
-		ch_coord_cgrec_target_member(&r, g->id, m->id, m->target.v, m->target.n);
-		want(st, o, &r, CGREC_TARGET_MEMBER, m->id);
-	}
+	each_touched(st, g, scan, only, o, target_member_record);
 	ch_coord_cgrec_target_meta(&r, g->id, g->assignment_epoch, g->assignment_ts);
 	want(st, o, &r, CGREC_TARGET_META, NULL);
-	ch_map_foreach (&g->members, e) {
-		cg_member *m = e->value;
-		if (!member_touched(st, g, m))
-			continue;
-		ch_coord_cgrec_current(&r, g->id, m->id, m->epoch, m->previous_epoch,
-				       (int8_t)m->state, m->assigned.v, m->assigned_ep,
-				       m->assigned.n, m->revoking.v, m->revoking_ep, m->revoking.n);
-		want(st, o, &r, CGREC_CURRENT, m->id);
-		m->store_dirty = false;
-	}
+	each_touched(st, g, scan, only, o, current_record);
 	g->store_all = false;
+	g->store_touched = 0;
+	free(g->store_touched_id);
+	g->store_touched_id = NULL;
 }
 
 /* ---- answers ---------------------------------------------------------------- */

@@ -566,6 +566,96 @@ t_tombstones(void)
 	cg_shell_free(&sh);
 }
 
+/* Where key (type, member) was last written in the log (the shell keeps
+ * each key's last record, in the order written); -1 absent. */
+static int
+log_pos(const cg_shell *sh, int16_t type, const char *member)
+{
+	ch_coord_record r;
+	ch_coord_cgrec_tombstone(&r, type, "g", member);
+	int pos = -1;
+	for (size_t i = 0; i < sh->nlog; i++)
+		if (sh->log[i].klen == r.key.len &&
+		    memcmp(sh->log[i].key, r.key.data, r.key.len) == 0)
+			pos = (int)i;
+	ch_coord_cgrec_free(&r);
+	return pos;
+}
+
+/* A heartbeat that changes one member's record writes that record and no
+ * other member's, in a group of many (the flush finds the one member it
+ * touched without walking them all, ch_coord_cg_member_touch); a new
+ * target still writes every member's; a restart gives the same state. */
+static void
+t_one_member_flush(void)
+{
+	cg_shell sh;
+	setup(&sh);
+	enum {
+		N = 6
+	};
+	member_state ms[N];
+	for (int i = 0; i < N; i++) {
+		memset(&ms[i], 0, sizeof ms[i]);
+		snprintf(ms[i].id, sizeof ms[i].id, "m%d", i);
+	}
+	int64_t now = 0;
+	for (int round = 0; round < 4; round++)
+		for (int i = 0; i < N; i++)
+			beat_apply(&sh, &ms[i], NULL, now += 10);
+	ch_coord_cg_group_view gv;
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.state, CH_COORD_CG_STABLE);
+	for (int i = 0; i < N; i++)
+		CH_CHECK_EQ_INT(ms[i].n, 1);
+	/* nothing changed: nothing written */
+	size_t written = sh.written;
+	beat_apply(&sh, &ms[3], NULL, now += 10);
+	CH_CHECK_EQ_INT((int)sh.written, (int)written);
+	/* m3's rebalance timeout changes: its member record alone */
+	store_hb h;
+	beat(&h, &sh, ms[3].id, NULL, ms[3].epoch, ms[3].owned, ms[3].n);
+	h.r.RebalanceTimeoutMs = 20000;
+	cg_shell_heartbeat(&sh, now += 10, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	CH_CHECK_EQ_INT((int)sh.written, (int)written + 1);
+	/* the last record of the log is m3's new subscription record */
+	ch_arena ar;
+	ch_arena_init(&ar);
+	ch_coord_cgrec rec;
+	const cg_shell_rec *last = &sh.log[sh.nlog - 1];
+	CH_CHECK_EQ_INT(ch_coord_cgrec_decode(last->key, last->klen, last->val, last->vlen,
+					      last->tombstone, &ar, &rec),
+			0);
+	CH_CHECK_EQ_INT(rec.type, CGREC_MEMBER);
+	CH_CHECK(ch_str_eq_c(rec.member, "m3"));
+	CH_CHECK_EQ_INT(rec.m.rebalance_timeout_ms, 20000);
+	ch_arena_reset(&ar);
+	check(&sh);
+	cg_shell_digest before, after;
+	cg_shell_digest_group(&sh, "g", &before);
+	cg_shell_restart(&sh, now += 10);
+	cg_shell_digest_group(&sh, "g", &after);
+	CH_CHECK_EQ_STR(after.p, before.p);
+	free(before.p);
+	free(after.p);
+	/* one more member: a new target, every member's current record moves on */
+	member_state x;
+	memset(&x, 0, sizeof x);
+	snprintf(x.id, sizeof x.id, "x");
+	beat_apply(&sh, &x, NULL, now += 10);
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < N; i++)
+			beat_apply(&sh, &ms[i], NULL, now += 10);
+	beat_apply(&sh, &x, NULL, now += 10);
+	int xpos = log_pos(&sh, CGREC_MEMBER, "x");
+	CH_CHECK(xpos >= 0);
+	for (int i = 0; i < N; i++)
+		CH_CHECK(log_pos(&sh, CGREC_CURRENT, ms[i].id) > xpos);
+	check(&sh);
+	cg_shell_free(&sh);
+}
+
 /* ---- records Kafka 4.4 wrote (kafka44_cg_records.h) ------------------------- */
 
 static char *
@@ -724,5 +814,5 @@ t_kafka44_golden(void)
 }
 
 CH_TEST_MAIN(CH_TEST(t_bytes), CH_TEST(t_decode_kafka_fields), CH_TEST(t_restart_same_state),
-	     CH_TEST(t_answer_after_append), CH_TEST(t_tombstones), CH_TEST(t_kafka44_golden),
-	     CH_TEST(t_regex_record_kafka44), CH_TEST(t_restart_regex))
+	     CH_TEST(t_answer_after_append), CH_TEST(t_tombstones), CH_TEST(t_one_member_flush),
+	     CH_TEST(t_kafka44_golden), CH_TEST(t_regex_record_kafka44), CH_TEST(t_restart_regex))
