@@ -41,6 +41,17 @@
  * allows is an error, said before connecting.
  * -E: against bench/groups/hb_echo.c, the least a server can do per
  * heartbeat: no join, no commits, heartbeats only (the loopback peer).
+ * -C: the consumer rebalance protocol (KIP-848) instead: each member joins
+ * with ConsumerGroupHeartbeat v0 (epoch 0, subscribed to TOPIC, the broker's
+ * assignor), heartbeats at the interval the broker gives and at once after a
+ * new assignment (acknowledging it with its TopicPartitions, as clients
+ * reconcile), until every group's partitions are all owned and every member
+ * owns its share (floor or ceiling of partitions / members); then heartbeats for SECONDS as fast as answered (one in flight
+ * per member: epoch and member id, the other fields null as a client's
+ * steady heartbeat). No commit phase (commit_per_s 0). With -p, a line
+ * "CPU name us_per_heartbeat" on stderr: the broker's CPU time (user +
+ * system, all its threads) over the heartbeat phase per heartbeat answered.
+ * -G PREFIX: the groups are PREFIX-MEMBERS-i (default lg).
  * LOADGEN_PHASE_HOOK=CMD: `CMD hb`, `CMD commit`, `CMD done` run (and waited
  * for) as each phase starts and at the end, and "COUNT phase n" lines on
  * stderr give each phase's answered requests (run-coord.sh dumps callgrind's
@@ -69,7 +80,8 @@ enum {
 	K_OFFSET_COMMIT = 8,
 	K_JOIN = 11,
 	K_HEARTBEAT = 12,
-	K_SYNC = 14
+	K_SYNC = 14,
+	K_CG_HEARTBEAT = 68
 };
 enum {
 	E_NONE = 0,
@@ -84,7 +96,8 @@ enum {
 	ST_SYNC,
 	ST_STABLE,
 	ST_HB,
-	ST_COMMIT
+	ST_COMMIT,
+	ST_CG /* -C: a ConsumerGroupHeartbeat in flight */
 };
 enum {
 	PH_JOIN,
@@ -116,11 +129,17 @@ struct member {
 	/* leader: members to name in the sync (empty assignments) */
 	char (*peers)[128];
 	int npeers;
+	/* -C: the last assignment's TopicPartitions as encoded (sent back as
+	 * owned once, to acknowledge it), its partition count, the interval */
+	unsigned char *cg_tp;
+	size_t cg_tplen;
+	int cg_owned, cg_ack, cg_joined;
+	int32_t cg_interval_ms;
 };
 
 static member *M;
 static conn *C;
-static int nmembers, ngroups, nparts, phase, nconns, interval_ms;
+static int nmembers, ngroups, nparts, phase, nconns, interval_ms, cg_mode;
 static const char *topic;
 static long n_ok, n_err, n_rebal;
 /* Latencies of the heartbeat and commit phases, in µs. */
@@ -220,6 +239,26 @@ now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The CPU time (user + system) of process pid in clock ticks; -1 unknown. */
+static long long
+cpu_ticks(int pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')'); /* the command may hold spaces */
+	unsigned long long ut, st;
+	if (!p ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (long long)(ut + st);
 }
 
 static long
@@ -538,6 +577,223 @@ schedule_hb(member *m)
 	m->next_hb_ms = now_ms() + 1000;
 }
 
+/* ---- -C: ConsumerGroupHeartbeat v0 (flexible: compact strings and
+ * arrays, tagged fields; request header v2, response header v1) */
+static void
+uvarint(wb *w, uint32_t v)
+{
+	while (v >= 0x80) {
+		unsigned char b = (unsigned char)(v | 0x80);
+		put(w, &b, 1);
+		v >>= 7;
+	}
+	unsigned char b = (unsigned char)v;
+	put(w, &b, 1);
+}
+static void
+cstr(wb *w, const char *s)
+{
+	uvarint(w, (uint32_t)strlen(s) + 1);
+	put(w, s, strlen(s));
+}
+
+static unsigned char cg_buf[65536];
+
+static void
+send_cgh(member *m)
+{
+	wb w = {cg_buf, 0, sizeof(cg_buf)};
+	begin(&w, m, K_CG_HEARTBEAT, 0);
+	uvarint(&w, 0); /* header tags */
+	cstr(&w, group_names[m->group]);
+	cstr(&w, m->member_id);
+	i32(&w, m->cg_joined ? m->gen : 0);
+	uvarint(&w, 0); /* InstanceId null */
+	uvarint(&w, 0); /* RackId null */
+	if (!m->cg_joined) {
+		i32(&w, 300000); /* RebalanceTimeoutMs */
+		uvarint(&w, 2);  /* SubscribedTopicNames [topic] */
+		cstr(&w, topic);
+		uvarint(&w, 0); /* ServerAssignor null: the broker's */
+		uvarint(&w, 1); /* TopicPartitions [] */
+	} else {
+		i32(&w, -1);
+		uvarint(&w, 0);
+		uvarint(&w, 0);
+		if (m->cg_ack) { /* the new assignment, owned from now on */
+			put(&w, m->cg_tp, m->cg_tplen);
+			m->cg_ack = 0;
+		} else {
+			uvarint(&w, 0);
+		}
+	}
+	uvarint(&w, 0); /* tags */
+	finish(&w);
+	m->state = ST_CG;
+	send_buf(m, w.p, w.n);
+}
+
+static uint32_t
+ruvarint(rd *r)
+{
+	uint32_t v = 0;
+	for (int shift = 0; shift < 35; shift += 7) {
+		if (r->p >= r->end) {
+			r->bad = 1;
+			return 0;
+		}
+		unsigned char b = *r->p++;
+		v |= (uint32_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+	r->bad = 1;
+	return 0;
+}
+static void
+rskip(rd *r, size_t n)
+{
+	if ((size_t)(r->end - r->p) < n) {
+		r->bad = 1;
+		return;
+	}
+	r->p += n;
+}
+static void
+rtags(rd *r)
+{
+	for (uint32_t k = ruvarint(r); k > 0 && !r->bad; k--) {
+		ruvarint(r);
+		rskip(r, ruvarint(r));
+	}
+}
+/* A compact (nullable) string into out (cap bytes), "" when null. */
+static void
+rcstr(rd *r, char *out, size_t cap)
+{
+	uint32_t n = ruvarint(r);
+	out[0] = 0;
+	if (n == 0 || r->bad)
+		return;
+	n--;
+	if ((size_t)(r->end - r->p) < n) {
+		r->bad = 1;
+		return;
+	}
+	size_t k = n < cap - 1 ? n : cap - 1;
+	memcpy(out, r->p, k);
+	out[k] = 0;
+	r->p += n;
+}
+
+static long n_cg_assign;
+
+/* A ConsumerGroupHeartbeat response (after the correlation id). */
+static void
+on_cgh_response(member *m, rd *r)
+{
+	rtags(r); /* response header v1 */
+	r32(r);   /* throttle */
+	int16_t err = r16(r);
+	char msg[256], mid[128];
+	rcstr(r, msg, sizeof(msg));
+	rcstr(r, mid, sizeof(mid));
+	int32_t epoch = r32(r);
+	int32_t interval = r32(r);
+	int8_t has = 0;
+	if (!r->bad && r->p < r->end)
+		has = (int8_t)*r->p++;
+	if (err) {
+		if (!n_err)
+			fprintf(stderr, "loadgen: first ConsumerGroupHeartbeat error %d (%s)\n",
+				err, msg);
+		n_err++;
+		if (err == E_UNKNOWN_MEMBER || err == 110 /* FENCED_MEMBER_EPOCH */) {
+			m->cg_joined = 0; /* join again, owning nothing */
+			m->cg_owned = 0;
+		}
+		if (phase == PH_HB) { /* on at once: the phase counts answers */
+			send_cgh(m);
+			return;
+		}
+		m->state = ST_STABLE;
+		m->next_hb_ms = now_ms() + 100;
+		return;
+	}
+	if (!m->cg_joined) {
+		snprintf(m->member_id, sizeof(m->member_id), "%s", mid);
+		m->cg_joined = 1;
+	}
+	m->gen = epoch;
+	m->cg_interval_ms = interval > 0 ? interval : 1000;
+	if (has == 1 && !r->bad) {
+		/* Assignment: TopicPartitions [{TopicId, Partitions [int32], tags}] */
+		const unsigned char *start = r->p;
+		int owned = 0;
+		uint32_t nt = ruvarint(r);
+		for (uint32_t t = 1; t < nt && !r->bad; t++) {
+			rskip(r, 16);
+			uint32_t np = ruvarint(r);
+			if (np > 1) {
+				owned += (int)np - 1;
+				rskip(r, 4 * ((size_t)np - 1));
+			}
+			rtags(r);
+		}
+		if (!r->bad) {
+			size_t len = (size_t)(r->p - start);
+			m->cg_tp = realloc(m->cg_tp, len);
+			memcpy(m->cg_tp, start, len);
+			m->cg_tplen = len;
+			m->cg_owned = owned;
+			m->cg_ack = 1;
+			if (phase != PH_JOIN)
+				n_cg_assign++;
+		}
+	}
+	if (r->bad) {
+		fprintf(stderr, "loadgen: member %d: bad ConsumerGroupHeartbeat response\n",
+			m->idx);
+		exit(1);
+	}
+	if (phase == PH_HB) {
+		lat_add(&lat_hb, now_us() - m->sent_us);
+		n_ok++;
+		send_cgh(m);
+		return;
+	}
+	m->state = ST_STABLE;
+	/* acknowledge a new assignment at once, else heartbeat at the interval */
+	m->next_hb_ms = m->cg_ack ? 0 : now_ms() + m->cg_interval_ms;
+}
+
+/* -C: every group's partitions all owned, every member owning its share
+ * (the floor or the ceiling of partitions / members of its group) and none still to
+ * acknowledge its assignment. */
+static int
+cg_all_stable(void)
+{
+	static long *owned, *size;
+	if (!owned) {
+		owned = calloc((size_t)ngroups, sizeof(*owned));
+		size = calloc((size_t)ngroups, sizeof(*size));
+		for (int i = 0; i < nmembers; i++)
+			size[M[i].group]++;
+	}
+	memset(owned, 0, (size_t)ngroups * sizeof(*owned));
+	for (int i = 0; i < nmembers; i++) {
+		long sz = size[M[i].group];
+		if (M[i].cg_ack || M[i].cg_owned < nparts / sz ||
+		    M[i].cg_owned > (nparts + sz - 1) / sz)
+			return 0;
+		owned[M[i].group] += M[i].cg_owned;
+	}
+	for (int g = 0; g < ngroups; g++)
+		if (owned[g] != nparts)
+			return 0;
+	return 1;
+}
+
 static void
 on_response(member *m, const unsigned char *p, size_t n)
 {
@@ -550,6 +806,9 @@ on_response(member *m, const unsigned char *p, size_t n)
 		exit(1);
 	}
 	switch (m->state) {
+	case ST_CG:
+		on_cgh_response(m, &r);
+		return;
 	case ST_JOIN: {
 		r32(&r);
 		int16_t err = r16(&r);
@@ -830,8 +1089,15 @@ main(int argc, char **argv)
 	nparts = 10;
 	topic = "loadgen";
 	const char *cafile = NULL;
-	while ((c = getopt(argc, argv, "b:m:g:t:P:d:p:x:ET:c:S:i:M")) != -1) {
+	const char *gprefix = "lg";
+	while ((c = getopt(argc, argv, "b:m:g:t:P:d:p:x:ET:c:S:i:MCG:")) != -1) {
 		switch (c) {
+		case 'G':
+			gprefix = optarg;
+			break;
+		case 'C':
+			cg_mode = 1;
+			break;
 		case 'c':
 			nconns = atoi(optarg);
 			break;
@@ -916,7 +1182,8 @@ main(int argc, char **argv)
 	*colon = 0;
 	int port = atoi(colon + 1);
 	for (int g = 0; g < ngroups; g++)
-		snprintf(group_names[g], sizeof(group_names[g]), "lg-%d-%d", nmembers, g);
+		snprintf(group_names[g], sizeof(group_names[g]), "%.8s-%d-%d", gprefix, nmembers,
+			 g);
 
 	long rss0 = pid ? rss_kb(pid) : -1, rss_conn = -1;
 	int ep = epoll_create1(0);
@@ -984,7 +1251,7 @@ main(int argc, char **argv)
 		epoll_ctl(ep, EPOLL_CTL_ADD, cn->fd, &ev);
 		if (!memory && !echo) /* as before -M: members join as they connect */
 			for (int i = j * per; i < nmembers && i < (j + 1) * per; i++)
-				send_join(&M[i]);
+				(cg_mode ? send_cgh : send_join)(&M[i]);
 	}
 	if (memory) {
 		rss_conn = pid ? rss_kb(pid) : -1;
@@ -992,13 +1259,14 @@ main(int argc, char **argv)
 		t0 = now_ms();
 		if (!echo)
 			for (int i = 0; i < nmembers; i++)
-				send_join(&M[i]);
+				(cg_mode ? send_cgh : send_join)(&M[i]);
 	}
 
 	struct epoll_event evs[256];
 	int64_t phase_start = 0, join_ms = 0;
 	long long hb_rate = 0, commit_rate = 0;
 	long rss1 = -1;
+	long long cpu0 = -1;
 	int64_t deadline = t0 + 300000, next_scan = 0;
 	phase = PH_JOIN;
 	while (phase != PH_DONE) {
@@ -1029,8 +1297,8 @@ main(int argc, char **argv)
 			for (int i = 0; i < nmembers; i++)
 				if (M[i].state == ST_STABLE && !M[i].inflight &&
 				    now >= M[i].next_hb_ms)
-					send_hb(&M[i]);
-			if (all_stable()) {
+					(cg_mode ? send_cgh : send_hb)(&M[i]);
+			if (cg_mode ? cg_all_stable() : all_stable()) {
 				join_ms = now - t0;
 				rss1 = pid ? rss_kb(pid) : -1;
 				phase = PH_HB;
@@ -1038,12 +1306,13 @@ main(int argc, char **argv)
 				n_ok = n_rebal = 0;
 				phase_start = now_ms();
 				phase_t0_us = now_us();
+				cpu0 = pid ? cpu_ticks(pid) : -1;
 				if (interval_ms)
 					due_spread();
 				else
 					for (int i = 0; i < nmembers; i++)
 						if (!M[i].inflight)
-							send_hb(&M[i]);
+							(cg_mode ? send_cgh : send_hb)(&M[i]);
 			}
 		} else if (now - phase_start >= secs * 1000) {
 			long long rate = n_ok * 1000LL / (now - phase_start);
@@ -1052,6 +1321,21 @@ main(int argc, char **argv)
 				hb_rate = rate;
 				fprintf(stderr, "loadgen: heartbeats: %lld/s (echo peer)\n", rate);
 				phase = PH_DONE;
+			} else if (phase == PH_HB && cg_mode) {
+				hb_rate = rate;
+				fprintf(stderr,
+					"loadgen: ConsumerGroupHeartbeats: %lld/s (%ld errors, %ld "
+					"new "
+					"assignments)\n",
+					rate, n_err, n_cg_assign);
+				long long cpu1 = pid ? cpu_ticks(pid) : -1;
+				if (cpu0 >= 0 && cpu1 >= 0 && n_ok > 0)
+					fprintf(stderr, "CPU %s %.1f\n", name,
+						(double)(cpu1 - cpu0) * 1e6 /
+							(double)sysconf(_SC_CLK_TCK) /
+							(double)n_ok);
+				phase = PH_DONE;
+				phase_hook("done");
 			} else if (phase == PH_HB) {
 				hb_rate = rate;
 				phase = PH_COMMIT;

@@ -5,8 +5,10 @@
 
 Rows keep the order they first appear in; targets too, the first being the
 one the ratios divide by (cohortd). A ratio other/cohortd > 1 means cohortd
-took less time; ratios are printed for time rows only, "-" where a figure is
-missing or a scenario did not stabilise (-1).
+took less time; ratios are printed for time rows only (names ending "(ms)" or
+"(us)"), and for rate rows (names ending "(/s)") as cohortd/other, so > 1
+still means cohortd ahead; "-" where a figure is missing or a scenario did
+not stabilise (-1).
 """
 import sys
 
@@ -40,7 +42,10 @@ for r in rows:
     for t in others:
         a, b = values.get((base, r)), values.get((t, r))
         ratio = "-"
-        if r.endswith("(ms)") and a and b and a > 0 and b > 0:
-            ratio = "%.1fx" % (b / a)
+        if a and b and a > 0 and b > 0:
+            if r.endswith("(ms)") or r.endswith("(us)"):
+                ratio = "%.1fx" % (b / a)
+            elif r.endswith("(/s)"):
+                ratio = "%.1fx" % (a / b)
         line += " %14s" % ratio
     print(line)
