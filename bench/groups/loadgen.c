@@ -48,9 +48,10 @@
  * reconcile), until every group's partitions are all owned and every member
  * owns its share (floor or ceiling of partitions / members); then heartbeats for SECONDS as fast as answered (one in flight
  * per member: epoch and member id, the other fields null as a client's
- * steady heartbeat). No commit phase (commit_per_s 0). With -p, a line
- * "CPU name us_per_heartbeat" on stderr: the broker's CPU time (user +
- * system, all its threads) over the heartbeat phase per heartbeat answered.
+ * steady heartbeat). No commit phase (commit_per_s 0). With -p, lines
+ * "CPU name us_per_heartbeat" and "CPUJOIN name ms" on stderr: the broker's
+ * CPU time (user + system, all its threads) over the heartbeat phase per
+ * heartbeat answered, and over the join.
  * -G PREFIX: the groups are PREFIX-MEMBERS-i (default lg).
  * LOADGEN_PHASE_HOOK=CMD: `CMD hb`, `CMD commit`, `CMD done` run (and waited
  * for) as each phase starts and at the end, and "COUNT phase n" lines on
@@ -1205,6 +1206,7 @@ main(int argc, char **argv)
 			m->state = ST_STABLE;
 		}
 	}
+	long long cpu_join = pid ? cpu_ticks(pid) : -1;
 	int64_t t0 = now_ms();
 	for (int j = 0; j < nconns; j++) {
 		conn *cn = &C[j];
@@ -1256,6 +1258,7 @@ main(int argc, char **argv)
 	if (memory) {
 		rss_conn = pid ? rss_kb(pid) : -1;
 		phase_hook("conns");
+		cpu_join = pid ? cpu_ticks(pid) : -1;
 		t0 = now_ms();
 		if (!echo)
 			for (int i = 0; i < nmembers; i++)
@@ -1307,6 +1310,10 @@ main(int argc, char **argv)
 				phase_start = now_ms();
 				phase_t0_us = now_us();
 				cpu0 = pid ? cpu_ticks(pid) : -1;
+				if (cg_mode && cpu0 >= 0 && cpu_join >= 0)
+					fprintf(stderr, "CPUJOIN %s %.0f\n", name,
+						(double)(cpu0 - cpu_join) * 1000 /
+							(double)sysconf(_SC_CLK_TCK));
 				if (interval_ms)
 					due_spread();
 				else

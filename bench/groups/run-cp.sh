@@ -25,8 +25,9 @@
 # -C; groups of 100 on a 100-partition topic, and 1,000 members in one group
 # on 1,000 partitions; one request in flight per member, as fast as
 # answered): heartbeats/s, their p50/p99 latency and the broker's CPU time
-# per heartbeat (user + system, all its threads: on a loaded machine the
-# figure that does not depend on how much of the CPU the broker was given).
+# per heartbeat and during the join (user + system, all its threads: on a
+# loaded machine the figures that do not depend on how much of the CPU the
+# broker was given).
 #
 # Both brokers get the same group settings: consumer-protocol heartbeat
 # interval 500 ms (group.consumer.heartbeat.interval.ms and its minimum),
@@ -90,10 +91,12 @@ EOF
 			-x "$1" 2>"$err" | grep '^RESULT' || true)
 		[ -n "$line" ] || { echo "loadgen -C $1 $n failed:" >&2; tail -3 "$err" >&2; continue; }
 		cpu=$(sed -n 's/^CPU [^ ]* //p' "$err")
+		cpuj=$(sed -n 's/^CPUJOIN [^ ]* //p' "$err")
 		# RESULT name members groups join_s hb_per_s commit_per_s rss0 rss1 errors p50 p99 max ...
-		echo "$line" | awk -v n="$n" -v g="$g" -v p="$p" -v cpu="${cpu:--1}" '{
+		echo "$line" | awk -v n="$n" -v g="$g" -v p="$p" -v cpu="${cpu:--1}" -v cpuj="${cpuj:--1}" '{
 			r = "consumer protocol: " n " raw members (loadgen -C), " (g == 1 ? "one group" : "groups of " n / g) " on " p " partitions"
 			printf "ROW\t%s\t%s: join until each owns its share (ms)\t%.0f\n", $2, r, $5 * 1000
+			printf "ROW\t%s\t%s: broker CPU during the join (ms)\t%s\n", $2, r, cpuj
 			printf "ROW\t%s\t%s: ConsumerGroupHeartbeat, one in flight each (/s)\t%s\n", $2, r, $6
 			printf "ROW\t%s\t%s: heartbeat p50 (us)\t%s\n", $2, r, $11
 			printf "ROW\t%s\t%s: heartbeat p99 (us)\t%s\n", $2, r, $12
