@@ -116,6 +116,10 @@ typedef int cohort_err;
 #define COHORT_ERR_MEMBER_ID_REQUIRED 79
 #define COHORT_ERR_GROUP_MAX_SIZE_REACHED 81
 #define COHORT_ERR_FENCED_INSTANCE_ID 82
+/* group.protocol=consumer (fatal, as Java's consumer treats them): the
+ * instance id's previous member has not left yet; no common server assignor */
+#define COHORT_ERR_UNRELEASED_INSTANCE_ID 111
+#define COHORT_ERR_UNSUPPORTED_ASSIGNOR 112
 /* group.protocol=consumer: a pattern the broker cannot compile (fatal) */
 #define COHORT_ERR_INVALID_REGULAR_EXPRESSION 128
 #define COHORT_ERR_MESSAGE_TOO_LARGE 10
@@ -137,8 +141,10 @@ COHORT_API const char *cohort_err_str(cohort_err err);
  * for broker codes; timeouts and transport errors locally), else 0. */
 COHORT_API int cohort_err_is_retriable(cohort_err err);
 /* 1 if the handle that returned it can no longer work and must be closed
- * (FENCED_INSTANCE_ID, GROUP_AUTHORIZATION_FAILED, INVALID_GROUP_ID,
- * UNSUPPORTED_VERSION, NO_COMMON_VERSION, SASL_AUTHENTICATION_FAILED,
+ * (FENCED_INSTANCE_ID, UNRELEASED_INSTANCE_ID, UNSUPPORTED_ASSIGNOR,
+ * GROUP_AUTHORIZATION_FAILED, INVALID_GROUP_ID, GROUP_MAX_SIZE_REACHED,
+ * INVALID_REGULAR_EXPRESSION, UNSUPPORTED_VERSION, NO_COMMON_VERSION,
+ * SASL_AUTHENTICATION_FAILED,
  * UNSUPPORTED_SASL_MECHANISM, _SSL, ...), else 0. */
 COHORT_API int cohort_err_is_fatal(cohort_err err);
 

@@ -201,6 +201,10 @@ t_errors_table(void)
 	CH_CHECK(!cohort_err_is_retriable(COHORT_ERR_FENCED_INSTANCE_ID));
 	CH_CHECK(cohort_err_is_retriable(COHORT_ERR__TIMED_OUT));
 	CH_CHECK(cohort_err_is_fatal(COHORT_ERR_FENCED_INSTANCE_ID));
+	/* the consumer protocol's: the member stops on them (cg_fatal) */
+	CH_CHECK(cohort_err_is_fatal(COHORT_ERR_UNRELEASED_INSTANCE_ID));
+	CH_CHECK(cohort_err_is_fatal(COHORT_ERR_UNSUPPORTED_ASSIGNOR));
+	CH_CHECK(cohort_err_is_fatal(COHORT_ERR_INVALID_REGULAR_EXPRESSION));
 	CH_CHECK(!cohort_err_is_fatal(COHORT_ERR_REBALANCE_IN_PROGRESS));
 	CH_CHECK_EQ_STR(cohort_version(), COHORT_VERSION_STR);
 }
