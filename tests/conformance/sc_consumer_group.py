@@ -3,21 +3,17 @@ ConsumerGroupDescribe v0-v1, and what a consumer-protocol member does with
 the group APIs (OffsetCommit/OffsetFetch v9 with its member id and epoch,
 ListGroups v5's type filter): joins, revocation and assignment step by step,
 static members, each of Kafka's request checks and errors."""
-from conform import Scenario, V, call, poll
-from sclib import (GROUP_ID_NOT_FOUND, GROUP_MAX_SIZE_REACHED, INVALID_REQUEST, NONE,
-                   UNKNOWN_MEMBER_ID, create_topic)
+from conform import Scenario, call, poll
+from sclib import (GROUP_ID_NOT_FOUND, GROUP_MAX_SIZE_REACHED, NONE, UNKNOWN_MEMBER_ID,
+                   create_topic)
 import sc_group
 
 AREA = "cgroup"
 
 FENCED_MEMBER_EPOCH = 110
 UNRELEASED_INSTANCE_ID = 111
-UNSUPPORTED_ASSIGNOR = 112
 STALE_MEMBER_EPOCH = 113
 INVALID_REGULAR_EXPRESSION = 128
-
-# group.consumer.max.size of both brokers (test_conformance.SETTINGS).
-MAX_SIZE = 2
 
 _ABSENT = object()
 
@@ -187,7 +183,8 @@ def second_member(N, v, topic):
          call("m2", "OffsetCommit", 9,
               lambda x: commit(g, x["m2"], x["m2.epoch"], {topic: {0: 2, 1: 2}}),
               label="a partition it holds and one it does not"),
-         # a third member: the group is full
+         # a third member: the group is full (group.consumer.max.size=2 on
+         # both brokers, test_conformance.SETTINGS)
          join("m3", v, g, "m3", topic, expect=GROUP_MAX_SIZE_REACHED),
          # the first leaves; the second gets everything
          call("m1", "ConsumerGroupHeartbeat", v, lambda x: hb(g, x["m1"], -1),
@@ -204,7 +201,8 @@ def epoch_errors(N, v, topic):
     member; the previous epoch is still accepted with what it owned."""
     g, nog, cl = N("epochs"), N("epochs-none"), N("epochs-classic")
     s = [topic_id("m1", topic),
-         call("x", "ConsumerGroupHeartbeat", v, hb(nog, "nobody", 1)),
+         call("x", "ConsumerGroupHeartbeat", v, hb(nog, "nobody", 1),
+              expect={"ErrorCode": GROUP_ID_NOT_FOUND}),
          call("x", "ConsumerGroupHeartbeat", v, hb(nog, "nobody", -1), label="a leave"),
          call("x", "ConsumerGroupHeartbeat", v, hb(nog, "nobody", -2, instance="i"),
               label="a static leave"),
@@ -353,6 +351,34 @@ def regex_member(N, topic):
     return Scenario("consumer group v1: own member ids, a regex subscription", s)
 
 
+def subscription_changes(N, v, topic):
+    """A member's subscription and server assignor change in its heartbeats:
+    each change is a new epoch and a new target (the preferred assignor is
+    the one most members name)."""
+    g = N("resub")
+    s = [topic_id("m1", topic),
+         join("m1", v, g, "m1", topic),
+         beat("m1", v, g, "m1"),
+         call("m1", "ConsumerGroupHeartbeat", v,
+              lambda x: hb(g, x["m1"], x["m1.epoch"], topics=[], owned=owned_now("m1")(x)),
+              save=hb_save("m1"), label="subscribed to nothing", expect={"ErrorCode": NONE}),
+         beat("m1", v, g, "m1"),
+         call("c", "ConsumerGroupDescribe", 0, describe([g])),
+         call("m1", "ConsumerGroupHeartbeat", v,
+              lambda x: hb(g, x["m1"], x["m1.epoch"], topics=[topic], assignor="range",
+                           owned=owned_now("m1")(x)),
+              save=hb_save("m1"), label="subscribed again, naming the range assignor", expect={"ErrorCode": NONE}),
+         beat("m1", v, g, "m1"),
+         call("c", "ConsumerGroupDescribe", 0, describe([g]),
+              expect={"Groups[0].AssignorName": "range"}),
+         call("m1", "ConsumerGroupHeartbeat", v,
+              lambda x: hb(g, x["m1"], x["m1.epoch"], assignor="range",
+                           owned=owned_now("m1")(x)),
+              label="the same assignor again", expect={"ErrorCode": NONE}),
+         call("m1", "ConsumerGroupHeartbeat", v, lambda x: hb(g, x["m1"], -1))]
+    return Scenario("consumer group v%d: subscription and assignor changes" % v, s)
+
+
 def describe_others(N, dv, topic):
     """ConsumerGroupDescribe of what is not a consumer group: a classic group
     with a member, one without (offsets only), none, an empty id."""
@@ -376,6 +402,7 @@ def scenarios(ctx):
     out += [epoch_errors(N, v, topic) for v in (0, 1)]
     out += [request_checks(N, v, topic) for v in (0, 1)]
     out += [static_member(N, v, topic) for v in (0, 1)]
+    out += [subscription_changes(N, v, topic) for v in (0, 1)]
     out += [regex_member(N, topic)]
     out += [describe_others(N, dv, topic) for dv in (0, 1)]
     return out
