@@ -616,6 +616,18 @@ ch_coord_cg_classic_heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 	if (!m)
 		return;
 	renew_session(cg, m);
+	/* The group epoch moved on without a new target (a member left or was
+	 * fenced, partitions were added): a group of classic members only
+	 * (no downgrade) has no one else to compute it. Kafka 4.4 waits for a
+	 * JoinGroup here that never comes (its heartbeat compares with the
+	 * assignment epoch, which only a join or a ConsumerGroupHeartbeat
+	 * moves); cohort computes it as their heartbeats would (batched or
+	 * offloaded alike), and the member is told to rejoin for it. An
+	 * assignor's refusal is the next JoinGroup's answer. */
+	if (g->meta_stale && ch_coord_cg_meta_refresh(g))
+		ch_coord_cg_bump_epoch(g, "metadata changed");
+	char buf[512];
+	ch_coord_cg_target_follow(g, buf, sizeof buf);
 	/* Rejoin: the epoch moved on, partitions to revoke, or the ones it
 	 * waited for are free. */
 	if (m->epoch < g->assignment_epoch || m->state == CH_COORD_CG_MEMBER_UNREVOKED_PARTITIONS ||

@@ -465,6 +465,30 @@ cg_shell_digest_group(const cg_shell *sh, const char *group, cg_shell_digest *d)
 	ch_coord_cg_foreach_member(sh->cg, ch_str_c(group), cg_shell_digest_member, d);
 }
 
+/* A restart replays `group` into what it was (both digests printed if
+ * not). */
+static inline bool
+cg_shell_restart_same(cg_shell *sh, int64_t now, const char *group)
+{
+	cg_shell_digest before, after;
+	cg_shell_digest_group(sh, group, &before);
+	cg_shell_restart(sh, now);
+	cg_shell_digest_group(sh, group, &after);
+	bool same = strcmp(before.p, after.p) == 0;
+	if (!same)
+		fprintf(stderr, "replayed\n%s\nbut had\n%s\n", after.p, before.p);
+	free(before.p);
+	free(after.p);
+	return same;
+}
+
+/* s (null: "") into dst, cut at cap. */
+static inline void
+cg_shell_copy_str(char *dst, size_t cap, ch_str s)
+{
+	snprintf(dst, cap, "%.*s", (int)(s.len > 0 ? s.len : 0), s.p ? s.p : "");
+}
+
 /* The core's invariants hold (the broken one printed if not). */
 static inline bool
 cg_shell_ok(const cg_shell *sh)

@@ -34,12 +34,6 @@ i32_cmp(const void *a, const void *b)
 }
 
 static void
-copy_str(char *dst, size_t cap_, ch_str s)
-{
-	snprintf(dst, cap_, "%.*s", (int)(s.len > 0 ? s.len : 0), s.p ? s.p : "");
-}
-
-static void
 on_answer(void *token, const void *resp)
 {
 	cap *c = token;
@@ -49,9 +43,9 @@ on_answer(void *token, const void *resp)
 		const ch_JoinGroupResponse *r = resp;
 		c->err = r->ErrorCode;
 		c->generation = r->GenerationId;
-		copy_str(c->member_id, sizeof c->member_id, r->MemberId);
+		cg_shell_copy_str(c->member_id, sizeof c->member_id, r->MemberId);
 		c->has_protocol = r->ProtocolName.len >= 0;
-		copy_str(c->protocol, sizeof c->protocol, r->ProtocolName);
+		cg_shell_copy_str(c->protocol, sizeof c->protocol, r->ProtocolName);
 		CH_CHECK_EQ_INT(r->Members_n, 0);
 		CH_CHECK_EQ_INT(r->Leader.len, 0);
 		break;
@@ -579,6 +573,91 @@ t_leave(void)
 	cg_shell_free(&sh);
 }
 
+/* A group left with classic members only (no downgrade: policy upgrade,
+ * or no classic core to take them): their heartbeats move its target when
+ * the group epoch moved on (a member gone, partitions added), else nobody
+ * would (their heartbeats compare with the assignment epoch, and only a
+ * JoinGroup or a ConsumerGroupHeartbeat computes one). group_sim_cg
+ * --classic --seed 18 stalled there: "not stable after settling". */
+static void
+t_classic_only_group_moves_on(void)
+{
+	for (int how = 0; how < 3; how++) {
+		cg_shell sh;
+		setup(&sh, 4, CH_COORD_CG_MIGRATION_UPGRADE);
+		cg_shell_store_on(&sh);
+		sh.other = on_answer;
+		start_with_consumer(&sh);
+		cap c;
+		joing(&sh, 10, "b", NULL, CH_ASSIGN_COOPERATIVE_STICKY, NULL, -1, &c);
+		joing(&sh, 11, "d", NULL, CH_ASSIGN_COOPERATIVE_STICKY, NULL, -1, &c);
+		hb h;
+		int32_t none[] = {-1};
+		hb_beat(&h, "g", "a", 1, &sh, none); /* "a" lets everything go */
+		cg_shell_heartbeat(&sh, 20, 1, &h.r);
+		const char *ids[] = {"b", "d"};
+		for (int i = 0; i < 2; i++) { /* both take their shares */
+			joing(&sh, 30, ids[i], NULL, CH_ASSIGN_COOPERATIVE_STICKY, NULL, 3, &c);
+			syncg(&sh, 31, ids[i], c.generation, "cooperative-sticky", &c);
+		}
+		if (how == 0) { /* "a" leaves: "b" and "d" have what it had */
+			hb_beat(&h, "g", "a", -1, &sh, NULL);
+			cg_shell_heartbeat(&sh, 40, 1, &h.r);
+		} else if (how == 1) { /* "a"'s session ends (its consumer crashed) */
+			for (int64_t t = 3000; t <= 48000; t += 3000) {
+				for (int i = 0; i < 2; i++) {
+					find_ctx f = member(&sh, ids[i]);
+					beat(&sh, t, ids[i], f.v.epoch, &c);
+					CH_CHECK_EQ_INT(c.err, 0);
+				}
+				cg_shell_tick(&sh, t);
+			}
+		} else { /* "a" leaves, then "t" gets partitions */
+			hb_beat(&h, "g", "a", -1, &sh, NULL);
+			cg_shell_heartbeat(&sh, 40, 1, &h.r);
+			for (int i = 0; i < 2; i++) {
+				joing(&sh, 50, ids[i], NULL, CH_ASSIGN_COOPERATIVE_STICKY, NULL,
+				      member(&sh, ids[i]).v.epoch, &c);
+				syncg(&sh, 51, ids[i], c.generation, "cooperative-sticky", &c);
+			}
+			sh.topics[0].partitions = 8;
+			ch_coord_cg_metadata_changed(sh.cg);
+		}
+		CH_CHECK(!member(&sh, "a").found);
+		/* The classic members' heartbeats: told to rejoin, then everything
+		 * is theirs, the group Stable. */
+		int rebalances = 0;
+		for (int round = 0; round < 3; round++)
+			for (int i = 0; i < 2; i++) {
+				find_ctx f = member(&sh, ids[i]);
+				beat(&sh, 50000 + round * 100 + i, ids[i], f.v.epoch, &c);
+				if (c.err == 0)
+					continue;
+				CH_CHECK_EQ_INT(c.err, CH_KERR_REBALANCE_IN_PROGRESS);
+				rebalances++;
+				int32_t own[9], n = 0;
+				for (int32_t k = 0; k < f.v.nassigned; k++)
+					own[n++] = f.v.assigned[k].partition;
+				own[n] = -1;
+				joing(&sh, 50010 + round * 100 + i, ids[i], NULL,
+				      CH_ASSIGN_COOPERATIVE_STICKY, own, f.v.epoch, &c);
+				CH_CHECK_EQ_INT(c.err, 0);
+				syncg(&sh, 50020 + round * 100 + i, ids[i], c.generation,
+				      "cooperative-sticky", &c);
+				CH_CHECK_EQ_INT(c.err, 0);
+			}
+		CH_CHECK(rebalances >= 2);
+		int32_t parts = how == 2 ? 8 : 4;
+		CH_CHECK_EQ_INT(member(&sh, "b").v.nassigned + member(&sh, "d").v.nassigned, parts);
+		ch_coord_cg_group_view gv;
+		CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+		CH_CHECK_EQ_STR(ch_coord_cg_state_name(gv.state), "Stable");
+		CH_CHECK(cg_shell_ok(&sh));
+		CH_CHECK(cg_shell_restart_same(&sh, 60000, "g")); /* what moved is durable */
+		cg_shell_free(&sh);
+	}
+}
+
 /* A classic member's records carry its ClassicMemberMetadata: after a
  * restart it is still a classic member with its protocols and session. */
 static void
@@ -1053,5 +1132,6 @@ t_downgrade_replaced_static(void)
 }
 
 CH_TEST_MAIN(CH_TEST(t_join_sync_heartbeat), CH_TEST(t_revocation_by_rejoin), CH_TEST(t_errors),
-	     CH_TEST(t_timers), CH_TEST(t_leave), CH_TEST(t_restart), CH_TEST(t_upgrade),
-	     CH_TEST(t_upgrade_refused), CH_TEST(t_downgrade), CH_TEST(t_downgrade_replaced_static))
+	     CH_TEST(t_timers), CH_TEST(t_leave), CH_TEST(t_classic_only_group_moves_on),
+	     CH_TEST(t_restart), CH_TEST(t_upgrade), CH_TEST(t_upgrade_refused),
+	     CH_TEST(t_downgrade), CH_TEST(t_downgrade_replaced_static))
