@@ -555,6 +555,18 @@ assignment_encode(const cg_group *g, const cg_set *set, const cg_classic_protoco
 	free(parts);
 }
 
+/* The group's topics read again if they may have changed (a load leaves
+ * them to the next heartbeat: until then no topic id has a name here, and
+ * a SyncGroup or a downgrade right after a restart encoded an empty
+ * assignment; group_sim_cg --classic --seed 6454). A change bumps the
+ * epoch, as at a JoinGroup, unless the group is going (bump false). */
+static void
+meta_current(cg_group *g, bool bump)
+{
+	if (g->meta_stale && ch_coord_cg_meta_refresh(g) && bump)
+		ch_coord_cg_bump_epoch(g, "metadata changed");
+}
+
 /* SyncGroup's and Heartbeat's first checks: classic_member, then the
  * generation. The member, or NULL with the error answered through a. */
 static cg_member *
@@ -595,6 +607,7 @@ ch_coord_cg_classic_sync(ch_coord_cg *cg, const ch_coord_req *req)
 	}
 	ch_coord_cg_timer_cancel(cg, &m->sync);
 	renew_session(cg, m);
+	meta_current(g, true);
 	a->protocol_type = dup_or_null(rq->ProtocolType);
 	a->protocol_name = dup_or_null(rq->ProtocolName);
 	/* prepareAssignment: what it holds (not what it must still revoke) */
@@ -624,8 +637,7 @@ ch_coord_cg_classic_heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 	 * moves); cohort computes it as their heartbeats would (batched or
 	 * offloaded alike), and the member is told to rejoin for it. An
 	 * assignor's refusal is the next JoinGroup's answer. */
-	if (g->meta_stale && ch_coord_cg_meta_refresh(g))
-		ch_coord_cg_bump_epoch(g, "metadata changed");
+	meta_current(g, true);
 	char buf[512];
 	ch_coord_cg_target_follow(g, buf, sizeof buf);
 	/* Rejoin: the epoch moved on, partitions to revoke, or the ones it
@@ -993,6 +1005,7 @@ downgrade(cg_group *g, cg_member *leaving, void *token, const cg_answer_ops *ops
 				g->id, why);
 		return false;
 	}
+	meta_current(g, false);
 	/* ClassicGroup.fromConsumerGroup: every member but the leaving one,
 	 * its target assignment at the selected protocol's version */
 	int32_t n = (int32_t)staying, np = 0, i = 0;

@@ -1416,19 +1416,21 @@ main(int argc, char **argv)
 	}
 	int failed = 0;
 	long steps = 0;
+	uint64_t ran = 0;
 	for (uint64_t k = 0; k < n + (uint64_t)nextra; k++) {
 		uint64_t seed = k < n ? first + k : extra[k - n];
 		if (k >= n && seed >= first && seed < first + n)
 			continue; /* an extra seed the range ran already */
 		int st = 0;
+		ran++;
 		if (!run(seed, &md, verbose, &st))
 			failed++;
 		steps += st;
 		if (failed >= 5)
 			break;
 	}
-	printf("%" PRIu64 " seeds, %ld steps, %ld coordinator restarts", n + (uint64_t)nextra,
-	       steps, total.restarts);
+	printf("%" PRIu64 " seeds, %ld steps, %ld coordinator restarts", ran, steps,
+	       total.restarts);
 	if (md.offload)
 		printf(", %ld jobs offloaded (%ld applied, %ld stale)", total.offloaded,
 		       total.applied, total.stale);

@@ -1131,7 +1131,49 @@ t_downgrade_replaced_static(void)
 	}
 }
 
+/* Right after a restart (no heartbeat yet has read the group's topics
+ * again) a SyncGroup hands out what the member holds, and a downgrade
+ * gives the classic group the members' assignments: they used to be empty
+ * (no topic id had a name yet). group_sim_cg --classic --seed 6454: the
+ * member, told nothing, never consumed its partitions. */
+static void
+t_sync_after_restart(void)
+{
+	for (int how = 0; how < 2; how++) {
+		cg_shell sh;
+		downgrade_setup(&sh, CH_COORD_CG_MIGRATION_BIDIRECTIONAL);
+		cg_shell_store_on(&sh);
+		sh.other = on_answer;
+		start_with_consumer(&sh);
+		cap c;
+		joing(&sh, 10, "b", NULL, CH_ASSIGN_COOPERATIVE_STICKY, NULL, -1, &c);
+		hb h;
+		int32_t none[] = {-1};
+		hb_beat(&h, "g", "a", 1, &sh, none); /* "a" lets everything go */
+		cg_shell_heartbeat(&sh, 20, 1, &h.r);
+		joing(&sh, 30, "b", NULL, CH_ASSIGN_COOPERATIVE_STICKY, NULL, 2, &c);
+		int32_t gen = c.generation;
+		find_ctx b = member(&sh, "b");
+		CH_CHECK(b.v.nassigned > 0);
+		int32_t held = b.v.nassigned;
+		CH_CHECK(cg_shell_restart_same(&sh, 40, "g"));
+		if (how == 0) { /* its SyncGroup comes after the restart */
+			syncg(&sh, 50, "b", gen, "cooperative-sticky", &c);
+			CH_CHECK_EQ_INT(c.err, 0);
+			CH_CHECK_EQ_INT(c.nparts, held);
+		} else { /* "a" leaves: the group goes to the classic core */
+			hb_beat(&h, "g", "a", -1, &sh, NULL);
+			cg_shell_heartbeat(&sh, 50, 1, &h.r);
+			CH_CHECK_EQ_INT(imported.calls, 1);
+			CH_CHECK_EQ_INT(imported.nparts[0], held);
+		}
+		CH_CHECK(cg_shell_ok(&sh));
+		cg_shell_free(&sh);
+	}
+}
+
 CH_TEST_MAIN(CH_TEST(t_join_sync_heartbeat), CH_TEST(t_revocation_by_rejoin), CH_TEST(t_errors),
 	     CH_TEST(t_timers), CH_TEST(t_leave), CH_TEST(t_classic_only_group_moves_on),
 	     CH_TEST(t_restart), CH_TEST(t_upgrade), CH_TEST(t_upgrade_refused),
-	     CH_TEST(t_downgrade), CH_TEST(t_downgrade_replaced_static))
+	     CH_TEST(t_downgrade), CH_TEST(t_downgrade_replaced_static),
+	     CH_TEST(t_sync_after_restart))
