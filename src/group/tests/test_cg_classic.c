@@ -593,7 +593,7 @@ t_classic_only_group_moves_on(void)
 		joing(&sh, 11, "d", NULL, CH_ASSIGN_COOPERATIVE_STICKY, NULL, -1, &c);
 		hb h;
 		int32_t none[] = {-1};
-		hb_beat(&h, "g", "a", 1, &sh, none); /* "a" lets everything go */
+		hb_beat(&h, "g", "a", member(&sh, "a").v.epoch, &sh, none); /* lets all go */
 		cg_shell_heartbeat(&sh, 20, 1, &h.r);
 		const char *ids[] = {"b", "d"};
 		for (int i = 0; i < 2; i++) { /* both take their shares */
@@ -1149,7 +1149,7 @@ t_sync_after_restart(void)
 		joing(&sh, 10, "b", NULL, CH_ASSIGN_COOPERATIVE_STICKY, NULL, -1, &c);
 		hb h;
 		int32_t none[] = {-1};
-		hb_beat(&h, "g", "a", 1, &sh, none); /* "a" lets everything go */
+		hb_beat(&h, "g", "a", member(&sh, "a").v.epoch, &sh, none); /* lets all go */
 		cg_shell_heartbeat(&sh, 20, 1, &h.r);
 		joing(&sh, 30, "b", NULL, CH_ASSIGN_COOPERATIVE_STICKY, NULL, 2, &c);
 		int32_t gen = c.generation;
