@@ -434,26 +434,36 @@ ch_coord_member_protocol(const ch_coord_member *m, const char *name)
 static void
 protocols_free(member_protocol *p, int32_t n)
 {
-	for (int32_t i = 0; i < n; i++) {
-		free(p[i].name);
-		free(p[i].metadata);
-	}
+	(void)n; /* one block: protocols_copy */
 	free(p);
 }
 
-/* Copies a JoinGroup's protocols (names and metadata); *n gets their count. Caller frees. */
+/* Copies a JoinGroup's protocols (names and metadata); *n gets their count.
+ * One allocation: the array, then each name (NUL-terminated) and its
+ * metadata, so a member's protocols cost one allocator header, not 1 + 2
+ * per protocol. Caller frees with protocols_free. */
 static member_protocol *
 protocols_copy(const ch_JoinGroupRequest *rq, int32_t *n)
 {
 	*n = CH_MAX(rq->Protocols_n, 0);
-	member_protocol *p = ch_xcalloc((size_t)*n, sizeof(*p));
+	size_t size = (size_t)*n * sizeof(member_protocol);
+	for (int32_t i = 0; i < *n; i++)
+		size += (size_t)CH_MAX(rq->Protocols[i].Name.len, 0) + 1 +
+			(size_t)CH_MAX(rq->Protocols[i].Metadata.len, 0);
+	member_protocol *p = ch_xcalloc(1, CH_MAX(size, 1));
+	char *tail = (char *)(p + *n);
 	for (int32_t i = 0; i < *n; i++) {
 		const ch_JoinGroupRequest_JoinGroupRequestProtocol *q = &rq->Protocols[i];
-		p[i].name = ch_xstrndup(q->Name.p ? q->Name.p : "", (size_t)CH_MAX(q->Name.len, 0));
+		size_t nl = (size_t)CH_MAX(q->Name.len, 0);
+		p[i].name = tail;
+		if (nl)
+			memcpy(tail, q->Name.p, nl);
+		tail += nl + 1; /* the NUL: calloc's */
+		p[i].metadata = (uint8_t *)tail;
 		p[i].metadata_len = CH_MAX(q->Metadata.len, 0);
-		p[i].metadata = ch_xmalloc((size_t)p[i].metadata_len);
 		if (p[i].metadata_len)
-			memcpy(p[i].metadata, q->Metadata.p, (size_t)p[i].metadata_len);
+			memcpy(tail, q->Metadata.p, (size_t)p[i].metadata_len);
+		tail += p[i].metadata_len;
 	}
 	return p;
 }
@@ -609,14 +619,29 @@ static ch_coord_member *
 member_add(ch_coord_group *g, char *member_id, ch_str instance_id, ch_str client_id,
 	   const char *client_host, const ch_JoinGroupRequest *rq, int32_t rebalance_timeout)
 {
-	ch_coord_member *m = ch_xcalloc(1, sizeof(*m));
+	/* One allocation: the member, then its client id, client host and
+	 * instance id (each NUL-terminated; they never change). */
+	size_t cl = (size_t)CH_MAX(client_id.len, 0);
+	size_t hl = strlen(client_host ? client_host : "");
+	size_t il = (size_t)CH_MAX(instance_id.len, 0);
+	ch_coord_member *m =
+		ch_xcalloc(1, sizeof(*m) + cl + 1 + hl + 1 + (instance_id.len >= 0 ? il + 1 : 0));
+	char *tail = (char *)(m + 1);
 	m->group = g;
 	ch_map_entry *e = ch_map_put(&g->members, member_id, strlen(member_id), m);
 	free(member_id);
 	m->member_id = e->key;
-	m->instance_id = ch_coord_str_dup(instance_id);
-	m->client_id = ch_coord_str_dup(client_id.len < 0 ? cstr("") : client_id);
-	m->client_host = ch_xstrdup(client_host ? client_host : "");
+	if (cl)
+		memcpy(tail, client_id.p, cl);
+	tail += cl + 1; /* the NULs: calloc's */
+	if (hl)
+		memcpy(tail, client_host, hl);
+	tail += hl + 1;
+	if (instance_id.len >= 0) {
+		m->instance_id = tail;
+		if (il)
+			memcpy(tail, instance_id.p, il);
+	}
 	m->session_timeout_ms = rq->SessionTimeoutMs;
 	m->rebalance_timeout_ms = rebalance_timeout;
 	m->protocols = protocols_copy(rq, &m->n_protocols);
@@ -672,9 +697,6 @@ member_remove(ch_coord_group *g, ch_coord_member *m, int64_t now)
 	CH_DLIST_UNLINK(g->first, g->last, m);
 	if (g->leader == m)
 		g->leader = g->first; /* Kafka: the next member in order leads */
-	free(m->instance_id);
-	free(m->client_id);
-	free(m->client_host);
 	protocols_free(m->protocols, m->n_protocols);
 	free(m->assignment);
 	ch_map_remove(&g->members, m->member_id, strlen(m->member_id));
@@ -690,6 +712,10 @@ pending_remove(ch_coord_group *g, pending_member *p)
 	timer_cancel(g->coord, &p->timer);
 	ch_map_remove(&g->pending, p->member_id, strlen(p->member_id));
 	free(p);
+	if (!g->pending.n) { /* its bucket table too: a member's bytes (issue 15) */
+		ch_map_free(&g->pending);
+		ch_map_init(&g->pending);
+	}
 }
 
 void
@@ -2159,8 +2185,8 @@ ch_coord_group_export(const ch_coord *c, const char *group_id,
 	for (const ch_coord_member *m = g->first; m; m = m->next, i++) {
 		v[i] = (ch_coord_export_member){m->member_id,
 						m->instance_id,
-						m->client_id,
-						m->client_host,
+						coord_member_client_id(m),
+						coord_member_client_host(m),
 						m->session_timeout_ms,
 						m->rebalance_timeout_ms,
 						pv + k,
@@ -2172,8 +2198,8 @@ ch_coord_group_export(const ch_coord *c, const char *group_id,
 							     m->protocols[j].metadata,
 							     m->protocols[j].metadata_len};
 	}
-	ch_coord_export_group x = {g->state, g->generation, g->protocol_type, g->protocol_name,
-				   v,        (int32_t)n,    false};
+	ch_coord_export_group x = {g->state,   g->generation, g->protocol_type, g->protocol_name, v,
+				   (int32_t)n, false};
 	fn(ud, &x);
 	free(v);
 	free(pv);
@@ -2253,14 +2279,15 @@ ch_coord_group_import(ch_coord *c, const char *group_id, const ch_coord_export_g
 	}
 	g->leader = g->first;
 	coord_reason why =
-		x->rebalance ? ch_coord_reason_make(
-				       CH_COORD_CAUSE_MEMBER_LEFT,
-				       "Downgrade group %s from consumer to classic for member leaving.",
-				       g->group_id)
-			     : ch_coord_reason_make(CH_COORD_CAUSE_STATIC_REPLACED,
-						    "Downgrade group %s from consumer to classic: a "
-						    "static member replaced the last consumer one.",
-						    g->group_id);
+		x->rebalance
+			? ch_coord_reason_make(
+				  CH_COORD_CAUSE_MEMBER_LEFT,
+				  "Downgrade group %s from consumer to classic for member leaving.",
+				  g->group_id)
+			: ch_coord_reason_make(CH_COORD_CAUSE_STATIC_REPLACED,
+					       "Downgrade group %s from consumer to classic: a "
+					       "static member replaced the last consumer one.",
+					       g->group_id);
 	ch_coord_group_set_state(g, CH_COORD_GROUP_STABLE, now, &why);
 	ch_coord_group_store(g, A_FIRE, NULL, 0, now, NULL);
 	if (x->rebalance)
@@ -2285,7 +2312,8 @@ ch_coord_memory(const ch_coord *c)
 		     sizeof(void *);
 		for (const ch_coord_member *m = g->first; m; m = m->next) {
 			b += sizeof(*m) + sizeof(ch_map_entry) + strlen(m->member_id) + 1;
-			b += strlen(m->client_id) + 1 + strlen(m->client_host) + 1;
+			b += strlen(coord_member_client_id(m)) + 1 +
+			     strlen(coord_member_client_host(m)) + 1;
 			if (m->instance_id)
 				b += strlen(m->instance_id) + 1 + sizeof(ch_map_entry) +
 				     strlen(m->instance_id) + 1;

@@ -458,7 +458,9 @@ typedef struct ch_coord_rebalance {
 	int32_t n_triggers, triggers_dropped;
 	ch_coord_rebalance_round rounds[CH_COORD_HISTORY_ROUNDS]; /* the newest last */
 	int32_t n_rounds, rounds_dropped;
-	char **members_in, **members_out; /* joined during it; removed during it */
+	/* joined during it (the ids are those of `members`' entries); removed
+	 * during it */
+	char **members_in, **members_out;
 	int32_t n_in, n_out;
 	ch_coord_rebalance_member *members; /* every member that took part */
 	int32_t n_members;

@@ -137,8 +137,8 @@ ch_coord_describe(ch_coord *c, const ch_coord_req *req)
 			used++;
 			x->MemberId = ch_str_c(m->member_id);
 			x->GroupInstanceId = ch_str_c(m->instance_id);
-			x->ClientId = ch_str_c(m->client_id);
-			x->ClientHost = ch_str_c(m->client_host);
+			x->ClientId = ch_str_c(coord_member_client_id(m));
+			x->ClientHost = ch_str_c(coord_member_client_host(m));
 			x->MemberMetadata = (ch_bytes){(const uint8_t *)"", 0};
 			x->MemberAssignment = (ch_bytes){(const uint8_t *)"", 0};
 			if (m->assignment)
@@ -285,11 +285,16 @@ ch_coord_foreach_member(const ch_coord *c, const char *group_id,
 			meta[i] = m->protocols[i].metadata;
 			lens[i] = m->protocols[i].metadata_len;
 		}
-		ch_coord_member_view v = {m->member_id,   m->instance_id,
-					  m->client_id,   m->client_host,
-					  m->n_protocols, names,
-					  meta,           lens,
-					  m->assignment,  m->assignment ? m->assignment_len : 0};
+		ch_coord_member_view v = {m->member_id,
+					  m->instance_id,
+					  coord_member_client_id(m),
+					  coord_member_client_host(m),
+					  m->n_protocols,
+					  names,
+					  meta,
+					  lens,
+					  m->assignment,
+					  m->assignment ? m->assignment_len : 0};
 		fn(ud, &v);
 	}
 	free(names);

@@ -23,6 +23,7 @@
 
 #include "assign/ch_assign.h"
 #include "common/ch_common.h"
+#include "common/ch_hash.h"
 #include "group/ch_coord_int.h"
 
 /* g's newest record (open or closed), or NULL. */
@@ -89,9 +90,7 @@ record_free(ch_coord_rebalance *r)
 		free(r->triggers[i].detail);
 	for (int32_t i = 0; i < r->n_rounds; i++)
 		round_free(&r->rounds[i]);
-	for (int32_t i = 0; i < r->n_in; i++)
-		free(r->members_in[i]);
-	free(r->members_in);
+	free(r->members_in); /* its ids are r->members' */
 	for (int32_t i = 0; i < r->n_out; i++)
 		free(r->members_out[i]);
 	free(r->members_out);
@@ -108,7 +107,7 @@ ch_coord_history_free(ch_coord_group *g)
 	for (int32_t i = 0; i < h->n; i++)
 		record_free(&h->ring[(h->head + i) % h->cap]);
 	free(h->ring);
-	ch_map_free(&h->index);
+	free(h->index);
 	ch_map_free(&h->before);
 	gone_clear(h);
 	memset(h, 0, sizeof(*h));
@@ -141,8 +140,9 @@ record_new(ch_coord_group *g)
 	memset(r, 0, sizeof(*r));
 	r->end_ms = -1;
 	r->partitions_moved = -1;
-	ch_map_free(&h->index);
-	ch_map_init(&h->index);
+	free(h->index);
+	h->index = NULL;
+	h->index_cap = 0;
 	before_clear(h);
 	return r;
 }
@@ -168,18 +168,40 @@ round_new(ch_coord_rebalance *r)
 	return rd;
 }
 
+/* id's slot in h->index (r: the last record): its entry's, or the free
+ * slot where it goes. */
+static int32_t *
+index_slot(coord_history *h, const ch_coord_rebalance *r, const char *id)
+{
+	uint32_t mask = h->index_cap - 1;
+	for (uint32_t i = (uint32_t)ch_hash_bytes(id, strlen(id)) & mask;; i = (i + 1) & mask) {
+		int32_t v = h->index[i];
+		if (!v || strcmp(r->members[v - 1].member_id, id) == 0)
+			return &h->index[i];
+	}
+}
+
 /* r's entry for member id (created with no times). */
 static ch_coord_rebalance_member *
 member_entry(ch_coord_group *g, ch_coord_rebalance *r, const char *id)
 {
 	coord_history *h = &g->history;
-	void *v = ch_map_get(&h->index, id, strlen(id));
-	if (v)
-		return &r->members[(intptr_t)v - 1];
+	if (h->index_cap) {
+		int32_t v = *index_slot(h, r, id);
+		if (v)
+			return &r->members[v - 1];
+	}
+	if ((uint64_t)(r->n_members + 1) * 2 > h->index_cap) { /* grow, re-place them all */
+		free(h->index);
+		h->index_cap = h->index_cap ? h->index_cap * 2 : 16;
+		h->index = ch_xcalloc(h->index_cap, sizeof(*h->index));
+		for (int32_t i = 0; i < r->n_members; i++)
+			*index_slot(h, r, r->members[i].member_id) = i + 1;
+	}
 	r->members = ch_xrealloc(r->members, (size_t)(r->n_members + 1) * sizeof(*r->members));
 	ch_coord_rebalance_member *e = &r->members[r->n_members++];
 	*e = (ch_coord_rebalance_member){ch_xstrdup(id), -1, -1, -1, -1, -1, -1};
-	ch_map_put(&h->index, id, strlen(id), (void *)(intptr_t)r->n_members);
+	*index_slot(h, r, id) = r->n_members;
 	return e;
 }
 
@@ -311,8 +333,11 @@ ch_coord_history_join_done(ch_coord_group *g, int64_t now, const char *ended_by)
 	const ch_coord_member *last = NULL;
 	for (ch_coord_member *m = g->first; m; m = m->next) {
 		ch_coord_rebalance_member *e = member_entry(g, r, m->member_id);
-		if (m->is_new)
-			list_add(&r->members_in, &r->n_in, m->member_id);
+		if (m->is_new) { /* e's id, not a copy: a member's bytes (issue 15) */
+			r->members_in = ch_xrealloc(r->members_in,
+						    (size_t)(r->n_in + 1) * sizeof(*r->members_in));
+			r->members_in[r->n_in++] = e->member_id;
+		}
 		if (!m->join_token)
 			continue;
 		if (e->join_ms < 0) /* paused since its first JoinGroup of the record */

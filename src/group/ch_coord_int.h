@@ -6,6 +6,7 @@
 #define CH_GROUP_INT_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include "common/ch_arena.h"
 #include "common/ch_heap.h"
@@ -39,35 +40,51 @@ typedef struct member_protocol {
 	int32_t metadata_len;
 } member_protocol;
 
+/* One allocation with its client id, client host and instance id after it
+ * (member_add: coord_member_client_id/_host find the first two); the fields
+ * are ordered so that none pads (issue 15: the coordinator's bytes per
+ * member). */
 struct ch_coord_member {
 	ch_coord_group *group;
-	char *member_id;   /* key in group->members */
-	char *instance_id; /* group.instance.id, NULL for dynamic members */
-	char *client_id;
-	char *client_host;
-	int32_t session_timeout_ms;
-	int32_t rebalance_timeout_ms;
-	member_protocol *protocols; /* in the member's order of preference */
-	int32_t n_protocols;
-	uint8_t *assignment; /* from the leader's SyncGroup; NULL = none */
-	int32_t assignment_len;
+	char *member_id;            /* key in group->members */
+	char *instance_id;          /* group.instance.id, NULL for dynamic members; in the tail */
+	member_protocol *protocols; /* in the member's order of preference; one block */
+	uint8_t *assignment;        /* from the leader's SyncGroup; NULL = none */
 
 	/* Parked requests: a JoinGroup waiting for the join phase to end, a
 	 * SyncGroup waiting for the leader's assignment. */
 	void *join_token;
-	int16_t join_version;
 	void *sync_token;
-	int16_t sync_version;
 
-	bool is_new; /* joined during this rebalance, never completed one */
-	bool deferred; /* joined after this generation's join phase: parked for the next (join_defer) */
-	bool pending_sync;            /* must send SyncGroup for the current generation */
 	int64_t joined_at;            /* when is_new was set (new-member join timeout) */
 	int64_t join_parked_at;       /* when join_token was parked (rebalance history) */
 	coord_timer session;          /* session (or new-member) expiry; may fire early */
 	int64_t session_due;          /* the expiry itself (session_arm) */
 	ch_coord_member *prev, *next; /* group order: first joined first (leader choice) */
+	int32_t session_timeout_ms;
+	int32_t rebalance_timeout_ms;
+	int32_t n_protocols;
+	int32_t assignment_len;
+	int16_t join_version;
+	int16_t sync_version;
+
+	bool is_new; /* joined during this rebalance, never completed one */
+	bool deferred; /* joined after this generation's join phase: parked for the next (join_defer) */
+	bool pending_sync; /* must send SyncGroup for the current generation */
 };
+
+/* m's client id and client host: NUL-terminated, right after the struct. */
+static inline const char *
+coord_member_client_id(const ch_coord_member *m)
+{
+	return (const char *)(m + 1);
+}
+static inline const char *
+coord_member_client_host(const ch_coord_member *m)
+{
+	const char *id = coord_member_client_id(m);
+	return id + strlen(id) + 1;
+}
 
 /* A v4+ member that was given an id with MEMBER_ID_REQUIRED and has not
  * joined with it yet. */
@@ -123,7 +140,12 @@ typedef struct initial_delay {
 typedef struct coord_history {
 	ch_coord_rebalance *ring;
 	int32_t cap, head, n;
-	ch_map index; /* member id -> 1 + its entry in the last record's members */
+	/* The last record's members by id: open addressing (load <= 1/2) over
+	 * 1 + their index in its members (0: a free slot), the ids being the
+	 * entries' own: 8 bytes or so a member, not a map entry and a key copy
+	 * (~120; issue 15). */
+	int32_t *index;
+	uint32_t index_cap; /* a power of two, or 0 */
 	/* The open record's owners when it began, "topic\0partition" -> 1 +
 	 * the owner's entry (consumer protocol type; built at its first
 	 * assignment, kept across a cooperative follow-up round). */

@@ -86,8 +86,8 @@ record_group_metadata(ch_coord_record *r, const ch_coord_group *g, int64_t now)
 		ch_GroupMetadataValue_MemberMetadata *x = &v.members[i++];
 		x->memberId = ch_str_c(m->member_id);
 		x->groupInstanceId = ch_str_c(m->instance_id);
-		x->clientId = ch_str_c(m->client_id);
-		x->clientHost = ch_str_c(m->client_host);
+		x->clientId = ch_str_c(coord_member_client_id(m));
+		x->clientHost = ch_str_c(coord_member_client_host(m));
 		x->rebalanceTimeout = m->rebalance_timeout_ms;
 		x->sessionTimeout = m->session_timeout_ms;
 		x->subscription = (ch_bytes){(const uint8_t *)"", 0};
