@@ -1187,7 +1187,7 @@ main(int argc, char **argv)
 			 g);
 
 	long rss0 = pid ? rss_kb(pid) : -1, rss_conn = -1;
-	int ep = epoll_create1(0);
+	int ep = epoll_create1(EPOLL_CLOEXEC);
 	M = calloc((size_t)nmembers, sizeof(*M));
 	C = calloc((size_t)nconns, sizeof(*C));
 	due = calloc((size_t)nmembers, sizeof(*due));
@@ -1212,7 +1212,8 @@ main(int argc, char **argv)
 		conn *cn = &C[j];
 		cn->qcap = per;
 		cn->q = calloc((size_t)per, sizeof(*cn->q));
-		cn->fd = socket(AF_INET, SOCK_STREAM, 0);
+		/* CLOEXEC: the phase hook's gdb breaks on fds above FD_SETSIZE */
+		cn->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (cn->fd < 0) {
 			perror("loadgen: socket");
 			return 1;

@@ -99,20 +99,21 @@ cohortd_run() {
 	_pid=$PID
 	PIDS="$PIDS $_pid"
 	loadgen_topic "${BOOT##*:}"
-	_hook=""
-	if command -v gdb >/dev/null; then
-		cat >"$OUT/$1.hook" <<EOF
+	_gdb=:
+	command -v gdb >/dev/null && _gdb=gdb
+	cat >"$OUT/$1.hook" <<EOF
 #!/bin/sh
-case "\$1" in conns|hb) ;; *) exit 0 ;; esac
-gdb -p $_pid -batch -ex 'call (void)malloc_stats()' >/dev/null 2>&1
-# malloc_stats wrote to cohortd's log; the last "in use bytes" is the total
-echo "HEAP \$1 \$(sed -n 's/^in use bytes *= *//p' "$OUT/$1.log" | tail -1)" >>"$OUT/$1.heap"
+case "\$1" in conns|hb)
+	$_gdb -p $_pid -batch -ex 'call (void)malloc_stats()' >>"$OUT/$1.gdb" 2>&1
+	# malloc_stats wrote to cohortd's log; the last "in use bytes" is the total
+	echo "HEAP \$1 \$(sed -n 's/^in use bytes *= *//p' "$OUT/$1.log" | tail -1)" >>"$OUT/$1.heap"
+esac
+# the broker's CPU seconds as each phase starts (after the heap is read)
+awk -v ph="\$1" '{printf "CPUAT %s %.2f\n", ph, (\$14 + \$15) / 100}' /proc/$_pid/stat >>"$OUT/$1.heap"
 EOF
-		chmod +x "$OUT/$1.hook"
-		_hook="$OUT/$1.hook"
-	fi
+	chmod +x "$OUT/$1.hook"
 	: >"$OUT/$1.heap"
-	run_loadgen "$1" "$_pid" "${BOOT##*:}" "$2" "$3" "$_hook"
+	run_loadgen "$1" "$_pid" "${BOOT##*:}" "$2" "$3" "$OUT/$1.hook"
 	cat "$OUT/$1.heap" >>"$OUT/$1.out"
 	kill "$_pid"; wait "$_pid" 2>/dev/null || true
 }
@@ -128,10 +129,13 @@ kafka_run() {
 	loadgen_topic "${_k##*:}"
 	cat >"$OUT/$1.hook" <<EOF
 #!/bin/sh
-case "\$1" in conns|hb) ;; *) exit 0 ;; esac
-JAVA_HOME=$JAVA_HOME
-. "$ROOT/bench/lib.sh"
-echo "HEAP \$1 \$((\$(kafka_heap_kb $_pid) * 1024))" >>"$OUT/$1.heap"
+case "\$1" in conns|hb)
+	JAVA_HOME=$JAVA_HOME
+	. "$ROOT/bench/lib.sh"
+	echo "HEAP \$1 \$((\$(kafka_heap_kb $_pid) * 1024))" >>"$OUT/$1.heap"
+esac
+# the broker's CPU seconds as each phase starts (after the heap is read)
+awk -v ph="\$1" '{printf "CPUAT %s %.2f\n", ph, (\$14 + \$15) / 100}' /proc/$_pid/stat >>"$OUT/$1.heap"
 EOF
 	chmod +x "$OUT/$1.hook"
 	echo "HEAP before $(($(kafka_heap_kb "$_pid") * 1024))" >"$OUT/$1.heap"
@@ -169,6 +173,13 @@ for name in sys.argv[2:]:
             d["n"], d["conns"] = int(f[1]), int(f[2])
         elif f[0] == "HEAP" and len(f) == 3 and f[2].isdigit():
             d["heap"][f[1]] = int(f[2])
+        elif f[0] == "CPUAT" and len(f) == 3:
+            d.setdefault("cpuat", {})[f[1]] = float(f[2])
+    d["count"] = {}
+    for line in open(os.path.join(out, name + ".loadgen")):
+        f = line.split()
+        if len(f) == 3 and f[0] == "COUNT":
+            d["count"][f[1]] = int(f[2])
     rows.append(d)
 print("%-15s %8s %7s %7s %11s %22s %10s %19s %6s" % ("run", "members", "conns", "join s",
       "heartbeat/s", "hb p50 / p99 / max ms", "commits/s", "commit p50 / p99 ms", "CPU s"))
@@ -197,4 +208,15 @@ for d in rows:
             line += "; heap %.0f B per connection" % ((h["conns"] - h["before"]) / d["conns"])
         line += "; heap %.0f B per member" % ((h["hb"] - h["conns"]) / d["n"])
     print(line)
+print()
+print("the broker's CPU per request in each timed phase (user+sys; what one core would answer)")
+for d in rows:
+    c, n = d.get("cpuat", {}), d["count"]
+    parts = []
+    for what, a, b in (("heartbeat", "hb", "commit"), ("commit", "commit", "done")):
+        if a in c and b in c and n.get(a):
+            us = (c[b] - c[a]) * 1e6 / n[a]
+            parts.append("%s %.1f us (%s/s)" % (what, us, "%.0f" % (1e6 / us) if us else "-"))
+    if parts:
+        print("%-15s %s" % (d["name"], ", ".join(parts)))
 EOF
