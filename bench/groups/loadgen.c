@@ -36,7 +36,10 @@
  * all it keeps per connection), then BROKER_PID's RSS is read (and
  * LOADGEN_PHASE_HOOK runs `CMD conns`) before any member joins; prints
  *   MEMORY name members connections rss_before_kb rss_connected_kb rss_joined_kb
- * and the join time no longer includes connecting.
+ * and the join time no longer includes connecting. `CMD hb` runs as soon
+ * as every group is Stable, then the members heartbeat as in the join for
+ * 2 s (the backlog a hook's pause of the broker leaves) before the timed
+ * phase starts.
  * The soft fd limit is raised to the hard one; more connections than that
  * allows is an error, said before connecting.
  * -E: against bench/groups/hb_echo.c, the least a server can do per
@@ -566,7 +569,8 @@ next_request(member *m)
 }
 
 /* A member is (again) in a stable generation: in the join phase it
- * heartbeats once a second; in a timed phase it takes part. */
+ * heartbeats once a second (-i: every INTERVAL_MS); in a timed phase it
+ * takes part. */
 static void
 schedule_hb(member *m)
 {
@@ -575,7 +579,7 @@ schedule_hb(member *m)
 		return;
 	}
 	m->state = ST_STABLE;
-	m->next_hb_ms = now_ms() + 1000;
+	m->next_hb_ms = now_ms() + (interval_ms ? interval_ms : 1000);
 }
 
 /* ---- -C: ConsumerGroupHeartbeat v0 (flexible: compact strings and
@@ -1271,7 +1275,7 @@ main(int argc, char **argv)
 	long long hb_rate = 0, commit_rate = 0;
 	long rss1 = -1;
 	long long cpu0 = -1;
-	int64_t deadline = t0 + 300000, next_scan = 0;
+	int64_t deadline = t0 + 300000, next_scan = 0, settle_until = 0;
 	phase = PH_JOIN;
 	while (phase != PH_DONE) {
 		int n = epoll_wait(ep, evs, 256, interval_ms ? 1 : 5);
@@ -1302,11 +1306,23 @@ main(int argc, char **argv)
 				if (M[i].state == ST_STABLE && !M[i].inflight &&
 				    now >= M[i].next_hb_ms)
 					(cg_mode ? send_cgh : send_hb)(&M[i]);
-			if (cg_mode ? cg_all_stable() : all_stable()) {
-				join_ms = now - t0;
-				rss1 = pid ? rss_kb(pid) : -1;
+			if (settle_until || (cg_mode ? cg_all_stable() : all_stable())) {
+				if (!settle_until) {
+					join_ms = now - t0;
+					rss1 = pid ? rss_kb(pid) : -1;
+				}
+				if (memory && !settle_until) {
+					/* -M's hook stops the broker (gdb, a full GC):
+					 * 2 s for the backlog it leaves, as in the join */
+					phase_hook("hb");
+					settle_until = now_ms() + 2000;
+					continue;
+				}
+				if (now < settle_until)
+					continue;
 				phase = PH_HB;
-				phase_hook("hb");
+				if (!memory)
+					phase_hook("hb");
 				n_ok = n_rebal = 0;
 				phase_start = now_ms();
 				phase_t0_us = now_us();
