@@ -1145,11 +1145,17 @@ is_subset(const cg_set *owned, const cg_set *of)
 }
 
 /* Kafka's throwIfConsumerGroupMemberEpochIsInvalid; 0 or FENCED_MEMBER_EPOCH
- * with msg filled. A member one epoch behind whose owned partitions are part
- * of its assignment lost our last answer: accepted. */
+ * with msg filled. Epoch 0 is a (re)join and always accepted, as in Kafka
+ * 4.4: a fenced client rejoins under the same member id (KIP-1082) owning
+ * nothing, and gets its current assignment back in the full answer (Kafka's
+ * Oct 2024 code fenced it until its session expired). A member one epoch
+ * behind whose owned partitions are part of its assignment lost our last
+ * answer: accepted. */
 static int16_t
 check_epoch(const cg_member *m, int32_t epoch, const cg_set *owned, char *msg, size_t cap)
 {
+	if (epoch == 0)
+		return 0;
 	if (epoch > m->epoch) {
 		snprintf(msg, cap,
 			 "The consumer group member has a greater member epoch (%d) than the one "
@@ -1477,11 +1483,8 @@ heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 				goto drop_owned;
 			}
 			if (!old) {
+				/* a join (epoch 0) under a known id: accepted (check_epoch) */
 				m = ch_coord_cg_member_find(g, member_id);
-				if (m && (e = check_epoch(m, 0, owned, buf, sizeof buf))) {
-					respond_error(cg, req->token, e, "%s", buf);
-					goto drop_owned;
-				}
 				if (!m)
 					m = ch_coord_cg_member_add(g, member_id);
 				ch_coord_cg_log(

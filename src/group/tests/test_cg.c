@@ -232,6 +232,22 @@ t_revocation_before_assignment(void)
 	cg_shell_heartbeat(&sh, 5000, 1, &h.r);
 	CH_CHECK_EQ_INT(sh.a.err, CH_KERR_FENCED_MEMBER_EPOCH);
 	check(&sh);
+
+	/* Fenced, a rejoins at epoch 0 under the same id, owning nothing (what
+	 * Java's consumer and librdkafka do, KIP-1082): Kafka 4.4 accepts epoch
+	 * 0 whatever the member's epoch (throwIfConsumerGroupMemberEpochIsInvalid
+	 * returns at once), and the full answer hands it back its assignment at
+	 * the current epoch. Fencing it again would keep it out until its
+	 * session timed out. */
+	hb_join(&h, "g", "a", "t");
+	cg_shell_heartbeat(&sh, 5500, 1, &h.r);
+	CH_CHECK_EQ_INT(sh.a.err, 0);
+	CH_CHECK_EQ_INT(sh.a.epoch, 3);
+	CH_CHECK(sh.a.has_assignment);
+	CH_CHECK_EQ_INT(count_answer(&sh), 2);
+	CH_CHECK(ch_coord_cg_group_get(sh.cg, CH_STR_LIT("g"), &gv));
+	CH_CHECK_EQ_INT(gv.epoch, 3); /* same subscription: no new group epoch */
+	check(&sh);
 	cg_shell_free(&sh);
 }
 
