@@ -40,7 +40,8 @@ serve(conn *c)
 		unsigned char out[4096];
 		size_t off = 0, o = 0;
 		while (c->len - off >= 12) { /* size, key, version, correlation id */
-			uint32_t n = ((uint32_t)c->buf[off] << 24) | ((uint32_t)c->buf[off + 1] << 16) |
+			uint32_t n = ((uint32_t)c->buf[off] << 24) |
+				     ((uint32_t)c->buf[off + 1] << 16) |
 				     ((uint32_t)c->buf[off + 2] << 8) | c->buf[off + 3];
 			if (n > sizeof(c->buf) - 4)
 				return -1;

@@ -62,8 +62,7 @@ static const ch_api_handler handlers[] = {
 	{CH_APIKEY_DESCRIBE_CLIENT_QUOTAS, 0, 1, ch_api_DescribeClientQuotas},
 	{CH_APIKEY_ALTER_CLIENT_QUOTAS, 0, 1, ch_api_AlterClientQuotas},
 	{CH_APIKEY_DESCRIBE_CLUSTER, 0, 1, ch_api_DescribeCluster},
-	{CH_APIKEY_CONSUMER_GROUP_HEARTBEAT, 0, 1,
-	 ch_api_ConsumerGroupHeartbeat},
+	{CH_APIKEY_CONSUMER_GROUP_HEARTBEAT, 0, 1, ch_api_ConsumerGroupHeartbeat},
 	{CH_APIKEY_CONSUMER_GROUP_DESCRIBE, 0, 1, ch_api_ConsumerGroupDescribe},
 };
 

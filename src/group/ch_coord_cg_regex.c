@@ -96,8 +96,9 @@ ch_coord_cg_regex_member_update(cg_group *g, cg_member *m, const char *old)
 	const char *now = m->regex;
 	if ((!is_regex(old) && !is_regex(now)) || (old && now && strcmp(old, now) == 0))
 		return false;
-	ch_coord_cg_log(g->cg, CH_LOG_DEBUG, "[GroupId %s] Member %s updated its subscribed regex to: %s.",
-			g->id, m->id, now ? now : "null");
+	ch_coord_cg_log(g->cg, CH_LOG_DEBUG,
+			"[GroupId %s] Member %s updated its subscribed regex to: %s.", g->id, m->id,
+			now ? now : "null");
 	if (is_regex(old)) {
 		cg_regex *r = regex_get(g, old);
 		if (r && r->members > 0 && --r->members == 0)
@@ -224,7 +225,8 @@ match_topic(void *arg, const char *name, size_t len)
 			continue;
 		if (allowed < 0) {
 			const ch_coord_cg_ops *ops = &z->g->cg->ops;
-			allowed = !ops->may_describe || ops->may_describe(ops->ud, z->token, name, len);
+			allowed = !ops->may_describe ||
+				  ops->may_describe(ops->ud, z->token, name, len);
 		}
 		if (!allowed)
 			return;
@@ -267,10 +269,11 @@ resolve_all(cg_group *g, void *token, int64_t now)
 		char why[128];
 		z.res[i] = ch_regex_compile(r->pattern, strlen(r->pattern), why, sizeof why);
 		if (!z.res[i]) /* checked when it came; Kafka logs and ignores it too */
-			ch_coord_cg_log(cg, CH_LOG_ERROR,
-					"[GroupId %s] Couldn't parse regular expression '%s' due to "
-					"`%s`. Ignoring it.",
-					g->id, r->pattern, why);
+			ch_coord_cg_log(
+				cg, CH_LOG_ERROR,
+				"[GroupId %s] Couldn't parse regular expression '%s' due to "
+				"`%s`. Ignoring it.",
+				g->id, r->pattern, why);
 		i++;
 	}
 	if (cg->ops.foreach_topic)
@@ -296,8 +299,8 @@ resolve_all(cg_group *g, void *token, int64_t now)
 		ch_regex_free(z.res[i]);
 	}
 	ch_coord_cg_log(cg, CH_LOG_INFO,
-			"[GroupId %s] Scanned %zu topics to refresh %zu regular expressions.", g->id,
-			z.scanned, z.n);
+			"[GroupId %s] Scanned %zu topics to refresh %zu regular expressions.",
+			g->id, z.scanned, z.n);
 	free(z.rs);
 	free(z.res);
 	free(z.found);

@@ -68,7 +68,7 @@ struct ch_topics {
 	int lock_fd;
 	char cluster_id[64];
 	ch_map by_name, by_id, by_norm;
-	uint64_t changes; /* topics added or removed from the index (ch_topics_changes) */
+	uint64_t changes;  /* topics added or removed from the index (ch_topics_changes) */
 	blayer broker[2];  /* dynamic broker configs, by CH_CONFIG_LAYER_* */
 	ch_topic **sorted; /* by name */
 	size_t n, sorted_cap;
