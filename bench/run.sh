@@ -6,7 +6,9 @@
 #                              Kafka vs the mock) and the coordinator's own
 #                              throughput (run-coord.sh, with callgrind)
 #                              and its replay of __consumer_offsets after a
-#                              restart (run-replay.sh)
+#                              restart (run-replay.sh), many members
+#                              (run-scale.sh), the consumer rebalance
+#                              protocol (run-cp.sh)
 #   bench/produce-fetch/run.sh produce/fetch throughput, cohortd vs the mock
 #   bench/produce/run.sh       libcohort's producer vs librdkafka's
 #   bench/client/run.sh        libcohort's consumer vs librdkafka's, on cohortd

@@ -22,7 +22,16 @@
 #    instructions per heartbeat and per commit;
 # 4. bench/groups/run-replay.sh (skipped with --groups-only): the time to
 #    load __consumer_offsets after a restart with 1,000,000 and 10,000,000
-#    offset records (--quick: 1,000,000), cohortd beside Kafka.
+#    offset records (--quick: 1,000,000), cohortd beside Kafka;
+# 5. bench/groups/run-scale.sh (skipped with --groups-only): 100,000 members
+#    in 1,000 groups on one cohortd over shared connections, and 10,000
+#    members a connection each on cohortd and Kafka (--quick: 10,000 over
+#    1,000 connections and 1,000 a connection each, 5 s a phase);
+# 6. bench/groups/run-cp.sh (skipped with --groups-only): the consumer
+#    rebalance protocol (KIP-848) and, for contrast, the classic one with
+#    confluent-kafka consumers, cohortd beside Kafka: 10, 100 and 1,000
+#    joining at once (--quick: 10 and 100), +1 and -1 on a group of 100,
+#    ConsumerGroupHeartbeat/s.
 # --big N: the large join-at-once group (default 100; --quick: 30).
 # Only 127.0.0.1; every broker started here is stopped on exit.
 set -eu
@@ -133,4 +142,20 @@ if [ $QUICK = 1 ]; then
 	"$ROOT/bench/groups/run-replay.sh" 1000000
 else
 	"$ROOT/bench/groups/run-replay.sh"
+fi
+
+echo
+echo "== many members on one coordinator: cohortd vs Apache Kafka (run-scale.sh)"
+if [ $QUICK = 1 ]; then
+	"$ROOT/bench/groups/run-scale.sh" 10000 1000 5 3000 1000
+else
+	"$ROOT/bench/groups/run-scale.sh"
+fi
+
+echo
+echo "== the consumer rebalance protocol (KIP-848) and the classic one: cohortd vs Apache Kafka (run-cp.sh)"
+if [ $QUICK = 1 ]; then
+	"$ROOT/bench/groups/run-cp.sh" 10 100
+else
+	"$ROOT/bench/groups/run-cp.sh"
 fi
