@@ -207,7 +207,8 @@ t_produce_encode(void)
 		pa[1].Records = (ch_bytes){r2, sizeof(r2)};
 		pb[0].Index = 5;
 		pb[0].Records = (ch_bytes){r1, sizeof(r1)};
-		ch_ProduceRequest_TopicProduceData td[2] = {{0}};
+		ch_ProduceRequest_TopicProduceData td[2];
+		memset(td, 0, sizeof td); /* {{0}}: -Wmissing-braces (its first field is a struct) */
 		td[0].Name = ch_str_c(ta);
 		td[0].PartitionData = pa;
 		td[0].PartitionData_n = 2;
