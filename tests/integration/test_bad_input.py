@@ -723,17 +723,41 @@ class ConnectionLimits(BrokerTestCase):
     broker_settings = {"max.connections.per.ip": "1",
                        "max.connections.per.ip.overrides": "127.0.0.1:3"}
 
+    REJECTED = ("Rejected connection from /127.0.0.1, address already has the "
+                "configured maximum of 3 connections.")
+
+    def three_served(self):
+        """Three connections, each answered: the override allows 3. A
+        connection closed just before (the harness's readiness probe) is
+        counted until cohortd's loop sees the close, so a set refused for
+        that is closed and tried again."""
+        deadline = time.monotonic() + 10
+        while True:
+            conns = [Conn(self.broker.port) for _ in range(3)]
+            try:
+                for c in conns:
+                    kwire.api_versions(c, 0)
+                return conns
+            except (ConnectionError, OSError, kwire.ProtocolError):
+                for c in conns:
+                    c.close()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
     def test_per_ip_override(self):
-        conns = [Conn(self.broker.port) for _ in range(3)]  # the override allows 3
+        conns = self.three_served()
         try:
-            for c in conns:
-                kwire.api_versions(c, 0)
+            before = self.broker.stderr().count(self.REJECTED)
             extra = Conn(self.broker.port)
             self.assertTrue(extra.wait_closed(10.0),
                             "a 4th connection from 127.0.0.1 was kept (override 3)")
             extra.close()
-            wait_log(self.broker, "Rejected connection from /127.0.0.1, address already "
-                     "has the configured maximum of 3 connections.")
+            deadline = time.monotonic() + 20
+            while self.broker.stderr().count(self.REJECTED) <= before:
+                self.assertLess(time.monotonic(), deadline,
+                                "cohortd never logged %r for the 4th" % self.REJECTED)
+                time.sleep(0.05)
         finally:
             for c in conns:
                 c.close()
