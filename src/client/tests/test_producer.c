@@ -208,8 +208,8 @@ t_produce_encode(void)
 		pb[0].Index = 5;
 		pb[0].Records = (ch_bytes){r1, sizeof(r1)};
 		ch_ProduceRequest_TopicProduceData td[2];
-		memset(td, 0,
-		       sizeof td); /* {{0}}: -Wmissing-braces (its first field is a struct) */
+		/* not {{0}}: -Wmissing-braces (its first field is a struct) */
+		memset(td, 0, sizeof td);
 		td[0].Name = ch_str_c(ta);
 		td[0].PartitionData = pa;
 		td[0].PartitionData_n = 2;
