@@ -266,21 +266,40 @@ on_signal(ch_loop *loop, int signo, void *ud)
 	ch_loop_stop(loop);
 }
 
+/* Every exit after the arguments are read leaves through `out`, which frees
+ * what was built so far in the reverse order (each free takes NULL or a
+ * zeroed object): an error exit leaks nothing under LeakSanitizer. Exit
+ * codes: 0 after a clean stop, 2 for bad arguments or configuration (and
+ * state on disk that does not load), 1 when the system refuses (memory, a
+ * listen that fails, the data directory). */
 int
 main(int argc, char **argv)
 {
+	int rc = 0;
 	const char *config_path = NULL;
 	const char **sets = calloc((size_t)argc, sizeof(*sets));
 	const char **scrams = calloc((size_t)argc, sizeof(*scrams));
 	size_t nsets = 0, nscrams = 0;
-	if (!sets || !scrams)
-		return 1;
+	char err[512];
+	char listen_err[256] = "unknown error";
+	static struct ch_config cfg;
+	static ch_plain_users plain[CH_LISTENERS_MAX];
+	static ch_tls_ctx *tls[CH_LISTENERS_MAX];
+	static cohortd d;
+	admin *adm = NULL;
+	coord_shell *coord = NULL;
+	bool broker_open = false;
+	if (!sets || !scrams) {
+		rc = 1;
+		goto out;
+	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-c") || !strcmp(a, "--config")) {
 			if (++i >= argc) {
 				fprintf(stderr, "cohortd: %s needs a file name\n", a);
-				return 2;
+				rc = 2;
+				goto out;
 			}
 			config_path = argv[i];
 		} else if (!strncmp(a, "--config=", 9)) {
@@ -288,7 +307,8 @@ main(int argc, char **argv)
 		} else if (!strcmp(a, "--set")) {
 			if (++i >= argc) {
 				fprintf(stderr, "cohortd: --set needs key=value\n");
-				return 2;
+				rc = 2;
+				goto out;
 			}
 			sets[nsets++] = argv[i];
 		} else if (!strncmp(a, "--set=", 6)) {
@@ -296,38 +316,34 @@ main(int argc, char **argv)
 		} else if (!strcmp(a, "--add-scram") || !strcmp(a, "-S")) {
 			if (++i >= argc) {
 				fprintf(stderr, "cohortd: %s needs a SCRAM specification\n", a);
-				return 2;
+				rc = 2;
+				goto out;
 			}
 			scrams[nscrams++] = argv[i];
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
-			return 0;
+			goto out;
 		} else if (!strcmp(a, "--version")) {
 			printf("cohortd %s\n", COHORT_VERSION);
-			return 0;
+			goto out;
 		} else {
 			fprintf(stderr, "cohortd: unknown argument '%s'\n", a);
 			usage(stderr);
-			return 2;
+			rc = 2;
+			goto out;
 		}
 	}
 
-	char err[512];
-	static struct ch_config cfg;
 	if (ch_config_load(&cfg, config_path, sets, nsets, err, sizeof(err)) != CH_OK) {
 		fprintf(stderr, "cohortd: configuration error: %s\n", err);
-		ch_config_free(&cfg);
-		free(sets);
-		return 2;
+		rc = 2;
+		goto out;
 	}
-	free(sets);
-	static ch_plain_users plain[CH_LISTENERS_MAX];
 	if (plain_users_load(&cfg, plain) != CH_OK) {
-		ch_config_free(&cfg);
-		return 2;
+		rc = 2;
+		goto out;
 	}
 	/* TLS contexts: a key store that does not load stops startup naming the key. */
-	static ch_tls_ctx *tls[CH_LISTENERS_MAX];
 	for (size_t i = 0; i < cfg.nlisteners; i++) {
 		ch_security_protocol p = cfg.listener_sec[i].protocol;
 		if (p != CH_SEC_SSL && p != CH_SEC_SASL_SSL)
@@ -336,27 +352,24 @@ main(int argc, char **argv)
 					sizeof(err));
 		if (!tls[i]) {
 			fprintf(stderr, "cohortd: configuration error: %s\n", err);
-			for (size_t k = 0; k < i; k++)
-				ch_tls_ctx_free(tls[k]);
-			ch_config_free(&cfg);
-			return 2;
+			rc = 2;
+			goto out;
 		}
 	}
 	ch_coord_cg_config cgc;
 	if (coord_shell_consumer_config(&cfg, &cgc, err, sizeof(err)) != 0) {
 		fprintf(stderr, "cohortd: configuration error: %s\n", err);
-		ch_config_free(&cfg);
-		return 2;
+		rc = 2;
+		goto out;
 	}
 	ch_log_threshold = cfg.log_level;
 	signal(SIGPIPE, SIG_IGN);
 
-	static cohortd d;
 	d.tls = tls;
 	d.loop = ch_loop_new();
 	if (!d.loop) {
-		ch_config_free(&cfg);
-		return 1;
+		rc = 1;
+		goto out;
 	}
 
 	ch_server_opts o;
@@ -374,29 +387,24 @@ main(int argc, char **argv)
 	o.on_open = on_open;
 	o.on_close = on_close;
 	o.ud = &d;
-	char listen_err[256] = "unknown error";
 	o.err = listen_err;
 	o.errlen = sizeof(listen_err);
 	d.server = ch_server_new(d.loop, &o);
 	if (!d.server) {
 		fprintf(stderr, "cohortd: cannot listen on %s:%d: %s\n", cfg.listener.host,
 			cfg.listener.port, listen_err);
-		ch_loop_free(d.loop);
-		ch_config_free(&cfg);
-		return 1;
+		rc = 1;
+		goto out;
 	}
 	if (listen_rest(&d, &cfg) != CH_OK) {
-		ch_server_free(d.server);
-		ch_loop_free(d.loop);
-		ch_config_free(&cfg);
-		return 1;
+		rc = 1;
+		goto out;
 	}
 	ch_loop_on_signal(d.loop, SIGTERM, on_signal, &d);
 	ch_loop_on_signal(d.loop, SIGINT, on_signal, &d);
 	/* The admin HTTP listener (admin.listeners), bound now like the Kafka
 	 * one (a bind failure stops startup), after the signal setup: it starts
 	 * libmicrohttpd's thread. Its pages run once the loop does. */
-	admin *adm = NULL;
 	if (cfg.admin_enabled) {
 		admin_sources src = {&d.bk, d.server, d.loop};
 		adm = admin_start(&cfg.admin_listener, &src, listen_err, sizeof(listen_err));
@@ -404,10 +412,8 @@ main(int argc, char **argv)
 			fprintf(stderr,
 				"cohortd: cannot listen on admin.listeners http://%s:%d: %s\n",
 				cfg.admin_listener.host, cfg.admin_listener.port, listen_err);
-			ch_server_free(d.server);
-			ch_loop_free(d.loop);
-			ch_config_free(&cfg);
-			return 1;
+			rc = 1;
+			goto out;
 		}
 	}
 
@@ -425,41 +431,35 @@ main(int argc, char **argv)
 			      shell_throttle};
 	if (ch_broker_open(&d.bk, &cfg, d.loop, &sh, err, sizeof(err)) != CH_OK) {
 		fprintf(stderr, "cohortd: cannot open data directory: %s\n", err);
-		admin_stop(adm);
-		ch_server_free(d.server);
-		ch_loop_free(d.loop);
-		ch_config_free(&cfg);
-		return 1;
+		rc = 1;
+		goto out;
 	}
+	broker_open = true;
 	/* SCRAM credentials (the data directory is there now), the users of
 	 * --add-scram and the client quotas, before anyone can connect. */
 	d.bk.scram = ch_scram_store_open(cfg.log_dir, err, sizeof(err));
-	bool state_ok = d.bk.scram && add_scram_users(d.bk.scram, scrams, nscrams) == CH_OK;
-	if (!d.bk.scram)
+	if (!d.bk.scram) {
 		fprintf(stderr, "cohortd: cannot read SCRAM credentials: %s\n", err);
-	if (state_ok) {
-		d.bk.quotas = ch_quotas_new();
-		state_ok = ch_quotas_load(d.bk.quotas, cfg.log_dir, err, sizeof(err)) == 0;
-		if (!state_ok)
-			fprintf(stderr, "cohortd: cannot read client quotas: %s\n", err);
+		rc = 2;
+		goto out;
+	}
+	if (add_scram_users(d.bk.scram, scrams, nscrams) != CH_OK) {
+		rc = 2;
+		goto out;
+	}
+	d.bk.quotas = ch_quotas_new();
+	if (ch_quotas_load(d.bk.quotas, cfg.log_dir, err, sizeof(err)) != 0) {
+		fprintf(stderr, "cohortd: cannot read client quotas: %s\n", err);
+		rc = 2;
+		goto out;
 	}
 	/* The ACLs, when the authorizer is on (auth/ch_authz.h). */
-	if (state_ok && cfg.authorizer_enabled &&
+	if (cfg.authorizer_enabled &&
 	    !(d.bk.acls = ch_acl_store_open(cfg.log_dir, err, sizeof(err)))) {
 		fprintf(stderr, "cohortd: cannot read ACLs: %s\n", err);
-		state_ok = false;
+		rc = 2;
+		goto out;
 	}
-	if (!state_ok) {
-		ch_quotas_free(d.bk.quotas);
-		ch_scram_store_close(d.bk.scram);
-		ch_broker_close(&d.bk);
-		admin_stop(adm);
-		ch_server_free(d.server);
-		ch_loop_free(d.loop);
-		ch_config_free(&cfg);
-		return 2;
-	}
-	free(scrams);
 	for (size_t i = 0; i < cfg.nlisteners; i++)
 		d.bk.plain_users[i] = &plain[i];
 	/* Port 0 (ephemeral) advertises the bound port. */
@@ -474,7 +474,7 @@ main(int argc, char **argv)
 		COHORT_VERSION, cfg.listener.host, ch_server_port(d.server), cfg.node_id,
 		d.bk.cluster_id, cfg.log_dir, ch_topics_count(d.bk.topics));
 	/* The group coordinator: replays __consumer_offsets before serving. */
-	coord_shell *coord = coord_shell_start(d.loop, &d.bk, d.bk.logs);
+	coord = coord_shell_start(d.loop, &d.bk, d.bk.logs);
 	if (adm)
 		CH_LOGI("cohortd", "admin API on http://%s:%d", cfg.admin_listener.host,
 			admin_port(adm));
@@ -486,21 +486,29 @@ main(int argc, char **argv)
 	 * then free the rest. */
 	ch_server_stop(d.server);
 	admin_stop(adm);
+	adm = NULL;
 	ch_coord_shutdown(d.bk.coord);
 	coord_shell_quiesce(coord);
 	ch_broker_close(&d.bk);
+	broker_open = false;
 	coord_shell_stop(coord);
+	CH_LOGI("cohortd", "stopped after %llu requests (%llu rejected)",
+		(unsigned long long)d.bk.n_requests, (unsigned long long)d.bk.n_rejected);
+out:
+	admin_stop(adm);
+	if (broker_open)
+		ch_broker_close(&d.bk);
 	ch_scram_store_close(d.bk.scram);
 	ch_quotas_free(d.bk.quotas);
 	ch_acl_store_close(d.bk.acls);
-	for (size_t i = 0; i < cfg.nlisteners; i++)
-		ch_plain_users_free(&plain[i]);
 	ch_server_free(d.server);
 	ch_loop_free(d.loop);
-	for (size_t i = 0; i < cfg.nlisteners; i++)
+	for (size_t i = 0; i < CH_LISTENERS_MAX; i++) {
+		ch_plain_users_free(&plain[i]);
 		ch_tls_ctx_free(tls[i]);
-	CH_LOGI("cohortd", "stopped after %llu requests (%llu rejected)",
-		(unsigned long long)d.bk.n_requests, (unsigned long long)d.bk.n_rejected);
+	}
 	ch_config_free(&cfg);
-	return 0;
+	free(sets);
+	free(scrams);
+	return rc;
 }
