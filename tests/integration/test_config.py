@@ -40,26 +40,27 @@ class ConfigErrors(unittest.TestCase):
         """Every error exit leaves through one unwind path: LeakSanitizer (on
         by default in the ASan build) reports nothing, whether cohortd stops
         at its arguments, its configuration, a key store or after the data
-        directory is open (a bad --add-scram)."""
-        plain = ('listener.name.sasl_plaintext.plain.sasl.jaas.config='
-                 'org.apache.kafka.common.security.plain.PlainLoginModule required user_a="b";')
-        sasl = ["--set", "listeners=SASL_PLAINTEXT://127.0.0.1:%d" % self.port,
-                "--set", "log.dirs=%s" % os.path.join(self.tmp.name, "data"),
-                "--set", "sasl.enabled.mechanisms=PLAIN", "--set", plain]
+        directory is open (a bad --add-scram). A leak report ends in
+        "SUMMARY: AddressSanitizer", which assert_rejected refuses."""
+        def plain_listener(protocol):
+            return ["--set", "listeners=%s://127.0.0.1:%d" % (protocol, self.port),
+                    "--set", "log.dirs=%s" % os.path.join(self.tmp.name, "data"),
+                    "--set", "sasl.enabled.mechanisms=PLAIN",
+                    "--set", "listener.name.%s.plain.sasl.jaas.config="
+                    "org.apache.kafka.common.security.plain.PlainLoginModule required "
+                    'user_a="b";' % protocol.lower()]
         cases = [(["-c"], "-c"), (["--set"], "--set"), (["--add-scram"], "--add-scram"),
                  (["-S", "x=y", "--bogus"], "--bogus"),
                  (["--set", "no.such=1", "--set", "b=c"], "no.such"),
-                 ([a.replace("SASL_PLAINTEXT", "SASL_SSL").replace("sasl_plaintext", "sasl_ssl")
-                   for a in sasl] + ["--set", "ssl.keystore.type=PEM",
-                                     "--set", "ssl.keystore.location=/nonexistent"],
+                 (plain_listener("SASL_SSL") + ["--set", "ssl.keystore.type=PEM",
+                                                "--set", "ssl.keystore.location=/nonexistent"],
                   "ssl.keystore"),
-                 (sasl + ["--add-scram", "bogus"], "--add-scram"),
+                 (plain_listener("SASL_PLAINTEXT") + ["--add-scram", "bogus"], "--add-scram"),
                  (self.base_args() + ["--add-scram", "SCRAM-SHA-256=[name=u]"], "--add-scram")]
         for args, key in cases:
             with self.subTest(args=args):
                 p = self.assert_rejected(args, key)
                 self.assertEqual(p.returncode, 2, p.stderr)
-                self.assertNotIn("LeakSanitizer", p.stderr)
 
     def test_unknown_key(self):
         self.assert_rejected(self.base_args() + ["--set", "no.such.setting=1"], "no.such.setting")
