@@ -971,7 +971,12 @@ compute_next(cg_group *g, cg_member *m, int32_t epoch, const cg_set *owned)
 	ch_coord_cg_owners_drop(g, &m->revoking);
 	ch_coord_cg_set_free(&m->assigned);
 	ch_coord_cg_set_free(&m->revoking);
-	if (revoke.n && owns_any(owned, &revoke)) {
+	/* Kafka revokes only what the member still reports; cohortd also asks a
+	 * consumer-protocol member that has not yet reported owning all it was
+	 * given, since it may still take the rest (Kafka gives those partitions
+	 * to their new owner at once: both own them for a moment). A classic
+	 * member reports in every JoinGroup: its list is its whole truth. */
+	if (revoke.n && (owns_any(owned, &revoke) || (!m->acked && !m->classic))) {
 		m->state = CH_COORD_CG_MEMBER_UNREVOKED_PARTITIONS;
 		set_epoch(m, epoch);
 		m->assigned = keep;
@@ -982,6 +987,8 @@ compute_next(cg_group *g, cg_member *m, int32_t epoch, const cg_set *owned)
 		for (int32_t i = 0; i < take.n; i++)
 			ch_coord_cg_set_push(&keep, &take.v[i]);
 		ch_coord_cg_set_normalize(&keep);
+		if (take.n)
+			m->acked = false;
 		ch_coord_cg_set_free(&take);
 		m->state = unreleased ? CH_COORD_CG_MEMBER_UNRELEASED_PARTITIONS
 				      : CH_COORD_CG_MEMBER_STABLE;
@@ -1584,9 +1591,18 @@ heartbeat(ch_coord_cg *cg, const ch_coord_req *req)
 	}
 
 	/* 3. Reconcile the member towards it. */
+	/* A (re)joining client owns nothing and has no older answer to take
+	 * partitions from: its empty list is the truth for what it revokes now
+	 * (else a static successor would wait at epoch 0); what it is handed
+	 * back it has yet to take. */
+	bool joining = rq->MemberEpoch == 0;
+	if (joining || (owned && is_subset(&m->assigned, owned)))
+		m->acked = true;
 	cg_set before;
 	ch_coord_cg_set_copy(&m->assigned, &before);
 	ch_coord_cg_maybe_reconcile(g, m, owned, now);
+	if (joining)
+		m->acked = m->assigned.n == 0;
 	ch_coord_cg_timer_set(cg, &m->session, now + cg->cfg.session_timeout_ms);
 
 	/* The assignment goes out on a full request (a join, or every

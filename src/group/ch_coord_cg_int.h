@@ -57,7 +57,12 @@ typedef struct cg_member {
 	int32_t rebalance_timeout_ms;
 	cg_set assigned; /* current assignment */
 	cg_set revoking; /* partitions pending revocation */
-	cg_set target;   /* target assignment (of the group's assignment epoch) */
+	/* The member reported owning all of `assigned` since it last grew. Until
+	 * then an owned list without a partition may be a client still taking
+	 * it (Java's consumer acknowledges a partial reconciliation while topic
+	 * ids resolve, then takes the rest): not proof it let go. */
+	bool acked;
+	cg_set target; /* target assignment (of the group's assignment epoch) */
 	/* partition key (cg_tp_key) -> the member epoch at which it was
 	 * assigned (KIP-1251), for every assigned or revoking partition */
 	ch_map aepochs;
