@@ -467,12 +467,14 @@ set_value(cohort_conf *conf, const kdef *k, const char *text, char *errstr, size
 				   text, k->name, text);
 		return COHORT_OK;
 	case K_ISOLATION:
-		if (n == 16 && strncasecmp(v, "read_uncommitted", n) == 0)
+		if (n == 16 && strncasecmp(v, "read_uncommitted", n) == 0) {
+			conf->read_committed = false;
 			return COHORT_OK;
-		if (n == 14 && strncasecmp(v, "read_committed", n) == 0)
-			return BAD("Invalid value %s for configuration %s: read_committed is not "
-				   "supported by libcohort yet",
-				   text, k->name);
+		}
+		if (n == 14 && strncasecmp(v, "read_committed", n) == 0) {
+			conf->read_committed = true;
+			return COHORT_OK;
+		}
 		return BAD("Invalid value %s for configuration %s: String must be one of "
 			   "(case insensitive): read_uncommitted, read_committed",
 			   text, k->name);
@@ -592,7 +594,9 @@ get_value(const cohort_conf *conf, const kdef *k, char *b, size_t size)
 		return (size_t)snprintf(b, size, "%s",
 					conf->group_protocol_consumer ? "consumer" : "classic");
 	case K_ISOLATION:
-		return (size_t)snprintf(b, size, "%s", k->dflt); /* only the default is allowed */
+		return (size_t)snprintf(b, size, "%s",
+					conf->read_committed ? "read_committed"
+							     : "read_uncommitted");
 	case K_SECURITY: {
 		static const char *const names[] = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT",
 						    "SASL_SSL"};

@@ -99,6 +99,8 @@ struct cohort_conf {
 	int32_t max_partition_fetch_bytes;
 	int32_t max_poll_records;
 	bool check_crcs;
+	bool read_committed; /* isolation.level=read_committed: Fetch and ListOffsets at
+				the last stable offset, aborted transactions filtered */
 	/* producer (ProducerConfig) */
 	int16_t acks; /* -1 (all), 0, 1 */
 	int64_t linger_ms;

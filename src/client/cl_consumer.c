@@ -622,6 +622,10 @@ take_records(cl_client *c, size_t max, bool *kick)
 			}
 		}
 		if (stale || ch->pos == ch->n) {
+			/* past the chunk's control and aborted batches too (Java's
+			 * FetchCollector moves the position to nextFetchOffset) */
+			if (!stale && ch->next_offset > tp->position)
+				tp->position = ch->next_offset;
 			*pp = ch->next;
 			if (c->q_tail == ch)
 				c->q_tail = prev;

@@ -213,7 +213,7 @@ build_fetch(cl_client *c, int16_t version, ch_buf *b, void *ud)
 	r.MaxWaitMs = c->conf.fetch_max_wait_ms;
 	r.MinBytes = c->conf.fetch_min_bytes;
 	r.MaxBytes = c->conf.fetch_max_bytes;
-	r.IsolationLevel = 0;
+	r.IsolationLevel = c->conf.read_committed ? 1 : 0;
 	r.SessionId = f->sepoch > 0 ? s->id : 0;
 	r.SessionEpoch = f->sepoch;
 	r.RackId = ch_str_c(c->conf.client_rack);
@@ -372,8 +372,114 @@ put_headers(ch_buf *d, const uint8_t *h, size_t len, int32_t count, int64_t *at)
 	return CH_OK;
 }
 
+/* read_committed while one Records field is decoded (Java's CompletedFetch): the aborted
+ * transactions the answer lists, by first offset, not reached yet; and the producers whose
+ * open transaction is aborted (sorted, distinct) until their ABORT marker. */
+typedef struct txn_filter {
+	ch_FetchResponse_AbortedTransaction *pending;
+	int32_t npending, at;
+	int64_t *pids;
+	int32_t npids;
+} txn_filter;
+
+static int
+cmp_first_offset(const void *a, const void *b)
+{
+	int64_t x = ((const ch_FetchResponse_AbortedTransaction *)a)->FirstOffset;
+	int64_t y = ((const ch_FetchResponse_AbortedTransaction *)b)->FirstOffset;
+	return (x > y) - (x < y);
+}
+
+/* false: out of memory. */
+static bool
+txn_filter_init(txn_filter *tf, const cl_decode_opts *o)
+{
+	memset(tf, 0, sizeof(*tf));
+	int32_t n = o->aborted ? CH_MAX(o->naborted, 0) : 0;
+	tf->pending = calloc((size_t)n + 1, sizeof(*tf->pending));
+	tf->pids = calloc((size_t)n + 1, sizeof(*tf->pids)); /* at most n distinct */
+	if (!tf->pending || !tf->pids)
+		return false;
+	if (n)
+		memcpy(tf->pending, o->aborted, (size_t)n * sizeof(*tf->pending));
+	qsort(tf->pending, (size_t)n, sizeof(*tf->pending), cmp_first_offset);
+	tf->npending = n;
+	return true;
+}
+
+static void
+txn_filter_free(txn_filter *tf)
+{
+	free(tf->pending);
+	free(tf->pids);
+}
+
+/* Index of pid in tf->pids, or where it would go (*found false). */
+static int32_t
+pid_at(const txn_filter *tf, int64_t pid, bool *found)
+{
+	int32_t lo = 0, hi = tf->npids;
+	while (lo < hi) {
+		int32_t mid = lo + (hi - lo) / 2;
+		if (tf->pids[mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = lo < tf->npids && tf->pids[lo] == pid;
+	return lo;
+}
+
+/* The aborted transactions that began at or before last_offset (a batch's last offset)
+ * make their producers aborted. */
+static void
+txn_consume_up_to(txn_filter *tf, int64_t last_offset)
+{
+	while (tf->at < tf->npending && tf->pending[tf->at].FirstOffset <= last_offset) {
+		bool found;
+		int64_t pid = tf->pending[tf->at++].ProducerId;
+		int32_t i = pid_at(tf, pid, &found);
+		if (found)
+			continue;
+		memmove(tf->pids + i + 1, tf->pids + i, (size_t)(tf->npids - i) * sizeof(int64_t));
+		tf->pids[i] = pid;
+		tf->npids++;
+	}
+}
+
+static void
+txn_remove(txn_filter *tf, int64_t pid)
+{
+	bool found;
+	int32_t i = pid_at(tf, pid, &found);
+	if (!found)
+		return;
+	memmove(tf->pids + i, tf->pids + i + 1, (size_t)(tf->npids - i - 1) * sizeof(int64_t));
+	tf->npids--;
+}
+
+/* True when the control batch's first record is an ABORT marker: its key is version int16
+ * (>= 0) and type int16, 0 ABORT, 1 COMMIT (Kafka's ControlRecordType). A key that does
+ * not parse is not an abort. */
+static bool
+abort_marker(const uint8_t *batch, const ch_batch_hdr *h, ch_buf *scratch)
+{
+	const uint8_t *recs;
+	size_t recs_len;
+	if (ch_batch_records(batch, h, scratch, MAX_DECOMPRESSED, &recs, &recs_len) != CH_OK)
+		return false;
+	ch_record_iter it;
+	ch_record_iter_init(&it, recs, recs_len, h->records_count);
+	ch_record rec;
+	if (ch_record_next(&it, &rec) != 1 || rec.key.len < 4)
+		return false;
+	int16_t version = (int16_t)(((unsigned)rec.key.p[0] << 8) | rec.key.p[1]);
+	int16_t type = (int16_t)(((unsigned)rec.key.p[2] << 8) | rec.key.p[3]);
+	return version >= 0 && type == 0;
+}
+
 cl_chunk *
-cl_records_decode(cl_tp *tp, bool check_crcs, int64_t from, const uint8_t *p, size_t len,
+cl_records_decode(cl_tp *tp, const cl_decode_opts *o, int64_t from, const uint8_t *p, size_t len,
 		  int64_t *next, cohort_err *err)
 {
 	cl_chunk *ch = calloc(1, sizeof(*ch));
@@ -381,9 +487,13 @@ cl_records_decode(cl_tp *tp, bool check_crcs, int64_t from, const uint8_t *p, si
 	size_t cap = 0;
 	ch_buf scratch;
 	ch_buf_init(&scratch);
+	txn_filter tf;
+	bool tf_ok = txn_filter_init(&tf, o);
 	*next = from;
 	*err = COHORT_OK;
-	if (!ch) {
+	if (!ch || !tf_ok) {
+		free(ch);
+		txn_filter_free(&tf);
 		*err = COHORT_ERR__NOMEM;
 		return NULL;
 	}
@@ -391,6 +501,7 @@ cl_records_decode(cl_tp *tp, bool check_crcs, int64_t from, const uint8_t *p, si
 	/* never NULL: an empty key or value is a valid pointer with length 0 */
 	if (!ch_buf_reserve(&ch->data, 256)) {
 		free(ch);
+		txn_filter_free(&tf);
 		*err = COHORT_ERR__NOMEM;
 		return NULL;
 	}
@@ -414,13 +525,27 @@ cl_records_decode(cl_tp *tp, bool check_crcs, int64_t from, const uint8_t *p, si
 		int64_t last_offset = add_wrap(h.base_offset, h.last_offset_delta);
 		if (last_offset < *next)
 			continue;
-		if (check_crcs && ch_batch_compute_crc(batch, size) != h.crc) {
+		if (o->check_crcs && ch_batch_compute_crc(batch, size) != h.crc) {
 			CH_LOGW(CL_LOG, "%s-%d: record batch at %lld fails its CRC", tp->topic,
 				tp->partition, (long long)h.base_offset);
 			*err = COHORT_ERR__BAD_MSG;
 			break;
 		}
 		int64_t batch_next = add_wrap(last_offset, 1);
+		if (o->read_committed && h.producer_id >= 0) {
+			txn_consume_up_to(&tf, last_offset);
+			if (h.attributes & CH_BATCH_ATTR_CONTROL) {
+				if (abort_marker(batch, &h, &scratch))
+					txn_remove(&tf, h.producer_id);
+			} else if (h.attributes & CH_BATCH_ATTR_TRANSACTIONAL) {
+				bool aborted;
+				pid_at(&tf, h.producer_id, &aborted);
+				if (aborted) {
+					*next = batch_next; /* skipped, and the position moves on */
+					continue;
+				}
+			}
+		}
 		if (h.attributes & CH_BATCH_ATTR_CONTROL) {
 			*next = batch_next;
 			continue;
@@ -494,9 +619,11 @@ cl_records_decode(cl_tp *tp, bool check_crcs, int64_t from, const uint8_t *p, si
 	}
 out:
 	ch_buf_free(&scratch);
+	txn_filter_free(&tf);
+	ch->next_offset = *next;
 	if (!*err && !ch_buf_ok(&ch->data))
 		*err = COHORT_ERR__NOMEM;
-	if (*err && ch->n == 0) {
+	if (*err && ch->n == 0 && *next == from) {
 		free(sl);
 		cl_chunk_free(ch);
 		return NULL;
@@ -605,8 +732,11 @@ done_fetch(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 				}
 				int64_t next;
 				cohort_err derr;
+				cl_decode_opts dopts = {c->conf.check_crcs, c->conf.read_committed,
+							pd->AbortedTransactions,
+							pd->AbortedTransactions_n};
 				cl_chunk *ch = cl_records_decode(
-					tp, c->conf.check_crcs, fp->offset, pd->Records.p,
+					tp, &dopts, fp->offset, pd->Records.p,
 					(size_t)CH_MAX(pd->Records.len, 0), &next, &derr);
 				cl_lock(c);
 				tp->fetching = false;
@@ -624,7 +754,9 @@ done_fetch(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 				if (ch && tp->epoch == fp->epoch && tp->owned &&
 				    tp->fetch_pos == fp->offset) {
 					tp->fetch_pos = next;
-					if (ch->n > 0) {
+					/* an answer of control or aborted batches only moves the
+					 * position too: queued empty, poll takes it */
+					if (ch->n > 0 || next > fp->offset) {
 						ch->epoch = tp->epoch;
 						ch->bytes = (size_t)CH_MAX(pd->Records.len, 0);
 						c->q_bytes += ch->bytes;

@@ -442,15 +442,27 @@ void cl_fetcher_kick(cl_client *c);
 /* Frees the fetch sessions (the I/O thread is gone). */
 void cl_fetcher_free(cl_client *c);
 void cl_chunk_free(cl_chunk *ch);
+/* How a Fetch answer's Records are read (isolation.level). */
+typedef struct cl_decode_opts {
+	bool check_crcs;
+	bool read_committed; /* filter the aborted transactions below */
+	/* the partition's AbortedTransactions (producer id, first offset), in
+	 * any order; read only with read_committed */
+	const ch_FetchResponse_AbortedTransaction *aborted;
+	int32_t naborted;
+} cl_decode_opts;
+
 /*
  * Decode a partition's Records field (untrusted: record batches v2, the last
  * one possibly cut) into a chunk of the records at or after `from`. Returns
  * the chunk (it may hold no records) or NULL with *err set when nothing
- * decoded; *next gets the fetch position after what was read. Pure (any
+ * decoded; *next (and the chunk's next_offset) gets the fetch position after
+ * what was read: past every batch read, control batches and, under
+ * read_committed, aborted ones included, as Java's CompletedFetch. Pure (any
  * thread); fuzzed by fuzz_client_records.
  */
-cl_chunk *cl_records_decode(cl_tp *tp, bool check_crcs, int64_t from, const uint8_t *p, size_t len,
-			    int64_t *next, cohort_err *err);
+cl_chunk *cl_records_decode(cl_tp *tp, const cl_decode_opts *o, int64_t from, const uint8_t *p,
+			    size_t len, int64_t *next, cohort_err *err);
 
 /* ---- the client ---------------------------------------------------------- */
 

@@ -567,7 +567,7 @@ encode_list_offsets(cl_client *c, int16_t version, ch_buf *b, const o_lo_entry *
 	ch_ListOffsetsRequest r;
 	ch_ListOffsetsRequest_init(&r);
 	r.ReplicaId = -1;
-	r.IsolationLevel = 0;
+	r.IsolationLevel = c->conf.read_committed ? 1 : 0; /* LATEST: the LSO */
 	r.TimeoutMs = c->conf.request_timeout_ms;
 	ch_ListOffsetsRequest_ListOffsetsTopic *t = calloc((size_t)n + 1, sizeof(*t));
 	ch_ListOffsetsRequest_ListOffsetsPartition *p = calloc((size_t)n + 1, sizeof(*p));

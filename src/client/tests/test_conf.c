@@ -58,6 +58,23 @@ t_set_values(void)
 	CH_CHECK_EQ_INT(cohort_conf_set(c, "session.timeout.ms", " 6000 ", err, sizeof(err)),
 			COHORT_OK);
 	CH_CHECK_EQ_INT(c->session_timeout_ms, 6000);
+	/* isolation.level: both of Kafka's values, case insensitive */
+	CH_CHECK(!c->read_committed);
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "isolation.level", "READ_COMMITTED", err, sizeof(err)),
+			COHORT_OK);
+	CH_CHECK(c->read_committed);
+	CH_CHECK_EQ_STR(get(c, "isolation.level"), "read_committed");
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "isolation.level", "read_uncommitted", err, sizeof(err)),
+			COHORT_OK);
+	CH_CHECK(!c->read_committed);
+	CH_CHECK_EQ_STR(get(c, "isolation.level"), "read_uncommitted");
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "isolation.level", "read_committed", err, sizeof(err)),
+			COHORT_OK);
+	cohort_conf *d = cohort_conf_dup(c); /* a consumer's private copy keeps it */
+	CH_CHECK(d != NULL && d->read_committed);
+	cohort_conf_free(d);
+	CH_CHECK_EQ_INT(cohort_conf_set(c, "isolation.level", "read_uncommitted", err, sizeof(err)),
+			COHORT_OK);
 	CH_CHECK_EQ_INT(cohort_conf_set(c, "enable.auto.commit", "FALSE", err, sizeof(err)),
 			COHORT_OK);
 	CH_CHECK(!c->enable_auto_commit);
@@ -118,8 +135,10 @@ t_errors(void)
 		 "either true or false"},
 		{"auto.offset.reset", "smallest", NULL},
 		{"auto.offset.reset", "by_duration:PT1H", NULL},
-		{"isolation.level", "read_committed", NULL},
-		{"isolation.level", "dirty", NULL},
+		{"isolation.level", "dirty",
+		 "Invalid value dirty for configuration isolation.level: String must be one of "
+		 "(case insensitive): read_uncommitted, read_committed"},
+		{"isolation.level", "", NULL},
 		{"group.protocol", "eager",
 		 "Invalid value eager for configuration group.protocol: String must be one of "
 		 "(case insensitive): CLASSIC, CONSUMER"},

@@ -23,6 +23,7 @@
  * positions, COMMIT lines printed by the result callback), seekbeg T P,
  * seekend T P, seekts T P MS (SEEK lines), pause T P, resume T P (PAUSE /
  * RESUME T P ERROR), paused (PAUSED parts), position T P (POSITION T P O),
+ * endoffset T P (cohort_end_offsets: ENDOFFSET T P O ERROR),
  * stall MS (no poll for MS milliseconds, then STALLED MS), unsubscribe
  * (the revoke runs inside it; UNSUBSCRIBED ERROR, then ASSIGNMENT),
  * subscribe T[,T...] (SUBSCRIBED ERROR), assign T:P[,T:P...] (ASSIGNED_MANUALLY
@@ -316,6 +317,10 @@ command(cohort_consumer *c, char *line)
 		int64_t pos = -1;
 		cohort_err err = cohort_position(c, w[1], atoi(w[2]), &pos);
 		printf("POSITION %s %s %lld %s\n", w[1], w[2], (long long)pos, ename(err));
+	} else if (strcmp(w[0], "endoffset") == 0 && n == 3) {
+		cohort_tp_offset o = {w[1], atoi(w[2]), -1, 0};
+		cohort_err err = cohort_end_offsets(c, &o, 1);
+		printf("ENDOFFSET %s %s %lld %s\n", w[1], w[2], (long long)o.offset, ename(err));
 	} else if (strcmp(w[0], "unsubscribe") == 0) {
 		cohort_err err = cohort_unsubscribe(c);
 		printf("UNSUBSCRIBED %s\n", ename(err));
