@@ -38,8 +38,9 @@ static void
 marker(ch_buf *out, int64_t offset, int64_t pid, int16_t type)
 {
 	ch_batch_builder bb;
-	ch_batch_builder_begin(&bb, out, offset, CH_BATCH_ATTR_TRANSACTIONAL | CH_BATCH_ATTR_CONTROL,
-			       1000, pid, 0, -1);
+	ch_batch_builder_begin(&bb, out, offset,
+			       CH_BATCH_ATTR_TRANSACTIONAL | CH_BATCH_ATTR_CONTROL, 1000, pid, 0,
+			       -1);
 	uint8_t key[4] = {0, 0, (uint8_t)(type >> 8), (uint8_t)type};
 	uint8_t value[6] = {0, 0, 0, 0, 0, 5}; /* version 0, coordinator epoch 5 */
 	ch_batch_builder_add(&bb, 0, 1000, (ch_bytes){key, 4}, (ch_bytes){value, 6}, 0, NULL, 0);
@@ -49,8 +50,8 @@ marker(ch_buf *out, int64_t offset, int64_t pid, int16_t type)
 /* Decodes b[0..len) from `from`; the offsets read, "a,b,c" (each value must be its
  * offset), into got; *next the position after. */
 static void
-decode(const uint8_t *p, size_t len, int64_t from, bool rc, const abtx *ab, int32_t nab,
-       char *got, size_t gotsz, int64_t *next)
+decode(const uint8_t *p, size_t len, int64_t from, bool rc, const abtx *ab, int32_t nab, char *got,
+       size_t gotsz, int64_t *next)
 {
 	cl_tp tp = {.topic = "t", .partition = 0};
 	cl_decode_opts o = {true, rc, ab, nab};
@@ -73,7 +74,7 @@ decode(const uint8_t *p, size_t len, int64_t from, bool rc, const abtx *ab, int3
 	cl_chunk_free(ch);
 }
 
-#define EXPECT(b, from, rc, ab, nab, want, want_next)                                             \
+#define EXPECT(b, from, rc, ab, nab, want, want_next)                                              \
 	do {                                                                                       \
 		char got_[256];                                                                    \
 		int64_t next_;                                                                     \
@@ -140,7 +141,7 @@ t_interleaved(void)
 	data(&b, 10, 1, 2, true);  /* pid 2's next: aborted */
 	marker(&b, 11, 1, 1);      /* pid 1 COMMIT */
 	data(&b, 12, 1, -1, false);
-	marker(&b, 13, 2, 0); /* pid 2 ABORT */
+	marker(&b, 13, 2, 0);     /* pid 2 ABORT */
 	data(&b, 14, 1, 3, true); /* pid 3: not listed as aborted, so read */
 	/* unsorted, as nothing promises the order */
 	abtx ab[] = {{2, 10}, {1, 0}};
@@ -210,8 +211,8 @@ t_bad_marker_key(void)
 	ch_buf_init(&b);
 	data(&b, 0, 1, 5, true);
 	ch_batch_builder bb;
-	ch_batch_builder_begin(&bb, &b, 1,
-			       CH_BATCH_ATTR_TRANSACTIONAL | CH_BATCH_ATTR_CONTROL, 1000, 5, 0, -1);
+	ch_batch_builder_begin(&bb, &b, 1, CH_BATCH_ATTR_TRANSACTIONAL | CH_BATCH_ATTR_CONTROL,
+			       1000, 5, 0, -1);
 	uint8_t key[2] = {0, 0};
 	ch_batch_builder_add(&bb, 0, 1000, (ch_bytes){key, 2}, (ch_bytes){NULL, -1}, 0, NULL, 0);
 	CH_CHECK_EQ_INT(ch_batch_builder_end(&bb, -1), CH_OK);
