@@ -619,6 +619,21 @@ typedef struct cohort_offset_query {
 COHORT_API cohort_err cohort_admin_list_offsets(cohort_admin *a, cohort_offset_query *q, size_t n,
 						int timeout_ms);
 
+/* Kafka's IsolationLevel. */
+typedef enum cohort_isolation_level {
+	COHORT_READ_UNCOMMITTED = 0,
+	COHORT_READ_COMMITTED = 1,
+} cohort_isolation_level;
+
+/* cohort_admin_list_offsets with an isolation level (Java's
+ * ListOffsetsOptions.isolationLevel): under COHORT_READ_COMMITTED,
+ * COHORT_OFFSET_SPEC_LATEST is the last stable offset (the first offset of
+ * the oldest open transaction, else the high watermark).
+ * COHORT_ERR__INVALID_ARG for another value. */
+COHORT_API cohort_err cohort_admin_list_offsets_isolation(cohort_admin *a, cohort_offset_query *q,
+							  size_t n, int timeout_ms,
+							  cohort_isolation_level isolation);
+
 /* A partition's committed offset in a group. */
 typedef struct cohort_group_offset {
 	const char *topic;

@@ -34,12 +34,19 @@ stale_leader(int16_t err)
 
 /* ---- list offsets ------------------------------------------------------------ */
 
+/* A list-offsets call's data (k->ud). */
+typedef struct lo_call {
+	cohort_offset_query *q;
+	int8_t isolation; /* cohort_isolation_level */
+} lo_call;
+
 /* Encodes ListOffsets for the batch, partitions grouped by topic; max-timestamp items end UNSUPPORTED_VERSION below v7. */
 static void
 build_list_offsets(ad_call *k, int16_t version, ch_buf *b, ad_item **items, size_t n,
 		   size_t *encoded)
 {
-	cohort_offset_query *q = k->ud;
+	const lo_call *lo = k->ud;
+	cohort_offset_query *q = lo->q;
 	/* max timestamp needs v7: those items end here, after the encoded ones;
 	 * a partition asked for again (another spec) waits for a request of its
 	 * own, since answers are told apart by partition only */
@@ -93,7 +100,7 @@ build_list_offsets(ad_call *k, int16_t version, ch_buf *b, ad_item **items, size
 		nt++;
 	}
 	m.ReplicaId = -1;
-	m.IsolationLevel = 0;
+	m.IsolationLevel = lo->isolation; /* read_committed: LATEST is the LSO */
 	m.Topics = t;
 	m.Topics_n = nt;
 	m.TimeoutMs = k->c->conf.request_timeout_ms;
@@ -108,7 +115,7 @@ static void
 done_list_offsets(ad_call *k, int16_t version, void *resp, ad_item **items, size_t n)
 {
 	(void)version;
-	cohort_offset_query *q = k->ud;
+	cohort_offset_query *q = ((lo_call *)k->ud)->q;
 	const ch_ListOffsetsResponse *m = resp;
 	for (size_t i = 0; i < n; i++) {
 		ad_item *it = items[i];
@@ -142,14 +149,23 @@ static const ad_ops list_offsets_ops = {
 cohort_err
 cohort_admin_list_offsets(cohort_admin *a, cohort_offset_query *q, size_t n, int timeout_ms)
 {
-	if (!a || (n && !q))
+	return cohort_admin_list_offsets_isolation(a, q, n, timeout_ms, COHORT_READ_UNCOMMITTED);
+}
+
+cohort_err
+cohort_admin_list_offsets_isolation(cohort_admin *a, cohort_offset_query *q, size_t n,
+				    int timeout_ms, cohort_isolation_level isolation)
+{
+	if (!a || (n && !q) ||
+	    (isolation != COHORT_READ_UNCOMMITTED && isolation != COHORT_READ_COMMITTED))
 		return COHORT_ERR__INVALID_ARG;
 	for (size_t i = 0; i < n; i++)
 		if (!q[i].topic || q[i].partition < 0 ||
 		    q[i].spec < COHORT_OFFSET_SPEC_MAX_TIMESTAMP)
 			return COHORT_ERR__INVALID_ARG;
+	lo_call lo = {q, (int8_t)isolation}; /* lives until ad_run returns */
 	cohort_err *errs = calloc(n + 1, sizeof(*errs));
-	ad_call *k = errs ? ad_new(&a->c, &list_offsets_ops, n, q, errs, timeout_ms) : NULL;
+	ad_call *k = errs ? ad_new(&a->c, &list_offsets_ops, n, &lo, errs, timeout_ms) : NULL;
 	if (!k) {
 		free(errs);
 		return COHORT_ERR__NOMEM;

@@ -6,8 +6,8 @@
   aborted; read_uncommitted reads them all; both positions end past the log's
   last batch, an ABORT marker. A transaction left open: read_committed's end
   offset and seek to end are its first offset (the LSO, ListOffsets at
-  isolation level 1) and its fetches stop there; after the commit its
-  records come.
+  isolation level 1, also through cohort_admin_list_offsets_isolation) and
+  its fetches stop there; after the commit its records come.
 - cohortd has no transactions: read_committed (Fetch and ListOffsets at
   level 1) reads every record, the end offset is the log end.
 """
@@ -15,6 +15,7 @@ import os
 
 from harness import BrokerTestCase, main, start_clean, stop_clean
 from kafka_ref import KafkaRef
+from test_client_libcohort_admin import CohortAdmin
 from test_group_helpers import MemberProcess, create_topics, wait_until
 
 MEMBER = os.environ.get("COHORT_MEMBER", "")
@@ -44,6 +45,16 @@ def ask(m, cmd, kind):
     if w[4] != "NO_ERROR":
         raise AssertionError("%s: %s" % (m.name, line))
     return int(w[3])
+
+
+def admin_latest(bootstrap, *level):
+    """cohort_admin_list_offsets(_isolation): the partition's LATEST offset."""
+    admin = CohortAdmin(bootstrap)
+    try:
+        r = admin.call("listOffsets", *level, TOPIC + ":0=latest")
+    finally:
+        admin.close()
+    return r["ok"][TOPIC + ":0"]["offset"]
 
 
 def end_after(m, offset, what):
@@ -134,6 +145,8 @@ class TxnKafka(BrokerTestCase):
         self.assertEqual(off_o1, end)
         self.assertEqual(ask(ru, "endoffset", "ENDOFFSET"), off_o1 + 2)
         self.assertEqual(ask(rc, "endoffset", "ENDOFFSET"), off_o1)
+        self.assertEqual(admin_latest(bs, "readCommitted"), off_o1)   # the admin API too
+        self.assertEqual(admin_latest(bs), off_o1 + 2)
         n = len(rc.lines)
         rc.send("seekend %s 0" % TOPIC)
         rc.wait(lambda s: any(l.startswith("SEEK ") for l in s.lines[n:]), 30, "SEEK")
@@ -180,6 +193,7 @@ class TxnCohortd(BrokerTestCase):
         got = values(rc)
         self.assertEqual([got[o] for o in sorted(got)], ["p0", "p1", "p2", "i0", "i1", "i2"])
         self.assertEqual(ask(rc, "endoffset", "ENDOFFSET"), 6)
+        self.assertEqual(admin_latest(bs, "readCommitted"), 6)
         wait_until(lambda: ask(rc, "position", "POSITION") == 6, 60, "position 6")
         self.assertIsNone(rc.fatal)
         self.assertEqual(rc.close(), 0)

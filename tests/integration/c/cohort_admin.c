@@ -14,7 +14,8 @@
  *   describeGroups G ...        (DescribeGroups only)
  *   describeConsumerGroups G ...  (ConsumerGroupDescribe first, as Java's call)
  *   listConsumerGroupOffsets G [T:P ...] [requireStable]   (several groups: G1,G2)
- *   listOffsets T:P=earliest|latest|max|TIMESTAMP ...
+ *   listOffsets [readCommitted] T:P=earliest|latest|max|TIMESTAMP ...
+ *                              (readCommitted: libcohort's own word, isolation level 1)
  *   alterConsumerGroupOffsets G T:P=OFFSET[/METADATA] ...
  *   deleteConsumerGroups G ...
  *   deleteConsumerGroupOffsets G T:P ...
@@ -307,7 +308,8 @@ list_offsets(cohort_admin *a, char **w, int nw)
 {
 	cohort_offset_query q[256];
 	size_t n = 0;
-	for (int i = 1; i < nw && n < 256; i++) {
+	bool committed = nw > 1 && strcmp(w[1], "readCommitted") == 0;
+	for (int i = committed ? 2 : 1; i < nw && n < 256; i++) {
 		char *eq = strrchr(w[i], '=');
 		if (!eq)
 			continue;
@@ -322,7 +324,9 @@ list_offsets(cohort_admin *a, char **w, int nw)
 						       : atoll(s);
 		n++;
 	}
-	cohort_err err = cohort_admin_list_offsets(a, q, n, timeout_ms);
+	cohort_err err = committed ? cohort_admin_list_offsets_isolation(a, q, n, timeout_ms,
+									   COHORT_READ_COMMITTED)
+				   : cohort_admin_list_offsets(a, q, n, timeout_ms);
 	if (err < 0 && err != COHORT_ERR__TIMED_OUT) {
 		jerr(err);
 		return;
