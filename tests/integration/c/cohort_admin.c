@@ -325,7 +325,7 @@ list_offsets(cohort_admin *a, char **w, int nw)
 		n++;
 	}
 	cohort_err err = committed ? cohort_admin_list_offsets_isolation(a, q, n, timeout_ms,
-									   COHORT_READ_COMMITTED)
+									 COHORT_READ_COMMITTED)
 				   : cohort_admin_list_offsets(a, q, n, timeout_ms);
 	if (err < 0 && err != COHORT_ERR__TIMED_OUT) {
 		jerr(err);
