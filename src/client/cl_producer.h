@@ -1,6 +1,7 @@
 /*
  * cl_producer.h: the producer's pure parts, shared by cl_producer*.c and
- * the unit tests: the partitioners (cl_producer_part.c).
+ * the unit tests: the partitioners (cl_producer_part.c) and the split of a
+ * batch refused as too large (cl_producer_split.c).
  *
  * Keyed records go where Apache Kafka's Java producer puts them
  * (BuiltInPartitioner.partitionForKey: toPositive(murmur2(key)) % n), or
@@ -59,6 +60,33 @@ typedef struct cl_produce_part {
 	const uint8_t *records;
 	size_t len;
 } cl_produce_part;
+
+struct ch_batch_builder;
+/* A new piece of a split batch whose first record is the refused batch's
+ * record `first`, at timestamp ts: the builder, begun by the caller with
+ * base timestamp ts, that its records go into; NULL stops the split. */
+typedef struct ch_batch_builder *(*cl_split_piece_fn)(void *ud, int32_t first, int64_t ts);
+
+/*
+ * Java's ProducerBatch.split: the records of the sealed v2 batch
+ * [batch, batch + len) (compressed or not; decompressed within
+ * max_inflate bytes) added in order to new pieces, each record with its
+ * timestamp, key, value and headers, offset deltas from 0 in each piece.
+ * A piece ends before the record that would take it past limit bytes
+ * (header and the records' sizes in the refused batch) and holds at least
+ * one record; there are at least two pieces. The caller seals them (codec,
+ * producer id, epoch, sequence).
+ * @returns the number of pieces, or -1: fewer than two records, a
+ * malformed batch, or piece() or a builder's buffer out of memory (the
+ * pieces begun are the caller's to free).
+ */
+int32_t cl_batch_split(const uint8_t *batch, size_t len, size_t limit, size_t max_inflate,
+		       cl_split_piece_fn piece, void *ud);
+
+/* The base sequence of a piece whose first record is the refused batch's
+ * record `first`: base_seq + first, wrapping past INT32_MAX to 0 as
+ * sequences do; -1 (no idempotence) stays -1. */
+int32_t cl_split_seq(int32_t base_seq, int32_t first);
 
 struct cl_client;
 /*
