@@ -76,6 +76,9 @@ struct pbatch {
 	bool full;        /* batch.size reached: takes no more records */
 	bool sealed;      /* header final and records compressed */
 	uint64_t order;   /* per-partition send order, 0 before the first send */
+	uint32_t sub;     /* then the pieces of a split batch (order_before) */
+	uint64_t span;    /* sub keys from sub on that its pieces may take */
+	bool piece;       /* a piece of a split batch (batch_split) */
 	int64_t pid;      /* producer id, epoch and base sequence it carries */
 	int16_t epoch;
 	int32_t base_seq;
@@ -93,6 +96,7 @@ struct ppart {
 	pbatch *head, *tail; /* queued, oldest first (c->mu) */
 	/* I/O thread */
 	int32_t inflight;   /* batches in flight */
+	int32_t pieces_out; /* of them, pieces of a split batch */
 	bool stalled;       /* a batch is back for a retry: wait for inflight 0 */
 	int32_t next_seq;   /* next base sequence to hand out */
 	int32_t acked_next; /* sequence after the last acknowledged batch */
@@ -232,13 +236,22 @@ queue_push(ppart *pp, pbatch *b)
 	pp->tail = b;
 }
 
+/* Whether a was sent before b (both sent): by order, then for the pieces
+ * of one split batch by sub (a batch's pieces take sub keys within its
+ * span, so a piece split again stays before its batch's later pieces). */
+static bool
+order_before(const pbatch *a, const pbatch *b)
+{
+	return a->order < b->order || (a->order == b->order && a->sub < b->sub);
+}
+
 /* Put a batch back for a retry: before every batch sent later than it,
  * so the queue stays in send order (c->mu held). */
 static void
 queue_requeue(ppart *pp, pbatch *b)
 {
 	pbatch **pp_next = &pp->head, *prev = NULL;
-	while (*pp_next && (*pp_next)->order && (*pp_next)->order < b->order) {
+	while (*pp_next && (*pp_next)->order && order_before(*pp_next, b)) {
 		prev = *pp_next;
 		pp_next = &(*pp_next)->next;
 	}
@@ -859,6 +872,108 @@ stale_metadata(cohort_err err)
 	}
 }
 
+/* A split in progress (batch_split): the pieces begun so far. */
+typedef struct split_ctx {
+	cohort_producer *p;
+	pbatch *b; /* the refused batch */
+	pbatch *head, **tail;
+	int32_t n;
+} split_ctx;
+
+/* cl_split_piece_fn: a new piece of s->b, made as any batch (c->mu held);
+ * its n holds the index of its first record until the split ends. */
+static ch_batch_builder *
+split_piece(void *ud, int32_t first, int64_t ts)
+{
+	split_ctx *s = ud;
+	pbatch *nb = batch_new(s->p, s->b->pp, ts, s->b->created);
+	if (!nb)
+		return NULL;
+	nb->n = first;
+	*s->tail = nb;
+	s->tail = &nb->next;
+	s->n++;
+	return &nb->bb;
+}
+
+/*
+ * Java's Sender.completeBatch on MESSAGE_TOO_LARGE for a batch of several
+ * records (ProducerBatch.split, RecordAccumulator.splitAndReenqueue): b's
+ * records rebuilt into smaller batches that go back to the front of the
+ * queue in its place, in order, each with its records' share of the
+ * reports. They keep b's creation time and delivery deadline, and its
+ * producer id and epoch, with base sequences from b's on (piece k at
+ * b->base_seq + the records before it): the broker took none of b's
+ * range, so nothing has a gap and the epoch stays.
+ *
+ * Unlike Java, which splits at batch.size, a piece is at most half of b
+ * (and at most batch.size): a batch of batch.size or less refused by a
+ * topic with a smaller max.message.bytes would come out of Java's split
+ * whole again (one piece, refused again until delivery.timeout.ms), where
+ * halving splits a refused piece again, down to single records.
+ *
+ * false (b unchanged): not split (malformed, out of memory); it fails.
+ */
+static bool
+batch_split(cohort_producer *p, pbatch *b)
+{
+	cl_client *c = &p->c;
+	ppart *pp = b->pp;
+	size_t limit = CH_MIN((size_t)c->conf.batch_size, b->buf.len / 2);
+	split_ctx s = {p, b, NULL, &s.head, 0};
+	bool ok = false;
+	cl_lock(c);
+	/* b->acct counts b's records uncompressed: the bound of their inflation */
+	int32_t np = cl_batch_split(b->buf.data, b->buf.len, limit, b->acct, split_piece, &s);
+	*s.tail = NULL;
+	if (np < 2 || np != s.n || b->span / (uint64_t)np == 0)
+		goto out;
+	for (pbatch *nb = s.head; nb; nb = nb->next) {
+		int32_t first = nb->n, cnt = nb->bb.count;
+		if (!(nb->msgs = malloc(sizeof(pmsg) * (size_t)cnt)))
+			goto out;
+		memcpy(nb->msgs, b->msgs + first, sizeof(pmsg) * (size_t)cnt);
+	}
+	uint64_t step = b->span / (uint64_t)np;
+	int64_t acct = 0;
+	uint32_t k = 0;
+	for (pbatch *nb = s.head; nb; nb = nb->next, k++) {
+		int32_t first = nb->n;
+		nb->n = nb->cap = nb->bb.count;
+		nb->full = true;
+		nb->piece = true;
+		nb->deadline = b->deadline;
+		nb->pid = b->pid;
+		nb->epoch = b->epoch;
+		nb->base_seq = cl_split_seq(b->base_seq, first);
+		nb->order = b->order;
+		nb->sub = (uint32_t)(b->sub + k * step);
+		nb->span = step;
+		nb->acct = nb->buf.len + sizeof(pmsg) * (size_t)nb->n;
+		acct += (int64_t)nb->acct;
+	}
+	p->mem_used += acct - (int64_t)b->acct;
+	while (s.head) {
+		pbatch *nb = s.head;
+		s.head = nb->next;
+		queue_requeue(pp, nb);
+	}
+	buf_release(p, &b->buf);
+	ok = true;
+	CH_LOGD(CL_LOG, "producer %s: %s [%d]: %d records too large in one batch: split in %d",
+		c->client_id, pp->t->name, pp->partition, b->n, np);
+out:
+	while (s.head) {
+		pbatch *nb = s.head;
+		s.head = nb->next;
+		batch_free(nb);
+	}
+	cl_unlock(c);
+	if (ok)
+		batch_free(b);
+	return ok;
+}
+
 /* The outcome of one batch of a Produce answer (I/O thread): delivered,
  * back in its queue for a retry, or failed. */
 static void
@@ -868,6 +983,7 @@ batch_result(cohort_producer *p, pbatch *b, cohort_err err, int64_t base, int64_
 	cl_client *c = &p->c;
 	ppart *pp = b->pp;
 	pp->inflight--;
+	pp->pieces_out -= b->piece;
 	if (err == COHORT_OK || err == CH_KERR_DUPLICATE_SEQUENCE_NUMBER) {
 		b->base_offset = err ? -1 : base;
 		b->append_time = append_time;
@@ -876,6 +992,11 @@ batch_result(cohort_producer *p, pbatch *b, cohort_err err, int64_t base, int64_
 			pp->acked_once = true;
 		}
 		batch_done(p, b, COHORT_OK);
+		return;
+	}
+	if (err == CH_KERR_MESSAGE_TOO_LARGE && b->n > 1 && !c->closing && batch_split(p, b)) {
+		/* the pieces go once the partition's batches in flight are back */
+		pp->stalled = true;
 		return;
 	}
 	int64_t now = ch_now_mono_ms();
@@ -970,8 +1091,11 @@ static bool
 batch_seal(cohort_producer *p, pbatch *b)
 {
 	ppart *pp = b->pp;
-	if (!b->order)
+	if (!b->order) {
 		b->order = ++pp->next_order;
+		b->sub = 0;
+		b->span = (uint64_t)UINT32_MAX + 1;
+	}
 	if (p->idempotent && (b->pid != p->pid || b->epoch != p->epoch || b->base_seq < 0)) {
 		b->pid = p->pid;
 		b->epoch = p->epoch;
@@ -1069,6 +1193,16 @@ sender_run(cohort_producer *p)
 				 * is NOT_LEADER_OR_FOLLOWER, the next one is written). */
 				if (p->idempotent && !pp->acked_once && pp->inflight > 0)
 					continue;
+				/* Without idempotence a piece of a split batch goes
+				 * alone: it may be refused as too large again, and
+				 * nothing would stop the broker from writing what was
+				 * sent after it first (Java reorders there with
+				 * max.in.flight.requests.per.connection > 1). With
+				 * idempotence the broker refuses those (sequence
+				 * gap), and they are resent in order. */
+				if (!p->idempotent && pp->inflight > 0 &&
+				    (b->piece || pp->pieces_out > 0))
+					continue;
 				pp->stalled = false;
 				int64_t at = -1;
 				if (!can_send || pp->leader < 0)
@@ -1117,6 +1251,7 @@ sender_run(cohort_producer *p)
 				r->batches[r->n++] = b;
 				r->bytes += b->buf.len;
 				pp->inflight++;
+				pp->pieces_out += b->piece;
 			}
 		cl_unlock(c);
 		bool sent = false;
@@ -1131,6 +1266,7 @@ sender_run(cohort_producer *p)
 					r->batches[keep++] = b;
 				} else {
 					b->pp->inflight--;
+					b->pp->pieces_out -= b->piece;
 					batch_done(p, b, COHORT_ERR__NOMEM);
 				}
 			}

@@ -15,6 +15,11 @@ records are read back with confluent-kafka (librdkafka 2.0.2, Debian).
   topic name gets INVALID_TOPIC_EXCEPTION, a record above
   max.request.size MESSAGE_TOO_LARGE;
 - every compression.type, acks 0 / 1 / all; close flushes what lingers;
+- a batch the broker refuses as above the topic's max.message.bytes
+  (MESSAGE_TOO_LARGE) is split and resent, down to single records, with
+  idempotence on and off: every record once, in order, with its headers
+  and timestamp, every report a success; a single record above it fails
+  its report with MESSAGE_TOO_LARGE;
 - idempotence: behind fault_proxy.py, which drops or delays Produce
   answers the broker has written, the idempotent producer's retries leave
   each record exactly once and in order per partition, where the same run
@@ -169,9 +174,9 @@ class ProducerTests:
         if not os.access(PRODUCER, os.X_OK):
             raise SystemExit("FAIL: COHORT_PRODUCER (it_cohort_producer) not built: %r" % PRODUCER)
 
-    def topic(self, name, parts):
+    def topic(self, name, parts, configs=None):
         name = "%s-%s" % (name, self.SUFFIX)
-        create_topics(self.broker.port, {name: parts})
+        create_topics(self.broker.port, {name: parts}, configs=configs)
         return name
 
     def test_keyed_like_librdkafka(self):
@@ -283,6 +288,70 @@ class ProducerTests:
                     self.assertEqual(err, "NONE")
                     self.assertEqual(ts, want[s][4])
                     self.assertEqual((part,) + at[(part, off)], want[s])
+
+    def test_split_too_large(self):
+        """30 records of ~530 bytes in one batch (batch.size 100000,
+        linger.ms 60 s, sent by the flush): ~16 KB, refused by a topic of
+        max.message.bytes 2048 with MESSAGE_TOO_LARGE. The producer splits
+        it in halves until the broker takes the pieces (Java's
+        ProducerBatch.split; Java splits at batch.size, which here would
+        resend it whole until delivery.timeout.ms)."""
+        n = 30
+        for idem in ("true", "false"):
+            with self.subTest(idempotence=idem):
+                t = self.topic("split-%s" % idem, 1, {"max.message.bytes": "2048"})
+                cmds = []
+                for i in range(n):
+                    val = ("%d:" % i).ljust(500, "abcdefghijklmnopqrstuvwxyz"[i % 26])
+                    cmds += ["T %d" % (1700000000000 + i), "P %s 0 k%d %s h=%d" % (t, i, val, i)]
+                reports, errors, other = run_producer(
+                    self.broker.bootstrap, cmds + ["F -1"],
+                    [("batch.size", "100000"), ("linger.ms", "60000"),
+                     ("enable.idempotence", idem), ("acks", "all")])
+                self.assertEqual(errors, {})
+                self.assertEqual(len(reports), n, other)
+                self.assertEqual({r[2] for r in reports.values()}, {"NONE"}, reports)
+                # in order, once: record i at offset i
+                self.assertEqual([reports[i][:2] for i in range(n)], [(0, i) for i in range(n)])
+                self.assertEqual([reports[i][3] for i in range(n)],
+                                 [1700000000000 + i for i in range(n)])
+                log = read_all(self.broker.bootstrap, t, 1)
+                self.assertEqual([r[0] for r in log[0]], list(range(n)))
+                for i, (off, k, v, hdrs, ts) in enumerate(log[0]):
+                    self.assertEqual(k, b"k%d" % i)
+                    self.assertTrue(v.startswith(b"%d:" % i) and len(v) == 500, v[:10])
+                    self.assertEqual(hdrs, [("h", b"%d" % i)])
+                    self.assertEqual(ts, 1700000000000 + i)
+                # several batches, each taken whole; with idempotence one
+                # producer id and epoch, sequences without a gap from 0
+                heads = batch_headers(self.broker.port, t, 1)[0]
+                self.assertGreater(len(heads), 7, heads)
+                self.assertEqual(sum(h[5] for h in heads), n)
+                seqs = [h[4] for h in heads]
+                if idem == "true":
+                    self.assertEqual(len({(h[2], h[3]) for h in heads}), 1, heads)
+                    self.assertGreaterEqual(heads[0][2], 0)
+                    want = [sum(h[5] for h in heads[:j]) for j in range(len(heads))]
+                    self.assertEqual(seqs, want, heads)
+                else:
+                    self.assertEqual({h[2] for h in heads}, {-1}, heads)
+        # one record above max.message.bytes: its report fails; the small
+        # records around it, in the same batch, are written
+        for idem in ("true", "false"):
+            with self.subTest(one_record=idem):
+                t = self.topic("split-one-%s" % idem, 1, {"max.message.bytes": "2048"})
+                reports, errors, other = run_producer(
+                    self.broker.bootstrap,
+                    ["P %s 0 a small-a" % t, "G %s 0 1 3000 big" % t, "P %s 0 b small-b" % t,
+                     "F -1"],
+                    [("batch.size", "100000"), ("linger.ms", "60000"),
+                     ("enable.idempotence", idem)])
+                self.assertEqual(errors, {})
+                self.assertEqual(set(reports), {0, 1, 2}, other)
+                self.assertEqual(reports[1][2], "MESSAGE_TOO_LARGE")
+                self.assertEqual((reports[0][2], reports[2][2]), ("NONE", "NONE"))
+                log = read_all(self.broker.bootstrap, t, 1)
+                self.assertEqual([v for _, _, v, _, _ in log[0]], [b"small-a", b"small-b"])
 
     def test_acks(self):
         for acks in ("0", "1", "all"):

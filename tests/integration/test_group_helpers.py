@@ -55,13 +55,14 @@ def wait_until(fn, timeout=30.0, what="condition", interval=0.05):
         time.sleep(interval)
 
 
-def create_topics(port, topics, timeout=30.0):
-    """topics: {name: partitions}; returns once every partition's leader
-    serves a fetch (Kafka names a leader in its metadata a moment before it
-    serves it: a record produced then with acks=0 is dropped)."""
+def create_topics(port, topics, timeout=30.0, configs=None):
+    """topics: {name: partitions}, each with the topic configs `configs`
+    ({key: value}) if given; returns once every partition's leader serves a
+    fetch (Kafka names a leader in its metadata a moment before it serves
+    it: a record produced then with acks=0 is dropped)."""
     import kwire_legacy
     with kwire.Conn(port) as c:
-        res = kwire.create_topics(c, [(n, p, 1) for n, p in topics.items()])
+        res = kwire.create_topics(c, [(n, p, 1, configs or {}) for n, p in topics.items()])
         for n, t in res["topics"].items():
             if t["error_code"] not in (0, kwire.TOPIC_ALREADY_EXISTS):
                 raise AssertionError("CreateTopics %s: %r" % (n, t))
