@@ -27,7 +27,9 @@
  * queue in its original order, and its partition sends nothing more until
  * every batch of it in flight has returned: what is resent then starts at
  * the lowest sequence, so retries neither reorder nor (with idempotence)
- * duplicate. A sequence gap the broker reports for the next expected
+ * duplicate. A batch of several records refused as too large
+ * (MESSAGE_TOO_LARGE) is split and its pieces take its place in the queue
+ * (batch_split). A sequence gap the broker reports for the next expected
  * batch (OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID), or a batch
  * failed for good with idempotence on, bumps the epoch as Java's
  * idempotent producer does (KIP-360): sending stops until nothing is in
