@@ -5,7 +5,7 @@ print one JSON event a line (not a test itself).
 
 - JavaConsumer: one KafkaConsumer (classic protocol), commands on stdin.
 - JavaAdmin: the AdminClient, one command and one JSON answer at a time.
-- java_produce: a KafkaProducer run to completion.
+- java_produce, java_produce_topics: a KafkaProducer run to completion.
 """
 import atexit
 import base64
@@ -233,9 +233,17 @@ class JavaAdmin(JavaProcess):
 def java_produce(bootstrap, topic, count, partitions, props=None, timestamps=None):
     """Produce COUNT records k<i>/v<i>, record i to partition i % PARTITIONS
     (timestamps=BASE: stamped BASE + (i % 7) * 1000); returns {"t:p": [first, last]}
-    of the acknowledged offsets."""
+    of the acknowledged offsets. java_produce_topics: several topics, one JVM."""
+    return java_produce_topics(bootstrap, {topic: (count, partitions)}, props, timestamps)
+
+
+def java_produce_topics(bootstrap, topics, props=None, timestamps=None):
+    """java_produce for each TOPIC: (COUNT, PARTITIONS) of topics, in one producer."""
     extra = ["--timestamps", timestamps] if timestamps is not None else []
-    argv = java_argv("ProducerDriver", bootstrap, topic, count, partitions, *extra,
+    names = list(topics)
+    argv = java_argv("ProducerDriver", bootstrap, ",".join(names),
+                     ",".join(str(topics[t][0]) for t in names),
+                     ",".join(str(topics[t][1]) for t in names), *extra,
                      *["%s=%s" % kv for kv in (props or {}).items()])
     p = harness.run(argv, timeout=180)
     lines = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]

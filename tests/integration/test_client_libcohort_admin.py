@@ -17,7 +17,8 @@ import time
 import unittest
 
 import harness
-from java_clients import JavaAdmin, JavaConsumer, check_installed, java_produce
+from java_clients import (JavaAdmin, JavaConsumer, check_installed, java_produce,
+                          java_produce_topics)
 import kwire
 from kafka_ref import BothBrokers
 from test_group_helpers import GROUP_SETTINGS
@@ -203,8 +204,7 @@ def scenario(broker, base_ts):
 
     try:
         java.ok("createTopics", "ta:3", "tb:2")
-        java_produce(bootstrap, "ta", 30, 3, timestamps=base_ts)
-        java_produce(bootstrap, "tb", 20, 2, timestamps=base_ts)
+        java_produce_topics(bootstrap, {"ta": (30, 3), "tb": (20, 2)}, timestamps=base_ts)
         e = consumer("ga-empty", ["ta", "tb"])
         e.wait(lambda ev: len(e.of("msg")) >= 50, 90, "50 records")
         e.close()

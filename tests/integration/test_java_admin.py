@@ -16,7 +16,7 @@ import time
 import unittest
 
 import harness
-from java_clients import JavaAdmin, JavaConsumer, check_installed, java_produce
+from java_clients import JavaAdmin, JavaConsumer, check_installed, java_produce_topics
 from kafka_ref import VersusKafka
 from test_group_helpers import GROUP_SETTINGS
 
@@ -56,8 +56,7 @@ def scenario(bootstrap, base_ts):
 
     try:
         step("create", "createTopics", "ta:3", "tb:2")
-        java_produce(bootstrap, "ta", 30, 3, timestamps=base_ts)
-        java_produce(bootstrap, "tb", 20, 2, timestamps=base_ts)
+        java_produce_topics(bootstrap, {"ta": (30, 3), "tb": (20, 2)}, timestamps=base_ts)
 
         # Empty group with committed offsets: consumed everything, committed, left.
         e = consumer("ga-empty", ["ta", "tb"])

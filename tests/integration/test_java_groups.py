@@ -14,7 +14,8 @@ import time
 import unittest
 
 import harness
-from java_clients import JavaAdmin, JavaClientsTestCase, JavaConsumer, java_produce
+from java_clients import (JavaAdmin, JavaClientsTestCase, JavaConsumer, java_produce,
+                          java_produce_topics)
 from test_group_helpers import GROUP_SETTINGS, create_topics, wait_until
 
 A_PARTS, B_PARTS = 6, 4
@@ -67,8 +68,7 @@ class JavaGroups(JavaClientsTestCase):
         return a
 
     def produce(self, topics):
-        for t, n in topics.items():
-            java_produce(self.broker.bootstrap, t, 20 * n, n)
+        java_produce_topics(self.broker.bootstrap, {t: (20 * n, n) for t, n in topics.items()})
 
     # -- group-wide views
     def wait_stable(self, consumers, parts, timeout=90):

@@ -19,6 +19,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *   {"ev":"produced","count":N,"offsets":{"t:p":[first,last]}}
  *
  *   ProducerDriver BOOTSTRAP TOPIC COUNT PARTITIONS [--timestamps BASE] [key=value ...]
+ * TOPIC, COUNT and PARTITIONS may be comma lists of one length: each topic gets
+ * its own COUNT records (i from 0) in one producer (one JVM for a test's
+ * several topics).
  * --timestamps BASE: record i is stamped BASE + (i % 7) * 1000 (out of order and
  * with ties, the same on every broker) instead of the send time.
  * Exit 0 when every send was acknowledged with the offsets in order, 1 otherwise.
@@ -40,15 +43,23 @@ public final class ProducerDriver {
             int eq = args[i].indexOf('=');
             props.put(args[i].substring(0, eq), args[i].substring(eq + 1));
         }
-        String topic = args[1];
-        int count = Integer.parseInt(args[2]);
-        int partitions = Integer.parseInt(args[3]);
+        String[] topics = args[1].split(",");
+        String[] counts = args[2].split(",");
+        String[] partitionCounts = args[3].split(",");
+        if (counts.length != topics.length || partitionCounts.length != topics.length) {
+            System.err.println("ProducerDriver: TOPIC, COUNT and PARTITIONS lists differ in length");
+            System.exit(2);
+        }
         List<Future<RecordMetadata>> sent = new ArrayList<>();
         try (KafkaProducer<String, String> p = new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
-            for (int i = 0; i < count; i++) {
-                Integer part = partitions > 0 ? i % partitions : null;
-                Long ts = base == null ? null : base + (i % 7) * 1000L;
-                sent.add(p.send(new ProducerRecord<>(topic, part, ts, "k" + i, "v" + i)));
+            for (int t = 0; t < topics.length; t++) {
+                int count = Integer.parseInt(counts[t]);
+                int partitions = Integer.parseInt(partitionCounts[t]);
+                for (int i = 0; i < count; i++) {
+                    Integer part = partitions > 0 ? i % partitions : null;
+                    Long ts = base == null ? null : base + (i % 7) * 1000L;
+                    sent.add(p.send(new ProducerRecord<>(topics[t], part, ts, "k" + i, "v" + i)));
+                }
             }
             p.flush();
             Map<String, long[]> ranges = new TreeMap<>();
