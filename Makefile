@@ -10,6 +10,10 @@
 #   make gen    regenerate src/proto/generated from ../shared/kafka-protocol
 #   make format / make format-check   apply / check .clang-format (C sources but generated code)
 JOBS ?= $(shell nproc)
+# ctest's parallelism: twice the cores. Most integration tests wait on
+# clients, timeouts and JVM starts (at -j2 the suite used about one of two
+# cores on average), so twice as many at once fill the machine.
+TEST_JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
 PROTO_DIR ?= ../shared/kafka-protocol
 
 .PHONY: all deps build install run test test-cluster test-deps asan gen bench bench-assign clean format format-check
@@ -45,7 +49,7 @@ asan:
 TEST_LOCK ?= /tmp/cohort-make-test.lock
 test: test-deps build asan
 	@flock -n $(TEST_LOCK) true || echo "make test: another run holds $(TEST_LOCK); waiting for it"
-	cd build-asan && flock -o $(TEST_LOCK) ctest --output-on-failure -j $(JOBS) --timeout 600 -LE cluster
+	cd build-asan && flock -o $(TEST_LOCK) ctest --output-on-failure -j $(TEST_JOBS) --timeout 600 -LE cluster
 
 # Three Kafka brokers on loopback (ctest label "cluster"): too slow for make test's budget.
 test-cluster: test-deps asan
