@@ -147,14 +147,17 @@ class JavaProcess:
 
 class JavaConsumer(JavaProcess):
     def __init__(self, bootstrap, group, topics, assignor="range", instance=None, session_ms=6000,
-                 commit_on_revoke=True, name=None, props=None, protocol="classic"):
+                 commit_on_revoke=True, name=None, props=None, protocol="classic", wait_go=False):
         """protocol "consumer" (KIP-848): ASSIGNOR names the broker's assignor
         (uniform, range) and the broker sets the session and heartbeat times
-        (the client refuses session_ms and the assignment strategy then)."""
+        (the client refuses session_ms and the assignment strategy then).
+        wait_go: the JVM starts now, the consumer subscribes at go()."""
         self.name = name or "jc-%x" % id(self)
         args = [bootstrap, group, ",".join(topics)]
         if commit_on_revoke:
             args.append("--commit-on-revoke")
+        if wait_go:
+            args.append("--wait-go")
         if protocol == "consumer":
             p = {"group.protocol": "consumer", "group.remote.assignor": assignor,
                  "client.id": self.name}
@@ -166,6 +169,11 @@ class JavaConsumer(JavaProcess):
         p.update(props or {})
         args += ["%s=%s" % kv for kv in p.items()]
         super().__init__(self.name, java_argv("ConsumerDriver", *args))
+
+    def go(self, timeout=120.0):
+        """A wait_go consumer subscribes, once its JVM has started."""
+        self.wait(lambda e: e.get("ev") == "started", timeout, "the JVM's start")
+        self.send("go")
 
     # -- views of the events
     def of(self, *kinds):

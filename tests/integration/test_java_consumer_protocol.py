@@ -41,10 +41,10 @@ PER_ROUND = 20      # records per partition per produce round
 class JavaConsumerProtocol(JavaClientsTestCase):
     broker_settings = CONSUMER_SETTINGS
 
-    def consumer(self, group, topic, name, instance=None):
+    def consumer(self, group, topic, name, instance=None, wait_go=False):
         """topic: a name, or "re2:PATTERN" (subscribe(SubscriptionPattern))."""
         c = JavaConsumer(self.broker.bootstrap, group, [topic], name=name, protocol="consumer",
-                         assignor="uniform", instance=instance)
+                         assignor="uniform", instance=instance, wait_go=wait_go)
         self.procs.append(c)
         return c
 
@@ -175,8 +175,12 @@ class JavaConsumerProtocol(JavaClientsTestCase):
         b = self.consumer(group, topic, "jcp-sb", instance="inst-b")
         self.wait_cover([a, b], parts)
         a_parts, b_events = a.assignment(), len(b.of("assigned", "revoked", "lost"))
+        # a2's JVM starts first: under load a JVM start can outlast the
+        # session (10 s), and then a's partitions would move to b
+        a2 = self.consumer(group, topic, "jcp-sa2", instance="inst-a", wait_go=True)
+        a2.wait(lambda e: e.get("ev") == "started", 120, "a2's JVM")
         self.assertEqual(a.close(), 0)
-        a2 = self.consumer(group, topic, "jcp-sa2", instance="inst-a")
+        a2.go()
         self.wait_cover([a2, b], parts)
         self.assertEqual(a2.assignment(), a_parts)
         self.assertEqual(len(b.of("assigned", "revoked", "lost")), b_events,

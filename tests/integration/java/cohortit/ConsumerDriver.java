@@ -30,7 +30,11 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * the consumer protocol of KIP-848) driven over stdin/stdout by the
  * Python tests (test_java_*.py).
  *
- *   ConsumerDriver BOOTSTRAP GROUP TOPIC[,TOPIC...]|re2:PATTERN [--commit-on-revoke] [--quiet] [key=value ...]
+ *   ConsumerDriver BOOTSTRAP GROUP TOPIC[,TOPIC...]|re2:PATTERN [--commit-on-revoke] [--quiet] [--wait-go] [key=value ...]
+ *
+ * --wait-go: the JVM and the consumer start, print {"ev":"started"} and
+ * subscribe only on the command "go" (a test that needs a member to join
+ * within a session timeout does not wait for a JVM start under load).
  *
  * re2:PATTERN subscribes to a SubscriptionPattern (KIP-848: the broker matches
  * it, RE2 syntax; group.protocol=consumer only) instead of a topic list.
@@ -77,13 +81,15 @@ public final class ConsumerDriver {
         props.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        boolean commitOnRevoke = false, quiet = false;
+        boolean commitOnRevoke = false, quiet = false, waitGo = false;
         for (int i = 3; i < args.length; i++) {
             String a = args[i];
             if (a.equals("--commit-on-revoke")) {
                 commitOnRevoke = true;
             } else if (a.equals("--quiet")) {
                 quiet = true;
+            } else if (a.equals("--wait-go")) {
+                waitGo = true;
             } else {
                 int eq = a.indexOf('=');
                 if (eq <= 0)
@@ -92,7 +98,7 @@ public final class ConsumerDriver {
             }
         }
         ConsumerDriver d = new ConsumerDriver(props, commitOnRevoke, quiet);
-        d.run(args[2]);
+        d.run(args[2], waitGo);
         System.exit(0);
     }
 
@@ -157,7 +163,7 @@ public final class ConsumerDriver {
         }
     };
 
-    private void run(String topics) throws Exception {
+    private void run(String topics, boolean waitGo) throws Exception {
         Thread reader = new Thread(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
                 String line;
@@ -170,6 +176,23 @@ public final class ConsumerDriver {
         });
         reader.setDaemon(true);
         reader.start();
+        if (waitGo) {
+            Json.emit(Json.obj("ev", "started"));
+            while (true) {
+                String c = commands.poll();
+                if (c == null) {
+                    Thread.sleep(5);
+                } else if (c.equals("go")) {
+                    break;
+                } else if (c.equals("exit")) {
+                    Runtime.getRuntime().halt(3);
+                } else if (c.startsWith("close")) {
+                    consumer.close();
+                    Json.emit(Json.obj("ev", "closed"));
+                    return;
+                }
+            }
+        }
 
         if (topics.startsWith("re2:"))
             consumer.subscribe(new SubscriptionPattern(topics.substring(4)), listener);
