@@ -250,7 +250,9 @@ typedef struct cohort_record {
  *             expired, fenced, poll interval passed); commits for them are
  *             refused with COHORT_ERR__ASSIGNMENT_LOST
  * Any may be NULL. With enable.auto.commit the consumed positions of the
- * partitions are committed (synchronously) before revoked runs.
+ * partitions are committed (synchronously) before revoked runs; that commit
+ * is retried on coordinator errors and, with group.protocol=consumer, on
+ * STALE_MEMBER_EPOCH with the member's latest epoch (as Java's).
  * With group.protocol=consumer (KIP-848: the broker assigns, each member
  * reconciles on its heartbeat) the callbacks are incremental, as with
  * cooperative-sticky: revoked for what leaves the member's assignment
@@ -330,7 +332,11 @@ COHORT_API cohort_err cohort_poll(cohort_consumer *c, int timeout_ms, const coho
  * error, COHORT_ERR__ASSIGNMENT_LOST for partitions this member no longer
  * owns, REBALANCE_IN_PROGRESS / ILLEGAL_GENERATION when the group moved on
  * (those offsets are not committed; the next owner reads from the last
- * committed offset). Polling thread (callbacks included).
+ * committed offset), and with group.protocol=consumer STALE_MEMBER_EPOCH when
+ * the member's epoch moved on while the commit was under way (not retried:
+ * Java's commitSync throws CommitFailedException for it; the auto-commit
+ * before a revoke is retried with the latest epoch instead). Polling thread
+ * (callbacks included).
  */
 COHORT_API cohort_err cohort_commit_sync(cohort_consumer *c, cohort_tp_offset *offsets, size_t n);
 

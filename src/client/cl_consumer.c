@@ -479,6 +479,7 @@ typedef struct commit_msg {
 	cl_wait *w;
 	cohort_commit_cb cb;
 	void *opaque;
+	bool retry_stale; /* the auto-commit before a revoke (cl_offsets_commit) */
 } commit_msg;
 
 /* I/O thread: starts the commit of m's offsets; a sync commit completes m->w, an async one
@@ -489,16 +490,17 @@ io_commit(ch_loop *loop, void *ud)
 	(void)loop;
 	commit_msg *m = ud;
 	cl_wait *w = m->w;
-	cl_offsets_commit(m->c, w->offsets, w->n, m->cb ? NULL : w, m->cb, m->opaque);
+	cl_offsets_commit(m->c, w->offsets, w->n, m->cb ? NULL : w, m->cb, m->opaque,
+			  m->retry_stale);
 	if (m->cb) /* async: the wait only carried the offsets */
 		cl_wait_free(w);
 	free(m);
 }
 
-/* Commit offsets (copied) and wait, or queue with cb. */
+/* Commit offsets (copied) and wait, or queue with cb; retry_stale as cl_offsets_commit's. */
 static cohort_err
-commit(cl_client *c, const cohort_tp_offset *offs, size_t n, cohort_tp_offset *out,
-       cohort_commit_cb cb, void *opaque)
+commit_as(cl_client *c, const cohort_tp_offset *offs, size_t n, cohort_tp_offset *out,
+	  cohort_commit_cb cb, void *opaque, bool retry_stale)
 {
 	cl_wait *w = cl_wait_new(offs, n);
 	commit_msg *m = calloc(1, sizeof(*m));
@@ -511,20 +513,32 @@ commit(cl_client *c, const cohort_tp_offset *offs, size_t n, cohort_tp_offset *o
 	m->w = w;
 	m->cb = cb;
 	m->opaque = opaque;
+	m->retry_stale = retry_stale;
 	ch_loop_post(c->loop, io_commit, m);
 	if (cb)
 		return COHORT_OK;
 	return cl_wait_for(c, w, c->conf.default_api_timeout_ms, out);
 }
 
-/* Auto-commit of the consumed positions (of tps, or all when NULL). */
+/* An application's commit: a STALE_MEMBER_EPOCH answer is its result (Java's commitSync
+ * throws CommitFailedException for it). */
+static cohort_err
+commit(cl_client *c, const cohort_tp_offset *offs, size_t n, cohort_tp_offset *out,
+       cohort_commit_cb cb, void *opaque)
+{
+	return commit_as(c, offs, n, out, cb, opaque, false);
+}
+
+/* Auto-commit of the consumed positions (of tps, or all when NULL) before a revoke or a
+ * close, retried with the latest epoch on STALE_MEMBER_EPOCH as Java's auto-commit
+ * before revocation (the epoch may move while the revoke is under way). */
 static void
 auto_commit_sync(cl_client *c, const cohort_tp *tps, size_t ntps)
 {
 	size_t n;
 	cohort_tp_offset *o = owned_positions(c, tps, ntps, &n);
 	if (o && n) {
-		cohort_err err = commit(c, o, n, o, NULL, NULL);
+		cohort_err err = commit_as(c, o, n, o, NULL, NULL, true);
 		if (err)
 			CH_LOGW(CL_LOG, "auto-commit before revoke failed: %s",
 				cohort_err_name(err));

@@ -417,9 +417,10 @@ void cl_member_polled(cl_client *c);
 /* ---- offsets (cl_offsets.c) --------------------------------------------- */
 
 /* Commit (I/O thread): offsets (copied) with a commit identity; w or
- * (cb, opaque) gets the result. */
+ * (cb, opaque) gets the result. retry_stale: STALE_MEMBER_EPOCH answers are
+ * retried with the member's latest epoch (the auto-commit before a revoke). */
 void cl_offsets_commit(cl_client *c, cohort_tp_offset *offsets, size_t n, cl_wait *w,
-		       cohort_commit_cb cb, void *opaque);
+		       cohort_commit_cb cb, void *opaque, bool retry_stale);
 /* Committed offsets into w->offsets. */
 void cl_offsets_committed(cl_client *c, cl_wait *w);
 /* ListOffsets for w->offsets (each .offset a timestamp: -2 earliest, -1

@@ -7,7 +7,11 @@
  * revoked()) commits; a partition it does not own is refused locally with
  * COHORT_ERR__ASSIGNMENT_LOST. REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION and
  * UNKNOWN_MEMBER_ID answers are returned as they are, never retried as if
- * current. Coordinator errors (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE,
+ * current. STALE_MEMBER_EPOCH (consumer protocol) is retried only for the
+ * auto-commit before a revoke, and then with the member's latest epoch read
+ * again at each send while it has one: Java's CommitRequestManager does the
+ * same for its auto-commits (isStaleEpochErrorAndValidEpochAvailable) and
+ * turns it into CommitFailedException for commitSync. Coordinator errors (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE,
  * COORDINATOR_LOAD_IN_PROGRESS, a lost connection) find the coordinator
  * again and retry, until default.api.timeout.ms.
  *
@@ -38,7 +42,9 @@ typedef struct o_call {
 	void *opaque;
 	int32_t generation;
 	char *member_id;
-	bool manual; /* assigned by the application: no generation, no instance id */
+	bool manual;      /* assigned by the application: no generation, no instance id */
+	bool retry_stale; /* STALE_MEMBER_EPOCH retried with the latest epoch (auto-commit) */
+	bool refresh;     /* read generation and member id again before the next send */
 	int64_t deadline;
 	int tries;
 	ch_timer retry;
@@ -181,7 +187,7 @@ retry_call(o_call *o, int16_t err)
 		cl_backoff(c->conf.retry_backoff_ms, c->conf.retry_backoff_max_ms, ++o->tries);
 	if (now + wait >= o->deadline)
 		return false;
-	if (err != CH_KERR_COORDINATOR_LOAD_IN_PROGRESS)
+	if (err != CH_KERR_COORDINATOR_LOAD_IN_PROGRESS && err != CH_KERR_STALE_MEMBER_EPOCH)
 		cl_member_coordinator_lost(c, err);
 	ch_timer_arm(c->loop, &o->retry, now + wait);
 	return true;
@@ -197,8 +203,45 @@ coordinator_error(int e)
 	       e == COHORT_ERR__TIMED_OUT;
 }
 
-/* OffsetCommit answer: retries the whole call on a coordinator error while the deadline
- * allows, else stores each partition's error and finishes o with the first one. */
+/* Whether o's STALE_MEMBER_EPOCH partitions are sent again: an auto-commit
+ * (retry_stale) of a member that still has an epoch to send. */
+static bool
+stale_retriable(o_call *o)
+{
+	int32_t gen;
+	const char *member_id;
+	return o->retry_stale && !o->manual &&
+	       cl_member_commit_identity(o->c, &gen, &member_id) == COHORT_OK;
+}
+
+/* Takes the member's current generation (epoch) and member id into o before a resend
+ * (o->refresh); an error when the member has none to commit with any more. */
+static cohort_err
+refresh_identity(o_call *o)
+{
+	int32_t gen;
+	const char *member_id;
+	o->refresh = false;
+	cohort_err who = cl_member_commit_identity(o->c, &gen, &member_id);
+	if (who)
+		return who;
+	if (strcmp(member_id, o->member_id) != 0) {
+		char *copy = strdup(member_id);
+		if (!copy)
+			return COHORT_ERR__NOMEM;
+		free(o->member_id);
+		o->member_id = copy;
+	}
+	if (gen != o->generation)
+		CH_LOGD(CL_LOG, "group %s: commit again at epoch %d (was %d)", o->c->conf.group_id,
+			gen, o->generation);
+	o->generation = gen;
+	return COHORT_OK;
+}
+
+/* OffsetCommit answer: retries the whole call on a coordinator error, and an auto-commit's
+ * STALE_MEMBER_EPOCH partitions with the latest epoch, while the deadline allows; else
+ * stores each partition's error and finishes o with the first one. */
 static void
 done_commit(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 {
@@ -217,6 +260,7 @@ done_commit(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 	const ch_OffsetCommitResponse *r = resp;
 	cohort_err first = COHORT_OK;
 	int retriable = 0;
+	bool stale = false;
 	for (int32_t t = 0; t < r->Topics_n; t++)
 		for (int32_t p = 0; p < r->Topics[t].Partitions_n; p++) {
 			const ch_OffsetCommitResponse_OffsetCommitResponsePartition *rp =
@@ -229,13 +273,26 @@ done_commit(cl_client *c, cohort_err err, int16_t version, void *resp, void *ud)
 						retriable = rp->ErrorCode;
 					else if (rp->ErrorCode)
 						o->offs[i].err = rp->ErrorCode;
+					if (rp->ErrorCode == CH_KERR_STALE_MEMBER_EPOCH)
+						stale = true;
 				}
 		}
-	if (retriable && retry_call(o, (int16_t)retriable))
+	/* the partitions left without an error are sent again; they end with
+	 * `again` if no retry fits before the deadline */
+	int again = retriable;
+	if (stale && stale_retriable(o)) {
+		for (size_t i = 0; i < o->n; i++)
+			if (o->offs[i].err == CH_KERR_STALE_MEMBER_EPOCH)
+				o->offs[i].err = COHORT_OK;
+		o->refresh = true;
+		if (!again)
+			again = CH_KERR_STALE_MEMBER_EPOCH;
+	}
+	if (again && retry_call(o, (int16_t)again))
 		return;
 	for (size_t i = 0; i < o->n; i++) {
-		if (retriable && o->offs[i].err == COHORT_OK)
-			o->offs[i].err = retriable;
+		if (again && o->offs[i].err == COHORT_OK)
+			o->offs[i].err = again;
 		if (!first && o->offs[i].err)
 			first = o->offs[i].err;
 	}
@@ -374,6 +431,16 @@ send_call(cl_client *c, void *ud)
 			call_finish(o, COHORT_ERR_COORDINATOR_NOT_AVAILABLE);
 		return;
 	}
+	if (o->commit && o->refresh) {
+		cohort_err who = refresh_identity(o);
+		if (who) {
+			for (size_t i = 0; i < o->n; i++)
+				if (o->offs[i].err == COHORT_OK)
+					o->offs[i].err = CH_KERR_STALE_MEMBER_EPOCH;
+			call_finish(o, CH_KERR_STALE_MEMBER_EPOCH);
+			return;
+		}
+	}
 	if (o->commit)
 		cl_request(coord, CH_APIKEY_OFFSET_COMMIT, build_commit, done_commit, o);
 	else
@@ -440,7 +507,7 @@ call_new(cl_client *c, const cohort_tp_offset *offs, size_t n)
 
 void
 cl_offsets_commit(cl_client *c, cohort_tp_offset *offsets, size_t n, cl_wait *w,
-		  cohort_commit_cb cb, void *opaque)
+		  cohort_commit_cb cb, void *opaque, bool retry_stale)
 {
 	o_call *o = call_new(c, offsets, n);
 	if (!o) {
@@ -449,6 +516,7 @@ cl_offsets_commit(cl_client *c, cohort_tp_offset *offsets, size_t n, cl_wait *w,
 		return;
 	}
 	o->commit = true;
+	o->retry_stale = retry_stale;
 	o->w = w;
 	o->cb = cb;
 	o->opaque = opaque;

@@ -9,6 +9,11 @@ reading (docs/NOTES.md) and shown here before it was fixed:
 - a corrupt record batch is returned by cohort_poll as CORRUPT_MESSAGE (Java's
   poll raises a KafkaException), the partition is not fetched again until the
   application seeks past it (it used to be fetched again at once, forever);
+- an OffsetCommit of a consumer-protocol member answered STALE_MEMBER_EPOCH
+  (the proxy moves the epoch the request carries): the auto-commit before a
+  revoke is sent again with the member's epoch and lands (it used to be
+  dropped, the records consumed since the last commit read again), while
+  the application's own commit gets the error, as Java's commitSync;
 - a fatal FindCoordinator answer (GROUP_AUTHORIZATION_FAILED) ends the calls
   waiting for a coordinator with that error (they used to wait for their
   own timeout), and a call waiting for a coordinator that never comes ends
@@ -31,7 +36,7 @@ import kwire
 
 MEMBER = os.environ.get("COHORT_MEMBER", "")
 PROXY_PORT = free_port()
-API_FETCH, API_FIND_COORDINATOR = 1, 10
+API_FETCH, API_OFFSET_COMMIT, API_FIND_COORDINATOR = 1, 8, 10
 GROUP_AUTHORIZATION_FAILED, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR = 30, 15, 16
 MARK = b"CORRUPT-ME-PLEASE"
 
@@ -42,6 +47,26 @@ def find_coordinator_v2(corr, error):
     w = kwire.Writer(False)
     w.int32(corr).int32(0).int16(error).string(None).int32(-1).string("").int32(-1)
     return w.bytes()
+
+
+def move_commit_epoch(seen):
+    """A VersionProxy request rewrite: the OffsetCommit's GenerationIdOrMemberEpoch
+    1000 ahead (the broker answers STALE_MEMBER_EPOCH), the epoch sent appended to seen."""
+    def change(version, req):
+        (idlen,) = struct.unpack(">h", req[8:10])
+        p = 10 + max(idlen, 0)
+        if version >= 8:   # flexible: header tags (none), then a compact group id
+            assert req[p] == 0, "header tags"
+            n, p = req[p + 1], p + 2
+            assert n < 0x80, "a group id under 127 bytes"
+            p += n - 1
+        else:
+            (n,) = struct.unpack(">h", req[p:p + 2])
+            p += 2 + n
+        (epoch,) = struct.unpack(">i", req[p:p + 4])
+        seen.append(epoch)
+        return req[:p] + struct.pack(">i", epoch + 1000) + req[p + 4:]
+    return change
 
 
 class LibcohortFaults(ClientGroupTest):
@@ -68,6 +93,7 @@ class LibcohortFaults(ClientGroupTest):
         with self.proxy.lock:
             self.proxy.answer.clear()
             self.proxy.rewrite.clear()
+            self.proxy.rewrite_request.clear()
             self.proxy.inject.clear()
 
     def start(self, group, topic, name, *extra):
@@ -222,6 +248,43 @@ class LibcohortFaults(ClientGroupTest):
         m.send("commitasync")
         m.wait(lambda s: s.commits, 30, "the async commit's callback")
         self.assertEqual([c[:4] for c in m.commits], [(topic, 0, 3, "_TIMED_OUT")])
+        self.assertIsNone(m.fatal)
+
+    def test_stale_epoch_auto_commit(self):
+        """A consumer-protocol member with enable.auto.commit whose OffsetCommit
+        is answered STALE_MEMBER_EPOCH: the application's commit returns the
+        error (Java's commitSync: CommitFailedException), while the auto-commit
+        before the close's revoke is sent again with the member's epoch and
+        lands (Java's auto-commit before revocation retries it)."""
+        topic, group, name = "se-libcohort", "g-se-libcohort", "libcohort-se"
+        create_topics(self.broker.port, {topic: 1})
+        self.produce(topic, 1, 5)
+        argv = [MEMBER, "-C", "-X", "enable.auto.commit=true",
+                "-X", "auto.commit.interval.ms=600000"] + member_flags(
+            "127.0.0.1:%d" % PROXY_PORT, group, [topic], name, "uniform", None, 6000, False,
+            0, 0)
+        m = MemberProcess(argv, name)
+        self.addCleanup(m.cleanup)
+        self.addCleanup(self._dump, m)
+        wait_cover([m], all_parts({topic: 1}))
+        m.wait(lambda s: len(s.msgs) >= 5, 30, "the records")
+        sent = []
+        with self.proxy.lock:
+            self.proxy.rewrite_request[API_OFFSET_COMMIT] = [move_commit_epoch(sent)]
+        m.send("commit %s 0 2" % topic)
+        m.wait(lambda s: s.commits, 30, "the commit's result")
+        self.assertEqual([c[:4] for c in m.commits], [(topic, 0, 2, "STALE_MEMBER_EPOCH")])
+        self.assertEqual(len(sent), 1)
+        before = self.requests(name, API_OFFSET_COMMIT)
+        with self.proxy.lock:
+            self.proxy.rewrite_request[API_OFFSET_COMMIT] = [move_commit_epoch(sent)]
+        self.assertEqual(m.close(), 0)
+        self.assertEqual(len(sent), 2, "the auto-commit before the revoke was not sent")
+        self.assertGreaterEqual(self.requests(name, API_OFFSET_COMMIT), before + 2,
+                                "the stale auto-commit was not sent again")
+        with kwire.Conn(self.broker.port) as c:
+            got = kwire.offset_fetch(c, 8, group, {topic: [0]})
+        self.assertEqual(got[(topic, 0)][0], 5, "the auto-commit before the revoke")
         self.assertIsNone(m.fatal)
 
     def test_poll_timeout_leave_reason(self):

@@ -10,7 +10,9 @@ can be answered with the errors queued in `inject` instead, and any API with
 the answers queued in `answer[api_key]`: functions (version, correlation id,
 request frame) -> response frame body, or None to forward that one (a
 function instead of the list answers every request of that API); `rewrite`
-{api_key: fn(response) -> response} changes what the broker answered; and
+{api_key: fn(response) -> response} changes what the broker answered,
+`rewrite_request` {api_key: [fn(version, request) -> request]} the next
+requests of that API before they are forwarded (one function each); and
 requests of an API in `hold` {api_key: seconds} are answered that late. The broker must advertise the proxy's address
 (advertised.listeners) so that the client's later connections come here too.
 """
@@ -32,6 +34,7 @@ class VersionProxy:
         self.answer = {}   # api key -> [fn(version, corr, request) -> response body or None]
         self.hold = {}     # api key -> seconds to wait before answering
         self.rewrite = {}  # api key -> fn(response) -> response
+        self.rewrite_request = {}  # api key -> [fn(version, request) -> request]
         self.lock = threading.Lock()
         with kwire.Conn(upstream_port) as c:
             self.versions = kwire.api_versions(c, 0)["api_keys"]
@@ -112,6 +115,10 @@ class VersionProxy:
                     fns = self.answer.get(key)
                     fn = fns if callable(fns) else fns.pop(0) if fns else None
                     rewrite = self.rewrite.get(key)
+                    queued = self.rewrite_request.get(key)
+                    change = queued.pop(0) if queued else None
+                if change:
+                    req = change(version, req)
                 body = fn(version, corr, req) if fn else None
                 if body is not None:
                     client.sendall(kwire.frame(body))
