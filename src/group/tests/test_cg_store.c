@@ -389,6 +389,7 @@ t_restart_regex(void)
 	cg_shell_restart(&sh, 1000);
 	cg_shell_digest_group(&sh, "g", &after);
 	CH_CHECK_EQ_STR(after.p, before.p);
+	free(before.p);
 	free(after.p);
 	check(&sh);
 	size_t written = sh.written;
