@@ -185,8 +185,14 @@ serve() {
 	write_config "$v" "$dir" "$port" "$cport" "$@"
 	if [[ ! -f $dir/data/meta.properties ]]; then
 		local id=${KAFKA_REF_CLUSTER_ID:-}
-		[[ -n $id ]] || id=$("$JAVA" "${TOOL_JVM[@]}" "$(log_opt "$v" tools)" \
-			-cp "$(classpath "$v")" kafka.tools.StorageTool random-uuid)
+		# a cluster id as StorageTool random-uuid makes it (a random UUID in
+		# base64url, not starting with '-'), without a JVM of its own
+		[[ -n $id ]] || id=$(python3 -c 'import base64, uuid
+while True:
+    s = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    if not s.startswith("-"):
+        print(s)
+        break')
 		# KAFKA_REF_FORMAT_ARGS: more format options, e.g. SCRAM users
 		# (--add-scram 'SCRAM-SHA-512=[name=admin,password=admin-secret]').
 		local fmt_extra
