@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Apache Kafka's Java client (kafka-clients 4.x, classic group protocol)
-against cohortd: KafkaProducer, then KafkaConsumer groups with each of Kafka's
-assignors while members join and leave, a rebalance listener that commits
+against cohortd: KafkaProducer, then KafkaConsumer groups with range,
+roundrobin and cooperative-sticky while members join and leave, a rebalance listener that commits
 synchronously in onPartitionsRevoked, static membership, and onPartitionsLost
 after a session expiry (java/cohortit/*Driver.java, java_clients.py).
 
@@ -184,8 +184,11 @@ class JavaGroups(JavaClientsTestCase):
     def test_roundrobin(self):
         self.run_assignor("roundrobin")
 
-    def test_sticky(self):
-        self.run_assignor("sticky")
+    # No test_sticky here (until 2026-12-03; ~55 s of make test): to
+    # cohortd an assignor is an opaque protocol name and metadata, and the
+    # eager sticky one rebalances as range does; Java leading it on cohortd
+    # (stickiness, one owner per partition, balance) is
+    # it_client_libcohort_kinds' test_sticky, Java and libcohort in turn.
 
     def test_cooperative_sticky(self):
         self.run_assignor("cooperative-sticky")
