@@ -186,7 +186,8 @@ serve() {
 	if [[ ! -f $dir/data/meta.properties ]]; then
 		local id=${KAFKA_REF_CLUSTER_ID:-}
 		# a cluster id as StorageTool random-uuid makes it (a random UUID in
-		# base64url, not starting with '-'), without a JVM of its own
+		# base64url, not starting with '-'), without a JVM of its own; the
+		# clusters of tests/integration/kafka_ref.py make theirs alike
 		[[ -n $id ]] || id=$(python3 -c 'import base64, uuid
 while True:
     s = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")

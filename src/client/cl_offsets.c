@@ -11,9 +11,10 @@
  * auto-commit before a revoke, and then with the member's latest epoch read
  * again at each send while it has one: Java's CommitRequestManager does the
  * same for its auto-commits (isStaleEpochErrorAndValidEpochAvailable) and
- * turns it into CommitFailedException for commitSync. Coordinator errors (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE,
- * COORDINATOR_LOAD_IN_PROGRESS, a lost connection) find the coordinator
- * again and retry, until default.api.timeout.ms.
+ * turns it into CommitFailedException for commitSync. Coordinator errors
+ * (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS,
+ * a lost connection) find the coordinator again and retry, until
+ * default.api.timeout.ms.
  *
  * A newly owned partition starts at its committed offset (OffsetFetch);
  * without one, or after OFFSET_OUT_OF_RANGE, at auto.offset.reset

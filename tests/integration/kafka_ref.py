@@ -153,6 +153,17 @@ class KafkaRef:
     stderr_tail = harness.Broker.stderr_tail
 
 
+def random_cluster_id():
+    """A cluster id as Kafka's Uuid.randomUuid makes one (tools/kafka-ref.sh's
+    serve does the same): a random UUID in base64url, never starting with '-',
+    which StorageTool format -t would read as an option."""
+    import uuid
+    while True:
+        s = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not s.startswith("-"):
+            return s
+
+
 class KafkaCluster:
     """n Apache Kafka nodes on 127.0.0.1, each a combined broker and KRaft
     controller of one static quorum, with the group and transaction topics
@@ -160,8 +171,7 @@ class KafkaCluster:
     nodes[i] is node id i + 1; bootstrap is node 1 only."""
 
     def __init__(self, n=3, version="4", settings=None, offsets=3, name="kafka-cluster"):
-        import uuid
-        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        cid = random_cluster_id()
         self.nodes = [KafkaRef(version, name="%s-%d" % (name, i + 1),
                                env={"KAFKA_REF_CLUSTER_ID": cid,
                                     "KAFKA_HEAP_OPTS": "-Xms128m -Xmx384m"})

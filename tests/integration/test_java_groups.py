@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Apache Kafka's Java client (kafka-clients 4.x, classic group protocol)
 against cohortd: KafkaProducer, then KafkaConsumer groups with range,
-roundrobin and cooperative-sticky while members join and leave, a rebalance listener that commits
-synchronously in onPartitionsRevoked, static membership, and onPartitionsLost
-after a session expiry (java/cohortit/*Driver.java, java_clients.py).
+roundrobin and cooperative-sticky while members join and leave, a rebalance
+listener that commits synchronously in onPartitionsRevoked, static
+membership, and onPartitionsLost after a session expiry
+(java/cohortit/*Driver.java, java_clients.py).
 
 What is asserted is what Kafka defines: each record consumed exactly once per
 group (commits in onPartitionsRevoked, no failures), committed offsets read
