@@ -52,9 +52,17 @@ def check_installed():
     kafka_ref.classpath("4")
 
 
+_kafka_jvm = []   # [class path, archive flags] of Kafka 4, asked once per process
+
+
 def java_argv(main, *args):
-    cp = os.environ["JAVA_IT_CLASSES"] + ":" + kafka_ref.classpath("4")
-    return [JAVA] + JVM_FLAGS + ["-cp", cp, "cohortit." + main] + [str(a) for a in args]
+    # Kafka's jars first: the class-data archive maps only for a class path that
+    # starts with the one it was made from.
+    if not _kafka_jvm:
+        _kafka_jvm.extend([kafka_ref.classpath("4"), kafka_ref.jvm_opts("4")])
+    cp = _kafka_jvm[0] + ":" + os.environ["JAVA_IT_CLASSES"]
+    return ([JAVA] + JVM_FLAGS + _kafka_jvm[1] + ["-cp", cp, "cohortit." + main]
+            + [str(a) for a in args])
 
 
 class JavaClientsTestCase(harness.BrokerTestCase):

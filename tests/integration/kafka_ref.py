@@ -30,6 +30,10 @@ import harness
 ROOT = os.path.dirname(os.path.dirname(harness.HERE))
 SCRIPT = os.path.join(ROOT, "tools", "kafka-ref.sh")
 START_TIMEOUT = 180.0   # a JVM on two shared cores under a parallel ctest
+# A test's broker: client compiler only and the serial collector (C2 and G1's
+# threads cost a start ~4 CPU-s more, and a test's load never needs them);
+# benchmarks keep Kafka's own settings (kafka-ref.sh's default).
+TEST_JVM_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 STOP_TIMEOUT = 60.0
 READY_LINE = "Kafka Server started"
 
@@ -47,13 +51,23 @@ def kafka_tool(version, name, *args, timeout=120, input=None):
                           timeout=timeout, preexec_fn=harness._pdeathsig)
 
 
-def classpath(version="4"):
-    """The installed jars of that release as a java class path ("DIR/libs/*")."""
-    p = subprocess.run([SCRIPT, "classpath", version], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True)
+def _script_output(*args):
+    p = subprocess.run([SCRIPT] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
     if p.returncode != 0:
         raise KafkaRefError(p.stderr.strip())
     return p.stdout.strip()
+
+
+def classpath(version="4"):
+    """The installed jars of that release as a java class path ("DIR/libs/*")."""
+    return _script_output("classpath", version)
+
+
+def jvm_opts(version="4"):
+    """The flags that map the release's class-data archive (kafka-ref.sh jvm-opts), for a
+    JVM whose class path starts with classpath(version); [] when there is no archive."""
+    return _script_output("jvm-opts", version).split()
 
 
 class KafkaRef:
@@ -95,7 +109,9 @@ class KafkaRef:
         argv = [SCRIPT, "serve", self.version, self.workdir, str(self.port),
                 str(self.controller_port)]
         argv += ["%s=%s" % kv for kv in self.settings.items()]
-        env = dict(os.environ, **self.env) if self.env else None
+        env = dict(os.environ)
+        env.setdefault("KAFKA_JVM_PERFORMANCE_OPTS", TEST_JVM_OPTS)
+        env.update(self.env or {})
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._stderr_f,
                                      stderr=subprocess.STDOUT, cwd=self.workdir, env=env,
                                      preexec_fn=harness._pdeathsig)
