@@ -9,14 +9,14 @@
  * round), the three producers alternating over ROUNDS rounds (default 1)
  * so that the shared machine's load moves them alike, timed from the first
  * produce to the end of the flush; both with the same settings: acks=all,
- * linger.ms=5, batch.size=1000000 (librdkafka's default; Java's 16384
- * is also run for libcohort), enable.idempotence IDEMPOTENCE ("false" by
+ * linger.ms=5, batch.size=1000000 (librdkafka's default), then both again
+ * at Java's default 16384, enable.idempotence IDEMPOTENCE ("false" by
  * default), no compression. The topics are created by Metadata
  * auto-creation (cohortd's num.partitions is set by run.sh).
- * PB_ONLY=rdk, cohort (1 MB batches) or cohort16k runs that one only
- * (for perf). Prints msgs/s, MB/s and the process's CPU seconds per GB for each round,
- * then over all rounds (total records / total time) with ratio =
- * librdkafka time / libcohort time.
+ * PB_ONLY=rdk, cohort (1 MB batches), rdk16k or cohort16k runs that one
+ * only (for perf). Prints msgs/s, MB/s and the process's CPU seconds per GB
+ * for each round, then over all rounds (total records / total time) with
+ * ratio = librdkafka time / libcohort time at the same batch.size.
  */
 #include <cohort/cohort.h>
 #include <librdkafka/rdkafka.h>
@@ -58,6 +58,38 @@ cohort_dr(cohort_producer *p, const cohort_delivery *d, void *opaque)
 		failed++;
 }
 
+/* PB_CONF="key=value[,key=value...]": more settings for both clients (the
+ * same names in both, e.g. max.in.flight.requests.per.connection); each
+ * pair goes to set(ud, key, value). */
+static void
+extra_conf(void (*set)(void *, const char *, const char *), void *ud)
+{
+	const char *env = getenv("PB_CONF");
+	if (!env || !*env)
+		return;
+	char *all = strdup(env), *save = NULL;
+	for (char *kv = strtok_r(all, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		if (!eq) {
+			fprintf(stderr, "PB_CONF: '%s' is not key=value\n", kv);
+			exit(2);
+		}
+		*eq = 0;
+		set(ud, kv, eq + 1);
+	}
+	free(all);
+}
+
+static void
+cset(void *ud, const char *k, const char *v)
+{
+	char err[256];
+	if (cohort_conf_set(ud, k, v, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		exit(2);
+	}
+}
+
 /* libcohort: N records of size bytes to topic; returns seconds. */
 static double
 run_cohort(const char *boot, const char *topic, long n, size_t size, const char *idem,
@@ -71,10 +103,8 @@ run_cohort(const char *boot, const char *topic, long n, size_t size, const char 
 			       {"batch.size", batch},
 			       {"enable.idempotence", idem}};
 	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
-		if (cohort_conf_set(c, kv[i][0], kv[i][1], err, sizeof(err))) {
-			fprintf(stderr, "%s\n", err);
-			exit(2);
-		}
+		cset(c, kv[i][0], kv[i][1]);
+	extra_conf(cset, c);
 	cohort_conf_set_delivery_cb(c, cohort_dr, NULL);
 	cohort_producer *p = cohort_producer_new(c, err, sizeof(err));
 	cohort_conf_free(c);
@@ -121,10 +151,10 @@ rdk_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 }
 
 static void
-rset(rd_kafka_conf_t *c, const char *k, const char *v)
+rset(void *ud, const char *k, const char *v)
 {
 	char err[256];
-	if (rd_kafka_conf_set(c, k, v, err, sizeof(err)) != RD_KAFKA_CONF_OK) {
+	if (rd_kafka_conf_set(ud, k, v, err, sizeof(err)) != RD_KAFKA_CONF_OK) {
 		fprintf(stderr, "%s: %s\n", k, err);
 		exit(2);
 	}
@@ -132,16 +162,18 @@ rset(rd_kafka_conf_t *c, const char *k, const char *v)
 
 /* librdkafka: the same with its producer; returns seconds. */
 static double
-run_rdk(const char *boot, const char *topic, long n, size_t size, const char *idem, double *cpu)
+run_rdk(const char *boot, const char *topic, long n, size_t size, const char *idem,
+	const char *batch, double *cpu)
 {
 	char err[512];
 	rd_kafka_conf_t *c = rd_kafka_conf_new();
 	rset(c, "bootstrap.servers", boot);
 	rset(c, "acks", "all");
 	rset(c, "linger.ms", "5");
-	rset(c, "batch.size", "1000000");
+	rset(c, "batch.size", batch);
 	rset(c, "enable.idempotence", idem);
 	rset(c, "queue.buffering.max.kbytes", "32768"); /* buffer.memory's 32 MiB */
+	extra_conf(rset, c);
 	rd_kafka_conf_set_dr_msg_cb(c, rdk_dr);
 	rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof(err));
 	if (!rk) {
@@ -179,11 +211,11 @@ run_rdk(const char *boot, const char *topic, long n, size_t size, const char *id
 /* One line: throughput, the client's CPU seconds per GB produced, and
  * librdkafka's time / this one's (tr > 0). */
 static void
-row(const char *who, const char *what, long n, size_t size, double t, double cpu, double tr)
+row(const char *who, const char *batch, long n, size_t size, double t, double cpu, double tr)
 {
 	double mb = (double)n * (double)size / 1e6;
-	printf("  %-10s %-18s %9.0f msg/s %7.1f MB/s  cpu %5.2f s/GB", who, what, n / t, mb / t,
-	       cpu / mb * 1000);
+	printf("  %-10s batch.size=%-8s %9.0f msg/s %7.1f MB/s  cpu %5.2f s/GB", who, batch, n / t,
+	       mb / t, cpu / mb * 1000);
 	if (tr > 0)
 		printf("  ratio %.2f", tr / t);
 	printf("\n");
@@ -205,39 +237,43 @@ main(int argc, char **argv)
 		fprintf(stderr, "prod_bench: N, SIZE and ROUNDS must be positive\n");
 		return 2;
 	}
-	double sr = 0, sc = 0, sj = 0, cr = 0, cc = 0, cj = 0;
-	/* PB_ONLY=rdk|cohort|cohort16k: that producer alone (to profile it);
-	 * the others' lines are then meaningless */
+	/* the four producers: librdkafka and libcohort at 1 MB, then at 16 KB */
+	static const struct {
+		const char *name, *who, *batch;
+	} P[4] = {{"rdk", "librdkafka", "1000000"},
+		  {"cohort", "libcohort", "1000000"},
+		  {"rdk16k", "librdkafka", "16384"},
+		  {"cohort16k", "libcohort", "16384"}};
+	double st[4] = {0}, sc[4] = {0};
+	/* PB_ONLY=rdk|cohort|rdk16k|cohort16k: that producer alone (to profile
+	 * it); the others' lines are then meaningless */
 	const char *only = getenv("PB_ONLY");
 	printf("%zu B x %ld, idempotence %s:\n", size, n, idem);
 	for (int r = 0; r < rounds; r++) {
-		/* fresh topics each round and each run (the pid): no earlier data */
-		char t1[96], t2[96], t3[96];
-		snprintf(t1, sizeof(t1), "pb-cohort-%zu-%s-%d-%d", size, idem, (int)getpid(), r);
-		snprintf(t2, sizeof(t2), "pb-rdk-%zu-%s-%d-%d", size, idem, (int)getpid(), r);
-		snprintf(t3, sizeof(t3), "pb-cohort16k-%zu-%s-%d-%d", size, idem, (int)getpid(), r);
-		double ur = 0, uc = 0, uj = 0, tr = 1, tc = 1, tj = 1;
-		if (!only || !strcmp(only, "rdk"))
-			tr = run_rdk(boot, t2, n, size, idem, &ur);
-		if (!only || !strcmp(only, "cohort"))
-			tc = run_cohort(boot, t1, n, size, idem, "1000000", &uc);
-		if (!only || !strcmp(only, "cohort16k"))
-			tj = run_cohort(boot, t3, n, size, idem, "16384", &uj);
-		sr += tr, sc += tc, sj += tj;
-		cr += ur, cc += uc, cj += uj;
+		double t[4] = {1, 1, 1, 1}, u[4] = {0};
+		for (int i = 0; i < 4; i++) {
+			if (only && strcmp(only, P[i].name))
+				continue;
+			/* fresh topics each round and each run (the pid): no earlier data */
+			char topic[96];
+			snprintf(topic, sizeof(topic), "pb-%s-%zu-%s-%d-%d", P[i].name, size, idem,
+				 (int)getpid(), r);
+			t[i] = i & 1 ? run_cohort(boot, topic, n, size, idem, P[i].batch, &u[i])
+				     : run_rdk(boot, topic, n, size, idem, P[i].batch, &u[i]);
+			st[i] += t[i];
+			sc[i] += u[i];
+		}
 		if (rounds > 1) {
 			printf(" round %d:\n", r + 1);
-			row("librdkafka", "", n, size, tr, ur, 0);
-			row("libcohort", "batch.size=1000000", n, size, tc, uc, tr);
-			row("libcohort", "batch.size=16384", n, size, tj, uj, tr);
+			for (int i = 0; i < 4; i++)
+				row(P[i].who, P[i].batch, n, size, t[i], u[i],
+				    i & 1 ? t[i - 1] : 0);
 		}
 	}
 	if (rounds > 1)
 		printf(" all %d rounds:\n", rounds);
-	long nn = n * rounds;
-	row("librdkafka", "", nn, size, sr, cr, 0);
-	row("libcohort", "batch.size=1000000", nn, size, sc, cc, sr);
-	row("libcohort", "batch.size=16384", nn, size, sj, cj, sr);
+	for (int i = 0; i < 4; i++)
+		row(P[i].who, P[i].batch, n * rounds, size, st[i], sc[i], i & 1 ? st[i - 1] : 0);
 	fflush(stdout);
 	if (failed) {
 		printf("  %ld records failed\n", failed);
