@@ -16,7 +16,8 @@ JOBS ?= $(shell nproc)
 TEST_JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
 PROTO_DIR ?= ../shared/kafka-protocol
 
-.PHONY: all deps build install run test test-cluster test-deps asan gen bench bench-assign clean format format-check
+.PHONY: all deps build install run test test-cluster test-deps test-kafka test-clients asan gen bench \
+	bench-assign clean format format-check
 
 all: build
 
@@ -36,6 +37,12 @@ run: build
 test-deps:
 	./tools/install-deps.sh test
 
+test-kafka:
+	./tools/install-deps.sh test-kafka
+
+test-clients:
+	./tools/install-deps.sh test-clients
+
 asan:
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCOHORT_SANITIZE=ON \
 	      -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
@@ -47,13 +54,14 @@ asan:
 # the tests' own processes do not inherit the lock, so a straggler cannot
 # hold it.
 TEST_LOCK ?= /tmp/cohort-make-test.lock
-# The optimised build (CPU) runs beside the installs of the test clients and
-# of Kafka (mostly downloads: about 140 s on a fresh machine); the sanitizer
-# build comes after both (it compiles the Java drivers against Kafka's jars).
+# The builds (CPU) run beside the installs (mostly downloads on a fresh
+# machine): the optimised build beside Kafka's (Maven Central, its class-data
+# archive), then the sanitizer build, which compiles the Java drivers against
+# Kafka's jars, beside the test clients' (PyPI, the Go module proxy, npm).
 test:
-	./tools/install-deps.sh build
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-deps build
-	$(MAKE) --no-print-directory asan
+	./tools/install-deps.sh test-system
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-kafka build
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-clients asan
 	@flock -n $(TEST_LOCK) true || echo "make test: another run holds $(TEST_LOCK); waiting for it"
 	cd build-asan && flock -o $(TEST_LOCK) ctest --output-on-failure -j $(TEST_JOBS) --timeout 600 -LE cluster
 

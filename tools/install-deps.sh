@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# install-deps.sh build|test|bench
+# install-deps.sh build|test|bench|test-system|test-kafka|test-clients
 # Installs what is missing on a Debian machine:
 #   build  the compiler, CMake, the compression libraries cohortd links,
 #          OpenSSL (libssl-dev: SCRAM's hashes, TLS),
@@ -18,15 +18,27 @@
 #          drives /usr/bin/chromium: no browser download).
 #   bench  the above, plus valgrind (bench/groups/run-coord.sh counts
 #          instructions per request with callgrind).
+#   test's three parts, for make test to overlap downloads with builds:
+#   test-system   the Debian packages only (build's and test's)
+#   test-kafka    Apache Kafka (tools/kafka-ref.sh install; after test-system)
+#   test-clients  the registry clients, Debian's Go clients, promtool (after
+#                 test-system)
 # Idempotent; silent when everything is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-build}
 bench=false
-if [[ $what == bench ]]; then
-	bench=true
-	what=test
-fi
+# which of test's parts run: the Debian packages, Kafka, the clients
+sys=true kafka=false clients=false
+case $what in
+build) ;;
+test) kafka=true clients=true ;;
+bench) bench=true what=test kafka=true clients=true ;;
+test-system) what=test ;;
+test-kafka) sys=false kafka=true ;;
+test-clients) sys=false clients=true ;;
+*) echo "install-deps: unknown '$what' (build, test, bench, test-system, test-kafka, test-clients)" >&2; exit 2 ;;
+esac
 
 DEBS=(gcc make cmake pkg-config zlib1g-dev libzstd-dev liblz4-dev libsnappy-dev libxxhash-dev
       libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libssl-dev g++ libre2-dev)
@@ -41,6 +53,7 @@ fi
 $bench && DEBS+=(valgrind)
 
 missing=()
+$sys || DEBS=()
 for p in "${DEBS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
@@ -53,12 +66,14 @@ if ((${#missing[@]})); then
 fi
 
 # Registry clients (PyPI, Go module proxy, npm), pinned, into .deps/ and node_modules/.
-if [[ $what == test ]]; then
+if $clients; then
 	./tools/install-clients.sh
 fi
 
-if [[ $what == test ]]; then
+if $kafka; then
 	./tools/kafka-ref.sh install
+fi
+if $clients; then
 	./tools/install-debian-go.sh   # Debian's sarama 1.22.1 and kafka-go 0.2.1
 	./tools/install-promtool.sh    # Debian's promtool 2.42.0 (it_metrics), into .deps/
 fi
