@@ -316,9 +316,10 @@ COHORT_API cohort_err cohort_subscribe(cohort_consumer *c, const char *const *to
  * fatal one (FENCED_INSTANCE_ID, ...: close the consumer),
  * COHORT_ERR__OFFSET_OUT_OF_RANGE (auto.offset.reset=none),
  * COHORT_ERR_CORRUPT_MESSAGE (an assigned partition's next batch fails its
- * CRC or does not decode: every poll returns it, as Java's poll raises its
- * KafkaException, until the application seeks that partition past it; the
- * partition and offset are logged; cohort_position gives the offset), or
+ * CRC or does not decode: once the records fetched before it are returned,
+ * every poll returns it, as Java's poll raises its KafkaException, until the
+ * application seeks that partition past it; the partition and offset are
+ * logged; cohort_position gives the offset), or
  * COHORT_ERR__CLOSED. Polling thread.
  */
 COHORT_API cohort_err cohort_poll(cohort_consumer *c, int timeout_ms, const cohort_record **records,

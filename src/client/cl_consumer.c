@@ -654,12 +654,16 @@ take_records(cl_client *c, size_t max, bool *kick)
 	return n;
 }
 
-/* True when an owned partition sits at a corrupt batch (c->mu held). */
+/* True when an owned partition sits at a corrupt batch with none of its
+ * records left to return (c->mu held): what was fetched before the batch
+ * (queued while the application did not poll) comes first, as Java's
+ * FetchCollector returns the records before a corrupt batch and raises at
+ * the next poll. */
 static bool
 corrupt_owned(const cl_client *c)
 {
 	for (int i = 0; i < c->ntps; i++)
-		if (c->tps[i]->owned && c->tps[i]->corrupt)
+		if (c->tps[i]->owned && c->tps[i]->corrupt && c->tps[i]->queued == 0)
 			return true;
 	return false;
 }

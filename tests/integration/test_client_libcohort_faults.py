@@ -9,6 +9,9 @@ reading (docs/NOTES.md) and shown here before it was fixed:
 - a corrupt record batch is returned by cohort_poll as CORRUPT_MESSAGE (Java's
   poll raises a KafkaException), the partition is not fetched again until the
   application seeks past it (it used to be fetched again at once, forever);
+  the records fetched before it and not yet polled come first (poll used to
+  answer CORRUPT_MESSAGE at once when the corrupt batch was found while they
+  waited, and they were never returned);
 - an OffsetCommit of a consumer-protocol member answered STALE_MEMBER_EPOCH
   (the proxy moves the epoch the request carries): the auto-commit before a
   revoke is sent again with the member's epoch and lands (it used to be
@@ -73,6 +76,7 @@ class LibcohortFaults(ClientGroupTest):
     CLIENT = "libcohort-faults"
     broker_settings = dict(GROUP_SETTINGS, **{
         "advertised.listeners": "PLAINTEXT://127.0.0.1:%d" % PROXY_PORT})
+    proxy_bootstrap = "127.0.0.1:%d" % PROXY_PORT
 
     @classmethod
     def setUpClass(cls):
@@ -100,7 +104,7 @@ class LibcohortFaults(ClientGroupTest):
         argv = [MEMBER]
         for kv in extra:
             argv += ["-X", kv]
-        argv += member_flags("127.0.0.1:%d" % PROXY_PORT, group, [topic], name, "range", None,
+        argv += member_flags(self.proxy_bootstrap, group, [topic], name, "range", None,
                              6000, False, 0, 0)
         m = MemberProcess(argv, name)
         self.addCleanup(m.cleanup)
@@ -199,6 +203,35 @@ class LibcohortFaults(ClientGroupTest):
         self.assertEqual([o for (t, p_, o, us) in m.msgs], [0, 1, 2, 4, 5])
         self.assertEqual(m.close(), 0)
 
+    def test_corrupt_batch_after_queued_records(self):
+        """The batch at the fetch position is found corrupt while records
+        fetched before it still wait for the application (one record a poll,
+        a slow one): those records come first, then CORRUPT_MESSAGE (poll
+        used to answer CORRUPT_MESSAGE at once and never return them)."""
+        topic, group, name = "cq-libcohort", "g-cq-libcohort", "libcohort-cq"
+        create_topics(self.broker.port, {topic: 1})
+        import confluent_kafka
+        p = confluent_kafka.Producer({"bootstrap.servers": self.broker.bootstrap,
+                                      "linger.ms": 0, "acks": "all"})
+        for i in range(6):   # one batch per record: offset 3 is the corrupt one
+            p.produce(topic, value=MARK if i == 3 else b"fine-%d" % i, partition=0)
+            self.assertEqual(p.flush(30), 0)
+        with self.proxy.lock:
+            self.proxy.rewrite[API_FETCH] = lambda r: r.replace(MARK, MARK.lower())
+        # the Fetch at offset 3 is answered while the member sleeps 400 ms
+        # after each of the records 0-2 it took one at a time
+        argv = [MEMBER, "-X", "max.poll.records=1"] + member_flags(
+            self.proxy_bootstrap, group, [topic], name, "range", None, 6000, False, 0, 400)
+        m = MemberProcess(argv, name)
+        self.addCleanup(m.cleanup)
+        self.addCleanup(self._dump, m)
+        m.wait(lambda s: any(e.startswith("CORRUPT_MESSAGE") for e in s.errors), 60,
+               "CORRUPT_MESSAGE from poll")
+        self.assertEqual([o for (t, p_, o, us) in m.msgs], [0, 1, 2])
+        self.assertIn("corrupt record batch at offset 3", m.stderr())
+        self.assertIsNone(m.fatal)
+        self.assertEqual(m.close(), 0)
+
     def test_fatal_find_coordinator(self):
         """FindCoordinator answered GROUP_AUTHORIZATION_FAILED: cohort_committed,
         waiting for the coordinator meanwhile, returns that error at once
@@ -261,7 +294,7 @@ class LibcohortFaults(ClientGroupTest):
         self.produce(topic, 1, 5)
         argv = [MEMBER, "-C", "-X", "enable.auto.commit=true",
                 "-X", "auto.commit.interval.ms=600000"] + member_flags(
-            "127.0.0.1:%d" % PROXY_PORT, group, [topic], name, "uniform", None, 6000, False,
+            self.proxy_bootstrap, group, [topic], name, "uniform", None, 6000, False,
             0, 0)
         m = MemberProcess(argv, name)
         self.addCleanup(m.cleanup)
@@ -303,7 +336,7 @@ class LibcohortFaults(ClientGroupTest):
         with self.proxy.lock:
             self.proxy.answer[13] = record
         argv = [MEMBER, "-X", "max.poll.interval.ms=2000"] + member_flags(
-            "127.0.0.1:%d" % PROXY_PORT, group, [topic], name, "range", None, 6000, False, 0,
+            self.proxy_bootstrap, group, [topic], name, "range", None, 6000, False, 0,
             2500)   # 2.5 s per record: 5 s between two polls
         m = MemberProcess(argv, name)
         self.addCleanup(m.cleanup)
