@@ -16,7 +16,9 @@ reading (docs/NOTES.md) and shown here before it was fixed:
   (the proxy moves the epoch the request carries): the auto-commit before a
   revoke is sent again with the member's epoch and lands (it used to be
   dropped, the records consumed since the last commit read again), while
-  the application's own commit gets the error, as Java's commitSync;
+  the application's own commit gets the error, as Java's commitSync; on
+  cohortd and on Apache Kafka 4.4.0 (LibcohortFaultsKafka, the proxy in
+  front of it);
 - a fatal FindCoordinator answer (GROUP_AUTHORIZATION_FAILED) ends the calls
   waiting for a coordinator with that error (they used to wait for their
   own timeout), and a call waiting for a coordinator that never comes ends
@@ -30,7 +32,9 @@ import threading
 import time
 
 from client_scenarios import member_flags, wait_cover
-from harness import free_port, main
+from harness import free_port, main, start_clean, stop_clean
+from kafka_ref import KafkaRef
+from test_consumer_protocol import CONSUMER_SETTINGS
 from test_group_helpers import (GROUP_SETTINGS, MemberProcess, all_parts, create_topics,
                                 wait_until)
 from client_scenarios import ClientGroupTest
@@ -351,6 +355,37 @@ class LibcohortFaults(ClientGroupTest):
         self.assertGreaterEqual(got[0][0], 5, "LeaveGroup v5+ carries the reason")
         self.assertIn(b"consumer poll timeout has expired.", got[0][1])
         self.assertIsNone(m.fatal)
+
+
+class LibcohortFaultsKafka(LibcohortFaults):
+    """test_stale_epoch_auto_commit against Apache Kafka 4.4.0 (the proxy in
+    front of it, Kafka advertising the proxy): Kafka's coordinator answers
+    the moved epoch STALE_MEMBER_EPOCH and takes the resent auto-commit. The
+    other scenarios are the client's against answers the proxy or a fake
+    server writes, whatever broker is behind: cohortd's class runs them."""
+
+    test_apiversions_undecodable = None
+    test_corrupt_batch = None
+    test_corrupt_batch_after_queued_records = None
+    test_fatal_find_coordinator = None
+    test_async_commit_without_coordinator = None
+    test_poll_timeout_leave_reason = None
+    proxy_port = free_port()
+    proxy_bootstrap = "127.0.0.1:%d" % proxy_port
+
+    @classmethod
+    def setUpClass(cls):
+        if not os.access(MEMBER, os.X_OK):
+            raise SystemExit("FAIL: COHORT_MEMBER (it_cohort_member) not built: %r" % MEMBER)
+        cls.broker = start_clean(KafkaRef("4", settings=dict(CONSUMER_SETTINGS, **{
+            "advertised.listeners": "PLAINTEXT://" + cls.proxy_bootstrap}), name=cls.__name__))
+        cls.proxy = VersionProxy(cls.broker.port, {18: 2, API_FIND_COORDINATOR: 2, 12: 3},
+                                 cls.proxy_port)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.proxy.close()
+        stop_clean(cls.broker)
 
 
 if __name__ == "__main__":
