@@ -304,7 +304,8 @@ ch_plog_open(const char *data_dir, const char *topic, int32_t partition, const c
 	 * a tail check will do. From the one holding it on, everything is
 	 * checked and the indexes rebuilt. No file: check everything. The last
 	 * segment's end is known only once it is open: it is opened trusted
-	 * when it starts at or below the recovery point, and again in full if
+	 * when it starts at or below the recovery point (whose writers sync
+	 * the active segment's indexes first), and again in full if
 	 * its tail scan found offsets past it. After a clean shutdown (which
 	 * syncs, then writes the log end as the recovery point) no segment is
 	 * read whole, as Kafka skips recovery after one: a restart then reads
@@ -394,14 +395,33 @@ fail:
 	return r;
 }
 
+/* fdatasyncs the indexes a recovery point at the synced offset vouches for that ch_plog_sync may
+ * have left: the active segment's and those of segments closed since. 0 or -errno. */
+static int
+sync_indexes(ch_plog *pl)
+{
+	int r = 0;
+	for (size_t i = 0; i < pl->n_segs && r == 0; i++) {
+		ch_seg *s = pl->segs[i];
+		if (i + 1 < pl->n_segs && s->index_synced)
+			continue;
+		r = pl->fs->fdatasync(pl->fs, s->fd_idx);
+		if (r == 0)
+			r = pl->fs->fdatasync(pl->fs, s->fd_tix);
+	}
+	return r;
+}
+
 void
 ch_plog_close(ch_plog *pl)
 {
 	if (!pl)
 		return;
-	/* After a final sync, a fresh recovery point makes the next start fast. */
+	/* After a final sync, a fresh recovery point makes the next start fast
+	 * (open trusts the indexes below it: they go first). */
 	int64_t synced = atomic_load(&pl->synced);
-	if (pl->n_segs && !atomic_load(&pl->failed) && synced > pl->checkpointed)
+	if (pl->n_segs && !atomic_load(&pl->failed) && synced > pl->checkpointed &&
+	    sync_indexes(pl) == 0)
 		(void)offset_file_write(pl, RECOVERY_FILE, synced, true, NULL);
 	for (size_t i = 0; i < pl->n_segs; i++)
 		ch_seg_unref(pl->segs[i]);
@@ -890,22 +910,29 @@ ch_plog_legacy_offsets(ch_plog *pl, int64_t ts, int32_t max, int64_t now_ms, int
 typedef struct sync_item {
 	ch_seg *seg;
 	int64_t size;
-	bool index; /* closed: its indexes too, once */
+	bool index;  /* its indexes too: a closed one's once, the active one's at a checkpoint */
+	bool closed; /* index_synced may be set (the active segment's indexes still grow) */
 } sync_item;
 
 int
 ch_plog_sync(ch_plog *pl)
 {
+	/* The recovery point, at most once a second: an old one only means
+	 * more to check after a crash. The active segment's indexes are
+	 * synced only then: open trusts those of a last segment that starts
+	 * at or below the recovery point. */
+	int64_t now = ch_now_mono_ms();
 	pthread_mutex_lock(&pl->lock);
+	bool checkpoint = pl->leo > pl->checkpointed && now - pl->checkpoint_ms >= CHECKPOINT_MS;
 	sync_item *items = ch_xmalloc((pl->n_segs + 1) * sizeof(*items));
 	size_t n = 0;
 	for (size_t i = 0; i < pl->n_segs; i++) {
 		ch_seg *s = pl->segs[i];
 		int64_t sz = s->size;
 		bool closed = i + 1 < pl->n_segs;
-		bool idx = closed && !s->index_synced;
+		bool idx = closed ? !s->index_synced : checkpoint;
 		if (s->synced_size < sz || idx)
-			items[n++] = (sync_item){ch_seg_ref(s), sz, idx};
+			items[n++] = (sync_item){ch_seg_ref(s), sz, idx, closed};
 	}
 	int64_t leo = pl->leo;
 	bool dir = pl->dir_dirty;
@@ -930,7 +957,7 @@ ch_plog_sync(ch_plog *pl)
 		for (size_t i = 0; i < n; i++) {
 			if (items[i].seg->synced_size < items[i].size)
 				items[i].seg->synced_size = items[i].size;
-			if (items[i].index)
+			if (items[i].index && items[i].closed)
 				items[i].seg->index_synced = true;
 		}
 	} else if (dir) {
@@ -951,12 +978,10 @@ ch_plog_sync(ch_plog *pl)
 	int64_t cur = atomic_load(&pl->synced);
 	while (cur < leo && !atomic_compare_exchange_weak(&pl->synced, &cur, leo))
 		;
-	/* The recovery point, at most once a second: an old one only means
-	 * more to check after a crash. Written after the data is durable, so
-	 * it never claims more than is; fsynced itself, so that it is never
-	 * garbage (cheap at this rate). */
-	int64_t now = ch_now_mono_ms();
-	if (leo > pl->checkpointed && now - pl->checkpoint_ms >= CHECKPOINT_MS) {
+	/* The recovery point: written after the data and the indexes are
+	 * durable, so it never claims more than is; fsynced itself, so that
+	 * it is never garbage (cheap at this rate). */
+	if (checkpoint) {
 		if (offset_file_write(pl, RECOVERY_FILE, leo, true, &pl->checkpoint_log) == 0)
 			pl->checkpointed = leo;
 		pl->checkpoint_ms = now;

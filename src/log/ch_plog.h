@@ -23,13 +23,15 @@
  * segment's base).
  *
  * RECOVERY. recovery-point is an offset below which everything (batches and
- * the indexes of closed segments) has been fdatasynced; ch_plog_sync writes
- * it at most once a second, ch_plog_close after a final sync. On open, each
- * segment wholly below it gets the cheap check of ch_seg.h (tail from the
- * last index entry); the segment holding it and every later one get the full
- * check with rebuilt indexes, since after a power cut unsynced bytes can be
- * anything. No file: everything is checked. Corrupt or torn batches and all
- * after them in their segment are truncated (WARN with file and position).
+ * the indexes of their segments, the active one's included) has been
+ * fdatasynced; ch_plog_sync writes it at most once a second (and syncs the
+ * active segment's indexes only then), ch_plog_close after a final sync. On
+ * open, each segment wholly below it gets the cheap check of ch_seg.h (tail
+ * from the last index entry); the segment holding it and every later one get
+ * the full check with rebuilt indexes, since after a power cut unsynced
+ * bytes can be anything. No file: everything is checked. Corrupt or torn
+ * batches and all after them in their segment are truncated (WARN with file
+ * and position).
  * A stray empty segment that a half-done roll left inside the previous one's
  * offsets, or an empty last segment after a gap, is removed. Offsets below
  * the recovery point count as synced; the rest become synced at the first

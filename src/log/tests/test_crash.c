@@ -36,6 +36,9 @@ typedef struct crashfs {
 	} f[MAXF];
 	int nf;
 	uint32_t seed;
+	/* The power is out: the process may go on (ch_plog_close), but nothing
+	 * it does reaches the disk any more. */
+	bool down;
 } crashfs;
 
 static uint32_t
@@ -48,6 +51,8 @@ static int
 cf_open(ch_logfs *fs, const char *path, int flags, int mode)
 {
 	crashfs *c = (crashfs *)fs;
+	if (c->down)
+		return c->base->open(c->base, "/dev/null", O_RDWR, 0);
 	bool existed = access(path, F_OK) == 0;
 	int fd = c->base->open(c->base, path, flags, mode);
 	if (fd >= 0 && c->nf < MAXF) {
@@ -80,6 +85,8 @@ static ssize_t
 cf_pwrite(ch_logfs *fs, int fd, const void *b, size_t n, int64_t off)
 {
 	crashfs *c = (crashfs *)fs;
+	if (c->down)
+		return (ssize_t)n;
 	if (c->nw < MAXW) {
 		c->w[c->nw].fd = fd;
 		c->w[c->nw].off = off;
@@ -93,6 +100,8 @@ static int
 cf_fdatasync(ch_logfs *fs, int fd)
 {
 	crashfs *c = (crashfs *)fs;
+	if (c->down)
+		return 0;
 	int k = 0;
 	for (int i = 0; i < c->nw; i++)
 		if (c->w[i].fd != fd)
@@ -105,7 +114,7 @@ static int
 cf_ftruncate(ch_logfs *fs, int fd, int64_t len)
 {
 	crashfs *c = (crashfs *)fs;
-	return c->base->ftruncate(c->base, fd, len);
+	return c->down ? 0 : c->base->ftruncate(c->base, fd, len);
 }
 
 static int64_t
@@ -119,27 +128,29 @@ static int
 cf_unlink(ch_logfs *fs, const char *p)
 {
 	crashfs *c = (crashfs *)fs;
-	return c->base->unlink(c->base, p);
+	return c->down ? 0 : c->base->unlink(c->base, p);
 }
 
 static int
 cf_rename(ch_logfs *fs, const char *a, const char *b)
 {
 	crashfs *c = (crashfs *)fs;
-	return c->base->rename(c->base, a, b);
+	return c->down ? 0 : c->base->rename(c->base, a, b);
 }
 
 static int
 cf_mkdir(ch_logfs *fs, const char *p, int mode)
 {
 	crashfs *c = (crashfs *)fs;
-	return c->base->mkdir(c->base, p, mode);
+	return c->down ? 0 : c->base->mkdir(c->base, p, mode);
 }
 
 static int
 cf_sync_dir(ch_logfs *fs, const char *p)
 {
 	crashfs *c = (crashfs *)fs;
+	if (c->down)
+		return 0;
 	for (int i = 0; i < c->nf; i++)
 		c->f[i].new_name = false;
 	return c->base->sync_dir(c->base, p);
@@ -195,6 +206,7 @@ crashfs_crash(crashfs *c)
 	for (int i = 0; i < c->nf; i++)
 		if (c->f[i].fd >= 0 && c->f[i].new_name && rnd(c) % 2)
 			unlink(c->f[i].path);
+	c->down = true;
 }
 
 static void
@@ -221,8 +233,12 @@ t_power_loss(void)
 		for (int i = 0; i < n; i++) {
 			ch_buf b;
 			ch_buf_init(&b);
-			tu_batch(&b, 1 + (int)(rnd(&cf) % 5), 1000 + i, 0, i, false,
-				 rnd(&cf) % 4 == 0 ? 1 : 0);
+			/* One draw per statement: the order of a call's arguments is
+			 * unspecified (gcc and clang differ), and a seed must mean
+			 * the same run everywhere. */
+			int nrec = 1 + (int)(rnd(&cf) % 5);
+			int codec = rnd(&cf) % 4 == 0 ? 1 : 0;
+			tu_batch(&b, nrec, 1000 + i, 0, i, false, codec);
 			ch_plog_append_info info;
 			int16_t kerr;
 			CH_CHECK_EQ_INT(ch_plog_append(pl, b.data, b.len, 0, &info, &kerr), CH_OK);
@@ -271,6 +287,65 @@ t_power_loss(void)
 		ch_plog_close(pl);
 		tu_rmdir();
 	}
+	ch_log_threshold = CH_LOG_INFO;
+}
+
+/* The first sync writes the recovery point at the log end, inside the
+ * active segment, which a reopen then trusts up to its last index entry.
+ * The power cut tears the first unsynced write of every file (byte 4 of the
+ * first .index entry, its position, is garbage), which a sane last entry
+ * does not reveal: the indexes that point counts as synced must have been. */
+static void
+t_checkpoint_index(void)
+{
+	ch_log_threshold = CH_LOG_ERROR;
+	static crashfs cf;
+	tu_mkdtemp();
+	crashfs_init(&cf, 1);
+	ch_plog_config c;
+	ch_plog_config_default(&c);
+	c.index_interval_bytes = 150;
+	ch_plog *pl = NULL;
+	CH_CHECK_EQ_INT(ch_plog_open(tu_dir, "p", 0, &c, &cf.ops, 0, &pl), CH_OK);
+	ch_buf model;
+	ch_buf_init(&model);
+	for (int i = 0; i < 20; i++) {
+		ch_buf b;
+		ch_buf_init(&b);
+		tu_batch(&b, 3, 1000 + i, 0, i, false, 0);
+		ch_plog_append_info info;
+		int16_t kerr;
+		CH_CHECK_EQ_INT(ch_plog_append(pl, b.data, b.len, 0, &info, &kerr), CH_OK);
+		ch_buf_append(&model, b.data, b.len);
+		ch_buf_free(&b);
+	}
+	CH_CHECK_EQ_INT(ch_plog_sync(pl), CH_OK);
+	CH_CHECK_EQ_INT(ch_plog_synced_offset(pl), 60);
+	for (int i = 0; i < cf.nf; i++) {
+		int k = 0;
+		while (k < cf.nw && (cf.w[k].fd != cf.f[i].fd || cf.w[k].len < 8))
+			k++;
+		uint8_t x;
+		if (cf.f[i].fd < 0 || k == cf.nw || pread(cf.f[i].fd, &x, 1, cf.w[k].off + 4) != 1)
+			continue;
+		x ^= 0x7f;
+		CH_CHECK(pwrite(cf.f[i].fd, &x, 1, cf.w[k].off + 4) == 1);
+	}
+	cf.down = true;
+	ch_plog_close(pl);
+
+	CH_CHECK_EQ_INT(ch_plog_open(tu_dir, "p", 0, &c, NULL, 0, &pl), CH_OK);
+	if (pl) {
+		CH_CHECK_EQ_INT(ch_plog_end_offset(pl), 60);
+		ch_buf got;
+		ch_buf_init(&got);
+		CH_CHECK_EQ_INT(tu_read_all(pl, &got, 1), 20); /* every offset looked up */
+		CH_CHECK(got.len == model.len && memcmp(got.data, model.data, got.len) == 0);
+		ch_buf_free(&got);
+		ch_plog_close(pl);
+	}
+	ch_buf_free(&model);
+	tu_rmdir();
 	ch_log_threshold = CH_LOG_INFO;
 }
 
@@ -346,4 +421,4 @@ t_kill9(void)
 	ch_log_threshold = CH_LOG_INFO;
 }
 
-CH_TEST_MAIN(CH_TEST(t_power_loss), CH_TEST(t_kill9))
+CH_TEST_MAIN(CH_TEST(t_power_loss), CH_TEST(t_checkpoint_index), CH_TEST(t_kill9))
