@@ -94,6 +94,31 @@ EOF
 	stamp_of "$v" >"$home/.installed"
 }
 
+# wait_started PID LOG: until the broker PID logs that it started (0), exits
+# (1) or 120 s pass (2).
+wait_started() {
+	local pid=$1 log=$2 i
+	for ((i = 0; i < 1200; i++)); do
+		kill -0 "$pid" 2>/dev/null || return 1
+		grep -q "Kafka Server started" "$log" && return 0
+		sleep 0.1
+	done
+	return 2
+}
+
+# stop_pid PID [SECONDS]: SIGTERM (Kafka's controlled shutdown), SIGKILL
+# after SECONDS (30).
+stop_pid() {
+	local pid=$1 secs=${2:-30} i
+	kill -TERM "$pid" 2>/dev/null || return 0
+	for ((i = 0; i < secs * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	echo "kafka-ref: pid $pid did not stop within $secs s of SIGTERM; SIGKILL" >&2
+	kill -KILL "$pid" 2>/dev/null || true
+}
+
 # The class-data archive (CDS, JDK 17's dynamic archive) of that release: the
 # classes a broker loads, parsed and verified once at install, mapped by every
 # later JVM on these jars (broker, tools, tests' Java clients). A start costs about
@@ -116,7 +141,7 @@ cds_opts() {
 # until it serves, stop it; the JVM writes the archive as it exits. A failure
 # is a warning (the archive only saves time), never a failed install.
 archive() {
-	local v=$1 home a dir port cport pid i ok=
+	local v=$1 home a dir port cport pid ok=
 	home=$(home_of "$v")
 	a=$(archive_of "$v")
 	[[ -f $a && -f $a.stamp && $(cat "$a.stamp") == "$(archive_stamp "$v")" ]] && return 0
@@ -125,23 +150,11 @@ archive() {
 	port=$(free_port)
 	cport=$(free_port)
 	echo "kafka-ref: class-data archive for Apache Kafka $v (one broker start)" >&2
-	KAFKA_JVM_PERFORMANCE_OPTS="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ArchiveClassesAtExit=$a.tmp" \
+	KAFKA_JVM_PERFORMANCE_OPTS="${LEAN_JVM[*]} -XX:ArchiveClassesAtExit=$a.tmp" \
 		"$0" serve "$v" "$dir" "$port" "$cport" </dev/null >"$dir/serve.log" 2>&1 &
 	pid=$!
-	for ((i = 0; i < 1200; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		if grep -q "Kafka Server started" "$dir/serve.log"; then
-			ok=1
-			break
-		fi
-		sleep 0.1
-	done
-	kill -TERM "$pid" 2>/dev/null || true
-	for ((i = 0; i < 600; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null || true
+	wait_started "$pid" "$dir/serve.log" && ok=1
+	stop_pid "$pid" 60 # the JVM writes the archive as it exits
 	wait "$pid" 2>/dev/null || true
 	if [[ -n $ok && -s $a.tmp ]]; then
 		mv "$a.tmp" "$a"
@@ -191,8 +204,11 @@ log_opt() {
 	fi
 }
 
-# Short-lived tool JVMs: small heap, client compiler only, quick start.
-TOOL_JVM=(-Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Djava.awt.headless=true)
+# Client compiler only and the serial collector: a JVM that starts quickly and
+# never needs C2's or G1's threads (tools; the archive's broker run).
+LEAN_JVM=(-XX:TieredStopAtLevel=1 -XX:+UseSerialGC)
+# Short-lived tool JVMs: small heap, lean, quick start.
+TOOL_JVM=(-Xmx256m "${LEAN_JVM[@]}" -Djava.awt.headless=true)
 
 run_tool() {
 	local v=$1 name=$2
@@ -287,7 +303,7 @@ run_dir() { echo "${KAFKA_REF_DIR:-$ROOT/.deps/run/kafka-$1}"; }
 # start VERSION ARG [key=value ...]: serve in the background, wait for "Kafka Server
 # started", print the bootstrap.
 start() {
-	local v=$1 dir port cport pid i
+	local v=$1 dir port cport pid rc=0
 	need_installed "$v" "$2"
 	shift 2
 	dir=$(run_dir "$v")
@@ -303,36 +319,25 @@ start() {
 	pid=$!
 	echo "$pid" >"$dir/pid"
 	echo "127.0.0.1:$port" >"$dir/bootstrap"
-	for ((i = 0; i < 1200; i++)); do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			tail -30 "$dir/server.log" >&2
-			die "the broker exited during startup (log: $dir/server.log)"
-		fi
-		if grep -q "Kafka Server started" "$dir/server.log"; then
-			echo "127.0.0.1:$port"
-			return 0
-		fi
-		sleep 0.1
-	done
-	kill -9 "$pid" 2>/dev/null || true
-	die "the broker did not start within 120 s (log: $dir/server.log)"
+	wait_started "$pid" "$dir/server.log" || rc=$?
+	case $rc in
+	0) echo "127.0.0.1:$port" ;;
+	1)
+		tail -30 "$dir/server.log" >&2
+		die "the broker exited during startup (log: $dir/server.log)"
+		;;
+	*)
+		kill -9 "$pid" 2>/dev/null || true
+		die "the broker did not start within 120 s (log: $dir/server.log)"
+		;;
+	esac
 }
 
 stop() {
-	local v=$1 dir pid i
+	local v=$1 dir
 	dir=$(run_dir "$v")
 	[[ -f $dir/pid ]] || die "no broker started from $dir"
-	pid=$(cat "$dir/pid")
-	if kill -TERM "$pid" 2>/dev/null; then
-		for ((i = 0; i < 300; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "$pid" 2>/dev/null; then
-			echo "kafka-ref: pid $pid did not stop within 30 s of SIGTERM; SIGKILL" >&2
-			kill -KILL "$pid" 2>/dev/null || true
-		fi
-	fi
+	stop_pid "$(cat "$dir/pid")"
 	rm -rf "$dir"
 }
 
