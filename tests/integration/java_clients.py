@@ -9,6 +9,7 @@ print one JSON event a line (not a test itself).
 """
 import atexit
 import base64
+import functools
 import json
 import os
 import shutil
@@ -23,7 +24,7 @@ import kafka_ref
 
 JAVA = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
 # Short-lived client JVMs: small heap, C1 only (starts in about a second here).
-JVM_FLAGS = ["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
+JVM_FLAGS = ["-Xmx256m"] + kafka_ref.TEST_JVM_OPTS.split() + ["-Djava.awt.headless=true",
              "-Dlog4j2.configurationFile=" + os.path.join(kafka_ref.ROOT, "tools", "kafka",
                                                            "log4j2-tools.properties")]
 
@@ -52,17 +53,18 @@ def check_installed():
     kafka_ref.classpath("4")
 
 
-_kafka_jvm = []   # [class path, archive flags] of Kafka 4, asked once per process
+@functools.lru_cache(maxsize=None)
+def _kafka_jvm():
+    """Kafka 4's class path and archive flags, asked of kafka-ref.sh once per process."""
+    return kafka_ref.classpath("4"), tuple(kafka_ref.jvm_opts("4"))
 
 
 def java_argv(main, *args):
     # Kafka's jars first: the class-data archive maps only for a class path that
     # starts with the one it was made from.
-    if not _kafka_jvm:
-        _kafka_jvm.extend([kafka_ref.classpath("4"), kafka_ref.jvm_opts("4")])
-    cp = _kafka_jvm[0] + ":" + os.environ["JAVA_IT_CLASSES"]
-    return ([JAVA] + JVM_FLAGS + _kafka_jvm[1] + ["-cp", cp, "cohortit." + main]
-            + [str(a) for a in args])
+    cp, opts = _kafka_jvm()
+    return ([JAVA] + JVM_FLAGS + list(opts) + ["-cp", cp + ":" + os.environ["JAVA_IT_CLASSES"],
+                                               "cohortit." + main] + [str(a) for a in args])
 
 
 class JavaClientsTestCase(harness.BrokerTestCase):

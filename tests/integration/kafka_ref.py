@@ -30,9 +30,10 @@ import harness
 ROOT = os.path.dirname(os.path.dirname(harness.HERE))
 SCRIPT = os.path.join(ROOT, "tools", "kafka-ref.sh")
 START_TIMEOUT = 180.0   # a JVM on two shared cores under a parallel ctest
-# A test's broker: client compiler only and the serial collector (C2 and G1's
-# threads cost a start ~4 CPU-s more, and a test's load never needs them);
-# benchmarks keep Kafka's own settings (kafka-ref.sh's default).
+# A test's broker (and the Java drivers of java_clients.py): client compiler
+# only and the serial collector (C2 and G1's threads cost a broker's start
+# ~4 CPU-s more, and a test's load never needs them); benchmarks keep Kafka's
+# own settings (kafka-ref.sh's default).
 TEST_JVM_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 STOP_TIMEOUT = 60.0
 READY_LINE = "Kafka Server started"

@@ -32,7 +32,7 @@ import threading
 import time
 
 from client_scenarios import member_flags, wait_cover
-from harness import free_port, main, start_clean, stop_clean
+from harness import free_port, main, start_clean
 from kafka_ref import KafkaRef
 from test_consumer_protocol import CONSUMER_SETTINGS
 from test_group_helpers import (GROUP_SETTINGS, MemberProcess, all_parts, create_topics,
@@ -78,19 +78,25 @@ def move_commit_epoch(seen):
 
 class LibcohortFaults(ClientGroupTest):
     CLIENT = "libcohort-faults"
-    broker_settings = dict(GROUP_SETTINGS, **{
-        "advertised.listeners": "PLAINTEXT://127.0.0.1:%d" % PROXY_PORT})
+    proxy_port = PROXY_PORT
     proxy_bootstrap = "127.0.0.1:%d" % PROXY_PORT
+    broker_settings = dict(GROUP_SETTINGS, **{"advertised.listeners": "PLAINTEXT://" +
+                                              proxy_bootstrap})
 
     @classmethod
     def setUpClass(cls):
         if not os.access(MEMBER, os.X_OK):
             raise SystemExit("FAIL: COHORT_MEMBER (it_cohort_member) not built: %r" % MEMBER)
-        super().setUpClass()
+        cls.start_broker()
         # ApiVersions at v2 (the proxy's own answer), FindCoordinator at v2 and
         # Heartbeat at v3: answers the test writes itself
         cls.proxy = VersionProxy(cls.broker.port, {18: 2, API_FIND_COORDINATOR: 2, 12: 3},
-                                 PROXY_PORT)
+                                 cls.proxy_port)
+
+    @classmethod
+    def start_broker(cls):
+        """cls.broker, advertising the proxy's address (cohortd here)."""
+        super().setUpClass()
 
     @classmethod
     def tearDownClass(cls):
@@ -104,16 +110,32 @@ class LibcohortFaults(ClientGroupTest):
             self.proxy.rewrite_request.clear()
             self.proxy.inject.clear()
 
-    def start(self, group, topic, name, *extra):
+    def start(self, group, topic, name, *extra, delay_ms=0):
+        """A range member through the proxy, extra settings ("key=value") and
+        delay_ms of sleep after each record."""
         argv = [MEMBER]
         for kv in extra:
             argv += ["-X", kv]
         argv += member_flags(self.proxy_bootstrap, group, [topic], name, "range", None,
-                             6000, False, 0, 0)
+                             6000, False, 0, delay_ms)
         m = MemberProcess(argv, name)
         self.addCleanup(m.cleanup)
         self.addCleanup(self._dump, m)
         return m
+
+    def corrupt_topic(self, topic):
+        """topic with six records, one batch each, on partition 0; the one at
+        offset 3 reaches the client corrupt (the proxy changes its bytes in
+        every Fetch answer, so its CRC-32C no longer matches)."""
+        create_topics(self.broker.port, {topic: 1})
+        import confluent_kafka
+        p = confluent_kafka.Producer({"bootstrap.servers": self.broker.bootstrap,
+                                      "linger.ms": 0, "acks": "all"})
+        for i in range(6):
+            p.produce(topic, value=MARK if i == 3 else b"fine-%d" % i, partition=0)
+            self.assertEqual(p.flush(30), 0)
+        with self.proxy.lock:
+            self.proxy.rewrite[API_FETCH] = lambda r: r.replace(MARK, MARK.lower())
 
     def requests(self, name, key):
         with self.proxy.lock:
@@ -181,15 +203,7 @@ class LibcohortFaults(ClientGroupTest):
         returns CORRUPT_MESSAGE and the partition is not fetched again; a seek
         past the batch goes on with the records after it."""
         topic, group, name = "cb-libcohort", "g-cb-libcohort", "libcohort-cb"
-        create_topics(self.broker.port, {topic: 1})
-        import confluent_kafka
-        p = confluent_kafka.Producer({"bootstrap.servers": self.broker.bootstrap,
-                                      "linger.ms": 0, "acks": "all"})
-        for i in range(6):   # one batch per record: offset 3 is the corrupt one
-            p.produce(topic, value=MARK if i == 3 else b"fine-%d" % i, partition=0)
-            self.assertEqual(p.flush(30), 0)
-        with self.proxy.lock:
-            self.proxy.rewrite[API_FETCH] = lambda r: r.replace(MARK, MARK.lower())
+        self.corrupt_topic(topic)
         m = self.start(group, topic, name)
         m.wait(lambda s: any(e.startswith("CORRUPT_MESSAGE") for e in s.errors), 60,
                "CORRUPT_MESSAGE from poll")
@@ -213,22 +227,10 @@ class LibcohortFaults(ClientGroupTest):
         a slow one): those records come first, then CORRUPT_MESSAGE (poll
         used to answer CORRUPT_MESSAGE at once and never return them)."""
         topic, group, name = "cq-libcohort", "g-cq-libcohort", "libcohort-cq"
-        create_topics(self.broker.port, {topic: 1})
-        import confluent_kafka
-        p = confluent_kafka.Producer({"bootstrap.servers": self.broker.bootstrap,
-                                      "linger.ms": 0, "acks": "all"})
-        for i in range(6):   # one batch per record: offset 3 is the corrupt one
-            p.produce(topic, value=MARK if i == 3 else b"fine-%d" % i, partition=0)
-            self.assertEqual(p.flush(30), 0)
-        with self.proxy.lock:
-            self.proxy.rewrite[API_FETCH] = lambda r: r.replace(MARK, MARK.lower())
+        self.corrupt_topic(topic)
         # the Fetch at offset 3 is answered while the member sleeps 400 ms
         # after each of the records 0-2 it took one at a time
-        argv = [MEMBER, "-X", "max.poll.records=1"] + member_flags(
-            self.proxy_bootstrap, group, [topic], name, "range", None, 6000, False, 0, 400)
-        m = MemberProcess(argv, name)
-        self.addCleanup(m.cleanup)
-        self.addCleanup(self._dump, m)
+        m = self.start(group, topic, name, "max.poll.records=1", delay_ms=400)
         m.wait(lambda s: any(e.startswith("CORRUPT_MESSAGE") for e in s.errors), 60,
                "CORRUPT_MESSAGE from poll")
         self.assertEqual([o for (t, p_, o, us) in m.msgs], [0, 1, 2])
@@ -374,18 +376,9 @@ class LibcohortFaultsKafka(LibcohortFaults):
     proxy_bootstrap = "127.0.0.1:%d" % proxy_port
 
     @classmethod
-    def setUpClass(cls):
-        if not os.access(MEMBER, os.X_OK):
-            raise SystemExit("FAIL: COHORT_MEMBER (it_cohort_member) not built: %r" % MEMBER)
+    def start_broker(cls):
         cls.broker = start_clean(KafkaRef("4", settings=dict(CONSUMER_SETTINGS, **{
             "advertised.listeners": "PLAINTEXT://" + cls.proxy_bootstrap}), name=cls.__name__))
-        cls.proxy = VersionProxy(cls.broker.port, {18: 2, API_FIND_COORDINATOR: 2, 12: 3},
-                                 cls.proxy_port)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.proxy.close()
-        stop_clean(cls.broker)
 
 
 if __name__ == "__main__":
