@@ -395,20 +395,23 @@ fail:
 	return r;
 }
 
+/* fdatasyncs s's offset and time indexes. 0 or -errno. */
+static int
+sync_seg_indexes(ch_plog *pl, ch_seg *s)
+{
+	int r = pl->fs->fdatasync(pl->fs, s->fd_idx);
+	return r ? r : pl->fs->fdatasync(pl->fs, s->fd_tix);
+}
+
 /* fdatasyncs the indexes a recovery point at the synced offset vouches for that ch_plog_sync may
  * have left: the active segment's and those of segments closed since. 0 or -errno. */
 static int
 sync_indexes(ch_plog *pl)
 {
 	int r = 0;
-	for (size_t i = 0; i < pl->n_segs && r == 0; i++) {
-		ch_seg *s = pl->segs[i];
-		if (i + 1 < pl->n_segs && s->index_synced)
-			continue;
-		r = pl->fs->fdatasync(pl->fs, s->fd_idx);
-		if (r == 0)
-			r = pl->fs->fdatasync(pl->fs, s->fd_tix);
-	}
+	for (size_t i = 0; i < pl->n_segs && r == 0; i++)
+		if (i + 1 == pl->n_segs || !pl->segs[i]->index_synced)
+			r = sync_seg_indexes(pl, pl->segs[i]);
 	return r;
 }
 
@@ -945,9 +948,7 @@ ch_plog_sync(ch_plog *pl)
 		if (s->synced_size < items[i].size)
 			r = pl->fs->fdatasync(pl->fs, s->fd_log);
 		if (r == 0 && items[i].index)
-			r = pl->fs->fdatasync(pl->fs, s->fd_idx);
-		if (r == 0 && items[i].index)
-			r = pl->fs->fdatasync(pl->fs, s->fd_tix);
+			r = sync_seg_indexes(pl, s);
 	}
 	if (r == 0 && dir)
 		r = pl->fs->sync_dir(pl->fs, pl->dir);

@@ -209,6 +209,21 @@ crashfs_crash(crashfs *c)
 	c->down = true;
 }
 
+/* Appends batch i (tu_batch: nrec records, timestamps from 1000 + i, codec) to
+ * pl and to model. */
+static void
+append_batch(ch_plog *pl, ch_buf *model, int nrec, int i, int codec)
+{
+	ch_buf b;
+	ch_buf_init(&b);
+	tu_batch(&b, nrec, 1000 + i, 0, i, false, codec);
+	ch_plog_append_info info;
+	int16_t kerr;
+	CH_CHECK_EQ_INT(ch_plog_append(pl, b.data, b.len, 0, &info, &kerr), CH_OK);
+	ch_buf_append(model, b.data, b.len);
+	ch_buf_free(&b);
+}
+
 static void
 t_power_loss(void)
 {
@@ -231,19 +246,12 @@ t_power_loss(void)
 		int64_t synced = 0;
 		int n = 10 + (int)(rnd(&cf) % 40);
 		for (int i = 0; i < n; i++) {
-			ch_buf b;
-			ch_buf_init(&b);
 			/* One draw per statement: the order of a call's arguments is
 			 * unspecified (gcc and clang differ), and a seed must mean
 			 * the same run everywhere. */
 			int nrec = 1 + (int)(rnd(&cf) % 5);
 			int codec = rnd(&cf) % 4 == 0 ? 1 : 0;
-			tu_batch(&b, nrec, 1000 + i, 0, i, false, codec);
-			ch_plog_append_info info;
-			int16_t kerr;
-			CH_CHECK_EQ_INT(ch_plog_append(pl, b.data, b.len, 0, &info, &kerr), CH_OK);
-			ch_buf_append(&model, b.data, b.len);
-			ch_buf_free(&b);
+			append_batch(pl, &model, nrec, i, codec);
 			if (rnd(&cf) % 4 == 0) {
 				CH_CHECK_EQ_INT(ch_plog_sync(pl), CH_OK);
 				synced = ch_plog_synced_offset(pl);
@@ -309,16 +317,8 @@ t_checkpoint_index(void)
 	CH_CHECK_EQ_INT(ch_plog_open(tu_dir, "p", 0, &c, &cf.ops, 0, &pl), CH_OK);
 	ch_buf model;
 	ch_buf_init(&model);
-	for (int i = 0; i < 20; i++) {
-		ch_buf b;
-		ch_buf_init(&b);
-		tu_batch(&b, 3, 1000 + i, 0, i, false, 0);
-		ch_plog_append_info info;
-		int16_t kerr;
-		CH_CHECK_EQ_INT(ch_plog_append(pl, b.data, b.len, 0, &info, &kerr), CH_OK);
-		ch_buf_append(&model, b.data, b.len);
-		ch_buf_free(&b);
-	}
+	for (int i = 0; i < 20; i++)
+		append_batch(pl, &model, 3, i, 0);
 	CH_CHECK_EQ_INT(ch_plog_sync(pl), CH_OK);
 	CH_CHECK_EQ_INT(ch_plog_synced_offset(pl), 60);
 	for (int i = 0; i < cf.nf; i++) {
